@@ -1,0 +1,116 @@
+"""Source locations and one-line diagnostics.
+
+xDSL attaches a location to an op only when the text spells ``loc(...)``, and a
+``VerifyException`` carries none. fusec stamps every parsed op with the ``file:line:col`` of its
+first token, verifies op by op, and reports each error as one line::
+
+    model.mlir:12:5: error: 'nn.add' operands do not broadcast: lhs (...) and rhs (...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+
+class FusecError(Exception):
+    """A user-facing error whose ``str()`` is one line, ``file:line:col: error: ...``."""
+
+
+class LocatedParser(Parser):
+    """A parser that gives every op the location of its first token."""
+
+    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self.line_offset = line_offset
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            loc = start.get_location()
+            op.location = FileLineColLoc(
+                StringAttr(loc.file), IntAttr(loc.line + self.line_offset), IntAttr(loc.col)
+            )
+        return op
+
+
+def format_location(op: Operation | None, fallback: str) -> str:
+    """``file:line:col`` of ``op`` or of its nearest located ancestor; else ``fallback``."""
+    while op is not None:
+        loc = op.location
+        if isinstance(loc, FileLineColLoc):
+            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        op = op.parent_op()
+    return fallback
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "unknown error"
+
+
+def parse_error_message(e: ParseError, line_offset: int = 0) -> str:
+    loc = e.span.get_location()
+    return f"{loc.file}:{loc.line + line_offset}:{loc.col}: error: {first_line(e.msg)}"
+
+
+@dataclass
+class Source:
+    """One input chunk: its text, the file name and the line it starts on (0-based offset)."""
+
+    text: str
+    name: str
+    line_offset: int = 0
+
+
+def parse_module(ctx: Context, source: Source) -> ModuleOp:
+    """Parses and verifies ``source``; every error becomes a one-line ``FusecError``."""
+    parser = LocatedParser(ctx, source.text, source.name, source.line_offset)
+    try:
+        module = parser.parse_module()
+    except ParseError as e:
+        raise FusecError(parse_error_message(e, source.line_offset)) from None
+    verify_module(module, source.name)
+    return module
+
+
+def verify_module(module: ModuleOp, filename: str) -> None:
+    """Verifies op by op, innermost first, so that an error names the op that failed."""
+    for op in module.walk(region_first=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            raise FusecError(located_message(op, filename, str(e))) from None
+
+
+def located_message(op: Operation | None, filename: str, message: str) -> str:
+    text = first_line(message)
+    if op is not None and not text.startswith("'"):
+        text = f"'{op.name}' {text}"
+    return f"{format_location(op, filename)}: error: {text}"
+
+
+def diagnostic_message(e: DiagnosticException, filename: str) -> str:
+    """A one-line message for an exception raised by a pass."""
+    return f"{filename}: error: {first_line(str(e))}"
+
+
+def split_input(text: str, name: str) -> list[Source]:
+    """Splits on lines that are exactly ``// -----``, keeping each chunk's line offset."""
+    chunks: list[Source] = []
+    lines = text.splitlines(keepends=True)
+    start = 0
+    current: list[str] = []
+    for i, line in enumerate(lines):
+        if line.strip() == "// -----":
+            chunks.append(Source("".join(current), name, start))
+            current, start = [], i + 1
+        else:
+            current.append(line)
+    chunks.append(Source("".join(current), name, start))
+    return chunks

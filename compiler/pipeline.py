@@ -1,0 +1,102 @@
+"""Pass pipelines: parsing ``-p`` specs, named pipelines, and running them with verification.
+
+A spec is xDSL's: passes separated by commas, options in braces separated by spaces
+(``fuse-elementwise{max-steps=8 max-inputs=4},cse``). A name from ``NAMED_PIPELINES`` stands for
+its whole spec, so ``-p default`` runs the default fusion pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+
+from fusec.compiler.diagnostics import FusecError, diagnostic_message, verify_module
+from fusec.passes import get_all_passes
+
+# Named pipelines: name -> (spec, one-line summary).
+NAMED_PIPELINES: dict[str, tuple[str, str]] = {}
+
+
+class PipelineSpecError(FusecError):
+    """A ``-p`` spec that names an unknown pass or option, or does not parse."""
+
+
+def _parse_specs(spec: str) -> list[ArgSpec]:
+    try:
+        return list(parse_pipeline(spec))
+    except ArgSpecParseError as e:  # a BaseException in xDSL
+        detail = " ".join(str(e).split())
+        raise PipelineSpecError(f"invalid pass pipeline '{spec}': {detail}") from None
+
+
+def _expand(specs: list[ArgSpec], seen: tuple[str, ...] = ()) -> list[ArgSpec]:
+    out: list[ArgSpec] = []
+    for s in specs:
+        if s.name in NAMED_PIPELINES and s.name not in seen:
+            if s.parameters:
+                raise PipelineSpecError(f"pipeline '{s.name}' takes no options")
+            inner = _parse_specs(NAMED_PIPELINES[s.name][0])
+            out.extend(_expand(inner, (*seen, s.name)))
+        else:
+            out.append(s)
+    return out
+
+
+def build_passes(spec: str) -> list[ModulePass]:
+    """The passes of ``spec``, options applied; one-line ``PipelineSpecError`` on any fault."""
+    if not spec.strip():
+        return []
+    available = get_all_passes()
+    passes: list[ModulePass] = []
+    for s in _expand(_parse_specs(spec)):
+        if s.name not in available:
+            known = ", ".join([*available, *NAMED_PIPELINES])
+            raise PipelineSpecError(f"unknown pass '{s.name}' (known: {known})")
+        cls = available[s.name]()
+        known_opts = {info.name.replace("_", "-") for info in get_pass_option_infos(cls)}
+        for opt in s.parameters:
+            if opt.replace("_", "-") not in known_opts:
+                choices = ", ".join(sorted(known_opts)) or "none"
+                raise PipelineSpecError(
+                    f"unknown option '{opt}' for pass '{s.name}' (options: {choices})"
+                )
+        try:
+            passes.append(cls.from_pass_spec(s))
+        except (ValueError, TypeError) as e:
+            raise PipelineSpecError(f"bad options for pass '{s.name}': {e}") from None
+    return passes
+
+
+def run_passes(
+    ctx: Context,
+    module: ModuleOp,
+    passes: list[ModulePass],
+    filename: str,
+    after_each: Callable[[ModulePass, ModuleOp], None] | None = None,
+) -> None:
+    """Applies ``passes`` in order, verifying after each; errors become ``FusecError``."""
+
+    def callback(prev: ModulePass | None, mod: ModuleOp, _next: ModulePass | None) -> None:
+        if prev is None:
+            return
+        try:
+            verify_module(mod, filename)
+        except FusecError as e:
+            raise FusecError(f"{e} (after pass '{prev.name}')") from None
+        if after_each is not None:
+            after_each(prev, mod)
+
+    try:
+        PassPipeline(tuple(passes), callback).apply(ctx, module)
+    except DiagnosticException as e:
+        raise FusecError(diagnostic_message(e, filename)) from None
+
+
+def run_pipeline(ctx: Context, module: ModuleOp, spec: str, filename: str = "<input>") -> None:
+    """Parses ``spec`` and applies it to ``module`` (for build scripts and tests)."""
+    run_passes(ctx, module, build_passes(spec), filename)

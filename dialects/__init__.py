@@ -1,0 +1,1 @@
+"""fusec.dialects."""

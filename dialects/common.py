@@ -1,0 +1,225 @@
+"""Shape, type and property helpers shared by the ``nn`` and ``fused`` dialects.
+
+Everything here is pure: it inspects types and raises ``VerifyException`` with a message that
+names the op, the operand and the types involved, so that verifier errors read the same way in
+every op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BoolAttr,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f32,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+# Element types, by what an op may compute on.
+FLOAT_TYPES: tuple[Attribute, ...] = (Float32Type(), Float16Type())
+ARITH_TYPES: tuple[Attribute, ...] = (*FLOAT_TYPES, IntegerType(32))
+ALL_TYPES: tuple[Attribute, ...] = (*ARITH_TYPES, i1)
+
+
+def type_name(t: Attribute) -> str:
+    """The MLIR spelling of a type, for messages."""
+    return str(t)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    """numpy broadcasting of static shapes; ``None`` when they do not broadcast."""
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[int] = []
+    for i in range(rank):
+        dim = 1
+        for s in shapes:
+            j = i - (rank - len(s))
+            if j < 0:
+                continue
+            d = s[j]
+            if d == 1:
+                continue
+            if dim not in (1, d):
+                return None
+            dim = d
+        out.append(dim)
+    return tuple(out)
+
+
+def normalize_axis(axis: int, rank: int) -> int | None:
+    """``axis`` in ``[-rank, rank)`` as a non-negative index, else ``None``."""
+    if -rank <= axis < rank:
+        return axis % rank if rank else 0
+    return None
+
+
+# --- property accessors -------------------------------------------------------------------
+
+
+def int_prop(op: Operation, name: str) -> int:
+    attr = op.properties[name]
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
+
+
+def float_prop(op: Operation, name: str) -> float:
+    attr = op.properties[name]
+    assert isinstance(attr, FloatAttr)
+    return attr.value.data
+
+
+def str_prop(op: Operation, name: str) -> str:
+    attr = op.properties[name]
+    assert isinstance(attr, StringAttr)
+    return attr.data
+
+
+def bool_prop(op: Operation, name: str) -> bool:
+    attr = op.properties[name]
+    assert isinstance(attr, IntegerAttr)
+    return bool(attr.value.data)
+
+
+def ints_prop(op: Operation, name: str) -> tuple[int, ...]:
+    attr = op.properties[name]
+    assert isinstance(attr, DenseArrayBase)
+    return tuple(attr.get_values())  # type: ignore[arg-type]
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+def f32_attr(value: float) -> FloatAttr:
+    return FloatAttr(value, f32)
+
+
+def bool_attr(value: bool) -> BoolAttr:
+    return IntegerAttr(1 if value else 0, i1)
+
+
+def ints_attr(values: Iterable[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+# --- checks that raise VerifyException -----------------------------------------------------
+
+
+def tensor_type(op: Operation, what: str, value: SSAValue) -> TensorType:
+    """The static ranked tensor type of ``value``, or a verifier error naming it."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"'{op.name}' {what} must be a ranked tensor, got {type_name(t)}")
+    shape = t.get_shape()
+    if any(d == DYNAMIC_INDEX or d < 0 for d in shape):
+        raise VerifyException(
+            f"'{op.name}' {what} has a dynamic dimension ({type_name(t)}); "
+            "fusec needs static shapes"
+        )
+    return t
+
+
+def check_element_type(
+    op: Operation, what: str, t: TensorType, allowed: tuple[Attribute, ...]
+) -> None:
+    if t.element_type not in allowed:
+        names = ", ".join(type_name(a) for a in allowed)
+        raise VerifyException(
+            f"'{op.name}' {what} has element type {type_name(t.element_type)} "
+            f"({type_name(t)}); expected one of {names}"
+        )
+
+
+def check_same_element_type(op: Operation, named: Sequence[tuple[str, TensorType]]) -> None:
+    first_name, first = named[0]
+    for name, t in named[1:]:
+        if t.element_type != first.element_type:
+            raise VerifyException(
+                f"'{op.name}' {name} ({type_name(t)}) must have the element type of "
+                f"{first_name} ({type_name(first)})"
+            )
+
+
+def check_result_shape(op: Operation, result: TensorType, expected: Sequence[int]) -> None:
+    if tuple(result.get_shape()) != tuple(expected):
+        shape = "x".join(str(d) for d in expected) or "scalar"
+        raise VerifyException(
+            f"'{op.name}' result type {type_name(result)} does not match the expected "
+            f"shape [{shape}]"
+        )
+
+
+def check_axis(op: Operation, name: str, axis: int, rank: int) -> int:
+    norm = normalize_axis(axis, rank)
+    if norm is None:
+        raise VerifyException(
+            f"'{op.name}' {name} {axis} is out of range for an operand of rank {rank}"
+        )
+    return norm
+
+
+def check_positive(op: Operation, name: str, value: float) -> None:
+    if not value > 0:
+        raise VerifyException(f"'{op.name}' {name} must be positive, got {value}")
+
+
+def check_choice(op: Operation, name: str, value: str, allowed: Iterable[str]) -> None:
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise VerifyException(
+            f"'{op.name}' {name} \"{value}\" is not one of " + ", ".join(f'"{a}"' for a in allowed)
+        )
+
+
+def check_vector(op: Operation, what: str, t: TensorType, size: int) -> None:
+    """``t`` is a 1-D tensor of ``size`` elements (a norm's gamma or beta, a bias)."""
+    if tuple(t.get_shape()) != (size,):
+        raise VerifyException(
+            f"'{op.name}' {what} ({type_name(t)}) must be a 1-D tensor of {size} elements"
+        )
+
+
+def broadcast_or_fail(op: Operation, named: Sequence[tuple[str, TensorType]]) -> tuple[int, ...]:
+    shape = broadcast_shapes(*(t.get_shape() for _, t in named))
+    if shape is None:
+        parts = " and ".join(f"{n} ({type_name(t)})" for n, t in named)
+        raise VerifyException(f"'{op.name}' operands do not broadcast: {parts}")
+    return shape
+
+
+def matmul_shape(
+    op: Operation, a: TensorType, b: TensorType, a_name: str = "lhs", b_name: str = "rhs"
+) -> tuple[int, ...]:
+    """Result shape of ``a @ b`` with ``a: [..., M, K]`` and ``b: [K, N] | [..., K, N]``."""
+    sa, sb = a.get_shape(), b.get_shape()
+    if len(sa) < 2:
+        raise VerifyException(
+            f"'{op.name}' {a_name} ({type_name(a)}) must have rank >= 2, as [..., M, K]"
+        )
+    if len(sb) == 2:
+        lead = tuple(sa[:-2])
+    elif len(sb) == len(sa) and tuple(sb[:-2]) == tuple(sa[:-2]):
+        lead = tuple(sa[:-2])
+    else:
+        raise VerifyException(
+            f"'{op.name}' {b_name} ({type_name(b)}) must be [K, N] or have the leading "
+            f"dimensions of {a_name} ({type_name(a)})"
+        )
+    if sa[-1] != sb[-2]:
+        raise VerifyException(
+            f"'{op.name}' contraction dimensions differ: {a_name} ({type_name(a)}) has K = "
+            f"{sa[-1]}, {b_name} ({type_name(b)}) has K = {sb[-2]}"
+        )
+    return (*lead, sa[-2], sb[-1])

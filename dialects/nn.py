@@ -1,0 +1,845 @@
+"""The ``nn`` dialect: primitive tensor ops on static ranked tensors.
+
+Every op works on ``tensor<...>`` values with static shapes. Elementwise ops broadcast with numpy
+rules. Every parameter is a property, so the generic form always shows it in ``<{...}>``; the
+custom form prints the non-default ones in the attribute dictionary::
+
+    %y = nn.add %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+    %g = nn.gelu %y {approximate = "tanh"} : tensor<4x8xf32> -> tensor<4x8xf32>
+    %n = nn.narrow %g {axis = 1 : i64, start = 0 : i64, length = 4 : i64}
+           : tensor<4x8xf32> -> tensor<4x4xf32>
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    I64,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from fusec.dialects.common import (
+    ALL_TYPES,
+    ARITH_TYPES,
+    FLOAT_TYPES,
+    bool_attr,
+    bool_prop,
+    broadcast_or_fail,
+    check_axis,
+    check_choice,
+    check_element_type,
+    check_positive,
+    check_result_shape,
+    check_same_element_type,
+    check_vector,
+    f32_attr,
+    float_prop,
+    i64_attr,
+    int_prop,
+    ints_attr,
+    ints_prop,
+    matmul_shape,
+    str_prop,
+    tensor_type,
+    type_name,
+)
+
+I64Attr = IntegerAttr[I64]
+F32Attr = FloatAttr[Float32Type]
+I64Array = DenseArrayBase.constr(i64)
+
+CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+GELU_APPROXIMATIONS = ("none", "tanh")
+REDUCE_KINDS = ("sum", "mean", "max", "min")
+
+
+# --- elementwise ---------------------------------------------------------------------------
+
+
+class BinaryOp(IRDLOperation):
+    """``result = lhs <op> rhs`` elementwise, with numpy broadcasting."""
+
+    ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = ARITH_TYPES
+
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_(self) -> None:
+        lhs = tensor_type(self, "lhs", self.lhs)
+        rhs = tensor_type(self, "rhs", self.rhs)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "lhs", lhs, self.ALLOWED_TYPES)
+        check_same_element_type(self, [("lhs", lhs), ("rhs", rhs), ("result", res)])
+        check_result_shape(self, res, broadcast_or_fail(self, [("lhs", lhs), ("rhs", rhs)]))
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    name = "nn.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    name = "nn.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    name = "nn.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    name = "nn.div"
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    name = "nn.max"
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    name = "nn.min"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    name = "nn.pow"
+    ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
+
+
+class UnaryOp(IRDLOperation):
+    """``result = f(input)`` elementwise; the result has the input's type."""
+
+    ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
+
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, properties: dict[str, Attribute] | None = None):
+        super().__init__(
+            operands=[input], result_types=[input.type], properties=properties or {}
+        )
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "input", self.input)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "input", x, self.ALLOWED_TYPES)
+        if res != x:
+            raise VerifyException(
+                f"'{self.name}' result type {type_name(res)} must equal the input type "
+                f"{type_name(x)}"
+            )
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    name = "nn.relu"
+    ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = ARITH_TYPES
+
+
+@irdl_op_definition
+class GeluOp(UnaryOp):
+    """GELU; ``approximate = "none"`` is the erf form, ``"tanh"`` the tanh approximation."""
+
+    name = "nn.gelu"
+    approximate = prop_def(StringAttr, default_value=StringAttr("none"))
+
+    def __init__(self, input: SSAValue, approximate: str = "none"):
+        super().__init__(input, {"approximate": StringAttr(approximate)})
+
+    def verify_(self) -> None:
+        super().verify_()
+        check_choice(self, "approximate", str_prop(self, "approximate"), GELU_APPROXIMATIONS)
+
+
+@irdl_op_definition
+class SiluOp(UnaryOp):
+    name = "nn.silu"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    name = "nn.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    name = "nn.tanh"
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    name = "nn.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    name = "nn.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    name = "nn.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    name = "nn.rsqrt"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    name = "nn.neg"
+    ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = ARITH_TYPES
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "nn.abs"
+    ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = ARITH_TYPES
+
+
+@irdl_op_definition
+class CastOp(IRDLOperation):
+    """Converts every element to the result's element type; the shape is kept."""
+
+    name = "nn.cast"
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "input", self.input)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "input", x, ALL_TYPES)
+        check_element_type(self, "result", res, ALL_TYPES)
+        check_result_shape(self, res, x.get_shape())
+
+
+@irdl_op_definition
+class CmpOp(IRDLOperation):
+    """Elementwise comparison with broadcasting; the result is ``i1``."""
+
+    name = "nn.cmp"
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    predicate = prop_def(StringAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str, result_type: Attribute):
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[result_type],
+            properties={"predicate": StringAttr(predicate)},
+        )
+
+    def verify_(self) -> None:
+        check_choice(self, "predicate", str_prop(self, "predicate"), CMP_PREDICATES)
+        lhs = tensor_type(self, "lhs", self.lhs)
+        rhs = tensor_type(self, "rhs", self.rhs)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "lhs", lhs, ARITH_TYPES)
+        check_same_element_type(self, [("lhs", lhs), ("rhs", rhs)])
+        check_element_type(self, "result", res, (i1,))
+        check_result_shape(self, res, broadcast_or_fail(self, [("lhs", lhs), ("rhs", rhs)]))
+
+
+@irdl_op_definition
+class WhereOp(IRDLOperation):
+    """``cond ? lhs : rhs`` elementwise, the three operands broadcast together."""
+
+    name = "nn.where"
+    cond = operand_def()
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) "
+        "`->` type($result)"
+    )
+
+    def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
+        super().__init__(operands=[cond, lhs, rhs], result_types=[result_type])
+
+    def verify_(self) -> None:
+        cond = tensor_type(self, "cond", self.cond)
+        lhs = tensor_type(self, "lhs", self.lhs)
+        rhs = tensor_type(self, "rhs", self.rhs)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "cond", cond, (i1,))
+        check_element_type(self, "lhs", lhs, ALL_TYPES)
+        check_same_element_type(self, [("lhs", lhs), ("rhs", rhs), ("result", res)])
+        shape = broadcast_or_fail(self, [("cond", cond), ("lhs", lhs), ("rhs", rhs)])
+        check_result_shape(self, res, shape)
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A tensor constant: ``nn.constant {value = dense<...> : tensor<...>} : tensor<...>``."""
+
+    name = "nn.constant"
+    result = result_def()
+    value = prop_def(DenseIntOrFPElementsAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(result_types=[value.type], properties={"value": value})
+
+    def verify_(self) -> None:
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "result", res, ALL_TYPES)
+        if self.value.type != res:
+            raise VerifyException(
+                f"'{self.name}' value type {type_name(self.value.type)} must equal the result "
+                f"type {type_name(res)}"
+            )
+
+
+# --- contraction and data movement -----------------------------------------------------------
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """``lhs: [..., M, K] @ rhs: [K, N] | [..., K, N] -> [..., M, N]``."""
+
+    name = "nn.matmul"
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_(self) -> None:
+        a = tensor_type(self, "lhs", self.lhs)
+        b = tensor_type(self, "rhs", self.rhs)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "lhs", a, ARITH_TYPES)
+        check_same_element_type(self, [("lhs", a), ("rhs", b), ("result", res)])
+        check_result_shape(self, res, matmul_shape(self, a, b))
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """Permutes dimensions: result dim ``i`` is input dim ``perm[i]``."""
+
+    name = "nn.transpose"
+    input = operand_def()
+    result = result_def()
+    perm = prop_def(I64Array)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, perm: list[int], result_type: Attribute):
+        super().__init__(
+            operands=[input], result_types=[result_type], properties={"perm": ints_attr(perm)}
+        )
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "input", self.input)
+        res = tensor_type(self, "result", self.result)
+        perm = ints_prop(self, "perm")
+        if sorted(perm) != list(range(x.get_num_dims())):
+            raise VerifyException(
+                f"'{self.name}' perm {list(perm)} is not a permutation of the "
+                f"{x.get_num_dims()} dimensions of {type_name(x)}"
+            )
+        check_same_element_type(self, [("input", x), ("result", res)])
+        check_result_shape(self, res, [x.get_shape()[p] for p in perm])
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """Reinterprets the row-major elements with the result's shape."""
+
+    name = "nn.reshape"
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "input", self.input)
+        res = tensor_type(self, "result", self.result)
+        check_same_element_type(self, [("input", x), ("result", res)])
+        if x.element_count() != res.element_count():
+            raise VerifyException(
+                f"'{self.name}' cannot reshape {type_name(x)} ({x.element_count()} elements) "
+                f"to {type_name(res)} ({res.element_count()} elements)"
+            )
+
+
+@irdl_op_definition
+class NarrowOp(IRDLOperation):
+    """The slice ``[start, start + length)`` of ``axis``."""
+
+    name = "nn.narrow"
+    input = operand_def()
+    result = result_def()
+    axis = prop_def(I64Attr)
+    start = prop_def(I64Attr)
+    length = prop_def(I64Attr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, axis: int, start: int, length: int):
+        assert isinstance(input.type, TensorType)
+        shape = list(input.type.get_shape())
+        shape[axis] = length
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(input.type.element_type, shape)],
+            properties={
+                "axis": i64_attr(axis),
+                "start": i64_attr(start),
+                "length": i64_attr(length),
+            },
+        )
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "input", self.input)
+        res = tensor_type(self, "result", self.result)
+        axis = check_axis(self, "axis", int_prop(self, "axis"), x.get_num_dims())
+        start, length = int_prop(self, "start"), int_prop(self, "length")
+        dim = x.get_shape()[axis]
+        if start < 0 or length < 1 or start + length > dim:
+            raise VerifyException(
+                f"'{self.name}' slice [{start}, {start + length}) is out of bounds for axis "
+                f"{axis} of size {dim} in {type_name(x)}"
+            )
+        check_same_element_type(self, [("input", x), ("result", res)])
+        shape = list(x.get_shape())
+        shape[axis] = length
+        check_result_shape(self, res, shape)
+
+
+@irdl_op_definition
+class ConcatOp(IRDLOperation):
+    """Joins the inputs along ``axis``; every other dimension must agree."""
+
+    name = "nn.concat"
+    inputs = var_operand_def()
+    result = result_def()
+    axis = prop_def(I64Attr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
+
+    def __init__(self, inputs: list[SSAValue], axis: int, result_type: Attribute):
+        super().__init__(
+            operands=[inputs], result_types=[result_type], properties={"axis": i64_attr(axis)}
+        )
+
+    def verify_(self) -> None:
+        if not self.inputs:
+            raise VerifyException(f"'{self.name}' needs at least one input")
+        types = [tensor_type(self, f"input #{i}", v) for i, v in enumerate(self.inputs)]
+        res = tensor_type(self, "result", self.result)
+        rank = types[0].get_num_dims()
+        axis = check_axis(self, "axis", int_prop(self, "axis"), rank)
+        named = [(f"input #{i}", t) for i, t in enumerate(types)]
+        check_same_element_type(self, [*named, ("result", res)])
+        for name, t in named:
+            other = [d for i, d in enumerate(t.get_shape()) if i != axis]
+            first = [d for i, d in enumerate(types[0].get_shape()) if i != axis]
+            if t.get_num_dims() != rank or other != first:
+                raise VerifyException(
+                    f"'{self.name}' {name} ({type_name(t)}) does not match input #0 "
+                    f"({type_name(types[0])}) outside axis {axis}"
+                )
+        shape = list(types[0].get_shape())
+        shape[axis] = sum(t.get_shape()[axis] for t in types)
+        check_result_shape(self, res, shape)
+
+
+# --- normalisation and softmax ---------------------------------------------------------------
+
+
+class NormOp(IRDLOperation):
+    """A normalisation over one axis of ``input``; the result has the input's type.
+
+    Concrete ops declare their operands themselves (``input`` first): xDSL orders operands by
+    field definition, and fields of a subclass come before inherited ones.
+    """
+
+    result = result_def()
+    axis = prop_def(I64Attr, default_value=i64_attr(-1))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_input(self) -> tuple[TensorType, int]:
+        x = tensor_type(self, "input", self.input)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "input", x, FLOAT_TYPES)
+        if res != x:
+            raise VerifyException(
+                f"'{self.name}' result type {type_name(res)} must equal the input type "
+                f"{type_name(x)}"
+            )
+        axis = check_axis(self, "axis", int_prop(self, "axis"), x.get_num_dims())
+        return x, x.get_shape()[axis]
+
+    def verify_scale(self, name: str, value: SSAValue, x: TensorType, size: int) -> None:
+        t = tensor_type(self, name, value)
+        check_same_element_type(self, [("input", x), (name, t)])
+        check_vector(self, name, t, size)
+
+
+@irdl_op_definition
+class LayerNormOp(NormOp):
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over ``axis``."""
+
+    name = "nn.layer_norm"
+    input = operand_def()
+    gamma = operand_def()
+    beta = operand_def()
+    eps = prop_def(F32Attr, default_value=f32_attr(1e-5))
+    assembly_format = (
+        "$input `,` $gamma `,` $beta attr-dict `:` type($input) `,` type($gamma) `,` "
+        "type($beta) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue, gamma: SSAValue, beta: SSAValue, axis: int = -1, eps: float = 1e-5
+    ):
+        super().__init__(
+            operands=[input, gamma, beta],
+            result_types=[input.type],
+            properties={"axis": i64_attr(axis), "eps": f32_attr(eps)},
+        )
+
+    def verify_(self) -> None:
+        x, size = self.verify_input()
+        self.verify_scale("gamma", self.gamma, x, size)
+        self.verify_scale("beta", self.beta, x, size)
+        check_positive(self, "eps", float_prop(self, "eps"))
+
+
+@irdl_op_definition
+class RmsNormOp(NormOp):
+    """``x / sqrt(mean(x^2) + eps) * gamma`` over ``axis``."""
+
+    name = "nn.rms_norm"
+    input = operand_def()
+    gamma = operand_def()
+    eps = prop_def(F32Attr, default_value=f32_attr(1e-6))
+    assembly_format = (
+        "$input `,` $gamma attr-dict `:` type($input) `,` type($gamma) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        gamma: SSAValue,
+        axis: int = -1,
+        eps: float = 1e-6,
+        result_type: Attribute | None = None,
+    ):
+        super().__init__(
+            operands=[input, gamma],
+            result_types=[result_type or input.type],
+            properties={"axis": i64_attr(axis), "eps": f32_attr(eps)},
+        )
+
+    def verify_(self) -> None:
+        x, size = self.verify_input()
+        self.verify_scale("gamma", self.gamma, x, size)
+        check_positive(self, "eps", float_prop(self, "eps"))
+
+
+@irdl_op_definition
+class SoftmaxOp(NormOp):
+    """``exp(x - max) / sum(exp(x - max))`` over ``axis``."""
+
+    name = "nn.softmax"
+    input = operand_def()
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, axis: int = -1):
+        super().__init__(
+            operands=[input], result_types=[input.type], properties={"axis": i64_attr(axis)}
+        )
+
+    def verify_(self) -> None:
+        self.verify_input()
+
+
+# --- reductions ----------------------------------------------------------------------------
+
+
+def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> list[int]:
+    """The shape left after reducing the (normalised) ``axes`` of ``shape``."""
+    if keepdims:
+        return [1 if i in axes else d for i, d in enumerate(shape)]
+    return [d for i, d in enumerate(shape) if i not in axes]
+
+
+def check_reduce_axes(op: IRDLOperation, axes: tuple[int, ...], rank: int) -> tuple[int, ...]:
+    """The normalised ``axes``; they must be non-empty, in range and distinct."""
+    if not axes:
+        raise VerifyException(f"'{op.name}' axes must not be empty")
+    norm = tuple(check_axis(op, "axis", a, rank) for a in axes)
+    if len(set(norm)) != len(norm):
+        raise VerifyException(f"'{op.name}' axes {list(axes)} name a dimension twice")
+    return norm
+
+
+class ReduceOp(IRDLOperation):
+    """Reduces ``axes`` of ``input``; ``keepdims`` keeps them as size-1 dimensions."""
+
+    KIND: ClassVar[str]
+
+    input = operand_def()
+    result = result_def()
+    axes = prop_def(I64Array)
+    keepdims = prop_def(BoolAttr, default_value=bool_attr(False))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(
+        self, input: SSAValue, axes: list[int], result_type: Attribute, keepdims: bool = False
+    ):
+        super().__init__(
+            operands=[input],
+            result_types=[result_type],
+            properties={"axes": ints_attr(axes), "keepdims": bool_attr(keepdims)},
+        )
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "input", self.input)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "input", x, ARITH_TYPES)
+        check_same_element_type(self, [("input", x), ("result", res)])
+        axes = check_reduce_axes(self, ints_prop(self, "axes"), x.get_num_dims())
+        check_result_shape(
+            self, res, reduced_shape(x.get_shape(), axes, bool_prop(self, "keepdims"))
+        )
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    name = "nn.reduce_sum"
+    KIND: ClassVar[str] = "sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    name = "nn.reduce_mean"
+    KIND: ClassVar[str] = "mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "nn.reduce_max"
+    KIND: ClassVar[str] = "max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "nn.reduce_min"
+    KIND: ClassVar[str] = "min"
+
+
+REDUCE_OPS: dict[str, type[ReduceOp]] = {
+    op.KIND: op for op in (ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp)
+}
+
+
+# --- attention -----------------------------------------------------------------------------
+
+
+def check_mask(op: IRDLOperation, mask: SSAValue, batch: int, keys: int) -> None:
+    """A key mask is ``[B, S_k]`` (1 = attend, 0 = masked) of any element type."""
+    t = tensor_type(op, "mask", mask)
+    check_element_type(op, "mask", t, ALL_TYPES)
+    if tuple(t.get_shape()) != (batch, keys):
+        raise VerifyException(
+            f"'{op.name}' mask ({type_name(t)}) must be [{batch}, {keys}] (batch, keys)"
+        )
+
+
+@irdl_op_definition
+class AttentionOp(IRDLOperation):
+    """Multi-head scaled dot-product attention with the heads packed in the last dimension.
+
+    ``q: [B, S, H*D]``, ``k, v: [B, S_k, H*D]``, optional ``mask: [B, S_k]``. Scores per head are
+    ``q_h k_h^T * scale`` (``scale`` defaults to ``1/sqrt(head_dim)``); masked keys get zero
+    weight and a row with every key masked yields zeros; ``causal`` hides keys after the query.
+    """
+
+    name = "nn.attention"
+    q = operand_def()
+    k = operand_def()
+    v = operand_def()
+    mask = opt_operand_def()
+    result = result_def()
+    num_heads = prop_def(I64Attr)
+    head_dim = prop_def(I64Attr)
+    scale = opt_prop_def(F32Attr)
+    causal = prop_def(BoolAttr, default_value=bool_attr(False))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$q `,` $k `,` $v (`mask` $mask^)? attr-dict `:` type($q) `,` type($k) `,` type($v) "
+        "(`,` type($mask)^)? `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        num_heads: int,
+        head_dim: int,
+        mask: SSAValue | None = None,
+        scale: float | None = None,
+        causal: bool = False,
+    ):
+        props: dict[str, Attribute] = {
+            "num_heads": i64_attr(num_heads),
+            "head_dim": i64_attr(head_dim),
+            "causal": bool_attr(causal),
+        }
+        if scale is not None:
+            props["scale"] = f32_attr(scale)
+        super().__init__(
+            operands=[q, k, v, mask], result_types=[q.type], properties=props
+        )
+
+    def scale_value(self) -> float:
+        """The score scale: the ``scale`` property, or ``1/sqrt(head_dim)``."""
+        if self.scale is not None:
+            return self.scale.value.data
+        return 1.0 / math.sqrt(int_prop(self, "head_dim"))
+
+    def verify_(self) -> None:
+        heads, dim = int_prop(self, "num_heads"), int_prop(self, "head_dim")
+        check_positive(self, "num_heads", heads)
+        check_positive(self, "head_dim", dim)
+        q = tensor_type(self, "q", self.q)
+        k = tensor_type(self, "k", self.k)
+        v = tensor_type(self, "v", self.v)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "q", q, FLOAT_TYPES)
+        check_same_element_type(self, [("q", q), ("k", k), ("v", v), ("result", res)])
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if t.get_num_dims() != 3 or t.get_shape()[2] != heads * dim:
+                raise VerifyException(
+                    f"'{self.name}' {name} ({type_name(t)}) must be [B, S, {heads * dim}] "
+                    f"(num_heads {heads} x head_dim {dim})"
+                )
+        batch, keys = q.get_shape()[0], k.get_shape()[1]
+        if k.get_shape() != v.get_shape() or k.get_shape()[0] != batch:
+            raise VerifyException(
+                f"'{self.name}' k ({type_name(k)}) and v ({type_name(v)}) must have the same "
+                f"shape and the batch of q ({type_name(q)})"
+            )
+        if self.mask is not None:
+            check_mask(self, self.mask, batch, keys)
+        if self.scale is not None:
+            check_positive(self, "scale", self.scale.value.data)
+        check_result_shape(self, res, q.get_shape())
+
+
+NN = Dialect(
+    "nn",
+    [
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        MaxOp,
+        MinOp,
+        PowOp,
+        ReluOp,
+        GeluOp,
+        SiluOp,
+        SigmoidOp,
+        TanhOp,
+        ExpOp,
+        LogOp,
+        SqrtOp,
+        RsqrtOp,
+        NegOp,
+        AbsOp,
+        CastOp,
+        CmpOp,
+        WhereOp,
+        ConstantOp,
+        MatmulOp,
+        TransposeOp,
+        ReshapeOp,
+        NarrowOp,
+        ConcatOp,
+        LayerNormOp,
+        RmsNormOp,
+        SoftmaxOp,
+        ReduceSumOp,
+        ReduceMeanOp,
+        ReduceMaxOp,
+        ReduceMinOp,
+        AttentionOp,
+    ],
+    [],
+)

@@ -43,6 +43,7 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from fusec.dialects import decompositions
 from fusec.dialects.common import (
     ALL_TYPES,
     FLOAT_TYPES,
@@ -67,6 +68,7 @@ from fusec.dialects.common import (
     tensor_type,
     type_name,
 )
+from fusec.dialects.decompositions import Decomposition
 from fusec.dialects.nn import REDUCE_KINDS, check_mask, check_reduce_axes, reduced_shape
 
 I64Attr = IntegerAttr[I64]
@@ -133,6 +135,9 @@ class MatmulBiasActOp(IRDLOperation):
         check_bias(self, bias, shape[-1])
         check_result_shape(self, res, shape)
 
+    def decompose(self) -> Decomposition:
+        return decompositions.decompose_matmul_bias_act(self)
+
 
 # --- residual + normalisation ------------------------------------------------------------------
 
@@ -198,6 +203,9 @@ class ResidualLayerNormOp(ResidualNormOp):
     def verify_(self) -> None:
         self.verify_common([("gamma", self.gamma), ("beta", self.beta)])
 
+    def decompose(self) -> Decomposition:
+        return decompositions.decompose_residual_layer_norm(self)
+
 
 @irdl_op_definition
 class ResidualRmsNormOp(ResidualNormOp):
@@ -219,6 +227,9 @@ class ResidualRmsNormOp(ResidualNormOp):
 
     def verify_(self) -> None:
         self.verify_common([("gamma", self.gamma)])
+
+    def decompose(self) -> Decomposition:
+        return decompositions.decompose_residual_rms_norm(self)
 
 
 # --- SwiGLU --------------------------------------------------------------------------------------
@@ -258,6 +269,9 @@ class SwigluOp(IRDLOperation):
             )
         shape[-1] //= 2
         check_result_shape(self, res, shape)
+
+    def decompose(self) -> Decomposition:
+        return decompositions.decompose_swiglu(self)
 
 
 # --- attention block and transformer layer ------------------------------------------------------
@@ -347,6 +361,9 @@ class AttentionBlockOp(IRDLOperation):
         check_same_element_type(self, [("hidden", x), ("result", res)])
         check_result_shape(self, res, (batch, seq, n))
 
+    def decompose(self) -> Decomposition:
+        return decompositions.decompose_attention_block(self)
+
 
 @irdl_op_definition
 class TransformerLayerOp(IRDLOperation):
@@ -431,6 +448,9 @@ class TransformerLayerOp(IRDLOperation):
                 f"{type_name(x)}"
             )
 
+    def decompose(self) -> Decomposition:
+        return decompositions.decompose_transformer_layer(self)
+
 
 # --- regions of scalar IR ------------------------------------------------------------------------
 
@@ -507,6 +527,12 @@ class ElementwiseOp(RegionOp):
                 f"the result {type_name(res)}"
             )
 
+    def decompose(self) -> Decomposition:
+        """nn ops computing the body (see ``fusec.dialects.scalar_ops``)."""
+        from fusec.dialects.scalar_ops import decompose_elementwise
+
+        return decompose_elementwise(self)
+
 
 @irdl_op_definition
 class ReduceOp(RegionOp):
@@ -558,6 +584,12 @@ class ReduceOp(RegionOp):
             )
         axes = check_reduce_axes(self, ints_prop(self, "axes"), len(shape))
         check_result_shape(self, res, reduced_shape(shape, axes, bool_prop(self, "keepdims")))
+
+    def decompose(self) -> Decomposition:
+        """nn ops computing the prologue, then the nn reduction (see ``scalar_ops``)."""
+        from fusec.dialects.scalar_ops import decompose_reduce
+
+        return decompose_reduce(self)
 
 
 @irdl_op_definition

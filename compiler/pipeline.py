@@ -19,7 +19,9 @@ from fusec.compiler.diagnostics import FusecError, diagnostic_message, verify_mo
 from fusec.passes import get_all_passes
 
 # Named pipelines: name -> (spec, one-line summary).
-NAMED_PIPELINES: dict[str, tuple[str, str]] = {}
+NAMED_PIPELINES: dict[str, tuple[str, str]] = {
+    "default": ("fuse-matmul-bias-act,fuse-attention-block,fuse-residual-layer-norm,fuse-residual-rms-norm,fuse-rms-norm-reshape,fuse-transformer-layer,fuse-swiglu-dual-matmul,fuse-shared-input-matmul,fuse-swiglu", "The fusions in the order that lets them compose (see README)."),  # noqa: E501
+}
 
 
 class PipelineSpecError(FusecError):

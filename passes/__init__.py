@@ -13,7 +13,22 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 # CLI name -> (module in fusec.passes, class name)
-_FUSEC_PASSES: dict[str, tuple[str, str]] = {}
+_FUSEC_PASSES: dict[str, tuple[str, str]] = {
+    "clip-elementwise": ("clip_elementwise", "ClipElementwisePass"),
+    "fuse-attention-block": ("fuse_attention_block", "FuseAttentionBlockPass"),
+    "fuse-elementwise": ("fuse_elementwise", "FuseElementwisePass"),
+    "fuse-matmul-bias-act": ("fuse_matmul_bias_act", "FuseMatmulBiasActPass"),
+    "fuse-reductions": ("fuse_reductions", "FuseReductionsPass"),
+    "fuse-residual-layer-norm": ("fuse_residual_layer_norm", "FuseResidualLayerNormPass"),
+    "fuse-residual-rms-norm": ("fuse_residual_rms_norm", "FuseResidualRmsNormPass"),
+    "fuse-rms-norm-reshape": ("fuse_rms_norm_reshape", "FuseRmsNormReshapePass"),
+    "fuse-shared-input-matmul": ("fuse_shared_input_matmul", "FuseSharedInputMatmulPass"),
+    "fuse-swiglu": ("fuse_swiglu", "FuseSwigluPass"),
+    "fuse-swiglu-dual-matmul": ("fuse_swiglu_dual_matmul", "FuseSwigluDualMatmulPass"),
+    "fuse-transformer-layer": ("fuse_transformer_layer", "FuseTransformerLayerPass"),
+    "unfuse": ("unfuse", "UnfusePass"),
+    "unfuse-elementwise": ("unfuse_elementwise", "UnfuseElementwisePass"),
+}
 
 # CLI name -> (module, class name) of the xDSL passes fusec reuses.
 _XDSL_PASSES: dict[str, tuple[str, str]] = {

@@ -1,0 +1,47 @@
+"""The pattern behind ``fuse-residual-layer-norm`` and ``fuse-residual-rms-norm``.
+
+``norm(add(x, r), scales...) -> fused.residual_<norm>(x, r, scales...)`` when the norm runs over
+the last axis, the add's only use is the norm (a returned residual sum stays: later layers read
+it), and ``x``, ``r`` and the sum have one type (the fused op does not broadcast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from fusec.dialects import nn
+from fusec.dialects.common import float_prop
+from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
+
+# (x, residual, the norm op) -> the fused op replacing the norm
+FusedBuilder = Callable[[SSAValue, SSAValue, Operation], Operation]
+
+
+@dataclass
+class FuseResidualNorm(RewritePattern):
+    """Matches ``norm_type(add(x, r), ...)`` and replaces it with ``build(x, r, norm)``."""
+
+    norm_type: type[nn.NormOp]
+    build: FusedBuilder
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if type(op) is not self.norm_type:
+            return
+        x_plus_r, result = op.operands[0], op.results[0]
+        add = producer(x_plus_r)
+        if not isinstance(add, nn.AddOp) or not feeds_only(x_plus_r, op):
+            return
+        if not add.lhs.type == add.rhs.type == add.result.type == result.type:
+            return
+        if not is_last_axis(op, len(shape_of(result))):
+            return
+        rewriter.replace(op, self.build(add.lhs, add.rhs, op))
+        rewriter.erase(add)
+
+
+def eps_of(norm: Operation) -> float:
+    return float_prop(norm, "eps")

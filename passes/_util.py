@@ -1,0 +1,68 @@
+"""Use-def and shape questions that fusion patterns ask before they absorb an op.
+
+A fusion may absorb a producer into its consumer only when nothing else reads the producer's
+result. In SSA a ``func.return`` operand is a use like any other, so ``feeds_only`` protects graph
+outputs without a separate check: a returned intermediate has a second use (or its only use is
+the return) and is never absorbed.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from fusec.dialects import nn
+from fusec.dialects.common import int_prop, normalize_axis, str_prop
+
+# nn unary op -> the fused epilogue activation it is (``nn.gelu`` depends on ``approximate``).
+_ACTIVATIONS: dict[type[Operation], str] = {
+    nn.ReluOp: "relu",
+    nn.SiluOp: "silu",
+    nn.SigmoidOp: "sigmoid",
+    nn.TanhOp: "tanh",
+}
+
+
+def activation_of(op: Operation) -> str | None:
+    """The name (``fused.ACTIVATIONS``) of the activation ``op`` applies, or None."""
+    if isinstance(op, nn.GeluOp):
+        return "gelu_tanh" if str_prop(op, "approximate") == "tanh" else "gelu"
+    return _ACTIVATIONS.get(type(op))
+
+
+def is_returned(value: SSAValue) -> bool:
+    """Whether a ``func.return`` reads ``value`` (it is a graph output)."""
+    return any(isinstance(use.operation, func.ReturnOp) for use in value.uses)
+
+
+def producer(value: SSAValue) -> Operation | None:
+    """The op defining ``value``; None for a block argument."""
+    return value.owner if isinstance(value, OpResult) else None
+
+
+def feeds_only(value: SSAValue, user: Operation) -> bool:
+    """``value`` is read exactly once, by ``user``, in ``user``'s block: safe to absorb.
+
+    False for a value with a second consumer, one that is returned, or one that ``user`` reads
+    twice (each of those needs the value materialised).
+    """
+    owner = producer(value)
+    return (
+        owner is not None
+        and owner.parent is user.parent
+        and value.has_one_use()
+        and value.get_user_of_unique_use() is user
+    )
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The static shape of a tensor value (the nn verifiers guarantee tensors)."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def is_last_axis(op: Operation, rank: int, prop: str = "axis") -> bool:
+    """Whether ``op``'s axis property names the last of ``rank`` dimensions."""
+    return rank > 0 and normalize_axis(int_prop(op, prop), rank) == rank - 1

@@ -1,0 +1,120 @@
+"""Fuses masked self-attention with its QKV and output projections (small inputs only).
+
+``matmul_bias_act(attention(narrow_q(qkv), narrow_k(qkv), narrow_v(qkv), mask), out_w, out_b)
+-> fused.attention_block(hidden, qkv_w, qkv_b, out_w, out_b, mask)`` where ``qkv =
+matmul_bias_act(hidden, qkv_w, qkv_b)``.
+
+Preconditions (matched from the output projection up):
+- both projections are ``fused.matmul_bias_act`` without activation, with 2-D weights and 1-D
+  biases of exactly the projection width (``qkv_w: [E, 3h]``, ``out_w: [h, N]``), and the
+  attention output is the output projection's ``x``;
+- ``q``, ``k``, ``v`` are ``nn.narrow``s of the last axis of ``qkv`` at ``0, h, 2h``, each ``h =
+  num_heads * head_dim`` wide, and ``qkv`` is exactly ``3h`` wide;
+- the attention has a mask, the default scale and no causal masking;
+- nothing else reads an absorbed value: ``qkv`` has exactly the three narrows as uses, each
+  narrow and the attention have one use (a returned intermediate blocks the fusion);
+- the attention's ``batch * seq`` is at most ``max-tokens``: the fused kernel wins only while
+  Q, K and V stay on chip, so above it the pass leaves the chain alone.
+
+    %qkv = fused.matmul_bias_act %h, %wqkv, %bqkv : ... -> tensor<1x4x96xf32>
+    %q = nn.narrow %qkv {axis = 2 : i64, start = 0 : i64, length = 32 : i64} : ...
+    %k = nn.narrow %qkv {axis = 2 : i64, start = 32 : i64, length = 32 : i64} : ...
+    %v = nn.narrow %qkv {axis = 2 : i64, start = 64 : i64, length = 32 : i64} : ...
+    %a = nn.attention %q, %k, %v mask %mask {num_heads = 4 : i64, head_dim = 8 : i64} : ...
+    %o = fused.matmul_bias_act %a, %wo, %bo : ... -> tensor<1x4x32xf32>
+  becomes
+    %o = fused.attention_block %h, %wqkv, %bqkv, %wo, %bo, %mask
+           {num_heads = 4 : i64, head_dim = 8 : i64} : (...) -> tensor<1x4x32xf32>
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from fusec.dialects import nn
+from fusec.dialects.common import bool_prop, int_prop, str_prop
+from fusec.dialects.fused import AttentionBlockOp, MatmulBiasActOp
+from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
+
+
+def plain_linear(op: Operation | None) -> MatmulBiasActOp | None:
+    """``op`` as ``x @ w + b`` with a 2-D ``w`` and a 1-D ``b`` as wide as ``w``'s columns."""
+    if not isinstance(op, MatmulBiasActOp) or str_prop(op, "activation") != "none":
+        return None
+    w = shape_of(op.w)
+    if len(w) != 2 or shape_of(op.bias) != (w[1],):
+        return None
+    return op
+
+
+def qkv_split(q: SSAValue, k: SSAValue, v: SSAValue, attn: Operation, h: int) -> SSAValue | None:
+    """The tensor ``q, k, v`` are the ``[0, h), [h, 2h), [2h, 3h)`` last-axis slices of, when each
+    slice is read only by ``attn``."""
+    sources: list[SSAValue] = []
+    for i, value in enumerate((q, k, v)):
+        narrow = producer(value)
+        if not isinstance(narrow, nn.NarrowOp) or not feeds_only(value, attn):
+            return None
+        if not is_last_axis(narrow, len(shape_of(narrow.input))):
+            return None
+        if (int_prop(narrow, "start"), int_prop(narrow, "length")) != (i * h, h):
+            return None
+        sources.append(narrow.input)
+    qkv = sources[0]
+    if any(s != qkv for s in sources) or shape_of(qkv)[-1] != 3 * h:
+        return None
+    return qkv
+
+
+@dataclass
+class FuseAttentionBlock(RewritePattern):
+    max_tokens: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: MatmulBiasActOp, rewriter: PatternRewriter) -> None:
+        out = plain_linear(op)
+        attn = producer(op.x)
+        if out is None or not isinstance(attn, nn.AttentionOp) or not feeds_only(op.x, op):
+            return
+        if attn.mask is None or attn.scale is not None or bool_prop(attn, "causal"):
+            return
+        batch, seq, _ = shape_of(attn.q)
+        if batch * seq > self.max_tokens:
+            return
+        heads, head_dim = int_prop(attn, "num_heads"), int_prop(attn, "head_dim")
+        qkv_value = qkv_split(attn.q, attn.k, attn.v, attn, heads * head_dim)
+        qkv = plain_linear(producer(qkv_value)) if qkv_value is not None else None
+        if qkv is None or qkv.parent is not op.parent or qkv.result.uses.get_length() != 3:
+            return
+        narrows = [producer(v) for v in (attn.q, attn.k, attn.v)]
+        block = AttentionBlockOp(
+            qkv.x, qkv.w, qkv.bias, op.w, op.bias, attn.mask, heads, head_dim, op.result.type
+        )
+        rewriter.replace(op, block)
+        rewriter.erase(attn)
+        for narrow in narrows:
+            assert narrow is not None
+            rewriter.erase(narrow)
+        rewriter.erase(qkv)
+
+
+@dataclass(frozen=True)
+class FuseAttentionBlockPass(ModulePass):
+    name = "fuse-attention-block"
+
+    max_tokens: int = 64
+    """Largest attention ``batch * seq`` the fused block is used for."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FuseAttentionBlock(self.max_tokens)).rewrite_module(op)

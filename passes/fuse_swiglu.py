@@ -1,0 +1,89 @@
+"""Recognises SwiGLU on the two halves of a concatenated projection.
+
+``mul(narrow(cat, 0, N), silu(narrow(cat, N, N))) -> fused.swiglu(cat)``, and the gate-first
+mirror ``mul(narrow(cat, N, N), silu(narrow(cat, 0, N))) -> fused.swiglu(cat) {gate_first}``,
+with the mul's operands in either order.
+
+Preconditions: both narrows slice the last axis of the same ``cat``, each ``N`` wide, and ``cat``
+is exactly ``2N`` wide there (the two halves, nothing else); each narrow and the silu have one
+use, inside the pattern (``cat`` itself may have other users). This is the shape
+``fuse-shared-input-matmul`` leaves for a gate/up pair.
+
+    %u = nn.narrow %cat {axis = 1 : i64, start = 0 : i64, length = 64 : i64}
+           : tensor<4x128xf32> -> tensor<4x64xf32>
+    %g = nn.narrow %cat {axis = 1 : i64, start = 64 : i64, length = 64 : i64}
+           : tensor<4x128xf32> -> tensor<4x64xf32>
+    %s = nn.silu %g : tensor<4x64xf32> -> tensor<4x64xf32>
+    %y = nn.mul %u, %s : tensor<4x64xf32>, tensor<4x64xf32> -> tensor<4x64xf32>
+  becomes
+    %y = fused.swiglu %cat : tensor<4x128xf32> -> tensor<4x64xf32>
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from fusec.dialects import nn
+from fusec.dialects.common import int_prop
+from fusec.dialects.fused import SwigluOp
+from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
+
+
+def last_axis_half(narrow: nn.NarrowOp) -> tuple[SSAValue, int, int] | None:
+    """``(cat, start, length)`` of a narrow over the last axis of ``cat``, else None."""
+    if not is_last_axis(narrow, len(shape_of(narrow.input))):
+        return None
+    return narrow.input, int_prop(narrow, "start"), int_prop(narrow, "length")
+
+
+class FuseSwiglu(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.MulOp, rewriter: PatternRewriter) -> None:
+        for up_value, silu_value in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            silu, up = producer(silu_value), producer(up_value)
+            if not isinstance(silu, nn.SiluOp) or not isinstance(up, nn.NarrowOp):
+                continue
+            gate = producer(silu.input)
+            if not isinstance(gate, nn.NarrowOp):
+                continue
+            if not (
+                feeds_only(silu_value, op)
+                and feeds_only(up_value, op)
+                and feeds_only(silu.input, silu)
+            ):
+                continue
+            up_half, gate_half = last_axis_half(up), last_axis_half(gate)
+            if up_half is None or gate_half is None:
+                continue
+            (cat, up_start, n), (gate_cat, gate_start, gate_n) = up_half, gate_half
+            if cat != gate_cat or n != gate_n or shape_of(cat)[-1] != 2 * n:
+                continue
+            if {up_start, gate_start} != {0, n}:
+                continue
+            fused = SwigluOp(cat, gate_first=gate_start == 0)
+            if fused.result.type != op.result.type:
+                continue
+            rewriter.replace(op, fused)
+            rewriter.erase(silu)
+            rewriter.erase(gate)
+            rewriter.erase(up)
+            return
+
+
+@dataclass(frozen=True)
+class FuseSwigluPass(ModulePass):
+    name = "fuse-swiglu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FuseSwiglu()).rewrite_module(op)

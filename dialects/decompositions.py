@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, UnknownLoc
 from xdsl.ir import Operation, SSAValue
 
 from fusec.dialects import nn
@@ -101,6 +101,14 @@ class OpSequence:
 
     def done(self, result: SSAValue) -> Decomposition:
         return self.ops, [result]
+
+
+def located(origin: Operation, decomposition: Decomposition) -> Decomposition:
+    """``decomposition`` with ``origin``'s location on every new op that has none."""
+    for op in decomposition[0]:
+        if isinstance(op.location, UnknownLoc):
+            op.location = origin.location
+    return decomposition
 
 
 def decompose_matmul_bias_act(op: MatmulBiasActOp) -> Decomposition:

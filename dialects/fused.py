@@ -531,7 +531,7 @@ class ElementwiseOp(RegionOp):
         """nn ops computing the body (see ``fusec.dialects.scalar_ops``)."""
         from fusec.dialects.scalar_ops import decompose_elementwise
 
-        return decompose_elementwise(self)
+        return decompositions.located(self, decompose_elementwise(self))
 
 
 @irdl_op_definition
@@ -589,7 +589,7 @@ class ReduceOp(RegionOp):
         """nn ops computing the prologue, then the nn reduction (see ``scalar_ops``)."""
         from fusec.dialects.scalar_ops import decompose_reduce
 
-        return decompose_reduce(self)
+        return decompositions.located(self, decompose_reduce(self))
 
 
 @irdl_op_definition

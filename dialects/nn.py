@@ -515,6 +515,14 @@ class ConcatOp(IRDLOperation):
 # --- normalisation and softmax ---------------------------------------------------------------
 
 
+def flattened_rows(x: TensorType, axis: int) -> TensorType | None:
+    """``x`` as ``[prod(leading dims), H]`` when ``axis`` is its last axis, else None."""
+    shape = x.get_shape()
+    if len(shape) < 2 or axis != len(shape) - 1:
+        return None
+    return TensorType(x.element_type, [math.prod(shape[:-1]), shape[-1]])
+
+
 class NormOp(IRDLOperation):
     """A normalisation over one axis of ``input``; the result has the input's type.
 
@@ -527,16 +535,20 @@ class NormOp(IRDLOperation):
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
 
-    def verify_input(self) -> tuple[TensorType, int]:
+    def verify_input(self, may_flatten: bool = False) -> tuple[TensorType, int]:
+        """Checks the input and the result; with ``may_flatten``, a norm over the last axis may
+        also produce ``[prod(leading dims), H]`` (the same bytes, as ``fuse-rms-norm-reshape``
+        leaves it)."""
         x = tensor_type(self, "input", self.input)
         res = tensor_type(self, "result", self.result)
         check_element_type(self, "input", x, FLOAT_TYPES)
-        if res != x:
+        axis = check_axis(self, "axis", int_prop(self, "axis"), x.get_num_dims())
+        if res != x and not (may_flatten and res == flattened_rows(x, axis)):
+            also = " or flatten its leading dimensions" if may_flatten else ""
             raise VerifyException(
                 f"'{self.name}' result type {type_name(res)} must equal the input type "
-                f"{type_name(x)}"
+                f"{type_name(x)}{also}"
             )
-        axis = check_axis(self, "axis", int_prop(self, "axis"), x.get_num_dims())
         return x, x.get_shape()[axis]
 
     def verify_scale(self, name: str, value: SSAValue, x: TensorType, size: int) -> None:
@@ -602,7 +614,7 @@ class RmsNormOp(NormOp):
         )
 
     def verify_(self) -> None:
-        x, size = self.verify_input()
+        x, size = self.verify_input(may_flatten=True)
         self.verify_scale("gamma", self.gamma, x, size)
         check_positive(self, "eps", float_prop(self, "eps"))
 

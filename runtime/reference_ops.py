@@ -334,7 +334,7 @@ NN_IMPLS: dict[type[Operation], OpImpl] = {
     ),
     nn.RmsNormOp: lambda op, a: rms_norm(
         *(wide(x) for x in a), int_prop(op, "axis"), float_prop(op, "eps")
-    ),
+    ).reshape(op.results[0].type.get_shape()),  # type: ignore  # may flatten leading dims
     nn.SoftmaxOp: lambda op, a: softmax(wide(a[0]), int_prop(op, "axis")),
     **{cls: run_reduce for cls in nn.REDUCE_OPS.values()},
     nn.AttentionOp: run_attention,

@@ -52,6 +52,14 @@ def to_scalar_type(x: Array, t: Attribute) -> Array:
     return x.astype(dtype)
 
 
+def signed(x: Array) -> Array:
+    """``x`` as float64 or int64 values; an ``i1`` true is -1, as a signed 1-bit integer."""
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        return np.where(x, -1, 0).astype(np.int64)
+    return wide(x)
+
+
 def width(op: Operation, index: int = 0) -> int:
     t = op.operands[index].type
     assert isinstance(t, IntegerType)
@@ -66,11 +74,11 @@ def unsigned(x: Array, bits: int) -> Array:
 
 
 def binary(fn: Callable[[Array, Array], Array]) -> ScalarImpl:
-    return lambda op, a: fn(wide(a[0]), wide(a[1]))
+    return lambda op, a: fn(signed(a[0]), signed(a[1]))
 
 
 def unary(fn: Callable[[Array], Array]) -> ScalarImpl:
-    return lambda op, a: fn(wide(a[0]))
+    return lambda op, a: fn(signed(a[0]))
 
 
 def unsigned_binary(fn: Callable[[Array, Array], Array]) -> ScalarImpl:
@@ -151,12 +159,12 @@ CMPI: dict[str, Callable[[Array, Array], Array]] = {
 
 def run_cmpf(op: Operation, args: Sequence[Array]) -> Array:
     predicate = arith.CMPF_COMPARISON_OPERATIONS[op.properties["predicate"].value.data]  # type: ignore
-    return CMPF[predicate](wide(args[0]), wide(args[1]))
+    return CMPF[predicate](signed(args[0]), signed(args[1]))
 
 
 def run_cmpi(op: Operation, args: Sequence[Array]) -> Array:
     predicate = arith.CMPI_COMPARISON_OPERATIONS[op.properties["predicate"].value.data]  # type: ignore
-    a, b = wide(args[0]), wide(args[1])
+    a, b = signed(args[0]), signed(args[1])
     if predicate.startswith("u"):
         a, b = unsigned(a, width(op)), unsigned(b, width(op))
     return CMPI[predicate](a, b)
@@ -168,7 +176,7 @@ def run_bitcast(op: Operation, args: Sequence[Array]) -> Array:
 
 
 def to_int(x: Array) -> Array:
-    return np.trunc(wide(x)).astype(np.int64)
+    return np.trunc(signed(x)).astype(np.int64)
 
 
 SCALAR_IMPLS: dict[str, ScalarImpl] = {
@@ -204,7 +212,7 @@ SCALAR_IMPLS: dict[str, ScalarImpl] = {
     "arith.minui": unsigned_binary(np.minimum),
     "arith.shli": binary(np.left_shift),
     "arith.shrsi": binary(np.right_shift),
-    "arith.shrui": lambda op, a: np.right_shift(unsigned(a[0], width(op)), wide(a[1])),
+    "arith.shrui": lambda op, a: np.right_shift(unsigned(a[0], width(op)), signed(a[1])),
     "arith.cmpi": run_cmpi,
     # arith, other
     "arith.select": lambda op, a: np.where(a[0], a[1], a[2]),
@@ -255,9 +263,9 @@ SCALAR_IMPLS: dict[str, ScalarImpl] = {
     "math.atan2": binary(np.arctan2),
     "math.copysign": binary(np.copysign),
     "math.powf": binary(np.power),
-    "math.fpowi": lambda op, a: np.power(wide(a[0]), wide(a[1]).astype(np.float64)),
+    "math.fpowi": lambda op, a: np.power(signed(a[0]), signed(a[1]).astype(np.float64)),
     "math.ipowi": binary(ipowi),
-    "math.fma": lambda op, a: wide(a[0]) * wide(a[1]) + wide(a[2]),
+    "math.fma": lambda op, a: signed(a[0]) * signed(a[1]) + signed(a[2]),
 }
 
 

@@ -1,0 +1,275 @@
+"""Types shared by the kernel templates, and the small pieces of OpenCL C they all emit.
+
+A template is a pure function from sizes and options to a `KernelSource`: the complete OpenCL C
+of one kernel, its parameters in order, and its launch geometry. Nothing is cached or read from
+the environment; the same arguments always give the same text.
+
+Sizes are baked into the source as literals, so the OpenCL compiler sees constant loop bounds.
+Helper functions a template emits are prefixed with the kernel's name, and an epilogue's
+function sits inside an include guard named after it, so that several kernels' sources may be
+concatenated into one program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ARG_KINDS = ("in", "out", "int", "float")
+"""Kinds of kernel parameters: const global buffer, global buffer, and two scalar kinds."""
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One kernel parameter, in order."""
+
+    name: str
+    kind: str
+    """"in" (const global buffer), "out" (global buffer), "int" or "float"."""
+    dtype: str = "float"
+    """OpenCL element type of a buffer."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ARG_KINDS:
+            raise ValueError(f"kernel argument '{self.name}': kind '{self.kind}' is not one of "
+                             f"{ARG_KINDS}")
+        if not self.name.isidentifier():
+            raise ValueError(f"kernel argument name '{self.name}' is not a C identifier")
+
+    def declaration(self) -> str:
+        """The C parameter declaration, e.g. ``__global const float *restrict bias``."""
+        if self.kind == "in":
+            return f"__global const {self.dtype} *restrict {self.name}"
+        if self.kind == "out":
+            return f"__global {self.dtype} *restrict {self.name}"
+        return f"const {self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """A scalar function applied to each output element in registers, before it is stored.
+
+    `function` is C source defining ``float <name>(float acc, int row, int col, <params>)``; the
+    kernel calls it with the accumulated value, the flattened output row (over batch * M) and the
+    output column, then the `params` by name. The params are appended to the kernel's own
+    parameters, in order.
+    """
+
+    function: str
+    name: str
+    params: tuple[KernelArg, ...] = ()
+
+    def call(self, acc: str, row: str, col: str) -> str:
+        """The C expression applying this epilogue to `acc` at (`row`, `col`)."""
+        extra = "".join(f", {param.name}" for param in self.params)
+        return f"{self.name}({acc}, {row}, {col}{extra})"
+
+    def guarded_function(self) -> str:
+        """`function` inside an include guard, so that it may appear twice in one program."""
+        guard = f"FUSEC_EPILOGUE_{self.name}"
+        return f"#ifndef {guard}\n#define {guard}\n{self.function.strip()}\n#endif\n"
+
+
+IDENTITY_EPILOGUE = Epilogue(
+    function="inline float fusec_identity(float acc, int row, int col) { return acc; }",
+    name="fusec_identity",
+)
+"""The epilogue that stores the accumulated value unchanged."""
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """Complete OpenCL C for one kernel and everything needed to launch it."""
+
+    name: str
+    source: str
+    """Helpers and the ``__kernel`` itself."""
+    args: tuple[KernelArg, ...]
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...] | None
+    build_options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the templates need to know about the device they generate code for."""
+
+    name: str
+    is_cpu: bool
+    local_mem_size: int = 32768
+    """Bytes of ``__local`` memory per work-group."""
+    max_work_group_size: int = 256
+
+    @classmethod
+    def from_device(cls, device: Any) -> DeviceInfo:
+        """Read the fields from a ``pyopencl.Device``."""
+        import pyopencl as cl
+
+        return cls(
+            name=device.name.strip(),
+            is_cpu=bool(device.type & cl.device_type.CPU),
+            local_mem_size=int(device.local_mem_size),
+            max_work_group_size=int(device.max_work_group_size),
+        )
+
+
+def kernel_signature(name: str, args: Sequence[KernelArg],
+                     attributes: str = "") -> str:
+    """``__kernel void name(...)`` with one parameter per line."""
+    check_unique_names(name, args)
+    params = ",\n    ".join(arg.declaration() for arg in args)
+    attrs = f"{attributes} " if attributes else ""
+    return f"__kernel {attrs}void {name}(\n    {params})"
+
+
+def check_unique_names(kernel: str, args: Sequence[KernelArg]) -> None:
+    """Raise ValueError if two parameters share a name (e.g. an epilogue param and a buffer)."""
+    seen: set[str] = set()
+    for arg in args:
+        if arg.name in seen:
+            raise ValueError(f"kernel '{kernel}': two parameters are named '{arg.name}'")
+        seen.add(arg.name)
+
+
+def check_epilogue_names(kernel: str, epilogue: Epilogue, reserved: frozenset[str]) -> None:
+    """Raise ValueError if an epilogue parameter is named like a local of the kernel body."""
+    for param in epilogue.params:
+        if param.name in reserved:
+            raise ValueError(f"kernel '{kernel}': epilogue parameter '{param.name}' clashes with "
+                             f"a name the kernel uses; reserved: {', '.join(sorted(reserved))}")
+
+
+def check_positive(kernel: str, **sizes: int) -> None:
+    """Raise ValueError naming the first size that is not a positive integer."""
+    for label, value in sizes.items():
+        if not isinstance(value, int) or value <= 0:
+            raise ValueError(f"kernel '{kernel}': {label} must be a positive integer, "
+                             f"got {value!r}")
+
+
+def float_literal(value: float) -> str:
+    """A C float literal that round-trips `value` (``1e-05f``, ``0.125f``)."""
+    text = repr(float(value))
+    if "inf" in text or "nan" in text:
+        raise ValueError(f"cannot write {value} as a C float literal")
+    if "." not in text and "e" not in text:
+        text += ".0"
+    return f"{text}f"
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def round_up(a: int, b: int) -> int:
+    return ceil_div(a, b) * b
+
+
+def largest_power_of_two_at_most(n: int) -> int:
+    return 1 << (n.bit_length() - 1)
+
+
+def default_row_local_size(cols: int, per_item: int = 4, limit: int = 256) -> int:
+    """Work-group size of a row kernel: a power of two giving each work-item about `per_item`
+    elements of the row, between 1 and `limit`."""
+    wanted = ceil_div(cols, per_item)
+    size = 1
+    while size < wanted and size < limit:
+        size *= 2
+    return size
+
+
+Combine = Callable[[str, str], list[str]]
+"""Given two index expressions ``into`` and ``other``, the C statements that fold the partial
+results at ``other`` into those at ``into`` (in the local arrays of a reduction)."""
+
+
+def tree_reduction(local_size: int, lid: str, combine: Combine, indent: str = "    ") -> str:
+    """C code reducing per-work-item partials held in local arrays into index 0.
+
+    The caller has stored each work-item's partials at index `lid` and must read the result from
+    index 0 after this code; a barrier follows the last step. Works for any `local_size`: the
+    part above the largest power of two is folded in first.
+    """
+    lines = ["barrier(CLK_LOCAL_MEM_FENCE);"]
+    half = largest_power_of_two_at_most(local_size)
+    if half < local_size:
+        lines += [f"if ({lid} < {local_size - half}) {{",
+                  *(f"    {s}" for s in combine(lid, f"{lid} + {half}")),
+                  "}", "barrier(CLK_LOCAL_MEM_FENCE);"]
+    stride = half // 2
+    while stride >= 1:
+        lines += [f"if ({lid} < {stride}) {{",
+                  *(f"    {s}" for s in combine(lid, f"{lid} + {stride}")),
+                  "}", "barrier(CLK_LOCAL_MEM_FENCE);"]
+        stride //= 2
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def indent_block(text: str, indent: str) -> str:
+    """Prefix every non-empty line of `text` with `indent`."""
+    return "".join(f"{indent}{line}\n" if line.strip() else "\n" for line in text.splitlines())
+
+
+@dataclass(frozen=True)
+class RowSlots:
+    """How a work-group of `local_size` work-items covers a row of `cols` elements: work-item
+    ``lid`` holds elements ``lid + s * local_size`` for ``s < count``, in registers."""
+
+    cols: int
+    local_size: int
+    lid: str = "lid"
+
+    @property
+    def count(self) -> int:
+        return ceil_div(self.cols, self.local_size)
+
+    def index(self, slot: int) -> str:
+        """C expression of the column held in `slot`."""
+        return self.lid if slot == 0 else f"{self.lid} + {slot * self.local_size}"
+
+    def always_in_row(self, slot: int) -> bool:
+        """Whether every work-item's element in `slot` lies inside the row."""
+        return (slot + 1) * self.local_size <= self.cols
+
+    def guard(self, slot: int) -> str:
+        """C condition that the element in `slot` lies inside the row (``1`` if it always does)."""
+        return "1" if self.always_in_row(slot) else f"{self.index(slot)} < {self.cols}"
+
+    def guarded(self, slot: int, statement: str) -> str:
+        """`statement`, executed only where the element in `slot` lies inside the row."""
+        if self.always_in_row(slot):
+            return statement
+        return f"if ({self.guard(slot)}) {statement}"
+
+
+MAX_CACHED_SLOTS = 16
+"""Row kernels keep a row in registers when each work-item holds at most this many elements;
+longer rows are streamed from global memory twice."""
+
+
+def row_local_size(kernel: str, cols: int, local_size: int | None) -> int:
+    """The work-group size of a row kernel: `local_size`, or a default chosen from `cols`."""
+    if local_size is None:
+        return default_row_local_size(cols)
+    check_positive(kernel, local_size=local_size)
+    return local_size
+
+
+def sum_into(array: str) -> Combine:
+    """The `Combine` of a sum held in the local array `array`."""
+
+    def combine(into: str, other: str) -> list[str]:
+        return [f"{array}[{into}] += {array}[{other}];"]
+
+    return combine
+
+
+def max_into(array: str) -> Combine:
+    """The `Combine` of a maximum held in the local array `array`."""
+
+    def combine(into: str, other: str) -> list[str]:
+        return [f"{array}[{into}] = fmax({array}[{into}], {array}[{other}]);"]
+
+    return combine

@@ -1,0 +1,349 @@
+"""Batched SGEMM with an epilogue applied in registers: ``C[b] = epilogue(A[b] @ B[b or 0])``.
+
+``A: [batch, M, K]``, ``B: [batch, K, N]`` (or ``[K, N]`` shared by every batch when
+``rhs_batched`` is false), ``C: [batch, M, N]``, all row-major float32. The kernel parameters are
+``lhs, rhs, out`` followed by the epilogue's params. The epilogue sees the flattened output row
+``b * M + m`` and the column ``n``.
+
+Two code shapes, chosen by `GemmTiles.block_k`:
+
+- register tiling (``block_k == 0``, the CPU default): each work-item keeps a
+  ``thread_m x thread_n`` tile of C in ``floatW`` registers and streams over K, broadcasting one
+  element of A against a ``W``-wide slice of B per step. No local memory, no barriers. A tile at
+  the right or bottom edge is shifted back inside the matrix (so every load is in bounds and the
+  inner loop has no guards) and stores only the elements no other work-item owns.
+- local-memory tiling (``block_k > 0``, the GPU default): a work-group stages a
+  ``block_m x block_k`` tile of A and a ``block_k x block_n`` tile of B in local memory (zero
+  filled past the edges), and each work-item accumulates ``thread_m x thread_n`` outputs spread
+  ``group_m`` rows and ``group_n`` columns apart, so that local reads and global stores are
+  unit-stride across neighbouring work-items.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from fusec.compiler.kernels.common import (
+    IDENTITY_EPILOGUE,
+    DeviceInfo,
+    Epilogue,
+    KernelArg,
+    KernelSource,
+    ceil_div,
+    check_epilogue_names,
+    check_positive,
+    kernel_signature,
+    round_up,
+)
+
+VECTOR_WIDTHS = (1, 2, 4, 8, 16)
+STAGINGS = ("none", "rhs", "both")
+
+RESERVED_NAMES = frozenset({
+    "batch", "a", "b", "c", "bp", "row_own", "col_own", "row0", "col0", "kk", "k0", "e", "v",
+    "depth", "b_panel", "tx", "ty", "tid", "row_base", "col_base", "a_tile", "b_tile", "row",
+    "col", "grow", "gcol", "gk",
+})
+"""Identifiers the kernel body declares, besides the generated ``a<i>``, ``b<j>``, ``c<i>_<j>``
+and ``a<i>k`` registers; epilogue parameters must not use them."""
+LANES = "0123456789abcdef"
+
+
+@dataclass(frozen=True)
+class GemmTiles:
+    """How the output is split among work-items and work-groups."""
+
+    thread_m: int = 4
+    """Output rows per work-item."""
+    thread_n: int = 4
+    """Output columns per work-item (a multiple of `vector_width`)."""
+    group_m: int = 1
+    """Work-items per work-group along the rows."""
+    group_n: int = 1
+    """Work-items per work-group along the columns."""
+    block_k: int = 0
+    """Depth of the tiles staged in local memory per step (0 when nothing is staged)."""
+    vector_width: int = 1
+    """Register tiling: columns are loaded and accumulated as ``float<vector_width>``."""
+    staging: str = "none"
+    """What goes through local memory: "none" (register tiling, all loads from global),
+    "rhs" (register tiling; each work-group, one column of tiles, stages a [block_k,
+    thread_n] slice of B contiguously: packing for CPUs) or "both" (A and B tiles, GPUs)."""
+
+    def __post_init__(self) -> None:
+        for label in ("thread_m", "thread_n", "group_m", "group_n", "vector_width"):
+            if getattr(self, label) <= 0:
+                raise ValueError(f"GemmTiles.{label} must be positive: {self}")
+        if self.staging not in STAGINGS:
+            raise ValueError(f"GemmTiles.staging must be one of {STAGINGS}: {self}")
+        if (self.block_k > 0) != (self.staging != "none"):
+            raise ValueError(f"GemmTiles.block_k must be positive exactly when something is "
+                             f"staged: {self}")
+        if self.vector_width not in VECTOR_WIDTHS:
+            raise ValueError(f"GemmTiles.vector_width must be one of {VECTOR_WIDTHS}: {self}")
+        if self.thread_n % self.vector_width:
+            raise ValueError(f"GemmTiles.thread_n must be a multiple of vector_width: {self}")
+        if self.staging == "both" and self.vector_width != 1:
+            raise ValueError(f"GemmTiles: staging 'both' uses vector_width 1: {self}")
+        if self.staging == "rhs" and self.group_n != 1:
+            raise ValueError(f"GemmTiles: staging 'rhs' needs group_n 1: {self}")
+
+    @property
+    def block_m(self) -> int:
+        return self.thread_m * self.group_m
+
+    @property
+    def block_n(self) -> int:
+        return self.thread_n * self.group_n
+
+    def key(self) -> str:
+        """A compact name, e.g. ``6x16v8_g16x1_rhs256`` or ``4x4_g16x16_both16``."""
+        text = f"{self.thread_m}x{self.thread_n}"
+        if self.vector_width > 1:
+            text += f"v{self.vector_width}"
+        text += f"_g{self.group_m}x{self.group_n}"
+        return text + (f"_{self.staging}{self.block_k}" if self.block_k else "")
+
+
+CPU_TILES = GemmTiles(thread_m=6, thread_n=16, vector_width=8, group_m=1, group_n=1)
+"""Register tiling for AVX2-class CPUs: a 6x16 tile is 12 ``float8`` accumulators."""
+
+GPU_TILES = GemmTiles(thread_m=4, thread_n=4, group_m=16, group_n=16, block_k=16,
+                      staging="both")
+"""A 64x64 block per work-group of 256, 4x4 outputs per work-item."""
+
+GPU_LARGE_TILES = GemmTiles(thread_m=8, thread_n=8, group_m=16, group_n=16, block_k=8,
+                            staging="both")
+"""A 128x128 block per work-group of 256 for large products."""
+
+
+def default_gemm_tiles(device_info: DeviceInfo | None, m: int, n: int) -> GemmTiles:
+    """The tiles used when none are given: register tiles on a CPU (or an unknown device),
+    local-memory tiles on a GPU, larger ones when the output has room for many blocks."""
+    if device_info is None or device_info.is_cpu:
+        return CPU_TILES
+    if m * n >= 2048 * 2048:
+        return GPU_LARGE_TILES
+    return GPU_TILES
+
+
+def fit_register_tiles(tiles: GemmTiles, m: int, n: int, k: int) -> GemmTiles:
+    """Shrink a register tile that is larger than the matrix, so that edge tiles can be shifted
+    back inside it (``thread_m <= m``, ``thread_n <= n``), and a staged slice deeper than K."""
+    width = tiles.vector_width
+    while width > n:
+        width //= 2
+    thread_n = min(tiles.thread_n, n // width * width)
+    thread_n -= thread_n % width
+    block_k = min(tiles.block_k, k)
+    return replace(tiles, thread_m=min(tiles.thread_m, m), thread_n=thread_n,
+                   vector_width=width, block_k=block_k)
+
+
+def gemm(
+    name: str,
+    batch: int,
+    m: int,
+    n: int,
+    k: int,
+    rhs_batched: bool,
+    epilogue: Epilogue = IDENTITY_EPILOGUE,
+    tiles: GemmTiles | None = None,
+    device_info: DeviceInfo | None = None,
+) -> KernelSource:
+    """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for float32 matrices."""
+    check_positive(name, batch=batch, m=m, n=n, k=k)
+    check_epilogue_names(name, epilogue, RESERVED_NAMES)
+    for param in epilogue.params:
+        if re.fullmatch(r"[abc]\d+(_\d+|k)?", param.name):
+            raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
+                             "the registers a<i>, b<j>, c<i>_<j>, a<i>k")
+    if tiles is None:
+        tiles = default_gemm_tiles(device_info, m, n)
+    args = (
+        KernelArg("lhs", "in"),
+        KernelArg("rhs", "in"),
+        KernelArg("out", "out"),
+        *epilogue.params,
+    )
+    shape = _Shape(batch, m, n, k, rhs_batched)
+    if tiles.staging == "both":
+        body, global_size, local_size = _local_tiled(shape, tiles, epilogue)
+    else:
+        body, global_size, local_size = _register_tiled(shape, tiles, epilogue)
+    attribute = f"__attribute__((reqd_work_group_size({local_size[0]}, {local_size[1]}, 1)))"
+    source = (
+        f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], "
+        f"tiles {tiles.key()}\n"
+        f"{epilogue.guarded_function()}\n"
+        f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
+    )
+    return KernelSource(name, source, args, global_size, local_size)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    batch: int
+    m: int
+    n: int
+    k: int
+    rhs_batched: bool
+
+    def operand_pointers(self) -> str:
+        """C declarations of ``a``, ``b``, ``c``: this batch's matrices."""
+        m, n, k = self.m, self.n, self.k
+        rhs_offset = f"batch * {k * n}" if self.rhs_batched else "0"
+        return (
+            "    const int batch = get_global_id(2);\n"
+            f"    __global const float *a = lhs + batch * {m * k};\n"
+            f"    __global const float *b = rhs + {rhs_offset};\n"
+            f"    __global float *c = out + batch * {m * n};\n"
+        )
+
+
+def _store(shape: _Shape, epilogue: Epilogue, row: str, col: str, value: str) -> str:
+    """C statement storing `value` (the accumulator) at C[row, col] through the epilogue."""
+    flat_row = f"batch * {shape.m} + {row}"
+    return f"c[({row}) * {shape.n} + {col}] = {epilogue.call(value, flat_row, col)};"
+
+
+def _register_tiled(
+    shape: _Shape, tiles: GemmTiles, epilogue: Epilogue
+) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    tiles = fit_register_tiles(tiles, shape.m, shape.n, shape.k)
+    tm, tn, width, bk = tiles.thread_m, tiles.thread_n, tiles.vector_width, tiles.block_k
+    vectors = tn // width
+    vtype = "float" if width == 1 else f"float{width}"
+    m, n, k = shape.m, shape.n, shape.k
+    staged = tiles.staging == "rhs"
+
+    lines = [
+        shape.operand_pointers(),
+        "    // This work-item owns rows [row_own, row_own + tm) and columns [col_own, ...);\n"
+        "    // a tile past the edge is shifted back inside and stores only what it owns.\n",
+        f"    const int row_own = get_global_id(1) * {tm};\n",
+        f"    const int col_own = get_global_id(0) * {tn};\n",
+        f"    const int row0 = min(row_own, {m - tm});\n",
+        f"    const int col0 = min(col_own, {n - tn});\n",
+    ]
+    if not staged:
+        lines.append(f"    if (row_own >= {m} || col_own >= {n}) return;\n")
+    for r in range(tm):
+        lines.append(f"    __global const float *a{r} = a + (row0 + {r}) * {k};\n")
+    for r in range(tm):
+        accs = ", ".join(f"c{r}_{v} = 0.0f" for v in range(vectors))
+        lines.append(f"    {vtype} {accs};\n")
+    if staged:
+        # The work-group (one column of tiles) copies a [bk, tn] slice of B into local memory,
+        # contiguous, then every work-item multiplies its rows of A with it.
+        lid, threads = "get_local_id(1)", tiles.group_m
+        lines += [
+            f"    __local float b_panel[{bk * tn}];\n",
+            f"    for (int k0 = 0; k0 < {k}; k0 += {bk}) {{\n",
+            f"        const int depth = min({bk}, {k} - k0);\n",
+            "        barrier(CLK_LOCAL_MEM_FENCE);\n",
+            f"        for (int e = {lid}; e < depth * {vectors}; e += {threads}) {{\n",
+            f"            const int kk = e / {vectors}, v = e % {vectors};\n",
+            _vector_copy(width, f"b + (k0 + kk) * {n} + col0 + v * {width}",
+                         f"b_panel + kk * {tn} + v * {width}"),
+            "        }\n",
+            "        barrier(CLK_LOCAL_MEM_FENCE);\n",
+            "        for (int kk = 0; kk < depth; ++kk) {\n",
+        ]
+        b_row, a_index, inner = f"b_panel + kk * {tn}", "k0 + kk", "            "
+    else:
+        lines.append(f"    for (int kk = 0; kk < {k}; ++kk) {{\n")
+        b_row, a_index, inner = f"b + kk * {n} + col0", "kk", "        "
+    for v in range(vectors):
+        load = f"({b_row})[{v}]" if width == 1 else f"vload{width}({v}, {b_row})"
+        lines.append(f"{inner}const {vtype} b{v} = {load};\n")
+    for r in range(tm):
+        lines.append(f"{inner}const {vtype} a{r}k = ({vtype})(a{r}[{a_index}]);\n")
+        for v in range(vectors):
+            lines.append(f"{inner}c{r}_{v} = mad(a{r}k, b{v}, c{r}_{v});\n")
+    lines.append("        }\n    }\n" if staged else "    }\n")
+    if staged:
+        lines.append(f"    if (row_own >= {m} || col_own >= {n}) return;\n")
+    for r in range(tm):
+        lines.append(f"    if (row0 + {r} >= row_own) {{\n")
+        for v in range(vectors):
+            for lane in range(width):
+                col = f"col0 + {v * width + lane}"
+                value = f"c{r}_{v}" if width == 1 else f"c{r}_{v}.s{LANES[lane]}"
+                lines.append(f"        if ({col} >= col_own) "
+                             f"{_store(shape, epilogue, f'row0 + {r}', col, value)}\n")
+        lines.append("    }\n")
+    global_size = (
+        round_up(ceil_div(n, tn), tiles.group_n),
+        round_up(ceil_div(m, tm), tiles.group_m),
+        shape.batch,
+    )
+    return "".join(lines), global_size, (tiles.group_n, tiles.group_m, 1)
+
+
+def _vector_copy(width: int, source: str, target: str) -> str:
+    """C statement copying `width` floats from `source` to `target` (pointers)."""
+    indent = "            "
+    if width == 1:
+        return f"{indent}*({target}) = *({source});\n"
+    return f"{indent}vstore{width}(vload{width}(0, {source}), 0, {target});\n"
+
+
+def _local_tiled(
+    shape: _Shape, tiles: GemmTiles, epilogue: Epilogue
+) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    tm, tn, gm, gn, bk = (tiles.thread_m, tiles.thread_n, tiles.group_m, tiles.group_n,
+                          tiles.block_k)
+    bm, bn = tiles.block_m, tiles.block_n
+    threads = gm * gn
+    m, n, k = shape.m, shape.n, shape.k
+    lines = [
+        shape.operand_pointers(),
+        "    const int tx = get_local_id(0), ty = get_local_id(1);\n",
+        f"    const int tid = ty * {gn} + tx;\n",
+        f"    const int row_base = get_group_id(1) * {bm};\n",
+        f"    const int col_base = get_group_id(0) * {bn};\n",
+        "    // a_tile is stored k-major and padded by one column against bank conflicts.\n",
+        f"    __local float a_tile[{bk}][{bm + 1}];\n",
+        f"    __local float b_tile[{bk}][{bn}];\n",
+    ]
+    for r in range(tm):
+        accs = ", ".join(f"c{r}_{j} = 0.0f" for j in range(tn))
+        lines.append(f"    float {accs};\n")
+    lines.append(f"    for (int k0 = 0; k0 < {k}; k0 += {bk}) {{\n")
+    lines.append(f"        for (int e = tid; e < {bm * bk}; e += {threads}) {{\n"
+                 f"            const int row = e / {bk}, kk = e % {bk};\n"
+                 f"            const int grow = row_base + row, gk = k0 + kk;\n"
+                 f"            a_tile[kk][row] = (grow < {m} && gk < {k}) ? "
+                 f"a[grow * {k} + gk] : 0.0f;\n"
+                 "        }\n")
+    lines.append(f"        for (int e = tid; e < {bk * bn}; e += {threads}) {{\n"
+                 f"            const int kk = e / {bn}, col = e % {bn};\n"
+                 f"            const int gk = k0 + kk, gcol = col_base + col;\n"
+                 f"            b_tile[kk][col] = (gk < {k} && gcol < {n}) ? "
+                 f"b[gk * {n} + gcol] : 0.0f;\n"
+                 "        }\n")
+    lines.append("        barrier(CLK_LOCAL_MEM_FENCE);\n")
+    lines.append("        #pragma unroll\n")
+    lines.append(f"        for (int kk = 0; kk < {bk}; ++kk) {{\n")
+    for r in range(tm):
+        lines.append(f"            const float a{r} = a_tile[kk][ty + {r * gm}];\n")
+    for j in range(tn):
+        lines.append(f"            const float b{j} = b_tile[kk][tx + {j * gn}];\n")
+    for r in range(tm):
+        for j in range(tn):
+            lines.append(f"            c{r}_{j} = mad(a{r}, b{j}, c{r}_{j});\n")
+    lines.append("        }\n")
+    lines.append("        barrier(CLK_LOCAL_MEM_FENCE);\n")
+    lines.append("    }\n")
+    for r in range(tm):
+        row = f"row_base + ty + {r * gm}"
+        lines.append(f"    if ({row} < {m}) {{\n")
+        for j in range(tn):
+            col = f"col_base + tx + {j * gn}"
+            lines.append(f"        if ({col} < {n}) "
+                         f"{_store(shape, epilogue, row, col, f'c{r}_{j}')}\n")
+        lines.append("    }\n")
+    global_size = (ceil_div(n, bn) * gn, ceil_div(m, bm) * gm, shape.batch)
+    return "".join(lines), global_size, (gn, gm, 1)

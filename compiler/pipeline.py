@@ -17,11 +17,17 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from fusec.compiler.diagnostics import FusecError, diagnostic_message, verify_module
 from fusec.passes import get_all_passes
+from fusec.passes.lower_to_kernels import lower_opencl_spec
 
 # Named pipelines: name -> (spec, one-line summary).
 NAMED_PIPELINES: dict[str, tuple[str, str]] = {
     "default": ("fuse-matmul-bias-act,fuse-attention-block,fuse-residual-layer-norm,fuse-residual-rms-norm,fuse-rms-norm-reshape,fuse-transformer-layer,fuse-swiglu-dual-matmul,fuse-shared-input-matmul,fuse-swiglu", "The fusions in the order that lets them compose (see README)."),  # noqa: E501
 }
+
+NAMED_PIPELINES["lower-opencl"] = (
+    lower_opencl_spec(),
+    "Lowers to the OpenCL kernel-level IR: unfuse what the backend lacks, lower, plan buffers.",
+)
 
 
 class PipelineSpecError(FusecError):

@@ -66,6 +66,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_region_def,
     prop_def,
     region_def,
     result_def,
@@ -287,11 +288,12 @@ class TemplateOp(IRDLOperation):
     inputs = var_operand_def(MemRefType)
     outputs = var_operand_def(MemRefType)
     extras = var_operand_def(MemRefType)
-    epilogue = region_def()
+    epilogue = opt_region_def()
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$template $params `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $outputs `:` "
-        "type($outputs) `)` (`extras` `(` $extras^ `:` type($extras) `)`)? $epilogue attr-dict"
+        "type($outputs) `)` (`extras` `(` $extras^ `:` type($extras) `)`)? attr-dict-with-keyword "
+        "(`epilogue` $epilogue^)?"
     )
 
     def __init__(
@@ -306,14 +308,14 @@ class TemplateOp(IRDLOperation):
         super().__init__(
             operands=[list(inputs), list(outputs), list(extras)],
             properties={"template": StringAttr(template), "params": DictionaryAttr(params)},
-            regions=[epilogue if epilogue is not None else Region()],
+            regions=[epilogue],
         )
 
     def param(self, key: str) -> Attribute:
         return self.params.data[key]
 
     def verify_(self) -> None:
-        if not self.epilogue.blocks:
+        if self.epilogue is None:
             return
         block = self.epilogue.block
         want = 3 + len(self.extras)

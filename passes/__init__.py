@@ -26,6 +26,8 @@ _FUSEC_PASSES: dict[str, tuple[str, str]] = {
     "fuse-swiglu": ("fuse_swiglu", "FuseSwigluPass"),
     "fuse-swiglu-dual-matmul": ("fuse_swiglu_dual_matmul", "FuseSwigluDualMatmulPass"),
     "fuse-transformer-layer": ("fuse_transformer_layer", "FuseTransformerLayerPass"),
+    "lower-to-kernels": ("lower_to_kernels", "LowerToKernelsPass"),
+    "plan-buffers": ("plan_buffers", "PlanBuffersPass"),
     "unfuse": ("unfuse", "UnfusePass"),
     "unfuse-elementwise": ("unfuse_elementwise", "UnfuseElementwisePass"),
 }

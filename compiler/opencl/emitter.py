@@ -1,0 +1,440 @@
+"""OpenCL C for the device side of the kernel-level IR: ``kernel.func``s and epilogue regions.
+
+Spellings live in tables (types, operators, builtins, predicates); each op kind has one small
+method; what one kernel needs while it is printed (value names, lines, indentation) lives on the
+`CEmitter` instance, which prints one function and is then thrown away (as tinygrad's
+``OpenCLRenderer`` does). Every SSA value becomes a ``const`` local named ``v<N>``; constants are
+written inline as literals. A buffer access linearises its indices row-major with the strides of
+the memref's static shape (a size-1 dimension contributes nothing).
+
+    kernel.func @k(%x: memref<4x8xf32>, %b: memref<8xf32>, %out: memref<4x8xf32>) { ... }
+
+becomes::
+
+    __kernel void k(__global const float *restrict x, __global const float *restrict b,
+                    __global float *restrict out) {
+      const int v0 = get_global_id(0);
+      if (v0 < 32) {
+        const int v1 = v0 % 8;
+        ...
+        out[v2 * 8 + v1] = v5;
+      }
+    }
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import (
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    VectorType,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from fusec.dialects import kernel
+
+
+class EmitError(ValueError):
+    """An op or type the OpenCL emitter has no spelling for."""
+
+
+# --- spellings ---------------------------------------------------------------------------------
+
+# Scalar types of values held in registers. i1 values are ints holding 0 or 1.
+VALUE_TYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "int"}
+
+# Element types of buffers (numpy's bool is one byte).
+BUFFER_TYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "uchar"}
+
+INFIX: dict[type[Operation], str] = {
+    arith.AddfOp: "+",
+    arith.SubfOp: "-",
+    arith.MulfOp: "*",
+    arith.DivfOp: "/",
+    arith.AddiOp: "+",
+    arith.SubiOp: "-",
+    arith.MuliOp: "*",
+    arith.DivUIOp: "/",
+    arith.RemUIOp: "%",
+    arith.RemSIOp: "%",
+    arith.AndIOp: "&",
+    arith.OrIOp: "|",
+    arith.XOrIOp: "^",
+}
+
+CALLS: dict[type[Operation], str] = {
+    arith.MaximumfOp: "fmax",
+    arith.MinimumfOp: "fmin",
+    arith.MaxSIOp: "max",
+    arith.MinSIOp: "min",
+    mathd.ExpOp: "exp",
+    mathd.LogOp: "log",
+    mathd.TanhOp: "tanh",
+    mathd.ErfOp: "erf",
+    mathd.SqrtOp: "sqrt",
+    mathd.RsqrtOp: "rsqrt",
+    mathd.AbsFOp: "fabs",
+    mathd.PowFOp: "pow",
+}
+
+CMPF: dict[str, str] = {
+    "oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!=",
+}
+CMPI: dict[str, str] = {
+    "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+    "ult": "<", "ule": "<=", "ugt": ">", "uge": ">=",
+}
+
+WORK_ITEM_IDS: dict[type[Operation], str] = {
+    kernel.GlobalIdOp: "get_global_id",
+    kernel.LocalIdOp: "get_local_id",
+    kernel.GroupIdOp: "get_group_id",
+}
+
+CASTS: tuple[type[Operation], ...] = (
+    arith.SIToFPOp,
+    arith.UIToFPOp,
+    arith.FPToSIOp,
+    arith.ExtUIOp,
+    arith.IndexCastOp,
+)
+
+INDEX_LIMIT = 2**31 - 1
+"""Largest element count indexed with ``int``; bigger buffers make a kernel index with ``long``."""
+
+
+def float_literal(value: float) -> str:
+    """A C float literal for ``value``; infinities and NaN by their macros."""
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    text = repr(float(value))
+    if "e" not in text and "." not in text:
+        text += ".0"
+    literal = f"{text}f"
+    return f"({literal})" if value < 0 else literal
+
+
+def int_literal(value: int, t: Attribute) -> str:
+    if t == i1:
+        return "1" if value else "0"
+    if value == -(2**31):
+        return "(-2147483647 - 1)"
+    return f"({value})" if value < 0 else str(value)
+
+
+def c_identifier(name: str | None) -> str | None:
+    if name and name.isidentifier() and not name.startswith("v"):
+        return name
+    return None
+
+
+class CEmitter:
+    """Prints one ``kernel.func`` or one epilogue region as OpenCL C."""
+
+    def __init__(self, index_type: str = "int"):
+        self.index_type = index_type
+        self.names: dict[SSAValue, str] = {}
+        self.lines: list[str] = []
+        self.depth = 1
+        self.counter = 0
+        self.handlers: dict[type[Operation], Callable[[Operation], None]] = {
+            **{cls: self.infix for cls in INFIX},
+            **{cls: self.call for cls in CALLS},
+            **{cls: self.work_item_id for cls in WORK_ITEM_IDS},
+            **{cls: self.cast for cls in CASTS},
+            arith.ConstantOp: self.constant,
+            arith.NegfOp: self.negf,
+            arith.DivSIOp: self.divsi,
+            arith.CmpfOp: self.cmpf,
+            arith.CmpiOp: self.cmpi,
+            arith.SelectOp: self.select,
+            mathd.AbsIOp: self.absi,
+            memref.LoadOp: self.load,
+            memref.StoreOp: self.store,
+            vector.LoadOp: self.vload,
+            vector.StoreOp: self.vstore,
+            vector.BroadcastOp: self.broadcast,
+            scf.IfOp: self.if_,
+            scf.ForOp: self.for_,
+            scf.YieldOp: self.yield_,
+            kernel.BarrierOp: self.barrier,
+            kernel.ReturnOp: self.return_,
+            kernel.YieldOp: self.epilogue_yield,
+        }
+        self.loop_results: list[list[str]] = []
+
+    # --- whole functions --------------------------------------------------------------------
+
+    def kernel_function(self, fn: kernel.FuncOp) -> str:
+        """``__kernel void name(...) { ... }``."""
+        written = {op.operands[1] if isinstance(op, memref.StoreOp | vector.StoreOp) else None
+                   for op in fn.walk()}
+        params = []
+        for i, arg in enumerate(fn.args):
+            name = self.name_arg(arg, f"a{i}")
+            params.append(self.pointer(arg.type, name, const=arg not in written))
+        self.block(fn.body.block)
+        body = "\n".join(self.lines)
+        signature = ",\n    ".join(params)
+        return f"__kernel void {fn.sym_name.data}(\n    {signature}) {{\n{body}\n}}\n"
+
+    def epilogue_function(self, name: str, block: Block, extra_names: Sequence[str]) -> str:
+        """``inline float name(float acc, int row, int col, <buffers>) { ... }``."""
+        acc, row, col, *extras = block.args
+        self.names.update({acc: "acc", row: "row", col: "col"})
+        params = [f"{self.value_type(acc.type)} acc", "int row", "int col"]
+        for arg, extra in zip(extras, extra_names):
+            self.names[arg] = extra
+            params.append(self.pointer(arg.type, extra, const=True))
+        self.block(block)
+        body = "\n".join(self.lines)
+        return f"inline float {name}({', '.join(params)}) {{\n{body}\n}}\n"
+
+    def pointer(self, t: Attribute, name: str, const: bool) -> str:
+        if not isinstance(t, MemRefType):
+            raise EmitError(f"kernel argument {name} of type {t} is not a buffer")
+        elem = self.buffer_type(t.element_type)
+        return f"__global {'const ' if const else ''}{elem} *restrict {name}"
+
+    # --- names, types, lines ------------------------------------------------------------------
+
+    def name_arg(self, arg: SSAValue, fallback: str) -> str:
+        name = c_identifier(arg.name_hint) or fallback
+        if name in self.names.values():
+            name = f"{name}_{len(self.names)}"
+        self.names[arg] = name
+        return name
+
+    def fresh(self, value: SSAValue) -> str:
+        name = f"v{self.counter}"
+        self.counter += 1
+        self.names[value] = name
+        return name
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def value_type(self, t: Attribute) -> str:
+        if isinstance(t, IndexType):
+            return self.index_type
+        if isinstance(t, VectorType):
+            return f"{self.value_type(t.element_type)}{t.get_shape()[0]}"
+        if t not in VALUE_TYPES:
+            raise EmitError(f"the OpenCL backend has no value type for {t}")
+        return VALUE_TYPES[t]
+
+    def buffer_type(self, t: Attribute) -> str:
+        if t not in BUFFER_TYPES:
+            raise EmitError(f"the OpenCL backend has no buffer element type for {t}")
+        return BUFFER_TYPES[t]
+
+    def ref(self, value: SSAValue) -> str:
+        """How an operand is written: its name, or a literal for a constant."""
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp):
+            return self.literal(owner)
+        return self.names[value]
+
+    def define(self, op: Operation, expr: str) -> None:
+        result = op.results[0]
+        self.line(f"const {self.value_type(result.type)} {self.fresh(result)} = {expr};")
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            handler = self.handlers.get(type(op))
+            if handler is None:
+                raise EmitError(f"the OpenCL emitter cannot print '{op.name}'")
+            handler(op)
+
+    # --- ops ----------------------------------------------------------------------------------
+
+    def literal(self, op: arith.ConstantOp) -> str:
+        value = op.value
+        if isinstance(value, FloatAttr):
+            return float_literal(value.value.data)
+        if isinstance(value, IntegerAttr):
+            return int_literal(value.value.data, value.type)
+        raise EmitError(f"the OpenCL emitter cannot write the constant {value}")
+
+    def constant(self, op: Operation) -> None:
+        return  # written inline where used
+
+    def infix(self, op: Operation) -> None:
+        lhs, rhs = (self.ref(v) for v in op.operands)
+        self.define(op, f"{lhs} {INFIX[type(op)]} {rhs}")
+
+    def call(self, op: Operation) -> None:
+        args = ", ".join(self.ref(v) for v in op.operands)
+        self.define(op, f"{CALLS[type(op)]}({args})")
+
+    def negf(self, op: Operation) -> None:
+        self.define(op, f"-{self.ref(op.operands[0])}")
+
+    def divsi(self, op: Operation) -> None:
+        lhs, rhs = (self.ref(v) for v in op.operands)
+        self.define(op, f"{rhs} == 0 ? 0 : {lhs} / {rhs}")  # numpy-compatible: x / 0 -> 0
+
+    def absi(self, op: Operation) -> None:
+        self.define(op, f"(int)abs({self.ref(op.operands[0])})")
+
+    def cmpf(self, op: Operation) -> None:
+        assert isinstance(op, arith.CmpfOp)
+        pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        if pred not in CMPF:
+            raise EmitError(f"the OpenCL emitter has no spelling for arith.cmpf {pred}")
+        lhs, rhs = (self.ref(v) for v in op.operands)
+        self.define(op, f"{lhs} {CMPF[pred]} {rhs}")
+
+    def cmpi(self, op: Operation) -> None:
+        assert isinstance(op, arith.CmpiOp)
+        pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+        lhs, rhs = (self.ref(v) for v in op.operands)
+        self.define(op, f"{lhs} {CMPI[pred]} {rhs}")
+
+    def select(self, op: Operation) -> None:
+        cond, lhs, rhs = (self.ref(v) for v in op.operands)
+        self.define(op, f"{cond} ? {lhs} : {rhs}")
+
+    def cast(self, op: Operation) -> None:
+        to = self.value_type(op.results[0].type)
+        self.define(op, f"({to}){self.ref(op.operands[0])}")
+
+    def work_item_id(self, op: Operation) -> None:
+        assert isinstance(op, kernel.WorkItemIdOp)
+        fn = WORK_ITEM_IDS[type(op)]
+        self.define(op, f"({self.index_type}){fn}({op.dim.value.data})")
+
+    def offset(self, mtype: Attribute, indices: Sequence[SSAValue]) -> str:
+        """The row-major element offset of ``indices`` in a buffer of type ``mtype``."""
+        assert isinstance(mtype, MemRefType)
+        shape = mtype.get_shape()
+        stride = 1
+        const = 0
+        terms: list[str] = []
+        for size, index in reversed(list(zip(shape, indices))):
+            owner = index.owner
+            if isinstance(owner, arith.ConstantOp):
+                assert isinstance(owner.value, IntegerAttr)
+                const += owner.value.value.data * stride
+            elif size != 1:
+                name = self.names[index]
+                terms.append(name if stride == 1 else f"{name} * {stride}")
+            stride *= size
+        terms.reverse()
+        if const or not terms:
+            terms.append(str(const))
+        return " + ".join(terms)
+
+    def load(self, op: Operation) -> None:
+        assert isinstance(op, memref.LoadOp)
+        at = self.offset(op.memref.type, op.indices)
+        self.define(op, f"{self.names[op.memref]}[{at}]")
+
+    def store(self, op: Operation) -> None:
+        assert isinstance(op, memref.StoreOp)
+        at = self.offset(op.memref.type, op.indices)
+        value = self.ref(op.value)
+        if op.value.type == i1:
+            value = f"(uchar)({value} != 0)"
+        self.line(f"{self.names[op.memref]}[{at}] = {value};")
+
+    def vload(self, op: Operation) -> None:
+        assert isinstance(op, vector.LoadOp)
+        lanes = op.result.type.get_shape()[0]
+        at = self.offset(op.base.type, op.indices)
+        self.define(op, f"vload{lanes}(0, {self.names[op.base]} + {at})")
+
+    def vstore(self, op: Operation) -> None:
+        assert isinstance(op, vector.StoreOp)
+        lanes = op.vector.type.get_shape()[0]
+        at = self.offset(op.base.type, op.indices)
+        self.line(f"vstore{lanes}({self.ref(op.vector)}, 0, {self.names[op.base]} + {at});")
+
+    def broadcast(self, op: Operation) -> None:
+        t = self.value_type(op.results[0].type)
+        self.define(op, f"({t})({self.ref(op.operands[0])})")
+
+    def if_(self, op: Operation) -> None:
+        assert isinstance(op, scf.IfOp)
+        if op.results:
+            raise EmitError("the OpenCL emitter prints scf.if without results only")
+        self.line(f"if ({self.ref(op.cond)}) {{")
+        self.nested(op.true_region.block)
+        if op.false_region.blocks:
+            self.line("} else {")
+            self.nested(op.false_region.block)
+        self.line("}")
+
+    def for_(self, op: Operation) -> None:
+        assert isinstance(op, scf.ForOp)
+        carried: list[str] = []
+        for init, result in zip(op.iter_args, op.results):
+            name = self.fresh(result)
+            self.line(f"{self.value_type(result.type)} {name} = {self.ref(init)};")
+            carried.append(name)
+        body = op.body.block
+        index = self.fresh(body.args[0])
+        for arg, name in zip(body.args[1:], carried):
+            self.names[arg] = name
+        lb, ub, step = self.ref(op.lb), self.ref(op.ub), self.ref(op.step)
+        increment = f"++{index}" if step == "1" else f"{index} += {step}"
+        self.line(f"for ({self.index_type} {index} = {lb}; {index} < {ub}; {increment}) {{")
+        self.loop_results.append(carried)
+        self.nested(body)
+        self.loop_results.pop()
+        self.line("}")
+
+    def yield_(self, op: Operation) -> None:
+        if not op.operands:
+            return
+        if not isinstance(op.parent_op(), scf.ForOp):
+            raise EmitError("the OpenCL emitter prints scf.yield of values in scf.for only")
+        for name, value in zip(self.loop_results[-1], op.operands):
+            self.line(f"{name} = {self.ref(value)};")
+
+    def nested(self, block: Block) -> None:
+        self.depth += 1
+        self.block(block)
+        self.depth -= 1
+
+    def barrier(self, op: Operation) -> None:
+        self.line("barrier(CLK_LOCAL_MEM_FENCE);")
+
+    def return_(self, op: Operation) -> None:
+        return
+
+    def epilogue_yield(self, op: Operation) -> None:
+        self.line(f"return {self.ref(op.operands[0])};")
+
+
+def needs_long_index(arg_types: Sequence[Attribute]) -> bool:
+    return any(
+        isinstance(t, MemRefType) and t.element_count() > INDEX_LIMIT for t in arg_types
+    )
+
+
+def emit_kernel(fn: kernel.FuncOp) -> str:
+    """The OpenCL C of one generated kernel."""
+    index = "long" if needs_long_index(fn.function_type.inputs.data) else "int"
+    return CEmitter(index).kernel_function(fn)
+
+
+def emit_epilogue(name: str, block: Block, extra_names: Sequence[str]) -> str:
+    """The OpenCL C function of an epilogue region; its buffers are named ``extra_names``."""
+    return CEmitter().epilogue_function(name, block, extra_names)
+
+
+__all__ = ["CEmitter", "EmitError", "emit_epilogue", "emit_kernel"]

@@ -1,0 +1,345 @@
+"""Builds the ``kernel.func`` of a generated kernel from a loop description (used by
+``lower-to-kernels``; not a pass).
+
+Every generated kernel is one shape of loop: each work-item owns one point of a *parallel*
+iteration space (``vector_width`` consecutive points of its innermost dimension when vectorised);
+it loads one scalar per ``Access`` from its buffers, runs a scalar body (the body of a
+``fused.elementwise``, or the scalar ops of an ``nn`` op), and either stores the value, or
+folds it over a *reduced* iteration space first. An ``Access`` says how a buffer is indexed from
+the iteration point: each buffer dimension is an iteration dimension plus an offset, or a
+constant. Broadcasting (a size-1 or missing dimension reads index 0: stride 0), transposes,
+slices, concatenation and matrix products are all accesses of that form.
+
+The kernel built for ``out[i, j] = a[i, j] + b[j]`` over ``4x8``::
+
+    kernel.func @k(%a: memref<4x8xf32>, %b: memref<8xf32>, %out: memref<4x8xf32>) {
+      %gid = kernel.global_id 0
+      %n = arith.constant 32 : index
+      %in = arith.cmpi ult, %gid, %n : index
+      scf.if %in {
+        %c8 = arith.constant 8 : index
+        %j = arith.remui %gid, %c8 : index
+        %i = arith.divui %gid, %c8 : index
+        %x = memref.load %a[%i, %j] : memref<4x8xf32>
+        %y = memref.load %b[%j] : memref<8xf32>
+        %s = arith.addf %x, %y : f32
+        memref.store %s, %out[%i, %j] : memref<4x8xf32>
+      }
+      kernel.return
+    }
+
+With ``vector_width = 4`` the innermost index steps by 4, loads along it are ``vector.load``s of
+``vector<4xf32>``, other loads are scalars broadcast with ``vector.broadcast``, and the body's
+ops compute on vectors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    VectorType,
+    f32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from fusec.dialects import kernel
+
+INDEX = IndexType()
+
+IndexTerm = tuple[int | None, int]
+"""One buffer index: ``(d, c)`` is iteration dimension ``d`` plus ``c``; ``(None, c)`` is ``c``."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """How buffer argument ``arg`` is indexed from an iteration point: one term per dimension."""
+
+    arg: int
+    index: tuple[IndexTerm, ...]
+
+    def uses(self, dim: int) -> list[int]:
+        """The buffer dimensions indexed by iteration dimension ``dim``."""
+        return [i for i, (d, _) in enumerate(self.index) if d == dim]
+
+
+def broadcast_access(arg: int, shape: Sequence[int], out_shape: Sequence[int]) -> Access:
+    """Reading a buffer of ``shape`` broadcast (numpy rules) to ``out_shape``: missing leading
+    dimensions are dropped and a size-1 dimension always reads index 0."""
+    lead = len(out_shape) - len(shape)
+    terms: list[IndexTerm] = []
+    for i, size in enumerate(shape):
+        dim = lead + i
+        terms.append((None, 0) if size == 1 and out_shape[dim] != 1 else (dim, 0))
+    return Access(arg, tuple(terms))
+
+
+def identity_access(arg: int, rank: int) -> Access:
+    return Access(arg, tuple((d, 0) for d in range(rank)))
+
+
+# Reduction kinds: the initial value and how two partial results combine.
+REDUCE_INIT: dict[str, tuple[float, float]] = {
+    # kind -> (float init, int init)
+    "sum": (0.0, 0),
+    "mean": (0.0, 0),
+    "max": (-math.inf, -(2**31)),
+    "min": (math.inf, 2**31 - 1),
+}
+REDUCE_COMBINE: dict[str, tuple[type[Operation], type[Operation]]] = {
+    "sum": (arith.AddfOp, arith.AddiOp),
+    "mean": (arith.AddfOp, arith.AddiOp),
+    "max": (arith.MaximumfOp, arith.MaxSIOp),
+    "min": (arith.MinimumfOp, arith.MinSIOp),
+}
+
+# Body ops that compute lane-wise on vectors exactly as on scalars.
+VECTOR_SAFE: tuple[str, ...] = (
+    "arith.addf",
+    "arith.subf",
+    "arith.mulf",
+    "arith.divf",
+    "arith.negf",
+    "arith.maximumf",
+    "arith.minimumf",
+    "arith.constant",
+    "math.exp",
+    "math.log",
+    "math.tanh",
+    "math.erf",
+    "math.sqrt",
+    "math.rsqrt",
+    "math.absf",
+    "math.powf",
+)
+
+
+@dataclass
+class LoopKernel:
+    """A generated kernel: see the module docstring.
+
+    Iteration dimensions ``0 .. len(parallel) - 1`` are parallel, the following ones (``reduced``)
+    are folded with ``reduce_kind``. ``body`` has one argument per load and ends in a terminator
+    whose one operand is the value; ``store`` may index parallel dimensions only.
+    """
+
+    name: str
+    arg_types: list[MemRefType]
+    parallel: tuple[int, ...]
+    loads: list[Access]
+    body: Block
+    store: Access
+    reduced: tuple[int, ...] = ()
+    reduce_kind: str | None = None
+    vector_width: int = 1
+    local_size: int = 64
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def work_items(self) -> int:
+        return max(1, math.prod(self.parallel) // self.vector_width)
+
+    def launch_sizes(self) -> tuple[list[int], list[int]]:
+        local = min(self.local_size, _round_up(self.work_items, 8))
+        return [_round_up(self.work_items, local)], [local]
+
+
+def _round_up(a: int, b: int) -> int:
+    return -(-a // b) * b
+
+
+def choose_vector_width(k: LoopKernel, width: int = 4) -> int:
+    """``width`` when the loop can run ``width`` lanes of its innermost parallel dimension per
+    work-item: no reduction, an innermost extent that ``width`` divides, every access indexing
+    that dimension (if at all) in its last position only, all buffers and body values ``f32``,
+    and body ops that work lane-wise on vectors. Otherwise 1."""
+    if k.reduced or not k.parallel or k.parallel[-1] % width:
+        return 1
+    inner = len(k.parallel) - 1
+    for access in [*k.loads, k.store]:
+        uses = access.uses(inner)
+        if uses and uses != [len(access.index) - 1]:
+            return 1
+    if any(t.element_type != f32 for t in k.arg_types):
+        return 1
+    for op in k.body.ops:
+        if op is k.body.last_op:
+            continue
+        if op.name not in VECTOR_SAFE or any(r.type != f32 for r in op.results):
+            return 1
+    return width
+
+
+class KernelBuilder:
+    """Appends ops to one block at a time; small helpers for index arithmetic."""
+
+    def __init__(self, block: Block):
+        self.block = block
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def index(self, value: int) -> SSAValue:
+        return self.add(arith.ConstantOp(IntegerAttr(value, INDEX)))
+
+    def scalar(self, value: float | int, t: Attribute) -> SSAValue:
+        if isinstance(t, IntegerType):
+            return self.add(arith.ConstantOp(IntegerAttr(int(value), t)))
+        return self.add(arith.ConstantOp(FloatAttr(value, t)))  # type: ignore[arg-type]
+
+    def delinearize(self, linear: SSAValue, shape: Sequence[int]) -> list[SSAValue]:
+        """Row-major indices of ``linear`` in ``shape`` (size-1 dimensions read 0)."""
+        indices: list[SSAValue | None] = [None] * len(shape)
+        rest = linear
+        live = [d for d, size in enumerate(shape) if size != 1]
+        for pos, d in enumerate(reversed(live)):
+            outermost = pos == len(live) - 1
+            if outermost:
+                indices[d] = rest
+                break
+            size = self.index(shape[d])
+            indices[d] = self.add(arith.RemUIOp(rest, size))
+            rest = self.add(arith.DivUIOp(rest, size))
+        zero: SSAValue | None = None
+        for d in range(len(shape)):
+            if indices[d] is None:
+                zero = zero or self.index(0)
+                indices[d] = zero
+        return indices  # type: ignore[return-value]
+
+    def subscript(self, access: Access, point: Sequence[SSAValue]) -> list[SSAValue]:
+        out: list[SSAValue] = []
+        for dim, offset in access.index:
+            if dim is None:
+                out.append(self.index(offset))
+            elif offset:
+                out.append(self.add(arith.AddiOp(point[dim], self.index(offset))))
+            else:
+                out.append(point[dim])
+        return out
+
+
+def clone_body(
+    b: KernelBuilder, body: Block, args: Sequence[SSAValue], lanes: int
+) -> SSAValue:
+    """Appends the ops of ``body`` with its arguments bound to ``args``; returns the value its
+    terminator yields. With ``lanes > 1`` every value becomes a ``vector<lanes x T>`` and scalar
+    constants are broadcast."""
+    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
+    for op in body.ops:
+        if op is body.last_op:
+            return mapping.get(op.operands[0], op.operands[0])
+        operands = [mapping.get(v, v) for v in op.operands]
+        if lanes == 1:
+            new = op.clone()
+            for i, v in enumerate(operands):
+                new.operands[i] = v
+            b.add(new)
+        elif isinstance(op, arith.ConstantOp):
+            scalar = b.add(op.clone())
+            new = vector.BroadcastOp(scalar, VectorType(scalar.type, [lanes]))
+            b.add(new)
+        else:
+            types = [VectorType(r.type, [lanes]) for r in op.results]
+            new = type(op).create(
+                operands=operands,
+                result_types=types,
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            b.add(new)
+        for old, res in zip(op.results, new.results):
+            mapping[old] = res
+    raise ValueError("body has no terminator")
+
+
+def build_kernel(k: LoopKernel) -> kernel.FuncOp:
+    """The ``kernel.func`` computing ``k``."""
+    fn = kernel.FuncOp(k.name, k.arg_types)
+    args = fn.args
+    entry = KernelBuilder(fn.body.block)
+    gid = entry.add(kernel.GlobalIdOp(0))
+    n = entry.index(k.work_items)
+    inside = entry.add(arith.CmpiOp(gid, n, "ult"))
+    then = Block()
+    b = KernelBuilder(then)
+    lanes = k.vector_width
+    shape = list(k.parallel)
+    if lanes > 1:
+        shape[-1] //= lanes
+    point = b.delinearize(gid, shape)
+    if lanes > 1:
+        point[-1] = b.add(arith.MuliOp(point[-1], b.index(lanes)))
+    out_type = k.arg_types[k.store.arg]
+    if k.reduced:
+        value = _reduce_loop(b, k, args, point)
+    else:
+        value = clone_body(b, k.body, _loads(b, k, args, point, lanes), lanes)
+    store_at = b.subscript(k.store, point)
+    if lanes > 1:
+        b.add(vector.StoreOp(value, args[k.store.arg], store_at))
+    else:
+        assert value.type == out_type.element_type, (value.type, out_type)
+        b.add(memref.StoreOp.get(value, args[k.store.arg], store_at))
+    b.add(scf.YieldOp())
+    entry.add(scf.IfOp(inside, [], Region(then)))
+    entry.add(kernel.ReturnOp())
+    return fn
+
+
+def _loads(
+    b: KernelBuilder,
+    k: LoopKernel,
+    args: Sequence[SSAValue],
+    point: Sequence[SSAValue],
+    lanes: int,
+) -> list[SSAValue]:
+    values: list[SSAValue] = []
+    inner = len(k.parallel) - 1
+    for access in k.loads:
+        at = b.subscript(access, point)
+        buf = args[access.arg]
+        mtype = k.arg_types[access.arg]
+        if lanes > 1 and access.uses(inner):
+            values.append(b.add(vector.LoadOp(buf, at, VectorType(mtype.element_type, [lanes]))))
+            continue
+        value = b.add(memref.LoadOp.get(buf, at))
+        if lanes > 1:
+            value = b.add(vector.BroadcastOp(value, VectorType(value.type, [lanes])))
+        values.append(value)
+    return values
+
+
+def _reduce_loop(
+    b: KernelBuilder, k: LoopKernel, args: Sequence[SSAValue], point: Sequence[SSAValue]
+) -> SSAValue:
+    """``acc = fold(body(point, r) for r in reduced)``, then the mean's scale."""
+    kind = k.reduce_kind or "sum"
+    elem = k.arg_types[k.store.arg].element_type
+    is_int = isinstance(elem, IntegerType)
+    init = b.scalar(REDUCE_INIT[kind][1 if is_int else 0], elem)
+    count = math.prod(k.reduced)
+    loop_body = Block(arg_types=[INDEX, elem])
+    r, acc = loop_body.args
+    inner = KernelBuilder(loop_body)
+    full_point = [*point, *inner.delinearize(r, k.reduced)]
+    value = clone_body(inner, k.body, _loads(inner, k, args, full_point, 1), 1)
+    combined = inner.add(REDUCE_COMBINE[kind][1 if is_int else 0](acc, value))
+    inner.add(scf.YieldOp(combined))
+    loop = scf.ForOp(b.index(0), b.index(count), b.index(1), [init], Region(loop_body))
+    result = b.add(loop)
+    if kind == "mean":
+        if is_int:
+            result = b.add(arith.DivSIOp(result, b.scalar(count, elem)))
+        else:
+            result = b.add(arith.MulfOp(result, b.scalar(1.0 / count, elem)))
+    return result

@@ -1,0 +1,314 @@
+"""Lowers tensor functions to the kernel-level IR: a host schedule over buffers plus kernels.
+
+    tensor func.func of nn/fused ops  ->  func.func over memrefs of memref.alloc, kernel.launch,
+                                          kernel.template, kernel.view, memref.get_global
+                                          + one kernel.func per generated kernel
+
+Preconditions: every function takes and returns static ranked tensors of f32, i32 or i1; every
+op is an ``nn`` op or a fused op in ``NATIVE_FUSED_OPS`` (the ``lower-opencl`` pipeline runs
+``unfuse`` on the others first). An op that cannot be lowered fails the pass with its name and
+location; no tensor op is ever left behind.
+
+How each op is lowered (tables in ``lowering_generated`` and ``lowering_templates``):
+
+- elementwise ``nn`` ops (through the ``scalar_ops`` tables), ``fused.elementwise``,
+  ``fused.reduce``, the ``nn.reduce_*`` ops, ``nn.transpose``, ``nn.narrow``, ``nn.concat``,
+  ``fused.swiglu`` and integer ``nn.matmul``: a generated ``kernel.func`` (``kernel_builder``)
+  whose body is the op's scalar IR, launched with ``kernel.launch``;
+- float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
+  scalar IR), the norms, softmax and attention: ``kernel.template``;
+- ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
+  once, read with ``memref.get_global``.
+
+This is a conversion of whole functions (every value changes type, from tensor to memref), so
+the pass walks each function once in program order and builds its replacement; it is not a set
+of independent rewrite patterns.
+
+Before::
+
+    func.func @f(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+      %y = nn.add %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+      func.return %y : tensor<4x8xf32>
+    }
+
+After::
+
+    func.func @f(%x: memref<4x8xf32>, %b: memref<8xf32>) -> memref<4x8xf32> {
+      %y = memref.alloc() : memref<4x8xf32>
+      kernel.launch @f_add_0(%x, %b, %y) {global_size = array<i64: 8>,
+          local_size = array<i64: 8>} : memref<4x8xf32>, memref<8xf32>, memref<4x8xf32>
+      func.return %y : memref<4x8xf32>
+    }
+    kernel.func @f_add_0(%in0: memref<4x8xf32>, %in1: memref<8xf32>, %out: memref<4x8xf32>) {
+      ... float4 loads, arith.addf on vector<4xf32>, a float4 store
+    }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    Float32Type,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from fusec.dialects import fused, kernel
+from fusec.passes.kernel_builder import Access, LoopKernel, build_kernel, choose_vector_width
+
+SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (Float32Type(), i32, i1)
+
+NATIVE_FUSED_OPS: tuple[str, ...] = (
+    "fused.elementwise",
+    "fused.reduce",
+    "fused.matmul_bias_act",
+    "fused.residual_layer_norm",
+    "fused.residual_rms_norm",
+    "fused.swiglu",
+    "fused.attention_block",
+    "fused.transformer_layer",
+)
+"""Fused ops the OpenCL backend implements itself; ``lower-opencl`` un-fuses every other one."""
+
+
+def non_native_fused_ops() -> list[str]:
+    """The fused ops ``lower-opencl`` must un-fuse before ``lower-to-kernels``."""
+    return [op.name for op in fused.FUSED_OPS if op.name not in NATIVE_FUSED_OPS]
+
+
+def lower_opencl_spec() -> str:
+    """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, plan buffers."""
+    unfuse = non_native_fused_ops()
+    first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
+    return f"{first}lower-to-kernels,plan-buffers"
+
+
+class LoweringError(Exception):
+    """Raised by an op's lowering when it cannot handle the op; becomes PassFailedException."""
+
+
+def where(op: Operation) -> str:
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return "an unknown location"
+
+
+def buffer_type(t: Attribute) -> MemRefType:
+    """The memref type holding a value of tensor type ``t``."""
+    if not isinstance(t, TensorType):
+        raise LoweringError(f"values of type {t} are not tensors")
+    if t.element_type not in SUPPORTED_ELEMENT_TYPES:
+        raise LoweringError(
+            f"element type {t.element_type} is not supported by the OpenCL backend "
+            "(f32, i32 and i1 are)"
+        )
+    return MemRefType(t.element_type, t.get_shape())
+
+
+@dataclass(frozen=True)
+class LoweringOptions:
+    vector_width: int
+    local_size: int
+
+
+class FunctionLowering:
+    """Builds the host schedule of one function; the lowering functions call its helpers."""
+
+    def __init__(self, module: ModuleOp, fn: func.FuncOp, options: LoweringOptions):
+        self.module = module
+        self.fn = fn
+        self.options = options
+        self.prefix = fn.sym_name.data
+        self.block = Block(arg_types=[buffer_type(t) for t in fn.function_type.inputs.data])
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.kernels: list[Operation] = []
+        self.globals: list[Operation] = []
+        self.counter = 0
+        self.deferred: dict[SSAValue, Callable[[], SSAValue]] = {}
+        """Values whose kernel is built only if something other than a special reader needs
+        them (e.g. a slice of a packed q/k/v buffer that attention reads in place)."""
+        for old, new in zip(fn.body.block.args, self.block.args):
+            new.name_hint = old.name_hint
+            self.values[old] = new
+
+    # --- helpers for the lowerings --------------------------------------------------------------
+
+    def buffer(self, value: SSAValue) -> SSAValue:
+        """The buffer holding tensor ``value``."""
+        if value not in self.values and value in self.deferred:
+            self.values[value] = self.deferred.pop(value)()
+        return self.values[value]
+
+    def add(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def alloc(self, t: Attribute, hint: str | None = None) -> SSAValue:
+        result = self.add(memref.AllocOp([], [], buffer_type(t))).results[0]
+        result.name_hint = hint
+        return result
+
+    def name(self, kind: str) -> str:
+        self.counter += 1
+        return f"{self.prefix}_{kind}_{self.counter - 1}"
+
+    def launch(
+        self,
+        kind: str,
+        buffers: Sequence[SSAValue],
+        parallel: Sequence[int],
+        loads: list[Access],
+        body: Block,
+        store: Access,
+        reduced: Sequence[int] = (),
+        reduce_kind: str | None = None,
+        arg_names: Sequence[str] | None = None,
+    ) -> None:
+        """Generates a loop kernel over ``buffers`` (see ``kernel_builder``) and launches it."""
+        types = [b.type for b in buffers]
+        assert all(isinstance(t, MemRefType) for t in types)
+        spec = LoopKernel(
+            self.name(kind),
+            types,  # type: ignore[arg-type]
+            tuple(parallel),
+            loads,
+            body,
+            store,
+            reduced=tuple(reduced),
+            reduce_kind=reduce_kind,
+            local_size=self.options.local_size,
+        )
+        spec.vector_width = choose_vector_width(spec, self.options.vector_width)
+        fn = build_kernel(spec)
+        names = arg_names or [*(f"in{i}" for i in range(len(buffers) - 1)), "out"]
+        for arg, hint in zip(fn.args, names):
+            arg.name_hint = hint
+        self.kernels.append(fn)
+        global_size, local_size = spec.launch_sizes()
+        self.add(kernel.LaunchOp(SymbolRefAttr(spec.name), buffers, global_size, local_size))
+
+    def template(
+        self,
+        name: str,
+        params: dict[str, Attribute],
+        inputs: Sequence[SSAValue],
+        outputs: Sequence[SSAValue],
+        extras: Sequence[SSAValue] = (),
+        epilogue: Block | None = None,
+    ) -> None:
+        region = Region(epilogue) if epilogue is not None else None
+        self.add(kernel.TemplateOp(name, params, inputs, outputs, extras, region))
+
+    def stand_in(self, buffer: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """A detached tensor value standing for the intermediate ``buffer``, so that helpers
+        written for tensor values (which look up their buffer) can take it."""
+        mtype = buffer.type
+        assert isinstance(mtype, MemRefType)
+        value = Block(arg_types=[TensorType(mtype.element_type, list(shape))]).args[0]
+        self.values[value] = buffer
+        return value
+
+    def global_constant(self, value: Attribute, t: MemRefType) -> SSAValue:
+        sym = self.name("cst")
+        self.globals.append(
+            memref.GlobalOp.get(StringAttr(sym), t, value, constant=UnitAttr())
+        )
+        return self.add(memref.GetGlobalOp(sym, t)).results[0]
+
+    # --- the walk ----------------------------------------------------------------------------------
+
+    def run(self, lowerings: dict[type[Operation], Callable[..., list[SSAValue]]]) -> None:
+        for op in self.fn.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                self.add(func.ReturnOp(*(self.buffer(v) for v in op.operands)))
+                continue
+            lower = lowerings.get(type(op))
+            if lower is None:
+                raise PassFailedException(self.message(op, self.unsupported(op)))
+            try:
+                results = lower(self, op)
+            except LoweringError as e:
+                raise PassFailedException(self.message(op, str(e))) from None
+            for old, new in zip(op.results, results):
+                if old in self.deferred:
+                    continue
+                if new.name_hint is None:
+                    new.name_hint = old.name_hint
+                self.values[old] = new
+
+    @staticmethod
+    def unsupported(op: Operation) -> str:
+        if op.dialect_name() == "fused":
+            return "this fused op is not implemented natively; run unfuse on it first"
+        return "the OpenCL backend has no lowering for it"
+
+    @staticmethod
+    def message(op: Operation, why: str) -> str:
+        return f"lower-to-kernels: cannot lower '{op.name}' at {where(op)}: {why}"
+
+    def replacement(self) -> func.FuncOp:
+        result_types = [self.buffer_result_type(t) for t in self.fn.function_type.outputs.data]
+        new = func.FuncOp(
+            self.prefix,
+            (self.block.arg_types, result_types),
+            Region(self.block),
+            self.fn.sym_visibility,
+        )
+        new.location = self.fn.location
+        return new
+
+    def buffer_result_type(self, t: Attribute) -> MemRefType:
+        try:
+            return buffer_type(t)
+        except LoweringError as e:
+            raise PassFailedException(self.message(self.fn, str(e))) from None
+
+
+@dataclass(frozen=True)
+class LowerToKernelsPass(ModulePass):
+    name = "lower-to-kernels"
+
+    vector_width: int = 4
+    """Elements per work-item (float4 loads and stores) of elementwise kernels where the
+    innermost dimension allows; 1 disables vectorisation."""
+
+    local_size: int = 64
+    """Work-group size of generated kernels."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from fusec.passes.lowering_generated import GENERATED_LOWERINGS
+        from fusec.passes.lowering_templates import TEMPLATE_LOWERINGS
+
+        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS}
+        options = LoweringOptions(self.vector_width, self.local_size)
+        for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
+            try:
+                lowering = FunctionLowering(op, fn, options)
+            except LoweringError as e:
+                raise PassFailedException(
+                    f"lower-to-kernels: cannot lower the arguments of @{fn.sym_name.data} at "
+                    f"{where(fn)}: {e}"
+                ) from None
+            lowering.run(lowerings)
+            new = lowering.replacement()
+            Rewriter.replace_op(fn, new)
+            if lowering.globals:
+                op.body.block.insert_ops_before(lowering.globals, new)
+            for k in reversed(lowering.kernels):
+                op.body.block.insert_op_after(k, new)

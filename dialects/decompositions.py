@@ -19,11 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import TensorType, UnknownLoc
-from xdsl.ir import Operation, SSAValue
-
 from fusec.dialects import nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, str_prop
+from xdsl.dialects.builtin import TensorType, UnknownLoc
+from xdsl.ir import Operation, SSAValue
 
 if TYPE_CHECKING:
     from fusec.dialects.fused import (
@@ -171,9 +170,7 @@ def decompose_transformer_layer(op: TransformerLayerOp) -> Decomposition:
     seq = OpSequence(op)
     weights = (op.qkv_w, op.qkv_b, op.out_w, op.out_b)
     attn = build_attention_block(seq, op, op.hidden, weights, op.mask)
-    h1 = seq.residual_layer_norm(
-        attn, op.hidden, op.ln1_g, op.ln1_b, float_prop(op, "eps1"), "ln1"
-    )
+    h1 = seq.residual_layer_norm(attn, op.hidden, op.ln1_g, op.ln1_b, float_prop(op, "eps1"), "ln1")
     fc1 = seq.linear(h1, op.fc1_w, op.fc1_b, "fc1")
     act = seq.activation(fc1, str_prop(op, "activation"), "fc1_act")
     fc2 = seq.linear(act, op.fc2_w, op.fc2_b, "fc2")

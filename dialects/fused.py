@@ -237,7 +237,10 @@ class ResidualRmsNormOp(ResidualNormOp):
 
 @irdl_op_definition
 class SwigluOp(IRDLOperation):
-    """``up * silu(gate)`` of the two halves of ``cat: [..., 2N]``, up first unless ``gate_first``."""
+    """``up * silu(gate)`` of the two halves of ``cat: [..., 2N]``.
+
+    ``up`` is the first half and ``gate`` the second, unless ``gate_first``.
+    """
 
     name = "fused.swiglu"
     cat = operand_def()
@@ -478,7 +481,7 @@ class RegionOp(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' body has {len(block.args)} arguments for {len(types)} inputs"
             )
-        for i, (arg, t) in enumerate(zip(block.args, types)):
+        for i, (arg, t) in enumerate(zip(block.args, types, strict=True)):
             if arg.type != t.element_type:
                 raise VerifyException(
                     f"'{self.name}' body argument #{i} has type {type_name(arg.type)}, but "

@@ -16,10 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
-
 from fusec.runtime.errors import InputError
 from fusec.runtime.reference_ops import (
     FUSED_IMPLS,
@@ -31,6 +27,9 @@ from fusec.runtime.reference_ops import (
     numpy_dtype,
 )
 from fusec.runtime.reference_scalar import REGION_IMPLS
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 OP_IMPLS: dict[type[Operation], OpImpl] = {**NN_IMPLS, **FUSED_IMPLS, **REGION_IMPLS}
 
@@ -64,7 +63,7 @@ def check_args(fn: func.FuncOp, args: Sequence[Array]) -> list[Array]:
     if len(args) != len(params):
         raise InputError(f"{name} takes {len(params)} arguments, got {len(args)}")
     arrays: list[Array] = []
-    for i, (param, arg) in enumerate(zip(params, args)):
+    for i, (param, arg) in enumerate(zip(params, args, strict=True)):
         shape, dtype = value_spec(param.type)
         array = np.asarray(arg)
         what = f"{name} argument #{i}" + (f" (%{param.name_hint})" if param.name_hint else "")
@@ -105,7 +104,7 @@ def run_op(op: Operation, args: Sequence[Array], module: ModuleOp | None) -> lis
 def execute(fn: func.FuncOp, args: Sequence[Array], module: ModuleOp | None = None) -> list[Array]:
     """Runs ``fn`` on checked ``args``; ``module`` resolves ``func.call``s."""
     block = fn.body.block
-    values: dict[SSAValue, Array] = dict(zip(block.args, args))
+    values: dict[SSAValue, Array] = dict(zip(block.args, args, strict=True))
     with np.errstate(all="ignore"):
         for op in block.ops:
             if isinstance(op, func.ReturnOp):

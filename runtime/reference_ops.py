@@ -20,6 +20,9 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from fusec.dialects import fused, nn
+from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
+from fusec.runtime.errors import FusecRuntimeError
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -32,10 +35,6 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
-
-from fusec.dialects import fused, nn
-from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
-from fusec.runtime.errors import FusecRuntimeError
 
 Array = NDArray[np.generic]
 OpImpl = Callable[[Operation, Sequence[Array]], Array]

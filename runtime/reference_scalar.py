@@ -16,15 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
-)
-from xdsl.ir import Attribute, Block, Operation, SSAValue
-
 from fusec.dialects import fused
 from fusec.dialects.common import bool_prop, str_prop
 from fusec.runtime.reference_ops import (
@@ -39,6 +30,14 @@ from fusec.runtime.reference_ops import (
     rsqrt,
     wide,
 )
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 ScalarImpl = Callable[[Operation, Sequence[Array]], Array]
 
@@ -271,7 +270,7 @@ SCALAR_IMPLS: dict[str, ScalarImpl] = {
 
 def run_body(block: Block, inputs: Sequence[Array]) -> Array:
     """Evaluates a scalar body once on whole arrays; returns the yielded array (unbroadcast)."""
-    values: dict[SSAValue, Array] = dict(zip(block.args, inputs))
+    values: dict[SSAValue, Array] = dict(zip(block.args, inputs, strict=True))
     for op in block.ops:
         if isinstance(op, fused.YieldOp):
             return values[op.values[0]]

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ModuleOp
-
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
 from fusec.runtime.errors import FusecRuntimeError, InputError
 from fusec.runtime.reference import find_function, random_inputs, run_function
 from fusec.runtime.reference_ops import UnsupportedOpError
+from xdsl.dialects.builtin import ModuleOp
 
 
 def parse(text: str) -> ModuleOp:
@@ -100,7 +99,7 @@ def test_random_inputs_types_and_determinism():
         assert (m != 0).any(axis=-1).all(), "every mask row keeps a key"
     assert (mask2 == 0).any(), "masks are not all ones"
     again = random_inputs(fn, seed=7)
-    for a, b2 in zip(again, random_inputs(fn, seed=7)):
+    for a, b2 in zip(again, random_inputs(fn, seed=7), strict=True):
         np.testing.assert_array_equal(a, b2)
     other = random_inputs(fn, seed=8)
     assert not np.array_equal(other[0], x)

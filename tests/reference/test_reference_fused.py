@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.rewriter import Rewriter
-
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module, verify_module
 from fusec.dialects.fused import ACTIVATIONS, FUSED_OPS
 from fusec.runtime.reference import find_function, random_inputs, run_function
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.rewriter import Rewriter
 
 SEEDS = (0, 1, 2)
 # f32 results of a fused op (rounded once) and of its decomposition (rounded after every nn op)
@@ -35,10 +34,7 @@ def function(params: dict[str, str], op: str, result: str) -> str:
         res=result,
     )
     return (
-        f"func.func @f({header}) -> {result} {{\n"
-        f"  %r = {line}\n"
-        f"  func.return %r : {result}\n"
-        "}\n"
+        f"func.func @f({header}) -> {result} {{\n  %r = {line}\n  func.return %r : {result}\n}}\n"
     )
 
 
@@ -191,8 +187,9 @@ def test_swiglu_gate_first_changes_the_numbers():
 # --- attention block and transformer layer -----------------------------------------------------
 
 
-def attention_block_text(batch: int, seq: int, width: int, heads: int, dim: int, out: int,
-                         mask: str = "i1") -> str:
+def attention_block_text(
+    batch: int, seq: int, width: int, heads: int, dim: int, out: int, mask: str = "i1"
+) -> str:
     h = heads * dim
     params = {
         "hidden": ty((batch, seq, width)),
@@ -210,8 +207,14 @@ def attention_block_text(batch: int, seq: int, width: int, heads: int, dim: int,
 
 
 ATTENTION_BLOCK_OPS = [
-    "nn.matmul", "nn.add", "nn.narrow", "nn.narrow", "nn.narrow", "nn.attention",
-    "nn.matmul", "nn.add",
+    "nn.matmul",
+    "nn.add",
+    "nn.narrow",
+    "nn.narrow",
+    "nn.narrow",
+    "nn.attention",
+    "nn.matmul",
+    "nn.add",
 ]
 
 
@@ -240,8 +243,15 @@ def test_attention_block_fully_masked_batch():
     np.testing.assert_allclose(out[1], np.broadcast_to(args[4], (4, 6)), rtol=1e-6)
 
 
-def transformer_text(act: str, batch: int = 2, seq: int = 3, width: int = 8, heads: int = 2,
-                     dim: int = 3, inter: int = 5) -> str:
+def transformer_text(
+    act: str,
+    batch: int = 2,
+    seq: int = 3,
+    width: int = 8,
+    heads: int = 2,
+    dim: int = 3,
+    inter: int = 5,
+) -> str:
     h = heads * dim
     params = {
         "hidden": ty((batch, seq, width)),
@@ -272,10 +282,15 @@ def test_transformer_layer(act: str):
     names = check_same_numbers(transformer_text(act))
     assert names == [
         *ATTENTION_BLOCK_OPS,
-        "nn.add", "nn.layer_norm",
-        "nn.matmul", "nn.add", *ACTIVATION_OPS[act],
-        "nn.matmul", "nn.add",
-        "nn.add", "nn.layer_norm",
+        "nn.add",
+        "nn.layer_norm",
+        "nn.matmul",
+        "nn.add",
+        *ACTIVATION_OPS[act],
+        "nn.matmul",
+        "nn.add",
+        "nn.add",
+        "nn.layer_norm",
     ]
 
 

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
 from fusec.runtime.reference import run_function
@@ -74,7 +73,9 @@ def test_binary_float(name: str, expected: list[float]):
 
 
 def test_pow():
-    out = run1("nn.pow %a0, %a1 : {sig} -> {res}", "tensor<3xf32>", f32([2, 9, 4]), f32([3, 0.5, -1]))
+    out = run1(
+        "nn.pow %a0, %a1 : {sig} -> {res}", "tensor<3xf32>", f32([2, 9, 4]), f32([3, 0.5, -1])
+    )
     np.testing.assert_allclose(out, [8, 3, 0.25], rtol=1e-7)
 
 
@@ -234,7 +235,9 @@ def test_matmul_batched_rhs():
 
 
 def test_matmul_int32():
-    out = run1("nn.matmul %a0, %a1 : {sig} -> {res}", "tensor<1x1xi32>", i32([[2, 3]]), i32([[4], [5]]))
+    out = run1(
+        "nn.matmul %a0, %a1 : {sig} -> {res}", "tensor<1x1xi32>", i32([[2, 3]]), i32([[4], [5]])
+    )
     np.testing.assert_array_equal(out, [[23]])
 
 
@@ -253,7 +256,9 @@ def test_transpose_reshape_narrow_concat():
     )
     np.testing.assert_array_equal(out, x[:, :, 1:3])
     y = f32(np.ones((2, 1, 4)))
-    out = run1("nn.concat %a0, %a1 {{axis = 1 : i64}} : ({sig}) -> {res}", "tensor<2x4x4xf32>", x, y)
+    out = run1(
+        "nn.concat %a0, %a1 {{axis = 1 : i64}} : ({sig}) -> {res}", "tensor<2x4x4xf32>", x, y
+    )
     np.testing.assert_array_equal(out[:, 3], np.ones((2, 4)))
     np.testing.assert_array_equal(out[:, :3], x)
 
@@ -333,7 +338,8 @@ def test_reduce_keepdims_and_several_axes():
 
 def test_reduce_mean_int_truncates():
     out = run1(
-        "nn.reduce_mean %a0 {{axes = array<i64: 0>}} : {sig} -> {res}", "tensor<2xi32>",
+        "nn.reduce_mean %a0 {{axes = array<i64: 0>}} : {sig} -> {res}",
+        "tensor<2xi32>",
         i32([[1, -1], [2, -2]]),
     )
     np.testing.assert_array_equal(out, [1, -1])
@@ -352,7 +358,8 @@ def naive_attention(q, k, v, mask, heads, dim, scale, causal=False):
             cols = slice(h * dim, (h + 1) * dim)
             for i in range(seq):
                 visible = [
-                    j for j in range(keys)
+                    j
+                    for j in range(keys)
                     if (mask is None or mask[b, j] != 0) and not (causal and j > i)
                 ]
                 if not visible:
@@ -360,7 +367,7 @@ def naive_attention(q, k, v, mask, heads, dim, scale, causal=False):
                 s = [float(np.dot(q[b, i, cols], k[b, j, cols])) * scale for j in visible]
                 top = max(s)
                 w = [math.exp(x - top) for x in s]
-                for wj, j in zip(w, visible):
+                for wj, j in zip(w, visible, strict=True):
                     out[b, i, cols] += wj / sum(w) * v[b, j, cols].astype(np.float64)
     return out
 
@@ -393,9 +400,7 @@ def test_attention_mask_scale_and_fully_masked_row():
     out = run1(op, res, q, k, v, mask)
     assert not np.isnan(out).any()
     np.testing.assert_array_equal(out[1], 0.0)
-    np.testing.assert_allclose(
-        out, naive_attention(q, k, v, mask, 2, 3, 0.5), rtol=1e-5, atol=1e-6
-    )
+    np.testing.assert_allclose(out, naive_attention(q, k, v, mask, 2, 3, 0.5), rtol=1e-5, atol=1e-6)
     # a masked key's values do not matter
     v2 = v.copy()
     v2[0, 1] = 1e6

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
 from fusec.runtime.reference import run_function
@@ -96,29 +95,36 @@ def test_integer_ops(op: str, a, b, expected):
     ],
 )
 def test_cmpf_nan_ordering(predicate: str, expected):
-    out = body_run(f"%r = arith.cmpf {predicate}, %a0, %a1 : f32", "i1", f32(1, 1, NAN), f32(1, 2, 1))
+    out = body_run(
+        f"%r = arith.cmpf {predicate}, %a0, %a1 : f32", "i1", f32(1, 1, NAN), f32(1, 2, 1)
+    )
     np.testing.assert_array_equal(out, expected)
 
 
 def test_cmpi_signedness():
     a, b = i32(-1, 1), i32(1, -1)
-    np.testing.assert_array_equal(body_run("%r = arith.cmpi slt, %a0, %a1 : i32", "i1", a, b), [True, False])
-    np.testing.assert_array_equal(body_run("%r = arith.cmpi ult, %a0, %a1 : i32", "i1", a, b), [False, True])
+    np.testing.assert_array_equal(
+        body_run("%r = arith.cmpi slt, %a0, %a1 : i32", "i1", a, b), [True, False]
+    )
+    np.testing.assert_array_equal(
+        body_run("%r = arith.cmpi ult, %a0, %a1 : i32", "i1", a, b), [False, True]
+    )
 
 
 def test_float_min_max_nan():
     a, b = f32(NAN, 1), f32(2, 3)
     out = body_run("%r = arith.maximumf %a0, %a1 : f32", "f32", a, b)
     assert math.isnan(out[0]) and out[1] == 3
-    np.testing.assert_array_equal(body_run("%r = arith.maxnumf %a0, %a1 : f32", "f32", a, b), [2, 3])
-    np.testing.assert_array_equal(body_run("%r = arith.minnumf %a0, %a1 : f32", "f32", a, b), [2, 1])
+    np.testing.assert_array_equal(
+        body_run("%r = arith.maxnumf %a0, %a1 : f32", "f32", a, b), [2, 3]
+    )
+    np.testing.assert_array_equal(
+        body_run("%r = arith.minnumf %a0, %a1 : f32", "f32", a, b), [2, 1]
+    )
 
 
 def test_select_and_constants():
-    lines = (
-        "%c = arith.constant 2.5 : f32\n"
-        "    %r = arith.select %a0, %a1, %c : f32"
-    )
+    lines = "%c = arith.constant 2.5 : f32\n    %r = arith.select %a0, %a1, %c : f32"
     out = body_run(lines, "f32", i1(True, False), f32(1, 1))
     np.testing.assert_array_equal(out, [1, 2.5])
 
@@ -133,18 +139,27 @@ def test_select_and_constants():
         ("%r = arith.extsi %a0 : i1 to i32", i1(True, False), "i32", [-1, 0]),
         ("%r = arith.uitofp %a0 : i1 to f32", i1(True, False), "f32", [1, 0]),
         ("%r = arith.trunci %a0 : i32 to i1", i32(3, 2), "i1", [True, False]),
-        ("%r = arith.truncf %a0 : f32 to f16", f32(1 / 3, 70000), "f16", [np.float16(1 / 3), np.inf]),
+        (
+            "%r = arith.truncf %a0 : f32 to f16",
+            f32(1 / 3, 70000),
+            "f16",
+            [np.float16(1 / 3), np.inf],
+        ),
         ("%r = arith.bitcast %a0 : f32 to i32", f32(1.0, -0.0), "i32", [0x3F800000, -(2**31)]),
     ],
 )
 def test_conversions(line: str, arg, result: str, expected):
     out = body_run(line, result, arg)
-    assert out.dtype == {"i32": np.int32, "f32": np.float32, "f16": np.float16, "i1": np.bool_}[result]
+    assert (
+        out.dtype == {"i32": np.int32, "f32": np.float32, "f16": np.float16, "i1": np.bool_}[result]
+    )
     np.testing.assert_array_equal(out, expected)
 
 
 def test_i1_arithmetic_wraps():
-    out = body_run("%r = arith.addi %a0, %a1 : i1", "i1", i1(True, True, False), i1(True, False, False))
+    out = body_run(
+        "%r = arith.addi %a0, %a1 : i1", "i1", i1(True, True, False), i1(True, False, False)
+    )
     np.testing.assert_array_equal(out, [False, True, False])
 
 
@@ -176,7 +191,9 @@ def test_math_unary(op: str, fn):
 )
 def test_math_positive(op: str, fn):
     x = f32(0.25, 2, 9)
-    np.testing.assert_allclose(body_run(f"%r = {op} %a0 : f32", "f32", x), [fn(float(v)) for v in x], rtol=1e-6)
+    np.testing.assert_allclose(
+        body_run(f"%r = {op} %a0 : f32", "f32", x), [fn(float(v)) for v in x], rtol=1e-6
+    )
 
 
 def test_powf_fma_ipowi():
@@ -190,10 +207,7 @@ def test_powf_fma_ipowi():
 
 def test_f32_rounding_after_every_op():
     # 1 + 1e-8 rounds to 1 in f32, so the difference is 0; in f64 it would be 1e-8.
-    lines = (
-        "%s = arith.addf %a0, %a1 : f32\n"
-        "    %r = arith.subf %s, %a0 : f32"
-    )
+    lines = "%s = arith.addf %a0, %a1 : f32\n    %r = arith.subf %s, %a0 : f32"
     np.testing.assert_array_equal(body_run(lines, "f32", f32(1), f32(1e-8)), [0])
 
 

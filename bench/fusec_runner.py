@@ -1,0 +1,49 @@
+"""fusec as a benchmark runner: ``fusec.compile`` once, then time calls of the executable.
+
+The time of fusec is the wall time of one call of the compiled executable with numpy arrays,
+its single wait for the device included. Where the executable reports the kernel time of its
+last call from OpenCL profiling events, that is reported beside it.
+
+If ``fusec.compile`` does not exist (the backend is not in this checkout), the runner is
+unavailable and the table says so: no numbers are made up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fusec.bench.peers import Prepared, Unavailable
+
+NAME = "fusec"
+
+
+def as_arrays(result: Any) -> list[np.ndarray]:
+    """The outputs of one call as a list (an executable may return one array or several)."""
+    if isinstance(result, np.ndarray):
+        return [result]
+    if isinstance(result, dict):
+        return [np.asarray(v) for v in result.values()]
+    return [np.asarray(v) for v in result]
+
+
+def compile_function() -> Any:
+    import fusec
+
+    fn = getattr(fusec, "compile", None)
+    if fn is None:
+        raise Unavailable("fusec.compile unavailable")
+    return fn
+
+
+def prepare(text: str, inputs: Sequence[np.ndarray], device: str, pipeline: str) -> Prepared:
+    """Compiles `text` for `device` and returns its timed call."""
+    executable = compile_function()(text, pipeline=pipeline, device=device)
+    args = list(inputs)
+    return Prepared(
+        call=lambda: executable(*args),
+        outputs=lambda: as_arrays(executable(*args)),
+        note=str(getattr(executable, "device_description", "")),
+    )

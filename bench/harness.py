@@ -1,0 +1,132 @@
+"""Running one workload through fusec and its peers: check first, then time.
+
+For each runner: prepare (compile), run once and compare every output with the reference
+(``fusec.runtime.reference.run_function``, which computes in float64 and rounds to float32),
+and only if it agrees, warm up and time it. A runner that disagrees is marked ``wrong`` and
+never timed; the command exits non-zero.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fusec.bench import fusec_runner
+from fusec.bench.graph import Graph, Unsupported, parse
+from fusec.bench.peers import Peer, Prepared, Unavailable, first_line
+from fusec.bench.timing import Timing, device_times, wall_times
+from fusec.bench.workloads import Workload
+
+OK, NA, WRONG, FAILED = "ok", "n/a", "wrong", "failed"
+
+
+@dataclass
+class RunnerResult:
+    name: str
+    status: str
+    reason: str = ""
+    error: float | None = None
+    """Largest ``||out - ref|| / ||ref||`` over the outputs."""
+    wall: Timing | None = None
+    device: Timing | None = None
+    """Kernel time (profiling events; CUDA events for PyTorch), where the runner has it."""
+
+
+@dataclass
+class WorkloadResult:
+    workload: Workload
+    graph: Graph
+    runners: list[RunnerResult] = field(default_factory=list)
+
+    def runner(self, name: str) -> RunnerResult | None:
+        return next((r for r in self.runners if r.name == name), None)
+
+
+@dataclass(frozen=True)
+class Settings:
+    device: str = "cpu"
+    repeat: int = 5
+    warmup: int = 2
+    pipeline: str = "default"
+    seed: int = 0
+
+
+def reference_outputs(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    from fusec.compiler.context import make_context
+    from fusec.compiler.diagnostics import Source, parse_module
+    from fusec.runtime.reference import run_function
+
+    module = parse_module(make_context(), Source(text, "<workload>"))
+    return [np.asarray(r) for r in run_function(module, list(inputs))]
+
+
+def relative_error(out: np.ndarray, ref: np.ndarray) -> float:
+    """``||out - ref|| / ||ref||`` in float64; inf for a wrong shape or a non-finite value."""
+    out, ref = np.asarray(out), np.asarray(ref)
+    if out.shape != ref.shape:
+        return float("inf")
+    o, r = out.astype(np.float64), ref.astype(np.float64)
+    if not np.all(np.isfinite(o)):
+        return float("inf")
+    scale = float(np.linalg.norm(r))
+    return float(np.linalg.norm(o - r)) / (scale if scale > 0 else 1.0)
+
+
+def check(outputs: list[np.ndarray], reference: list[np.ndarray]) -> float:
+    if len(outputs) != len(reference):
+        return float("inf")
+    return max(relative_error(o, r) for o, r in zip(outputs, reference, strict=True))
+
+
+def run_runner(
+    name: str,
+    prepare: Callable[[], Prepared],
+    reference: list[np.ndarray],
+    workload: Workload,
+    settings: Settings,
+    loud: bool,
+) -> RunnerResult:
+    """Prepare, check, time. `loud` runners (fusec) report any exception as ``failed``;
+    for peers, an exception while preparing means the peer cannot run this program (``n/a``)."""
+    try:
+        prepared = prepare()
+    except (Unavailable, Unsupported) as reason:
+        return RunnerResult(name, NA, str(reason))
+    except Exception as error:  # noqa: BLE001 - reported in the table, not raised
+        return RunnerResult(name, FAILED if loud else NA, first_line(error))
+    try:
+        error = check(prepared.outputs(), reference)
+    except Exception as failure:  # noqa: BLE001
+        return RunnerResult(name, FAILED, first_line(failure))
+    if not error <= workload.tolerance:
+        return RunnerResult(name, WRONG, f"relative error {error:.3g} > {workload.tolerance:g}",
+                            error=error)
+    wall = wall_times(prepared.call, settings.warmup, settings.repeat)
+    device = (device_times(prepared.device_call, settings.repeat)
+              if prepared.device_call is not None else None)
+    return RunnerResult(name, OK, prepared.note, error=error, wall=wall, device=device)
+
+
+def run_workload(workload: Workload, peers: Sequence[Peer], settings: Settings,
+                 with_fusec: bool = True) -> WorkloadResult:
+    graph = parse(workload.text, workload.name)
+    inputs = workload.inputs([t.name for t in graph.inputs], [t.shape for t in graph.inputs],
+                             settings.seed)
+    reference = reference_outputs(workload.text, inputs)
+    result = WorkloadResult(workload, graph)
+    if with_fusec:
+        result.runners.append(run_runner(
+            fusec_runner.NAME,
+            lambda: fusec_runner.prepare(workload.text, inputs, settings.device,
+                                         settings.pipeline),
+            reference, workload, settings, loud=True))
+        gc.collect()
+    for peer in peers:
+        result.runners.append(run_runner(
+            peer.name, lambda peer=peer: peer.prepare(graph, inputs, settings.device),
+            reference, workload, settings, loud=False))
+        gc.collect()
+    return result

@@ -1,0 +1,80 @@
+"""A whole benchmark run: the selected workloads, then the host-overhead and compile probes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fusec.bench import report, special
+from fusec.bench.harness import FAILED, WRONG, Settings, WorkloadResult, run_workload
+from fusec.bench.peers import Peer
+from fusec.bench.workloads import Workload, select
+
+SPECIAL = ("overhead", "compile")
+
+
+@dataclass
+class SuiteResult:
+    rows: list[WorkloadResult] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """``host_overhead`` and ``compile_time`` summaries, when run."""
+    lines: list[str] = field(default_factory=list)
+    """Text for the special measurements, printed under the table."""
+
+    def problems(self) -> list[str]:
+        """One line per runner whose output was wrong, and per fusec failure."""
+        found = []
+        for row in self.rows:
+            for r in row.runners:
+                if r.status == WRONG or (r.status == FAILED and r.name == "fusec"):
+                    found.append(f"{row.workload.name}: {r.name}: {r.status}: {r.reason}")
+        for which in ("cold", "warm"):
+            entry = self.extra.get("compile_time", {}).get(which, {})
+            if entry.get("status") == "failed" and "unavailable" not in entry.get("reason", ""):
+                found.append(f"compile ({which}): {entry['reason']}")
+        return found
+
+
+@dataclass(frozen=True)
+class Plan:
+    workloads: list[Workload]
+    specials: list[str]
+
+
+def plan(names: Sequence[str], device: str) -> Plan:
+    """What `names` select on `device`: every table workload and both probes when empty.
+    Raises ValueError for an unknown name."""
+    regular = [n for n in names if n not in SPECIAL]
+    specials = [n for n in names if n in SPECIAL] if names else list(SPECIAL)
+    return Plan(select(regular, device) if regular or not names else [], specials)
+
+
+def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
+              progress: Callable[[str], None]) -> SuiteResult:
+    """Runs the planned workloads, then the planned probes, on settings.device."""
+    workloads, specials = chosen.workloads, chosen.specials
+    suite = SuiteResult()
+    for i, workload in enumerate(workloads, 1):
+        progress(f"[{i}/{len(workloads)}] {workload.name}: {workload.summary}")
+        start = time.perf_counter()
+        suite.rows.append(run_workload(workload, peers, settings))
+        progress(f"    done in {time.perf_counter() - start:.1f} s")
+    if "overhead" in specials:
+        progress("host overhead: matmul chains")
+        rows, summary = special.host_overhead(list(peers), settings)
+        suite.rows.extend(rows)
+        suite.extra["host_overhead"] = summary
+        suite.lines.extend(special.overhead_lines(summary))
+    if "compile" in specials:
+        progress(f"compile time: {special.COMPILE_LAYERS}-layer BERT, cold then warm process")
+        summary = special.compile_time(settings)
+        suite.extra["compile_time"] = summary
+        suite.lines.extend(special.compile_lines(summary))
+    return suite
+
+
+def render(suite: SuiteResult, settings: Settings, peer_names: Sequence[str]) -> str:
+    text = report.to_table(suite.rows, settings, peer_names)
+    return "\n".join([text, *suite.lines])

@@ -1,0 +1,272 @@
+"""The benchmark workloads: each one a fusec program written by a small function of its sizes.
+
+A `Workload` holds the IR text (what fusec compiles and what every peer is translated from),
+how to draw its inputs, the tolerance of the check against the reference, and the devices it
+runs on. `WORKLOADS` lists them in table order; `select` filters them by name.
+
+The programs are float32 and written the way a user (or an exporter) would write them in ``nn``
+ops: a linear layer is ``matmul`` then ``add`` of the bias, attention projections are one
+packed ``[E, 3E]`` matmul split with ``narrow``, and so on. The fusion pipeline is free to fuse
+them; the peers see the same unfused program.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fusec.bench.program import ProgramWriter, Value
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Init:
+    """How to draw one input: ``normal`` (``offset + scale * N(0, 1)``) or a 0/1 key ``mask``."""
+
+    kind: str = "normal"
+    scale: float = 1.0
+    offset: float = 0.0
+
+    def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        if self.kind == "mask":
+            # About one key in eight is masked; key 0 always attends, so no row is empty.
+            mask = (rng.random(shape) > 0.125).astype(np.float32)
+            mask[..., 0] = 1.0
+            return mask
+        values = rng.standard_normal(shape, dtype=np.float32)
+        return (values * np.float32(self.scale) + np.float32(self.offset)).astype(np.float32)
+
+
+NORMAL = Init()
+GAMMA = Init(scale=0.1, offset=1.0)
+MASK = Init("mask")
+
+
+def weight(fan_in: int) -> Init:
+    """A weight matrix scaled so that activations keep unit variance."""
+    return Init(scale=1.0 / math.sqrt(fan_in))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One row of the benchmark table."""
+
+    name: str
+    summary: str
+    text: str
+    """The fusec IR (one ``func.func``)."""
+    inits: dict[str, Init] = field(default_factory=dict)
+    """Input name -> how to draw it; inputs not named are standard normal."""
+    devices: tuple[str, ...] = ("cpu", "gpu")
+    tolerance: float = 1e-4
+    """Largest accepted ``||out - ref|| / ||ref||`` per output."""
+    group: str = ""
+    """The issue's workload number, for the table."""
+
+    def inputs(self, arg_names: Sequence[str], shapes: Sequence[tuple[int, ...]], seed: int = 0
+               ) -> list[np.ndarray]:
+        rng = np.random.default_rng(seed)
+        return [self.inits.get(name, NORMAL).draw(rng, shape)
+                for name, shape in zip(arg_names, shapes, strict=True)]
+
+
+# --- program writers -------------------------------------------------------------------------
+
+
+def elementwise_chain(n: int) -> ProgramWriter:
+    """``relu((a + b) * c)``."""
+    p = ProgramWriter("elementwise")
+    a, b, c = (p.arg(name, [n]) for name in "abc")
+    p.ret(p.relu(p.mul(p.add(a, b), c)))
+    return p
+
+
+def eight_op_chain(rows: int, cols: int) -> ProgramWriter:
+    """``where(x > y, gelu_tanh(x + bias) * sigmoid(y), x) - y) * bias``: eight ops, one bias."""
+    p = ProgramWriter("chain8")
+    x, y, bias = p.arg("x", [rows, cols]), p.arg("y", [rows, cols]), p.arg("bias", [cols])
+    h = p.gelu(p.add(x, bias), "tanh")
+    m = p.mul(h, p.sigmoid(y))
+    w = p.where(p.cmp("gt", x, y), m, x)
+    p.ret(p.mul(p.sub(w, y), bias))
+    return p
+
+
+def residual_norm(kind: str, rows: int, cols: int) -> ProgramWriter:
+    """``layer_norm(x + residual)`` or ``rms_norm(x + residual)``."""
+    p = ProgramWriter(f"residual_{kind}")
+    x, res, gamma = p.arg("x", [rows, cols]), p.arg("residual", [rows, cols]), p.arg(
+        "gamma", [cols])
+    h = p.add(x, res)
+    if kind == "layer_norm":
+        p.ret(p.layer_norm(h, gamma, p.arg("beta", [cols])))
+    else:
+        p.ret(p.rms_norm(h, gamma))
+    return p
+
+
+def softmax_rows(rows: int, cols: int) -> ProgramWriter:
+    p = ProgramWriter("softmax")
+    p.ret(p.softmax(p.arg("x", [rows, cols])))
+    return p
+
+
+def sum_all(n: int) -> ProgramWriter:
+    p = ProgramWriter("sum")
+    p.ret(p.reduce_sum(p.arg("x", [n]), [0]))
+    return p
+
+
+def matmul_bias_gelu(m: int, k: int, n: int) -> ProgramWriter:
+    p = ProgramWriter("matmul_bias_gelu")
+    x, w, b = p.arg("x", [m, k]), p.arg("w", [k, n]), p.arg("b", [n])
+    p.ret(p.gelu(p.linear(x, w, b)))
+    return p
+
+
+def sgemm(m: int, k: int, n: int) -> ProgramWriter:
+    p = ProgramWriter("sgemm")
+    p.ret(p.matmul(p.arg("a", [m, k]), p.arg("b", [k, n])))
+    return p
+
+
+def bert_layer_ops(
+    p: ProgramWriter, x: Value, mask: Value, prefix: str, hidden: int, heads: int, ffn: int
+) -> Value:
+    """One post-LN BERT encoder layer on ``x: [B, S, hidden]``; its weights become arguments."""
+
+    def arg(name: str, shape: list[int]) -> Value:
+        return p.arg(f"{prefix}{name}", shape)
+
+    qkv = p.linear(x, arg("qkv_w", [hidden, 3 * hidden]), arg("qkv_b", [3 * hidden]))
+    q, k, v = (p.narrow(qkv, 2, i * hidden, hidden) for i in range(3))
+    ctx = p.attention(q, k, v, heads, mask=mask)
+    attn = p.linear(ctx, arg("out_w", [hidden, hidden]), arg("out_b", [hidden]))
+    h1 = p.layer_norm(p.add(attn, x), arg("ln1_g", [hidden]), arg("ln1_b", [hidden]))
+    up = p.gelu(p.linear(h1, arg("fc1_w", [hidden, ffn]), arg("fc1_b", [ffn])))
+    down = p.linear(up, arg("fc2_w", [ffn, hidden]), arg("fc2_b", [hidden]))
+    return p.layer_norm(p.add(down, h1), arg("ln2_g", [hidden]), arg("ln2_b", [hidden]))
+
+
+def bert_inits(layers: int, hidden: int, ffn: int) -> dict[str, Init]:
+    inits: dict[str, Init] = {"mask": MASK}
+    for i in range(layers):
+        prefix = f"l{i}_" if layers > 1 else ""
+        inits |= {
+            f"{prefix}qkv_w": weight(hidden), f"{prefix}out_w": weight(hidden),
+            f"{prefix}fc1_w": weight(hidden), f"{prefix}fc2_w": weight(ffn),
+            f"{prefix}ln1_g": GAMMA, f"{prefix}ln2_g": GAMMA,
+            f"{prefix}qkv_b": Init(scale=0.1), f"{prefix}out_b": Init(scale=0.1),
+            f"{prefix}fc1_b": Init(scale=0.1), f"{prefix}fc2_b": Init(scale=0.1),
+            f"{prefix}ln1_b": Init(scale=0.1), f"{prefix}ln2_b": Init(scale=0.1),
+        }
+    return inits
+
+
+def bert(batch: int, seq: int, layers: int = 1, hidden: int = 768, heads: int = 12,
+         ffn: int = 3072) -> ProgramWriter:
+    """``layers`` BERT-base encoder layers (post-LN, erf GELU, a ``[B, S]`` key mask)."""
+    p = ProgramWriter("bert")
+    x, mask = p.arg("hidden", [batch, seq, hidden]), p.arg("mask", [batch, seq])
+    for i in range(layers):
+        prefix = f"l{i}_" if layers > 1 else ""
+        x = bert_layer_ops(p, x, mask, prefix, hidden, heads, ffn)
+    p.ret(x)
+    return p
+
+
+def llama(batch: int, seq: int, hidden: int = 768, heads: int = 12, ffn: int = 2048
+          ) -> ProgramWriter:
+    """A Llama-style block: pre-RMSNorm causal attention (no biases, no rotary embedding) and a
+    SwiGLU FFN whose gate and up projections are one packed ``[E, 2F]`` matmul."""
+    p = ProgramWriter("llama")
+    x = p.arg("hidden", [batch, seq, hidden])
+    h = p.rms_norm(x, p.arg("norm1_g", [hidden]))
+    qkv = p.matmul(h, p.arg("qkv_w", [hidden, 3 * hidden]))
+    q, k, v = (p.narrow(qkv, 2, i * hidden, hidden) for i in range(3))
+    ctx = p.attention(q, k, v, heads, causal=True)
+    r1 = p.add(x, p.matmul(ctx, p.arg("out_w", [hidden, hidden])))
+    h2 = p.rms_norm(r1, p.arg("norm2_g", [hidden]))
+    gate_up = p.matmul(h2, p.arg("gate_up_w", [hidden, 2 * ffn]))
+    gate, up = p.narrow(gate_up, 2, 0, ffn), p.narrow(gate_up, 2, ffn, ffn)
+    down = p.matmul(p.mul(p.silu(gate), up), p.arg("down_w", [ffn, hidden]))
+    p.ret(p.add(r1, down))
+    return p
+
+
+LLAMA_INITS = {
+    "qkv_w": weight(768), "out_w": weight(768), "gate_up_w": weight(768),
+    "down_w": weight(2048), "norm1_g": GAMMA, "norm2_g": GAMMA,
+}
+
+
+# --- the table -------------------------------------------------------------------------------
+
+
+def _workload(
+    group: str, name: str, summary: str, build: Callable[[], ProgramWriter], **kwargs: object
+) -> Workload:
+    return Workload(name=name, summary=summary, text=build().text(), group=group,
+                    **kwargs)  # type: ignore[arg-type]
+
+
+def all_workloads() -> list[Workload]:
+    """Every workload, in table order (the text is built here: a few ms)."""
+    m16 = 16 * MIB
+    return [
+        _workload("1", "elementwise", "relu((a+b)*c), 16M", lambda: elementwise_chain(m16)),
+        _workload("2", "chain8", "8-op chain + bias, 4096x4096", lambda: eight_op_chain(4096, 4096)),
+        _workload("3", "residual_layernorm", "x+res -> LayerNorm, 512x768",
+                  lambda: residual_norm("layer_norm", 512, 768), inits={"gamma": GAMMA}),
+        _workload("3", "residual_rmsnorm", "x+res -> RMSNorm, 512x768",
+                  lambda: residual_norm("rms_norm", 512, 768), inits={"gamma": GAMMA}),
+        _workload("4", "softmax", "softmax rows, 6144x128", lambda: softmax_rows(6144, 128)),
+        _workload("4", "sum", "sum of 16M", lambda: sum_all(m16), tolerance=1e-4),
+        _workload("5", "matmul_bias_gelu", "gelu(x@w+b), 512x768x3072",
+                  lambda: matmul_bias_gelu(512, 768, 3072), inits={"w": weight(768)}),
+        _workload("5", "sgemm1024", "SGEMM 1024^3", lambda: sgemm(1024, 1024, 1024)),
+        _workload("5", "sgemm4096", "SGEMM 4096^3", lambda: sgemm(4096, 4096, 4096),
+                  devices=("gpu",)),
+        _workload("6", "bert_b1", "BERT-base layer, B=1 S=128", lambda: bert(1, 128),
+                  inits=bert_inits(1, 768, 3072), tolerance=1e-3),
+        _workload("6", "bert_b32", "BERT-base layer, B=32 S=128", lambda: bert(32, 128),
+                  inits=bert_inits(1, 768, 3072), tolerance=1e-3, devices=("gpu",)),
+        _workload("7", "llama_b1", "Llama block, B=1 S=128", lambda: llama(1, 128),
+                  inits=LLAMA_INITS, tolerance=1e-3),
+        _workload("7", "llama_b32", "Llama block, B=32 S=128", lambda: llama(32, 128),
+                  inits=LLAMA_INITS, tolerance=1e-3, devices=("gpu",)),
+    ]
+
+
+def tiny_workloads() -> list[Workload]:
+    """Small versions for the smoke test (``--workload tiny_*``): milliseconds each."""
+    return [
+        _workload("t", "tiny_elementwise", "relu((a+b)*c), 4K", lambda: elementwise_chain(4096)),
+        _workload("t", "tiny_bert", "BERT layer, hidden 64, 4 heads, S=8",
+                  lambda: bert(1, 8, hidden=64, heads=4, ffn=128),
+                  inits=bert_inits(1, 64, 128), tolerance=1e-3),
+    ]
+
+
+def select(names: Sequence[str], device: str) -> list[Workload]:
+    """The workloads for `device` whose name matches one of `names` (all if none is given).
+
+    A name matches exactly or as a prefix (``bert`` selects ``bert_b1`` and ``bert_b32``);
+    an unknown name raises ValueError listing the known ones.
+    """
+    table = all_workloads() + tiny_workloads()
+    if not names:
+        return [w for w in all_workloads() if device in w.devices]
+    chosen: list[Workload] = []
+    for name in names:
+        hits = [w for w in table if w.name == name] or [
+            w for w in table if w.name.startswith(name)]
+        if not hits:
+            known = ", ".join(w.name for w in table)
+            raise ValueError(f"unknown workload '{name}' (known: {known}, overhead, compile)")
+        chosen.extend(w for w in hits if device in w.devices and w not in chosen)
+    return chosen

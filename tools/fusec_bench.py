@@ -1,0 +1,81 @@
+"""``fusec-bench``: time fusec against numpy, PyTorch, torch.compile and ONNX Runtime.
+
+    fusec-bench                         # every CPU workload, host overhead, compile time
+    fusec-bench --device gpu --json     # the GPU table, as JSON
+    fusec-bench -w softmax -w sgemm --repeat 10 --peers numpy,onnxruntime
+
+Each workload runs through fusec and every installed peer in this one process; every output
+is checked against the reference before anything is timed. Peers come with
+``pip install 'fusec[bench]'``; a missing one shows as ``n/a``. Exit codes: 0 when every output
+that was computed agreed with the reference, 1 when one did not (or fusec failed to compile a
+workload), 2 for a bad command line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from fusec.bench.harness import Settings
+from fusec.bench.peers import peers_for
+from fusec.bench.suite import SPECIAL, plan, render, run_suite
+from fusec.bench.workloads import all_workloads, tiny_workloads
+
+EXIT_WRONG = 1
+EXIT_USAGE = 2
+
+
+def workload_help() -> str:
+    names = [w.name for w in all_workloads() + tiny_workloads()]
+    return ("Run only this workload (repeatable; a prefix selects several): "
+            f"{', '.join([*names, *SPECIAL])}.")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True,
+              help="Where fusec and the peers run.")
+@click.option("-w", "--workload", "workloads", multiple=True, help=workload_help())
+@click.option("--repeat", type=click.IntRange(1), default=5, show_default=True,
+              help="Timed calls per runner; the median is reported.")
+@click.option("--warmup", type=click.IntRange(0), default=2, show_default=True,
+              help="Untimed calls before timing (after the checked call).")
+@click.option("--peers", "peer_list", default="",
+              help="Comma-separated peers to run (default: all for the device): "
+                   "numpy, torch, torch.compile, onnxruntime.")
+@click.option("-p", "--pipeline", default="default", show_default=True,
+              help="fusec pass pipeline.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Input seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_list: str,
+         pipeline: str, seed: int, as_json: bool, quiet: bool) -> None:
+    """Benchmark fusec against the tools a user would otherwise reach for."""
+    settings = Settings(device=device, repeat=repeat, warmup=warmup, pipeline=pipeline,
+                        seed=seed)
+    try:
+        names = [n.strip() for n in peer_list.split(",") if n.strip()]
+        peers = peers_for(device, names or None)
+        chosen = plan(workloads, device)
+    except ValueError as error:
+        click.echo(f"fusec-bench: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    suite = run_suite(chosen, peers, settings,
+                      progress=lambda line: None if quiet else click.echo(line, err=True))
+    peer_names = [p.name for p in peers]
+    if as_json:
+        from fusec.bench.report import to_json
+
+        click.echo(json.dumps(to_json(suite.rows, settings, peer_names, suite.extra), indent=1))
+    else:
+        click.echo(render(suite, settings, peer_names))
+    problems = suite.problems()
+    for line in problems:
+        click.echo(f"fusec-bench: error: {line}", err=True)
+    if problems:
+        sys.exit(EXIT_WRONG)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""``fusec.compile``: from IR text (or a parsed module) to an `Executable` on a device.
+
+    exe = fusec.compile(open("model.mlir").read())
+    (out,) = exe(x, w)            # or exe(x=x, w=w); numpy arrays in, numpy arrays out
+
+Steps: parse and verify (one-line errors with ``file:line:col``), run the fusion ``pipeline``
+(default: the ``default`` fusion pipeline; ``""`` or ``"none"`` for none), then ``lower-opencl``,
+then read the host schedule into a plan, select the device and build the program (once per
+source, device and options, see ``fusec.runtime.program_cache``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from fusec.compiler.context import make_context
+from fusec.compiler.diagnostics import FusecError, Source, parse_module
+from fusec.compiler.kernels.common import DeviceInfo
+from fusec.compiler.opencl.program import PlanError, build_plan
+from fusec.compiler.pipeline import run_pipeline
+from fusec.runtime.device import select_device
+from fusec.runtime.executable import Executable
+from fusec.runtime.plan import ProgramPlan
+
+LOWERING = "lower-opencl"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The kernel-level module and the plan made from it (for tools that show them)."""
+
+    module: ModuleOp
+    plan: ProgramPlan
+
+
+def load(source_or_module: str | ModuleOp, name: str = "<input>") -> ModuleOp:
+    """A verified module: the text parsed, or a clone of the given module."""
+    if isinstance(source_or_module, ModuleOp):
+        return source_or_module.clone()
+    return parse_module(make_context(), Source(source_or_module, name))
+
+
+def select_function(module: ModuleOp, function: str | None) -> str:
+    """The name of the function to compile; one-line error if missing or ambiguous."""
+    names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
+    if function is None:
+        if len(names) != 1:
+            listed = ", ".join(f"@{n}" for n in names) or "none"
+            raise FusecError(f"expected exactly one func.func, found {listed}; name one")
+        return names[0]
+    if function not in names:
+        listed = ", ".join(f"@{n}" for n in names) or "none"
+        raise FusecError(f"no function @{function} in the module (functions: {listed})")
+    return function
+
+
+def lower(
+    module: ModuleOp,
+    function: str | None = None,
+    pipeline: str = "default",
+    device_info: DeviceInfo | None = None,
+    filename: str = "<input>",
+) -> Compiled:
+    """Fuses, lowers and plans ``module`` in place."""
+    name = select_function(module, function)
+    ctx = make_context()
+    spec = "" if pipeline in ("", "none") else pipeline
+    run_pipeline(ctx, module, ",".join(s for s in (spec, LOWERING) if s), filename)
+    try:
+        plan = build_plan(module, name, device_info)
+    except (PlanError, ValueError) as e:
+        raise FusecError(f"{filename}: error: {e}") from None
+    return Compiled(module, plan)
+
+
+def compile(  # noqa: A001 - the public name the package exports
+    source_or_module: str | ModuleOp,
+    function: str | None = None,
+    pipeline: str = "default",
+    device: str = "auto",
+    platform: str | None = None,
+    filename: str = "<input>",
+) -> Executable:
+    """Compiles one function of ``source_or_module`` for a device; see the module docstring."""
+    dev = select_device(device, platform)  # type: ignore[arg-type]
+    module = load(source_or_module, filename)
+    compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename)
+    return Executable(compiled.plan, dev)

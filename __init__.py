@@ -7,3 +7,14 @@ semantics) and ``fusec.tools`` (the command-line entry points).
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["compile"]
+
+
+def __getattr__(name: str) -> object:
+    """``fusec.compile`` is imported on first use, so that ``import fusec`` stays light."""
+    if name == "compile":
+        from fusec.compiler.driver import compile
+
+        return compile
+    raise AttributeError(f"module 'fusec' has no attribute {name!r}")

@@ -16,7 +16,14 @@ from fusec.compiler.diagnostics import FusecError
 # name -> lazy getter of the Target class
 _TARGETS: dict[str, Callable[[], type[Target]]] = {
     "mlir": lambda: MLIRTarget,
+    "opencl": lambda: _opencl_target(),
 }
+
+
+def _opencl_target() -> type[Target]:
+    from fusec.compiler.opencl.target import OpenCLTarget
+
+    return OpenCLTarget
 
 
 def target_names() -> list[str]:

@@ -1,0 +1,282 @@
+"""``fusec-run``: compile a function of fusec IR for an OpenCL device, run it, write the outputs.
+
+    fusec-run model.mlir --random 0 --check
+    fusec-run model.mlir --inputs in.npz -o out.npz --device cpu --profile
+
+Inputs come from ``--inputs in.npz`` (keys are the function's argument names as written in the
+IR: ``%hidden`` is ``hidden``, an unnamed argument is ``arg0``, ``arg1``, ...) or are random
+(``--random SEED``; the default is ``--random 0``). Outputs go to ``-o out.npz`` as ``result0``,
+``result1``, ... in return order; without ``-o`` a line per output is printed. ``--check``
+compares the outputs with the numpy reference executor (on the program as written, before
+fusion). ``--profile`` runs once to warm up, then prints each kernel's time from OpenCL
+profiling events and the host overhead of a call.
+
+Exit codes:
+    0  success
+    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays
+    2  bad command line (unknown option, pass or pipeline)
+    3  no usable OpenCL device
+    4  an OpenCL program failed to build, or a kernel failed to launch
+    5  ``--check`` found an output beyond tolerance
+   70  internal error (a bug in fusec)
+Every error is one line on stderr (``--verbose`` adds the build log and kernel source).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import click
+import numpy as np
+
+from fusec import __version__
+from fusec.compiler.diagnostics import FusecError
+
+EXIT_INPUT = 1
+EXIT_USAGE = 2
+EXIT_DEVICE = 3
+EXIT_BUILD = 4
+EXIT_CHECK = 5
+INTERNAL_ERROR = 70
+
+
+class ToolError(Exception):
+    """A failure with its exit code; the message is one line."""
+
+    def __init__(self, message: str, code: int, details: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.details = details
+
+
+def read_source(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ToolError(f"{path}: error: cannot read input: {e.strerror}", EXIT_INPUT) from None
+    except UnicodeDecodeError:
+        raise ToolError(f"{path}: error: input is not UTF-8 text", EXIT_INPUT) from None
+
+
+def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
+    """The arrays of ``path`` by name; every name must be there and no other."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise ToolError(f"{path}: error: cannot read inputs: {e}", EXIT_INPUT) from None
+    listed = ", ".join(names)
+    for name in names:
+        if name not in arrays:
+            raise ToolError(f"{path}: error: missing input '{name}' (the function takes: "
+                            f"{listed})", EXIT_INPUT)
+    for key in arrays:
+        if key not in names:
+            raise ToolError(f"{path}: error: unexpected input '{key}' (the function takes: "
+                            f"{listed})", EXIT_INPUT)
+    return arrays
+
+
+def write_outputs(path: str, outputs: list[np.ndarray]) -> None:
+    try:
+        with open(path, "wb") as f:
+            np.savez(f, **{f"result{i}": out for i, out in enumerate(outputs)})
+    except OSError as e:
+        raise ToolError(f"{path}: error: cannot write outputs: {e.strerror}", EXIT_INPUT) from None
+
+
+def compare(outputs: list[np.ndarray], expected: list[np.ndarray], atol: float,
+            rtol: float) -> tuple[list[str], bool]:
+    """One line per output with its max absolute and relative error; whether all are within
+    ``|out - ref| <= atol + rtol * |ref|``."""
+    lines: list[str] = []
+    ok = True
+    for i, (out, ref) in enumerate(zip(outputs, expected)):
+        a = np.asarray(out, np.float64)
+        b = np.asarray(ref, np.float64)
+        diff = np.abs(a - b)
+        finite = np.isfinite(b)
+        same_nonfinite = bool(np.array_equal(~finite, ~np.isfinite(a)))
+        abs_err = float(diff[finite].max()) if finite.any() else 0.0
+        rel = diff[finite] / np.maximum(np.abs(b[finite]), 1e-30)
+        rel_err = float(rel.max()) if rel.size else 0.0
+        good = same_nonfinite and bool(np.all(diff[finite] <= atol + rtol * np.abs(b[finite])))
+        ok &= good
+        lines.append(f"result{i}: max abs error {abs_err:.3g}, max rel error {rel_err:.3g}: "
+                     + ("ok" if good else f"FAILED (atol {atol:g}, rtol {rtol:g})"))
+    return lines, ok
+
+
+def list_devices() -> None:
+    from fusec.runtime.device import list_devices as devices
+
+    reports = devices()
+    if not reports:
+        click.echo("no OpenCL devices found")
+    for r in reports:
+        status = "usable" if r.usable else f"not usable: {r.problem}"
+        click.echo(f"{r.platform} / {r.name} [{r.type}]: {status}")
+
+
+def run(
+    file: str,
+    function: str | None,
+    inputs: str | None,
+    seed: int | None,
+    device: str,
+    platform: str | None,
+    pipeline: str,
+    output: str | None,
+    check: bool,
+    atol: float,
+    rtol: float,
+    profile: bool,
+    dump_kernels: str | None,
+) -> None:
+    from fusec.compiler.driver import load, lower
+    from fusec.compiler.kernels.common import DeviceInfo
+    from fusec.runtime.device import select_device
+    from fusec.runtime.executable import Executable
+    from fusec.runtime.reference import find_function, random_inputs, run_function
+
+    source = read_source(file)
+    original = load(source, file)
+    dev = select_device(device, platform)  # type: ignore[arg-type]
+    started = time.perf_counter()
+    compiled = lower(original.clone(), function, pipeline, DeviceInfo.from_device(dev.device),
+                     file)
+    if dump_kernels:
+        dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module))
+    exe = Executable(compiled.plan, dev)
+    compile_seconds = time.perf_counter() - started
+    names = exe.input_names
+    if inputs is not None:
+        given = load_inputs(inputs, names)
+        args = exe.bind((), given)
+    else:
+        fn = find_function(original, compiled.plan.function)
+        args = random_inputs(fn, 0 if seed is None else seed)
+    if profile:
+        exe(*args)  # warm-up
+        outputs, prof = exe.profile(*args)
+        click.echo(f"device: {dev.description}")
+        click.echo(f"compile: {compile_seconds * 1e3:.1f} ms")
+        for k in prof.kernels:
+            click.echo(f"  {k.kernel}: {k.seconds * 1e3:.3f} ms")
+        click.echo(f"kernels: {prof.kernel_seconds * 1e3:.3f} ms in {len(prof.kernels)} launches; "
+                   f"call: {prof.wall_seconds * 1e3:.3f} ms; host overhead: "
+                   f"{prof.host_overhead_seconds * 1e3:.3f} ms")
+    else:
+        outputs = exe(*args)
+    if output:
+        write_outputs(output, outputs)
+    else:
+        for i, out in enumerate(outputs):
+            click.echo(f"result{i}: {out.dtype}{list(out.shape)}")
+    if check:
+        expected = run_function(original, args, compiled.plan.function)
+        lines, ok = compare(outputs, expected, atol, rtol)
+        for line in lines:
+            click.echo(line)
+        if not ok:
+            raise ToolError(f"{file}: error: --check: outputs differ from the reference "
+                            "beyond tolerance", EXIT_CHECK)
+
+
+def dump(folder: str, function: str, source: str, ir: str) -> None:
+    try:
+        os.makedirs(folder, exist_ok=True)
+        Path(folder, f"{function}.cl").write_text(source, encoding="utf-8")
+        Path(folder, f"{function}.kernels.mlir").write_text(ir + "\n", encoding="utf-8")
+    except OSError as e:
+        raise ToolError(f"{folder}: error: cannot write kernels: {e.strerror}", EXIT_INPUT) from None
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("file", required=False)
+@click.option("--function", metavar="NAME", help="The function to run (default: the only one).")
+@click.option("--inputs", metavar="IN.npz", help="Input arrays by argument name.")
+@click.option("--random", "seed", type=int, metavar="SEED", help="Random inputs (default 0).")
+@click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
+              show_default=True)
+@click.option("--platform", metavar="NAME", help="Only platforms whose name contains NAME.")
+@click.option("-p", "--pipeline", default="default", show_default=True,
+              help="Fusion passes before lowering ('none' for none).")
+@click.option("-o", "--output", metavar="OUT.npz", help="Write the outputs here.")
+@click.option("--check", is_flag=True, help="Compare with the numpy reference.")
+@click.option("--atol", type=float, default=1e-4, show_default=True)
+@click.option("--rtol", type=float, default=1e-3, show_default=True)
+@click.option("--profile", is_flag=True, help="Print each kernel's time and the host overhead.")
+@click.option("--dump-kernels", metavar="DIR", help="Write the OpenCL C and kernel-level IR.")
+@click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
+@click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
+@click.version_option(__version__, prog_name="fusec-run")
+def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
+        device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
+        atol: float, rtol: float, profile: bool, dump_kernels: str | None, list_only: bool,
+        verbose: bool) -> None:
+    """Compile FILE for an OpenCL device, run it and write or check its outputs."""
+    if list_only:
+        list_devices()
+        return
+    if file is None:
+        raise click.UsageError("missing FILE")
+    if inputs is not None and seed is not None:
+        raise click.UsageError("--inputs and --random exclude each other")
+    try:
+        run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
+            profile, dump_kernels)
+    except ToolError as e:
+        fail(str(e), e.code, e.details if verbose else None)
+    except FusecError as e:
+        from fusec.compiler.pipeline import PipelineSpecError
+
+        fail(str(e), EXIT_USAGE if isinstance(e, PipelineSpecError) else EXIT_INPUT)
+    except Exception as e:  # runtime errors: classified by type, imported lazily
+        from fusec.runtime.errors import BuildError, DeviceError, FusecRuntimeError, LaunchError
+
+        if not isinstance(e, FusecRuntimeError):
+            raise
+        code = EXIT_INPUT
+        if isinstance(e, DeviceError):
+            code = EXIT_DEVICE
+        elif isinstance(e, BuildError | LaunchError):
+            code = EXIT_BUILD
+        hint = "" if verbose or not isinstance(e, BuildError) else " (--verbose for the log)"
+        fail(f"fusec-run: error: {e}{hint}", code, e.details() if verbose else None)
+
+
+def fail(message: str, code: int, details: str | None = None) -> None:
+    click.echo(message, err=True)
+    if details:
+        click.echo(details, err=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: one line per error, never a traceback (exit 70 for a bug in fusec)."""
+    try:
+        cli.main(args=argv, prog_name="fusec-run", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.ClickException as e:
+        e.show()
+        return EXIT_USAGE
+    except click.exceptions.Abort:
+        return 130
+    except SystemExit as e:
+        return int(e.code or 0)
+    except Exception as e:  # a bug in fusec: still one line
+        if os.environ.get("FUSEC_TRACEBACK"):
+            raise
+        click.echo(f"fusec-run: internal error: {type(e).__name__}: {e}", err=True)
+        return INTERNAL_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

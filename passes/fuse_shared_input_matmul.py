@@ -135,11 +135,13 @@ def merge(group: Group, pos: Positions) -> None:
     shape = list(out_type.get_shape())
     shape[-1] = total
     merged = nn.MatmulOp(x, weights.result, TensorType(out_type.element_type, shape))
+    weights.result.name_hint, merged.result.name_hint = "shared_w", "shared"
     axis = len(shape) - 1
     narrows: list[Operation] = []
     start = 0
     for mm, width in zip(group.matmuls, widths):
         narrows.append(nn.NarrowOp(merged.result, axis, start, width))
+        narrows[-1].result.name_hint = mm.result.name_hint
         start += width
     new_ops: list[Operation] = [weights, merged, *narrows]
     if group.first_user is None:  # nothing reads the originals: append before the terminator

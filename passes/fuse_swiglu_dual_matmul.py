@@ -70,6 +70,7 @@ class FuseDualMatmulSwiglu(RewritePattern):
             assert isinstance(w_type, TensorType) and isinstance(up.result.type, TensorType)
             weights = nn.ConcatOp([up.rhs, gate.rhs], 1, with_last_dim(w_type, 2 * n))
             cat = nn.MatmulOp(up.lhs, weights.result, with_last_dim(up.result.type, 2 * n))
+            weights.result.name_hint, cat.result.name_hint = "up_gate_w", "up_gate"
             rewriter.replace(op, [weights, cat, SwigluOp(cat.result)])
             rewriter.erase(silu)
             rewriter.erase(gate)

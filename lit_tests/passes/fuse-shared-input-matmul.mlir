@@ -1,0 +1,168 @@
+// fuse-shared-input-matmul: matmuls of one input merge into one matmul of concatenated weights, sliced back by
+// narrows; and its guards.
+// RUN: fusec-opt %s -p fuse-shared-input-matmul --split-input-file | filecheck %s
+// The result holds only nn ops, so unfuse leaves it as it is:
+// RUN: fusec-opt %s -p 'fuse-shared-input-matmul,unfuse' --split-input-file | filecheck %s --check-prefix=UNFUSE
+// RUN: fusec-opt %s -p fuse-shared-input-matmul --split-input-file > %t.once
+// RUN: fusec-opt %s -p fuse-shared-input-matmul,fuse-shared-input-matmul --split-input-file > %t.twice
+// RUN: diff %t.once %t.twice
+
+// The seed's gate/up pair, both returned: the narrows take the matmuls' place.
+// CHECK-LABEL: func.func @two_way(
+// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %w1, %w2 {axis = 1 : i64} : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x16xf32>
+// CHECK-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %x, %[[SHARED_W]] : tensor<6x16xf32>, tensor<16x16xf32> -> tensor<6x16xf32>
+// CHECK-NEXT:  %[[A:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 8 : i64} : tensor<6x16xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 8 : i64, length = 8 : i64} : tensor<6x16xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:  func.return %[[A]], %[[B]] : tensor<6x8xf32>, tensor<6x8xf32>
+// UNFUSE-LABEL: func.func @two_way(
+// UNFUSE-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %w1, %w2 {axis = 1 : i64} : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x16xf32>
+// UNFUSE-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %x, %[[SHARED_W]] : tensor<6x16xf32>, tensor<16x16xf32> -> tensor<6x16xf32>
+// UNFUSE-NEXT:  %[[A:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 8 : i64} : tensor<6x16xf32> -> tensor<6x8xf32>
+// UNFUSE-NEXT:  %[[B:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 8 : i64, length = 8 : i64} : tensor<6x16xf32> -> tensor<6x8xf32>
+// UNFUSE-NEXT:  func.return %[[A]], %[[B]] : tensor<6x8xf32>, tensor<6x8xf32>
+func.func @two_way(%x: tensor<6x16xf32>, %w1: tensor<16x8xf32>, %w2: tensor<16x8xf32>) -> (tensor<6x8xf32>, tensor<6x8xf32>) {
+  %a = nn.matmul %x, %w1 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  %b = nn.matmul %x, %w2 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  func.return %a, %b : tensor<6x8xf32>, tensor<6x8xf32>
+}
+
+// -----
+
+// The seed's three-way QKV split, on a batched input, with different widths.
+// CHECK-LABEL: func.func @three_way_qkv(
+// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %wq, %wk, %wv {axis = 1 : i64} : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x4xf32>) -> tensor<16x20xf32>
+// CHECK-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %x, %[[SHARED_W]] : tensor<2x4x16xf32>, tensor<16x20xf32> -> tensor<2x4x20xf32>
+// CHECK-NEXT:  %[[Q:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 2 : i64, start = 0 : i64, length = 8 : i64} : tensor<2x4x20xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT:  %[[K:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 2 : i64, start = 8 : i64, length = 8 : i64} : tensor<2x4x20xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT:  %[[V:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 2 : i64, start = 16 : i64, length = 4 : i64} : tensor<2x4x20xf32> -> tensor<2x4x4xf32>
+// CHECK-NEXT:  func.return %[[Q]], %[[K]], %[[V]] : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>
+func.func @three_way_qkv(%x: tensor<2x4x16xf32>, %wq: tensor<16x8xf32>, %wk: tensor<16x8xf32>, %wv: tensor<16x4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) {
+  %q = nn.matmul %x, %wq : tensor<2x4x16xf32>, tensor<16x8xf32> -> tensor<2x4x8xf32>
+  %k = nn.matmul %x, %wk : tensor<2x4x16xf32>, tensor<16x8xf32> -> tensor<2x4x8xf32>
+  %v = nn.matmul %x, %wv : tensor<2x4x16xf32>, tensor<16x4xf32> -> tensor<2x4x4xf32>
+  func.return %q, %k, %v : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// The seed's late-weight regression: w2 is defined after the first matmul. The merged matmul
+// goes before the first reader of either result, after every weight.
+// CHECK-LABEL: func.func @late_weight(
+// CHECK-NEXT:  %[[W2:[^ ]+]] = nn.constant {value = dense<1.500000e+00> : tensor<4x2xf32>} : tensor<4x2xf32>
+// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %w1, %[[W2]] {axis = 1 : i64} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %x, %[[SHARED_W]] : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:  %[[A:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 2 : i64} : tensor<8x4xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 2 : i64, length = 2 : i64} : tensor<8x4xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[Y:[^ ]+]] = nn.add %[[A]], %[[B]] : tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  func.return %[[Y]] : tensor<8x2xf32>
+func.func @late_weight(%x: tensor<8x4xf32>, %w1: tensor<4x2xf32>) -> tensor<8x2xf32> {
+  %a = nn.matmul %x, %w1 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+  %w2 = nn.constant {value = dense<1.5> : tensor<4x2xf32>} : tensor<4x2xf32>
+  %b = nn.matmul %x, %w2 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+  %y = nn.add %a, %b : tensor<8x2xf32>, tensor<8x2xf32> -> tensor<8x2xf32>
+  func.return %y : tensor<8x2xf32>
+}
+
+// -----
+
+// The seed's qwen35moe regression: router, shared-expert router, gate and up all read the
+// flattened hidden state, with weights scattered through the block: four slices.
+// CHECK-LABEL: func.func @moe_shared_input(
+// CHECK-NEXT:  %[[H2:[^ ]+]] = nn.reshape %h : tensor<1x4x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %router_w, %shared_router_w, %s_gate_w, %s_up_w {axis = 1 : i64} : (tensor<16x4xf32>, tensor<16x1xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x37xf32>
+// CHECK-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %[[H2]], %[[SHARED_W]] : tensor<4x16xf32>, tensor<16x37xf32> -> tensor<4x37xf32>
+// CHECK-NEXT:  %[[LOGITS:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 4 : i64} : tensor<4x37xf32> -> tensor<4x4xf32>
+// CHECK-NEXT:  %[[SHARED_LOGITS:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 4 : i64, length = 1 : i64} : tensor<4x37xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:  %[[S_GATE:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 5 : i64, length = 16 : i64} : tensor<4x37xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  %[[S_UP:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 21 : i64, length = 16 : i64} : tensor<4x37xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  %[[SHARED_GATE:[^ ]+]] = nn.sigmoid %[[SHARED_LOGITS]] : tensor<4x1xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:  %[[S_SILU:[^ ]+]] = nn.silu %[[S_GATE]] : tensor<4x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  %[[S_SWIGLU:[^ ]+]] = nn.mul %[[S_SILU]], %[[S_UP]] : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  func.return %[[LOGITS]], %[[SHARED_GATE]], %[[S_SWIGLU]] : tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x16xf32>
+func.func @moe_shared_input(%h: tensor<1x4x16xf32>, %router_w: tensor<16x4xf32>, %shared_router_w: tensor<16x1xf32>, %s_gate_w: tensor<16x16xf32>, %s_up_w: tensor<16x16xf32>) -> (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x16xf32>) {
+  %h2 = nn.reshape %h : tensor<1x4x16xf32> -> tensor<4x16xf32>
+  %logits = nn.matmul %h2, %router_w : tensor<4x16xf32>, tensor<16x4xf32> -> tensor<4x4xf32>
+  %shared_logits = nn.matmul %h2, %shared_router_w : tensor<4x16xf32>, tensor<16x1xf32> -> tensor<4x1xf32>
+  %shared_gate = nn.sigmoid %shared_logits : tensor<4x1xf32> -> tensor<4x1xf32>
+  %s_gate = nn.matmul %h2, %s_gate_w : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
+  %s_up = nn.matmul %h2, %s_up_w : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
+  %s_silu = nn.silu %s_gate : tensor<4x16xf32> -> tensor<4x16xf32>
+  %s_swiglu = nn.mul %s_silu, %s_up : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  func.return %logits, %shared_gate, %s_swiglu : tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// The middle matmul's weight appears only after the first result is read: the other two merge
+// and it stays.
+// CHECK-LABEL: func.func @partial_group(
+// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %w1, %w3 {axis = 1 : i64} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %x, %[[SHARED_W]] : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+// CHECK-NEXT:  %[[A:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 2 : i64} : tensor<8x4xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[C:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 2 : i64, length = 2 : i64} : tensor<8x4xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[R:[^ ]+]] = nn.relu %[[A]] : tensor<8x2xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[W2:[^ ]+]] = nn.constant {value = dense<5.000000e-01> : tensor<4x2xf32>} : tensor<4x2xf32>
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.matmul %x, %[[W2]] : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  func.return %[[R]], %[[B]], %[[C]] : tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>
+func.func @partial_group(%x: tensor<8x4xf32>, %w1: tensor<4x2xf32>, %w3: tensor<4x2xf32>) -> (tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) {
+  %a = nn.matmul %x, %w1 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+  %r = nn.relu %a : tensor<8x2xf32> -> tensor<8x2xf32>
+  %w2 = nn.constant {value = dense<0.5> : tensor<4x2xf32>} : tensor<4x2xf32>
+  %b = nn.matmul %x, %w2 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+  %c = nn.matmul %x, %w3 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+  func.return %r, %b, %c : tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_single_matmul(
+// CHECK-NEXT:  %[[A:[^ ]+]] = nn.matmul %x, %w1 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:  func.return %[[A]] : tensor<6x8xf32>
+func.func @negative_single_matmul(%x: tensor<6x16xf32>, %w1: tensor<16x8xf32>) -> tensor<6x8xf32> {
+  %a = nn.matmul %x, %w1 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  func.return %a : tensor<6x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_different_inputs(
+// CHECK-NEXT:  %[[A:[^ ]+]] = nn.matmul %x, %w1 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.matmul %z, %w2 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+// CHECK-NEXT:  func.return %[[A]], %[[B]] : tensor<6x8xf32>, tensor<6x8xf32>
+func.func @negative_different_inputs(%x: tensor<6x16xf32>, %z: tensor<6x16xf32>, %w1: tensor<16x8xf32>, %w2: tensor<16x8xf32>) -> (tensor<6x8xf32>, tensor<6x8xf32>) {
+  %a = nn.matmul %x, %w1 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  %b = nn.matmul %z, %w2 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  func.return %a, %b : tensor<6x8xf32>, tensor<6x8xf32>
+}
+
+// -----
+
+// A batched weight does not concatenate into [K, N1 + N2]; x as a right operand is no match.
+// CHECK-LABEL: func.func @negative_batched_weight(
+// CHECK-NEXT:  %[[A:[^ ]+]] = nn.matmul %x, %w1 : tensor<2x4x4xf32>, tensor<4x4xf32> -> tensor<2x4x4xf32>
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.matmul %x, %w2 : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+// CHECK-NEXT:  %[[C:[^ ]+]] = nn.matmul %y, %x : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+// CHECK-NEXT:  func.return %[[A]], %[[B]], %[[C]] : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+func.func @negative_batched_weight(%x: tensor<2x4x4xf32>, %w1: tensor<4x4xf32>, %w2: tensor<2x4x4xf32>, %y: tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>) {
+  %a = nn.matmul %x, %w1 : tensor<2x4x4xf32>, tensor<4x4xf32> -> tensor<2x4x4xf32>
+  %b = nn.matmul %x, %w2 : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  %c = nn.matmul %y, %x : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  func.return %a, %b, %c : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// The second weight is computed from the first result: merging would make a cycle.
+// CHECK-LABEL: func.func @negative_dependent_matmuls(
+// CHECK-NEXT:  %[[A:[^ ]+]] = nn.matmul %x, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.matmul %x, %[[A]] : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT:  %[[T:[^ ]+]] = nn.relu %[[B]] : tensor<4x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT:  %[[C:[^ ]+]] = nn.matmul %x, %[[T]] : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT:  func.return %[[B]], %[[C]] : tensor<4x4xf32>, tensor<4x4xf32>
+func.func @negative_dependent_matmuls(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %a = nn.matmul %x, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %b = nn.matmul %x, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %t = nn.relu %b : tensor<4x4xf32> -> tensor<4x4xf32>
+  %c = nn.matmul %x, %t : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  func.return %b, %c : tensor<4x4xf32>, tensor<4x4xf32>
+}

@@ -111,7 +111,9 @@ def remainder(a: Array, b: Array) -> Array:
 
 
 def run_constant(op: Operation, args: Sequence[Array]) -> Array:
-    value = op.properties.get("value") or op.attributes.get("value")
+    value = op.properties.get("value")
+    if value is None:  # not ``or``: IntegerAttr(0) is falsy
+        value = op.attributes.get("value")
     if isinstance(value, FloatAttr | IntegerAttr):
         return np.asarray(value.value.data)
     if isinstance(value, DenseIntOrFPElementsAttr):

@@ -133,10 +133,10 @@ class FuseIntoReduce(RewritePattern):
         if prod is None:
             return
         new, constants = absorb(op, prod)
-        rewriter.replace_op(op, new)
-        rewriter.erase_op(prod)
+        rewriter.replace(op, new)
+        rewriter.erase(prod)
         for const in dead_constants(constants):
-            rewriter.erase_op(const)
+            rewriter.erase(const)
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,25 @@ def prepare(text: str, inputs: Sequence[np.ndarray], device: str, pipeline: str)
     """Compiles `text` for `device` and returns its timed call."""
     executable = compile_function()(text, pipeline=pipeline, device=device)
     args = list(inputs)
+    device_call = None
+    if hasattr(executable, "profile"):
+        def device_call() -> float:
+            return executable.profile(*args)[1].kernel_seconds * 1e3
     return Prepared(
         call=lambda: executable(*args),
         outputs=lambda: as_arrays(executable(*args)),
-        note=str(getattr(executable, "device_description", "")),
+        device_call=device_call,
+        details=describe(executable),
     )
+
+
+def describe(executable: Any) -> dict[str, Any]:
+    """The number of kernels per call and the device, where the executable tells them."""
+    details: dict[str, Any] = {}
+    launches = getattr(getattr(executable, "plan", None), "launches", None)
+    if launches is not None:
+        details["kernels"] = len(launches)
+    device = getattr(getattr(executable, "device", None), "description", None)
+    if device:
+        details["device"] = device
+    return details

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,7 @@ class RunnerResult:
     wall: Timing | None = None
     device: Timing | None = None
     """Kernel time (profiling events; CUDA events for PyTorch), where the runner has it."""
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -105,9 +107,10 @@ def run_runner(
         return RunnerResult(name, WRONG, f"relative error {error:.3g} > {workload.tolerance:g}",
                             error=error)
     wall = wall_times(prepared.call, settings.warmup, settings.repeat)
-    device = (device_times(prepared.device_call, settings.repeat)
+    device = (device_times(prepared.device_call, len(wall.samples_ms))
               if prepared.device_call is not None else None)
-    return RunnerResult(name, OK, prepared.note, error=error, wall=wall, device=device)
+    return RunnerResult(name, OK, error=error, wall=wall, device=device,
+                        details=prepared.details)
 
 
 def run_workload(workload: Workload, peers: Sequence[Peer], settings: Settings,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -44,7 +44,8 @@ class Prepared:
     """One call whose results are brought back to the host, for the check."""
     device_call: Callable[[], float] | None = None
     """One call timed on the device (ms), where the runner can do so."""
-    note: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    """Facts for the JSON report (fusec: ``kernels`` per call and the ``device``)."""
 
 
 class Peer(Protocol):

@@ -21,15 +21,26 @@ class Timing:
         return min(self.samples_ms)
 
 
-def wall_times(call: Callable[[], object], warmup: int, repeat: int) -> Timing:
-    """Wall time of `call` (which must return only once its work is done), in milliseconds."""
+MIN_TIME_S = 0.25
+"""Fast calls are repeated until they have run this long, so their medians are stable."""
+MAX_CALLS = 200
+
+
+def wall_times(call: Callable[[], object], warmup: int, repeat: int,
+               min_time_s: float = MIN_TIME_S) -> Timing:
+    """Wall time of `call` (which must return only once its work is done), in milliseconds:
+    at least `repeat` calls, more (up to MAX_CALLS) while they add up to less than
+    `min_time_s`."""
     for _ in range(warmup):
         call()
-    samples = []
-    for _ in range(repeat):
+    samples: list[float] = []
+    spent = 0.0
+    while len(samples) < repeat or (spent < min_time_s and len(samples) < MAX_CALLS):
         start = time.perf_counter()
         call()
-        samples.append((time.perf_counter() - start) * 1e3)
+        elapsed = time.perf_counter() - start
+        samples.append(elapsed * 1e3)
+        spent += elapsed
     return Timing(tuple(samples))
 
 

@@ -89,28 +89,6 @@ def write_outputs(path: str, outputs: list[np.ndarray]) -> None:
         raise ToolError(f"{path}: error: cannot write outputs: {e.strerror}", EXIT_INPUT) from None
 
 
-def compare(outputs: list[np.ndarray], expected: list[np.ndarray], atol: float,
-            rtol: float) -> tuple[list[str], bool]:
-    """One line per output with its max absolute and relative error; whether all are within
-    ``|out - ref| <= atol + rtol * |ref|``."""
-    lines: list[str] = []
-    ok = True
-    for i, (out, ref) in enumerate(zip(outputs, expected)):
-        a = np.asarray(out, np.float64)
-        b = np.asarray(ref, np.float64)
-        diff = np.abs(a - b)
-        finite = np.isfinite(b)
-        same_nonfinite = bool(np.array_equal(~finite, ~np.isfinite(a)))
-        abs_err = float(diff[finite].max()) if finite.any() else 0.0
-        rel = diff[finite] / np.maximum(np.abs(b[finite]), 1e-30)
-        rel_err = float(rel.max()) if rel.size else 0.0
-        good = same_nonfinite and bool(np.all(diff[finite] <= atol + rtol * np.abs(b[finite])))
-        ok &= good
-        lines.append(f"result{i}: max abs error {abs_err:.3g}, max rel error {rel_err:.3g}: "
-                     + ("ok" if good else f"FAILED (atol {atol:g}, rtol {rtol:g})"))
-    return lines, ok
-
-
 def list_devices() -> None:
     from fusec.runtime.device import list_devices as devices
 
@@ -178,11 +156,13 @@ def run(
         for i, out in enumerate(outputs):
             click.echo(f"result{i}: {out.dtype}{list(out.shape)}")
     if check:
+        from fusec.compiler.check import compare
+
         expected = run_function(original, args, compiled.plan.function)
-        lines, ok = compare(outputs, expected, atol, rtol)
-        for line in lines:
-            click.echo(line)
-        if not ok:
+        results = compare(outputs, expected, atol, rtol)
+        for result in results:
+            click.echo(result.describe(atol, rtol))
+        if not all(r.ok for r in results):
             raise ToolError(f"{file}: error: --check: outputs differ from the reference "
                             "beyond tolerance", EXIT_CHECK)
 

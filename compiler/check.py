@@ -1,0 +1,68 @@
+"""Differential checks: a compiled program's outputs against the numpy reference executor.
+
+``fusec-run --check`` and the runtime tests both use this: the reference runs the program as
+written (before fusion), the OpenCL executable runs it fused and lowered, on the same inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from fusec.compiler.driver import compile, load
+from fusec.runtime.reference import find_function, random_inputs, run_function
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How far one output is from its reference value."""
+
+    name: str
+    max_abs: float
+    max_rel: float
+    ok: bool
+
+    def describe(self, atol: float, rtol: float) -> str:
+        verdict = "ok" if self.ok else f"FAILED (atol {atol:g}, rtol {rtol:g})"
+        return (f"{self.name}: max abs error {self.max_abs:.3g}, max rel error "
+                f"{self.max_rel:.3g}: {verdict}")
+
+
+def compare(
+    outputs: list[np.ndarray], expected: list[np.ndarray], atol: float, rtol: float
+) -> list[Comparison]:
+    """Per output: the largest errors, and whether ``|out - ref| <= atol + rtol * |ref|``
+    everywhere (NaN and infinities must sit at the same places)."""
+    results: list[Comparison] = []
+    for i, (out, ref) in enumerate(zip(outputs, expected)):
+        a = np.asarray(out, np.float64)
+        b = np.asarray(ref, np.float64)
+        finite = np.isfinite(b)
+        same_specials = bool(np.array_equal(a[~finite], b[~finite], equal_nan=True))
+        same_specials &= bool(np.all(np.isfinite(a[finite])))
+        diff = np.abs(a[finite] - b[finite])
+        max_abs = float(diff.max()) if diff.size else 0.0
+        rel = diff / np.maximum(np.abs(b[finite]), 1e-30)
+        max_rel = float(rel.max()) if rel.size else 0.0
+        ok = same_specials and bool(np.all(diff <= atol + rtol * np.abs(b[finite])))
+        results.append(Comparison(f"result{i}", max_abs, max_rel, ok))
+    return results
+
+
+def run_with_reference(
+    source: str | ModuleOp,
+    seed: int = 0,
+    pipeline: str = "default",
+    device: str = "cpu",
+    platform: str | None = None,
+    function: str | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The compiled program's outputs and the reference outputs on random inputs."""
+    module = load(source)
+    fn = find_function(module, function)
+    args = random_inputs(fn, seed)
+    expected = run_function(module, args, fn.sym_name.data)
+    exe = compile(module, fn.sym_name.data, pipeline, device, platform)
+    return exe(*args), expected

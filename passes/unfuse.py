@@ -5,6 +5,7 @@ quotes or by the name without the ``fused.`` prefix:
 ``unfuse{ops=swiglu,attention_block}`` or ``unfuse{ops="fused.swiglu"}`` (xDSL's option
 syntax: a comma separates the values of one option, a space separates options, and an unquoted
 value may not contain a dot). Ops a decomposition produces are unfused too when they are named.
+A ``fused.elementwise`` body op with no ``nn`` equivalent (``math.sin``) fails the pass, naming it.
 
     %y = fused.matmul_bias_act %x, %w, %b {activation = "gelu"} : ...
   becomes
@@ -22,8 +23,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects.fused import FUSED_OPS
+from fusec.dialects.scalar_ops import ScalarOpError
 
 FUSED_NAMES = tuple(op.name for op in FUSED_OPS)
 
@@ -45,7 +48,10 @@ class Decompose(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.name not in self.names or not isinstance(op, FUSED_OPS):
             return
-        new_ops, results = op.decompose()  # type: ignore[attr-defined]
+        try:
+            new_ops, results = op.decompose()  # type: ignore[attr-defined]
+        except ScalarOpError as e:  # a region body op with no nn equivalent
+            raise PassFailedException(f"unfuse: {e}") from None
         rewriter.replace(op, new_ops, results)
 
 

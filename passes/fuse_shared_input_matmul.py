@@ -6,9 +6,9 @@ is read once (QKV projections, gate/up pairs, a router beside an expert).
 Preconditions: two or more ``nn.matmul`` ops in one block with the same ``x`` (their left
 operand) and 2-D weights (``[K, N_i]``; ``K`` is ``x``'s last dimension). The merged matmul goes
 right before the first op that reads any of the originals, so every weight must be defined before
-that op: a matmul that cannot meet this joins a later group instead (or stays). The originals'
-results may have any users, returns included: each is replaced by a ``narrow`` of the merged
-result along its last axis.
+that op, or be made by a pure op (a ``concat`` of parameters) that can move there; a matmul that
+cannot meet this joins a later group instead (or stays). The originals' results may have any
+users, returns included: each is replaced by a ``narrow`` of the merged result's last axis.
 
     %q = nn.matmul %x, %wq : tensor<8x32xf32>, tensor<32x16xf32> -> tensor<8x16xf32>
     %k = nn.matmul %x, %wk : tensor<8x32xf32>, tensor<32x16xf32> -> tensor<8x16xf32>
@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import Pure
 
 from fusec.dialects import nn
 from fusec.passes._util import producer, shape_of
@@ -92,9 +93,30 @@ class Group:
     ready_at: float  # where the last weight becomes available
 
 
+def movable(op: Operation, candidates: list[nn.MatmulOp]) -> bool:
+    """A weight's producer that may move up to the merged matmul: pure, no regions, and not
+    reading any of the matmuls being merged (that would make a cycle)."""
+    return (
+        op.has_trait(Pure)
+        and not op.regions
+        and all(producer(v) not in candidates for v in op.operands)
+    )
+
+
+def weight_ready(w: SSAValue, pos: Positions, candidates: list[nn.MatmulOp]) -> float:
+    """Where weight ``w`` can be available: where it is defined, or, when its producer can move
+    (``concat`` of parameters, a transpose...), where the producer's operands are."""
+    at = pos.defined_at(w)
+    owner = producer(w)
+    if owner is None or at == -math.inf or not movable(owner, candidates):
+        return at
+    return max((pos.defined_at(v) for v in owner.operands), default=-math.inf)
+
+
 def groups_of(candidates: list[nn.MatmulOp], pos: Positions) -> list[Group]:
     """Greedy partition, in program order: a matmul joins the open group if every weight is
-    still defined before the group's first user; otherwise it waits for the next round."""
+    (or can be moved to be) defined before the group's first user; otherwise it waits for the
+    next round."""
     groups: list[Group] = []
     pending = sorted(candidates, key=pos.of_op)
     while len(pending) >= 2:
@@ -107,7 +129,7 @@ def groups_of(candidates: list[nn.MatmulOp], pos: Positions) -> list[Group]:
                 key=pos.of_op,
                 default=None,
             )
-            ready = max(group.ready_at, pos.defined_at(mm.rhs))
+            ready = max(group.ready_at, weight_ready(mm.rhs, pos, candidates))
             weight_from_group = producer(mm.rhs) in group.matmuls
             if not weight_from_group and (first is None or ready < pos.of_op(first)):
                 group.matmuls.append(mm)
@@ -144,10 +166,14 @@ def merge(group: Group, pos: Positions) -> None:
         narrows[-1].result.name_hint = mm.result.name_hint
         start += width
     new_ops: list[Operation] = [weights, merged, *narrows]
-    if group.first_user is None:  # nothing reads the originals: append before the terminator
-        anchor = group.matmuls[-1]
-    else:
-        anchor = group.first_user
+    # Nothing reads the originals: the last of them is a valid place (every weight precedes it).
+    anchor = group.first_user or group.matmuls[-1]
+    for w in {mm.rhs: None for mm in group.matmuls}:  # weights defined too late move up
+        owner = producer(w)
+        if owner is not None and owner.parent is pos.block and pos.defined_at(w) > pos.of_op(anchor):
+            owner.detach()
+            Rewriter.insert_op(owner, InsertPoint.before(anchor))
+            pos.index[owner] = pos.of_op(anchor) - 0.75
     Rewriter.insert_op(new_ops, InsertPoint.before(anchor))
     pos.inserted(new_ops, anchor)
     for mm, narrow in zip(group.matmuls, narrows):

@@ -93,24 +93,33 @@ func.func @moe_shared_input(%h: tensor<1x4x16xf32>, %router_w: tensor<16x4xf32>,
 
 // -----
 
-// The middle matmul's weight appears only after the first result is read: the other two merge
-// and it stays.
-// CHECK-LABEL: func.func @partial_group(
-// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %w1, %w3 {axis = 1 : i64} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x4xf32>
-// CHECK-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %x, %[[SHARED_W]] : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
-// CHECK-NEXT:  %[[A:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 2 : i64} : tensor<8x4xf32> -> tensor<8x2xf32>
-// CHECK-NEXT:  %[[C:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 2 : i64, length = 2 : i64} : tensor<8x4xf32> -> tensor<8x2xf32>
-// CHECK-NEXT:  %[[R:[^ ]+]] = nn.relu %[[A]] : tensor<8x2xf32> -> tensor<8x2xf32>
+// The weights of the second and third matmul appear after the first result is read. A pure
+// producer whose operands are ready moves up with the merge (the constant, the concat of
+// parameters); the relu of a late constant does not (one level only), so its matmul stays.
+// CHECK-LABEL: func.func @late_weights_move_up(
 // CHECK-NEXT:  %[[W2:[^ ]+]] = nn.constant {value = dense<5.000000e-01> : tensor<4x2xf32>} : tensor<4x2xf32>
-// CHECK-NEXT:  %[[B:[^ ]+]] = nn.matmul %x, %[[W2]] : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
-// CHECK-NEXT:  func.return %[[R]], %[[B]], %[[C]] : tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>
-func.func @partial_group(%x: tensor<8x4xf32>, %w1: tensor<4x2xf32>, %w3: tensor<4x2xf32>) -> (tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) {
+// CHECK-NEXT:  %[[W3:[^ ]+]] = nn.concat %w3a, %w3b {axis = 1 : i64} : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %w1, %[[W2]], %[[W3]] {axis = 1 : i64} : (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %x, %[[SHARED_W]] : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
+// CHECK-NEXT:  %[[A:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 2 : i64} : tensor<8x6xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 2 : i64, length = 2 : i64} : tensor<8x6xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[C:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 4 : i64, length = 2 : i64} : tensor<8x6xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[R:[^ ]+]] = nn.relu %[[A]] : tensor<8x2xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  %[[W4A:[^ ]+]] = nn.constant {value = dense<-5.000000e-01> : tensor<4x2xf32>} : tensor<4x2xf32>
+// CHECK-NEXT:  %[[W4:[^ ]+]] = nn.relu %[[W4A]] : tensor<4x2xf32> -> tensor<4x2xf32>
+// CHECK-NEXT:  %[[D:[^ ]+]] = nn.matmul %x, %[[W4]] : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+// CHECK-NEXT:  func.return %[[R]], %[[B]], %[[C]], %[[D]] : tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>
+func.func @late_weights_move_up(%x: tensor<8x4xf32>, %w1: tensor<4x2xf32>, %w3a: tensor<4x1xf32>, %w3b: tensor<4x1xf32>) -> (tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>) {
   %a = nn.matmul %x, %w1 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
   %r = nn.relu %a : tensor<8x2xf32> -> tensor<8x2xf32>
   %w2 = nn.constant {value = dense<0.5> : tensor<4x2xf32>} : tensor<4x2xf32>
   %b = nn.matmul %x, %w2 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+  %w3 = nn.concat %w3a, %w3b {axis = 1 : i64} : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x2xf32>
   %c = nn.matmul %x, %w3 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
-  func.return %r, %b, %c : tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>
+  %w4a = nn.constant {value = dense<-0.5> : tensor<4x2xf32>} : tensor<4x2xf32>
+  %w4 = nn.relu %w4a : tensor<4x2xf32> -> tensor<4x2xf32>
+  %d = nn.matmul %x, %w4 : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
+  func.return %r, %b, %c, %d : tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>
 }
 
 // -----

@@ -249,7 +249,10 @@ def _open(candidate: _Candidate) -> OpenCLDevice:
     except cl.Error as error:
         raise DeviceError(f"cannot create a context and queue: {error}") from error
     opened = OpenCLDevice(device, context, queue, describe(device), capabilities(device), key)
-    _probe(opened)
+    try:
+        _probe(opened)
+    except cl.Error as error:
+        raise DeviceError(f"probe failed: {error}") from error
     _opened[key] = opened
     return opened
 

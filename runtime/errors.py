@@ -94,10 +94,21 @@ class BuildError(FusecRuntimeError):
         )
 
 
+_STATUS_LINES = ("Compilation started", "Compilation failed", "Compilation done")
+"""Progress lines that Intel's compiler writes around every log; never the useful line."""
+
+
 def first_error_line(log: str) -> str:
-    """The most telling single line of a compiler log: the first line mentioning an error."""
+    """The most telling single line of a compiler log.
+
+    That is the first line mentioning an error, else the first line that is not a progress
+    line, else the first line at all.
+    """
     lines = [line.strip() for line in log.splitlines() if line.strip()]
-    for line in lines:
+    telling = [line for line in lines if not line.startswith(_STATUS_LINES)]
+    for line in telling:
         if "error" in line.lower():
             return line
+    if telling:
+        return telling[0]
     return lines[0] if lines else "(empty build log)"

@@ -60,7 +60,13 @@ def build_program(
     *,
     disk_cache: bool = True,
 ) -> cl.Program:
-    """Compile `source` for one device, without the in-process cache; raise BuildError."""
+    """Compile `source` for one device, without the in-process cache; raise BuildError.
+
+    A failure of the disk-cached path other than a compile error (an invalid build option, an
+    unreadable cache) is retried once without the disk cache, so that the error reported is
+    the compiler's: PyOpenCL 2026.1.4 turns such failures into
+    ``KeyError('PYOPENCL_CACHE_FAILURE_FATAL')`` unless that variable is set.
+    """
     program = cl.Program(context, source)
     # PyOpenCL takes cache_dir=False to skip its disk cache, though its stubs say str | None.
     cache_dir: str | None = None if disk_cache else False  # pyright: ignore[reportAssignmentType]
@@ -69,13 +75,17 @@ def build_program(
             # Intel's compiler reports "Compilation started/done" even on success.
             warnings.simplefilter("ignore", cl.CompilerWarning)
             program.build(options=list(options), devices=[device], cache_dir=cache_dir)
-    except cl.RuntimeError as error:
+    except cl.Error as error:
         raise BuildError(
             device=f"{device.name.strip()} ({device.platform.name.strip()})",
             log=extract_build_log(str(error)),
             source=source,
             options=options,
         ) from error
+    except KeyError:
+        if not disk_cache:
+            raise
+        return build_program(context, device, source, options, disk_cache=False)
     return program
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyopencl as cl
 import pytest
 from fusec.runtime.device import select_device
-from fusec.runtime.errors import BuildError
+from fusec.runtime.errors import BuildError, DeviceError
 from fusec.runtime.program_cache import extract_build_log, get_program, normalize_options
 
 SOURCE = """\
@@ -71,3 +71,13 @@ def test_extract_build_log_keeps_only_the_log() -> None:
     )
     assert extract_build_log(message) == "1:2: error: bad"
     assert extract_build_log("something else") == "something else"
+
+
+def test_invalid_option_is_a_build_error_on_every_cpu_device() -> None:
+    for platform in ("intel", "pocl"):
+        try:
+            device = select_device("cpu", platform)
+        except DeviceError:
+            continue
+        with pytest.raises(BuildError, match="-fusec-bogus-option"):
+            get_program(device, SOURCE, ["-fusec-bogus-option"])

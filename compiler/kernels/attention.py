@@ -13,10 +13,15 @@ Parameters in order: ``q``, ``k``, ``v``, ``mask`` (if `has_mask`), ``out``.
 
 One work-group per (batch * head, block of `block_q` queries), one work-item per query. The
 work-group walks the keys in tiles of `block_k`: it stages the tile's K and V rows (and the
-mask) in local memory, each work-item scores its query against the tile in registers and folds
-the tile into its running output with an online softmax (running max and sum; the output is
-rescaled when the max grows). Scores never leave the chip. With ``causal``, tiles past the
-block's last query are skipped.
+mask) in local memory, each work-item scores its query against the tile (scores go to local
+memory, one column per work-item) and folds the tile into its running output with an online
+softmax (running max and sum; the output is rescaled when the max grows). Scores never leave
+the chip. With ``causal``, tiles past the block's last query are skipped.
+
+The query and the output accumulator are ``head_dim`` named scalars (the loops over the head
+dimension are unrolled here, not left to the OpenCL compiler): a private array indexed in a
+loop becomes gathers and scatters when Intel's CPU compiler vectorises across work-items
+(measured 0.7 GFLOP/s), while scalars map to registers on a GPU and to SIMD lanes on a CPU.
 """
 
 from __future__ import annotations
@@ -56,6 +61,15 @@ class HeadsLayout:
 
 
 CONTIGUOUS = HeadsLayout()
+
+DOT_CHAINS = 4
+"""Independent partial sums per dot product, so that consecutive FMAs do not wait on each
+other."""
+
+
+def _unrolled(count: int, line: str, chains: int = 1) -> str:
+    """`line` once per ``i < count`` (``{i}``; ``{c}`` is ``i % chains``), one per line."""
+    return "".join(line.format(i=i, c=i % chains) + "\n" for i in range(count))
 
 
 def attention(
@@ -101,29 +115,29 @@ def attention(
         visible.append("key_visible[j]")
     if causal:
         visible.append("key <= query")
-    key_end = f"min({seq_k}, q0 + {bq})" if causal else f"{seq_k}"
+    key_end = f"min({seq_k}, query0 + {bq})" if causal else f"{seq_k}"
     mask_load = (
         f"        for (int j = lid; j < {bk}; j += {bq}) {{\n"
         "            const int key = k0 + j;\n"
         f"            key_visible[j] = key < {seq_k} && mask[b * {seq_k} + key] != 0;\n"
         "        }\n"
     ) if has_mask else ""
+    scale_literal = float_literal(scale)
+    chains = min(DOT_CHAINS, d)
     body = f"""\
     const int lid = get_local_id(0);
-    const int q0 = get_group_id(0) * {bq};
-    const int query = q0 + lid;
+    const int query0 = get_group_id(0) * {bq};
+    const int query = query0 + lid;
     const int b = get_group_id(1) / {num_heads}, h = get_group_id(1) % {num_heads};
     const int q_row = min(query, {seq_q - 1});
     __global const float *q_head = q + b * {q_at[0]} + q_row * {q_at[1]} + {q_at[2]} + h * {d};
     __global const float *k_head = k + b * {k_at[0]} + {k_at[2]} + h * {d};
     __global const float *v_head = v + b * {v_at[0]} + {v_at[2]} + h * {d};
     __local float k_tile[{bk}][{d}], v_tile[{bk}][{d}];
-    {f"__local int key_visible[{bk}];" if has_mask else ""}
-    float q_scaled[{d}], acc[{d}];
-    for (int i = 0; i < {d}; ++i) {{
-        q_scaled[i] = q_head[i] * {float_literal(scale)};
-        acc[i] = 0.0f;
-    }}
+    __local float scores[{bk}][{bq}];
+{f"    __local int key_visible[{bk}];{chr(10)}" if has_mask else ""}\
+{_unrolled(d, "    const float q_{i} = q_head[{i}] * " + scale_literal + ";")}\
+{_unrolled(d, "    float acc_{i} = 0.0f;")}\
     float running_max = -INFINITY, running_sum = 0.0f;
     for (int k0 = 0; k0 < {key_end}; k0 += {bk}) {{
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -133,25 +147,29 @@ def attention(
             k_tile[j][i] = inside ? k_head[key * {k_at[1]} + i] : 0.0f;
             v_tile[j][i] = inside ? v_head[key * {v_at[1]} + i] : 0.0f;
         }}
-{mask_load}        barrier(CLK_LOCAL_MEM_FENCE);
-        float score[{bk}];
+{mask_load}\
+        barrier(CLK_LOCAL_MEM_FENCE);
         float tile_max = -INFINITY;
         for (int j = 0; j < {bk}; ++j) {{
             const int key = k0 + j;
-            float dot = 0.0f;
-            for (int i = 0; i < {d}; ++i) dot = mad(q_scaled[i], k_tile[j][i], dot);
-            score[j] = ({" && ".join(visible)}) ? dot : -INFINITY;
-            tile_max = fmax(tile_max, score[j]);
+            __local const float *k_row = k_tile[j];
+{_unrolled(chains, "            float dot_{i} = 0.0f;")}\
+{_unrolled(d, "            dot_{c} = mad(q_{i}, k_row[{i}], dot_{c});", chains)}\
+            const float dot = {" + ".join(f"dot_{c}" for c in range(chains))};
+            const float score = ({" && ".join(visible)}) ? dot : -INFINITY;
+            scores[j][lid] = score;
+            tile_max = fmax(tile_max, score);
         }}
         if (tile_max > -INFINITY) {{
             const float new_max = fmax(running_max, tile_max);
             const float correction = exp(running_max - new_max);
             running_sum *= correction;
-            for (int i = 0; i < {d}; ++i) acc[i] *= correction;
+{_unrolled(d, "            acc_{i} *= correction;")}\
             for (int j = 0; j < {bk}; ++j) {{
-                const float p = exp(score[j] - new_max);
+                const float p = exp(scores[j][lid] - new_max);
                 running_sum += p;
-                for (int i = 0; i < {d}; ++i) acc[i] = mad(p, v_tile[j][i], acc[i]);
+                __local const float *v_row = v_tile[j];
+{_unrolled(d, "                acc_{i} = mad(p, v_row[{i}], acc_{i});")}\
             }}
             running_max = new_max;
         }}
@@ -159,7 +177,7 @@ def attention(
     if (query < {seq_q}) {{
         const float inverse_sum = running_sum > 0.0f ? 1.0f / running_sum : 0.0f;
         __global float *out_row = out + (b * {seq_q} + query) * {width} + h * {d};
-        for (int i = 0; i < {d}; ++i) out_row[i] = acc[i] * inverse_sum;
+{_unrolled(d, "        out_row[{i}] = acc_{i} * inverse_sum;")}\
     }}
 """
     groups_q = -(-seq_q // bq)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from fusec.compiler.kernels.common import (
     MAX_CACHED_SLOTS,
+    DeviceInfo,
     KernelArg,
     KernelSource,
     RowSlots,
@@ -42,10 +43,14 @@ def layer_norm(
     rms: bool = False,
     has_beta: bool = True,
     local_size: int | None = None,
+    device_info: DeviceInfo | None = None,
 ) -> KernelSource:
-    """A LayerNorm (or RMSNorm when `rms`) kernel over `rows` rows of `cols` float32 elements."""
+    """A LayerNorm (or RMSNorm when `rms`) kernel over `rows` rows of `cols` float32 elements.
+
+    The work-group size is `local_size`, or the default for `device_info` (see
+    `default_row_local_size`; a CPU when None)."""
     check_positive(name, rows=rows, cols=cols)
-    size = row_local_size(name, cols, local_size)
+    size = row_local_size(name, cols, local_size, device_info)
     args = (
         KernelArg("x", "in"),
         *((KernelArg("residual", "in"),) if residual else ()),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from fusec.compiler.kernels.common import (
     MAX_CACHED_SLOTS,
+    DeviceInfo,
     KernelArg,
     KernelSource,
     RowSlots,
@@ -26,10 +27,12 @@ from fusec.compiler.kernels.common import (
 )
 
 
-def softmax(name: str, rows: int, cols: int, local_size: int | None = None) -> KernelSource:
-    """A softmax kernel over `rows` rows of `cols` float32 elements."""
+def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
+            device_info: DeviceInfo | None = None) -> KernelSource:
+    """A softmax kernel over `rows` rows of `cols` float32 elements; the work-group size is
+    `local_size`, or the default for `device_info` (a CPU when None)."""
     check_positive(name, rows=rows, cols=cols)
-    size = row_local_size(name, cols, local_size)
+    size = row_local_size(name, cols, local_size, device_info)
     args = (KernelArg("x", "in"), KernelArg("out", "out"))
     slots = RowSlots(cols, size)
     body = _cached(slots) if slots.count <= MAX_CACHED_SLOTS else _streamed(cols, size)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fusec.compiler.kernels.common import RowSlots
+from fusec.compiler.kernels.common import DeviceInfo, RowSlots
 from fusec.compiler.kernels.norm import layer_norm
 from fusec.compiler.kernels.softmax import softmax
 
@@ -21,7 +21,7 @@ NORM_SHAPES = [  # rows, cols, local_size (None: the default)
     (7, 129, None),
     (5, 768, None),
     (3, 255, None),  # one short of a whole number of work-group strides
-    (7, 129, 4),     # 33 elements per work-item: streamed
+    (3, 300, 4),     # 75 elements per work-item: streamed
     (3, 200, 24),    # not a power of two
     (4, 1, None),
     (2, 3, 8),       # more work-items than elements
@@ -67,9 +67,30 @@ def test_norm_parameters_and_geometry():
     kernel = layer_norm("norm_geometry", 5, 768, 1e-6, residual=True, rms=True, has_beta=False)
     assert [(arg.name, arg.kind) for arg in kernel.args] == [
         ("x", "in"), ("residual", "in"), ("gamma", "in"), ("out", "out")]
-    assert kernel.local_size == (256,)
-    assert kernel.global_size == (5 * 256,)
+    assert kernel.local_size == (16,)
+    assert kernel.global_size == (5 * 16,)
     assert "1e-06f" in kernel.source
+
+
+def test_gpu_defaults_run_on_the_cpu_device(launch):
+    """The GPU's larger work-groups (256 here) give the same numbers."""
+    gpu = DeviceInfo(name="a GPU", is_cpu=False, max_work_group_size=1024)
+    rows, cols = 5, 768
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((rows, cols)) + 20).astype(np.float32)
+    gamma = rng.standard_normal(cols, dtype=np.float32)
+    beta = rng.standard_normal(cols, dtype=np.float32)
+    kernel = layer_norm("norm_gpu", rows, cols, 1e-5, device_info=gpu)
+    assert kernel.local_size == (256,)
+    result = launch(kernel, {"x": x, "gamma": gamma, "beta": beta}, {"out": (rows, cols)})["out"]
+    expected = _norm_reference(x, None, gamma, beta, 1e-5, rms=False)
+    np.testing.assert_allclose(result, expected, **NORM_TOLERANCE)
+    kernel = softmax("softmax_gpu", rows, cols, device_info=gpu)
+    assert kernel.local_size == (256,)
+    result = launch(kernel, {"x": x}, {"out": (rows, cols)})["out"]
+    shifted = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(result, shifted / shifted.sum(axis=-1, keepdims=True),
+                               **SOFTMAX_TOLERANCE)
 
 
 def test_row_slots_guard_only_the_ragged_slot():
@@ -78,7 +99,7 @@ def test_row_slots_guard_only_the_ragged_slot():
     assert [slots.guard(s) for s in range(3)] == ["1", "1", "lid + 128 < 129"]
 
 
-SOFTMAX_SHAPES = [(9, 130, None), (9, 130, 8), (3, 1, None), (4, 77, 5), (3, 63, 16)]
+SOFTMAX_SHAPES = [(9, 130, None), (9, 530, 8), (3, 1, None), (4, 77, 5), (3, 63, 16)]
 
 
 @pytest.mark.parametrize("shape", SOFTMAX_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}-ls{s[2]}")

@@ -4,7 +4,8 @@ Prints, per kernel, the median kernel time over several launches measured with O
 events, the achieved GFLOP/s (GEMM, attention) or GB/s (norms, softmax: bytes read and written
 once), and the same operation in numpy, timed in the same run, for a ratio on a noisy machine.
 
-    python benchmarks/kernels_cpu.py [--device cpu|gpu|auto] [--repeats 7] [--autotune]
+    python benchmarks/kernels_cpu.py [--device cpu|gpu|auto] [--repeats 7] [--gemm-size 1024]
+                                     [--autotune]
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "gpu", "auto"])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--gemm-size", type=int, default=1024)
     parser.add_argument("--autotune", action="store_true",
                         help="choose the GEMM tiles with the autotuner (cached per device)")
     options = parser.parse_args()
@@ -74,7 +76,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     repeats = options.repeats
 
-    size = 1024
+    size = options.gemm_size
     tiles: GemmTiles = default_gemm_tiles(info, size, size)
     if options.autotune:
         tiles = autotune_gemm(device.context, device.queue, [(1, size, size, size, False)])

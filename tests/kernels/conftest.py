@@ -8,6 +8,7 @@ forgets to write fails the comparison.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -24,7 +25,8 @@ SCALAR_TYPES = {"int": np.int32, "float": np.float32}
 
 @pytest.fixture(scope="session")
 def cpu_device() -> OpenCLDevice:
-    return select_device("cpu")
+    """The CPU device, or the kind named by ``FUSEC_TEST_DEVICE`` (``gpu`` on the GPU machine)."""
+    return select_device(os.environ.get("FUSEC_TEST_DEVICE", "cpu"))  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")

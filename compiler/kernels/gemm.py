@@ -87,8 +87,12 @@ class GemmTiles:
             raise ValueError(f"GemmTiles.vector_width must be one of {VECTOR_WIDTHS}: {self}")
         if self.thread_n % self.vector_width:
             raise ValueError(f"GemmTiles.thread_n must be a multiple of vector_width: {self}")
-        if self.staging == "both" and self.vector_width != 1:
-            raise ValueError(f"GemmTiles: staging 'both' uses vector_width 1: {self}")
+        if self.staging == "both" and self.vector_width not in (1, 4):
+            raise ValueError(f"GemmTiles: staging 'both' reads local memory as float or "
+                             f"float4 (vector_width 1 or 4): {self}")
+        if self.staging == "both" and self.thread_m % self.vector_width:
+            raise ValueError(f"GemmTiles: staging 'both' needs thread_m a multiple of "
+                             f"vector_width: {self}")
         if self.staging == "rhs" and self.group_n != 1:
             raise ValueError(f"GemmTiles: staging 'rhs' needs group_n 1: {self}")
 
@@ -105,7 +109,7 @@ class GemmTiles:
         if self.staging == "rhs":
             return 4 * self.block_k * self.thread_n
         if self.staging == "both":
-            return 4 * self.block_k * (self.block_m + 1 + self.block_n)
+            return 4 * self.block_k * (self.block_m + self.vector_width + self.block_n)
         return 0
 
     def key(self) -> str:
@@ -322,18 +326,19 @@ def _local_tiled(
 ) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     tm, tn, gm, gn, bk = (tiles.thread_m, tiles.thread_n, tiles.group_m, tiles.group_n,
                           tiles.block_k)
-    bm, bn = tiles.block_m, tiles.block_n
+    bm, bn, width = tiles.block_m, tiles.block_n, tiles.vector_width
     threads = gm * gn
     m, n, k = shape.m, shape.n, shape.k
+    # a_tile is stored k-major, its rows padded against bank conflicts (by a whole vector
+    # when it is read as float4, so that the reads stay aligned).
     lines = [
         shape.operand_pointers(),
         "    const int tx = get_local_id(0), ty = get_local_id(1);\n",
         f"    const int tid = ty * {gn} + tx;\n",
         f"    const int row_base = get_group_id(1) * {bm};\n",
         f"    const int col_base = get_group_id(0) * {bn};\n",
-        "    // a_tile is stored k-major and padded by one column against bank conflicts.\n",
-        f"    __local float a_tile[{bk}][{bm + 1}];\n",
-        f"    __local float b_tile[{bk}][{bn}];\n",
+        f"    __local float a_tile[{bk}][{bm + width}] __attribute__((aligned(16)));\n",
+        f"    __local float b_tile[{bk}][{bn}] __attribute__((aligned(16)));\n",
     ]
     for r in range(tm):
         accs = ", ".join(f"c{r}_{j} = 0.0f" for j in range(tn))
@@ -354,23 +359,51 @@ def _local_tiled(
     lines.append("        barrier(CLK_LOCAL_MEM_FENCE);\n")
     lines.append("        #pragma unroll\n")
     lines.append(f"        for (int kk = 0; kk < {bk}; ++kk) {{\n")
-    for r in range(tm):
-        lines.append(f"            const float a{r} = a_tile[kk][ty + {r * gm}];\n")
-    for j in range(tn):
-        lines.append(f"            const float b{j} = b_tile[kk][tx + {j * gn}];\n")
+    a_values = _tile_reads(lines, "a", "a_tile", "ty", tm, gm, width)
+    b_values = _tile_reads(lines, "b", "b_tile", "tx", tn, gn, width)
     for r in range(tm):
         for j in range(tn):
-            lines.append(f"            c{r}_{j} = mad(a{r}, b{j}, c{r}_{j});\n")
+            lines.append(f"            c{r}_{j} = mad({a_values[r]}, {b_values[j]}, c{r}_{j});\n")
     lines.append("        }\n")
     lines.append("        barrier(CLK_LOCAL_MEM_FENCE);\n")
     lines.append("    }\n")
     for r in range(tm):
-        row = f"row_base + ty + {r * gm}"
-        lines.append(f"    if ({row} < {m}) {{\n")
+        lines.append(f"    if (row_base + {_owned_offset('ty', r, gm, width)} < {m}) {{\n"
+                     f"        const int row = row_base + {_owned_offset('ty', r, gm, width)};\n")
         for j in range(tn):
-            col = f"col_base + tx + {j * gn}"
+            col = f"col_base + {_owned_offset('tx', j, gn, width)}"
             lines.append(f"        if ({col} < {n}) "
-                         f"{_store(shape, epilogue, row, col, f'c{r}_{j}')}\n")
+                         f"{_store(shape, epilogue, 'row', col, f'c{r}_{j}')}\n")
         lines.append("    }\n")
     global_size = (ceil_div(n, bn) * gn, ceil_div(m, bm) * gm, shape.batch)
     return "".join(lines), global_size, (gn, gm, 1)
+
+
+def _owned_offset(thread: str, index: int, group: int, width: int) -> str:
+    """Offset inside the block of a work-item's `index`-th row (or column).
+
+    Width 1: rows ``thread + index * group`` (neighbouring work-items own neighbouring rows).
+    Width 4: runs of four, ``chunk * 4 * group + thread * 4 + lane``, read as one float4.
+    """
+    if width == 1:
+        return f"{thread} + {index * group}" if index else thread
+    chunk, lane = divmod(index, width)
+    offset = chunk * width * group + lane
+    return f"{thread} * {width} + {offset}" if offset else f"{thread} * {width}"
+
+
+def _tile_reads(lines: list[str], prefix: str, tile: str, thread: str, count: int, group: int,
+                width: int) -> list[str]:
+    """Append the reads of one k-slice of `tile` into registers; return the C expression of
+    each of the `count` values."""
+    indent = "            "
+    if width == 1:
+        for i in range(count):
+            lines.append(f"{indent}const float {prefix}{i} = "
+                         f"{tile}[kk][{_owned_offset(thread, i, group, 1)}];\n")
+        return [f"{prefix}{i}" for i in range(count)]
+    for chunk in range(count // width):
+        offset = _owned_offset(thread, chunk * width, group, width)
+        lines.append(f"{indent}const float{width} {prefix}{chunk} = "
+                     f"*(__local const float{width} *)&{tile}[kk][{offset}];\n")
+    return [f"{prefix}{i // width}.s{LANES[i % width]}" for i in range(count)]

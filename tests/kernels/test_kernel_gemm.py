@@ -29,6 +29,8 @@ TILINGS = {
     "gpu-large": GPU_LARGE_TILES,
     "gpu-odd": GemmTiles(thread_m=3, thread_n=2, group_m=5, group_n=4, block_k=5,
                          staging="both"),
+    "gpu-float4": GemmTiles(thread_m=8, thread_n=4, group_m=3, group_n=5, block_k=6,
+                            staging="both", vector_width=4),
 }
 
 SHAPES = [  # batch, m, n, k, rhs_batched
@@ -72,7 +74,7 @@ inline float bias_tanh(float acc, int row, int col, __global const float *bias,
 """A hand-written epilogue reading a per-column bias, a per-(flattened-)row scale and a scalar."""
 
 
-@pytest.mark.parametrize("tiling", ["cpu-default", "rhs-staged", "gpu-odd"])
+@pytest.mark.parametrize("tiling", ["cpu-default", "rhs-staged", "gpu-odd", "gpu-float4"])
 def test_epilogue_is_applied_per_element(launch, tiling):
     batch, m, n, k = 3, 19, 23, 17
     lhs, rhs, product = _operands(batch, m, n, k, False, seed=1)

@@ -7,8 +7,9 @@ Inputs come from ``--inputs in.npz`` (keys are the function's argument names as 
 IR: ``%hidden`` is ``hidden``, an unnamed argument is ``arg0``, ``arg1``, ...) or are random
 (``--random SEED``; the default is ``--random 0``). Outputs go to ``-o out.npz`` as ``result0``,
 ``result1``, ... in return order; without ``-o`` a line per output is printed. ``--check``
-compares the outputs with the numpy reference executor (on the program as written, before
-fusion). ``--profile`` runs once to warm up, then prints each kernel's time from OpenCL
+compares the outputs with the numpy reference executor (run on the program as written, before
+fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (normwise: random
+weights make long sums whose rounding shows in the elements near zero). ``--profile`` runs once to warm up, then prints each kernel's time from OpenCL
 profiling events and the host overhead of a call.
 
 Exit codes:
@@ -159,7 +160,7 @@ def run(
         from fusec.compiler.check import compare
 
         expected = run_function(original, args, compiled.plan.function)
-        results = compare(outputs, expected, atol, rtol)
+        results = compare(outputs, expected, atol, rtol, normwise=True)
         for result in results:
             click.echo(result.describe(atol, rtol))
         if not all(r.ok for r in results):

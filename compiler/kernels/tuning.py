@@ -38,12 +38,8 @@ GPU_CANDIDATES = (
     GPU_LARGE_TILES,
     GemmTiles(thread_m=8, thread_n=8, group_m=16, group_n=16, block_k=8, staging="both",
               vector_width=4),
-    GemmTiles(thread_m=8, thread_n=8, group_m=16, group_n=16, block_k=16, staging="both",
-              vector_width=4),
-    GemmTiles(thread_m=4, thread_n=4, group_m=16, group_n=16, block_k=16, staging="both",
-              vector_width=4),
+    GemmTiles(thread_m=8, thread_n=8, group_m=16, group_n=16, block_k=8, staging="both"),
     GemmTiles(thread_m=8, thread_n=4, group_m=16, group_n=16, block_k=16, staging="both"),
-    GemmTiles(thread_m=4, thread_n=8, group_m=8, group_n=16, block_k=16, staging="both"),
 )
 
 

@@ -1,11 +1,13 @@
 """What the elementwise fusions share: which ops fuse, what a region costs, how regions are
 planned, and how a scalar body is built by moving ops.
 
-A region is a tree of fusible ops (``nn`` elementwise ops and ``fused.elementwise``) in one block:
-its root is any fusible op, and a producer joins the region of its consumer only when that
-consumer is its only user. So only the root's value leaves the region, and the fused op can
-stand where the root stood. Splat ``nn.constant`` operands are not inputs: they become
-``arith.constant`` in the body.
+A region is a set of fusible ops (``nn`` elementwise ops and ``fused.elementwise``) in one block,
+grown from a root (any fusible op) up through producers: a producer joins when every user of its
+value is in the region (its one user, perhaps reading it twice; or several users that all joined
+the same region, a diamond). A value with a user outside the region (another region, a
+non-fusible op, ``func.return``) is materialised. So only the root's value leaves the region,
+and the fused op can stand where the root stood. Splat ``nn.constant`` operands are not inputs:
+they become ``arith.constant`` in the body.
 
 Costs, checked against ``Limits``:
   * steps: scalar ops in the body, not counting constants and the yield (``nn.add`` is 1 step,
@@ -121,8 +123,9 @@ class RegionPlan:
 def plan_regions(ops: Sequence[Operation], limits: Limits) -> list[RegionPlan]:
     """The regions of two or more ops among ``ops`` (one block's ops, in program order).
 
-    Walks the ops last to first, so each op is seen after its users: an op joins the region of
-    its sole user when the region stays within ``limits``, else it roots a region of its own.
+    Walks the ops last to first, so each op is seen after its users: an op joins the region that
+    holds all its users when the region stays within ``limits``, else it roots a region of its
+    own.
     Deterministic: the same program always gives the same cut. Linear in the number of ops.
     """
     region_of: dict[Operation, RegionPlan] = {}
@@ -130,9 +133,11 @@ def plan_regions(ops: Sequence[Operation], limits: Limits) -> list[RegionPlan]:
     for op in reversed(ops):
         if not fusible(op):
             continue
-        user = sole_user(op.results[0])
-        plan = region_of.get(user) if user is not None else None
-        if plan is not None and plan.admits(op, limits):
+        users = [use.operation for use in op.results[0].uses]
+        plan = region_of.get(users[0]) if users else None
+        if plan is not None and all(region_of.get(u) is plan for u in users) and plan.admits(
+            op, limits
+        ):
             plan.add(op)
         else:
             plan = RegionPlan(op)
@@ -208,7 +213,15 @@ def dead_constants(constants: Sequence[Operation]) -> list[Operation]:
 
 def fuse_region(plan: RegionPlan) -> fused.ElementwiseOp:
     """Replaces the ops of ``plan`` by one ``fused.elementwise`` where its root stood."""
-    builder = BodyBuilder(Block())
+    members = set(plan.members)
+    inputs = [
+        v
+        for member in plan.members
+        for v in tensor_inputs(member)
+        if producer(v) not in members
+    ]
+    inputs = list(dict.fromkeys(inputs))  # block arguments made at once: Block.insert_arg copies
+    builder = BodyBuilder(Block(arg_types=[element_type(v.type) for v in inputs]), inputs)
     values = [builder.add(member) for member in plan.members]
     block = builder.block
     block.add_ops(builder.ops)

@@ -89,9 +89,8 @@ class ClipElementwisePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         limits = Limits(self.max_steps, self.max_inputs)
         check_limits(self.name, limits)
-        for fn in op.walk():
-            if isinstance(fn, func.FuncOp):
-                for block in fn.body.blocks:
-                    for region_op in [o for o in block.ops if exceeds(o, limits)]:
-                        assert isinstance(region_op, fused.ElementwiseOp | fused.ReduceOp)
-                        clip(region_op, limits)
+        for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+            for block in fn.body.blocks:
+                for region_op in [o for o in block.ops if exceeds(o, limits)]:
+                    assert isinstance(region_op, fused.ElementwiseOp | fused.ReduceOp)
+                    clip(region_op, limits)

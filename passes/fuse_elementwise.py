@@ -5,7 +5,9 @@
 Fusible: the ``nn`` elementwise ops (binary, unary, gelu, cast, cmp, where) and existing
 ``fused.elementwise`` ops, whose bodies are merged. Preconditions and rules:
   * a value joins its consumer's region only when that consumer is its only user (it may read
-    it more than once); a value read twice, or returned, is materialised and ends the region;
+    it more than once), or when all its users are in that one region (a diamond such as
+    ``where(c, exp(t), t)``); a value read by another region, by a non-elementwise op or by
+    ``func.return`` is materialised and ends the region;
   * inputs may broadcast to the region's shape (scalars, ``[N]`` over ``[M, N]``, numpy rules);
     splat ``nn.constant`` operands become ``arith.constant`` in the body, not inputs;
   * a cast that changes the type keeps its real conversion (``arith.truncf``...) in the body;
@@ -68,7 +70,6 @@ class FuseElementwisePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         limits = Limits(self.max_steps, self.max_inputs)
         check_limits(self.name, limits)
-        for fn in op.walk():
-            if isinstance(fn, func.FuncOp):
-                for block in fn.body.blocks:
-                    fuse_regions(list(block.ops), limits)
+        for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+            for block in fn.body.blocks:
+                fuse_regions(list(block.ops), limits)

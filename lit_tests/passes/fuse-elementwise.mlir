@@ -177,16 +177,43 @@ func.func @one_user_reads_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-// A value with two consumers is materialised: it ends the region below it.
+// A value read by two regions is materialised: it ends both regions.
 // CHECK-LABEL: func.func @negative_multi_consumer
 // CHECK-NEXT:    %[[E:.*]] = nn.exp %x : tensor<8xf32> -> tensor<8xf32>
-// CHECK-NEXT:    fused.elementwise %[[E]] : (tensor<8xf32>) -> tensor<8xf32> {
+// CHECK-NEXT:    %[[R1:.*]] = fused.elementwise %[[E]] : (tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:    ^{{.*}}(%[[A:.*]]: f32):
 // CHECK-NEXT:      %[[L:.*]] = math.log %[[A]] : f32
-// CHECK-NEXT:      %[[S:.*]] = math.sqrt %[[A]] : f32
+// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[L]] : f32
+// CHECK-NEXT:      fused.yield %[[N]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[R2:.*]] = fused.elementwise %[[E]] : (tensor<8xf32>) -> tensor<8xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[B:.*]]: f32):
+// CHECK-NEXT:      %[[S:.*]] = math.sqrt %[[B]] : f32
+// CHECK-NEXT:      %[[T:.*]] = math.absf %[[S]] : f32
+// CHECK-NEXT:      fused.yield %[[T]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[R1]], %[[R2]]
+func.func @negative_multi_consumer(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = nn.exp %x : tensor<8xf32> -> tensor<8xf32>
+  %1 = nn.log %0 : tensor<8xf32> -> tensor<8xf32>
+  %2 = nn.neg %1 : tensor<8xf32> -> tensor<8xf32>
+  %3 = nn.sqrt %0 : tensor<8xf32> -> tensor<8xf32>
+  %4 = nn.abs %3 : tensor<8xf32> -> tensor<8xf32>
+  func.return %2, %4 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A value whose users all join one region (a diamond) joins it too: nothing else reads it.
+// CHECK-LABEL: func.func @diamond
+// CHECK-NEXT:    fused.elementwise %x : (tensor<8xf32>) -> tensor<8xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: f32):
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:      %[[L:.*]] = math.log %[[E]] : f32
+// CHECK-NEXT:      %[[S:.*]] = math.sqrt %[[E]] : f32
 // CHECK-NEXT:      %[[R:.*]] = arith.addf %[[L]], %[[S]] : f32
 // CHECK-NEXT:      fused.yield %[[R]] : f32
-func.func @negative_multi_consumer(%x: tensor<8xf32>) -> tensor<8xf32> {
+func.func @diamond(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = nn.exp %x : tensor<8xf32> -> tensor<8xf32>
   %1 = nn.log %0 : tensor<8xf32> -> tensor<8xf32>
   %2 = nn.sqrt %0 : tensor<8xf32> -> tensor<8xf32>

@@ -388,8 +388,11 @@ class YieldOp(IRDLOperation):
 
 
 def epilogue_block(acc_type: Attribute, extras: Sequence[Attribute]) -> Block:
-    """An empty epilogue block: ``(acc, row, col, *extras)``."""
-    return Block(arg_types=[acc_type, IndexType(), IndexType(), *extras])
+    """An empty epilogue block: ``(acc, row, col, *extras)``, the first three named so."""
+    block = Block(arg_types=[acc_type, IndexType(), IndexType(), *extras])
+    for arg, name in zip(block.args, ("acc", "row", "col")):
+        arg.name_hint = name
+    return block
 
 
 Kernel = Dialect(

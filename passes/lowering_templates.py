@@ -78,6 +78,7 @@ def epilogue(bias: SSAValue | None, activation: str) -> tuple[Block, list[SSAVal
     value = acc
     if bias_args:
         (bias_arg,) = bias_args
+        bias_arg.name_hint = "bias"
         shape = bias_arg.type.get_shape()  # type: ignore[attr-defined]
         if len(shape) == 1 and shape[0] != 1:
             index = [col]

@@ -34,6 +34,7 @@ from fusec.compiler.kernels.common import (
     check_positive,
     float_literal,
     kernel_signature,
+    round_up,
 )
 
 MASK_DTYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "ushort", "long",
@@ -62,14 +63,29 @@ class HeadsLayout:
 
 CONTIGUOUS = HeadsLayout()
 
-DOT_CHAINS = 4
-"""Independent partial sums per dot product, so that consecutive FMAs do not wait on each
-other."""
+KEY_UNROLL = 4
+"""Keys scored and accumulated together: each query element and accumulator is loaded once per
+four keys (they spill on a CPU), and the four dot products are independent FMA chains."""
 
 
-def _unrolled(count: int, line: str, chains: int = 1) -> str:
-    """`line` once per ``i < count`` (``{i}``; ``{c}`` is ``i % chains``), one per line."""
-    return "".join(line.format(i=i, c=i % chains) + "\n" for i in range(count))
+def _unrolled(count: int, line: str) -> str:
+    """`line` once per ``i < count`` (``{i}`` in it is replaced), one per line."""
+    return "".join(line.format(i=i) + "\n" for i in range(count))
+
+
+def _unrolled_keys(count: int, keys: int, statement: str, indent: str) -> str:
+    """One line per ``i < count`` holding `statement` for each key ``u < keys``."""
+    return "".join(
+        indent + " ".join(statement.format(i=i, u=u) for u in range(keys)) + "\n"
+        for i in range(count))
+
+
+def _chained_mads(keys: int) -> str:
+    """``mad(p_3, v_row_3[{i}], ... mad(p_0, v_row_0[{i}], acc_{i}))`` over `keys` keys."""
+    text = "acc_{i}"
+    for u in range(keys):
+        text = f"mad(p_{u}, v_row_{u}[{{i}}], {text})"
+    return text
 
 
 def attention(
@@ -98,6 +114,7 @@ def attention(
     bq = block_q if block_q is not None else min(64, seq_q)
     bk = block_k if block_k is not None else min(seq_k, max(1, min(64, 2048 // head_dim)))
     check_positive(name, block_q=bq, block_k=bk)
+    bk = round_up(bk, KEY_UNROLL)
     width = num_heads * head_dim
     q_at = q_layout.resolved(seq_q, width)
     k_at = k_layout.resolved(seq_k, width)
@@ -112,7 +129,7 @@ def attention(
     d = head_dim
     visible = [f"key < {seq_k}"]
     if has_mask:
-        visible.append("key_visible[j]")
+        visible.append("key_visible[key - k0]")
     if causal:
         visible.append("key <= query")
     key_end = f"min({seq_k}, query0 + {bq})" if causal else f"{seq_k}"
@@ -123,7 +140,12 @@ def attention(
         "        }\n"
     ) if has_mask else ""
     scale_literal = float_literal(scale)
-    chains = min(DOT_CHAINS, d)
+    unroll = KEY_UNROLL
+    score_line = (
+        "            {{ const int key = k0 + j + {i};"
+        f" const float score = ({' && '.join(visible)}) ? dot_{{i}} : -INFINITY;"
+        " scores[j + {i}][lid] = score; tile_max = fmax(tile_max, score); }}"
+    )
     body = f"""\
     const int lid = get_local_id(0);
     const int query0 = get_group_id(0) * {bq};
@@ -150,26 +172,22 @@ def attention(
 {mask_load}\
         barrier(CLK_LOCAL_MEM_FENCE);
         float tile_max = -INFINITY;
-        for (int j = 0; j < {bk}; ++j) {{
-            const int key = k0 + j;
-            __local const float *k_row = k_tile[j];
-{_unrolled(chains, "            float dot_{i} = 0.0f;")}\
-{_unrolled(d, "            dot_{c} = mad(q_{i}, k_row[{i}], dot_{c});", chains)}\
-            const float dot = {" + ".join(f"dot_{c}" for c in range(chains))};
-            const float score = ({" && ".join(visible)}) ? dot : -INFINITY;
-            scores[j][lid] = score;
-            tile_max = fmax(tile_max, score);
+        for (int j = 0; j < {bk}; j += {unroll}) {{
+{_unrolled(unroll, "            __local const float *k_row_{i} = k_tile[j + {i}];")}\
+{_unrolled(unroll, "            float dot_{i} = 0.0f;")}\
+{_unrolled_keys(d, unroll, "dot_{u} = mad(q_{i}, k_row_{u}[{i}], dot_{u});", "            ")}\
+{_unrolled(unroll, score_line)}\
         }}
         if (tile_max > -INFINITY) {{
             const float new_max = fmax(running_max, tile_max);
             const float correction = exp(running_max - new_max);
             running_sum *= correction;
 {_unrolled(d, "            acc_{i} *= correction;")}\
-            for (int j = 0; j < {bk}; ++j) {{
-                const float p = exp(scores[j][lid] - new_max);
-                running_sum += p;
-                __local const float *v_row = v_tile[j];
-{_unrolled(d, "                acc_{i} = mad(p, v_row[{i}], acc_{i});")}\
+            for (int j = 0; j < {bk}; j += {unroll}) {{
+{_unrolled(unroll, "                const float p_{i} = exp(scores[j + {i}][lid] - new_max);")}\
+                running_sum += {" + ".join(f"p_{u}" for u in range(unroll))};
+{_unrolled(unroll, "                __local const float *v_row_{i} = v_tile[j + {i}];")}\
+{_unrolled(d, "                acc_{i} = " + _chained_mads(unroll) + ";")}\
             }}
             running_max = new_max;
         }}

@@ -1,0 +1,12 @@
+// lower-to-kernels fails with one located line naming the op it cannot lower.
+
+// RUN: fusec-opt %s -p lower-to-kernels --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not fusec-opt %s -p lower-opencl --split-input-file 2>&1 | filecheck %s
+
+// Element types without an OpenCL lowering fail with the op and its location.
+// CHECK: lower-to-kernels-invalid.mlir: error: lower-to-kernels: cannot lower 'nn.cast' at {{.*}}lower-to-kernels-invalid.mlir:[[# @LINE + 2]]:3: element type f16 is not supported by the OpenCL backend (f32, i32 and i1 are)
+func.func @negative_f16(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %h = nn.cast %x : tensor<4xf32> -> tensor<4xf16>
+  %y = nn.cast %h : tensor<4xf16> -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}

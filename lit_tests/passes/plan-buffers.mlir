@@ -1,0 +1,67 @@
+// plan-buffers: intermediates whose lifetimes do not overlap share a slot; a buffer that is
+// read by a launch is not reused for that launch's output; returned buffers and views keep
+// their buffer alive.
+
+// RUN: fusec-opt %s -p lower-to-kernels,plan-buffers --split-input-file | filecheck %s
+
+// A chain: %a dies at the launch that writes %c, so %c cannot take its slot; %d can.
+// CHECK-LABEL: func.func @chain(
+// CHECK-NEXT:    %a = kernel.alloc slot 0 : memref<64xf32>
+// CHECK-NEXT:    kernel.launch @chain_exp_0(%x, %a)
+// CHECK-NEXT:    %b = kernel.alloc slot 1 : memref<64xf32>
+// CHECK-NEXT:    kernel.launch @chain_exp_1(%a, %b)
+// CHECK-NEXT:    %c = kernel.alloc slot 0 : memref<64xf32>
+// CHECK-NEXT:    kernel.launch @chain_exp_2(%b, %c)
+// CHECK-NEXT:    %d = kernel.alloc slot 1 : memref<64xf32>
+// CHECK-NEXT:    kernel.launch @chain_exp_3(%c, %d)
+// CHECK-NEXT:    func.return %d
+func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %a = nn.exp %x : tensor<64xf32> -> tensor<64xf32>
+  %b = nn.exp %a : tensor<64xf32> -> tensor<64xf32>
+  %c = nn.exp %b : tensor<64xf32> -> tensor<64xf32>
+  %d = nn.exp %c : tensor<64xf32> -> tensor<64xf32>
+  func.return %d : tensor<64xf32>
+}
+
+// -----
+
+// %a is returned: it lives to the end and its slot is never reused. A slot grows to its
+// largest occupant (the 2x4x16 value takes the slot of a 64-element one).
+// CHECK-LABEL: func.func @returned_and_growing(
+// CHECK-NEXT:    %a = kernel.alloc slot 0 : memref<64xf32>
+// CHECK-NEXT:    kernel.launch
+// CHECK-NEXT:    %b = kernel.alloc slot 1 : memref<64xf32>
+// CHECK-NEXT:    kernel.launch
+// CHECK-NEXT:    %c = kernel.alloc slot 2 : memref<64xf32>
+// CHECK-NEXT:    kernel.launch
+// CHECK-NEXT:    %r = kernel.view %c : memref<64xf32> to memref<4x16xf32>
+// CHECK-NEXT:    %d = kernel.alloc slot 1 : memref<2x4x16xf32>
+// CHECK-NEXT:    kernel.launch
+// CHECK-NEXT:    func.return %a, %d
+func.func @returned_and_growing(%x: tensor<64xf32>, %y: tensor<2x4x16xf32>) -> (tensor<64xf32>, tensor<2x4x16xf32>) {
+  %a = nn.exp %x : tensor<64xf32> -> tensor<64xf32>
+  %b = nn.exp %a : tensor<64xf32> -> tensor<64xf32>
+  %c = nn.exp %b : tensor<64xf32> -> tensor<64xf32>
+  %r = nn.reshape %c : tensor<64xf32> -> tensor<4x16xf32>
+  %d = nn.add %y, %r : tensor<2x4x16xf32>, tensor<4x16xf32> -> tensor<2x4x16xf32>
+  func.return %a, %d : tensor<64xf32>, tensor<2x4x16xf32>
+}
+
+// -----
+
+// A reshape is a view: its reader keeps the viewed buffer alive.
+// CHECK-LABEL: func.func @view(
+// CHECK-NEXT:    %a = kernel.alloc slot 0 : memref<64xf32>
+// CHECK-NEXT:    kernel.launch @view_exp_0(%x, %a)
+// CHECK-NEXT:    %r = kernel.view %a : memref<64xf32> to memref<8x8xf32>
+// CHECK-NEXT:    %b = kernel.alloc slot 1 : memref<8x8xf32>
+// CHECK-NEXT:    kernel.launch @view_exp_1(%y, %b)
+// CHECK-NEXT:    %c = kernel.alloc slot 2 : memref<8x8xf32>
+// CHECK-NEXT:    kernel.launch @view_add_2(%r, %b, %c)
+func.func @view(%x: tensor<64xf32>, %y: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = nn.exp %x : tensor<64xf32> -> tensor<64xf32>
+  %r = nn.reshape %a : tensor<64xf32> -> tensor<8x8xf32>
+  %b = nn.exp %y : tensor<8x8xf32> -> tensor<8x8xf32>
+  %c = nn.add %r, %b : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  func.return %c : tensor<8x8xf32>
+}

@@ -21,6 +21,7 @@ from xdsl.passes import ModulePass, get_pass_option_infos
 from fusec import __version__
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module, split_input
+from fusec.compiler.fusion_stats import FusionReport, count, reports_json, reports_text
 from fusec.compiler.pipeline import (
     NAMED_PIPELINES,
     PipelineSpecError,
@@ -88,10 +89,15 @@ def process(
     chunk: Source,
     passes: list[ModulePass],
     emit: Callable[[ModuleOp], str],
+    reports: list[FusionReport] | None = None,
 ) -> str:
     ctx = make_context()
     module = parse_module(ctx, chunk)
+    before = count(module) if reports is not None else None
     run_passes(ctx, module, passes, chunk.name)
+    if reports is not None and before is not None:
+        label = f"{chunk.name}:{chunk.line_offset + 1}" if chunk.line_offset else chunk.name
+        reports.append(FusionReport(label, before, count(module)))
     return emit(module)
 
 
@@ -118,6 +124,17 @@ def process(
 )
 @click.option("--print-op-generic", is_flag=True, help="Print the IR in generic form.")
 @click.option("--list-passes", is_flag=True, help="List passes, their options and pipelines.")
+@click.option(
+    "--fusion-stats",
+    is_flag=True,
+    help="Print ops, regions, kernel launches and bytes written before/after, on stderr.",
+)
+@click.option(
+    "--fusion-stats-json",
+    metavar="FILE",
+    default=None,
+    help="Write the fusion stats as JSON to FILE (for build scripts).",
+)
 @click.version_option(__version__, prog_name="fusec-opt")
 def cli(
     input_file: str,
@@ -128,6 +145,8 @@ def cli(
     verify_diagnostics: bool,
     print_op_generic: bool,
     list_passes: bool,
+    fusion_stats: bool,
+    fusion_stats_json: str | None,
 ) -> None:
     """Parse fusec IR from FILE (or stdin), run passes, and print the result."""
     if list_passes:
@@ -149,14 +168,20 @@ def cli(
         text, name = read_input(input_file)
         chunks = split_input(text, name) if split_input_file else [Source(text, name)]
         outputs = []
+        want_stats = fusion_stats or fusion_stats_json is not None
+        reports: list[FusionReport] | None = [] if want_stats else None
         for chunk in chunks:
             try:
-                outputs.append(process(chunk, pass_list, emit))
+                outputs.append(process(chunk, pass_list, emit, reports))
             except FusecError as e:
                 if not verify_diagnostics:
                     raise
                 outputs.append(f"{e}\n")
         write_output(output, "// -----\n".join(outputs))
+        if fusion_stats and reports is not None:
+            click.echo(reports_text(reports), err=True, nl=False)
+        if fusion_stats_json is not None and reports is not None:
+            write_output(fusion_stats_json, reports_json(reports, name))
     except FusecError as e:
         fail(str(e), EXIT_INPUT)
 

@@ -129,6 +129,23 @@ func.func @negative_cat_wider_than_halves(%cat: tensor<4x20xf32>) -> tensor<4x8x
 
 // -----
 
+// One column more than the halves: 17 // 2 is 8, so only the width check tells.
+// CHECK-LABEL: func.func @negative_cat_odd_width(
+// CHECK-NEXT:  %[[U:[^ ]+]] = nn.narrow %cat {axis = 1 : i64, start = 0 : i64, length = 8 : i64} : tensor<4x17xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[G:[^ ]+]] = nn.narrow %cat {axis = 1 : i64, start = 8 : i64, length = 8 : i64} : tensor<4x17xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[S:[^ ]+]] = nn.silu %[[G]] : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[Y:[^ ]+]] = nn.mul %[[U]], %[[S]] : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  func.return %[[Y]] : tensor<4x8xf32>
+func.func @negative_cat_odd_width(%cat: tensor<4x17xf32>) -> tensor<4x8xf32> {
+  %u = nn.narrow %cat {axis = 1 : i64, start = 0 : i64, length = 8 : i64} : tensor<4x17xf32> -> tensor<4x8xf32>
+  %g = nn.narrow %cat {axis = 1 : i64, start = 8 : i64, length = 8 : i64} : tensor<4x17xf32> -> tensor<4x8xf32>
+  %s = nn.silu %g : tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = nn.mul %u, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @negative_overlapping_slices(
 // CHECK-NEXT:  %[[U:[^ ]+]] = nn.narrow %cat {axis = 1 : i64, start = 0 : i64, length = 8 : i64} : tensor<4x16xf32> -> tensor<4x8xf32>
 // CHECK-NEXT:  %[[G:[^ ]+]] = nn.narrow %cat {axis = 1 : i64, start = 4 : i64, length = 8 : i64} : tensor<4x16xf32> -> tensor<4x8xf32>

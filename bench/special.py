@@ -80,6 +80,53 @@ def overhead_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+# --- copy bandwidth ---------------------------------------------------------------------------
+
+COPY_SOURCE = """\
+__kernel void bench_copy(__global const float4 *src, __global float4 *dst) {
+    size_t i = get_global_id(0);
+    dst[i] = src[i];
+}
+"""
+COPY_MIB = {"cpu": 256, "gpu": 1024}
+
+
+def copy_bandwidth(settings: Settings) -> dict[str, Any]:
+    """GB/s (bytes read + written) of a plain float4 copy kernel on fusec's device, by
+    profiling events: the ceiling the elementwise targets are measured against."""
+    import numpy as np
+    import pyopencl as cl
+
+    from fusec.runtime.device import select_device
+    from fusec.runtime.program_cache import get_program
+
+    try:
+        device = select_device(settings.device)  # type: ignore[arg-type]
+    except Exception as error:  # noqa: BLE001 - reported, not raised
+        return {"status": "n/a", "reason": first_line(error)}
+    nbytes = COPY_MIB[settings.device] << 20
+    kernel = cl.Kernel(get_program(device, COPY_SOURCE), "bench_copy")
+    src = cl.Buffer(device.context, cl.mem_flags.READ_ONLY, nbytes)
+    dst = cl.Buffer(device.context, cl.mem_flags.WRITE_ONLY, nbytes)
+    cl.enqueue_copy(device.queue, src, np.ones(nbytes // 4, np.float32))
+    kernel.set_args(src, dst)
+    seconds = []
+    for _ in range(max(settings.repeat, 10) + 2):
+        event = cl.enqueue_nd_range_kernel(device.queue, kernel, (nbytes // 16,), None)
+        event.wait()
+        seconds.append((event.profile.end - event.profile.start) * 1e-9)
+    median = sorted(seconds[2:])[len(seconds[2:]) // 2]
+    return {"status": "ok", "bytes": 2 * nbytes, "median_ms": median * 1e3,
+            "gb_per_s": 2 * nbytes / median / 1e9, "device": device.description}
+
+
+def bandwidth_lines(summary: dict[str, Any]) -> list[str]:
+    if summary["status"] != "ok":
+        return [f"copy bandwidth: n/a: {summary['reason']}"]
+    return [f"copy bandwidth (float4 copy kernel, {summary['bytes'] >> 21} MiB each way, "
+            f"profiling events): {summary['gb_per_s']:.1f} GB/s on {summary['device']}"]
+
+
 # --- compile time ---------------------------------------------------------------------------
 
 

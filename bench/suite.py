@@ -12,7 +12,7 @@ from fusec.bench.harness import FAILED, WRONG, Settings, WorkloadResult, run_wor
 from fusec.bench.peers import Peer
 from fusec.bench.workloads import Workload, select
 
-SPECIAL = ("overhead", "compile")
+SPECIAL = ("bandwidth", "overhead", "compile")
 
 
 @dataclass
@@ -61,6 +61,11 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
         start = time.perf_counter()
         suite.rows.append(run_workload(workload, peers, settings))
         progress(f"    done in {time.perf_counter() - start:.1f} s")
+    if "bandwidth" in specials:
+        progress("copy bandwidth: float4 copy kernel")
+        summary = special.copy_bandwidth(settings)
+        suite.extra["copy_bandwidth"] = summary
+        suite.lines.extend(special.bandwidth_lines(summary))
     if "overhead" in specials:
         progress("host overhead: matmul chains")
         rows, summary = special.host_overhead(list(peers), settings)
@@ -76,5 +81,5 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
 
 
 def render(suite: SuiteResult, settings: Settings, peer_names: Sequence[str]) -> str:
-    text = report.to_table(suite.rows, settings, peer_names)
-    return "\n".join([text, *suite.lines])
+    tables = [report.to_table(suite.rows, settings, peer_names)] if suite.rows else []
+    return "\n".join([*tables, *suite.lines])

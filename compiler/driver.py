@@ -43,17 +43,21 @@ def load(source_or_module: str | ModuleOp, name: str = "<input>") -> ModuleOp:
     return parse_module(make_context(), Source(source_or_module, name))
 
 
-def select_function(module: ModuleOp, function: str | None) -> str:
+def select_function(module: ModuleOp, function: str | None, filename: str = "<input>") -> str:
     """The name of the function to compile; one-line error if missing or ambiguous."""
     names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
     if function is None:
         if len(names) != 1:
             listed = ", ".join(f"@{n}" for n in names) or "none"
-            raise FusecError(f"expected exactly one func.func, found {listed}; name one")
+            raise FusecError(
+                f"{filename}: error: expected exactly one func.func, found {listed}; name one"
+            )
         return names[0]
     if function not in names:
         listed = ", ".join(f"@{n}" for n in names) or "none"
-        raise FusecError(f"no function @{function} in the module (functions: {listed})")
+        raise FusecError(
+            f"{filename}: error: no function @{function} in the module (functions: {listed})"
+        )
     return function
 
 
@@ -65,7 +69,7 @@ def lower(
     filename: str = "<input>",
 ) -> Compiled:
     """Fuses, lowers and plans ``module`` in place."""
-    name = select_function(module, function)
+    name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
     run_pipeline(ctx, module, ",".join(s for s in (spec, LOWERING) if s), filename)

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from fusec.bench.peers import Prepared, Unavailable
 
 NAME = "fusec"

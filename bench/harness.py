@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from fusec.bench import fusec_runner
 from fusec.bench.graph import Graph, Unsupported, parse
 from fusec.bench.peers import Peer, Prepared, Unavailable, first_line

@@ -14,9 +14,8 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
-
 from fusec.bench.graph import Graph, Node, Unsupported
+from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
 

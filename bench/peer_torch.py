@@ -14,7 +14,6 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-
 from fusec.bench.graph import Node, Unsupported
 from fusec.bench.interpret import OpTable
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
-
 from fusec.bench.graph import Graph, Unsupported
 from fusec.bench.interpret import make_forward
 
@@ -102,7 +101,6 @@ class TorchPeer:
     def prepare(self, graph: Graph, inputs: Sequence[np.ndarray], device: str) -> Prepared:
         where = torch_device(device)
         import torch
-
         from fusec.bench.peer_torch import TORCH_OPS
 
         forward = make_forward(graph, TORCH_OPS, "PyTorch")

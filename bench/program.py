@@ -166,7 +166,8 @@ class ProgramWriter:
     def reduce_sum(self, x: Value, axes: Sequence[int]) -> Value:
         rank = len(x.shape)
         kept = [d for i, d in enumerate(x.shape) if i not in {a % rank for a in axes}]
-        return self.op("nn.reduce_sum", [x], kept, f"axes = array<i64: {', '.join(map(str, axes))}>")
+        listed = ", ".join(map(str, axes))
+        return self.op("nn.reduce_sum", [x], kept, f"axes = array<i64: {listed}>")
 
     def attention(
         self,

@@ -59,8 +59,9 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
     for i, workload in enumerate(workloads, 1):
         progress(f"[{i}/{len(workloads)}] {workload.name}: {workload.summary}")
         start = time.perf_counter()
-        suite.rows.append(run_workload(workload, peers, settings))
-        progress(f"    done in {time.perf_counter() - start:.1f} s")
+        row = run_workload(workload, peers, settings)
+        suite.rows.append(row)
+        progress(f"    {summary_line(row)}  ({time.perf_counter() - start:.0f} s)")
     if "bandwidth" in specials:
         progress("copy bandwidth: float4 copy kernel")
         summary = special.copy_bandwidth(settings)
@@ -78,6 +79,20 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
         suite.extra["compile_time"] = summary
         suite.lines.extend(special.compile_lines(summary))
     return suite
+
+
+def summary_line(row: WorkloadResult) -> str:
+    """One progress line: each runner's median wall time (and device time), or its status."""
+    parts = []
+    for r in row.runners:
+        if r.wall is None:
+            parts.append(f"{r.name} {r.status}")
+            continue
+        text = f"{r.name} {r.wall.median_ms:.4g}"
+        if r.device is not None:
+            text += f" (dev {r.device.median_ms:.4g})"
+        parts.append(text)
+    return " | ".join(parts) + " ms"
 
 
 def render(suite: SuiteResult, settings: Settings, peer_names: Sequence[str]) -> str:

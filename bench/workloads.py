@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from fusec.bench.program import ProgramWriter, Value
 
 MIB = 1 << 20
@@ -219,7 +218,8 @@ def all_workloads() -> list[Workload]:
     m16 = 16 * MIB
     return [
         _workload("1", "elementwise", "relu((a+b)*c), 16M", lambda: elementwise_chain(m16)),
-        _workload("2", "chain8", "8-op chain + bias, 4096x4096", lambda: eight_op_chain(4096, 4096)),
+        _workload("2", "chain8", "8-op chain + bias, 4096x4096",
+                  lambda: eight_op_chain(4096, 4096)),
         _workload("3", "residual_layernorm", "x+res -> LayerNorm, 512x768",
                   lambda: residual_norm("layer_norm", 512, 768), inits={"gamma": GAMMA}),
         _workload("3", "residual_rmsnorm", "x+res -> RMSNorm, 512x768",

@@ -17,9 +17,9 @@ import json
 import sys
 
 import click
-
 from fusec.bench.harness import Settings
 from fusec.bench.peers import peers_for
+from fusec.bench.report import to_json
 from fusec.bench.suite import SPECIAL, plan, render, run_suite
 from fusec.bench.workloads import all_workloads, tiny_workloads
 
@@ -48,9 +48,11 @@ def workload_help() -> str:
               help="fusec pass pipeline.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Input seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
+@click.option("--json-out", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the JSON document to this file.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_list: str,
-         pipeline: str, seed: int, as_json: bool, quiet: bool) -> None:
+         pipeline: str, seed: int, as_json: bool, json_out: str | None, quiet: bool) -> None:
     """Benchmark fusec against the tools a user would otherwise reach for."""
     settings = Settings(device=device, repeat=repeat, warmup=warmup, pipeline=pipeline,
                         seed=seed)
@@ -64,10 +66,12 @@ def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer
     suite = run_suite(chosen, peers, settings,
                       progress=lambda line: None if quiet else click.echo(line, err=True))
     peer_names = [p.name for p in peers]
+    document = json.dumps(to_json(suite.rows, settings, peer_names, suite.extra), indent=1)
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as f:
+            f.write(document + "\n")
     if as_json:
-        from fusec.bench.report import to_json
-
-        click.echo(json.dumps(to_json(suite.rows, settings, peer_names, suite.extra), indent=1))
+        click.echo(document)
     else:
         click.echo(render(suite, settings, peer_names))
     problems = suite.problems()

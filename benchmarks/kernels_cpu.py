@@ -25,10 +25,13 @@ from fusec.compiler.kernels.tuning import autotune_gemm
 from fusec.runtime.device import OpenCLDevice, select_device
 from fusec.runtime.program_cache import get_program
 
+Timing = tuple[float, float]
+"""(median, minimum) of several runs, in seconds."""
+
 
 def time_kernel(device: OpenCLDevice, kernel: KernelSource, arrays: dict[str, np.ndarray],
-                repeats: int) -> float:
-    """Median kernel time in seconds; "out" parameters get fresh buffers of `arrays`' shape."""
+                repeats: int) -> Timing:
+    """Kernel time in seconds (median, minimum) from profiling events after one warm-up."""
     program = get_program(device, kernel.source, kernel.build_options)
     flags = cl.mem_flags
     buffers = [
@@ -43,23 +46,26 @@ def time_kernel(device: OpenCLDevice, kernel: KernelSource, arrays: dict[str, np
                                            kernel.local_size)
         event.wait()
         times.append((event.profile.end - event.profile.start) * 1e-9)
-    return float(np.median(times[1:]))
+    return float(np.median(times[1:])), min(times[1:])
 
 
-def time_numpy(function: Callable[[], object], repeats: int) -> float:
+def time_numpy(function: Callable[[], object], repeats: int) -> Timing:
     function()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         function()
         times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    return float(np.median(times)), min(times)
 
 
-def report(label: str, seconds: float, numpy_seconds: float, amount: float, unit: str) -> None:
-    print(f"{label:44s} {seconds * 1e3:8.3f} ms {amount / seconds / 1e9:8.1f} {unit}   "
-          f"numpy {numpy_seconds * 1e3:8.3f} ms  (fusec x{numpy_seconds / seconds:.2f})",
-          flush=True)
+def report(label: str, timing: Timing, numpy_timing: Timing, amount: float, unit: str) -> None:
+    """One line: median and best time and rate of the kernel, then numpy's, and the ratio."""
+    (median, best), (numpy_median, numpy_best) = timing, numpy_timing
+    print(f"{label:40s} median {median * 1e3:8.3f} ms {amount / median / 1e9:8.1f} {unit}"
+          f" (best {best * 1e3:.3f} ms {amount / best / 1e9:.1f})   numpy median"
+          f" {numpy_median * 1e3:.3f} ms (best {numpy_best * 1e3:.3f})"
+          f"   numpy/fusec x{numpy_median / median:.2f}", flush=True)
 
 
 def main() -> None:
@@ -83,8 +89,8 @@ def main() -> None:
     a = rng.standard_normal((size, size), dtype=np.float32)
     b = rng.standard_normal((size, size), dtype=np.float32)
     kernel = gemm("bench_gemm", 1, size, size, size, False, tiles=tiles, device_info=info)
-    seconds = time_kernel(device, kernel, {"lhs": a, "rhs": b, "out": np.empty_like(a)}, repeats)
-    report(f"sgemm {size}^3 ({tiles.key()})", seconds, time_numpy(lambda: a @ b, repeats),
+    timing = time_kernel(device, kernel, {"lhs": a, "rhs": b, "out": np.empty_like(a)}, repeats)
+    report(f"sgemm {size}^3 ({tiles.key()})", timing, time_numpy(lambda: a @ b, repeats),
            2.0 * size**3, "GFLOP/s")
 
     rows, cols = 512, 768
@@ -105,11 +111,11 @@ def main() -> None:
 
     arrays = {"x": x, "residual": r, "gamma": gamma, "beta": beta, "out": np.empty_like(x)}
     traffic = 3.0 * x.nbytes  # x and residual read, out written
-    kernel = layer_norm("bench_layer_norm", rows, cols, 1e-5, residual=True)
+    kernel = layer_norm("bench_layer_norm", rows, cols, 1e-5, residual=True, device_info=info)
     report(f"residual + layer_norm [{rows}, {cols}]", time_kernel(device, kernel, arrays, repeats),
            time_numpy(numpy_layer_norm, repeats), traffic, "GB/s")
     kernel = layer_norm("bench_rms_norm", rows, cols, 1e-6, residual=True, rms=True,
-                        has_beta=False)
+                        has_beta=False, device_info=info)
     report(f"residual + rms_norm [{rows}, {cols}]", time_kernel(device, kernel, arrays, repeats),
            time_numpy(numpy_rms_norm, repeats), traffic, "GB/s")
 
@@ -120,9 +126,9 @@ def main() -> None:
         e = np.exp(logits - logits.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
 
-    kernel = softmax("bench_softmax", rows, cols)
-    seconds = time_kernel(device, kernel, {"x": logits, "out": np.empty_like(logits)}, repeats)
-    report(f"softmax [{rows}, {cols}]", seconds, time_numpy(numpy_softmax, repeats),
+    kernel = softmax("bench_softmax", rows, cols, device_info=info)
+    timing = time_kernel(device, kernel, {"x": logits, "out": np.empty_like(logits)}, repeats)
+    report(f"softmax [{rows}, {cols}]", timing, time_numpy(numpy_softmax, repeats),
            2.0 * logits.nbytes, "GB/s")
 
     batch, seq, heads, dim = 1, 128, 12, 64
@@ -139,9 +145,9 @@ def main() -> None:
         return (weights @ split(v)).transpose(0, 2, 1, 3).reshape(batch, seq, heads * dim)
 
     kernel = attention("bench_attention", batch, seq, seq, heads, dim, 1.0 / np.sqrt(dim))
-    seconds = time_kernel(device, kernel, {"q": q, "k": k, "v": v, "out": np.empty_like(q)},
-                          repeats)
-    report(f"attention B{batch} S{seq} H{heads} D{dim}", seconds,
+    timing = time_kernel(device, kernel, {"q": q, "k": k, "v": v, "out": np.empty_like(q)},
+                         repeats)
+    report(f"attention B{batch} S{seq} H{heads} D{dim}", timing,
            time_numpy(numpy_attention, repeats), 4.0 * batch * heads * seq * seq * dim,
            "GFLOP/s")
 

@@ -170,18 +170,21 @@ def largest_power_of_two_at_most(n: int) -> int:
     return 1 << (n.bit_length() - 1)
 
 
-CPU_ROW_LOCAL_SIZE = 16
-"""Work-group size of row kernels on a CPU: Intel's compiler maps the work-items of a
-work-group onto SIMD lanes and loops over the rest, so a work-group of one or two vectors keeps
-the tree reductions (and their barriers) short; measured on [512, 768] residual LayerNorm, 16
-was about 3x faster than 256. Fewer than 8 (one AVX2 vector) leaves exp() unvectorised."""
+CPU_ROW_LOCAL_SIZE = 1
+"""Work-items per row of a row kernel on a CPU: one, reading the row as float8 vectors with no
+barrier. Measured on [512, 768] (Intel's CPU runtime): a row added with explicit float8 loads
+took 0.11 ms, the same row strided over 8, 64 or 256 work-items (vectorised by the compiler
+across work-items) 0.44-0.52 ms, and the tree reductions of a work-group cost more again."""
+
+ROW_VECTOR_WIDTH = 8
+"""Vector width of a row handled by one work-item (AVX2: eight floats)."""
 
 
 def default_row_local_size(cols: int, device_info: DeviceInfo | None = None,
                            per_item: int = 4, limit: int = 256) -> int:
-    """Work-group size of a row kernel: `CPU_ROW_LOCAL_SIZE` on a CPU (or an unknown device);
-    on a GPU a power of two giving each work-item about `per_item` elements of the row, between
-    32 (a warp) and `limit`."""
+    """Work-items per row of a row kernel: `CPU_ROW_LOCAL_SIZE` on a CPU (or an unknown
+    device); on a GPU a power of two giving each work-item about `per_item` elements of the
+    row, between 32 (a warp) and `limit`."""
     if device_info is None or device_info.is_cpu:
         return CPU_ROW_LOCAL_SIZE
     wanted = ceil_div(cols, per_item)
@@ -196,23 +199,26 @@ Combine = Callable[[str, str], list[str]]
 results at ``other`` into those at ``into`` (in the local arrays of a reduction)."""
 
 
-def tree_reduction(local_size: int, lid: str, combine: Combine, indent: str = "    ") -> str:
-    """C code reducing per-work-item partials held in local arrays into index 0.
+def tree_reduction(local_size: int, lid: str, combine: Combine, indent: str = "    ",
+                   offset: str = "") -> str:
+    """C code reducing per-work-item partials held in local arrays into index `offset` + 0.
 
-    The caller has stored each work-item's partials at index `lid` and must read the result from
-    index 0 after this code; a barrier follows the last step. Works for any `local_size`: the
-    part above the largest power of two is folded in first.
+    The caller has stored each work-item's partials at index `offset` + `lid` (`offset` is empty
+    or ends in ``+``: several rows of one work-group reduce side by side) and must read the
+    result from index `offset` + 0 after this code; a barrier follows the last step. Works for
+    any `local_size`: the part above the largest power of two is folded in first.
     """
     lines = ["barrier(CLK_LOCAL_MEM_FENCE);"]
+    into = f"{offset}{lid}"
     half = largest_power_of_two_at_most(local_size)
     if half < local_size:
         lines += [f"if ({lid} < {local_size - half}) {{",
-                  *(f"    {s}" for s in combine(lid, f"{lid} + {half}")),
+                  *(f"    {s}" for s in combine(into, f"{into} + {half}")),
                   "}", "barrier(CLK_LOCAL_MEM_FENCE);"]
     stride = half // 2
     while stride >= 1:
         lines += [f"if ({lid} < {stride}) {{",
-                  *(f"    {s}" for s in combine(lid, f"{lid} + {stride}")),
+                  *(f"    {s}" for s in combine(into, f"{into} + {stride}")),
                   "}", "barrier(CLK_LOCAL_MEM_FENCE);"]
         stride //= 2
     return "".join(f"{indent}{line}\n" for line in lines)
@@ -255,6 +261,70 @@ class RowSlots:
         return f"if ({self.guard(slot)}) {statement}"
 
 
+CPU_ROWS_PER_GROUP = 1
+"""Rows side by side in one work-group of a row kernel on a CPU."""
+
+GPU_GROUP_SIZE = 256
+"""Work-items a row kernel's work-group aims for on a GPU (several short rows share one)."""
+
+
+def default_rows_per_group(row_size: int, device_info: DeviceInfo | None = None) -> int:
+    """Rows per work-group of a row kernel with `row_size` work-items per row."""
+    if device_info is None or device_info.is_cpu:
+        return CPU_ROWS_PER_GROUP
+    return max(1, min(GPU_GROUP_SIZE, device_info.max_work_group_size) // row_size)
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """Launch layout of a row kernel: `row_size` work-items per row (dimension 0) and
+    `rows_per_group` rows side by side in one work-group (dimension 1).
+
+    The kernel's prologue declares ``lid`` (position in the row), ``at`` (where this row's
+    partials start in the work-group's local arrays), ``row`` and ``base`` (the row's first
+    element; a padding row past the last one reads the last row and stores nothing).
+    """
+
+    rows: int
+    cols: int
+    row_size: int
+    rows_per_group: int
+
+    @property
+    def has_padding_rows(self) -> bool:
+        return self.rows % self.rows_per_group != 0
+
+    def global_size(self) -> tuple[int, int]:
+        return (self.row_size, round_up(self.rows, self.rows_per_group))
+
+    def local_size(self) -> tuple[int, int]:
+        return (self.row_size, self.rows_per_group)
+
+    def attribute(self) -> str:
+        return (f"__attribute__((reqd_work_group_size({self.row_size}, "
+                f"{self.rows_per_group}, 1)))")
+
+    def summary(self) -> str:
+        items = "one work-item" if self.row_size == 1 else f"{self.row_size} work-items"
+        rows = "one row" if self.rows_per_group == 1 else f"{self.rows_per_group} rows"
+        return f"{items} per row, {rows} per work-group"
+
+    def prologue(self) -> str:
+        row = f"min(row, {self.rows - 1})" if self.has_padding_rows else "row"
+        return (
+            "    const int lid = get_local_id(0);\n"
+            f"    const int at = get_local_id(1) * {self.row_size};\n"
+            "    const int row = get_global_id(1);\n"
+            f"    const int base = {row} * {self.cols};\n"
+        )
+
+    def guarded_store(self, statement: str) -> str:
+        """`statement` (a store), skipped in padding rows."""
+        if self.has_padding_rows:
+            return f"if (row < {self.rows}) {statement}"
+        return statement
+
+
 MAX_CACHED_SLOTS = 64
 """Row kernels keep a row in registers when each work-item holds at most this many elements;
 longer rows are streamed from global memory twice."""
@@ -267,6 +337,68 @@ def row_local_size(kernel: str, cols: int, local_size: int | None,
         return default_row_local_size(cols, device_info)
     check_positive(kernel, local_size=local_size)
     return local_size
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """Spellings for the body of a loop over a row, `width` elements at a time from ``i``."""
+
+    width: int
+
+    @property
+    def type(self) -> str:
+        return "float" if self.width == 1 else f"float{self.width}"
+
+    def load(self, pointer: str) -> str:
+        if self.width == 1:
+            return f"{pointer}[i]"
+        return f"vload{self.width}(0, {pointer} + i)"
+
+    def store(self, value: str, pointer: str) -> str:
+        if self.width == 1:
+            return f"{pointer}[i] = {value};"
+        return f"vstore{self.width}({value}, 0, {pointer} + i);"
+
+    def acc(self, name: str) -> str:
+        """The partial result `name` kept by this loop (a vector or a scalar)."""
+        return f"{name}_{'v' if self.width > 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    """A value reduced over a row by `row_pass`: a sum (``+``) or a maximum (``fmax``)."""
+
+    name: str
+    combine: str
+    init: str
+
+    def fold(self, a: str, b: str) -> str:
+        return f"{a} + {b}" if self.combine == "+" else f"fmax({a}, {b})"
+
+
+def row_pass(cols: int, width: int, body: Callable[[Lanes], list[str]],
+             accumulators: Sequence[Accumulator] = (), indent: str = "    ") -> str:
+    """C code visiting a row of `cols` elements: `width` at a time, then one at a time for the
+    remainder. `body` gives the statements for either; each accumulator is declared before
+    (as a vector and a scalar partial) and reduced to ``const float <name>`` after."""
+    full = cols // width * width
+    lines: list[str] = []
+    vector, scalar = Lanes(width), Lanes(1)
+    for acc in accumulators:
+        lines.append(f"{vector.type} {vector.acc(acc.name)} = {acc.init}; "
+                     f"float {scalar.acc(acc.name)} = {acc.init};")
+    if full:
+        lines += [f"for (int i = 0; i < {full}; i += {width}) {{",
+                  *(f"    {s}" for s in body(vector)), "}"]
+    if full < cols:
+        lines += [f"for (int i = {full}; i < {cols}; ++i) {{",
+                  *(f"    {s}" for s in body(scalar)), "}"]
+    for acc in accumulators:
+        value = scalar.acc(acc.name)
+        for lane in range(width if width > 1 else 0):
+            value = acc.fold(value, f"{vector.acc(acc.name)}.s{'0123456789abcdef'[lane]}")
+        lines.append(f"const float {acc.name} = {value};")
+    return "".join(f"{indent}{line}\n" for line in lines)
 
 
 def sum_into(array: str) -> Combine:

@@ -8,27 +8,39 @@
 Parameters in order: ``x``, ``residual`` (if `residual`), ``gamma``, ``beta`` (if `has_beta`),
 ``out``. Only the normalised value is written; ``x + residual`` is not.
 
-One work-group per row; its work-items stride over the row (so that neighbouring work-items
-touch neighbouring elements) and combine their partial sums with a tree reduction in local
-memory. When each work-item holds at most `MAX_CACHED_SLOTS` elements the row stays in
-registers, ``x + residual`` is computed once, and the variance is a second pass over the
-registers (two-pass, exact). Longer rows are read twice from global memory: the first pass
-accumulates Welford's (count, mean, M2) per work-item and merges them pairwise (Chan et al.),
-the second normalises.
+Three shapes, by the number of work-items per row (`local_size`):
+
+- one (the CPU default): the work-item reads the row as float8 vectors in three passes (sum;
+  centred squares; normalise) that re-read it from cache; with a residual the first pass
+  stores ``x + residual`` into ``out``, so it is computed once. Two-pass variance, no barrier.
+- several (the GPU default; a work-group holds one row, or several short rows side by side):
+  the work-items stride over the row, so that neighbouring work-items touch neighbouring
+  elements, and combine partial sums with tree reductions in local memory. When each holds at
+  most `MAX_CACHED_SLOTS` elements the row stays in registers, ``x + residual`` is computed
+  once, and the variance is a second pass over the registers (two-pass, exact).
+- longer rows are read twice from global memory: the first pass accumulates Welford's
+  (count, mean, M2) per work-item and merges them pairwise (Chan et al.), the second
+  normalises.
 """
 
 from __future__ import annotations
 
 from fusec.compiler.kernels.common import (
     MAX_CACHED_SLOTS,
+    ROW_VECTOR_WIDTH,
+    Accumulator,
     DeviceInfo,
     KernelArg,
     KernelSource,
+    Lanes,
+    RowGroup,
     RowSlots,
     check_positive,
+    default_rows_per_group,
     float_literal,
     kernel_signature,
     row_local_size,
+    row_pass,
     sum_into,
     tree_reduction,
 )
@@ -44,13 +56,17 @@ def layer_norm(
     has_beta: bool = True,
     local_size: int | None = None,
     device_info: DeviceInfo | None = None,
+    rows_per_group: int | None = None,
 ) -> KernelSource:
     """A LayerNorm (or RMSNorm when `rms`) kernel over `rows` rows of `cols` float32 elements.
 
-    The work-group size is `local_size`, or the default for `device_info` (see
-    `default_row_local_size`; a CPU when None)."""
+    A row is handled by `local_size` work-items (default: `default_row_local_size` for
+    `device_info`, a CPU when None), and a work-group holds `rows_per_group` rows side by side
+    (default: `default_rows_per_group`)."""
     check_positive(name, rows=rows, cols=cols)
     size = row_local_size(name, cols, local_size, device_info)
+    group_rows = rows_per_group or default_rows_per_group(size, device_info)
+    check_positive(name, rows_per_group=group_rows)
     args = (
         KernelArg("x", "in"),
         *((KernelArg("residual", "in"),) if residual else ()),
@@ -58,29 +74,35 @@ def layer_norm(
         *((KernelArg("beta", "in"),) if has_beta else ()),
         KernelArg("out", "out"),
     )
-    norm = _Norm(cols, size, float_literal(eps), residual, rms, has_beta)
+    layout = RowGroup(rows, cols, size, group_rows)
+    norm = _Norm(layout, float_literal(eps), residual, rms, has_beta)
     slots = RowSlots(cols, size)
-    body = norm.cached(slots) if slots.count <= MAX_CACHED_SLOTS else norm.streamed()
+    if size == 1:
+        body = norm.vectorized()
+    elif slots.count <= MAX_CACHED_SLOTS:
+        body = norm.cached(slots)
+    else:
+        body = norm.streamed()
     kind = "rms_norm" if rms else "layer_norm"
-    attribute = f"__attribute__((reqd_work_group_size({size}, 1, 1)))"
     source = (
-        f"// {name}: {kind} of [{rows}x{cols}], work-group of {size} per row"
+        f"// {name}: {kind} of [{rows}x{cols}], {layout.summary()}"
         f"{', residual' if residual else ''}{', beta' if has_beta else ''}\n"
-        f"{kernel_signature(name, args, attribute)}\n{{\n"
-        "    const int lid = get_local_id(0);\n"
-        f"    const int base = get_group_id(0) * {cols};\n"
-        f"{body}}}\n"
+        f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
+        f"{layout.prologue()}{body}}}\n"
     )
-    return KernelSource(name, source, args, (rows * size,), (size,))
+    return KernelSource(name, source, args, layout.global_size(), layout.local_size())
 
 
 class _Norm:
     """Emits the body of one normalisation kernel; `cached` and `streamed` are the two shapes."""
 
-    def __init__(self, cols: int, local_size: int, eps: str, residual: bool, rms: bool,
+    def __init__(self, layout: RowGroup, eps: str, residual: bool, rms: bool,
                  has_beta: bool) -> None:
-        self.cols = cols
-        self.local_size = local_size
+        self.layout = layout
+        self.cols = layout.cols
+        self.row_size = layout.row_size
+        self.array_size = layout.row_size * layout.rows_per_group
+        """Elements of each local array: one partial per work-item of the work-group."""
         self.eps = eps
         self.residual = residual
         self.rms = rms
@@ -94,14 +116,15 @@ class _Norm:
     def store(self, index: str, centred: str) -> str:
         """C statement writing the normalised value; `centred` is ``v - mean`` (or ``v``)."""
         beta = f" + beta[{index}]" if self.has_beta else ""
-        return f"out[base + {index}] = {centred} * rstd * gamma[{index}]{beta};"
+        return self.layout.guarded_store(
+            f"out[base + {index}] = {centred} * rstd * gamma[{index}]{beta};")
 
     def sum_of(self, variable: str, value: str) -> str:
         """C code reducing the per-work-item `value` over the work-group into `variable`."""
         return (
-            f"    scratch[lid] = {value};\n"
-            f"{tree_reduction(self.local_size, 'lid', sum_into('scratch'))}"
-            f"    const float {variable} = scratch[0];\n"
+            f"    scratch[at + lid] = {value};\n"
+            f"{tree_reduction(self.row_size, 'lid', sum_into('scratch'), offset='at + ')}"
+            f"    const float {variable} = scratch[at];\n"
             "    barrier(CLK_LOCAL_MEM_FENCE);\n"
         )
 
@@ -111,7 +134,7 @@ class _Norm:
 
     def cached(self, slots: RowSlots) -> str:
         count = slots.count
-        lines = [f"    __local float scratch[{self.local_size}];\n"]
+        lines = [f"    __local float scratch[{self.array_size}];\n"]
         for s in range(count):
             value = self.load(slots.index(s))
             if slots.always_in_row(s):
@@ -139,12 +162,59 @@ class _Norm:
             lines.append(f"    {slots.guarded(s, self.store(slots.index(s), f'd{s}'))}\n")
         return "".join(lines)
 
+    def vectorized(self) -> str:
+        """One work-item per row, reading it as vectors: ``v`` (stored into ``out`` when there
+        is a residual, so that it is computed once), then the centred squares, then the store;
+        the row is read back from cache."""
+        width = ROW_VECTOR_WIDTH
+        v_row = "out_row" if self.residual else "x_row"
+        lines = [
+            f"    if (row >= {self.layout.rows}) return;\n",
+            "    __global const float *x_row = x + base;\n",
+            "    __global float *out_row = out + base;\n",
+        ]
+        if self.residual:
+            lines.append("    __global const float *residual_row = residual + base;\n")
+
+        def first(lanes: Lanes) -> list[str]:
+            if self.residual:
+                value = f"{lanes.load('x_row')} + {lanes.load('residual_row')}"
+                statements = [f"const {lanes.type} v = {value};", lanes.store("v", "out_row")]
+            else:
+                statements = [f"const {lanes.type} v = {lanes.load('x_row')};"]
+            if self.rms:
+                return [*statements, f"{lanes.acc('square_sum')} = mad(v, v, "
+                                     f"{lanes.acc('square_sum')});"]
+            return [*statements, f"{lanes.acc('row_sum')} += v;"]
+
+        def squares(lanes: Lanes) -> list[str]:
+            return [f"const {lanes.type} d = {lanes.load(v_row)} - mean;",
+                    f"{lanes.acc('square_sum')} = mad(d, d, {lanes.acc('square_sum')});"]
+
+        def normalise(lanes: Lanes) -> list[str]:
+            value = lanes.load(v_row) if self.rms else f"({lanes.load(v_row)} - mean)"
+            value = f"{value} * rstd * {lanes.load('gamma')}"
+            if self.has_beta:
+                value += f" + {lanes.load('beta')}"
+            return [lanes.store(value, "out_row")]
+
+        square_sum = Accumulator("square_sum", "+", "0.0f")
+        if self.rms:
+            lines.append(row_pass(self.cols, width, first, [square_sum]))
+        else:
+            lines.append(row_pass(self.cols, width, first, [Accumulator("row_sum", "+", "0.0f")]))
+            lines.append(f"    const float mean = row_sum / {self.cols}.0f;\n")
+            lines.append(row_pass(self.cols, width, squares, [square_sum]))
+        lines.append(self.rstd("square_sum"))
+        lines.append(row_pass(self.cols, width, normalise))
+        return "".join(lines)
+
     def streamed(self) -> str:
-        loop = f"for (int i = lid; i < {self.cols}; i += {self.local_size})"
+        loop = f"for (int i = lid; i < {self.cols}; i += {self.row_size})"
         centred = f"({self.load('i')} - row_mean)"
         if self.rms:
             return (
-                f"    __local float scratch[{self.local_size}];\n"
+                f"    __local float scratch[{self.array_size}];\n"
                 "    float squares = 0.0f;\n"
                 f"    {loop} {{\n"
                 f"        const float v = {self.load('i')};\n"
@@ -157,8 +227,8 @@ class _Norm:
                 "    }\n"
             )
         return (
-            f"    __local float count_of[{self.local_size}], mean_of[{self.local_size}], "
-            f"m2_of[{self.local_size}];\n"
+            f"    __local float count_of[{self.array_size}], mean_of[{self.array_size}], "
+            f"m2_of[{self.array_size}];\n"
             "    float count = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
             f"    {loop} {{\n"
             f"        const float v = {self.load('i')};\n"
@@ -167,10 +237,10 @@ class _Norm:
             "        mean += delta / count;\n"
             "        m2 = mad(delta, v - mean, m2);\n"
             "    }\n"
-            "    count_of[lid] = count; mean_of[lid] = mean; m2_of[lid] = m2;\n"
-            f"{tree_reduction(self.local_size, 'lid', _welford_merge)}"
-            "    const float row_mean = mean_of[0];\n"
-            f"{self.rstd('m2_of[0]')}"
+            "    count_of[at + lid] = count; mean_of[at + lid] = mean; m2_of[at + lid] = m2;\n"
+            f"{tree_reduction(self.row_size, 'lid', _welford_merge, offset='at + ')}"
+            "    const float row_mean = mean_of[at];\n"
+            f"{self.rstd('m2_of[at]')}"
             f"    {loop} {{\n"
             f"        {self.store('i', centred)}\n"
             "    }\n"

@@ -39,6 +39,27 @@ def _norm_reference(x, residual, gamma, beta, eps, rms):
     return y if beta is None else y + beta
 
 
+@pytest.mark.parametrize("row_size", [1, 16])
+@pytest.mark.parametrize("rows_per_group", [1, 3])
+def test_rows_per_group_with_padding_rows(launch, rows_per_group, row_size):
+    rows, cols = 7, 129
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((rows, cols), dtype=np.float32)
+    gamma = rng.standard_normal(cols, dtype=np.float32)
+    kernel = layer_norm("norm_rows", rows, cols, 1e-5, rms=True, has_beta=False,
+                        local_size=row_size, rows_per_group=rows_per_group)
+    assert kernel.local_size == (row_size, rows_per_group)
+    result = launch(kernel, {"x": x, "gamma": gamma}, {"out": (rows, cols)})["out"]
+    np.testing.assert_allclose(result, _norm_reference(x, None, gamma, None, 1e-5, rms=True),
+                               **NORM_TOLERANCE)
+    kernel = softmax("softmax_rows", rows, cols, local_size=row_size,
+                     rows_per_group=rows_per_group)
+    result = launch(kernel, {"x": x}, {"out": (rows, cols)})["out"]
+    shifted = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(result, shifted / shifted.sum(axis=-1, keepdims=True),
+                               **SOFTMAX_TOLERANCE)
+
+
 @pytest.mark.parametrize("rms", [False, True], ids=["layer", "rms"])
 @pytest.mark.parametrize("residual", [False, True], ids=["plain", "residual"])
 @pytest.mark.parametrize("has_beta", [True, False], ids=["beta", "no-beta"])
@@ -67,8 +88,8 @@ def test_norm_parameters_and_geometry():
     kernel = layer_norm("norm_geometry", 5, 768, 1e-6, residual=True, rms=True, has_beta=False)
     assert [(arg.name, arg.kind) for arg in kernel.args] == [
         ("x", "in"), ("residual", "in"), ("gamma", "in"), ("out", "out")]
-    assert kernel.local_size == (16,)
-    assert kernel.global_size == (5 * 16,)
+    assert kernel.local_size == (1, 1)  # on a CPU one work-item reads a row as vectors
+    assert kernel.global_size == (1, 5)
     assert "1e-06f" in kernel.source
 
 
@@ -81,12 +102,12 @@ def test_gpu_defaults_run_on_the_cpu_device(launch):
     gamma = rng.standard_normal(cols, dtype=np.float32)
     beta = rng.standard_normal(cols, dtype=np.float32)
     kernel = layer_norm("norm_gpu", rows, cols, 1e-5, device_info=gpu)
-    assert kernel.local_size == (256,)
+    assert kernel.local_size == (256, 1)
     result = launch(kernel, {"x": x, "gamma": gamma, "beta": beta}, {"out": (rows, cols)})["out"]
     expected = _norm_reference(x, None, gamma, beta, 1e-5, rms=False)
     np.testing.assert_allclose(result, expected, **NORM_TOLERANCE)
     kernel = softmax("softmax_gpu", rows, cols, device_info=gpu)
-    assert kernel.local_size == (256,)
+    assert kernel.local_size == (256, 1)
     result = launch(kernel, {"x": x}, {"out": (rows, cols)})["out"]
     shifted = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(result, shifted / shifted.sum(axis=-1, keepdims=True),

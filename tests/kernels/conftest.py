@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pyopencl as cl
 import pytest
+
 from fusec.compiler.kernels.common import KernelSource
 from fusec.runtime.device import OpenCLDevice, select_device
 from fusec.runtime.program_cache import get_program
@@ -25,8 +26,10 @@ SCALAR_TYPES = {"int": np.int32, "float": np.float32}
 
 @pytest.fixture(scope="session")
 def cpu_device() -> OpenCLDevice:
-    """The CPU device, or the kind named by ``FUSEC_TEST_DEVICE`` (``gpu`` on the GPU machine)."""
-    return select_device(os.environ.get("FUSEC_TEST_DEVICE", "cpu"))  # type: ignore[arg-type]
+    """The CPU device, or the kind named by ``FUSEC_TEST_DEVICE`` (``gpu`` on the GPU machine),
+    on the platform named by ``FUSEC_TEST_PLATFORM`` if set (e.g. ``pocl``)."""
+    kind = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
+    return select_device(kind, os.environ.get("FUSEC_TEST_PLATFORM"))  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")

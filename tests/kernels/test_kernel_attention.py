@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+
 from fusec.compiler.kernels.attention import HeadsLayout, attention
 
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}

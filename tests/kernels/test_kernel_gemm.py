@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from fusec.compiler.kernels.common import Epilogue, KernelArg
 from fusec.compiler.kernels.gemm import (
     CPU_TILES,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from fusec.compiler.kernels.common import DeviceInfo, RowSlots
 from fusec.compiler.kernels.norm import layer_norm
 from fusec.compiler.kernels.softmax import softmax

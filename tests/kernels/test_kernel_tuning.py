@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from fusec.compiler.kernels import tuning
 from fusec.compiler.kernels.gemm import GemmTiles
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
-
 from fusec.compiler.driver import compile, load
 from fusec.runtime.reference import find_function, random_inputs, run_function
+from xdsl.dialects.builtin import ModuleOp
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ def compare(
     terms. Either way NaN and infinities must sit at the same places.
     """
     results: list[Comparison] = []
-    for i, (out, ref) in enumerate(zip(outputs, expected)):
+    for i, (out, ref) in enumerate(zip(outputs, expected, strict=False)):
         a = np.asarray(out, np.float64)
         b = np.asarray(ref, np.float64)
         finite = np.isfinite(b)

@@ -44,10 +44,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
-    FunctionType,
     I64,
     DenseArrayBase,
     DictionaryAttr,
+    FunctionType,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -57,8 +57,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -73,11 +71,12 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
-    NoTerminator,
     Pure,
     SymbolOpInterface,
 )
@@ -264,7 +263,7 @@ class LaunchOp(IRDLOperation):
                 f"'{self.name}' global_size {list(glob)} and local_size {list(loc)} must have "
                 "1 to 3 dimensions, the same number"
             )
-        for g, size in zip(glob, loc):
+        for g, size in zip(glob, loc, strict=False):
             if size <= 0 or g % size:
                 raise VerifyException(
                     f"'{self.name}' global_size {list(glob)} must be a multiple of "
@@ -328,7 +327,7 @@ class TemplateOp(IRDLOperation):
             block.args[2].type, IndexType
         ):
             raise VerifyException(f"'{self.name}' epilogue row and col must be index values")
-        for arg, extra in zip(block.args[3:], self.extras):
+        for arg, extra in zip(block.args[3:], self.extras, strict=False):
             if arg.type != extra.type:
                 raise VerifyException(
                     f"'{self.name}' epilogue argument of type {arg.type} does not match its "
@@ -390,7 +389,7 @@ class YieldOp(IRDLOperation):
 def epilogue_block(acc_type: Attribute, extras: Sequence[Attribute]) -> Block:
     """An empty epilogue block: ``(acc, row, col, *extras)``, the first three named so."""
     block = Block(arg_types=[acc_type, IndexType(), IndexType(), *extras])
-    for arg, name in zip(block.args, ("acc", "row", "col")):
+    for arg, name in zip(block.args, ("acc", "row", "col"), strict=False):
         arg.name_hint = name
     return block
 

@@ -39,6 +39,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from fusec.dialects import kernel
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
     FloatAttr,
@@ -50,8 +51,6 @@ from xdsl.dialects.builtin import (
     f32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-
-from fusec.dialects import kernel
 
 INDEX = IndexType()
 
@@ -234,7 +233,7 @@ def clone_body(
     """Appends the ops of ``body`` with its arguments bound to ``args``; returns the value its
     terminator yields. With ``lanes > 1`` every value becomes a ``vector<lanes x T>`` and scalar
     constants are broadcast."""
-    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
+    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args, strict=False))
     for op in body.ops:
         if op is body.last_op:
             return mapping.get(op.operands[0], op.operands[0])
@@ -257,7 +256,7 @@ def clone_body(
                 attributes=dict(op.attributes),
             )
             b.add(new)
-        for old, res in zip(op.results, new.results):
+        for old, res in zip(op.results, new.results, strict=False):
             mapping[old] = res
     raise ValueError("body has no terminator")
 

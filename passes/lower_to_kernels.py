@@ -49,6 +49,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fusec.dialects import fused, kernel
+from fusec.passes.kernel_builder import Access, LoopKernel, build_kernel, choose_vector_width
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -67,9 +69,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
-
-from fusec.dialects import fused, kernel
-from fusec.passes.kernel_builder import Access, LoopKernel, build_kernel, choose_vector_width
 
 SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (Float32Type(), i32, i1)
 
@@ -143,7 +142,7 @@ class FunctionLowering:
         self.deferred: dict[SSAValue, Callable[[], SSAValue]] = {}
         """Values whose kernel is built only if something other than a special reader needs
         them (e.g. a slice of a packed q/k/v buffer that attention reads in place)."""
-        for old, new in zip(fn.body.block.args, self.block.args):
+        for old, new in zip(fn.body.block.args, self.block.args, strict=False):
             new.name_hint = old.name_hint
             self.values[old] = new
 
@@ -197,7 +196,7 @@ class FunctionLowering:
         spec.vector_width = choose_vector_width(spec, self.options.vector_width)
         fn = build_kernel(spec)
         names = arg_names or [*(f"in{i}" for i in range(len(buffers) - 1)), "out"]
-        for arg, hint in zip(fn.args, names):
+        for arg, hint in zip(fn.args, names, strict=False):
             arg.name_hint = hint
         self.kernels.append(fn)
         global_size, local_size = spec.launch_sizes()
@@ -231,7 +230,7 @@ class FunctionLowering:
         )
         return self.add(memref.GetGlobalOp(sym, t)).results[0]
 
-    # --- the walk ----------------------------------------------------------------------------------
+    # --- the walk -------------------------------------------------------------------------------
 
     def run(self, lowerings: dict[type[Operation], Callable[..., list[SSAValue]]]) -> None:
         for op in self.fn.body.block.ops:
@@ -245,7 +244,7 @@ class FunctionLowering:
                 results = lower(self, op)
             except LoweringError as e:
                 raise PassFailedException(self.message(op, str(e))) from None
-            for old, new in zip(op.results, results):
+            for old, new in zip(op.results, results, strict=False):
                 if old in self.deferred:
                     continue
                 if new.name_hint is None:

@@ -33,14 +33,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fusec.dialects import kernel
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-
-from fusec.dialects import kernel
 
 ELEMENT_BYTES = {"f32": 4, "i32": 4, "i1": 1}
 
@@ -118,7 +117,7 @@ class PlanBuffersPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             intervals = lifetimes(fn)
-            for iv, slot in zip(intervals, assign_slots(intervals)):
+            for iv, slot in zip(intervals, assign_slots(intervals), strict=False):
                 new = kernel.AllocOp(slot, iv.alloc.memref.type)
                 new.results[0].name_hint = iv.alloc.memref.name_hint
                 Rewriter.replace_op(iv.alloc, new)

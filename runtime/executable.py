@@ -87,7 +87,9 @@ class Executable:
 
     # --- inputs ---------------------------------------------------------------------------------
 
-    def bind(self, args: Sequence[np.ndarray], kwargs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    def bind(
+        self, args: Sequence[np.ndarray], kwargs: Mapping[str, np.ndarray]
+    ) -> list[np.ndarray]:
         """The inputs in parameter order, checked against the compiled signature."""
         specs = self.plan.inputs
         fn = f"@{self.plan.function}"
@@ -95,7 +97,7 @@ class Executable:
         if len(args) > len(specs):
             raise InputError(f"{fn} takes {len(specs)} inputs ({', '.join(names)}), "
                              f"got {len(args)} positional arrays")
-        given: dict[str, np.ndarray] = dict(zip(names, args))
+        given: dict[str, np.ndarray] = dict(zip(names, args, strict=False))
         for name, value in kwargs.items():
             if name not in names:
                 raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
@@ -113,10 +115,10 @@ class Executable:
     def run(self, inputs: list[np.ndarray], profile: bool) -> tuple[list[np.ndarray], Profile]:
         queue = self.device.queue
         start = time.perf_counter()
-        for spec, array in zip(self.plan.inputs, inputs):
+        for spec, array in zip(self.plan.inputs, inputs, strict=False):
             cl.enqueue_copy(queue, self.buffers[spec.buffer], array, is_blocking=False)
         events = []
-        for launch, k in zip(self.plan.launches, self.kernels):
+        for launch, k in zip(self.plan.launches, self.kernels, strict=False):
             try:
                 events.append(cl.enqueue_nd_range_kernel(
                     queue, k, launch.global_size, launch.local_size))
@@ -124,7 +126,7 @@ class Executable:
                 raise LaunchError(f"enqueue failed: {e}", kernel=launch.kernel) from e
         outputs = [np.empty(s.shape, s.dtype) for s in self.plan.outputs]
         last = None
-        for spec, array in zip(self.plan.outputs, outputs):
+        for spec, array in zip(self.plan.outputs, outputs, strict=False):
             last = cl.enqueue_copy(queue, array, self.buffers[spec.buffer], is_blocking=False)
         if last is not None:
             last.wait()
@@ -135,7 +137,7 @@ class Executable:
         if profile:
             times = tuple(
                 KernelTime(launch.kernel, (e.profile.end - e.profile.start) * 1e-9)
-                for launch, e in zip(self.plan.launches, events)
+                for launch, e in zip(self.plan.launches, events, strict=False)
             )
         return outputs, Profile(times, wall)
 

@@ -9,8 +9,9 @@ IR: ``%hidden`` is ``hidden``, an unnamed argument is ``arg0``, ``arg1``, ...) o
 ``result1``, ... in return order; without ``-o`` a line per output is printed. ``--check``
 compares the outputs with the numpy reference executor (run on the program as written, before
 fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (normwise: random
-weights make long sums whose rounding shows in the elements near zero). ``--profile`` runs once to warm up, then prints each kernel's time from OpenCL
-profiling events and the host overhead of a call.
+weights make long sums whose rounding shows in the elements near zero). ``--profile`` runs
+once to warm up, then prints each kernel's time from OpenCL profiling events and the host
+overhead of a call.
 
 Exit codes:
     0  success
@@ -33,7 +34,6 @@ from pathlib import Path
 
 import click
 import numpy as np
-
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
 
@@ -174,7 +174,8 @@ def dump(folder: str, function: str, source: str, ir: str) -> None:
         Path(folder, f"{function}.cl").write_text(source, encoding="utf-8")
         Path(folder, f"{function}.kernels.mlir").write_text(ir + "\n", encoding="utf-8")
     except OSError as e:
-        raise ToolError(f"{folder}: error: cannot write kernels: {e.strerror}", EXIT_INPUT) from None
+        message = f"{folder}: error: cannot write kernels: {e.strerror}"
+        raise ToolError(message, EXIT_INPUT) from None
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from fusec.dialects import kernel
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
@@ -34,15 +35,12 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     VectorType,
     i1,
     i32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-
-from fusec.dialects import kernel
 
 
 class EmitError(ValueError):
@@ -196,7 +194,7 @@ class CEmitter:
         acc, row, col, *extras = block.args
         self.names.update({acc: "acc", row: "row", col: "col"})
         params = [f"{self.value_type(acc.type)} acc", "int row", "int col"]
-        for arg, extra in zip(extras, extra_names):
+        for arg, extra in zip(extras, extra_names, strict=False):
             self.names[arg] = extra
             params.append(self.pointer(arg.type, extra, const=True))
         self.block(block)
@@ -324,7 +322,7 @@ class CEmitter:
         stride = 1
         const = 0
         terms: list[str] = []
-        for size, index in reversed(list(zip(shape, indices))):
+        for size, index in reversed(list(zip(shape, indices, strict=False))):
             owner = index.owner
             if isinstance(owner, arith.ConstantOp):
                 assert isinstance(owner.value, IntegerAttr)
@@ -381,13 +379,13 @@ class CEmitter:
     def for_(self, op: Operation) -> None:
         assert isinstance(op, scf.ForOp)
         carried: list[str] = []
-        for init, result in zip(op.iter_args, op.results):
+        for init, result in zip(op.iter_args, op.results, strict=False):
             name = self.fresh(result)
             self.line(f"{self.value_type(result.type)} {name} = {self.ref(init)};")
             carried.append(name)
         body = op.body.block
         index = self.fresh(body.args[0])
-        for arg, name in zip(body.args[1:], carried):
+        for arg, name in zip(body.args[1:], carried, strict=False):
             self.names[arg] = name
         lb, ub, step = self.ref(op.lb), self.ref(op.ub), self.ref(op.step)
         increment = f"++{index}" if step == "1" else f"{index} += {step}"
@@ -402,7 +400,7 @@ class CEmitter:
             return
         if not isinstance(op.parent_op(), scf.ForOp):
             raise EmitError("the OpenCL emitter prints scf.yield of values in scf.for only")
-        for name, value in zip(self.loop_results[-1], op.operands):
+        for name, value in zip(self.loop_results[-1], op.operands, strict=False):
             self.line(f"{name} = {self.ref(value)};")
 
     def nested(self, block: Block) -> None:

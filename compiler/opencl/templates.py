@@ -10,16 +10,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
-from xdsl.ir import SSAValue
-
 from fusec.compiler.kernels.attention import HeadsLayout, attention
-from fusec.compiler.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue, KernelArg, KernelSource
+from fusec.compiler.kernels.common import (
+    IDENTITY_EPILOGUE,
+    DeviceInfo,
+    Epilogue,
+    KernelArg,
+    KernelSource,
+)
 from fusec.compiler.kernels.gemm import gemm
 from fusec.compiler.kernels.norm import layer_norm
 from fusec.compiler.kernels.softmax import softmax
 from fusec.compiler.opencl.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.dialects import kernel
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.ir import SSAValue
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
     source = emit_epilogue(function_name, block, names)
     params = tuple(
         KernelArg(n, "in", BUFFER_TYPES[e.type.element_type])  # type: ignore[attr-defined]
-        for n, e in zip(names, op.extras)
+        for n, e in zip(names, op.extras, strict=False)
     )
     return Epilogue(source, function_name, params)
 

@@ -19,7 +19,7 @@
 // CHECK-NEXT:      memref.store %[[V]], %out[%[[B]], %[[C]], %[[A]]] : memref<5x37x3xf32>
 
 // CL:      // @norms: 4 launches: norms_layer_norm_0, norms_transpose_0, norms_rms_norm_2, norms_transpose_1
-// CL:      // norms_layer_norm_0: layer_norm of [15x37], work-group of {{[0-9]+}} per row, residual, beta
+// CL:      // norms_layer_norm_0: layer_norm of [15x37]
 // CL:      void norms_layer_norm_0(
 // CL-NEXT:     __global const float *restrict x,
 // CL-NEXT:     __global const float *restrict residual,

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import fusec
 import numpy as np
 import pytest
-
-import fusec
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.driver import load, lower
 from fusec.compiler.kernels.common import DeviceInfo
@@ -83,7 +82,8 @@ def test_not_an_array(exe: Executable) -> None:
 
 def test_kernel_that_fails_to_build() -> None:
     device = select_device("cpu")
-    compiled = lower(load(SOURCE), pipeline="none", device_info=DeviceInfo.from_device(device.device))
+    info = DeviceInfo.from_device(device.device)
+    compiled = lower(load(SOURCE), pipeline="none", device_info=info)
     broken = compiled.plan.source.replace("const float4 v", "const float4 = v", 1)
     assert broken != compiled.plan.source
     plan = dataclasses.replace(compiled.plan, source=broken)

@@ -5,10 +5,11 @@ with transcendental functions and (1e-5, 1e-4) where values are accumulated (mat
 attention, reductions).
 """
 
+# ruff: noqa: E501 - IR programs are written one op per line
+
 from __future__ import annotations
 
 import pytest
-
 from fusec.compiler.check import compare, run_with_reference
 
 TRANSCENDENTAL = (1e-6, 1e-5)

@@ -11,11 +11,12 @@ operands and batch dimensions. Tolerances (``|out - ref| <= atol + rtol * |ref|`
   atol 1e-5.
 """
 
+# ruff: noqa: E501 - IR programs are written one op per line
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from fusec.compiler.check import compare, run_with_reference
 
 EXACT = (0.0, 0.0)
@@ -29,7 +30,7 @@ def check(source: str, tol: tuple[float, float], seed: int = 0) -> None:
     atol, rtol = tol
     for result in compare(outputs, expected, atol, rtol):
         assert result.ok, result.describe(atol, rtol)
-    for out, ref in zip(outputs, expected):
+    for out, ref in zip(outputs, expected, strict=False):
         assert out.shape == ref.shape and out.dtype == ref.dtype
 
 

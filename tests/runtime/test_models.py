@@ -9,6 +9,7 @@ thousands of products in float32, the reference in float64).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from fusec.runtime.reference import find_function, value_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ATOL, RTOL = 1e-5, 1e-4
+DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
 
 
 def model_inputs(source: str, seed: int) -> list[np.ndarray]:
@@ -47,7 +49,7 @@ def model_inputs(source: str, seed: int) -> list[np.ndarray]:
 @pytest.mark.parametrize("example", ["bert_layer.mlir", "llama_block.mlir"])
 def test_layer_matches_reference(example: str) -> None:
     source = (EXAMPLES / example).read_text()
-    outputs, expected = run_with_reference(source, pipeline="default",
+    outputs, expected = run_with_reference(source, pipeline="default", device=DEVICE,
                                            args=model_inputs(source, seed=1))
     for result in compare(outputs, expected, ATOL, RTOL, normwise=True):
         assert result.ok, result.describe(ATOL, RTOL)

@@ -9,15 +9,20 @@ attention, reductions).
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from fusec.compiler.check import compare, run_with_reference
+
+DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
+"""The OpenCL device kind the tests run on (the GPU machine sets ``gpu``)."""
 
 TRANSCENDENTAL = (1e-6, 1e-5)
 ACCUMULATED = (1e-5, 1e-4)
 
 
 def check(source: str, tol: tuple[float, float], seed: int = 0) -> None:
-    outputs, expected = run_with_reference(source, seed=seed, pipeline="none")
+    outputs, expected = run_with_reference(source, seed=seed, pipeline="none", device=DEVICE)
     atol, rtol = tol
     for result in compare(outputs, expected, atol, rtol):
         assert result.ok, result.describe(atol, rtol)
@@ -173,8 +178,8 @@ func.func @f(%x: tensor<2x7x16xf32>, %w: tensor<16x24xf32>, %b: tensor<24xf32>, 
   %y = nn.layer_norm %s, %g, %beta : tensor<2x7x24xf32>, tensor<24xf32>, tensor<24xf32> -> tensor<2x7x24xf32>
   func.return %y : tensor<2x7x24xf32>
 }"""
-    fused_out, expected = run_with_reference(source, pipeline="default")
-    plain_out, _ = run_with_reference(source, pipeline="none")
+    fused_out, expected = run_with_reference(source, pipeline="default", device=DEVICE)
+    plain_out, _ = run_with_reference(source, pipeline="none", device=DEVICE)
     for result in compare(fused_out, expected, *ACCUMULATED):
         assert result.ok, result.describe(*ACCUMULATED)
     for result in compare(plain_out, fused_out, *ACCUMULATED):

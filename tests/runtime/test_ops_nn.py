@@ -15,9 +15,14 @@ operands and batch dimensions. Tolerances (``|out - ref| <= atol + rtol * |ref|`
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from fusec.compiler.check import compare, run_with_reference
+
+DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
+"""The OpenCL device kind the tests run on (the GPU machine sets ``gpu``)."""
 
 EXACT = (0.0, 0.0)
 ROUNDED = (1e-6, 1e-6)
@@ -26,7 +31,7 @@ ACCUMULATED = (1e-5, 1e-4)
 
 
 def check(source: str, tol: tuple[float, float], seed: int = 0) -> None:
-    outputs, expected = run_with_reference(source, seed=seed, pipeline="none")
+    outputs, expected = run_with_reference(source, seed=seed, pipeline="none", device=DEVICE)
     atol, rtol = tol
     for result in compare(outputs, expected, atol, rtol):
         assert result.ok, result.describe(atol, rtol)
@@ -289,6 +294,7 @@ func.func @f(%qkv: tensor<2x9x48xf32>, %mask: tensor<2x9xf32>) -> tensor<2x9x16x
 
 def test_nan_reference_is_matched() -> None:
     """log of negative inputs gives NaN in both."""
-    outputs, expected = run_with_reference(unary_program("log", "4x5xf32"), pipeline="none")
+    outputs, expected = run_with_reference(unary_program("log", "4x5xf32"), pipeline="none",
+                                           device=DEVICE)
     assert np.isnan(expected[0]).any()
     assert np.array_equal(np.isnan(outputs[0]), np.isnan(expected[0]))

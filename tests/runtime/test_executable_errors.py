@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import fusec
 import numpy as np
 import pytest
+
+import fusec
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.driver import load, lower
 from fusec.compiler.kernels.common import DeviceInfo

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from fusec.compiler.check import compare, run_with_reference
 from fusec.compiler.driver import load
 from fusec.runtime.reference import find_function, value_spec

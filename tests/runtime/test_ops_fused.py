@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from fusec.compiler.check import compare, run_with_reference
 
 DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")

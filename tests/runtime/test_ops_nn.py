@@ -19,6 +19,7 @@ import os
 
 import numpy as np
 import pytest
+
 from fusec.compiler.check import compare, run_with_reference
 
 DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")

@@ -182,6 +182,8 @@ def gemm(
                              "the registers a<i>, b<j>, c<i>_<j>, a<i>k")
     if tiles is None:
         tiles = default_gemm_tiles(device_info, m, n)
+    if tiles.staging != "both":
+        tiles = fit_register_tiles(tiles, m, n, k)
     if device_info is not None:
         _check_fits(name, tiles, device_info)
     args = (
@@ -245,7 +247,6 @@ def _store(shape: _Shape, epilogue: Epilogue, row: str, col: str, value: str) ->
 def _register_tiled(
     shape: _Shape, tiles: GemmTiles, epilogue: Epilogue
 ) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
-    tiles = fit_register_tiles(tiles, shape.m, shape.n, shape.k)
     tm, tn, width, bk = tiles.thread_m, tiles.thread_n, tiles.vector_width, tiles.block_k
     vectors = tn // width
     vtype = "float" if width == 1 else f"float{width}"

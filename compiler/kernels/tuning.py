@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pyopencl as cl
+
 from fusec.compiler.kernels.common import DeviceInfo
 from fusec.compiler.kernels.gemm import CPU_TILES, GPU_LARGE_TILES, GPU_TILES, GemmTiles, gemm
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fusec.compiler.kernels.common import Epilogue, KernelArg
+from fusec.compiler.kernels.common import DeviceInfo, Epilogue, KernelArg
 from fusec.compiler.kernels.gemm import (
     CPU_TILES,
     GPU_LARGE_TILES,
@@ -132,3 +132,11 @@ def test_launch_geometry_covers_the_output():
     assert kernel.local_size == (16, 16, 1)
     assert kernel.global_size == (32, 32, 3)  # ceil(70/64)*16, ceil(65/64)*16, batch
     assert "reqd_work_group_size(16, 16, 1)" in kernel.source
+
+
+def test_tiles_that_do_not_fit_the_device_are_rejected():
+    small = DeviceInfo(name="small", is_cpu=True, local_mem_size=1024, max_work_group_size=64)
+    with pytest.raises(ValueError, match="local memory"):
+        gemm("gemm_big_slice", 1, 64, 64, 512, True, tiles=CPU_TILES, device_info=small)
+    with pytest.raises(ValueError, match="work-groups of 256"):
+        gemm("gemm_big_group", 1, 64, 64, 8, True, tiles=GPU_TILES, device_info=small)

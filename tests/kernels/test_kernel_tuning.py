@@ -12,14 +12,14 @@ from fusec.compiler.kernels.gemm import GemmTiles
 SHAPES = [(1, 19, 23, 17, False), (2, 8, 9, 5, True)]
 SMALL = GemmTiles(thread_m=2, thread_n=4, vector_width=4)
 STAGED = GemmTiles(thread_m=3, thread_n=8, vector_width=8, group_m=2, staging="rhs", block_k=4)
-TOO_MUCH_LOCAL_MEMORY = GemmTiles(thread_m=1, thread_n=16, vector_width=8, staging="rhs",
-                                  block_k=1 << 24)
+TOO_LARGE_A_GROUP = GemmTiles(thread_m=1, thread_n=8, vector_width=8, group_m=1 << 20,
+                              staging="rhs", block_k=4)
 
 
 def test_autotune_picks_a_candidate_and_caches_it(cpu_device, tmp_path, monkeypatch):
     path = tmp_path / "tuning.json"
     chosen = tuning.autotune_gemm(cpu_device.context, cpu_device.queue, SHAPES,
-                                  [TOO_MUCH_LOCAL_MEMORY, SMALL, STAGED], path=path, repeats=1)
+                                  [TOO_LARGE_A_GROUP, SMALL, STAGED], path=path, repeats=1)
     assert chosen in (SMALL, STAGED)
     entry = json.loads(path.read_text())[tuning.device_key(cpu_device.device)]["gemm"]
     assert set(entry["seconds"]) == {SMALL.key(), STAGED.key()}
@@ -38,7 +38,7 @@ def test_autotune_picks_a_candidate_and_caches_it(cpu_device, tmp_path, monkeypa
 def test_autotune_fails_when_no_candidate_works(cpu_device, tmp_path):
     with pytest.raises(ValueError, match="no GEMM tile candidate"):
         tuning.autotune_gemm(cpu_device.context, cpu_device.queue, SHAPES,
-                             [TOO_MUCH_LOCAL_MEMORY], path=tmp_path / "tuning.json")
+                             [TOO_LARGE_A_GROUP], path=tmp_path / "tuning.json")
 
 
 def test_a_corrupt_cache_is_ignored(cpu_device, tmp_path):

@@ -28,9 +28,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fusec.dialects import nn
+from fusec.dialects.common import FLOAT_TYPES, str_prop
+from fusec.dialects.fused import ACTIVATIONS, MatmulBiasActOp
+from fusec.passes._util import activation_of, feeds_only, producer, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -38,12 +43,6 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.passes import ModulePass
-
-from fusec.dialects import nn
-from fusec.dialects.common import FLOAT_TYPES, str_prop
-from fusec.dialects.fused import ACTIVATIONS, MatmulBiasActOp
-from fusec.passes._util import activation_of, feeds_only, producer, shape_of
 
 
 def bias_fits(bias_shape: tuple[int, ...], width: int) -> bool:

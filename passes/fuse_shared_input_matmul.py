@@ -31,15 +31,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from fusec.dialects import nn
+from fusec.passes._util import producer, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import Pure
-
-from fusec.dialects import nn
-from fusec.passes._util import producer, shape_of
 
 
 @dataclass
@@ -65,9 +64,7 @@ class Positions:
 
     def first_use(self, op: Operation) -> Operation | None:
         """The earliest op of the block reading a result of ``op``."""
-        users = [
-            self.ancestor_in_block(use.operation) for r in op.results for use in r.uses
-        ]
+        users = [self.ancestor_in_block(use.operation) for r in op.results for use in r.uses]
         users = [u for u in users if u is not None]
         return min(users, key=self.of_op, default=None)
 
@@ -161,7 +158,7 @@ def merge(group: Group, pos: Positions) -> None:
     axis = len(shape) - 1
     narrows: list[Operation] = []
     start = 0
-    for mm, width in zip(group.matmuls, widths):
+    for mm, width in zip(group.matmuls, widths, strict=True):
         narrows.append(nn.NarrowOp(merged.result, axis, start, width))
         narrows[-1].result.name_hint = mm.result.name_hint
         start += width
@@ -170,13 +167,17 @@ def merge(group: Group, pos: Positions) -> None:
     anchor = group.first_user or group.matmuls[-1]
     for w in {mm.rhs: None for mm in group.matmuls}:  # weights defined too late move up
         owner = producer(w)
-        if owner is not None and owner.parent is pos.block and pos.defined_at(w) > pos.of_op(anchor):
+        if (
+            owner is not None
+            and owner.parent is pos.block
+            and pos.defined_at(w) > pos.of_op(anchor)
+        ):
             owner.detach()
             Rewriter.insert_op(owner, InsertPoint.before(anchor))
             pos.index[owner] = pos.of_op(anchor) - 0.75
     Rewriter.insert_op(new_ops, InsertPoint.before(anchor))
     pos.inserted(new_ops, anchor)
-    for mm, narrow in zip(group.matmuls, narrows):
+    for mm, narrow in zip(group.matmuls, narrows, strict=True):
         mm.result.replace_all_uses_with(narrow.results[0])
         Rewriter.erase_op(mm)
 

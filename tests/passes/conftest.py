@@ -34,7 +34,7 @@ def inputs(module: ModuleOp, seed: int) -> list[np.ndarray]:
     a last-bit difference is amplified into a visible one."""
     fn = find_function(module)
     arrays = random_inputs(fn, seed)
-    for i, (arg, array) in enumerate(zip(fn.body.block.args, arrays)):
+    for i, (arg, array) in enumerate(zip(fn.body.block.args, arrays, strict=True)):
         if is_weight(arg.name_hint, array.shape):
             arrays[i] = (array / np.sqrt(array.shape[-2])).astype(array.dtype)
     return arrays
@@ -60,12 +60,14 @@ class Fusion:
         self, expected: Sequence[np.ndarray], actual: Sequence[np.ndarray], context: str
     ) -> None:
         assert len(expected) == len(actual), context
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
             assert e.shape == a.shape and e.dtype == a.dtype, f"result #{i}: {context}"
             rtol, atol = TOLERANCE.get(e.dtype, (0, 0))
             # Cancellation: a small entry of a large result keeps the large entries' absolute error.
             atol *= max(1.0, float(abs(e.astype(float)).max(initial=0)))
-            np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=f"result #{i}: {context}")
+            np.testing.assert_allclose(
+                a, e, rtol=rtol, atol=atol, err_msg=f"result #{i}: {context}"
+            )
 
 
 @pytest.fixture

@@ -31,11 +31,11 @@ def stacked(fusion, programs, n: int) -> ModuleOp:
     assert isinstance(ret, func.ReturnOp)
     body = [op for op in block.ops if op is not ret]
     body_block = Block(arg_types=[a.type for a in block.args])
-    for old, new in zip(block.args, body_block.args):
+    for old, new in zip(block.args, body_block.args, strict=True):
         new.name_hint = old.name_hint
     hidden: SSAValue = body_block.args[0]
     for _ in range(n):
-        mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, body_block.args))
+        mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, body_block.args, strict=True))
         mapping[block.args[0]] = hidden
         for op in body:
             body_block.add_op(op.clone(value_mapper=mapping))
@@ -63,6 +63,8 @@ def test_default_pipeline_is_linear(fusion, programs) -> None:
         assert layers == n, f"{n} copies: {layers} transformer layers fused"
         figures.append((n, ops, seconds))
     (n1, ops1, t1), (n2, ops2, t2) = figures
-    print(f"\ndefault pipeline: {ops1} ops in {t1:.2f} s; {ops2} ops in {t2:.2f} s; "
-          f"ratio {t2 / t1:.2f} for {ops2 / ops1:.2f}x the ops")
+    print(
+        f"\ndefault pipeline: {ops1} ops in {t1:.2f} s; {ops2} ops in {t2:.2f} s; "
+        f"ratio {t2 / t1:.2f} for {ops2 / ops1:.2f}x the ops"
+    )
     assert t2 / t1 < RATIO_BOUND, figures

@@ -20,7 +20,9 @@ def test_random_program_keeps_results(fusion, programs, seed: int) -> None:
     where = f"seed {seed}; program:\n{text}\n"
     for input_seed in (0, 1):
         expected = fusion.run(before, input_seed)
-        fusion.assert_same(expected, fusion.run(fused, input_seed), f"{where}after default:\n{fused}")
+        fusion.assert_same(
+            expected, fusion.run(fused, input_seed), f"{where}after default:\n{fused}"
+        )
         fusion.assert_same(
             expected, fusion.run(unfused, input_seed), f"{where}after default,unfuse:\n{unfused}"
         )

@@ -101,7 +101,9 @@ class Builder:
             )
         return self.emit(s, f"nn.rms_norm {x}, {gamma}{props} : {ty(s)}, {ty((width,))} -> {ty(s)}")
 
-    def attention(self, q: str, k: str, v: str, heads: int, dim: int, mask: str | None, props: str) -> str:
+    def attention(
+        self, q: str, k: str, v: str, heads: int, dim: int, mask: str | None, props: str
+    ) -> str:
         s = self.shapes[q]
         m = f" mask {mask}" if mask else ""
         mt = f", {ty(self.shapes[mask])}" if mask else ""
@@ -111,7 +113,9 @@ class Builder:
         )
 
     def constant(self, shape: Shape, value: float) -> str:
-        return self.emit(shape, f"nn.constant {{value = dense<{value}> : {ty(shape)}}} : {ty(shape)}")
+        return self.emit(
+            shape, f"nn.constant {{value = dense<{value}> : {ty(shape)}}} : {ty(shape)}"
+        )
 
     def text(self, name: str, result: str) -> str:
         outs = [result, *self.outputs]
@@ -180,7 +184,11 @@ def rms_rows(b: Builder, h: str) -> str:
 def swiglu_dual(b: Builder, h: str) -> str:
     shape = b.shapes[h]
     f = 2 * shape[-1]
-    wg, wu, wd = b.arg("wg", (shape[-1], f)), b.arg("wu", (shape[-1], f)), b.arg("wd", (f, shape[-1]))
+    wg, wu, wd = (
+        b.arg("wg", (shape[-1], f)),
+        b.arg("wu", (shape[-1], f)),
+        b.arg("wd", (f, shape[-1])),
+    )
     x_up = b.arg("x", shape) if b.chance(0.1) else h
     g, u = (b.matmul(h, wg), b.matmul(x_up, wu))
     a = b.unary("sigmoid" if b.chance(0.1) else "silu", g)
@@ -213,7 +221,7 @@ def shared_input(b: Builder, h: str) -> str:
     shape = b.shapes[h]
     e = shape[-1]
     outs = []
-    for i in range(b.rng.randint(2, 4)):
+    for _ in range(b.rng.randint(2, 4)):
         if b.chance(0.15):
             w = b.arg("wb", (*shape[:-2], e, e))  # a batched weight
         elif b.rng.random() < 0.2:

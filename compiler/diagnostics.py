@@ -9,35 +9,72 @@ first token, verifies op by op, and reports each error as one line::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 
 class FusecError(Exception):
     """A user-facing error whose ``str()`` is one line, ``file:line:col: error: ...``."""
 
 
+class _Lexer(MLIRLexer):
+    """xDSL's lexer with a string-literal pattern that runs in linear time.
+
+    xDSL 0.74 matches string literals with ``"(?:[^"...]+|\\...)*"``: on an unterminated
+    string the nested repetition backtracks exponentially, and a stray ``"`` in a 40-character
+    line hangs the parser for minutes. Matching one character per repetition accepts the same
+    strings and fails at once.
+    """
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
 class LocatedParser(Parser):
     """A parser that gives every op the location of its first token."""
 
     def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
-        super().__init__(ctx, text, name)
+        super().__init__(ctx, "", name)
+        self._parser_state = ParserState(_Lexer(Input(text, name)))
         self.line_offset = line_offset
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as e:
+            # A property or type constraint checked while the custom format is parsed (e.g.
+            # ``axis = 1.0 : f32`` where an i64 is expected): report it at the op, as a parse
+            # error, so that it has a location like every other one.
+            name = op_name_at(start.input.content, start.start)
+            raise ParseError(start, op_message(name, str(e))) from None
         if isinstance(op.location, UnknownLoc):
             loc = start.get_location()
             op.location = FileLineColLoc(
                 StringAttr(loc.file), IntAttr(loc.line + self.line_offset), IntAttr(loc.col)
             )
         return op
+
+    def at_end(self) -> bool:
+        """Whether nothing but whitespace and comments is left to parse."""
+        return self._current_token.kind == MLIRTokenKind.EOF
+
+
+_OP_NAME = re.compile(r'\s*(?:%[^=]*=\s*)?"?([A-Za-z_][\w$]*\.[\w$.]+)')
+
+
+def op_name_at(text: str, offset: int) -> str | None:
+    """The name of the op whose text starts at ``offset`` (custom or generic form)."""
+    match = _OP_NAME.match(text, offset)
+    return match.group(1) if match else None
 
 
 def format_location(op: Operation | None, fallback: str) -> str:
@@ -71,6 +108,9 @@ class Source:
 def parse_module(ctx: Context, source: Source) -> ModuleOp:
     """Parses and verifies ``source``; every error becomes a one-line ``FusecError``."""
     parser = LocatedParser(ctx, source.text, source.name, source.line_offset)
+    if parser.at_end():
+        # Like mlir-opt: an input without operations (empty, or only comments) is an empty module.
+        return ModuleOp([])
     try:
         module = parser.parse_module()
     except ParseError as e:
@@ -88,10 +128,20 @@ def verify_module(module: ModuleOp, filename: str) -> None:
             raise FusecError(located_message(op, filename, str(e))) from None
 
 
-def located_message(op: Operation | None, filename: str, message: str) -> str:
+def op_message(name: str | None, message: str) -> str:
+    """The first line of ``message``, starting with ``'<name>'`` like fusec's own verifiers.
+
+    xDSL's generic messages neither start with the op name nor agree on where they put it
+    (``property 'axis' expected in operation 'nn.narrow'``): this puts it in front, once.
+    """
     text = first_line(message)
-    if op is not None and not text.startswith("'"):
-        text = f"'{op.name}' {text}"
+    if name is None or text.startswith("'"):
+        return text
+    return f"'{name}' " + text.removesuffix(f" in operation '{name}'")
+
+
+def located_message(op: Operation | None, filename: str, message: str) -> str:
+    text = op_message(op.name if op is not None else None, message)
     return f"{format_location(op, filename)}: error: {text}"
 
 

@@ -136,9 +136,10 @@ def check_element_type(
 ) -> None:
     if t.element_type not in allowed:
         names = ", ".join(type_name(a) for a in allowed)
+        expected = f"one of {names}" if len(allowed) > 1 else names
         raise VerifyException(
             f"'{op.name}' {what} has element type {type_name(t.element_type)} "
-            f"({type_name(t)}); expected one of {names}"
+            f"({type_name(t)}); expected {expected}"
         )
 
 
@@ -154,9 +155,9 @@ def check_same_element_type(op: Operation, named: Sequence[tuple[str, TensorType
 
 def check_result_shape(op: Operation, result: TensorType, expected: Sequence[int]) -> None:
     if tuple(result.get_shape()) != tuple(expected):
-        shape = "x".join(str(d) for d in expected) or "scalar"
+        shape = ", ".join(str(d) for d in expected)
         raise VerifyException(
-            f"'{op.name}' result type {type_name(result)} does not match the expected "
+            f"'{op.name}' result type {type_name(result)} does not have the expected "
             f"shape [{shape}]"
         )
 
@@ -172,7 +173,8 @@ def check_axis(op: Operation, name: str, axis: int, rank: int) -> int:
 
 def check_positive(op: Operation, name: str, value: float) -> None:
     if not value > 0:
-        raise VerifyException(f"'{op.name}' {name} must be positive, got {value}")
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        raise VerifyException(f"'{op.name}' {name} must be positive, got {shown}")
 
 
 def check_choice(op: Operation, name: str, value: str, allowed: Iterable[str]) -> None:

@@ -16,12 +16,12 @@ import math
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -65,6 +65,7 @@ from fusec.dialects.common import (
     ints_attr,
     ints_prop,
     matmul_shape,
+    normalize_axis,
     str_prop,
     tensor_type,
     type_name,
@@ -91,9 +92,7 @@ class BinaryOp(IRDLOperation):
     rhs = operand_def()
     result = result_def()
     traits = traits_def(Pure())
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    )
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
@@ -155,9 +154,7 @@ class UnaryOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, properties: dict[str, Attribute] | None = None):
-        super().__init__(
-            operands=[input], result_types=[input.type], properties=properties or {}
-        )
+        super().__init__(operands=[input], result_types=[input.type], properties=properties or {})
 
     def verify_(self) -> None:
         x = tensor_type(self, "input", self.input)
@@ -270,9 +267,7 @@ class CmpOp(IRDLOperation):
     predicate = prop_def(StringAttr)
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    )
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str, result_type: Attribute):
         super().__init__(
@@ -358,9 +353,7 @@ class MatmulOp(IRDLOperation):
     rhs = operand_def()
     result = result_def()
     traits = traits_def(Pure())
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    )
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
@@ -461,8 +454,9 @@ class NarrowOp(IRDLOperation):
         res = tensor_type(self, "result", self.result)
         axis = check_axis(self, "axis", int_prop(self, "axis"), x.get_num_dims())
         start, length = int_prop(self, "start"), int_prop(self, "length")
+        check_positive(self, "length", length)
         dim = x.get_shape()[axis]
-        if start < 0 or length < 1 or start + length > dim:
+        if start < 0 or start + length > dim:
             raise VerifyException(
                 f"'{self.name}' slice [{start}, {start + length}) is out of bounds for axis "
                 f"{axis} of size {dim} in {type_name(x)}"
@@ -650,10 +644,18 @@ def check_reduce_axes(op: IRDLOperation, axes: tuple[int, ...], rank: int) -> tu
     """The normalised ``axes``; they must be non-empty, in range and distinct."""
     if not axes:
         raise VerifyException(f"'{op.name}' axes must not be empty")
-    norm = tuple(check_axis(op, "axis", a, rank) for a in axes)
+    norm: list[int] = []
+    for axis in axes:
+        n = normalize_axis(axis, rank)
+        if n is None:
+            raise VerifyException(
+                f"'{op.name}' axis {axis} in axes {list(axes)} is out of range for an operand "
+                f"of rank {rank}"
+            )
+        norm.append(n)
     if len(set(norm)) != len(norm):
         raise VerifyException(f"'{op.name}' axes {list(axes)} name a dimension twice")
-    return norm
+    return tuple(norm)
 
 
 class ReduceOp(IRDLOperation):
@@ -775,9 +777,7 @@ class AttentionOp(IRDLOperation):
         }
         if scale is not None:
             props["scale"] = f32_attr(scale)
-        super().__init__(
-            operands=[q, k, v, mask], result_types=[q.type], properties=props
-        )
+        super().__init__(operands=[q, k, v, mask], result_types=[q.type], properties=props)
 
     def scale_value(self) -> float:
         """The score scale: the ``scale`` property, or ``1/sqrt(head_dim)``."""
@@ -802,10 +802,13 @@ class AttentionOp(IRDLOperation):
                     f"(num_heads {heads} x head_dim {dim})"
                 )
         batch, keys = q.get_shape()[0], k.get_shape()[1]
-        if k.get_shape() != v.get_shape() or k.get_shape()[0] != batch:
+        if k.get_shape() != v.get_shape():
             raise VerifyException(
-                f"'{self.name}' k ({type_name(k)}) and v ({type_name(v)}) must have the same "
-                f"shape and the batch of q ({type_name(q)})"
+                f"'{self.name}' k ({type_name(k)}) and v ({type_name(v)}) must have the same shape"
+            )
+        if k.get_shape()[0] != batch:
+            raise VerifyException(
+                f"'{self.name}' k ({type_name(k)}) must have the batch size of q ({type_name(q)})"
             )
         if self.mask is not None:
             check_mask(self, self.mask, batch, keys)

@@ -1,6 +1,9 @@
 // The default pipeline on the seed's whole-layer cases: what each model block fuses into.
 // RUN: fusec-opt %s -p default --split-input-file | filecheck %s
 // Everything comes back to nn ops:
+// The seed's other SwiGLU path (its swiglu_ffn builder test): merge the gate/up matmuls, then
+// match SwiGLU on the slices:
+// RUN: fusec-opt %s -p fuse-shared-input-matmul,fuse-swiglu --split-input-file | filecheck %s --check-prefix=SLICES
 // RUN: fusec-opt %s -p default,unfuse --split-input-file | filecheck %s --check-prefix=UNFUSE
 // RUN: fusec-opt %s -p default,unfuse --split-input-file | filecheck %s --check-prefix=NOFUSED
 // NOFUSED-NOT: fused.
@@ -219,6 +222,15 @@ func.func @moe_shared_input(%h: tensor<1x4x16xf32>, %router_w: tensor<16x4xf32>,
 // CHECK-NEXT:  %[[H:[^ ]+]] = fused.swiglu %[[UP_GATE]] : tensor<4x128xf32> -> tensor<4x64xf32>
 // CHECK-NEXT:  %[[DOWN:[^ ]+]] = nn.matmul %[[H]], %down_w : tensor<4x64xf32>, tensor<64x32xf32> -> tensor<4x32xf32>
 // CHECK-NEXT:  func.return %[[DOWN]], %[[R]] : tensor<4x32xf32>, tensor<1x4x32xf32>
+// SLICES-LABEL: func.func @prenorm_swiglu_block(
+// SLICES-NEXT:  %[[R:[^ ]+]] = nn.add %x, %y : tensor<1x4x32xf32>, tensor<1x4x32xf32> -> tensor<1x4x32xf32>
+// SLICES-NEXT:  %[[N:[^ ]+]] = nn.rms_norm %[[R]], %g : tensor<1x4x32xf32>, tensor<32xf32> -> tensor<1x4x32xf32>
+// SLICES-NEXT:  %[[F:[^ ]+]] = nn.reshape %[[N]] : tensor<1x4x32xf32> -> tensor<4x32xf32>
+// SLICES-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %up_w, %gate_w {axis = 1 : i64} : (tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<32x128xf32>
+// SLICES-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %[[F]], %[[SHARED_W]] : tensor<4x32xf32>, tensor<32x128xf32> -> tensor<4x128xf32>
+// SLICES-NEXT:  %[[H:[^ ]+]] = fused.swiglu %[[SHARED]] : tensor<4x128xf32> -> tensor<4x64xf32>
+// SLICES-NEXT:  %[[DOWN:[^ ]+]] = nn.matmul %[[H]], %down_w : tensor<4x64xf32>, tensor<64x32xf32> -> tensor<4x32xf32>
+// SLICES-NEXT:  func.return %[[DOWN]], %[[R]] : tensor<4x32xf32>, tensor<1x4x32xf32>
 func.func @prenorm_swiglu_block(%x: tensor<1x4x32xf32>, %y: tensor<1x4x32xf32>, %g: tensor<32xf32>, %up_w: tensor<32x64xf32>, %gate_w: tensor<32x64xf32>, %down_w: tensor<64x32xf32>) -> (tensor<4x32xf32>, tensor<1x4x32xf32>) {
   %r = nn.add %x, %y : tensor<1x4x32xf32>, tensor<1x4x32xf32> -> tensor<1x4x32xf32>
   %n = nn.rms_norm %r, %g : tensor<1x4x32xf32>, tensor<32xf32> -> tensor<1x4x32xf32>

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
 from fusec.dialects import nn
 from fusec.dialects.common import float_prop
 from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
-from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 # (x, residual, the norm op) -> the fused op replacing the norm
 FusedBuilder = Callable[[SSAValue, SSAValue, Operation], Operation]

@@ -8,11 +8,12 @@ the return) and is never absorbed.
 
 from __future__ import annotations
 
-from fusec.dialects import nn
-from fusec.dialects.common import int_prop, normalize_axis, str_prop
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
+
+from fusec.dialects import nn
+from fusec.dialects.common import int_prop, normalize_axis, str_prop
 
 # nn unary op -> the fused epilogue activation it is (``nn.gelu`` depends on ``approximate``).
 _ACTIVATIONS: dict[type[Operation], str] = {

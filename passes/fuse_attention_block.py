@@ -31,10 +31,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusec.dialects import nn
-from fusec.dialects.common import bool_prop, int_prop, str_prop
-from fusec.dialects.fused import AttentionBlockOp, MatmulBiasActOp
-from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -45,6 +41,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from fusec.dialects import nn
+from fusec.dialects.common import bool_prop, int_prop, str_prop
+from fusec.dialects.fused import AttentionBlockOp, MatmulBiasActOp
+from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
 
 
 def plain_linear(op: Operation | None) -> MatmulBiasActOp | None:

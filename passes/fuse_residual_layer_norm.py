@@ -19,14 +19,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusec.dialects import nn
-from fusec.dialects.fused import ResidualLayerNormOp
-from fusec.passes._residual_norm import FuseResidualNorm, eps_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
+
+from fusec.dialects import nn
+from fusec.dialects.fused import ResidualLayerNormOp
+from fusec.passes._residual_norm import FuseResidualNorm, eps_of
 
 
 def build(x: SSAValue, residual: SSAValue, norm: Operation) -> Operation:

@@ -19,9 +19,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fusec.dialects import nn
-from fusec.dialects.common import float_prop, int_prop
-from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -31,6 +28,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from fusec.dialects import nn
+from fusec.dialects.common import float_prop, int_prop
+from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
 
 
 def flattens_leading(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:

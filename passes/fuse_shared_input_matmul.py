@@ -31,14 +31,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fusec.dialects import nn
-from fusec.passes._util import producer, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import Pure
+
+from fusec.dialects import nn
+from fusec.passes._util import producer, shape_of
 
 
 @dataclass

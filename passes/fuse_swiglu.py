@@ -23,10 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusec.dialects import nn
-from fusec.dialects.common import int_prop
-from fusec.dialects.fused import SwigluOp
-from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
@@ -37,6 +33,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from fusec.dialects import nn
+from fusec.dialects.common import int_prop
+from fusec.dialects.fused import SwigluOp
+from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
 
 
 def last_axis_half(narrow: nn.NarrowOp) -> tuple[SSAValue, int, int] | None:

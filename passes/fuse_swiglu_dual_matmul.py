@@ -23,9 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusec.dialects import nn
-from fusec.dialects.fused import SwigluOp
-from fusec.passes._util import feeds_only, producer, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
@@ -35,6 +32,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from fusec.dialects import nn
+from fusec.dialects.fused import SwigluOp
+from fusec.passes._util import feeds_only, producer, shape_of
 
 
 def with_last_dim(t: TensorType, size: int) -> TensorType:

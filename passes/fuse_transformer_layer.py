@@ -24,14 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusec.dialects.common import float_prop, int_prop, str_prop
-from fusec.dialects.fused import (
-    AttentionBlockOp,
-    MatmulBiasActOp,
-    ResidualLayerNormOp,
-    TransformerLayerOp,
-)
-from fusec.passes._util import feeds_only, producer, shape_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -42,6 +34,15 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from fusec.dialects.common import float_prop, int_prop, str_prop
+from fusec.dialects.fused import (
+    AttentionBlockOp,
+    MatmulBiasActOp,
+    ResidualLayerNormOp,
+    TransformerLayerOp,
+)
+from fusec.passes._util import feeds_only, producer, shape_of
 
 
 def linear(op: Operation | None, with_activation: bool) -> MatmulBiasActOp | None:

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusec.dialects.fused import FUSED_OPS
-from fusec.dialects.scalar_ops import ScalarOpError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.utils.exceptions import PassFailedException
+
+from fusec.dialects.fused import FUSED_OPS
+from fusec.dialects.scalar_ops import ScalarOpError
 
 FUSED_NAMES = tuple(op.name for op in FUSED_OPS)
 

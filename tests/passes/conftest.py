@@ -12,11 +12,12 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import ModuleOp
+
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
 from fusec.compiler.pipeline import run_pipeline
 from fusec.runtime.reference import find_function, random_inputs, run_function
-from xdsl.dialects.builtin import ModuleOp
 
 # Fused ops round once where their decompositions round after every step: a few ulps apart.
 # (rtol, atol relative to the largest magnitude of the expected result)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from fusec.compiler.diagnostics import split_input
 
 LIT = Path(__file__).resolve().parents[2] / "lit_tests" / "passes"

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import time
 
-from fusec.compiler.context import make_context
-from fusec.compiler.pipeline import run_pipeline
-from fusec.runtime.reference import find_function
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
+
+from fusec.compiler.context import make_context
+from fusec.compiler.pipeline import run_pipeline
+from fusec.runtime.reference import find_function
 
 N = 150
 RATIO_BOUND = 8.0

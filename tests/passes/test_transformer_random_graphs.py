@@ -6,6 +6,7 @@ idempotent, and after ``unfuse`` no fused op is left. A failure names the seed a
 from __future__ import annotations
 
 import pytest
+
 from fusec.dialects.fused import FUSED_OPS
 
 SEEDS = range(30)

@@ -125,19 +125,38 @@ def verify_module(module: ModuleOp, filename: str) -> None:
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
-            raise FusecError(located_message(op, filename, str(e))) from None
+            message = first_trait_failure(op, str(e))
+            raise FusecError(located_message(op, filename, message)) from None
+
+
+def first_trait_failure(op: Operation, message: str) -> str:
+    """``message``, or the first failing trait's message when a trait raised it.
+
+    xDSL keeps an op's traits in a frozenset, so when two traits fail (a ``fused.yield`` that is
+    neither last in its block nor inside a fused region) the one it reports changes from run to
+    run. Re-checking the traits in the order of their names makes the message deterministic.
+    """
+    failures: list[str] = []
+    for trait in sorted(op.traits, key=lambda t: (type(t).__name__, repr(t))):
+        try:
+            trait.verify(op)
+        except VerifyException as e:
+            failures.append(first_line(str(e)))
+    return failures[0] if first_line(message) in failures else message
 
 
 def op_message(name: str | None, message: str) -> str:
     """The first line of ``message``, starting with ``'<name>'`` like fusec's own verifiers.
 
     xDSL's generic messages neither start with the op name nor agree on where they put it
-    (``property 'axis' expected in operation 'nn.narrow'``): this puts it in front, once.
+    (``property 'axis' expected in operation 'nn.narrow'``, ``Operation arith.addf terminates
+    ...``): this puts it in front, once.
     """
     text = first_line(message)
     if name is None or text.startswith("'"):
         return text
-    return f"'{name}' " + text.removesuffix(f" in operation '{name}'")
+    text = text.removeprefix(f"Operation {name} ").removesuffix(f" in operation '{name}'")
+    return f"'{name}' {text}"
 
 
 def located_message(op: Operation | None, filename: str, message: str) -> str:

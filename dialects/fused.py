@@ -479,7 +479,8 @@ class RegionOp(IRDLOperation):
         block = self.body.block
         if len(block.args) != len(types):
             raise VerifyException(
-                f"'{self.name}' body has {len(block.args)} arguments for {len(types)} inputs"
+                f"'{self.name}' body has {len(block.args)} block argument(s) for "
+                f"{len(types)} input(s); it needs one per input"
             )
         for i, (arg, t) in enumerate(zip(block.args, types, strict=True)):
             if arg.type != t.element_type:

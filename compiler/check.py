@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
 from fusec.compiler.driver import compile, load
 from fusec.runtime.reference import find_function, random_inputs, run_function
-from xdsl.dialects.builtin import ModuleOp
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module
 from fusec.compiler.kernels.common import DeviceInfo
@@ -21,8 +24,6 @@ from fusec.compiler.pipeline import run_pipeline
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
 from fusec.runtime.plan import ProgramPlan
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 
 LOWERING = "lower-opencl"
 

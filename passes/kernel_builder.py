@@ -37,9 +37,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from fusec.dialects import kernel
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
     FloatAttr,
@@ -49,8 +48,11 @@ from xdsl.dialects.builtin import (
     MemRefType,
     VectorType,
     f32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from fusec.dialects import kernel
 
 INDEX = IndexType()
 
@@ -140,13 +142,23 @@ class LoopKernel:
     reduce_kind: str | None = None
     vector_width: int = 1
     local_size: int = 64
-    notes: list[str] = field(default_factory=list)
-
+    group_reduce: bool = False
+    """Reduce each output with a whole work-group (``local_size`` work-items striding over the
+    reduced elements, then a tree in local memory) instead of one work-item."""
+    split: int = 1
+    """With ``group_reduce``: work-groups per output. The last parallel dimension (of size
+    ``split``) then numbers the part of the reduced elements a work-group folds, and the store
+    writes per-part partial results (a second kernel combines them)."""
+    mean_count: int | None = None
+    """The divisor of a mean, when it is not the number of reduced elements (the second kernel
+    of a split reduction divides by the first kernel's count)."""
     @property
     def work_items(self) -> int:
         return max(1, math.prod(self.parallel) // self.vector_width)
 
     def launch_sizes(self) -> tuple[list[int], list[int]]:
+        if self.group_reduce:
+            return [self.work_items * self.local_size], [self.local_size]
         local = min(self.local_size, _round_up(self.work_items, 8))
         return [_round_up(self.work_items, local)], [local]
 
@@ -263,6 +275,8 @@ def clone_body(
 
 def build_kernel(k: LoopKernel) -> kernel.FuncOp:
     """The ``kernel.func`` computing ``k``."""
+    if k.group_reduce:
+        return build_group_reduction(k)
     fn = kernel.FuncOp(k.name, k.arg_types)
     args = fn.args
     entry = KernelBuilder(fn.body.block)
@@ -319,9 +333,17 @@ def _loads(
 
 
 def _reduce_loop(
-    b: KernelBuilder, k: LoopKernel, args: Sequence[SSAValue], point: Sequence[SSAValue]
+    b: KernelBuilder,
+    k: LoopKernel,
+    args: Sequence[SSAValue],
+    point: Sequence[SSAValue],
+    start: SSAValue | None = None,
+    stop: SSAValue | None = None,
+    step: int = 1,
+    scale: bool = True,
 ) -> SSAValue:
-    """``acc = fold(body(point, r) for r in reduced)``, then the mean's scale."""
+    """``acc = fold(body(point, r) for r in reduced[start:stop:step])``, then the mean's
+    scale."""
     kind = k.reduce_kind or "sum"
     elem = k.arg_types[k.store.arg].element_type
     is_int = isinstance(elem, IntegerType)
@@ -334,11 +356,80 @@ def _reduce_loop(
     value = clone_body(inner, k.body, _loads(inner, k, args, full_point, 1), 1)
     combined = inner.add(REDUCE_COMBINE[kind][1 if is_int else 0](acc, value))
     inner.add(scf.YieldOp(combined))
-    loop = scf.ForOp(b.index(0), b.index(count), b.index(1), [init], Region(loop_body))
+    lower = start if start is not None else b.index(0)
+    upper = stop if stop is not None else b.index(count)
+    loop = scf.ForOp(lower, upper, b.index(step), [init], Region(loop_body))
     result = b.add(loop)
-    if kind == "mean":
-        if is_int:
-            result = b.add(arith.DivSIOp(result, b.scalar(count, elem)))
-        else:
-            result = b.add(arith.MulfOp(result, b.scalar(1.0 / count, elem)))
-    return result
+    return mean_scale(b, k, result) if scale else result
+
+
+def mean_scale(b: KernelBuilder, k: LoopKernel, total: SSAValue) -> SSAValue:
+    """``total / count`` for a mean, else ``total``."""
+    if k.reduce_kind != "mean":
+        return total
+    count = k.mean_count or math.prod(k.reduced)
+    if isinstance(total.type, IntegerType):
+        return b.add(arith.DivSIOp(total, b.scalar(count, total.type)))
+    return b.add(arith.MulfOp(total, b.scalar(1.0 / count, total.type)))
+
+
+LOCAL_MEMORY = IntegerAttr(3, i64)
+"""The memory space of ``__local`` (work-group) buffers."""
+
+
+def build_group_reduction(k: LoopKernel) -> kernel.FuncOp:
+    """One work-group per output: each work-item folds every ``local_size``-th reduced element,
+    the partial results meet in local memory, and a tree halves them down to work-item 0::
+
+        %lid = kernel.local_id 0
+        %acc = scf.for %r = %lid to %R step %L iter_args(...) { body; combine }
+        memref.store %acc, %scratch[%lid]        // %scratch: memref<L x T, 3 : i64>
+        kernel.barrier
+        scf.if %lid < L/2 { scratch[lid] = combine(scratch[lid], scratch[lid + L/2]) }
+        ...                                      // L/4, ..., 1
+        scf.if %lid == 0 { out[point] = scratch[0] (* 1/R for a mean) }
+    """
+    size = k.local_size
+    assert size & (size - 1) == 0, "the work-group size of a group reduction is a power of 2"
+    fn = kernel.FuncOp(k.name, k.arg_types)
+    args = fn.args
+    b = KernelBuilder(fn.body.block)
+    elem = k.arg_types[k.store.arg].element_type
+    is_int = isinstance(elem, IntegerType)
+    combine = REDUCE_COMBINE[k.reduce_kind or "sum"][1 if is_int else 0]
+    scratch = b.add(memref.AllocaOp.get(elem, shape=[size], memory_space=LOCAL_MEMORY))
+    lid = b.add(kernel.LocalIdOp(0))
+    group = b.add(kernel.GroupIdOp(0))
+    point = b.delinearize(group, k.parallel)
+    start, stop, outer = lid, None, point
+    if k.split > 1:  # this work-group folds the chunk [part * chunk, (part + 1) * chunk)
+        count = math.prod(k.reduced)
+        chunk = _round_up(-(-count // k.split), size)
+        first = b.add(arith.MuliOp(point[-1], b.index(chunk)))
+        start = b.add(arith.AddiOp(first, lid))
+        stop = b.add(arith.MinUIOp(b.add(arith.AddiOp(first, b.index(chunk))), b.index(count)))
+        outer = point[:-1]  # the loads index the outputs' dimensions and the reduced ones
+    partial = _reduce_loop(b, k, args, outer, start=start, stop=stop, step=size, scale=False)
+    b.add(memref.StoreOp.get(partial, scratch, [lid]))
+    half = size // 2
+    while half >= 1:
+        b.add(kernel.BarrierOp())
+        active = b.add(arith.CmpiOp(lid, b.index(half), "ult"))
+        step = Block()
+        inner = KernelBuilder(step)
+        other = inner.add(arith.AddiOp(lid, inner.index(half)))
+        mine = inner.add(memref.LoadOp.get(scratch, [lid]))
+        theirs = inner.add(memref.LoadOp.get(scratch, [other]))
+        inner.add(memref.StoreOp.get(inner.add(combine(mine, theirs)), scratch, [lid]))
+        inner.add(scf.YieldOp())
+        b.add(scf.IfOp(active, [], Region(step)))
+        half //= 2
+    first = b.add(arith.CmpiOp(lid, b.index(0), "eq"))
+    final = Block()
+    last = KernelBuilder(final)
+    total = mean_scale(last, k, last.add(memref.LoadOp.get(scratch, [last.index(0)])))
+    last.add(memref.StoreOp.get(total, args[k.store.arg], last.subscript(k.store, point)))
+    last.add(scf.YieldOp())
+    b.add(scf.IfOp(first, [], Region(final)))
+    b.add(kernel.ReturnOp())
+    return fn

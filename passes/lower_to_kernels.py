@@ -46,11 +46,11 @@ After::
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from fusec.dialects import fused, kernel
-from fusec.passes.kernel_builder import Access, LoopKernel, build_kernel, choose_vector_width
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -69,6 +69,9 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
+
+from fusec.dialects import fused, kernel
+from fusec.passes.kernel_builder import Access, LoopKernel, build_kernel, choose_vector_width
 
 SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (Float32Type(), i32, i1)
 
@@ -124,6 +127,8 @@ def buffer_type(t: Attribute) -> MemRefType:
 class LoweringOptions:
     vector_width: int
     local_size: int
+    group_reduce_min: int
+    split_outputs: int
 
 
 class FunctionLowering:
@@ -179,7 +184,35 @@ class FunctionLowering:
         reduce_kind: str | None = None,
         arg_names: Sequence[str] | None = None,
     ) -> None:
-        """Generates a loop kernel over ``buffers`` (see ``kernel_builder``) and launches it."""
+        """Generates a loop kernel over ``buffers`` (see ``kernel_builder``) and launches it.
+
+        A reduction of many elements per output runs a work-group per output; when there are
+        few outputs, several work-groups share each output and a second kernel combines their
+        partial results."""
+        spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind)
+        count = math.prod(reduced) if reduced else 0
+        if count < self.options.group_reduce_min:
+            self.emit_launch(spec, buffers, arg_names)
+            return
+        spec.group_reduce = True
+        outputs = math.prod(parallel)
+        split = min(count // (self.options.local_size * 16), self.options.split_outputs // outputs)
+        if split <= 1:
+            self.emit_launch(spec, buffers, arg_names)
+            return
+        self.split_reduction(kind, spec, buffers, split, count, arg_names)
+
+    def loop_kernel(
+        self,
+        kind: str,
+        buffers: Sequence[SSAValue],
+        parallel: Sequence[int],
+        loads: list[Access],
+        body: Block,
+        store: Access,
+        reduced: Sequence[int],
+        reduce_kind: str | None,
+    ) -> LoopKernel:
         types = [b.type for b in buffers]
         assert all(isinstance(t, MemRefType) for t in types)
         spec = LoopKernel(
@@ -194,6 +227,11 @@ class FunctionLowering:
             local_size=self.options.local_size,
         )
         spec.vector_width = choose_vector_width(spec, self.options.vector_width)
+        return spec
+
+    def emit_launch(
+        self, spec: LoopKernel, buffers: Sequence[SSAValue], arg_names: Sequence[str] | None
+    ) -> None:
         fn = build_kernel(spec)
         names = arg_names or [*(f"in{i}" for i in range(len(buffers) - 1)), "out"]
         for arg, hint in zip(fn.args, names, strict=False):
@@ -201,6 +239,52 @@ class FunctionLowering:
         self.kernels.append(fn)
         global_size, local_size = spec.launch_sizes()
         self.add(kernel.LaunchOp(SymbolRefAttr(spec.name), buffers, global_size, local_size))
+
+    def split_reduction(
+        self,
+        kind_name: str,
+        spec: LoopKernel,
+        buffers: Sequence[SSAValue],
+        split: int,
+        count: int,
+        arg_names: Sequence[str] | None,
+    ) -> None:
+        """Two launches: ``split`` work-groups per output write partial results to a
+        ``[outputs..., split]`` buffer, then one work-item per output combines them."""
+        out = buffers[spec.store.arg]
+        out_type = out.type
+        assert isinstance(out_type, MemRefType)
+        rank = len(spec.parallel)
+        partial_type = MemRefType(out_type.element_type, [*spec.parallel, split])
+        partial = self.add(memref.AllocOp([], [], partial_type)).results[0]
+        partial.name_hint = "partials"
+        kind = spec.reduce_kind or "sum"
+        first = dataclasses.replace(
+            spec,
+            arg_types=[*spec.arg_types[: spec.store.arg], partial_type,
+                       *spec.arg_types[spec.store.arg + 1 :]],
+            parallel=(*spec.parallel, split),
+            store=Access(spec.store.arg, tuple((d, 0) for d in range(rank + 1))),
+            reduce_kind="sum" if kind == "mean" else kind,
+            split=split,
+        )
+        stage_one = [*buffers[: spec.store.arg], partial, *buffers[spec.store.arg + 1 :]]
+        self.emit_launch(first, stage_one, arg_names)
+        elem = out_type.element_type
+        identity = Block(arg_types=[elem])
+        identity.add_op(fused.YieldOp(identity.args[0]))
+        second = self.loop_kernel(
+            f"{kind_name}_parts",
+            [partial, out],
+            spec.parallel,
+            [Access(0, tuple((d, 0) for d in range(rank + 1)))],
+            identity,
+            Access(1, spec.store.index),
+            (split,),
+            kind,
+        )
+        second.mean_count = count
+        self.emit_launch(second, [partial, out], ["partials", "out"])
 
     def template(
         self,
@@ -288,14 +372,28 @@ class LowerToKernelsPass(ModulePass):
     innermost dimension allows; 1 disables vectorisation."""
 
     local_size: int = 64
-    """Work-group size of generated kernels."""
+    """Work-group size of generated kernels (a power of 2)."""
+
+    group_reduce_min: int = 256
+    """Reductions of at least this many elements per output use a whole work-group per output
+    (a tree in local memory) instead of one work-item."""
+
+    split_outputs: int = 256
+    """A work-group reduction with fewer outputs than this spreads each output's elements over
+    several work-groups (about ``split-outputs`` in all); a second kernel combines them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from fusec.passes.lowering_generated import GENERATED_LOWERINGS
         from fusec.passes.lowering_templates import TEMPLATE_LOWERINGS
 
         lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS}
-        options = LoweringOptions(self.vector_width, self.local_size)
+        if self.local_size <= 0 or self.local_size & (self.local_size - 1):
+            raise PassFailedException(
+                f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"
+            )
+        options = LoweringOptions(
+            self.vector_width, self.local_size, self.group_reduce_min, self.split_outputs
+        )
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             try:
                 lowering = FunctionLowering(op, fn, options)

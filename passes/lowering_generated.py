@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
 from fusec.dialects import fused, kernel, nn
 from fusec.dialects.common import bool_prop, broadcast_shapes, int_prop, ints_prop
 from fusec.dialects.scalar_ops import ELEMENTWISE_OPS, build_scalar
 from fusec.passes.kernel_builder import Access, broadcast_access, identity_access
 from fusec.passes.lower_to_kernels import FunctionLowering, LoweringError, buffer_type
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 Lowering = Callable[[FunctionLowering, Operation], list[SSAValue]]
 

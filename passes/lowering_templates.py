@@ -13,12 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from fusec.dialects import fused, kernel, nn
-from fusec.dialects.common import bool_prop, float_prop, int_prop, str_prop
-from fusec.dialects.decompositions import ACTIVATION_OPS
-from fusec.dialects.scalar_ops import build_scalar
-from fusec.passes.lower_to_kernels import FunctionLowering, LoweringError
-from fusec.passes.lowering_generated import lower_int_matmul, probe, shape_of, transposed
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -35,6 +29,13 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from fusec.dialects import fused, kernel, nn
+from fusec.dialects.common import bool_prop, float_prop, int_prop, str_prop
+from fusec.dialects.decompositions import ACTIVATION_OPS
+from fusec.dialects.scalar_ops import build_scalar
+from fusec.passes.lower_to_kernels import FunctionLowering, LoweringError
+from fusec.passes.lowering_generated import lower_int_matmul, probe, shape_of, transposed
 
 Lowering = Callable[[FunctionLowering, Operation], list[SSAValue]]
 

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusec.dialects import kernel
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+
+from fusec.dialects import kernel
 
 ELEMENT_BYTES = {"f32": 4, "i32": 4, "i1": 1}
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
 

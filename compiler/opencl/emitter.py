@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from fusec.dialects import kernel
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
@@ -41,6 +40,8 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from fusec.dialects import kernel
 
 
 class EmitError(ValueError):
@@ -76,6 +77,7 @@ CALLS: dict[type[Operation], str] = {
     arith.MinimumfOp: "fmin",
     arith.MaxSIOp: "max",
     arith.MinSIOp: "min",
+    arith.MinUIOp: "min",
     mathd.ExpOp: "exp",
     mathd.LogOp: "log",
     mathd.TanhOp: "tanh",
@@ -107,6 +109,9 @@ CASTS: tuple[type[Operation], ...] = (
     arith.ExtUIOp,
     arith.IndexCastOp,
 )
+
+LOCAL_MEMORY_SPACE = IntegerAttr(3, 64)
+"""``memref<..., 3 : i64>`` lives in ``__local`` memory."""
 
 INDEX_LIMIT = 2**31 - 1
 """Largest element count indexed with ``int``; bigger buffers make a kernel index with ``long``."""
@@ -160,6 +165,7 @@ class CEmitter:
             arith.CmpiOp: self.cmpi,
             arith.SelectOp: self.select,
             mathd.AbsIOp: self.absi,
+            memref.AllocaOp: self.alloca,
             memref.LoadOp: self.load,
             memref.StoreOp: self.store,
             vector.LoadOp: self.vload,
@@ -335,6 +341,16 @@ class CEmitter:
         if const or not terms:
             terms.append(str(const))
         return " + ".join(terms)
+
+    def alloca(self, op: Operation) -> None:
+        """A work-group buffer (memory space 3): ``__local float vN[size];``."""
+        assert isinstance(op, memref.AllocaOp)
+        t = op.memref.type
+        assert isinstance(t, MemRefType)
+        if t.memory_space != LOCAL_MEMORY_SPACE:
+            raise EmitError(f"the OpenCL emitter prints memref.alloca in local memory only: {t}")
+        name = self.fresh(op.memref)
+        self.line(f"__local {self.buffer_type(t.element_type)} {name}[{t.element_count()}];")
 
     def load(self, op: Operation) -> None:
         assert isinstance(op, memref.LoadOp)

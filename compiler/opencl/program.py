@@ -12,14 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp, i1
+from xdsl.ir import Attribute, Operation, SSAValue
+
 from fusec.compiler.kernels.common import DeviceInfo
 from fusec.compiler.opencl.emitter import emit_kernel
 from fusec.compiler.opencl.templates import instantiate
 from fusec.dialects import kernel
 from fusec.runtime.plan import BufferSpec, LaunchSpec, ProgramPlan, ValueSpec
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp, i1
-from xdsl.ir import Attribute, Operation, SSAValue
 
 NUMPY_TYPES: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32),

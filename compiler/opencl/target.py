@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import IO
 
-from fusec.compiler.kernels.common import DeviceInfo
-from fusec.compiler.opencl.program import build_plan, host_functions
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
+
+from fusec.compiler.kernels.common import DeviceInfo
+from fusec.compiler.opencl.program import build_plan, host_functions
 
 DEVICES = {
     "cpu": DeviceInfo(name="generic CPU", is_cpu=True),

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.ir import SSAValue
+
 from fusec.compiler.kernels.attention import HeadsLayout, attention
 from fusec.compiler.kernels.common import (
     IDENTITY_EPILOGUE,
@@ -23,8 +26,6 @@ from fusec.compiler.kernels.norm import layer_norm
 from fusec.compiler.kernels.softmax import softmax
 from fusec.compiler.opencl.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.dialects import kernel
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
-from xdsl.ir import SSAValue
 
 
 @dataclass(frozen=True)

@@ -299,3 +299,19 @@ def test_nan_reference_is_matched() -> None:
                                            device=DEVICE)
     assert np.isnan(expected[0]).any()
     assert np.array_equal(np.isnan(outputs[0]), np.isnan(expected[0]))
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("shape,axes,out", [
+    ("3x20011", "1", "3"),           # few outputs: several work-groups per output, then a combine
+    ("20011", "0", ""),              # one output
+    ("5x700", "1", "5"),             # a work-group per output
+    ("301x3x7", "0", "3x7"),         # a work-group per output, reduced axis outermost
+])
+def test_reduce_with_work_groups(kind: str, shape: str, axes: str, out: str) -> None:
+    o = f"{out}x" if out else ""
+    check(f"""
+func.func @f(%x: tensor<{shape}xf32>) -> tensor<{o}f32> {{
+  %y = nn.reduce_{kind} %x {{axes = array<i64: {axes}>}} : tensor<{shape}xf32> -> tensor<{o}f32>
+  func.return %y : tensor<{o}f32>
+}}""", ACCUMULATED)

@@ -185,3 +185,29 @@ func.func @f(%x: tensor<2x7x16xf32>, %w: tensor<16x24xf32>, %b: tensor<24xf32>, 
         assert result.ok, result.describe(*ACCUMULATED)
     for result in compare(plain_out, fused_out, *ACCUMULATED):
         assert result.ok, result.describe(*ACCUMULATED)
+
+
+def test_lower_opencl_unfuses_what_the_backend_does_not_implement(monkeypatch) -> None:
+    """A fused op missing from the backend's native table is un-fused by ``lower-opencl`` and
+    its nn ops are lowered instead; the numbers do not change."""
+    from fusec.compiler import pipeline
+    from fusec.passes import lower_to_kernels
+
+    native = tuple(n for n in lower_to_kernels.NATIVE_FUSED_OPS if n != "fused.swiglu")
+    monkeypatch.setattr(lower_to_kernels, "NATIVE_FUSED_OPS", native)
+    spec = lower_to_kernels.lower_opencl_spec()
+    assert spec == "unfuse{ops=swiglu},lower-to-kernels,plan-buffers"
+    monkeypatch.setitem(pipeline.NAMED_PIPELINES, "lower-opencl", (spec, "test"))
+    source = """
+func.func @f(%x: tensor<3x5x14xf32>) -> tensor<3x5x7xf32> {
+  %y = fused.swiglu %x : tensor<3x5x14xf32> -> tensor<3x5x7xf32>
+  func.return %y : tensor<3x5x7xf32>
+}"""
+    from fusec.compiler.driver import load, lower
+
+    lowered = lower(load(source), pipeline="none").module
+    names = {op.name for op in lowered.walk()}
+    assert "fused.swiglu" not in names and "kernel.launch" in names
+    launches = [op for op in lowered.walk() if op.name == "kernel.launch"]
+    assert len(launches) > 1  # the narrows, silu and mul of the decomposition
+    check(source, TRANSCENDENTAL)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
+    FileLineColLoc,
     Float32Type,
     FloatAttr,
     IndexType,
@@ -136,6 +137,14 @@ def int_literal(value: int, t: Attribute) -> str:
     if value == -(2**31):
         return "(-2147483647 - 1)"
     return f"({value})" if value < 0 else str(value)
+
+
+def where(op: Operation) -> str:
+    """`` at file:line:col`` of ``op`` (body ops keep their source location), else ``""``."""
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return ""
 
 
 def c_identifier(name: str | None) -> str | None:
@@ -260,7 +269,7 @@ class CEmitter:
         for op in block.ops:
             handler = self.handlers.get(type(op))
             if handler is None:
-                raise EmitError(f"the OpenCL emitter cannot print '{op.name}'")
+                raise EmitError(f"the OpenCL emitter cannot print '{op.name}'{where(op)}")
             handler(op)
 
     # --- ops ----------------------------------------------------------------------------------

@@ -14,9 +14,9 @@ from typing import IO
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.kernels.common import DeviceInfo
 from fusec.compiler.opencl.program import build_plan, host_functions
 
@@ -43,7 +43,7 @@ class OpenCLTarget(Target):
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         if self.device not in DEVICES:
-            raise DiagnosticException(
+            raise FusecError(
                 f"opencl target: device '{self.device}' is not one of {', '.join(DEVICES)}"
             )
         if is_tensor_level(module):
@@ -55,7 +55,7 @@ class OpenCLTarget(Target):
             try:
                 plan = build_plan(module, fn.sym_name.data, DEVICES[self.device])
             except ValueError as e:
-                raise DiagnosticException(f"opencl target: {e}") from None
+                raise FusecError(f"opencl target: {e}") from None
             launches = ", ".join(launch.kernel for launch in plan.launches) or "none"
             output.write(f"// @{plan.function}: {len(plan.launches)} launches: {launches}\n")
             output.write(plan.source)

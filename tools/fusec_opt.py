@@ -1,15 +1,29 @@
 """``fusec-opt``: parse fusec IR, run passes, print the result (modelled on ``mlir-opt``).
 
-Exit codes: 0 on success; 1 when the input is bad (unreadable file, parse or verifier error, a
-pass that fails); 2 when the command line is bad (unknown pass, option or target). Every error
-is one line on stderr, ``file:line:col: error: ...`` where the input has a location. Output is
-written only when every chunk succeeded, so ``-o`` never leaves a half-written file.
+    fusec-opt model.mlir -p 'fuse-matmul-bias-act,cse' -o fused.mlir
+    fusec-opt - --print-op-generic < model.mlir
+
+Exit codes (build scripts rely on them):
+
+- 0: success (also with ``--verify-diagnostics`` when a chunk had an error: it is printed);
+- 1: bad input: an unreadable or non-UTF-8 file, a parse or verifier error, a pass that fails,
+  an output file that cannot be written;
+- 2: bad command line: an unknown option, pass, pass option or target, a malformed pipeline;
+- 70: an internal error, i.e. a bug in fusec (``FUSEC_TRACEBACK=1`` shows the traceback).
+
+Every error is one line on stderr, ``file:line:col: error: ...`` where the input has a location;
+never a Python traceback. Input without operations (empty, or only comments) is an empty module,
+as in ``mlir-opt``. Output is deterministic, and written only when every chunk succeeded: ``-o``
+writes a temporary file next to the target and renames it, so it never leaves a half-written file.
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import io
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -28,7 +42,7 @@ from fusec.compiler.pipeline import (
     build_passes,
     run_passes,
 )
-from fusec.compiler.targets import build_target
+from fusec.compiler.targets import build_target, target_names
 from fusec.passes import XDSL_SUMMARIES, get_all_passes
 
 EXIT_INPUT = 1
@@ -37,10 +51,28 @@ INTERNAL_ERROR = 70
 
 
 def summary(cls: type[ModulePass]) -> str:
-    """The first line of a pass's documentation (its module docstring, else its class's)."""
-    doc = sys.modules[cls.__module__].__doc__ if cls.__module__.startswith("fusec.") else None
-    doc = doc or cls.__doc__ or XDSL_SUMMARIES.get(cls.name, "")
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    """The first paragraph of a pass's documentation, on one line (for a fusec pass its module
+    docstring, for a reused xDSL pass fusec's own summary)."""
+    if cls.__module__.startswith("fusec."):
+        doc = sys.modules[cls.__module__].__doc__ or cls.__doc__ or ""
+    else:
+        doc = XDSL_SUMMARIES.get(cls.name) or cls.__doc__ or ""
+    paragraph = doc.strip().split("\n\n")[0]
+    return " ".join(paragraph.split())
+
+
+def option_default(text: str) -> str:
+    """A pass option's default as it is written in a pipeline spec: ``('relu', 'gelu')`` ->
+    ``relu,gelu``, ``True`` -> ``true``."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    if isinstance(value, tuple | list):
+        return ",".join(str(v) for v in value) or "(empty)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
 
 
 def describe_passes() -> str:
@@ -49,8 +81,12 @@ def describe_passes() -> str:
         cls = get()
         lines.append(f"{name}: {summary(cls)}")
         for info in get_pass_option_infos(cls):
-            default = "" if info.default_value is None else f" = {info.default_value}"
-            lines.append(f"    {info.name.replace('_', '-')}: {info.expected_type}{default}")
+            option = info.name.replace("_", "-")
+            kind = info.expected_type.strip("'\"")
+            if info.default_value is None:
+                lines.append(f"    {option}: {kind}")
+            else:
+                lines.append(f"    {option}: {kind} = {option_default(info.default_value)}")
     for name, (spec, doc) in sorted(NAMED_PIPELINES.items()):
         lines.append(f"{name}: (pipeline) {doc}")
         lines.append(f"    = {spec}")
@@ -58,15 +94,24 @@ def describe_passes() -> str:
 
 
 def read_input(path: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
+    """The text of ``path`` (``-``: stdin) and the name that messages give it."""
+    name = "<stdin>" if path == "-" else path
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
     except OSError as e:
-        raise FusecError(f"{path}: error: cannot read input: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise FusecError(f"{path}: error: input is not UTF-8 text") from None
+        raise FusecError(f"{name}: error: cannot read input: {e.strerror}") from None
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise FusecError(
+            f"{name}:{line}:{col}: error: input is not UTF-8 text (byte 0x{data[e.start]:02x})"
+        ) from None
 
 
 def write_output(path: str, text: str) -> None:
@@ -78,11 +123,27 @@ def write_output(path: str, text: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".fusec-opt-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
     except OSError as e:
         raise FusecError(f"{path}: error: cannot write output: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, new_file_mode(path))  # mkstemp makes it 0600
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise FusecError(f"{path}: error: cannot write output: {e.strerror}") from None
+
+
+def new_file_mode(path: str) -> int:
+    """The mode ``open(path, "w")`` would give: the existing file's, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def process(
@@ -101,7 +162,19 @@ def process(
     return emit(module)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+EPILOG = """\b
+Examples:
+  fusec-opt examples/mlp.mlir -p canonicalize
+  fusec-opt model.mlir -p 'fuse-matmul-bias-act,cse' -o fused.mlir
+  fusec-opt - --print-op-generic < model.mlir
+
+\b
+Exit codes: 0 success, 1 bad input (parse, verifier or pass error, unreadable
+file), 2 bad command line (unknown option, pass or target), 70 internal error.
+"""
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
 @click.argument("input_file", metavar="[FILE|-]", default="-")
 @click.option(
     "-p",
@@ -111,7 +184,14 @@ def process(
     help="Passes to run, comma-separated, options in braces: 'fuse-x{opt=1},cse'.",
 )
 @click.option("-o", "--output", default="-", metavar="OUT", help="Output file (default: stdout).")
-@click.option("-t", "--target", default="mlir", show_default=True, help="Output target.")
+@click.option(
+    "-t",
+    "--target",
+    default="mlir",
+    show_default=True,
+    metavar="TARGET",
+    help=f"Output target, options in braces: {', '.join(target_names())}.",
+)
 @click.option(
     "--split-input-file",
     is_flag=True,
@@ -186,7 +266,6 @@ def cli(
         fail(str(e), EXIT_INPUT)
 
 
-
 def fail(message: str, code: int) -> None:
     click.echo(f"fusec-opt: {message}" if ": error:" not in message else message, err=True)
     sys.exit(code)
@@ -199,8 +278,13 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.ClickException as e:
-        e.show()
+        message = e.format_message().rstrip(".")
+        click.echo(f"fusec-opt: error: {message} (see 'fusec-opt --help')", err=True)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (``fusec-opt ... | head``): nothing left to report to.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_INPUT
     except click.exceptions.Abort:
         return 130
     except SystemExit as e:

@@ -2,7 +2,7 @@
 // spelling for a scalar op of a fused body.
 
 // RUN: not fusec-opt %s -t opencl 2>&1 | filecheck %s
-// CHECK: fusec-opt: opencl target: the OpenCL emitter cannot print 'math.cos' at {{.*}}opencl-invalid.mlir:[[# @LINE + 8]]:5
+// CHECK: fusec-opt: opencl target: the OpenCL emitter cannot print 'math.cos' at {{.*}}opencl-invalid.mlir:[[# @LINE + 9]]:5
 // CHECK-NOT: Traceback
 // RUN: sh -c 'fusec-opt %s -t opencl 2>/dev/null; test $? -eq 1'
 // RUN: not fusec-opt %s -t 'opencl{device=tpu}' 2>&1 | filecheck %s --check-prefix=DEVICE

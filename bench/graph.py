@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from fusec.compiler.context import make_context
-from fusec.compiler.diagnostics import Source, parse_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -25,6 +23,9 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, SSAValue
+
+from fusec.compiler.context import make_context
+from fusec.compiler.diagnostics import Source, parse_module
 
 
 class Unsupported(Exception):

@@ -1,9 +1,10 @@
 """Running one workload through fusec and its peers: check first, then time.
 
-For each runner: prepare (compile), run once and compare every output with the reference
-(``fusec.runtime.reference.run_function``, which computes in float64 and rounds to float32),
-and only if it agrees, warm up and time it. A runner that disagrees is marked ``wrong`` and
-never timed; the command exits non-zero.
+Every runner is prepared (compiled), run once, and each output compared with the reference
+(``fusec.runtime.reference.run_function``, which computes in float64 and rounds to float32) by
+``||out - ref|| / ||ref||``. A runner that disagrees is marked ``wrong`` and never timed (the
+command exits non-zero). Those that agree are then timed together, interleaved
+(`fusec.bench.timing`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from fusec.bench import fusec_runner
 from fusec.bench.graph import Graph, Unsupported, parse
 from fusec.bench.peers import Peer, Prepared, Unavailable, first_line
-from fusec.bench.timing import Timing, device_times, wall_times
+from fusec.bench.timing import Timing, interleaved, wall_call
 from fusec.bench.workloads import Workload
 
 OK, NA, WRONG, FAILED = "ok", "n/a", "wrong", "failed"
@@ -82,16 +84,25 @@ def check(outputs: list[np.ndarray], reference: list[np.ndarray]) -> float:
     return max(relative_error(o, r) for o, r in zip(outputs, reference, strict=True))
 
 
-def run_runner(
+@dataclass
+class Ready:
+    """A runner that compiled and agreed with the reference: the next step is timing it."""
+
+    name: str
+    prepared: Prepared
+    error: float
+
+
+def prepare_and_check(
     name: str,
     prepare: Callable[[], Prepared],
     reference: list[np.ndarray],
     workload: Workload,
-    settings: Settings,
     loud: bool,
-) -> RunnerResult:
-    """Prepare, check, time. `loud` runners (fusec) report any exception as ``failed``;
-    for peers, an exception while preparing means the peer cannot run this program (``n/a``)."""
+) -> Ready | RunnerResult:
+    """Prepares and checks one runner: Ready, or its final (untimed) result. `loud` runners
+    (fusec) report any exception as ``failed``; for a peer, an exception while preparing means
+    it cannot run this program (``n/a``)."""
     try:
         prepared = prepare()
     except (Unavailable, Unsupported) as reason:
@@ -105,30 +116,43 @@ def run_runner(
     if not error <= workload.tolerance:
         return RunnerResult(name, WRONG, f"relative error {error:.3g} > {workload.tolerance:g}",
                             error=error)
-    wall = wall_times(prepared.call, settings.warmup, settings.repeat)
-    device = (device_times(prepared.device_call, len(wall.samples_ms))
-              if prepared.device_call is not None else None)
-    return RunnerResult(name, OK, error=error, wall=wall, device=device,
-                        details=prepared.details)
+    return Ready(name, prepared, error)
+
+
+def time_all(ready: list[Ready], settings: Settings) -> list[RunnerResult]:
+    """Wall times of every ready runner, interleaved; then device times, likewise."""
+    walls = interleaved([lambda r=r: wall_call(r.prepared.call) for r in ready],
+                        settings.warmup, settings.repeat)
+    timed = [r for r in ready if r.prepared.device_call is not None]
+    devices = dict(zip([r.name for r in timed], interleaved(
+        [r.prepared.device_call for r in timed], 0, settings.repeat), strict=True))  # type: ignore[misc]
+    return [RunnerResult(r.name, OK, error=r.error, wall=wall, device=devices.get(r.name),
+                         details=r.prepared.details)
+            for r, wall in zip(ready, walls, strict=True)]
 
 
 def run_workload(workload: Workload, peers: Sequence[Peer], settings: Settings,
                  with_fusec: bool = True) -> WorkloadResult:
+    """Checks every runner against the reference, then times those that agree, interleaved."""
     graph = parse(workload.text, workload.name)
     inputs = workload.inputs([t.name for t in graph.inputs], [t.shape for t in graph.inputs],
                              settings.seed)
     reference = reference_outputs(workload.text, inputs)
-    result = WorkloadResult(workload, graph)
+    outcomes: list[Ready | RunnerResult] = []
     if with_fusec:
-        result.runners.append(run_runner(
+        outcomes.append(prepare_and_check(
             fusec_runner.NAME,
             lambda: fusec_runner.prepare(workload.text, inputs, settings.device,
                                          settings.pipeline),
-            reference, workload, settings, loud=True))
-        gc.collect()
+            reference, workload, loud=True))
     for peer in peers:
-        result.runners.append(run_runner(
+        outcomes.append(prepare_and_check(
             peer.name, lambda peer=peer: peer.prepare(graph, inputs, settings.device),
-            reference, workload, settings, loud=False))
-        gc.collect()
+            reference, workload, loud=False))
+    ready = [o for o in outcomes if isinstance(o, Ready)]
+    timed = {r.name: r for r in time_all(ready, settings)}
+    result = WorkloadResult(workload, graph)
+    result.runners = [timed[o.name] if isinstance(o, Ready) else o for o in outcomes]
+    del ready, outcomes
+    gc.collect()
     return result

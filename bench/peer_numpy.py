@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
 from fusec.bench.graph import Node
 from fusec.bench.interpret import OpTable
 

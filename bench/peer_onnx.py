@@ -14,8 +14,9 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 import onnxruntime as ort
-from fusec.bench.graph import Graph, Node, Unsupported
 from onnx import TensorProto, helper, numpy_helper
+
+from fusec.bench.graph import Graph, Node, Unsupported
 
 OPSET = 17
 
@@ -188,9 +189,11 @@ def to_onnx(graph: Graph) -> onnx.ModelProto:
     return model
 
 
-def session(graph: Graph) -> ort.InferenceSession:
+def session(graph: Graph, threads: int | None = None) -> ort.InferenceSession:
     """An ONNX Runtime CPU session with every graph optimisation enabled."""
     options = ort.SessionOptions()
+    if threads is not None:
+        options.intra_op_num_threads = threads
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     return ort.InferenceSession(

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
 from fusec.bench.graph import Node, Unsupported
 from fusec.bench.interpret import OpTable
 

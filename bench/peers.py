@@ -23,10 +23,24 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+
 from fusec.bench.graph import Graph, Unsupported
 from fusec.bench.interpret import make_forward
 
 BENCH_EXTRA_HINT = "pip install 'fusec[bench]'"
+
+THREADS: int | None = None
+"""CPU threads for PyTorch and ONNX Runtime (`set_threads`); None keeps each library's default."""
+
+
+def set_threads(count: int | None) -> None:
+    """Run the CPU peers with `count` threads (numpy's BLAS only through threadpoolctl)."""
+    global THREADS
+    THREADS = count
+    if count is not None and importlib.util.find_spec("threadpoolctl") is not None:
+        from threadpoolctl import threadpool_limits  # type: ignore[import-not-found]
+
+        threadpool_limits(count)
 
 
 class Unavailable(Exception):
@@ -81,6 +95,8 @@ def torch_device(device: str) -> str:
     import torch
 
     if device == "cpu":
+        if THREADS is not None:
+            torch.set_num_threads(THREADS)
         return "cpu"
     if not torch.cuda.is_available():
         raise Unavailable("no CUDA device visible to PyTorch")
@@ -101,10 +117,14 @@ class TorchPeer:
     def prepare(self, graph: Graph, inputs: Sequence[np.ndarray], device: str) -> Prepared:
         where = torch_device(device)
         import torch
+
         from fusec.bench.peer_torch import TORCH_OPS
 
         forward = make_forward(graph, TORCH_OPS, "PyTorch")
         if self.compiled:
+            # Every workload's forward shares one code object; without a reset, dynamo would
+            # count each workload as a recompilation and, past its limit, silently run eager.
+            torch._dynamo.reset()
             forward = torch.compile(forward)
         args = [torch.from_numpy(np.ascontiguousarray(a)).to(where) for a in inputs]
 
@@ -149,7 +169,7 @@ class OnnxRuntimePeer:
         require("onnxruntime")
         from fusec.bench.peer_onnx import session
 
-        sess = session(graph)
+        sess = session(graph, THREADS)
         feed = {t.name: a for t, a in zip(graph.inputs, inputs, strict=True)}
         return Prepared(call=lambda: sess.run(None, feed),
                         outputs=lambda: host_list(sess.run(None, feed)))

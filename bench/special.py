@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 import click
+
 from fusec.bench.harness import Settings, WorkloadResult, run_workload
 from fusec.bench.peers import Peer, first_line
 from fusec.bench.program import ProgramWriter
@@ -95,6 +96,7 @@ def copy_bandwidth(settings: Settings) -> dict[str, Any]:
     profiling events: the ceiling the elementwise targets are measured against."""
     import numpy as np
     import pyopencl as cl
+
     from fusec.runtime.device import select_device
     from fusec.runtime.program_cache import get_program
 

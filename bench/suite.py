@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
     """Runs the planned workloads, then the planned probes, on settings.device."""
     workloads, specials = chosen.workloads, chosen.specials
     suite = SuiteResult()
+    suite.extra["load_average_start"] = load_average()
     for i, workload in enumerate(workloads, 1):
         progress(f"[{i}/{len(workloads)}] {workload.name}: {workload.summary}")
         start = time.perf_counter()
@@ -78,7 +80,17 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
         summary = special.compile_time(settings)
         suite.extra["compile_time"] = summary
         suite.lines.extend(special.compile_lines(summary))
+    suite.extra["load_average_end"] = load_average()
+    suite.extra["cpu_count"] = os.cpu_count()
     return suite
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (how busy the shared machine was), where the OS tells it."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
 
 
 def summary_line(row: WorkloadResult) -> str:
@@ -97,4 +109,8 @@ def summary_line(row: WorkloadResult) -> str:
 
 def render(suite: SuiteResult, settings: Settings, peer_names: Sequence[str]) -> str:
     tables = [report.to_table(suite.rows, settings, peer_names)] if suite.rows else []
-    return "\n".join([*tables, *suite.lines])
+    start, end = suite.extra.get("load_average_start"), suite.extra.get("load_average_end")
+    load = (f"load average {start:.1f} at the start, {end:.1f} at the end, "
+            f"{suite.extra.get('cpu_count')} cpus" if start is not None and end is not None
+            else "")
+    return "\n".join([*tables, *suite.lines, *([load] if load else [])])

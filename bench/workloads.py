@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from fusec.bench.program import ProgramWriter, Value
 
 MIB = 1 << 20
@@ -225,7 +226,9 @@ def all_workloads() -> list[Workload]:
         _workload("3", "residual_rmsnorm", "x+res -> RMSNorm, 512x768",
                   lambda: residual_norm("rms_norm", 512, 768), inits={"gamma": GAMMA}),
         _workload("4", "softmax", "softmax rows, 6144x128", lambda: softmax_rows(6144, 128)),
-        _workload("4", "sum", "sum of 16M", lambda: sum_all(m16), tolerance=1e-4),
+        # A sum of 16M standard normals cancels: |sum| ~ 4e3 while sum|x| ~ 1.3e7, so float32
+        # rounding of 1e-7 relative to sum|x| is ~3e-4 relative to the result.
+        _workload("4", "sum", "sum of 16M", lambda: sum_all(m16), tolerance=2e-3),
         _workload("5", "matmul_bias_gelu", "gelu(x@w+b), 512x768x3072",
                   lambda: matmul_bias_gelu(512, 768, 3072), inits={"w": weight(768)}),
         _workload("5", "sgemm1024", "SGEMM 1024^3", lambda: sgemm(1024, 1024, 1024)),

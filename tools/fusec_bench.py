@@ -17,8 +17,9 @@ import json
 import sys
 
 import click
+
 from fusec.bench.harness import Settings
-from fusec.bench.peers import peers_for
+from fusec.bench.peers import peers_for, set_threads
 from fusec.bench.report import to_json
 from fusec.bench.suite import SPECIAL, plan, render, run_suite
 from fusec.bench.workloads import all_workloads, tiny_workloads
@@ -47,12 +48,15 @@ def workload_help() -> str:
 @click.option("-p", "--pipeline", default="default", show_default=True,
               help="fusec pass pipeline.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Input seed.")
+@click.option("--threads", type=click.IntRange(1), default=None,
+              help="CPU threads for PyTorch and ONNX Runtime (default: theirs).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("--json-out", type=click.Path(dir_okay=False, writable=True),
               help="Also write the JSON document to this file.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_list: str,
-         pipeline: str, seed: int, as_json: bool, json_out: str | None, quiet: bool) -> None:
+         pipeline: str, seed: int, threads: int | None, as_json: bool, json_out: str | None,
+         quiet: bool) -> None:
     """Benchmark fusec against the tools a user would otherwise reach for."""
     settings = Settings(device=device, repeat=repeat, warmup=warmup, pipeline=pipeline,
                         seed=seed)
@@ -63,6 +67,7 @@ def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer
     except ValueError as error:
         click.echo(f"fusec-bench: {error}", err=True)
         sys.exit(EXIT_USAGE)
+    set_threads(threads)
     suite = run_suite(chosen, peers, settings,
                       progress=lambda line: None if quiet else click.echo(line, err=True))
     peer_names = [p.name for p in peers]

@@ -189,6 +189,8 @@ class FunctionLowering:
         A reduction of many elements per output runs a work-group per output; when there are
         few outputs, several work-groups share each output and a second kernel combines their
         partial results."""
+        if math.prod(parallel) == 0:
+            return  # an empty result: nothing to compute
         spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind)
         count = math.prod(reduced) if reduced else 0
         if count < self.options.group_reduce_min:

@@ -315,3 +315,13 @@ func.func @f(%x: tensor<{shape}xf32>) -> tensor<{o}f32> {{
   %y = nn.reduce_{kind} %x {{axes = array<i64: {axes}>}} : tensor<{shape}xf32> -> tensor<{o}f32>
   func.return %y : tensor<{o}f32>
 }}""", ACCUMULATED)
+
+
+def test_empty_tensors() -> None:
+    """Zero-size results launch nothing; a sum over an empty axis is 0."""
+    check("""
+func.func @f(%x: tensor<0x4xf32>, %y: tensor<3x0xf32>) -> (tensor<0x4xf32>, tensor<3xf32>) {
+  %e = nn.exp %x : tensor<0x4xf32> -> tensor<0x4xf32>
+  %s = nn.reduce_sum %y {axes = array<i64: 1>} : tensor<3x0xf32> -> tensor<3xf32>
+  func.return %e, %s : tensor<0x4xf32>, tensor<3xf32>
+}""", EXACT)

@@ -7,9 +7,9 @@ cost of one more kernel in a call is ``(t_chain - t_one) / (CHAIN - 1)``, wall t
 given too. PyTorch eager runs the same chain, for scale.
 
 Compile time (``--workload compile``): a 12-layer BERT-base program (IR text) compiled by
-``fusec.compile`` and called once, in a fresh process with empty caches (``XDG_CACHE_HOME`` and
-``POCL_CACHE_DIR`` pointed at a new folder), then again in a second fresh process over the same
-caches, which should hit them.
+``fusec.compile`` and called once, in a fresh process with empty caches (``XDG_CACHE_HOME``,
+``POCL_CACHE_DIR`` and NVIDIA's ``CUDA_CACHE_PATH`` pointed at a new folder), then again in a
+second fresh process over the same caches, which should hit them.
 """
 
 from __future__ import annotations
@@ -157,7 +157,8 @@ def bert_program(layers: int) -> Workload:
 
 
 def run_child(layers: int, settings: Settings, cache: str) -> dict[str, Any]:
-    env = {**os.environ, "XDG_CACHE_HOME": cache, "POCL_CACHE_DIR": os.path.join(cache, "pocl")}
+    env = {**os.environ, "XDG_CACHE_HOME": cache, "POCL_CACHE_DIR": os.path.join(cache, "pocl"),
+           "CUDA_CACHE_PATH": os.path.join(cache, "nv")}
     command = [sys.executable, "-m", "fusec.bench.special", str(layers), settings.device,
                settings.pipeline]
     start = time.perf_counter()

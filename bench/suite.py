@@ -53,8 +53,10 @@ def plan(names: Sequence[str], device: str) -> Plan:
 
 
 def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
-              progress: Callable[[str], None]) -> SuiteResult:
-    """Runs the planned workloads, then the planned probes, on settings.device."""
+              progress: Callable[[str], None],
+              checkpoint: Callable[[SuiteResult], None] = lambda suite: None) -> SuiteResult:
+    """Runs the planned workloads, then the planned probes, on settings.device; `checkpoint`
+    sees the results so far after each step (a run cut short still leaves them)."""
     workloads, specials = chosen.workloads, chosen.specials
     suite = SuiteResult()
     suite.extra["load_average_start"] = load_average()
@@ -64,21 +66,25 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
         row = run_workload(workload, peers, settings)
         suite.rows.append(row)
         progress(f"    {summary_line(row)}  ({time.perf_counter() - start:.0f} s)")
+        checkpoint(suite)
     if "bandwidth" in specials:
         progress("copy bandwidth: float4 copy kernel")
         summary = special.copy_bandwidth(settings)
         suite.extra["copy_bandwidth"] = summary
+        checkpoint(suite)
         suite.lines.extend(special.bandwidth_lines(summary))
     if "overhead" in specials:
         progress("host overhead: matmul chains")
         rows, summary = special.host_overhead(list(peers), settings)
         suite.rows.extend(rows)
         suite.extra["host_overhead"] = summary
+        checkpoint(suite)
         suite.lines.extend(special.overhead_lines(summary))
     if "compile" in specials:
         progress(f"compile time: {special.COMPILE_LAYERS}-layer BERT, cold then warm process")
         summary = special.compile_time(settings)
         suite.extra["compile_time"] = summary
+        checkpoint(suite)
         suite.lines.extend(special.compile_lines(summary))
     suite.extra["load_average_end"] = load_average()
     suite.extra["cpu_count"] = os.cpu_count()

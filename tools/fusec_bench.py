@@ -21,7 +21,7 @@ import click
 from fusec.bench.harness import Settings
 from fusec.bench.peers import peers_for, set_threads
 from fusec.bench.report import to_json
-from fusec.bench.suite import SPECIAL, plan, render, run_suite
+from fusec.bench.suite import SPECIAL, SuiteResult, plan, render, run_suite
 from fusec.bench.workloads import all_workloads, tiny_workloads
 
 EXIT_WRONG = 1
@@ -68,15 +68,22 @@ def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer
         click.echo(f"fusec-bench: {error}", err=True)
         sys.exit(EXIT_USAGE)
     set_threads(threads)
-    suite = run_suite(chosen, peers, settings,
-                      progress=lambda line: None if quiet else click.echo(line, err=True))
     peer_names = [p.name for p in peers]
-    document = json.dumps(to_json(suite.rows, settings, peer_names, suite.extra), indent=1)
-    if json_out:
-        with open(json_out, "w", encoding="utf-8") as f:
-            f.write(document + "\n")
+
+    def document(suite: SuiteResult) -> str:
+        return json.dumps(to_json(suite.rows, settings, peer_names, suite.extra), indent=1)
+
+    def save(suite: SuiteResult) -> None:
+        if json_out:
+            with open(json_out, "w", encoding="utf-8") as f:
+                f.write(document(suite) + "\n")
+
+    suite = run_suite(chosen, peers, settings,
+                      progress=lambda line: None if quiet else click.echo(line, err=True),
+                      checkpoint=save)
+    save(suite)
     if as_json:
-        click.echo(document)
+        click.echo(document(suite))
     else:
         click.echo(render(suite, settings, peer_names))
     problems = suite.problems()

@@ -1,0 +1,34 @@
+#!/bin/sh
+# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|probes|all]
+#   table:  every GPU workload (about 5 minutes);  probes: copy bandwidth, host overhead,
+#   compile time;  all: both (may need most of a 10-minute command).
+# Needs the .gpu folder carried (wheels of pyopencl, xdsl, click and their needs for
+# CPython 3.12); PyTorch with CUDA and numpy come with the machine. Results: $OUT/gpu_*.json
+# and $OUT/gpu_*.log (the JSON is rewritten after each workload, so a cut-short run keeps them).
+set -u
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps .gpu/wheels/*.whl || exit 1
+python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . || exit 1
+mkdir -p .gpu/icd && echo /usr/lib/libnvidia-opencl.so.1 > .gpu/icd/nvidia.icd \
+  && cp /etc/OpenCL/vendors/*.icd .gpu/icd/ || exit 1
+export OCL_ICD_VENDORS="$PWD/.gpu/icd"
+out="${OUT:-.}"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,memory.used --format=csv
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+
+bench() {  # bench NAME SECONDS ARGS...
+  name=$1; limit=$2; shift 2
+  timeout "$limit" python3 -m fusec.tools.fusec_bench --device gpu --repeat 10 \
+    --json-out "$out/gpu_$name.json" "$@" > "$out/gpu_$name.log" 2>&1
+  echo "== $name: exit $?"; cat "$out/gpu_$name.log"
+}
+
+case "${1:-all}" in
+  table) bench table 560 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
+           -w sgemm -w bert -w llama ;;
+  probes) bench probes 560 -w bandwidth -w overhead -w compile ;;
+  all) bench table 400 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
+         -w sgemm -w bert -w llama
+       bench probes 160 -w bandwidth -w overhead -w compile ;;
+  *) echo "usage: sh bench/gpu.sh [table|probes|all]"; exit 2 ;;
+esac

@@ -18,7 +18,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Input
+from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 
@@ -56,6 +56,14 @@ class LocatedParser(Parser):
             # error, so that it has a location like every other one.
             name = op_name_at(start.input.content, start.start)
             raise ParseError(start, op_message(name, str(e))) from None
+        except ParseError as e:
+            # xDSL points after an unknown op's name; point at the name, as mlir-opt does.
+            name = op_name_at(start.input.content, start.start)
+            if name is None or e.msg != f"Operation {name} is not registered":
+                raise
+            at = start.input.content.index(name, start.start)
+            span = Span(at, at + len(name), start.input)
+            raise ParseError(span, f"unknown operation '{name}'") from None
         if isinstance(op.location, UnknownLoc):
             loc = start.get_location()
             op.location = FileLineColLoc(
@@ -93,7 +101,16 @@ def first_line(text: str) -> str:
 
 def parse_error_message(e: ParseError, line_offset: int = 0) -> str:
     loc = e.span.get_location()
-    return f"{loc.file}:{loc.line + line_offset}:{loc.col}: error: {first_line(e.msg)}"
+    text = first_line(e.msg)
+    if e.msg[:1].isspace():
+        # xDSL gave only the context of its error (" in block definition"), e.g. at a
+        # missing '}': say what went wrong.
+        at_end = e.span.start >= len(e.span.input.content.rstrip())
+        text = f"unexpected {'end of input' if at_end else 'input'} {text}"
+    elif text == "Could not parse entire input!":
+        text = "expected an operation"
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)  # a stray NUL byte
+    return f"{loc.file}:{loc.line + line_offset}:{loc.col}: error: {text}"
 
 
 @dataclass
@@ -107,16 +124,35 @@ class Source:
 
 def parse_module(ctx: Context, source: Source) -> ModuleOp:
     """Parses and verifies ``source``; every error becomes a one-line ``FusecError``."""
-    parser = LocatedParser(ctx, source.text, source.name, source.line_offset)
-    if parser.at_end():
-        # Like mlir-opt: an input without operations (empty, or only comments) is an empty module.
-        return ModuleOp([])
     try:
+        parser = LocatedParser(ctx, source.text, source.name, source.line_offset)
+        if parser.at_end():
+            # As in mlir-opt: input without operations (empty, only comments) is an empty module.
+            return ModuleOp([])
         module = parser.parse_module()
     except ParseError as e:
-        raise FusecError(parse_error_message(e, source.line_offset)) from None
+        raise FusecError(parse_error_message(at_first_use(e), source.line_offset)) from None
     verify_module(module, source.name)
     return module
+
+
+_UNDEFINED = re.compile(r"values used but not defined: \[(%[^\],]+)")
+
+
+def at_first_use(e: ParseError) -> ParseError:
+    """xDSL reports values used but never defined at the end of the input; move the error to
+    the first use of the first such value (outside comments)."""
+    match = _UNDEFINED.match(e.msg)
+    if match is None:
+        return e
+    name = match.group(1)
+    text = e.span.input.content
+    for use in re.finditer(re.escape(name) + r"(?![\w$.-])", text):
+        line_start = text.rfind("\n", 0, use.start()) + 1
+        if "//" not in text[line_start : use.start()]:
+            span = Span(use.start(), use.end(), e.span.input)
+            return ParseError(span, e.msg)
+    return e
 
 
 def verify_module(module: ModuleOp, filename: str) -> None:

@@ -347,3 +347,23 @@ func.func @negative_op_over_limit(%x: tensor<8xf32>) -> tensor<8xf32> {
   %1 = nn.sigmoid %0 : tensor<8xf32> -> tensor<8xf32>
   func.return %1 : tensor<8xf32>
 }
+
+// -----
+
+// An operand that is already an input is not counted twice: under max-inputs=3 the four ops
+// fit, as they read only x, c and b.
+// INPUTS-LABEL: func.func @inputs_deduplicated
+// INPUTS-NEXT:    fused.elementwise %x, %c, %b : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+// INPUTS-NEXT:    ^{{.*}}(%[[X:.*]]: f32, %[[C:.*]]: f32, %[[B:.*]]: f32):
+// INPUTS-NEXT:      %[[S:.*]] = arith.subf %[[X]], %[[C]] : f32
+// INPUTS-NEXT:      %[[A:.*]] = arith.addf %[[X]], %[[B]] : f32
+// INPUTS-NEXT:      %[[M:.*]] = arith.mulf %[[A]], %[[X]] : f32
+// INPUTS-NEXT:      %[[R:.*]] = arith.divf %[[M]], %[[S]] : f32
+// INPUTS-NEXT:      fused.yield %[[R]] : f32
+func.func @inputs_deduplicated(%x: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = nn.sub %x, %c : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %1 = nn.add %x, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %2 = nn.mul %1, %x : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %3 = nn.div %2, %0 : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  func.return %3 : tensor<8xf32>
+}

@@ -163,8 +163,11 @@ func.func @f(%a: {f32(M, N)}, %b: {f32(N)}) -> tensor<{M}xf32> {{
   %6 = nn.cast %3 : tensor<{M}x{N}xi1> -> {f32(M, N)}
   %7 = nn.add %4, %5 : {f32(M, N)}, {f32(M, N)} -> {f32(M, N)}
   %8 = nn.add %7, %6 : {f32(M, N)}, {f32(M, N)} -> {f32(M, N)}
-  %9 = nn.reduce_sum %8 {{axes = array<i64: 1>}} : {f32(M, N)} -> tensor<{M}xf32>
-  func.return %9 : tensor<{M}xf32>
+  %9 = nn.cast %0 : {f32(M, N)} -> tensor<{M}x{N}xi1>
+  %10 = nn.cast %9 : tensor<{M}x{N}xi1> -> {f32(M, N)}
+  %11 = nn.add %8, %10 : {f32(M, N)}, {f32(M, N)} -> {f32(M, N)}
+  %12 = nn.reduce_sum %11 {{axes = array<i64: 1>}} : {f32(M, N)} -> tensor<{M}xf32>
+  func.return %12 : tensor<{M}xf32>
 }}""",
         lambda rng: [grid(-1.0, 1.0, M, N), np.array([0.0, 0.5, 1.0, np.nan, -1.0][:N], np.float32)],
         regions=("fused.reduce",),

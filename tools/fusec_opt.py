@@ -105,7 +105,7 @@ def read_input(path: str) -> tuple[str, str]:
     except OSError as e:
         raise FusecError(f"{name}: error: cannot read input: {e.strerror}") from None
     try:
-        return data.decode("utf-8"), name
+        return data.decode("utf-8-sig"), name  # a leading byte-order mark is dropped
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1

@@ -32,6 +32,11 @@
 // UTF8: {{^}}[[FILE]]:2:15: error: input is not UTF-8 text (byte 0xff){{$}}
 // UTF8-NOT: Traceback
 
+// A leading byte-order mark (some editors write one) is not part of the text.
+// RUN: sh -c "printf '\357\273\277func.func @bom() {\n  func.return\n}\n' > %t.bom"
+// RUN: fusec-opt %t.bom | filecheck %s --check-prefix=BOM
+// BOM: func.func @bom()
+
 // Control characters and other garbage: a parse error.
 // RUN: sh -c "printf 'a\000b' > %t.nul"
 // RUN: not fusec-opt %t.nul 2>&1 | filecheck %s --check-prefix=NUL -DFILE=%t.nul

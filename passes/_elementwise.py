@@ -21,8 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from fusec.dialects import fused
@@ -245,9 +244,3 @@ def fuse_regions(ops: Sequence[Operation], limits: Limits) -> list[fused.Element
 
 def broadcast_shape(values: Sequence[SSAValue]) -> tuple[int, ...] | None:
     return broadcast_shapes(*(shape_of(v) for v in values))
-
-
-def result_shape(op: Operation) -> tuple[int, ...]:
-    t = op.results[0].type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())

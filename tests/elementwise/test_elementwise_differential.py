@@ -13,7 +13,7 @@ region building, not only that un-fusion inverts fusion.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -37,7 +37,6 @@ class Program:
     stress: Inputs
     nonfinite: bool = False  # the stress inputs must give NaN or inf in some output
     regions: tuple[str, ...] = ("fused.elementwise",)  # what "fused" must contain
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 def f32(*shape: int) -> str:
@@ -145,7 +144,8 @@ func.func @f(%a: {f32(M, N)}, %b: {f32(N)}, %c: {f32(M, N)})
   %5 = nn.reduce_mean %4 {{axes = array<i64: 0>}} : {f32(M, N)} -> {f32(N)}
   %6 = nn.cmp %a, %c {{predicate = "le"}} : {f32(M, N)}, {f32(M, N)} -> tensor<{M}x{N}xi1>
   %7 = nn.where %6, %a, %c : tensor<{M}x{N}xi1>, {f32(M, N)}, {f32(M, N)} -> {f32(M, N)}
-  %8 = nn.reduce_max %7 {{axes = array<i64: -1>, keepdims = true}} : {f32(M, N)} -> tensor<{M}x1xf32>
+  %8 = nn.reduce_max %7 {{axes = array<i64: -1>, keepdims = true}}
+         : {f32(M, N)} -> tensor<{M}x1xf32>
   func.return %2, %5, %8 : tensor<f32>, {f32(N)}, tensor<{M}x1xf32>
 }}""",
         lambda rng: [grid(-3.0, 3.0, M, N), grid(-1.0, 1.0, N), grid(3.0, -3.0, M, N)],
@@ -169,7 +169,10 @@ func.func @f(%a: {f32(M, N)}, %b: {f32(N)}) -> tensor<{M}xf32> {{
   %12 = nn.reduce_sum %11 {{axes = array<i64: 1>}} : {f32(M, N)} -> tensor<{M}xf32>
   func.return %12 : tensor<{M}xf32>
 }}""",
-        lambda rng: [grid(-1.0, 1.0, M, N), np.array([0.0, 0.5, 1.0, np.nan, -1.0][:N], np.float32)],
+        lambda rng: [
+            grid(-1.0, 1.0, M, N),
+            np.array([0.0, 0.5, 1.0, np.nan, -1.0][:N], np.float32),
+        ],
         regions=("fused.reduce",),
     ),
 }
@@ -179,7 +182,9 @@ def close(expected: np.ndarray, actual: np.ndarray, what: str) -> None:
     assert expected.dtype == actual.dtype and expected.shape == actual.shape, what
     if expected.dtype.kind == "f":
         rtol, atol = (2e-3, 2e-3) if expected.dtype == np.float16 else (1e-5, 1e-6)
-        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+        np.testing.assert_allclose(
+            actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what
+        )
     else:
         np.testing.assert_array_equal(actual, expected, err_msg=what)
 

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+
 from fusec.bench.graph import parse
 from fusec.bench.harness import WRONG, Settings, check, run_workload
 from fusec.bench.peers import NumpyPeer

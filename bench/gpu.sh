@@ -27,8 +27,8 @@ case "${1:-all}" in
   table) bench table 560 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
            -w sgemm -w bert -w llama ;;
   probes) bench probes 560 -w bandwidth -w overhead -w compile ;;
-  all) bench table 400 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
+  all) bench table 380 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
          -w sgemm -w bert -w llama
-       bench probes 160 -w bandwidth -w overhead -w compile ;;
+       bench probes 150 -w bandwidth -w overhead -w compile ;;
   *) echo "usage: sh bench/gpu.sh [table|probes|all]"; exit 2 ;;
 esac

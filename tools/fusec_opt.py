@@ -115,21 +115,30 @@ def read_input(path: str) -> tuple[str, str]:
 
 
 def write_output(path: str, text: str) -> None:
-    """Writes ``text`` to ``path`` atomically (a temp file, then a rename), or to stdout."""
+    """Writes ``text`` to ``path`` atomically (a temp file, then a rename), or to stdout.
+
+    Only a regular file (or a new one) is replaced by a rename. A symlink is followed, and a
+    device, FIFO or socket (``-o /dev/null``, a pipe) is written in place: a rename would put a
+    regular file where ``/dev/null`` was.
+    """
     if path == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
+    target = os.path.realpath(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".fusec-opt-")
+        if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fusec-opt-")
     except OSError as e:
         raise FusecError(f"{path}: error: cannot write output: {e.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.chmod(tmp, new_file_mode(path))  # mkstemp makes it 0600
-        os.replace(tmp, path)
+        os.chmod(tmp, new_file_mode(target))  # mkstemp makes it 0600
+        os.replace(tmp, target)
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -65,6 +65,27 @@ def test_output_file_has_the_usual_permissions(
     assert [p.name for p in tmp_path.iterdir()] == ["out.mlir"]  # no temporary left behind
 
 
+def test_output_through_a_symlink_or_into_a_fifo_keeps_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rename would replace the link, or the FIFO (or /dev/null), with a regular file."""
+    target, link = tmp_path / "target.mlir", tmp_path / "link.mlir"
+    target.write_text("")
+    link.symlink_to(target)
+    assert run(capsys, str(EXAMPLES[0]), "-o", str(link))[0] == 0
+    assert link.is_symlink() and "builtin.module" in target.read_text()
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that opening it to write succeeds
+    try:
+        assert run(capsys, str(EXAMPLES[0]), "-o", str(fifo))[0] == 0
+        assert b"builtin.module" in os.read(reader, 1 << 16)
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
 TOKENS = [
     "%x",
     "%0",

@@ -28,6 +28,10 @@ The kernel built for ``out[i, j] = a[i, j] + b[j]`` over ``4x8``::
       kernel.return
     }
 
+A long reduction instead runs a work-group per output (``build_group_reduction``): the
+work-items stride over the reduced elements and meet in a tree in local memory; with ``split``
+several work-groups share an output and write partial results for a second kernel.
+
 With ``vector_width = 4`` the innermost index steps by 4, loads along it are ``vector.load``s of
 ``vector<4xf32>``, other loads are scalars broadcast with ``vector.broadcast``, and the body's
 ops compute on vectors.

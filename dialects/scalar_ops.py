@@ -389,7 +389,9 @@ class Template:
             or len(p.operands) != len(v.operands)
         ):
             return False
-        return all(self.match_value(a, b, binding) for a, b in zip(p.operands, v.operands))
+        return all(
+            self.match_value(a, b, binding) for a, b in zip(p.operands, v.operands, strict=True)
+        )
 
 
 @cache
@@ -424,7 +426,9 @@ class Decomposer:
     def __init__(self, op: fused.ElementwiseOp | fused.ReduceOp):
         self.op = op
         self.new_ops: list[Operation] = []
-        self.tensor: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, op.inputs))
+        self.tensor: dict[SSAValue, SSAValue] = dict(
+            zip(op.body.block.args, op.inputs, strict=True)
+        )
 
     def emit(self, new_op: Operation) -> SSAValue:
         self.new_ops.append(new_op)

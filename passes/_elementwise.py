@@ -134,8 +134,10 @@ def plan_regions(ops: Sequence[Operation], limits: Limits) -> list[RegionPlan]:
             continue
         users = [use.operation for use in op.results[0].uses]
         plan = region_of.get(users[0]) if users else None
-        if plan is not None and all(region_of.get(u) is plan for u in users) and plan.admits(
-            op, limits
+        if (
+            plan is not None
+            and all(region_of.get(u) is plan for u in users)
+            and plan.admits(op, limits)
         ):
             plan.add(op)
         else:
@@ -163,7 +165,7 @@ class BodyBuilder:
     def __init__(self, block: Block, inputs: Sequence[SSAValue] = ()):
         self.block = block
         self.inputs = list(inputs)
-        self.scalar: dict[SSAValue, SSAValue] = dict(zip(self.inputs, block.args))
+        self.scalar: dict[SSAValue, SSAValue] = dict(zip(self.inputs, block.args, strict=True))
         self.ops: list[Operation] = []
         self.constants: list[Operation] = []  # the nn.constant ops read
 
@@ -189,7 +191,7 @@ class BodyBuilder:
         operands = [self.scalar_of(v) for v in op.operands]
         if isinstance(op, fused.ElementwiseOp):
             body = op.body.block
-            for arg, scalar in zip(body.args, operands):
+            for arg, scalar in zip(body.args, operands, strict=True):
                 arg.replace_all_uses_with(scalar)
             term = body.last_op
             assert isinstance(term, fused.YieldOp)
@@ -214,10 +216,7 @@ def fuse_region(plan: RegionPlan) -> fused.ElementwiseOp:
     """Replaces the ops of ``plan`` by one ``fused.elementwise`` where its root stood."""
     members = set(plan.members)
     inputs = [
-        v
-        for member in plan.members
-        for v in tensor_inputs(member)
-        if producer(v) not in members
+        v for member in plan.members for v in tensor_inputs(member) if producer(v) not in members
     ]
     inputs = list(dict.fromkeys(inputs))  # block arguments made at once: Block.insert_arg copies
     builder = BodyBuilder(Block(arg_types=[element_type(v.type) for v in inputs]), inputs)

@@ -7,11 +7,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import ModuleOp
+
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
 from fusec.compiler.pipeline import run_pipeline
 from fusec.runtime.reference import run_function
-from xdsl.dialects.builtin import ModuleOp
 
 Compile = Callable[[str, str], ModuleOp]
 Run = Callable[[ModuleOp, Sequence[np.ndarray]], list[np.ndarray]]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+
 from fusec.runtime.reference import find_function, random_inputs
 
 M, N = 3, 5

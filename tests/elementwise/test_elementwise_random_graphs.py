@@ -14,14 +14,15 @@ import time
 
 import numpy as np
 import pytest
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp
+
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
 from fusec.dialects import fused
 from fusec.dialects.scalar_ops import is_elementwise
 from fusec.passes.fuse_elementwise import FuseElementwisePass
 from fusec.runtime.reference import find_function, random_inputs
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp
 
 M, N = 3, 4
 SEEDS = range(4)
@@ -104,8 +105,9 @@ class RandomProgram:
                 pred = self.rng.choice(PREDICATES)
                 shape = broadcast(sa, sb)
                 self.emit(
-                    "i1", shape, f'nn.cmp {a}, {b} {{predicate = "{pred}"}} : '
-                    f"{ty(src, sa)}, {ty(src, sb)}"
+                    "i1",
+                    shape,
+                    f'nn.cmp {a}, {b} {{predicate = "{pred}"}} : {ty(src, sa)}, {ty(src, sb)}',
                 )
             else:
                 self.cast("i1")
@@ -236,8 +238,10 @@ def test_fusion_time_is_linear():
     t_small = fuse_seconds(RandomProgram(7, small).text())
     t_large = fuse_seconds(RandomProgram(7, large).text())
     ratio = t_large / t_small
-    print(f"fuse-elementwise: {small} ops {t_small * 1e3:.1f} ms, {large} ops "
-          f"{t_large * 1e3:.1f} ms, ratio {ratio:.2f}")
+    print(
+        f"fuse-elementwise: {small} ops {t_small * 1e3:.1f} ms, {large} ops "
+        f"{t_large * 1e3:.1f} ms, ratio {ratio:.2f}"
+    )
     assert ratio < 9.0
 
 
@@ -245,15 +249,20 @@ def test_long_chain_time_is_linear():
     """One region of N and 4N ops (a single chain): moving, not cloning, keeps it linear."""
 
     def chain(size: int) -> str:
-        lines = [f"  %v{i + 1} = nn.{'exp' if i % 2 else 'neg'} %v{i} : {ty('f32', (N,))} -> "
-                 f"{ty('f32', (N,))}" for i in range(size)]
+        lines = [
+            f"  %v{i + 1} = nn.{'exp' if i % 2 else 'neg'} %v{i} : {ty('f32', (N,))} -> "
+            f"{ty('f32', (N,))}"
+            for i in range(size)
+        ]
         return (
-            f"func.func @f(%v0: {ty('f32', (N,))}) -> {ty('f32', (N,))} {{\n" + "\n".join(lines)
+            f"func.func @f(%v0: {ty('f32', (N,))}) -> {ty('f32', (N,))} {{\n"
+            + "\n".join(lines)
             + f"\n  func.return %v{size} : {ty('f32', (N,))}\n}}\n"
         )
 
     t_small, t_large = fuse_seconds(chain(400)), fuse_seconds(chain(1600))
     ratio = t_large / t_small
-    print(f"chain: 400 ops {t_small * 1e3:.1f} ms, 1600 ops {t_large * 1e3:.1f} ms, "
-          f"ratio {ratio:.2f}")
+    print(
+        f"chain: 400 ops {t_small * 1e3:.1f} ms, 1600 ops {t_large * 1e3:.1f} ms, ratio {ratio:.2f}"
+    )
     assert ratio < 9.0

@@ -3,6 +3,9 @@
     exe = fusec.compile(open("model.mlir").read())
     (out,) = exe(x, w)            # or exe(x=x, w=w); numpy arrays in, numpy arrays out
 
+    exe = fusec.compile(text, params={"w": w})   # w stays on the device: calls take x only
+    (out,) = exe(x)
+
 Steps: parse and verify (one-line errors with ``file:line:col``), run the fusion ``pipeline``
 (default: the ``default`` fusion pipeline; ``""`` or ``"none"`` for none), then ``lower-opencl``,
 then read the host schedule into a plan, select the device and build the program (once per
@@ -11,8 +14,10 @@ source, device and options, see ``fusec.runtime.program_cache``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
@@ -87,9 +92,14 @@ def compile(  # noqa: A001 - the public name the package exports
     device: str = "auto",
     platform: str | None = None,
     filename: str = "<input>",
+    params: Mapping[str, np.ndarray] | None = None,
 ) -> Executable:
-    """Compiles one function of ``source_or_module`` for a device; see the module docstring."""
+    """Compiles one function of ``source_or_module`` for a device; see the module docstring.
+
+    ``params`` binds inputs (by name) to the device once, as `Executable.bind` does: a call
+    then takes only the other inputs.
+    """
     dev = select_device(device, platform)  # type: ignore[arg-type]
     module = load(source_or_module, filename)
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename)
-    return Executable(compiled.plan, dev)
+    return Executable(compiled.plan, dev, params)

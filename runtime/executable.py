@@ -1,23 +1,42 @@
 """Runs a `ProgramPlan` on an OpenCL device: compile once, call many times.
 
-At construction the program is built (through the program cache), every buffer is allocated
-once (inputs, one buffer per intermediate memory slot, constants uploaded once) and every
-launch gets its own ``cl.Kernel`` with its arguments already set. A call then only checks the
-inputs, enqueues their uploads, the launches and the downloads of the outputs on the device's
-in-order queue without waiting in between, and waits once at the end.
+At construction the program is built (through the program cache), the buffers that live
+across calls are allocated once (intermediates, one per memory slot; constants, uploaded once)
+and every launch gets its own ``cl.Kernel`` with its arguments set. A call checks the inputs,
+enqueues the launches on the device's in-order queue without waiting in between, and waits once
+at the end. Every call returns fresh arrays that the caller owns: no later call writes them.
+
+How inputs and outputs move depends on the device:
+
+- A device that shares host memory (a CPU, see `fusec.runtime.host_memory`): nothing is copied
+  where it can be avoided. A C-contiguous input aligned for the device is used in place (a
+  ``CL_MEM_USE_HOST_PTR`` buffer made for the call); any other input is first copied into an
+  aligned staging array kept for that input. Each output is a new aligned array that the
+  kernels write directly; it is mapped for reading before the call returns (so that an
+  implementation which caches the buffer writes it back), then unmapped.
+- Any other device (a discrete GPU): inputs are uploaded into buffers allocated once, with
+  non-blocking writes, and outputs are read back into new arrays, then one wait.
+
+Parameters: inputs that stay the same from call to call (weights) can be kept on the device,
+``fusec.compile(text, params={"w": w})`` or ``exe.bind("w", w)``: the array is copied once, the
+kernels use the device's copy, and the name is no longer an argument of a call (positional
+arguments are the remaining inputs, in order: `input_names`). Binding again replaces the
+values; ``exe.unbind("w")`` makes ``w`` a call argument again.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyopencl as cl
 
 from .device import OpenCLDevice
 from .errors import InputError, LaunchError
+from .host_memory import aligned_empty, host_alignment, is_aligned, shares_host_memory, \
+    use_host_buffer
 from .plan import LaunchSpec, ProgramPlan, ValueSpec
 from .program_cache import get_program
 
@@ -46,59 +65,173 @@ class Profile:
         return max(0.0, self.wall_seconds - self.kernel_seconds)
 
 
+ArgUse = tuple[cl.Kernel, int]
+"""A kernel and the position of one of its buffer arguments."""
+
+
+@dataclass
+class Port:
+    """An input or output of a call and where its buffer is a kernel argument."""
+
+    spec: ValueSpec
+    uses: list[ArgUse]
+    staging: np.ndarray | None = None
+    """Input on a host-memory device: the aligned array a misaligned input is copied into."""
+    direct: bool = True
+    """Output: the kernels write its array (else it is copied from its buffer at the end)."""
+
+    def point(self, buffer: cl.Buffer) -> None:
+        for k, position in self.uses:
+            k.set_arg(position, buffer)
+
+
+@dataclass
+class CallState:
+    """What one call holds until its wait: the buffers made for it (by plan buffer index)
+    and the host arrays those buffers use."""
+
+    buffers: dict[int, cl.Buffer] = field(default_factory=dict)
+    arrays: list[np.ndarray] = field(default_factory=list)
+
+
 class Executable:
     """A compiled function on one device; call it with numpy arrays."""
 
-    def __init__(self, plan: ProgramPlan, device: OpenCLDevice):
+    def __init__(self, plan: ProgramPlan, device: OpenCLDevice,
+                 params: Mapping[str, np.ndarray] | None = None):
         self.plan = plan
         self.device = device
         self.program = get_program(device, plan.source, plan.build_options)
-        context = device.context
-        flags = cl.mem_flags
-        self.buffers: list[cl.Buffer] = []
-        for spec in plan.buffers:
-            if spec.data is not None:
-                self.buffers.append(cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR,
-                                              hostbuf=spec.data))
-            else:
-                self.buffers.append(cl.Buffer(context, flags.READ_WRITE, spec.nbytes))
+        self.host_memory = shares_host_memory(device.device)
+        """Whether calls use host arrays in place (see the module docstring)."""
+        self.alignment = host_alignment(device.device)
+        self.params: dict[str, cl.Buffer] = {}
+        """The bound inputs: name -> the device buffer holding its values."""
+        per_call = {s.buffer for s in plan.inputs} if self.host_memory else set()
+        outputs = self.output_buffers()
+        if self.host_memory:
+            per_call |= outputs
+        self.buffers: list[cl.Buffer | None] = [
+            None if i in per_call else self.allocate(i) for i in range(len(plan.buffers))]
         self.kernels = [self.prepare(launch) for launch in plan.launches]
+        self.launches = [(k, launch.global_size, launch.local_size)
+                         for k, launch in zip(self.kernels, plan.launches, strict=True)]
+        uses = self.argument_uses()
+        self.inputs = {s.name: Port(s, uses.get(s.buffer, [])) for s in plan.inputs}
+        self.outputs = [Port(s, uses.get(s.buffer, []), direct=s.buffer in outputs and all(
+            o.buffer != s.buffer for o in plan.outputs[:i])) for i, s in enumerate(plan.outputs)]
+        self.call_inputs = list(self.inputs.values())
+        """The inputs a call takes (those not bound), in parameter order."""
+        self.empty = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 1)
+        """Stands for an array of no elements (OpenCL has no empty buffers)."""
+        for name, value in (params or {}).items():
+            self.bind(name, value)
+
+    def allocate(self, index: int) -> cl.Buffer:
+        spec = self.plan.buffers[index]
+        flags = cl.mem_flags
+        if spec.data is not None:
+            return cl.Buffer(self.device.context, flags.READ_ONLY | flags.COPY_HOST_PTR,
+                             hostbuf=spec.data)
+        return cl.Buffer(self.device.context, flags.READ_WRITE, spec.nbytes)
+
+    def output_buffers(self) -> set[int]:
+        """The buffers that hold a returned value and nothing else, exactly its size."""
+        plan = self.plan
+        return {s.buffer for s in plan.outputs
+                if plan.buffers[s.buffer].role == "output"
+                and plan.buffers[s.buffer].nbytes == max(1, s.dtype.itemsize * _size(s.shape))}
 
     def prepare(self, launch: LaunchSpec) -> cl.Kernel:
         try:
             k = cl.Kernel(self.program, launch.kernel)
-            k.set_args(*(self.buffers[b] for b in launch.buffers))
+            for position, b in enumerate(launch.buffers):
+                k.set_arg(position, self.buffers[b])
         except cl.Error as e:
             raise LaunchError(f"cannot prepare the launch: {e}", kernel=launch.kernel) from e
         return k
 
+    def argument_uses(self) -> dict[int, list[ArgUse]]:
+        """Buffer index -> every (kernel, argument position) it is passed as."""
+        uses: dict[int, list[ArgUse]] = {}
+        for k, launch in zip(self.kernels, self.plan.launches, strict=True):
+            for position, b in enumerate(launch.buffers):
+                uses.setdefault(b, []).append((k, position))
+        return uses
+
     @property
     def input_names(self) -> list[str]:
-        return [v.name for v in self.plan.inputs]
+        """The inputs a call takes, in order (the function's parameters less bound ones)."""
+        return [p.spec.name for p in self.call_inputs]
+
+    @property
+    def param_names(self) -> list[str]:
+        """The inputs bound to the device (`bind`)."""
+        return list(self.params)
 
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
         """The outputs, in return order, for inputs given positionally or by name."""
-        outputs, _ = self.run(self.bind(args, kwargs), profile=False)
+        outputs, _ = self.run(self.arguments(args, kwargs), profile=False)
         return outputs
 
     def profile(self, *args: np.ndarray, **kwargs: np.ndarray) -> tuple[list[np.ndarray], Profile]:
         """Like a call, and also each kernel's time from OpenCL profiling events."""
-        return self.run(self.bind(args, kwargs), profile=True)
+        return self.run(self.arguments(args, kwargs), profile=True)
+
+    # --- parameters -----------------------------------------------------------------------------
+
+    def bind(self, name: str, value: np.ndarray) -> None:
+        """Keeps input `name` on the device with the values of `value` (copied now), so that
+        calls no longer take it. Binding a bound name again replaces its values."""
+        port = self.port(name)
+        array = np.ascontiguousarray(check_input(self.function, port.spec, value))
+        buffer = cl.Buffer(self.device.context,
+                           cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                           hostbuf=array) if array.nbytes else self.empty
+        self.buffers[port.spec.buffer] = buffer
+        port.point(buffer)
+        self.params[name] = buffer
+        self.call_inputs = [p for p in self.inputs.values() if p.spec.name not in self.params]
+
+    def unbind(self, name: str) -> None:
+        """Makes the bound input `name` an argument of every call again."""
+        port = self.port(name)
+        if name not in self.params:
+            raise InputError(f"{self.function} input '{name}' is not bound")
+        del self.params[name]
+        index = port.spec.buffer
+        self.buffers[index] = None if self.host_memory else self.allocate(index)
+        port.point(self.buffers[index])
+        self.call_inputs = [p for p in self.inputs.values() if p.spec.name not in self.params]
+
+    def port(self, name: str) -> Port:
+        if name not in self.inputs:
+            raise InputError(f"{self.function} has no input '{name}' (inputs: "
+                             f"{', '.join(self.inputs)})")
+        return self.inputs[name]
 
     # --- inputs ---------------------------------------------------------------------------------
 
-    def bind(
+    @property
+    def function(self) -> str:
+        return f"@{self.plan.function}"
+
+    def arguments(
         self, args: Sequence[np.ndarray], kwargs: Mapping[str, np.ndarray]
     ) -> list[np.ndarray]:
-        """The inputs in parameter order, checked against the compiled signature."""
-        specs = self.plan.inputs
-        fn = f"@{self.plan.function}"
-        names = [s.name for s in specs]
-        if len(args) > len(specs):
-            raise InputError(f"{fn} takes {len(specs)} inputs ({', '.join(names)}), "
+        """The call's inputs in `input_names` order, checked against the compiled signature."""
+        fn = self.function
+        ports = self.call_inputs
+        names = [p.spec.name for p in ports]
+        if len(args) > len(ports):
+            bound = f"; bound: {', '.join(self.params)}" if self.params else ""
+            raise InputError(f"{fn} takes {len(ports)} inputs ({', '.join(names)}{bound}), "
                              f"got {len(args)} positional arrays")
         given: dict[str, np.ndarray] = dict(zip(names, args, strict=False))
         for name, value in kwargs.items():
+            if name in self.params:
+                raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
+                                 "to pass it in a call")
             if name not in names:
                 raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
             if name in given:
@@ -108,30 +241,31 @@ class Executable:
         if missing:
             raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
                              + ", ".join(f"'{n}'" for n in missing))
-        return [check_input(fn, spec, given[spec.name]) for spec in specs]
+        return [check_input(fn, p.spec, given[p.spec.name]) for p in ports]
 
     # --- running --------------------------------------------------------------------------------
 
     def run(self, inputs: list[np.ndarray], profile: bool) -> tuple[list[np.ndarray], Profile]:
         queue = self.device.queue
         start = time.perf_counter()
-        for spec, array in zip(self.plan.inputs, inputs, strict=False):
-            cl.enqueue_copy(queue, self.buffers[spec.buffer], array, is_blocking=False)
+        state = CallState()
+        if self.host_memory:
+            self.wrap_inputs(inputs, state)
+            outputs = self.wrap_outputs(state)
+        else:
+            self.upload(inputs, state)
+            outputs = [np.empty(p.spec.shape, p.spec.dtype) for p in self.outputs]
         events = []
-        for launch, k in zip(self.plan.launches, self.kernels, strict=False):
+        for (k, global_size, local_size), launch in zip(self.launches, self.plan.launches,
+                                                          strict=True):
             try:
-                events.append(cl.enqueue_nd_range_kernel(
-                    queue, k, launch.global_size, launch.local_size))
+                events.append(cl.enqueue_nd_range_kernel(queue, k, global_size, local_size))
             except cl.Error as e:
                 raise LaunchError(f"enqueue failed: {e}", kernel=launch.kernel) from e
-        outputs = [np.empty(s.shape, s.dtype) for s in self.plan.outputs]
-        last = None
-        for spec, array in zip(self.plan.outputs, outputs, strict=False):
-            last = cl.enqueue_copy(queue, array, self.buffers[spec.buffer], is_blocking=False)
-        if last is not None:
-            last.wait()
-        else:
-            queue.finish()
+        maps = self.collect(outputs, state)
+        queue.finish()
+        for mapped in maps:
+            mapped.base.release(queue)
         wall = time.perf_counter() - start
         times: tuple[KernelTime, ...] = ()
         if profile:
@@ -141,9 +275,76 @@ class Executable:
             )
         return outputs, Profile(times, wall)
 
+    def wrap_inputs(self, inputs: list[np.ndarray], state: CallState) -> None:
+        """Host memory: a buffer over each input (or over its aligned staging copy)."""
+        for port, array in zip(self.call_inputs, inputs, strict=True):
+            if array.nbytes == 0:
+                buffer = self.empty
+            else:
+                if not (array.flags.c_contiguous and is_aligned(array, self.alignment)):
+                    if port.staging is None:
+                        port.staging = aligned_empty(port.spec.shape, port.spec.dtype,
+                                                     self.alignment)
+                    np.copyto(port.staging, array)
+                    array = port.staging
+                buffer = use_host_buffer(self.device.context, array, read_only=True)
+                state.arrays.append(array)
+            state.buffers[port.spec.buffer] = buffer
+            port.point(buffer)
+
+    def wrap_outputs(self, state: CallState) -> list[np.ndarray]:
+        """Host memory: a new aligned array per output, and for a direct output a buffer over
+        it that its kernels write."""
+        outputs = []
+        for port in self.outputs:
+            array = aligned_empty(port.spec.shape, port.spec.dtype, self.alignment)
+            if port.direct:
+                buffer = (use_host_buffer(self.device.context, array, read_only=False)
+                          if array.nbytes else self.empty)
+                state.buffers[port.spec.buffer] = buffer
+                port.point(buffer)
+            outputs.append(array)
+        return outputs
+
+    def upload(self, inputs: list[np.ndarray], state: CallState) -> None:
+        """Device memory: non-blocking writes into the input buffers."""
+        queue = self.device.queue
+        for port, array in zip(self.call_inputs, inputs, strict=True):
+            if array.nbytes == 0:
+                continue
+            array = np.ascontiguousarray(array)
+            state.arrays.append(array)
+            cl.enqueue_copy(queue, self.buffers[port.spec.buffer], array, is_blocking=False)
+
+    def collect(self, outputs: list[np.ndarray], state: CallState) -> list[np.ndarray]:
+        """Enqueues what brings the outputs to the host: a read of each output not written in
+        place, a map of each one that is (to be released after the wait)."""
+        queue = self.device.queue
+        maps = []
+        for port, array in zip(self.outputs, outputs, strict=True):
+            if array.nbytes == 0:
+                continue
+            index = port.spec.buffer
+            buffer = state.buffers[index] if index in state.buffers else self.buffers[index]
+            if self.host_memory and port.direct:
+                mapped, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.READ, 0,
+                                                  array.shape, array.dtype, is_blocking=False)
+                maps.append(mapped)
+            else:
+                cl.enqueue_copy(queue, array, buffer, is_blocking=False)
+        return maps
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    size = 1
+    for d in shape:
+        size *= d
+    return size
+
 
 def check_input(fn: str, spec: ValueSpec, value: object) -> np.ndarray:
-    """``value`` as a C-contiguous array of ``spec``'s shape and dtype, or an InputError."""
+    """``value`` if it is an array of ``spec``'s shape and dtype (any strides), else an
+    InputError naming the input."""
     if not isinstance(value, np.ndarray):
         raise InputError(f"{fn} input '{spec.name}' must be a numpy array, "
                          f"got {type(value).__name__}")
@@ -153,4 +354,4 @@ def check_input(fn: str, spec: ValueSpec, value: object) -> np.ndarray:
     if value.dtype != spec.dtype:
         raise InputError(f"{fn} input '{spec.name}' has dtype {value.dtype}, "
                          f"expected {spec.dtype}")
-    return np.ascontiguousarray(value)
+    return value

@@ -20,7 +20,7 @@ class BufferSpec:
     nbytes: int
     role: str
     """"input", "intermediate" (a memory slot shared by values whose lifetimes do not
-    overlap) or "constant"."""
+    overlap), "output" (a returned value's own buffer) or "constant"."""
     label: str
     """What it holds, for messages and --profile."""
     data: np.ndarray | None = None

@@ -136,7 +136,7 @@ def run(
     names = exe.input_names
     if inputs is not None:
         given = load_inputs(inputs, names)
-        args = exe.bind((), given)
+        args = exe.arguments((), given)
     else:
         fn = find_function(original, compiled.plan.function)
         args = random_inputs(fn, 0 if seed is None else seed)

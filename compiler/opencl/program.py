@@ -2,6 +2,8 @@
 
 The host schedule is read in order: block arguments are the input buffers, ``memref.alloc`` and
 ``kernel.alloc slot N`` are intermediates (one buffer per slot, as large as its largest value),
+except that a buffer the function returns gets a buffer of its own (role ``output``: on a device
+that shares host memory the runtime lets the kernels write it straight into the caller's array),
 ``kernel.view`` aliases its source, ``memref.get_global`` is a constant uploaded once,
 ``kernel.launch`` and ``kernel.template`` are launches, and ``func.return`` names the outputs.
 The program's source is every launched kernel's OpenCL C, in launch order.
@@ -75,6 +77,8 @@ class PlanBuilder:
     sources: list[str] = field(default_factory=list)
     emitted: set[str] = field(default_factory=set)
     outputs: list[ValueSpec] = field(default_factory=list)
+    returned: set[SSAValue] = field(default_factory=set)
+    """The buffers (allocs, not their views) that ``func.return`` returns."""
 
     def new_buffer(self, spec: BufferSpec) -> int:
         self.buffers.append(spec)
@@ -98,6 +102,9 @@ class PlanBuilder:
             self.where[arg] = index
             inputs.append(ValueSpec(name, tuple(t.get_shape()), numpy_dtype(t.element_type),
                                     index))
+        ret = self.fn.body.block.last_op
+        if isinstance(ret, func.ReturnOp):
+            self.returned = {viewed_buffer(v) for v in ret.operands}
         for op in self.fn.body.block.ops:
             self.visit(op)
         return ProgramPlan(
@@ -111,7 +118,12 @@ class PlanBuilder:
         )
 
     def visit(self, op: Operation) -> None:
-        if isinstance(op, memref.AllocOp):
+        if isinstance(op, memref.AllocOp | kernel.AllocOp) and op.results[0] in self.returned:
+            self.where[op.results[0]] = self.new_buffer(
+                BufferSpec(buffer_bytes(op.results[0].type), "output",
+                           op.results[0].name_hint or "")
+            )
+        elif isinstance(op, memref.AllocOp):
             self.where[op.memref] = self.new_buffer(
                 BufferSpec(buffer_bytes(op.memref.type), "intermediate", op.memref.name_hint or "")
             )
@@ -175,6 +187,13 @@ class PlanBuilder:
             LaunchSpec(name, tuple(self.where[b] for b in instance.buffers), src.global_size,
                        src.local_size)
         )
+
+
+def viewed_buffer(value: SSAValue) -> SSAValue:
+    """The buffer that ``value`` is, or is a ``kernel.view`` of."""
+    while isinstance(value.owner, kernel.ViewOp):
+        value = value.owner.source
+    return value
 
 
 def host_functions(module: ModuleOp) -> list[func.FuncOp]:

@@ -1,0 +1,135 @@
+"""How a call moves arrays: in place on a device sharing host memory (the CPU device here), by
+copies otherwise (forced here by pretending the CPU does not share host memory). Both paths
+must give the same numbers for aligned, misaligned and non-contiguous inputs, and every call
+must return fresh arrays that no later call writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import fusec
+from fusec.runtime import executable as executable_module
+from fusec.runtime.executable import Executable
+from fusec.runtime.host_memory import address, aligned_empty
+
+# relu(x + b) returned twice (one value, two outputs), and b returned as it is (an input).
+SOURCE = """
+func.func @f(%x: tensor<16x32xf32>, %b: tensor<32xf32>)
+    -> (tensor<16x32xf32>, tensor<16x32xf32>, tensor<32xf32>) {
+  %y = nn.add %x, %b : tensor<16x32xf32>, tensor<32xf32> -> tensor<16x32xf32>
+  %z = nn.relu %y : tensor<16x32xf32> -> tensor<16x32xf32>
+  func.return %z, %z, %b : tensor<16x32xf32>, tensor<16x32xf32>, tensor<32xf32>
+}
+"""
+
+# A softmax's output reshaped: the returned value is a view of the kernel's buffer.
+VIEW_SOURCE = """
+func.func @g(%x: tensor<8x16xf32>) -> tensor<128xf32> {
+  %s = nn.softmax %x {axis = 1 : i64} : tensor<8x16xf32> -> tensor<8x16xf32>
+  %r = nn.reshape %s : tensor<8x16xf32> -> tensor<128xf32>
+  func.return %r : tensor<128xf32>
+}
+"""
+
+
+@pytest.fixture(scope="module", params=["host", "copy"])
+def exe(request: pytest.FixtureRequest) -> Iterator[Executable]:
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "copy":
+            patch.setattr(executable_module, "shares_host_memory", lambda device: False)
+        compiled = fusec.compile(SOURCE, device="cpu")
+    assert compiled.host_memory == (request.param == "host")
+    yield compiled
+
+
+def expected(x: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
+    z = np.maximum(x + b, 0)
+    return [z, z, b]
+
+
+def arrays(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((16, 32), dtype=np.float32),
+            rng.standard_normal(32, dtype=np.float32))
+
+
+def check(exe: Executable, x: np.ndarray, b: np.ndarray) -> None:
+    for got, want in zip(exe(x, b), expected(x, b), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_the_cpu_device_runs_in_place() -> None:
+    exe = fusec.compile(SOURCE, device="cpu")
+    assert exe.host_memory
+    # The first output is written by its kernel into the caller's array; the second (the same
+    # value again) and the third (an input) are copied.
+    assert [port.direct for port in exe.outputs] == [True, False, False]
+
+
+def test_aligned_inputs(exe: Executable) -> None:
+    x, b = arrays(0)
+    ax, ab = aligned_empty(x.shape, x.dtype, 4096), aligned_empty(b.shape, b.dtype, 4096)
+    ax[...], ab[...] = x, b
+    check(exe, ax, ab)
+
+
+def test_misaligned_inputs(exe: Executable) -> None:
+    x, b = arrays(1)
+    # One float past an aligned start: 4-byte aligned, not 64-byte aligned.
+    raw = aligned_empty((x.size + 1,), x.dtype, 4096)
+    mx = raw[1:].reshape(x.shape)
+    mx[...] = x
+    assert address(mx) % 64 == 4
+    check(exe, mx, b)
+    # The staging copy is refreshed on every call, not kept from the first one.
+    mx[...] = -x
+    check(exe, mx, b)
+
+
+def test_non_contiguous_inputs(exe: Executable) -> None:
+    x, b = arrays(2)
+    # Views whose first element is aligned: only their strides stop them being used in place.
+    transposed = aligned_empty(x.T.shape, x.dtype, 4096).T       # Fortran order
+    transposed[...] = x
+    strided = aligned_empty((2 * b.size,), b.dtype, 4096)[::2]   # every other element
+    strided[...] = b
+    for view in (transposed, strided):
+        assert not view.flags.c_contiguous and address(view) % 4096 == 0
+    check(exe, transposed, strided)
+
+
+def test_outputs_are_fresh_arrays_that_later_calls_leave_alone(exe: Executable) -> None:
+    x1, b1 = arrays(3)
+    x2, b2 = arrays(4)
+    first = exe(x1, b1)
+    second = exe(x2, b2)
+    for a in first:
+        for c in second:
+            assert not np.shares_memory(a, c)
+    assert not np.shares_memory(first[0], first[1])
+    assert not np.shares_memory(first[2], b1)
+    for got, want in zip(first, expected(x1, b1), strict=True):
+        np.testing.assert_array_equal(got, want)
+    for got in first:
+        assert got.flags.writeable and got.flags.c_contiguous
+
+
+def test_changing_an_input_after_a_call_leaves_its_outputs_alone(exe: Executable) -> None:
+    x, b = arrays(5)
+    out = exe(x, b)
+    x[...] = 0
+    b[...] = 0
+    for got, want in zip(out, expected(*arrays(5)), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_returned_view_of_a_kernel_buffer() -> None:
+    exe = fusec.compile(VIEW_SOURCE, device="cpu")
+    x = np.random.default_rng(6).standard_normal((8, 16), dtype=np.float32)
+    (got,) = exe(x)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(got, (e / e.sum(axis=1, keepdims=True)).reshape(128), rtol=1e-5)
+    assert exe.outputs[0].direct

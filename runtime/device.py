@@ -12,6 +12,7 @@ pip-installed Intel CPU runtime with the ICD loader.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Literal
@@ -20,6 +21,8 @@ import numpy as np
 import pyopencl as cl
 
 from .errors import DeviceError, FusecRuntimeError
+from .host_memory import address, aligned_empty, host_alignment, shares_host_memory, \
+    use_host_buffer
 from .opencl_env import configure_opencl_env
 from .program_cache import build_program
 
@@ -37,9 +40,14 @@ __kernel void fusec_probe(__global const float4 *a, __global float4 *out) {
     float4 x = a[i];
     out[i] = fmax(x * 2.0f - (float4)(i), 0.0f) + exp(x - x);
 }
+
+__kernel void fusec_address(__global const float *a, __global ulong *out) {
+    out[0] = (ulong)a;
+}
 """
-"""A kernel every usable device must build and run correctly: vector types, a built-in
-function library call (exp) and work-item ids; every expected value is exact in float32."""
+"""``fusec_probe``: a kernel every usable device must build and run correctly: vector types, a
+built-in function library call (exp) and work-item ids; every expected value is exact in
+float32. ``fusec_address``: the address a kernel sees for a buffer (`host_pointers`)."""
 
 PROBE_SIZE = 1024
 """Number of floats the probe reads and writes."""
@@ -71,6 +79,10 @@ class OpenCLDevice:
     capabilities: DeviceCapabilities
     key: tuple[str, ...]
     """Identity of the device within this process; part of every program cache key."""
+    host_pointers: bool = False
+    """Kernels use host arrays in place: a kernel given a ``CL_MEM_USE_HOST_PTR`` buffer over
+    an aligned host array sees the array's own address (measured when the device is opened).
+    Then what a kernel writes there is in the array once the queue has finished."""
 
 
 @dataclass(frozen=True)
@@ -250,14 +262,15 @@ def _open(candidate: _Candidate) -> OpenCLDevice:
         raise DeviceError(f"cannot create a context and queue: {error}") from error
     opened = OpenCLDevice(device, context, queue, describe(device), capabilities(device), key)
     try:
-        _probe(opened)
+        program = _probe(opened)
+        opened = dataclasses.replace(opened, host_pointers=_uses_host_pointers(opened, program))
     except cl.Error as error:
         raise DeviceError(f"probe failed: {error}") from error
     _opened[key] = opened
     return opened
 
 
-def _probe(device: OpenCLDevice) -> None:
+def _probe(device: OpenCLDevice) -> cl.Program:
     """Build and run the probe kernel; raise DeviceError unless the numbers are right."""
     program = build_program(device.context, device.device, PROBE_SOURCE, ())
     host_in = np.arange(PROBE_SIZE, dtype=np.float32)
@@ -279,6 +292,29 @@ def _probe(device: OpenCLDevice) -> None:
     if not np.array_equal(host_out, expected):
         wrong = int(np.count_nonzero(host_out != expected))
         raise DeviceError(f"probe kernel gave {wrong} wrong values out of {PROBE_SIZE}")
+    return program
+
+
+HOST_POINTER_PROBE_BYTES = (64 << 10) + 4
+"""Large enough for Intel's CPU runtime to copy a misaligned array (it uses small ones in
+place), not a multiple of a cache line."""
+
+
+def _uses_host_pointers(device: OpenCLDevice, program: cl.Program) -> bool:
+    """Whether a kernel sees an aligned host array's own address (see `host_pointers`)."""
+    if not shares_host_memory(device.device):
+        return False
+    array = aligned_empty((HOST_POINTER_PROBE_BYTES // 4,), np.dtype(np.float32),
+                          host_alignment(device.device))
+    seen = np.zeros(1, np.uint64)
+    flags = cl.mem_flags
+    buffer_out = cl.Buffer(device.context, flags.WRITE_ONLY, seen.nbytes)
+    cl.Kernel(program, "fusec_address")(device.queue, (1,), None,
+                                         use_host_buffer(device.context, array, read_only=True),
+                                         buffer_out)
+    cl.enqueue_copy(device.queue, seen, buffer_out)
+    device.queue.finish()
+    return int(seen[0]) == address(array)
 
 
 def _platform_matches(platform: cl.Platform, wanted: str) -> bool:

@@ -12,7 +12,9 @@ How inputs and outputs move depends on the device:
   where it can be avoided. A C-contiguous input aligned for the device is used in place (a
   ``CL_MEM_USE_HOST_PTR`` buffer made for the call); any other input is first copied into an
   aligned staging array kept for that input. Each output is a new aligned array that the
-  kernels write directly; it is mapped for reading before the call returns (so that an
+  kernels write directly. Where the device was seen to use host arrays in place
+  (`OpenCLDevice.host_pointers`: Intel's CPU runtime) the wait is all that is needed; on any
+  other such device each output is mapped for reading before the call returns (so that an
   implementation which caches the buffer writes it back), then unmapped.
 - Any other device (a discrete GPU): inputs are uploaded into buffers allocated once, with
   non-blocking writes, and outputs are read back into new arrays, then one wait.
@@ -104,6 +106,8 @@ class Executable:
         self.program = get_program(device, plan.source, plan.build_options)
         self.host_memory = shares_host_memory(device.device)
         """Whether calls use host arrays in place (see the module docstring)."""
+        self.map_outputs = self.host_memory and not device.host_pointers
+        """Whether outputs written in place are mapped before a call returns."""
         self.alignment = host_alignment(device.device)
         self.params: dict[str, cl.Buffer] = {}
         """The bound inputs: name -> the device buffer holding its values."""
@@ -327,9 +331,11 @@ class Executable:
             index = port.spec.buffer
             buffer = state.buffers[index] if index in state.buffers else self.buffers[index]
             if self.host_memory and port.direct:
-                mapped, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.READ, 0,
-                                                  array.shape, array.dtype, is_blocking=False)
-                maps.append(mapped)
+                if self.map_outputs:
+                    mapped, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.READ, 0,
+                                                      array.shape, array.dtype,
+                                                      is_blocking=False)
+                    maps.append(mapped)
             else:
                 cl.enqueue_copy(queue, array, buffer, is_blocking=False)
         return maps

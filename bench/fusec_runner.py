@@ -10,7 +10,7 @@ unavailable and the table says so: no numbers are made up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,10 +38,15 @@ def compile_function() -> Any:
     return fn
 
 
-def prepare(text: str, inputs: Sequence[np.ndarray], device: str, pipeline: str) -> Prepared:
-    """Compiles `text` for `device` and returns its timed call."""
-    executable = compile_function()(text, pipeline=pipeline, device=device)
-    args = list(inputs)
+def prepare(text: str, inputs: Sequence[np.ndarray], device: str, pipeline: str,
+            params: Mapping[str, np.ndarray] | None = None) -> Prepared:
+    """Compiles `text` for `device` and returns its timed call. `params` (input name ->
+    array, `Workload.params`) are bound to the device once; `inputs` are every input in order,
+    and a call passes those not in `params`."""
+    params = dict(params or {})
+    executable = compile_function()(text, pipeline=pipeline, device=device, params=params)
+    args = [a for a, spec in zip(inputs, executable.plan.inputs, strict=True)
+            if spec.name not in params]
     device_call = None
     if hasattr(executable, "profile"):
         def device_call() -> float:

@@ -61,6 +61,9 @@ class Graph:
     outputs: tuple[str, ...]
     shapes: dict[str, Tensor]
     """Every value by name."""
+    params: frozenset[str] = frozenset()
+    """Inputs held fixed from call to call (`Workload.params`): a peer may treat them as
+    constants of the model (ONNX initializers)."""
 
     def flops(self) -> int:
         """Multiply-adds counted as two: matmuls and attention (scores and weighted sum)."""

@@ -9,6 +9,7 @@ command exits non-zero). Those that agree are then timed together, interleaved
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,9 @@ class Settings:
     warmup: int = 2
     pipeline: str = "default"
     seed: int = 0
+    input_alignment: int | None = 4096
+    """Bytes the inputs' data is aligned to (None: as numpy allocates, 16 for large arrays).
+    The same arrays go to every runner; fusec uses an aligned input in place on the CPU."""
 
 
 def reference_outputs(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -134,16 +138,19 @@ def time_all(ready: list[Ready], settings: Settings) -> list[RunnerResult]:
 def run_workload(workload: Workload, peers: Sequence[Peer], settings: Settings,
                  with_fusec: bool = True) -> WorkloadResult:
     """Checks every runner against the reference, then times those that agree, interleaved."""
-    graph = parse(workload.text, workload.name)
+    graph = dataclasses.replace(parse(workload.text, workload.name),
+                                params=frozenset(workload.params))
     inputs = workload.inputs([t.name for t in graph.inputs], [t.shape for t in graph.inputs],
-                             settings.seed)
+                             settings.seed, settings.input_alignment)
+    params = {t.name: a for t, a in zip(graph.inputs, inputs, strict=True)
+              if t.name in graph.params}
     reference = reference_outputs(workload.text, inputs)
     outcomes: list[Ready | RunnerResult] = []
     if with_fusec:
         outcomes.append(prepare_and_check(
             fusec_runner.NAME,
             lambda: fusec_runner.prepare(workload.text, inputs, settings.device,
-                                         settings.pipeline),
+                                         settings.pipeline, params),
             reference, workload, loud=True))
     for peer in peers:
         outcomes.append(prepare_and_check(

@@ -166,8 +166,13 @@ ONNX_OPS: dict[str, Emit] = {
 }
 
 
-def to_onnx(graph: Graph) -> onnx.ModelProto:
+def to_onnx(graph: Graph, initializers: dict[str, np.ndarray] | None = None
+            ) -> onnx.ModelProto:
+    """The model of `graph`; the inputs named in `initializers` become constants of the model
+    (initializers, as an exported model holds its weights) instead of graph inputs."""
+    fixed = initializers or {}
     w = OnnxWriter()
+    w.initializers.extend(numpy_helper.from_array(a, name) for name, a in fixed.items())
     names = {t.name: t.name for t in graph.inputs}
     for node in graph.nodes:
         emit = ONNX_OPS.get(node.kind)
@@ -181,7 +186,7 @@ def to_onnx(graph: Graph) -> onnx.ModelProto:
         t = graph.shapes[name]
         outputs.append(helper.make_tensor_value_info(final, ELEMENT_TYPES[t.dtype], t.shape))
     inputs = [helper.make_tensor_value_info(t.name, ELEMENT_TYPES[t.dtype], t.shape)
-              for t in graph.inputs]
+              for t in graph.inputs if t.name not in fixed]
     body = helper.make_graph(w.nodes, graph.name, inputs, outputs, w.initializers)
     model = helper.make_model(body, opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = min(model.ir_version, 10)
@@ -189,12 +194,15 @@ def to_onnx(graph: Graph) -> onnx.ModelProto:
     return model
 
 
-def session(graph: Graph, threads: int | None = None) -> ort.InferenceSession:
-    """An ONNX Runtime CPU session with every graph optimisation enabled."""
+def session(graph: Graph, threads: int | None = None,
+            initializers: dict[str, np.ndarray] | None = None) -> ort.InferenceSession:
+    """An ONNX Runtime CPU session with every graph optimisation enabled; see `to_onnx` for
+    `initializers`."""
     options = ort.SessionOptions()
     if threads is not None:
         options.intra_op_num_threads = threads
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     return ort.InferenceSession(
-        to_onnx(graph).SerializeToString(), options, providers=["CPUExecutionProvider"])
+        to_onnx(graph, initializers).SerializeToString(), options,
+        providers=["CPUExecutionProvider"])

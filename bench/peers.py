@@ -169,8 +169,9 @@ class OnnxRuntimePeer:
         require("onnxruntime")
         from fusec.bench.peer_onnx import session
 
-        sess = session(graph, THREADS)
-        feed = {t.name: a for t, a in zip(graph.inputs, inputs, strict=True)}
+        arrays = {t.name: a for t, a in zip(graph.inputs, inputs, strict=True)}
+        sess = session(graph, THREADS, {n: a for n, a in arrays.items() if n in graph.params})
+        feed = {n: a for n, a in arrays.items() if n not in graph.params}
         return Prepared(call=lambda: sess.run(None, feed),
                         outputs=lambda: host_list(sess.run(None, feed)))
 

@@ -83,6 +83,7 @@ def to_json(results: Sequence[WorkloadResult], settings: Settings, peers: Sequen
     return {
         "device": settings.device, "repeat": settings.repeat, "warmup": settings.warmup,
         "pipeline": settings.pipeline, "peers": list(peers),
+        "input_alignment": settings.input_alignment,
         "workloads": [workload_json(r) for r in results], **extra,
     }
 
@@ -133,7 +134,9 @@ def to_table(results: Sequence[WorkloadResult], settings: Settings, peers: Seque
     widths = [max(len(row[i]) for row in [columns, *rows]) for i in range(len(columns))]
     lines = [f"device {settings.device}, pipeline '{settings.pipeline}': median ms of at least "
              f"{settings.repeat} calls after {settings.warmup} warm-up; (x) = fusec / peer, "
-             "below 1 means fusec is faster; 'a | b': wall | device time"]
+             "below 1 means fusec is faster; 'a | b': wall | device time; inputs "
+             + (f"{settings.input_alignment}-byte aligned" if settings.input_alignment
+                else "as numpy allocates them")]
     for row in [columns, *rows]:
         lines.append("  ".join(text.ljust(w) for text, w in zip(row, widths, strict=True))
                      .rstrip())

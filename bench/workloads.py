@@ -41,6 +41,14 @@ class Init:
         return (values * np.float32(self.scale) + np.float32(self.offset)).astype(np.float32)
 
 
+def aligned_copy(array: np.ndarray, alignment: int) -> np.ndarray:
+    from fusec.runtime.host_memory import aligned_empty
+
+    out = aligned_empty(array.shape, array.dtype, alignment)
+    out[...] = array
+    return out
+
+
 NORMAL = Init()
 GAMMA = Init(scale=0.1, offset=1.0)
 MASK = Init("mask")
@@ -66,12 +74,18 @@ class Workload:
     """Largest accepted ``||out - ref|| / ||ref||`` per output."""
     group: str = ""
     """The issue's workload number, for the table."""
+    params: tuple[str, ...] = ()
+    """Inputs held fixed from call to call (weights): fusec binds them to the device, ONNX
+    Runtime gets them as initializers; PyTorch holds every input as a tensor anyway."""
 
-    def inputs(self, arg_names: Sequence[str], shapes: Sequence[tuple[int, ...]], seed: int = 0
-               ) -> list[np.ndarray]:
+    def inputs(self, arg_names: Sequence[str], shapes: Sequence[tuple[int, ...]], seed: int = 0,
+               alignment: int | None = None) -> list[np.ndarray]:
+        """The inputs drawn from `seed`; with `alignment`, each placed in an array whose data
+        starts at a multiple of that many bytes (numpy itself aligns large arrays to 16)."""
         rng = np.random.default_rng(seed)
-        return [self.inits.get(name, NORMAL).draw(rng, shape)
-                for name, shape in zip(arg_names, shapes, strict=True)]
+        drawn = [self.inits.get(name, NORMAL).draw(rng, shape)
+                 for name, shape in zip(arg_names, shapes, strict=True)]
+        return drawn if alignment is None else [aligned_copy(a, alignment) for a in drawn]
 
 
 # --- program writers -------------------------------------------------------------------------
@@ -152,6 +166,17 @@ def bert_layer_ops(
     return p.layer_norm(p.add(down, h1), arg("ln2_g", [hidden]), arg("ln2_b", [hidden]))
 
 
+BERT_WEIGHTS = ("qkv_w", "qkv_b", "out_w", "out_b", "ln1_g", "ln1_b", "fc1_w", "fc1_b", "fc2_w",
+                "fc2_b", "ln2_g", "ln2_b")
+"""The weights of one `bert_layer_ops` layer (each name after its layer's prefix)."""
+
+
+def bert_params(layers: int) -> tuple[str, ...]:
+    """The weight inputs of a `bert` program of `layers` layers."""
+    prefixes = [f"l{i}_" for i in range(layers)] if layers > 1 else [""]
+    return tuple(prefix + name for prefix in prefixes for name in BERT_WEIGHTS)
+
+
 def bert_inits(layers: int, hidden: int, ffn: int) -> dict[str, Init]:
     inits: dict[str, Init] = {"mask": MASK}
     for i in range(layers):
@@ -230,18 +255,21 @@ def all_workloads() -> list[Workload]:
         # rounding of 1e-7 relative to sum|x| is ~3e-4 relative to the result.
         _workload("4", "sum", "sum of 16M", lambda: sum_all(m16), tolerance=2e-3),
         _workload("5", "matmul_bias_gelu", "gelu(x@w+b), 512x768x3072",
-                  lambda: matmul_bias_gelu(512, 768, 3072), inits={"w": weight(768)}),
+                  lambda: matmul_bias_gelu(512, 768, 3072), inits={"w": weight(768)},
+                  params=("w", "b")),
         _workload("5", "sgemm1024", "SGEMM 1024^3", lambda: sgemm(1024, 1024, 1024)),
         _workload("5", "sgemm4096", "SGEMM 4096^3", lambda: sgemm(4096, 4096, 4096),
                   devices=("gpu",)),
         _workload("6", "bert_b1", "BERT-base layer, B=1 S=128", lambda: bert(1, 128),
-                  inits=bert_inits(1, 768, 3072), tolerance=1e-3),
+                  inits=bert_inits(1, 768, 3072), tolerance=1e-3, params=bert_params(1)),
         _workload("6", "bert_b32", "BERT-base layer, B=32 S=128", lambda: bert(32, 128),
-                  inits=bert_inits(1, 768, 3072), tolerance=1e-3, devices=("gpu",)),
+                  inits=bert_inits(1, 768, 3072), tolerance=1e-3, devices=("gpu",),
+                  params=bert_params(1)),
         _workload("7", "llama_b1", "Llama block, B=1 S=128", lambda: llama(1, 128),
-                  inits=LLAMA_INITS, tolerance=1e-3),
+                  inits=LLAMA_INITS, tolerance=1e-3, params=tuple(LLAMA_INITS)),
         _workload("7", "llama_b32", "Llama block, B=32 S=128", lambda: llama(32, 128),
-                  inits=LLAMA_INITS, tolerance=1e-3, devices=("gpu",)),
+                  inits=LLAMA_INITS, tolerance=1e-3, devices=("gpu",),
+                  params=tuple(LLAMA_INITS)),
     ]
 
 
@@ -251,7 +279,7 @@ def tiny_workloads() -> list[Workload]:
         _workload("t", "tiny_elementwise", "relu((a+b)*c), 4K", lambda: elementwise_chain(4096)),
         _workload("t", "tiny_bert", "BERT layer, hidden 64, 4 heads, S=8",
                   lambda: bert(1, 8, hidden=64, heads=4, ffn=128),
-                  inits=bert_inits(1, 64, 128), tolerance=1e-3),
+                  inits=bert_inits(1, 64, 128), tolerance=1e-3, params=bert_params(1)),
     ]
 
 

@@ -50,16 +50,20 @@ def workload_help() -> str:
 @click.option("--seed", type=int, default=0, show_default=True, help="Input seed.")
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="CPU threads for PyTorch and ONNX Runtime (default: theirs).")
+@click.option("--inputs", "input_layout", type=click.Choice(["aligned", "numpy"]),
+              default="aligned", show_default=True,
+              help="Input arrays page-aligned (fusec uses them in place on the CPU) or as "
+                   "numpy allocates them (16-byte aligned: fusec copies each once per call).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("--json-out", type=click.Path(dir_okay=False, writable=True),
               help="Also write the JSON document to this file.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_list: str,
-         pipeline: str, seed: int, threads: int | None, as_json: bool, json_out: str | None,
-         quiet: bool) -> None:
+         pipeline: str, seed: int, threads: int | None, input_layout: str, as_json: bool,
+         json_out: str | None, quiet: bool) -> None:
     """Benchmark fusec against the tools a user would otherwise reach for."""
     settings = Settings(device=device, repeat=repeat, warmup=warmup, pipeline=pipeline,
-                        seed=seed)
+                        seed=seed, input_alignment=4096 if input_layout == "aligned" else None)
     try:
         names = [n.strip() for n in peer_list.split(",") if n.strip()]
         peers = peers_for(device, names or None)

@@ -9,7 +9,8 @@
 Steps: parse and verify (one-line errors with ``file:line:col``), run the fusion ``pipeline``
 (default: the ``default`` fusion pipeline; ``""`` or ``"none"`` for none), then ``lower-opencl``,
 then read the host schedule into a plan, select the device and build the program (once per
-source, device and options, see ``fusec.runtime.program_cache``).
+source, device and options, see ``fusec.runtime.program_cache``). The device's kind reaches the
+lowering as its ``device`` option, and its `DeviceInfo` the kernel templates.
 """
 
 from __future__ import annotations
@@ -26,11 +27,10 @@ from fusec.compiler.diagnostics import FusecError, Source, parse_module
 from fusec.compiler.kernels.common import DeviceInfo
 from fusec.compiler.opencl.program import PlanError, build_plan
 from fusec.compiler.pipeline import run_pipeline
+from fusec.passes.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
 from fusec.runtime.plan import ProgramPlan
-
-LOWERING = "lower-opencl"
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,8 @@ def lower(
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
-    run_pipeline(ctx, module, ",".join(s for s in (spec, LOWERING) if s), filename)
+    lowering = lower_opencl_spec(device_info.kind if device_info else None)
+    run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     try:
         plan = build_plan(module, name, device_info)
     except (PlanError, ValueError) as e:

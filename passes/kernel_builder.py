@@ -28,9 +28,21 @@ The kernel built for ``out[i, j] = a[i, j] + b[j]`` over ``4x8``::
       kernel.return
     }
 
-A long reduction instead runs a work-group per output (``build_group_reduction``): the
-work-items stride over the reduced elements and meet in a tree in local memory; with ``split``
-several work-groups share an output and write partial results for a second kernel.
+A reduction takes one of two shapes, by device. On a GPU a long reduction runs a work-group
+per output (``build_group_reduction``): the work-items stride over the reduced elements, so that
+neighbours read neighbours, and meet in a tree in local memory; with ``split`` several
+work-groups share an output and write partial results for a second kernel. On a CPU a
+work-item folds a contiguous run of the reduced elements (all of them, or with ``split`` one of
+``split`` chunks, whose partial results a second kernel combines), ``reduce_width`` of them at a
+time in a ``vector<W>`` accumulator when the innermost reduced dimension is contiguous in every
+buffer that it indexes; the lanes are folded after the loop and a scalar loop takes the
+remainder::
+
+    %acc8 = scf.for %r = %start to %vstop step 8 iter_args(%a = splat(init)) {
+      %x = vector.load %in0[.., %r] : vector<8xf32>      // the body on vector<8xf32>
+      %n = arith.addf %a, %x : vector<8xf32>
+    }
+    %acc = fold(vector.extract %acc8[0], ..., [7])       // then the remainder, one at a time
 
 With ``vector_width = 4`` the innermost index steps by 4, loads along it are ``vector.load``s of
 ``vector<4xf32>``, other loads are scalars broadcast with ``vector.broadcast``, and the body's
@@ -156,6 +168,9 @@ class LoopKernel:
     mean_count: int | None = None
     """The divisor of a mean, when it is not the number of reduced elements (the second kernel
     of a split reduction divides by the first kernel's count)."""
+    reduce_width: int = 1
+    """Without ``group_reduce``: reduced elements folded at once, as ``vector<reduce_width>``
+    loads along the innermost reduced dimension (see `choose_reduce_width`)."""
     @property
     def work_items(self) -> int:
         return max(1, math.prod(self.parallel) // self.vector_width)
@@ -183,14 +198,45 @@ def choose_vector_width(k: LoopKernel, width: int = 4) -> int:
         uses = access.uses(inner)
         if uses and uses != [len(access.index) - 1]:
             return 1
-    if any(t.element_type != f32 for t in k.arg_types):
+    return width if _vector_safe(k) else 1
+
+
+def choose_reduce_width(k: LoopKernel, width: int = 8) -> int:
+    """``width`` when a work-item can fold ``width`` consecutive elements of the innermost
+    reduced dimension at once: at least two vectors' worth of reduced elements, every access
+    indexing that dimension (if at all) in its last position only, runs of ``width`` that never
+    cross into the next index of an outer reduced dimension, all buffers and body values
+    ``f32``, and body ops that work lane-wise on vectors. Otherwise 1."""
+    count = math.prod(k.reduced)
+    if not k.reduced or width <= 1 or count < 2 * width:
         return 1
+    if math.prod(k.reduced[:-1]) != 1 and k.reduced[-1] % width:
+        return 1
+    inner = _outer_rank(k) + len(k.reduced) - 1
+    for access in k.loads:
+        uses = access.uses(inner)
+        if uses and uses != [len(access.index) - 1]:
+            return 1
+    if not _vector_safe(k):
+        return 1
+    return width
+
+
+def _outer_rank(k: LoopKernel) -> int:
+    """The number of output dimensions the loads see (a split's part number is not one)."""
+    return len(k.parallel) - (1 if k.split > 1 else 0)
+
+
+def _vector_safe(k: LoopKernel) -> bool:
+    """Whether every buffer is ``f32`` and every body op works lane-wise on ``f32`` vectors."""
+    if any(t.element_type != f32 for t in k.arg_types):
+        return False
     for op in k.body.ops:
         if op is k.body.last_op:
             continue
         if op.name not in VECTOR_SAFE or any(r.type != f32 for r in op.results):
-            return 1
-    return width
+            return False
+    return True
 
 
 class KernelBuilder:
@@ -298,7 +344,7 @@ def build_kernel(k: LoopKernel) -> kernel.FuncOp:
         point[-1] = b.add(arith.MuliOp(point[-1], b.index(lanes)))
     out_type = k.arg_types[k.store.arg]
     if k.reduced:
-        value = _reduce_loop(b, k, args, point)
+        value = _work_item_reduction(b, k, args, point)
     else:
         value = clone_body(b, k.body, _loads(b, k, args, point, lanes), lanes)
     store_at = b.subscript(k.store, point)
@@ -319,9 +365,13 @@ def _loads(
     args: Sequence[SSAValue],
     point: Sequence[SSAValue],
     lanes: int,
+    inner: int | None = None,
 ) -> list[SSAValue]:
+    """One value per load at ``point``; with ``lanes > 1``, ``lanes`` consecutive points along
+    iteration dimension ``inner`` (default: the innermost parallel one)."""
     values: list[SSAValue] = []
-    inner = len(k.parallel) - 1
+    if inner is None:
+        inner = len(k.parallel) - 1
     for access in k.loads:
         at = b.subscript(access, point)
         buf = args[access.arg]
@@ -336,6 +386,21 @@ def _loads(
     return values
 
 
+def _work_item_reduction(
+    b: KernelBuilder, k: LoopKernel, args: Sequence[SSAValue], point: Sequence[SSAValue]
+) -> SSAValue:
+    """This work-item's fold: every reduced element, or with ``split`` the contiguous chunk
+    numbered by the last parallel index (chunks are whole vectors, so that a vector never
+    straddles two rows of the reduced elements)."""
+    if k.split == 1:
+        return _reduce_loop(b, k, args, point)
+    count = math.prod(k.reduced)
+    chunk = _round_up(-(-count // k.split), k.reduce_width)
+    start = b.add(arith.MuliOp(point[-1], b.index(chunk)))
+    stop = b.add(arith.MinUIOp(b.add(arith.AddiOp(start, b.index(chunk))), b.index(count)))
+    return _reduce_loop(b, k, args, point[:-1], start=start, stop=stop)
+
+
 def _reduce_loop(
     b: KernelBuilder,
     k: LoopKernel,
@@ -347,24 +412,74 @@ def _reduce_loop(
     scale: bool = True,
 ) -> SSAValue:
     """``acc = fold(body(point, r) for r in reduced[start:stop:step])``, then the mean's
-    scale."""
+    scale. With ``reduce_width`` W > 1 (and step 1), the whole vectors of W elements are folded
+    first in a vector accumulator, then its lanes, then the remainder one at a time."""
     kind = k.reduce_kind or "sum"
     elem = k.arg_types[k.store.arg].element_type
     is_int = isinstance(elem, IntegerType)
+    combine = REDUCE_COMBINE[kind][1 if is_int else 0]
     init = b.scalar(REDUCE_INIT[kind][1 if is_int else 0], elem)
     count = math.prod(k.reduced)
-    loop_body = Block(arg_types=[INDEX, elem])
+    lower = start if start is not None else b.index(0)
+    upper = stop if stop is not None else b.index(count)
+    width = k.reduce_width
+    if width > 1:
+        assert step == 1, "a vectorised reduction folds consecutive elements"
+        whole = count // width * width
+        if whole == count:
+            vector_stop = upper
+        elif stop is None:
+            vector_stop = b.index(whole)
+        else:
+            vector_stop = b.add(arith.MinUIOp(stop, b.index(whole)))
+        splat = b.add(vector.BroadcastOp(init, VectorType(elem, [width])))
+        folded = _fold_loop(b, k, args, point, lower, vector_stop, width, splat)
+        init = _fold_lanes(b, combine, folded, width)
+        if whole == count:
+            return mean_scale(b, k, init) if scale else init
+        lower = vector_stop if start is None else b.add(arith.MaxSIOp(vector_stop, start))
+    result = _fold_loop(b, k, args, point, lower, upper, step, init)
+    return mean_scale(b, k, result) if scale else result
+
+
+def _fold_loop(
+    b: KernelBuilder,
+    k: LoopKernel,
+    args: Sequence[SSAValue],
+    point: Sequence[SSAValue],
+    lower: SSAValue,
+    upper: SSAValue,
+    step: int,
+    init: SSAValue,
+) -> SSAValue:
+    """``scf.for r = lower to upper step step`` folding ``body(point, r)`` into ``init``; when
+    ``init`` is a vector, its lanes take ``r .. r + lanes - 1`` along the innermost reduced
+    dimension."""
+    t = init.type
+    lanes = t.get_shape()[0] if isinstance(t, VectorType) else 1
+    elem = t.element_type if isinstance(t, VectorType) else t
+    combine = REDUCE_COMBINE[k.reduce_kind or "sum"][1 if isinstance(elem, IntegerType) else 0]
+    loop_body = Block(arg_types=[INDEX, t])
     r, acc = loop_body.args
     inner = KernelBuilder(loop_body)
     full_point = [*point, *inner.delinearize(r, k.reduced)]
-    value = clone_body(inner, k.body, _loads(inner, k, args, full_point, 1), 1)
-    combined = inner.add(REDUCE_COMBINE[kind][1 if is_int else 0](acc, value))
-    inner.add(scf.YieldOp(combined))
-    lower = start if start is not None else b.index(0)
-    upper = stop if stop is not None else b.index(count)
-    loop = scf.ForOp(lower, upper, b.index(step), [init], Region(loop_body))
-    result = b.add(loop)
-    return mean_scale(b, k, result) if scale else result
+    loads = _loads(inner, k, args, full_point, lanes, inner=len(full_point) - 1)
+    value = clone_body(inner, k.body, loads, lanes)
+    inner.add(scf.YieldOp(inner.add(combine(acc, value))))
+    return b.add(scf.ForOp(lower, upper, b.index(step), [init], Region(loop_body)))
+
+
+def _fold_lanes(
+    b: KernelBuilder, combine: type[Operation], folded: SSAValue, lanes: int
+) -> SSAValue:
+    """The lanes of ``folded`` combined pairwise: (0 with lanes/2, ...), halving."""
+    elem = folded.type.element_type  # type: ignore[attr-defined]
+    values = [b.add(vector.ExtractOp(folded, [lane], elem)) for lane in range(lanes)]
+    while len(values) > 1:
+        half = len(values) // 2
+        paired = [b.add(combine(values[i], values[i + half])) for i in range(half)]
+        values = paired + values[2 * half:]
+    return values[0]
 
 
 def mean_scale(b: KernelBuilder, k: LoopKernel, total: SSAValue) -> SSAValue:

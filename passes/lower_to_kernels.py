@@ -71,7 +71,13 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused, kernel
-from fusec.passes.kernel_builder import Access, LoopKernel, build_kernel, choose_vector_width
+from fusec.passes.kernel_builder import (
+    Access,
+    LoopKernel,
+    build_kernel,
+    choose_reduce_width,
+    choose_vector_width,
+)
 
 SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (Float32Type(), i32, i1)
 
@@ -93,11 +99,17 @@ def non_native_fused_ops() -> list[str]:
     return [op.name for op in fused.FUSED_OPS if op.name not in NATIVE_FUSED_OPS]
 
 
-def lower_opencl_spec() -> str:
-    """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, plan buffers."""
+DEVICES: tuple[str, ...] = ("cpu", "gpu")
+"""The device kinds the generated kernels are shaped for (``lower-to-kernels{device=...}``)."""
+
+
+def lower_opencl_spec(device: str | None = None) -> str:
+    """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, plan buffers;
+    the lowering shapes its kernels for ``device`` (the pass's default when None)."""
     unfuse = non_native_fused_ops()
     first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
-    return f"{first}lower-to-kernels,plan-buffers"
+    lowering = f"lower-to-kernels{{device={device}}}" if device else "lower-to-kernels"
+    return f"{first}{lowering},plan-buffers"
 
 
 class LoweringError(Exception):
@@ -129,6 +141,9 @@ class LoweringOptions:
     local_size: int
     group_reduce_min: int
     split_outputs: int
+    device: str = "cpu"
+    reduce_vector_width: int = 8
+    cpu_chunk_min: int = 4096
 
 
 class FunctionLowering:
@@ -186,13 +201,22 @@ class FunctionLowering:
     ) -> None:
         """Generates a loop kernel over ``buffers`` (see ``kernel_builder``) and launches it.
 
-        A reduction of many elements per output runs a work-group per output; when there are
-        few outputs, several work-groups share each output and a second kernel combines their
-        partial results."""
+        On a GPU a reduction of many elements per output runs a work-group per output; on a
+        CPU a work-item per output reads them contiguously (as vectors where it can). When
+        there are few outputs, either way several work-groups (GPU) or work-items (CPU) share
+        each output and a second kernel combines their partial results."""
         if math.prod(parallel) == 0:
             return  # an empty result: nothing to compute
         spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind)
         count = math.prod(reduced) if reduced else 0
+        if self.options.device == "cpu":
+            outputs = math.prod(parallel)
+            split = min(count // self.options.cpu_chunk_min, self.options.split_outputs // outputs)
+            if split <= 1:
+                self.emit_launch(spec, buffers, arg_names)
+            else:
+                self.split_reduction(kind, spec, buffers, split, count, arg_names)
+            return
         if count < self.options.group_reduce_min:
             self.emit_launch(spec, buffers, arg_names)
             return
@@ -229,6 +253,8 @@ class FunctionLowering:
             local_size=self.options.local_size,
         )
         spec.vector_width = choose_vector_width(spec, self.options.vector_width)
+        if self.options.device == "cpu":
+            spec.reduce_width = choose_reduce_width(spec, self.options.reduce_vector_width)
         return spec
 
     def emit_launch(
@@ -251,8 +277,9 @@ class FunctionLowering:
         count: int,
         arg_names: Sequence[str] | None,
     ) -> None:
-        """Two launches: ``split`` work-groups per output write partial results to a
-        ``[outputs..., split]`` buffer, then one work-item per output combines them."""
+        """Two launches: ``split`` work-groups (GPU) or work-items (CPU) per output write
+        partial results to a ``[outputs..., split]`` buffer, then one work-item per output
+        combines them."""
         out = buffers[spec.store.arg]
         out_type = out.type
         assert isinstance(out_type, MemRefType)
@@ -381,8 +408,21 @@ class LowerToKernelsPass(ModulePass):
     (a tree in local memory) instead of one work-item."""
 
     split_outputs: int = 256
-    """A work-group reduction with fewer outputs than this spreads each output's elements over
-    several work-groups (about ``split-outputs`` in all); a second kernel combines them."""
+    """A reduction with fewer outputs than this spreads each output's elements over several
+    work-groups (GPU) or work-items (CPU), about ``split-outputs`` in all; a second kernel
+    combines them."""
+
+    device: str = "cpu"
+    """The device kind the generated kernels are shaped for: ``cpu`` (a work-item folds a
+    contiguous run of a reduction, ``reduce-vector-width`` elements at a time) or ``gpu``
+    (work-group trees for long reductions, see ``group-reduce-min``)."""
+
+    reduce_vector_width: int = 8
+    """CPU: elements of a contiguous reduction folded at once (float8: AVX2); 1 disables."""
+
+    cpu_chunk_min: int = 4096
+    """CPU: a reduction with few outputs is split into chunks of at least this many
+    elements."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from fusec.passes.lowering_generated import GENERATED_LOWERINGS
@@ -393,8 +433,23 @@ class LowerToKernelsPass(ModulePass):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"
             )
+        if self.device not in DEVICES:
+            raise PassFailedException(
+                f"lower-to-kernels: device must be one of {', '.join(DEVICES)}, "
+                f"got '{self.device}'"
+            )
+        if self.reduce_vector_width not in (1, 2, 4, 8, 16):
+            raise PassFailedException(
+                "lower-to-kernels: reduce-vector-width must be 1, 2, 4, 8 or 16, "
+                f"got {self.reduce_vector_width}"
+            )
+        if self.cpu_chunk_min <= 0:
+            raise PassFailedException(
+                f"lower-to-kernels: cpu-chunk-min must be positive, got {self.cpu_chunk_min}"
+            )
         options = LoweringOptions(
-            self.vector_width, self.local_size, self.group_reduce_min, self.split_outputs
+            self.vector_width, self.local_size, self.group_reduce_min, self.split_outputs,
+            self.device, self.reduce_vector_width, self.cpu_chunk_min,
         )
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             try:

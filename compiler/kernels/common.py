@@ -101,6 +101,12 @@ class DeviceInfo:
     """Bytes of ``__local`` memory per work-group."""
     max_work_group_size: int = 256
 
+    @property
+    def kind(self) -> str:
+        """``"cpu"`` or ``"gpu"``: the shape of the generated kernels (``lower-to-kernels``'s
+        ``device`` option); an accelerator gets the GPU shapes."""
+        return "cpu" if self.is_cpu else "gpu"
+
     @classmethod
     def from_device(cls, device: Any) -> DeviceInfo:
         """Read the fields from a ``pyopencl.Device``."""

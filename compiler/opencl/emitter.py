@@ -137,6 +137,9 @@ CASTS: tuple[type[Operation], ...] = (
     arith.IndexCastOp,
 )
 
+VECTOR_LANES = "0123456789abcdef"
+"""Lane names of OpenCL vector components (``.s0`` .. ``.sf``)."""
+
 LOCAL_MEMORY_SPACE = IntegerAttr(3, 64)
 """``memref<..., 3 : i64>`` lives in ``__local`` memory."""
 
@@ -206,6 +209,7 @@ class CEmitter:
             vector.LoadOp: self.vload,
             vector.StoreOp: self.vstore,
             vector.BroadcastOp: self.broadcast,
+            vector.ExtractOp: self.extract,
             scf.IfOp: self.if_,
             scf.ForOp: self.for_,
             scf.YieldOp: self.yield_,
@@ -415,6 +419,14 @@ class CEmitter:
     def broadcast(self, op: Operation) -> None:
         t = self.value_type(op.results[0].type)
         self.define(op, f"({t})({self.ref(op.operands[0])})")
+
+    def extract(self, op: Operation) -> None:
+        """One lane of a vector at a constant position: ``v.s3``."""
+        assert isinstance(op, vector.ExtractOp)
+        position = op.static_position.get_values()
+        if len(position) != 1 or op.dynamic_position:
+            raise EmitError("the OpenCL emitter prints vector.extract of one constant lane only")
+        self.define(op, f"{self.ref(op.vector)}.s{VECTOR_LANES[position[0]]}")
 
     def if_(self, op: Operation) -> None:
         assert isinstance(op, scf.IfOp)

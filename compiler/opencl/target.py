@@ -1,9 +1,9 @@
 """``fusec-opt -t opencl``: the OpenCL C of every function's kernels.
 
 The input may be kernel-level IR (after ``-p lower-opencl``) or tensor-level IR, which is lowered
-first with ``lower-opencl``. The output is, per function, a comment naming it and its launches,
-then the program source the runtime builds for it. ``device=gpu`` picks the kernel templates'
-GPU variants (default ``cpu``).
+first with ``lower-opencl`` for the device. The output is, per function, a comment naming it and
+its launches, then the program source the runtime builds for it. ``device=gpu`` picks the GPU
+shapes of the generated kernels and of the kernel templates (default ``cpu``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from xdsl.utils.target import Target
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.kernels.common import DeviceInfo
 from fusec.compiler.opencl.program import build_plan, host_functions
+from fusec.passes.lower_to_kernels import lower_opencl_spec
 
 DEVICES = {
     "cpu": DeviceInfo(name="generic CPU", is_cpu=True),
@@ -49,7 +50,7 @@ class OpenCLTarget(Target):
         if is_tensor_level(module):
             from fusec.compiler.pipeline import run_pipeline
 
-            run_pipeline(ctx, module, "lower-opencl")
+            run_pipeline(ctx, module, lower_opencl_spec(self.device))
         for fn in host_functions(module):
             assert isinstance(fn, func.FuncOp)
             try:

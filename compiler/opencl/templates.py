@@ -100,6 +100,7 @@ def instantiate_norm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         residual=p.bool("residual"),
         rms=op.template.data == "rms_norm",
         has_beta=p.bool("has_beta"),
+        device_info=device,
     )
 
 
@@ -107,7 +108,7 @@ def instantiate_softmax(
     op: kernel.TemplateOp, name: str, device: DeviceInfo | None
 ) -> KernelSource:
     p = Params(op)
-    return softmax(name, p.int("rows"), p.int("cols"))
+    return softmax(name, p.int("rows"), p.int("cols"), device_info=device)
 
 
 def instantiate_attention(

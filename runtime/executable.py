@@ -16,6 +16,10 @@ How inputs and outputs move depends on the device:
   (`OpenCLDevice.host_pointers`: Intel's CPU runtime) the wait is all that is needed; on any
   other such device each output is mapped for reading before the call returns (so that an
   implementation which caches the buffer writes it back), then unmapped.
+  On a device seen to use host arrays in place, an input or output of at most
+  `RESIDENT_BYTES` instead goes through a staging array whose buffer the kernels keep from call
+  to call: a copy that small costs less than making a buffer and pointing every kernel that
+  uses it at it (a mask read by the attention of every layer).
 - Any other device (a discrete GPU): inputs are uploaded into buffers allocated once, with
   non-blocking writes, and outputs are read back into new arrays, then one wait.
 
@@ -67,6 +71,10 @@ class Profile:
         return max(0.0, self.wall_seconds - self.kernel_seconds)
 
 
+RESIDENT_BYTES = 32 << 10
+"""Inputs and outputs up to this size are copied through a buffer kept across calls, on a
+device that uses host arrays in place (see the module docstring)."""
+
 ArgUse = tuple[cl.Kernel, int]
 """A kernel and the position of one of its buffer arguments."""
 
@@ -78,7 +86,10 @@ class Port:
     spec: ValueSpec
     uses: list[ArgUse]
     staging: np.ndarray | None = None
-    """Input on a host-memory device: the aligned array a misaligned input is copied into."""
+    """On a host-memory device: the aligned array a misaligned input is copied into, or a small
+    input or output is copied through."""
+    resident: cl.Buffer | None = None
+    """A small input's or output's buffer over `staging`, the kernels' argument in every call."""
     direct: bool = True
     """Output: the kernels write its array (else it is copied from its buffer at the end)."""
 
@@ -126,10 +137,27 @@ class Executable:
             o.buffer != s.buffer for o in plan.outputs[:i])) for i, s in enumerate(plan.outputs)]
         self.call_inputs = list(self.inputs.values())
         """The inputs a call takes (those not bound), in parameter order."""
+        if self.host_memory and device.host_pointers:
+            for port in self.inputs.values():
+                self.make_resident(port, read_only=True)
+            for port in self.outputs:
+                if port.direct:
+                    self.make_resident(port, read_only=False)
         self.empty = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 1)
         """Stands for an array of no elements (OpenCL has no empty buffers)."""
         for name, value in (params or {}).items():
             self.bind(name, value)
+
+    def make_resident(self, port: Port, read_only: bool) -> None:
+        """Gives a small input or output a staging array and a buffer over it, and points its
+        kernels at that buffer for good."""
+        nbytes = port.spec.dtype.itemsize * _size(port.spec.shape)
+        if not 0 < nbytes <= RESIDENT_BYTES:
+            return
+        port.staging = aligned_empty(port.spec.shape, port.spec.dtype, self.alignment)
+        port.resident = use_host_buffer(self.device.context, port.staging, read_only)
+        self.buffers[port.spec.buffer] = port.resident
+        port.point(port.resident)
 
     def allocate(self, index: int) -> cl.Buffer:
         spec = self.plan.buffers[index]
@@ -204,7 +232,10 @@ class Executable:
             raise InputError(f"{self.function} input '{name}' is not bound")
         del self.params[name]
         index = port.spec.buffer
-        self.buffers[index] = None if self.host_memory else self.allocate(index)
+        if port.resident is not None:
+            self.buffers[index] = port.resident
+        else:
+            self.buffers[index] = None if self.host_memory else self.allocate(index)
         port.point(self.buffers[index])
         self.call_inputs = [p for p in self.inputs.values() if p.spec.name not in self.params]
 
@@ -259,17 +290,21 @@ class Executable:
         else:
             self.upload(inputs, state)
             outputs = [np.empty(p.spec.shape, p.spec.dtype) for p in self.outputs]
+        enqueue = cl.enqueue_nd_range_kernel
         events = []
-        for (k, global_size, local_size), launch in zip(self.launches, self.plan.launches,
-                                                          strict=True):
-            try:
-                events.append(cl.enqueue_nd_range_kernel(queue, k, global_size, local_size))
-            except cl.Error as e:
-                raise LaunchError(f"enqueue failed: {e}", kernel=launch.kernel) from e
+        try:
+            for k, global_size, local_size in self.launches:
+                events.append(enqueue(queue, k, global_size, local_size))
+        except cl.Error as e:
+            raise LaunchError(f"enqueue failed: {e}",
+                              kernel=self.plan.launches[len(events)].kernel) from e
         maps = self.collect(outputs, state)
         queue.finish()
         for mapped in maps:
             mapped.base.release(queue)
+        if self.host_memory:
+            outputs = [p.staging.copy() if p.resident is not None else array
+                       for p, array in zip(self.outputs, outputs, strict=True)]
         wall = time.perf_counter() - start
         times: tuple[KernelTime, ...] = ()
         if profile:
@@ -282,6 +317,9 @@ class Executable:
     def wrap_inputs(self, inputs: list[np.ndarray], state: CallState) -> None:
         """Host memory: a buffer over each input (or over its aligned staging copy)."""
         for port, array in zip(self.call_inputs, inputs, strict=True):
+            if port.resident is not None:
+                np.copyto(port.staging, array)
+                continue
             if array.nbytes == 0:
                 buffer = self.empty
             else:
@@ -301,6 +339,9 @@ class Executable:
         it that its kernels write."""
         outputs = []
         for port in self.outputs:
+            if port.resident is not None:  # copied out of its staging array after the wait
+                outputs.append(port.staging)
+                continue
             array = aligned_empty(port.spec.shape, port.spec.dtype, self.alignment)
             if port.direct:
                 buffer = (use_host_buffer(self.device.context, array, read_only=False)
@@ -331,7 +372,7 @@ class Executable:
             index = port.spec.buffer
             buffer = state.buffers[index] if index in state.buffers else self.buffers[index]
             if self.host_memory and port.direct:
-                if self.map_outputs:
+                if self.map_outputs and port.resident is None:
                     mapped, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.READ, 0,
                                                       array.shape, array.dtype,
                                                       is_blocking=False)

@@ -1,18 +1,23 @@
-"""How a call moves arrays: in place on a device sharing host memory (the CPU device here; with
-its outputs mapped before a call returns, as on a device not seen to use host pointers), by
-copies otherwise (forced here by pretending the CPU does not share host memory). Every path
-must give the same numbers for aligned, misaligned and non-contiguous inputs, and every call
+"""How a call moves arrays on a device sharing host memory (the CPU device here): small ones
+through staging buffers kept across calls ("host"), large ones in place ("host-in-place",
+the size limit lowered to 0), in place with outputs mapped before a call returns, as on a device
+not seen to use host pointers ("host-mapped"); by copies on any other device ("copy", forced by
+pretending the CPU does not share host memory). Every path must give the same numbers for aligned, misaligned and non-contiguous inputs, and every call
 must return fresh arrays that no later call writes."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 import fusec
+from fusec.compiler.driver import load, lower
+from fusec.compiler.kernels.common import DeviceInfo
 from fusec.runtime import executable as executable_module
+from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
 from fusec.runtime.host_memory import address, aligned_empty
 
@@ -36,15 +41,23 @@ func.func @g(%x: tensor<8x16xf32>) -> tensor<128xf32> {
 """
 
 
-@pytest.fixture(scope="module", params=["host", "host-mapped", "copy"])
+@pytest.fixture(scope="module", params=["host", "host-in-place", "host-mapped", "copy"])
 def exe(request: pytest.FixtureRequest) -> Iterator[Executable]:
+    device = select_device("cpu")
     with pytest.MonkeyPatch.context() as patch:
         if request.param == "copy":
             patch.setattr(executable_module, "shares_host_memory", lambda device: False)
-        compiled = fusec.compile(SOURCE, device="cpu")
+        if request.param == "host-in-place":
+            patch.setattr(executable_module, "RESIDENT_BYTES", 0)
+        if request.param == "host-mapped":
+            device = dataclasses.replace(device, host_pointers=False)
+        compiled = Executable(lower(load(SOURCE), device_info=DeviceInfo.from_device(
+            device.device)).plan, device)
     assert compiled.host_memory == (request.param != "copy")
-    if request.param == "host-mapped":
-        compiled.map_outputs = True
+    assert compiled.map_outputs == (request.param == "host-mapped")
+    resident = [p.resident is not None for p in [*compiled.inputs.values(), *compiled.outputs]]
+    assert resident == ([True, True, True, False, False] if request.param == "host"
+                        else [False] * 5)
     yield compiled
 
 

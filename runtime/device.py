@@ -21,8 +21,7 @@ import numpy as np
 import pyopencl as cl
 
 from .errors import DeviceError, FusecRuntimeError
-from .host_memory import address, aligned_empty, host_alignment, shares_host_memory, \
-    use_host_buffer
+from .host_memory import address, aligned_empty, host_alignment, shares_host_memory, use_host_buffer
 from .opencl_env import configure_opencl_env
 from .program_cache import build_program
 

@@ -41,8 +41,13 @@ import pyopencl as cl
 
 from .device import OpenCLDevice
 from .errors import InputError, LaunchError
-from .host_memory import aligned_empty, host_alignment, is_aligned, shares_host_memory, \
-    use_host_buffer
+from .host_memory import (
+    aligned_empty,
+    host_alignment,
+    is_aligned,
+    shares_host_memory,
+    use_host_buffer,
+)
 from .plan import LaunchSpec, ProgramPlan, ValueSpec
 from .program_cache import get_program
 

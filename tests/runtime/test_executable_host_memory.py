@@ -2,8 +2,9 @@
 through staging buffers kept across calls ("host"), large ones in place ("host-in-place",
 the size limit lowered to 0), in place with outputs mapped before a call returns, as on a device
 not seen to use host pointers ("host-mapped"); by copies on any other device ("copy", forced by
-pretending the CPU does not share host memory). Every path must give the same numbers for aligned, misaligned and non-contiguous inputs, and every call
-must return fresh arrays that no later call writes."""
+pretending the CPU does not share host memory). Every path must give the same numbers for
+aligned, misaligned and non-contiguous inputs, and every call must return fresh arrays that no
+later call writes."""
 
 from __future__ import annotations
 

@@ -201,8 +201,10 @@ def located_message(op: Operation | None, filename: str, message: str) -> str:
 
 
 def diagnostic_message(e: DiagnosticException, filename: str) -> str:
-    """A one-line message for an exception raised by a pass."""
-    return f"{filename}: error: {first_line(str(e))}"
+    """A one-line message for an exception raised by a pass, at the op it names if any."""
+    op = getattr(e, "op", None)
+    where = format_location(op, filename) if isinstance(op, Operation) else filename
+    return f"{where}: error: {first_line(str(e))}"
 
 
 def split_input(text: str, name: str) -> list[Source]:

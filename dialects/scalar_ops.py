@@ -35,7 +35,6 @@ from functools import cache
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    FileLineColLoc,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -55,15 +54,14 @@ from fusec.dialects.common import (
 
 
 class ScalarOpError(ValueError):
-    """A scalar op (or an ``nn`` op) that has no counterpart on the other side of the tables."""
+    """A scalar op (or an ``nn`` op) that has no counterpart on the other side of the tables.
 
+    ``op`` is the op at fault; passes report the error at its location.
+    """
 
-def where(op: Operation) -> str:
-    """`` at file:line:col`` of ``op`` when it has a location, else the empty string."""
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return ""
+    def __init__(self, message: str, op: Operation):
+        super().__init__(message)
+        self.op = op
 
 
 def is_float(t: Attribute) -> bool:
@@ -229,7 +227,7 @@ def unary(b: ScalarBuilder, op: Operation, x: SSAValue) -> SSAValue:
         return b.add(arith.MulfOp(x, sigmoid(b, x)))
     if isinstance(op, nn.GeluOp):
         return gelu(b, x, str_prop(op, "approximate"))
-    raise ScalarOpError(f"'{op.name}'{where(op)} is not an elementwise op fusec can fuse")
+    raise ScalarOpError(f"'{op.name}' is not an elementwise op fusec can fuse", op)
 
 
 def build_scalar(op: Operation, operands: Sequence[SSAValue]) -> tuple[list[Operation], SSAValue]:
@@ -324,17 +322,19 @@ def inverse_factory(op: Operation) -> NNFactory:
             return lambda args, t: nn.CmpOp(args[0], args[1], nn_pred, t)
         supported = ", ".join(sorted(CMP_INVERSE))
         raise ScalarOpError(
-            f"'{op.name}' predicate {pred}{where(op)} has no nn.cmp equivalent "
-            f"(supported: {supported})"
+            f"'{op.name}' predicate {pred} has no nn.cmp equivalent (supported: {supported})",
+            op,
         )
     if isinstance(op, math.ErfOp):
         raise ScalarOpError(
-            f"'math.erf'{where(op)} has no nn equivalent outside the GELU pattern "
-            "0.5 * x * (1 + erf(x * 0.70710678))"
+            "'math.erf' has no nn equivalent outside the GELU pattern "
+            "0.5 * x * (1 + erf(x * 0.70710678))",
+            op,
         )
     raise ScalarOpError(
-        f"'{op.name}'{where(op)} in a fused body has no nn equivalent (supported ops are "
-        "listed in fusec.dialects.scalar_ops)"
+        f"'{op.name}' in a fused body has no nn equivalent (supported ops are "
+        "listed in fusec.dialects.scalar_ops)",
+        op,
     )
 
 
@@ -442,7 +442,7 @@ class Decomposer:
     def constant(self, op: arith.ConstantOp) -> SSAValue:
         attr = op.value
         if not isinstance(attr, FloatAttr | IntegerAttr):
-            raise ScalarOpError(f"'arith.constant'{where(op)} in a fused body must be a scalar")
+            raise ScalarOpError("'arith.constant' in a fused body must be a scalar", op)
         value = attr.value.data
         if attr.type == i1:
             value = 1 if value else 0

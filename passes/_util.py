@@ -11,6 +11,7 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import nn
 from fusec.dialects.common import int_prop, normalize_axis, str_prop
@@ -22,6 +23,17 @@ _ACTIVATIONS: dict[type[Operation], str] = {
     nn.SigmoidOp: "sigmoid",
     nn.TanhOp: "tanh",
 }
+
+
+class OpPassFailure(PassFailedException):
+    """A pass failure about one op. ``fusec-opt`` prints it at the op's ``file:line:col``::
+
+        model.mlir:12:5: error: unfuse: 'math.sin' in a fused body has no nn equivalent ...
+    """
+
+    def __init__(self, pass_name: str, op: Operation, message: str):
+        super().__init__(f"{pass_name}: {message}")
+        self.op = op
 
 
 def activation_of(op: Operation) -> str | None:

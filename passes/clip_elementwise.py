@@ -40,11 +40,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused, nn
 from fusec.dialects.scalar_ops import ScalarOpError
 from fusec.passes._elementwise import Limits, fuse_regions, steps, tensor_inputs
+from fusec.passes._util import OpPassFailure
 from fusec.passes.fuse_elementwise import check_limits
 from fusec.passes.fuse_reductions import absorb, absorbable, dead_constants
 
@@ -60,7 +60,7 @@ def clip(op: fused.ElementwiseOp | fused.ReduceOp, limits: Limits) -> None:
     try:
         new_ops, values = op.decompose()
     except ScalarOpError as e:
-        raise PassFailedException(f"clip-elementwise: {e}") from None
+        raise OpPassFailure("clip-elementwise", e.op, str(e)) from None
     Rewriter.replace_op(op, new_ops, values)
     fuse_regions(new_ops, limits)
     reduce = new_ops[-1] if new_ops else None

@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
-    FileLineColLoc,
     Float32Type,
     MemRefType,
     ModuleOp,
@@ -71,6 +70,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused, kernel
+from fusec.passes._util import OpPassFailure
 from fusec.passes.kernel_builder import (
     Access,
     LoopKernel,
@@ -114,13 +114,6 @@ def lower_opencl_spec(device: str | None = None) -> str:
 
 class LoweringError(Exception):
     """Raised by an op's lowering when it cannot handle the op; becomes PassFailedException."""
-
-
-def where(op: Operation) -> str:
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return "an unknown location"
 
 
 def buffer_type(t: Attribute) -> MemRefType:
@@ -352,11 +345,11 @@ class FunctionLowering:
                 continue
             lower = lowerings.get(type(op))
             if lower is None:
-                raise PassFailedException(self.message(op, self.unsupported(op)))
+                raise self.failure(op, self.unsupported(op))
             try:
                 results = lower(self, op)
             except LoweringError as e:
-                raise PassFailedException(self.message(op, str(e))) from None
+                raise self.failure(op, str(e)) from None
             for old, new in zip(op.results, results, strict=False):
                 if old in self.deferred:
                     continue
@@ -371,8 +364,8 @@ class FunctionLowering:
         return "the OpenCL backend has no lowering for it"
 
     @staticmethod
-    def message(op: Operation, why: str) -> str:
-        return f"lower-to-kernels: cannot lower '{op.name}' at {where(op)}: {why}"
+    def failure(op: Operation, why: str) -> OpPassFailure:
+        return OpPassFailure("lower-to-kernels", op, f"cannot lower '{op.name}': {why}")
 
     def replacement(self) -> func.FuncOp:
         result_types = [self.buffer_result_type(t) for t in self.fn.function_type.outputs.data]
@@ -389,7 +382,7 @@ class FunctionLowering:
         try:
             return buffer_type(t)
         except LoweringError as e:
-            raise PassFailedException(self.message(self.fn, str(e))) from None
+            raise self.failure(self.fn, str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -455,9 +448,10 @@ class LowerToKernelsPass(ModulePass):
             try:
                 lowering = FunctionLowering(op, fn, options)
             except LoweringError as e:
-                raise PassFailedException(
-                    f"lower-to-kernels: cannot lower the arguments of @{fn.sym_name.data} at "
-                    f"{where(fn)}: {e}"
+                raise OpPassFailure(
+                    "lower-to-kernels",
+                    fn,
+                    f"cannot lower the arguments of @{fn.sym_name.data}: {e}",
                 ) from None
             lowering.run(lowerings)
             new = lowering.replacement()

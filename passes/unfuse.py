@@ -23,10 +23,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
-from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects.fused import FUSED_OPS
 from fusec.dialects.scalar_ops import ScalarOpError
+from fusec.passes._util import OpPassFailure
 
 FUSED_NAMES = tuple(op.name for op in FUSED_OPS)
 
@@ -51,7 +51,7 @@ class Decompose(RewritePattern):
         try:
             new_ops, results = op.decompose()  # type: ignore[attr-defined]
         except ScalarOpError as e:  # a region body op with no nn equivalent
-            raise PassFailedException(f"unfuse: {e}") from None
+            raise OpPassFailure("unfuse", e.op, str(e)) from None
         rewriter.replace(op, new_ops, results)
 
 

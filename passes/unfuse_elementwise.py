@@ -37,10 +37,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused
 from fusec.dialects.scalar_ops import ScalarOpError
+from fusec.passes._util import OpPassFailure
 
 
 class UnfuseRegion(RewritePattern):
@@ -51,7 +51,7 @@ class UnfuseRegion(RewritePattern):
         try:
             new_ops, values = op.decompose()
         except ScalarOpError as e:
-            raise PassFailedException(f"unfuse-elementwise: {e}") from None
+            raise OpPassFailure("unfuse-elementwise", e.op, str(e)) from None
         rewriter.replace(op, new_ops, values)
 
 

@@ -12,7 +12,7 @@
 // CHUNK: error: lower-to-kernels: cpu-chunk-min must be positive, got 0
 
 // Element types without an OpenCL lowering fail with the op and its location.
-// CHECK: lower-to-kernels-invalid.mlir: error: lower-to-kernels: cannot lower 'nn.cast' at {{.*}}lower-to-kernels-invalid.mlir:[[# @LINE + 2]]:3: element type f16 is not supported by the OpenCL backend (f32, i32 and i1 are)
+// CHECK: lower-to-kernels-invalid.mlir:[[# @LINE + 2]]:3: error: lower-to-kernels: cannot lower 'nn.cast': element type f16 is not supported by the OpenCL backend (f32, i32 and i1 are)
 func.func @negative_f16(%x: tensor<4xf32>) -> tensor<4xf32> {
   %h = nn.cast %x : tensor<4xf32> -> tensor<4xf16>
   %y = nn.cast %h : tensor<4xf16> -> tensor<4xf32>

@@ -65,7 +65,7 @@ def layer_norm(
     (default: `default_rows_per_group`)."""
     check_positive(name, rows=rows, cols=cols)
     size = row_local_size(name, cols, local_size, device_info)
-    group_rows = rows_per_group or default_rows_per_group(size, device_info)
+    group_rows = rows_per_group or default_rows_per_group(size, device_info, rows)
     check_positive(name, rows_per_group=group_rows)
     args = (
         KernelArg("x", "in"),

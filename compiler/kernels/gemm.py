@@ -21,6 +21,12 @@ Two code shapes, chosen by `GemmTiles.staging`:
   ``group_m`` rows and ``group_n`` columns apart (``vector_width`` 1), or in runs of four read
   as one float4 from local memory (``vector_width`` 4), so that local reads and global stores
   stay unit-stride across neighbouring work-items.
+
+Split along K (``split_k`` parts, for products with too few output tiles to fill a GPU): the
+third launch dimension numbers ``(part, batch)``; part ``p`` multiplies the columns
+``[p * chunk, (p + 1) * chunk)`` of A with the same rows of B and stores its partial product,
+without an epilogue, at ``out[p]`` of an ``[split_k, batch, M, N]`` buffer. `gemm_split_sum`
+then adds the parts and applies the epilogue.
 """
 
 from __future__ import annotations
@@ -172,9 +178,15 @@ def gemm(
     epilogue: Epilogue = IDENTITY_EPILOGUE,
     tiles: GemmTiles | None = None,
     device_info: DeviceInfo | None = None,
+    split_k: int = 1,
 ) -> KernelSource:
-    """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for float32 matrices."""
-    check_positive(name, batch=batch, m=m, n=n, k=k)
+    """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for float32 matrices; with
+    `split_k` > 1, ``out[p, b]`` = the product over the `p`-th of `split_k` chunks of K (no
+    epilogue: `gemm_split_sum` applies it)."""
+    check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
+    if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
+        raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "
+                         "its epilogue belongs to gemm_split_sum")
     check_epilogue_names(name, epilogue, RESERVED_NAMES)
     for param in epilogue.params:
         if re.fullmatch(r"[abc]\d+(_\d+|k)?", param.name):
@@ -192,15 +204,16 @@ def gemm(
         KernelArg("out", "out"),
         *epilogue.params,
     )
-    shape = _Shape(batch, m, n, k, rhs_batched)
+    shape = _Shape(batch, m, n, k, rhs_batched, split_k)
     if tiles.staging == "both":
         body, global_size, local_size = _local_tiled(shape, tiles, epilogue)
     else:
         body, global_size, local_size = _register_tiled(shape, tiles, epilogue)
     attribute = f"__attribute__((reqd_work_group_size({local_size[0]}, {local_size[1]}, 1)))"
+    split = f", split along K in {split_k} parts of {shape.chunk}" if split_k > 1 else ""
     source = (
         f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], "
-        f"tiles {tiles.key()}\n"
+        f"tiles {tiles.key()}{split}\n"
         f"{epilogue.guarded_function()}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
@@ -224,17 +237,44 @@ class _Shape:
     m: int
     n: int
     k: int
+    """The depth of the product, and the row stride of A."""
     rhs_batched: bool
+    split_k: int = 1
+
+    @property
+    def chunk(self) -> int:
+        """Columns of A (rows of B) one part of a split product folds."""
+        return ceil_div(self.k, self.split_k)
+
+    @property
+    def depth(self) -> str:
+        """C expression of this work-group's depth: K, or the length of its part of K."""
+        if self.split_k == 1:
+            return str(self.k)
+        return "k_len" if self.k % self.chunk else str(self.chunk)
 
     def operand_pointers(self) -> str:
-        """C declarations of ``a``, ``b``, ``c``: this batch's matrices."""
+        """C declarations of ``a``, ``b``, ``c``: this batch's matrices (this part's columns of
+        A, rows of B and partial product when split)."""
         m, n, k = self.m, self.n, self.k
         rhs_offset = f"batch * {k * n}" if self.rhs_batched else "0"
+        if self.split_k == 1:
+            return (
+                "    const int batch = get_global_id(2);\n"
+                f"    __global const float *a = lhs + batch * {m * k};\n"
+                f"    __global const float *b = rhs + {rhs_offset};\n"
+                f"    __global float *c = out + batch * {m * n};\n"
+            )
+        chunk = self.chunk
+        length = (f"    const int k_len = min({chunk}, {k} - part * {chunk});\n"
+                  if self.depth == "k_len" else "")
         return (
-            "    const int batch = get_global_id(2);\n"
-            f"    __global const float *a = lhs + batch * {m * k};\n"
-            f"    __global const float *b = rhs + {rhs_offset};\n"
-            f"    __global float *c = out + batch * {m * n};\n"
+            f"    const int batch = get_global_id(2) % {self.batch};\n"
+            f"    const int part = get_global_id(2) / {self.batch};\n"
+            f"{length}"
+            f"    __global const float *a = lhs + batch * {m * k} + part * {chunk};\n"
+            f"    __global const float *b = rhs + {rhs_offset} + part * {chunk * n};\n"
+            f"    __global float *c = out + (part * {self.batch} + batch) * {m * n};\n"
         )
 
 
@@ -250,7 +290,7 @@ def _register_tiled(
     tm, tn, width, bk = tiles.thread_m, tiles.thread_n, tiles.vector_width, tiles.block_k
     vectors = tn // width
     vtype = "float" if width == 1 else f"float{width}"
-    m, n, k = shape.m, shape.n, shape.k
+    m, n, k, depth = shape.m, shape.n, shape.k, shape.depth
     staged = tiles.staging == "rhs"
 
     lines = [
@@ -275,8 +315,8 @@ def _register_tiled(
         lid, threads = "get_local_id(1)", tiles.group_m
         lines += [
             f"    __local float b_panel[{bk * tn}];\n",
-            f"    for (int k0 = 0; k0 < {k}; k0 += {bk}) {{\n",
-            f"        const int depth = min({bk}, {k} - k0);\n",
+            f"    for (int k0 = 0; k0 < {depth}; k0 += {bk}) {{\n",
+            f"        const int depth = min({bk}, {depth} - k0);\n",
             "        barrier(CLK_LOCAL_MEM_FENCE);\n",
             f"        for (int e = {lid}; e < depth * {vectors}; e += {threads}) {{\n",
             f"            const int kk = e / {vectors}, v = e % {vectors};\n",
@@ -288,7 +328,7 @@ def _register_tiled(
         ]
         b_row, a_index, inner = f"b_panel + kk * {tn}", "k0 + kk", "            "
     else:
-        lines.append(f"    for (int kk = 0; kk < {k}; ++kk) {{\n")
+        lines.append(f"    for (int kk = 0; kk < {depth}; ++kk) {{\n")
         b_row, a_index, inner = f"b + kk * {n} + col0", "kk", "        "
     for v in range(vectors):
         load = f"({b_row})[{v}]" if width == 1 else f"vload{width}({v}, {b_row})"
@@ -312,7 +352,7 @@ def _register_tiled(
     global_size = (
         round_up(ceil_div(n, tn), tiles.group_n),
         round_up(ceil_div(m, tm), tiles.group_m),
-        shape.batch,
+        shape.batch * shape.split_k,
     )
     return "".join(lines), global_size, (tiles.group_n, tiles.group_m, 1)
 
@@ -332,7 +372,7 @@ def _local_tiled(
                           tiles.block_k)
     bm, bn, width = tiles.block_m, tiles.block_n, tiles.vector_width
     threads = gm * gn
-    m, n, k = shape.m, shape.n, shape.k
+    m, n, k, depth = shape.m, shape.n, shape.k, shape.depth
     # a_tile is stored k-major, its rows padded against bank conflicts (by a whole vector
     # when it is read as float4, so that the reads stay aligned).
     lines = [
@@ -347,17 +387,17 @@ def _local_tiled(
     for r in range(tm):
         accs = ", ".join(f"c{r}_{j} = 0.0f" for j in range(tn))
         lines.append(f"    float {accs};\n")
-    lines.append(f"    for (int k0 = 0; k0 < {k}; k0 += {bk}) {{\n")
+    lines.append(f"    for (int k0 = 0; k0 < {depth}; k0 += {bk}) {{\n")
     lines.append(f"        for (int e = tid; e < {bm * bk}; e += {threads}) {{\n"
                  f"            const int row = e / {bk}, kk = e % {bk};\n"
                  f"            const int grow = row_base + row, gk = k0 + kk;\n"
-                 f"            a_tile[kk][row] = (grow < {m} && gk < {k}) ? "
+                 f"            a_tile[kk][row] = (grow < {m} && gk < {depth}) ? "
                  f"a[grow * {k} + gk] : 0.0f;\n"
                  "        }\n")
     lines.append(f"        for (int e = tid; e < {bk * bn}; e += {threads}) {{\n"
                  f"            const int kk = e / {bn}, col = e % {bn};\n"
                  f"            const int gk = k0 + kk, gcol = col_base + col;\n"
-                 f"            b_tile[kk][col] = (gk < {k} && gcol < {n}) ? "
+                 f"            b_tile[kk][col] = (gk < {depth} && gcol < {n}) ? "
                  f"b[gk * {n} + gcol] : 0.0f;\n"
                  "        }\n")
     lines.append("        barrier(CLK_LOCAL_MEM_FENCE);\n")
@@ -379,7 +419,7 @@ def _local_tiled(
             lines.append(f"        if ({col} < {n}) "
                          f"{_store(shape, epilogue, 'row', col, f'c{r}_{j}')}\n")
         lines.append("    }\n")
-    global_size = (ceil_div(n, bn) * gn, ceil_div(m, bm) * gm, shape.batch)
+    global_size = (ceil_div(n, bn) * gn, ceil_div(m, bm) * gm, shape.batch * shape.split_k)
     return "".join(lines), global_size, (gn, gm, 1)
 
 
@@ -411,3 +451,42 @@ def _tile_reads(lines: list[str], prefix: str, tile: str, thread: str, count: in
         lines.append(f"{indent}const float{width} {prefix}{chunk} = "
                      f"*(__local const float{width} *)&{tile}[kk][{offset}];\n")
     return [f"{prefix}{i // width}.s{LANES[i % width]}" for i in range(count)]
+
+
+SPLIT_SUM_GROUP = 256
+"""Work-items per work-group of `gemm_split_sum` (one per output element)."""
+
+SPLIT_SUM_RESERVED = frozenset({"partials", "out", "e", "acc", "row", "col"})
+
+
+def gemm_split_sum(
+    name: str,
+    batch: int,
+    m: int,
+    n: int,
+    split_k: int,
+    epilogue: Epilogue = IDENTITY_EPILOGUE,
+) -> KernelSource:
+    """``out[b, i, j] = epilogue(sum_p partials[p, b, i, j], b * m + i, j)``: the second kernel of
+    a GEMM split along K (`gemm` with `split_k`). Parameters: ``partials``, ``out``, then the
+    epilogue's. One work-item per output element, the parts added in order."""
+    check_positive(name, batch=batch, m=m, n=n, split_k=split_k)
+    check_epilogue_names(name, epilogue, SPLIT_SUM_RESERVED)
+    total = batch * m * n
+    args = (KernelArg("partials", "in"), KernelArg("out", "out"), *epilogue.params)
+    parts = "".join(f"    acc += partials[e + {p * total}];\n" for p in range(1, split_k))
+    source = (
+        f"// {name}: the {split_k} partial products of a [{batch}x{m}x{n}] GEMM added, "
+        "then its epilogue\n"
+        f"{epilogue.guarded_function()}\n"
+        f"{kernel_signature(name, args)}\n{{\n"
+        "    const int e = get_global_id(0);\n"
+        f"    if (e >= {total}) return;\n"
+        "    float acc = partials[e];\n"
+        f"{parts}"
+        f"    const int row = e / {n}, col = e % {n};\n"
+        f"    out[e] = {epilogue.call('acc', 'row', 'col')};\n"
+        "}\n"
+    )
+    return KernelSource(name, source, args, (round_up(total, SPLIT_SUM_GROUP),),
+                        (SPLIT_SUM_GROUP,))

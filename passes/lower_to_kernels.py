@@ -137,6 +137,8 @@ class LoweringOptions:
     device: str = "cpu"
     reduce_vector_width: int = 8
     cpu_chunk_min: int = 4096
+    gemm_split_outputs: int = 1 << 19
+    gemm_split_depth: int = 256
 
 
 class FunctionLowering:
@@ -417,6 +419,15 @@ class LowerToKernelsPass(ModulePass):
     """CPU: a reduction with few outputs is split into chunks of at least this many
     elements."""
 
+    gemm_split_outputs: int = 1 << 19
+    """GPU: a float matmul with fewer output elements than this (2^19: 128 of the GPU GEMM's
+    64x64 tiles, about one per SM of an H200) is split along K into enough parts to reach it,
+    each part at least ``gemm-split-depth`` deep; a second kernel adds the parts and applies
+    the epilogue. 0 disables."""
+
+    gemm_split_depth: int = 256
+    """GPU: the least depth (K) of one part of a matmul split along K."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from fusec.passes.lowering_generated import GENERATED_LOWERINGS
         from fusec.passes.lowering_templates import TEMPLATE_LOWERINGS
@@ -436,6 +447,10 @@ class LowerToKernelsPass(ModulePass):
                 "lower-to-kernels: reduce-vector-width must be 1, 2, 4, 8 or 16, "
                 f"got {self.reduce_vector_width}"
             )
+        if self.gemm_split_depth <= 0:
+            raise PassFailedException(
+                f"lower-to-kernels: gemm-split-depth must be positive, got {self.gemm_split_depth}"
+            )
         if self.cpu_chunk_min <= 0:
             raise PassFailedException(
                 f"lower-to-kernels: cpu-chunk-min must be positive, got {self.cpu_chunk_min}"
@@ -443,6 +458,7 @@ class LowerToKernelsPass(ModulePass):
         options = LoweringOptions(
             self.vector_width, self.local_size, self.group_reduce_min, self.split_outputs,
             self.device, self.reduce_vector_width, self.cpu_chunk_min,
+            self.gemm_split_outputs, self.gemm_split_depth,
         )
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             try:

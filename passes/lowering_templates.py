@@ -2,10 +2,13 @@
 
 Float matrix products become the ``gemm`` template, whose epilogue region is generated here
 from scalar IR: the bias load and add, then the activation's scalar ops from the ``scalar_ops``
-tables, so any activation folds without a new template. Norms and softmax over the last axis
-become the row templates (other axes: transpose to the last axis and back); attention becomes
-the ``attention`` template, which reads q, k and v in place when they are slices of one packed
-buffer. The attention block and the transformer layer are compositions of these.
+tables, so any activation folds without a new template. On a GPU a product with few output
+tiles is split along K (`gemm_split`): ``gemm`` with ``split_k`` writes the parts' partial
+products to a buffer, and ``gemm_split_sum`` adds them and applies the epilogue. Norms and
+softmax over the last axis become the row templates (other axes: transpose to the last axis
+and back); attention becomes the ``attention`` template, which reads q, k and v in place when
+they are slices of one packed buffer. The attention block and the transformer layer are
+compositions of these.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from fusec.dialects import fused, kernel, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, str_prop
 from fusec.dialects.decompositions import ACTIVATION_OPS
 from fusec.dialects.scalar_ops import build_scalar
-from fusec.passes.lower_to_kernels import FunctionLowering, LoweringError
+from fusec.passes.lower_to_kernels import FunctionLowering, LoweringError, LoweringOptions
 from fusec.passes.lowering_generated import lower_int_matmul, probe, shape_of, transposed
 
 Lowering = Callable[[FunctionLowering, Operation], list[SSAValue]]
@@ -111,17 +114,34 @@ def gemm(
         batch, rows, rhs_batched = 1, math.prod(a[:-1]), False
     else:
         batch, rows, rhs_batched = math.prod(a[:-2]), a[-2], True
+    n, k = b[-1], a[-1]
     out = lo.alloc(result_type)
     block, extras = epilogue(lo.buffer(bias) if bias is not None else None, activation)
-    lo.template(
-        "gemm",
-        params(batch=batch, m=rows, n=b[-1], k=a[-1], rhs_batched=rhs_batched),
-        [lo.buffer(x), lo.buffer(w)],
-        [out],
-        extras,
-        block,
-    )
+    shape = params(batch=batch, m=rows, n=n, k=k, rhs_batched=rhs_batched)
+    split = gemm_split(lo.options, batch * rows * n, k)
+    if split == 1:
+        lo.template("gemm", shape, [lo.buffer(x), lo.buffer(w)], [out], extras, block)
+        return out
+    partials = lo.alloc(TensorType(f32, [split, batch, rows, n]), "partials")
+    lo.template("gemm", {**shape, **params(split_k=split)}, [lo.buffer(x), lo.buffer(w)],
+                [partials])
+    lo.template("gemm_split_sum", params(batch=batch, m=rows, n=n, split_k=split), [partials],
+                [out], extras, block)
     return out
+
+
+def gemm_split(options: LoweringOptions, outputs: int, k: int) -> int:
+    """Parts of K a matmul with `outputs` output elements is split into (1: not split): on a
+    GPU, enough to bring the product to ``gemm_split_outputs`` (at most 16), each at least
+    ``gemm_split_depth`` deep."""
+    if options.device != "gpu" or outputs >= options.gemm_split_outputs:
+        return 1
+    wanted = -(-options.gemm_split_outputs // outputs)
+    return max(1, min(wanted, k // options.gemm_split_depth, MAX_GEMM_SPLIT))
+
+
+MAX_GEMM_SPLIT = 16
+"""Most parts of a split matmul (the sum kernel adds them one by one)."""
 
 
 def lower_matmul(lo: FunctionLowering, op: Operation) -> list[SSAValue]:

@@ -251,7 +251,7 @@ class _Shape:
         """C expression of this work-group's depth: K, or the length of its part of K."""
         if self.split_k == 1:
             return str(self.k)
-        return "k_len" if self.k % self.chunk else str(self.chunk)
+        return str(self.chunk) if self.chunk * self.split_k == self.k else "k_len"
 
     def operand_pointers(self) -> str:
         """C declarations of ``a``, ``b``, ``c``: this batch's matrices (this part's columns of

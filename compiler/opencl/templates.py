@@ -21,7 +21,7 @@ from fusec.compiler.kernels.common import (
     KernelArg,
     KernelSource,
 )
-from fusec.compiler.kernels.gemm import gemm
+from fusec.compiler.kernels.gemm import gemm, gemm_split_sum
 from fusec.compiler.kernels.norm import layer_norm
 from fusec.compiler.kernels.softmax import softmax
 from fusec.compiler.opencl.emitter import BUFFER_TYPES, emit_epilogue
@@ -42,7 +42,9 @@ class Params:
     def __init__(self, op: kernel.TemplateOp):
         self.op = op
 
-    def int(self, key: str) -> int:
+    def int(self, key: str, default: int | None = None) -> int:
+        if default is not None and key not in self.op.params.data:
+            return default
         attr = self.op.param(key)
         assert isinstance(attr, IntegerAttr)
         return attr.value.data
@@ -87,7 +89,16 @@ def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         p.bool("rhs_batched"),
         epilogue_of(op, name),
         device_info=device,
+        split_k=p.int("split_k", 1),
     )
+
+
+def instantiate_gemm_split_sum(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+    return gemm_split_sum(name, p.int("batch"), p.int("m"), p.int("n"), p.int("split_k"),
+                          epilogue_of(op, name))
 
 
 def instantiate_norm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> KernelSource:
@@ -139,6 +150,7 @@ def instantiate_attention(
 
 INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {
     "gemm": instantiate_gemm,
+    "gemm_split_sum": instantiate_gemm_split_sum,
     "layer_norm": instantiate_norm,
     "rms_norm": instantiate_norm,
     "softmax": instantiate_softmax,

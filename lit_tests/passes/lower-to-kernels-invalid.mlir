@@ -5,11 +5,13 @@
 // RUN: not fusec-opt %s -p 'lower-to-kernels{device=tpu}' 2>&1 | filecheck %s --check-prefix=DEVICE
 // RUN: not fusec-opt %s -p 'lower-to-kernels{reduce-vector-width=3}' 2>&1 | filecheck %s --check-prefix=WIDTH
 // RUN: not fusec-opt %s -p 'lower-to-kernels{cpu-chunk-min=0}' 2>&1 | filecheck %s --check-prefix=CHUNK
+// RUN: not fusec-opt %s -p 'lower-to-kernels{gemm-split-depth=0}' 2>&1 | filecheck %s --check-prefix=DEPTH
 
 // Bad options fail before anything is lowered.
 // DEVICE: error: lower-to-kernels: device must be one of cpu, gpu, got 'tpu'
 // WIDTH: error: lower-to-kernels: reduce-vector-width must be 1, 2, 4, 8 or 16, got 3
 // CHUNK: error: lower-to-kernels: cpu-chunk-min must be positive, got 0
+// DEPTH: error: lower-to-kernels: gemm-split-depth must be positive, got 0
 
 // Element types without an OpenCL lowering fail with the op and its location.
 // CHECK: lower-to-kernels-invalid.mlir:[[# @LINE + 2]]:3: error: lower-to-kernels: cannot lower 'nn.cast': element type f16 is not supported by the OpenCL backend (f32, i32 and i1 are)

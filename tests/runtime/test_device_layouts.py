@@ -1,4 +1,5 @@
-"""Generated reductions in both device shapes agree with the numpy reference.
+"""Programs lowered for a CPU and for a GPU agree with the numpy reference on the test device:
+generated reductions, the row templates, and matmuls split along K (GPU).
 
 The CPU shape (a work-item folds a contiguous run, float8 vectors then a scalar remainder,
 few-output reductions split into chunks plus a combine kernel) and the GPU shape (work-group
@@ -171,3 +172,33 @@ def test_small_chunks(kind: str, shape: str, axes: str, width: int) -> None:
     outputs, expected = run_lowered_with(reduce_program(kind, shape, axes, False), options)
     for result in compare(outputs, expected, *ACCUMULATED):
         assert result.ok, result.describe(*ACCUMULATED)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("m,k,n,activation", [
+    (9, 1031, 40, "gelu"),    # split in 4 parts (the last shorter), bias and GELU after the sum
+    (2, 3, 5, "relu"),        # too shallow to split
+])
+def test_matmul_bias_act_split_along_k(layout: str, m: int, k: int, n: int,
+                                       activation: str) -> None:
+    source = f"""
+func.func @f(%x: tensor<3x{m}x{k}xf32>, %w: tensor<{k}x{n}xf32>, %b: tensor<{n}xf32>) -> tensor<3x{m}x{n}xf32> {{
+  %y = fused.matmul_bias_act %x, %w, %b {{activation = "{activation}"}} : tensor<3x{m}x{k}xf32>, tensor<{k}x{n}xf32>, tensor<{n}xf32> -> tensor<3x{m}x{n}xf32>
+  func.return %y : tensor<3x{m}x{n}xf32>
+}}"""
+    plan = lower(load(source), pipeline="none", device_info=LAYOUTS[layout]).plan
+    split = layout == "gpu" and k >= 1024
+    assert ("gemm_split_sum" in plan.source) == split
+    check(source, layout)
+
+
+def test_batched_matmul_split_along_k_on_a_gpu() -> None:
+    """``[2, 5, 600] @ [2, 600, 7]``: both operands batched, split in two parts."""
+    source = """
+func.func @f(%a: tensor<2x5x600xf32>, %b: tensor<2x600x7xf32>) -> tensor<2x5x7xf32> {
+  %y = nn.matmul %a, %b : tensor<2x5x600xf32>, tensor<2x600x7xf32> -> tensor<2x5x7xf32>
+  func.return %y : tensor<2x5x7xf32>
+}"""
+    assert "split along K in 2 parts" in lower(load(source), pipeline="none",
+                                               device_info=LAYOUTS["gpu"]).plan.source
+    check(source, "gpu")

@@ -13,8 +13,12 @@ concatenated into one program.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fusec.compiler.kernels.gemm import GemmTiles
 
 ARG_KINDS = ("in", "out", "int", "float")
 """Kinds of kernel parameters: const global buffer, global buffer, and two scalar kinds."""
@@ -100,6 +104,9 @@ class DeviceInfo:
     local_mem_size: int = 32768
     """Bytes of ``__local`` memory per work-group."""
     max_work_group_size: int = 256
+    gemm_tiles: GemmTiles | None = None
+    """The GEMM tiles `tuning.autotune_gemm` chose for this device, used instead of the
+    defaults; None when it has not run."""
 
     @property
     def kind(self) -> str:
@@ -108,16 +115,33 @@ class DeviceInfo:
         return "cpu" if self.is_cpu else "gpu"
 
     @classmethod
-    def from_device(cls, device: Any) -> DeviceInfo:
-        """Read the fields from a ``pyopencl.Device``."""
+    def from_device(cls, device: Any, tuning: Path | None = None,
+                    tuned: bool = True) -> DeviceInfo:
+        """Read the fields from a ``pyopencl.Device``; with `tuned`, also the GEMM tiles cached
+        for it by the autotuner (in `tuning`, default its usual file) if they fit the device.
+        The tiles change the generated source, so programs built with and without them are
+        cached apart."""
         import pyopencl as cl
 
-        return cls(
+        info = cls(
             name=device.name.strip(),
             is_cpu=bool(device.type & cl.device_type.CPU),
             local_mem_size=int(device.local_mem_size),
             max_work_group_size=int(device.max_work_group_size),
         )
+        if not tuned:
+            return info
+        from fusec.compiler.kernels.tuning import cached_gemm_tiles
+
+        tiles = cached_gemm_tiles(device, tuning)
+        if tiles is None or not info.fits(tiles):
+            return info
+        return replace(info, gemm_tiles=tiles)
+
+    def fits(self, tiles: GemmTiles) -> bool:
+        """Whether a work-group of `tiles` fits this device's local memory and size limit."""
+        return (tiles.local_memory_bytes() <= self.local_mem_size
+                and tiles.group_m * tiles.group_n <= self.max_work_group_size)
 
 
 def kernel_signature(name: str, args: Sequence[KernelArg],

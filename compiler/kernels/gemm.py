@@ -146,8 +146,11 @@ PyTorch's float32 matmul with TF32 off; the same tiles read as scalars gave 26."
 
 
 def default_gemm_tiles(device_info: DeviceInfo | None, m: int, n: int) -> GemmTiles:
-    """The tiles used when none are given: register tiles on a CPU (or an unknown device),
+    """The tiles used when none are given: the device's autotuned tiles when it has them
+    (`DeviceInfo.gemm_tiles`), else register tiles on a CPU (or an unknown device),
     local-memory tiles on a GPU, larger ones when the output has room for many blocks."""
+    if device_info is not None and device_info.gemm_tiles is not None:
+        return device_info.gemm_tiles
     if device_info is None or device_info.is_cpu:
         return CPU_TILES
     if m * n >= 2048 * 2048:

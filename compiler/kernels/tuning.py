@@ -85,7 +85,7 @@ def autotune_gemm(
         cached = cached_gemm_tiles(device, path)
         if cached is not None:
             return cached
-    info = DeviceInfo.from_device(device)
+    info = DeviceInfo.from_device(device, tuned=False)
     if candidates is None:
         candidates = CPU_CANDIDATES if info.is_cpu else GPU_CANDIDATES
     profiling = cl.CommandQueue(

@@ -45,3 +45,25 @@ def test_a_corrupt_cache_is_ignored(cpu_device, tmp_path):
     path = tmp_path / "tuning.json"
     path.write_text("{not json")
     assert tuning.cached_gemm_tiles(cpu_device.device, path) is None
+
+
+def test_device_info_carries_the_cached_tiles_into_the_template(cpu_device, tmp_path):
+    """`DeviceInfo.from_device` reads the tuner's choice; `gemm` then uses it by default, and
+    a choice that does not fit the device (here: a work-group too large) is ignored."""
+    from fusec.compiler.kernels.common import DeviceInfo
+    from fusec.compiler.kernels.gemm import gemm
+
+    path = tmp_path / "tuning.json"
+    assert DeviceInfo.from_device(cpu_device.device, path).gemm_tiles is None
+    tuning.autotune_gemm(cpu_device.context, cpu_device.queue, SHAPES, [STAGED], path=path,
+                         repeats=1)
+    info = DeviceInfo.from_device(cpu_device.device, path)
+    assert info.gemm_tiles == STAGED
+    assert DeviceInfo.from_device(cpu_device.device, path, tuned=False).gemm_tiles is None
+    assert f"tiles {STAGED.key()}" in gemm("g", 1, 40, 40, 40, False, device_info=info).source
+    tuning.autotune_gemm(cpu_device.context, cpu_device.queue, SHAPES, [TOO_LARGE_A_GROUP, SMALL],
+                         path=path, repeats=1, retune=True)
+    data = json.loads(path.read_text())
+    data[tuning.device_key(cpu_device.device)]["gemm"]["tiles"]["group_m"] = 1 << 20
+    path.write_text(json.dumps(data))
+    assert DeviceInfo.from_device(cpu_device.device, path).gemm_tiles is None

@@ -327,8 +327,14 @@ def _register_tiled(
                          f"b_panel + kk * {tn} + v * {width}"),
             "        }\n",
             "        barrier(CLK_LOCAL_MEM_FENCE);\n",
-            "        for (int kk = 0; kk < depth; ++kk) {\n",
         ]
+        if round_up(ceil_div(m, tm), tiles.group_m) * tm > m:
+            # Work-items past the last row (a ragged last work-group, e.g. the 128 rows of a
+            # BERT layer in groups of 96) only help copy B; they would recompute a shifted tile.
+            lines += [f"        const int steps = row_own < {m} ? depth : 0;\n",
+                      "        for (int kk = 0; kk < steps; ++kk) {\n"]
+        else:
+            lines.append("        for (int kk = 0; kk < depth; ++kk) {\n")
         b_row, a_index, inner = f"b_panel + kk * {tn}", "k0 + kk", "            "
     else:
         lines.append(f"    for (int kk = 0; kk < {depth}; ++kk) {{\n")

@@ -291,22 +291,26 @@ class RowSlots:
         return f"if ({self.guard(slot)}) {statement}"
 
 
-CPU_ROWS_PER_GROUP = 16
-"""Rows side by side in one work-group of a row kernel on a CPU (at most the row count). Fewer,
-larger work-groups cost Intel's CPU runtime less to schedule: softmax of [6144, 128] 0.80 ->
-0.68 ms with 16 instead of 1 (medians, same run), residual RMSNorm of [512, 768] 0.106 ->
-0.082 ms; 64 was no better than 16."""
+CPU_ROWS_PER_GROUP = 1
+"""Rows side by side in one work-group of a row kernel on a CPU (at most the row count). 16
+made the residual norms of [512, 768] alone 5-20% faster, within the noise; kept at 1 for the
+norms until a clean comparison. Softmax uses `CPU_SOFTMAX_GROUP`."""
+
+CPU_SOFTMAX_GROUP = 16
+"""Work-items per work-group of the CPU softmax: fewer, larger work-groups cost Intel's CPU
+runtime less to schedule: [6144, 128] 0.80 -> 0.68 ms with 16 instead of 1 (medians, same
+run); 64 was no better."""
 
 GPU_GROUP_SIZE = 256
 """Work-items a row kernel's work-group aims for on a GPU (several short rows share one)."""
 
 
 def default_rows_per_group(row_size: int, device_info: DeviceInfo | None = None,
-                           rows: int | None = None) -> int:
-    """Rows per work-group of a row kernel with `row_size` work-items per row (on a CPU, at
-    most `rows` when given)."""
+                           rows: int | None = None, cpu: int = CPU_ROWS_PER_GROUP) -> int:
+    """Rows per work-group of a row kernel with `row_size` work-items per row: on a CPU `cpu`,
+    at most `rows` when given."""
     if device_info is None or device_info.is_cpu:
-        return min(CPU_ROWS_PER_GROUP, rows) if rows else CPU_ROWS_PER_GROUP
+        return min(cpu, rows) if rows else cpu
     return max(1, min(GPU_GROUP_SIZE, device_info.max_work_group_size) // row_size)
 
 

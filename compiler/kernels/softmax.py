@@ -18,6 +18,7 @@ second pass writes ``exp(x - max) / sum``.
 from __future__ import annotations
 
 from fusec.compiler.kernels.common import (
+    CPU_SOFTMAX_GROUP,
     MAX_CACHED_SLOTS,
     ROW_VECTOR_WIDTH,
     Accumulator,
@@ -60,7 +61,8 @@ def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
             raise ValueError(f"kernel '{name}': rows_per_item {per_item} does not divide the "
                              f"{rows} rows")
         items = rows // per_item
-        group_items = rows_per_group or default_rows_per_group(1, device_info, items)
+        group_items = rows_per_group or default_rows_per_group(1, device_info, items,
+                                                               cpu=CPU_SOFTMAX_GROUP)
         check_positive(name, rows_per_group=group_items)
         return _vectorized(name, rows, cols, per_item, group_items, args)
     group_rows = rows_per_group or default_rows_per_group(size, device_info, rows)

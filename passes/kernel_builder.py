@@ -38,7 +38,7 @@ time in a ``vector<W>`` accumulator when the innermost reduced dimension is cont
 buffer that it indexes; the lanes are folded after the loop and a scalar loop takes the
 remainder::
 
-    %acc8 = scf.for %r = %start to %vstop step 8 iter_args(%a = splat(init)) {
+    %acc8 = scf.for %r = %start to %vstop step 8 iter_args(%a = splat(init)) {   // W = 8
       %x = vector.load %in0[.., %r] : vector<8xf32>      // the body on vector<8xf32>
       %n = arith.addf %a, %x : vector<8xf32>
     }
@@ -201,16 +201,18 @@ def choose_vector_width(k: LoopKernel, width: int = 4) -> int:
     return width if _vector_safe(k) else 1
 
 
-def choose_reduce_width(k: LoopKernel, width: int = 8) -> int:
-    """``width`` when a work-item can fold ``width`` consecutive elements of the innermost
-    reduced dimension at once: at least two vectors' worth of reduced elements, every access
-    indexing that dimension (if at all) in its last position only, runs of ``width`` that never
-    cross into the next index of an outer reduced dimension, all buffers and body values
-    ``f32``, and body ops that work lane-wise on vectors. Otherwise 1."""
+def choose_reduce_width(k: LoopKernel, width: int = 16) -> int:
+    """How many consecutive elements of the innermost reduced dimension a work-item folds at
+    once: ``width``, halved until runs of that many never cross into the next index of an
+    outer reduced dimension; 1 unless that leaves at least two vectors' worth of reduced
+    elements, every access indexes that dimension (if at all) in its last position only, all
+    buffers and body values are ``f32``, and the body ops work lane-wise on vectors."""
     count = math.prod(k.reduced)
-    if not k.reduced or width <= 1 or count < 2 * width:
+    if not k.reduced:
         return 1
-    if math.prod(k.reduced[:-1]) != 1 and k.reduced[-1] % width:
+    while width > 1 and math.prod(k.reduced[:-1]) != 1 and k.reduced[-1] % width:
+        width //= 2
+    if width <= 1 or count < 2 * width:
         return 1
     inner = _outer_rank(k) + len(k.reduced) - 1
     for access in k.loads:

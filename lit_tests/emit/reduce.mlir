@@ -1,10 +1,11 @@
 // A fused reduction lowers to a generated kernel: one work-item per kept element, an scf.for
 // over the reduced elements carrying the accumulator, the prologue body inside the loop, and
 // the mean's 1/n after it.
-// On a CPU (the default) the loop folds float8 vectors of the contiguous innermost reduced
-// dimension into a vector accumulator, folds its lanes pairwise, then takes the remainder one
-// element at a time; a reduction with few outputs is split into contiguous chunks, one
-// work-item each, and a second kernel combines the chunks' partial results.
+// On a CPU (the default) the loop folds float16 vectors of the contiguous innermost reduced
+// dimension into a vector accumulator (float8 where 16 would straddle two rows of the reduced
+// elements), folds its lanes pairwise, then takes the remainder one element at a time; a
+// reduction with few outputs is split into contiguous chunks, one work-item each, and a
+// second kernel combines the chunks' partial results.
 // On a GPU (GPU, GPU-CL) the short reduction is a plain scalar loop and the long one a
 // work-group tree.
 
@@ -22,31 +23,47 @@
 // CHECK-NEXT:      %[[LB:.*]] = arith.constant 0 : index
 // CHECK-NEXT:      %[[UB:.*]] = arith.constant 37 : index
 // CHECK-NEXT:      %[[VUB:.*]] = arith.constant 32 : index
-// CHECK-NEXT:      %[[SPLAT:.*]] = vector.broadcast %[[INIT]] : f32 to vector<8xf32>
-// CHECK-NEXT:      %[[VSTEP:.*]] = arith.constant 8 : index
-// CHECK-NEXT:      %[[VSUM:.*]] = scf.for %[[VR:.*]] = %[[LB]] to %[[VUB]] step %[[VSTEP]] iter_args(%[[VACC:.*]] = %[[SPLAT]]) -> (vector<8xf32>) {
-// CHECK-NEXT:        %[[VA:.*]] = vector.load %in0[%[[I0:.*]], %[[I1:.*]], %[[VR]]] : memref<3x5x37xf32>, vector<8xf32>
-// CHECK-NEXT:        %[[VB:.*]] = vector.load %in1[%[[VR]]] : memref<37xf32>, vector<8xf32>
-// CHECK-NEXT:        %[[VD:.*]] = arith.subf %[[VA]], %[[VB]] : vector<8xf32>
-// CHECK-NEXT:        %[[VSQ:.*]] = arith.mulf %[[VD]], %[[VD]] : vector<8xf32>
-// CHECK-NEXT:        %[[VNEXT:.*]] = arith.addf %[[VACC]], %[[VSQ]] : vector<8xf32>
-// CHECK-NEXT:        scf.yield %[[VNEXT]] : vector<8xf32>
+// CHECK-NEXT:      %[[SPLAT:.*]] = vector.broadcast %[[INIT]] : f32 to vector<16xf32>
+// CHECK-NEXT:      %[[VSTEP:.*]] = arith.constant 16 : index
+// CHECK-NEXT:      %[[VSUM:.*]] = scf.for %[[VR:.*]] = %[[LB]] to %[[VUB]] step %[[VSTEP]] iter_args(%[[VACC:.*]] = %[[SPLAT]]) -> (vector<16xf32>) {
+// CHECK-NEXT:        %[[VA:.*]] = vector.load %in0[%[[I0:.*]], %[[I1:.*]], %[[VR]]] : memref<3x5x37xf32>, vector<16xf32>
+// CHECK-NEXT:        %[[VB:.*]] = vector.load %in1[%[[VR]]] : memref<37xf32>, vector<16xf32>
+// CHECK-NEXT:        %[[VD:.*]] = arith.subf %[[VA]], %[[VB]] : vector<16xf32>
+// CHECK-NEXT:        %[[VSQ:.*]] = arith.mulf %[[VD]], %[[VD]] : vector<16xf32>
+// CHECK-NEXT:        %[[VNEXT:.*]] = arith.addf %[[VACC]], %[[VSQ]] : vector<16xf32>
+// CHECK-NEXT:        scf.yield %[[VNEXT]] : vector<16xf32>
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %[[L0:.*]] = vector.extract %[[VSUM]][0] : f32 from vector<8xf32>
-// CHECK-NEXT:      %[[L1:.*]] = vector.extract %[[VSUM]][1] : f32 from vector<8xf32>
-// CHECK-NEXT:      %[[L2:.*]] = vector.extract %[[VSUM]][2] : f32 from vector<8xf32>
-// CHECK-NEXT:      %[[L3:.*]] = vector.extract %[[VSUM]][3] : f32 from vector<8xf32>
-// CHECK-NEXT:      %[[L4:.*]] = vector.extract %[[VSUM]][4] : f32 from vector<8xf32>
-// CHECK-NEXT:      %[[L5:.*]] = vector.extract %[[VSUM]][5] : f32 from vector<8xf32>
-// CHECK-NEXT:      %[[L6:.*]] = vector.extract %[[VSUM]][6] : f32 from vector<8xf32>
-// CHECK-NEXT:      %[[L7:.*]] = vector.extract %[[VSUM]][7] : f32 from vector<8xf32>
-// CHECK-NEXT:      %[[P0:.*]] = arith.addf %[[L0]], %[[L4]] : f32
-// CHECK-NEXT:      %[[P1:.*]] = arith.addf %[[L1]], %[[L5]] : f32
-// CHECK-NEXT:      %[[P2:.*]] = arith.addf %[[L2]], %[[L6]] : f32
-// CHECK-NEXT:      %[[P3:.*]] = arith.addf %[[L3]], %[[L7]] : f32
-// CHECK-NEXT:      %[[Q0:.*]] = arith.addf %[[P0]], %[[P2]] : f32
-// CHECK-NEXT:      %[[Q1:.*]] = arith.addf %[[P1]], %[[P3]] : f32
-// CHECK-NEXT:      %[[LANES:.*]] = arith.addf %[[Q0]], %[[Q1]] : f32
+// CHECK-NEXT:      %[[L0:.*]] = vector.extract %[[VSUM]][0] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L1:.*]] = vector.extract %[[VSUM]][1] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L2:.*]] = vector.extract %[[VSUM]][2] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L3:.*]] = vector.extract %[[VSUM]][3] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L4:.*]] = vector.extract %[[VSUM]][4] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L5:.*]] = vector.extract %[[VSUM]][5] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L6:.*]] = vector.extract %[[VSUM]][6] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L7:.*]] = vector.extract %[[VSUM]][7] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L8:.*]] = vector.extract %[[VSUM]][8] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L9:.*]] = vector.extract %[[VSUM]][9] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L10:.*]] = vector.extract %[[VSUM]][10] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L11:.*]] = vector.extract %[[VSUM]][11] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L12:.*]] = vector.extract %[[VSUM]][12] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L13:.*]] = vector.extract %[[VSUM]][13] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L14:.*]] = vector.extract %[[VSUM]][14] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[L15:.*]] = vector.extract %[[VSUM]][15] : f32 from vector<16xf32>
+// CHECK-NEXT:      %[[P0:.*]] = arith.addf %[[L0]], %[[L8]] : f32
+// CHECK-NEXT:      %[[P1:.*]] = arith.addf %[[L1]], %[[L9]] : f32
+// CHECK-NEXT:      %[[P2:.*]] = arith.addf %[[L2]], %[[L10]] : f32
+// CHECK-NEXT:      %[[P3:.*]] = arith.addf %[[L3]], %[[L11]] : f32
+// CHECK-NEXT:      %[[P4:.*]] = arith.addf %[[L4]], %[[L12]] : f32
+// CHECK-NEXT:      %[[P5:.*]] = arith.addf %[[L5]], %[[L13]] : f32
+// CHECK-NEXT:      %[[P6:.*]] = arith.addf %[[L6]], %[[L14]] : f32
+// CHECK-NEXT:      %[[P7:.*]] = arith.addf %[[L7]], %[[L15]] : f32
+// CHECK-NEXT:      %[[Q0:.*]] = arith.addf %[[P0]], %[[P4]] : f32
+// CHECK-NEXT:      %[[Q1:.*]] = arith.addf %[[P1]], %[[P5]] : f32
+// CHECK-NEXT:      %[[Q2:.*]] = arith.addf %[[P2]], %[[P6]] : f32
+// CHECK-NEXT:      %[[Q3:.*]] = arith.addf %[[P3]], %[[P7]] : f32
+// CHECK-NEXT:      %[[R0:.*]] = arith.addf %[[Q0]], %[[Q2]] : f32
+// CHECK-NEXT:      %[[R1:.*]] = arith.addf %[[Q1]], %[[Q3]] : f32
+// CHECK-NEXT:      %[[LANES:.*]] = arith.addf %[[R0]], %[[R1]] : f32
 // CHECK-NEXT:      %[[STEP:.*]] = arith.constant 1 : index
 // CHECK-NEXT:      %[[SUM:.*]] = scf.for %[[R:.*]] = %[[VUB]] to %[[UB]] step %[[STEP]] iter_args(%[[ACC:.*]] = %[[LANES]]) -> (f32) {
 // CHECK-NEXT:        %[[A:.*]] = memref.load %in0[%[[I0]], %[[I1]], %[[R]]] : memref<3x5x37xf32>
@@ -62,13 +79,13 @@
 // CHECK-NEXT:      memref.store %[[MEAN]], %out[%[[I0]], %[[I1]], %[[ZERO]]] : memref<3x5x1xf32>
 
 // CL-LABEL: __kernel void centered_sq_reduce_mean_0(
-// CL:          float8 [[VACC:v[0-9]+]] = [[SPLAT:v[0-9]+]];
-// CL-NEXT:     for (int [[VR:v[0-9]+]] = 0; [[VR]] < 32; [[VR]] += 8) {
-// CL-NEXT:       const float8 [[VA:v[0-9]+]] = vload8(0, in0 + [[I0:v[0-9]+]] * 185 + [[I1:v[0-9]+]] * 37 + [[VR]]);
-// CL-NEXT:       const float8 [[VB:v[0-9]+]] = vload8(0, in1 + [[VR]]);
-// CL-NEXT:       const float8 [[VD:v[0-9]+]] = [[VA]] - [[VB]];
-// CL-NEXT:       const float8 [[VSQ:v[0-9]+]] = [[VD]] * [[VD]];
-// CL-NEXT:       const float8 [[VNEXT:v[0-9]+]] = [[VACC]] + [[VSQ]];
+// CL:          float16 [[VACC:v[0-9]+]] = [[SPLAT:v[0-9]+]];
+// CL-NEXT:     for (int [[VR:v[0-9]+]] = 0; [[VR]] < 32; [[VR]] += 16) {
+// CL-NEXT:       const float16 [[VA:v[0-9]+]] = vload16(0, in0 + [[I0:v[0-9]+]] * 185 + [[I1:v[0-9]+]] * 37 + [[VR]]);
+// CL-NEXT:       const float16 [[VB:v[0-9]+]] = vload16(0, in1 + [[VR]]);
+// CL-NEXT:       const float16 [[VD:v[0-9]+]] = [[VA]] - [[VB]];
+// CL-NEXT:       const float16 [[VSQ:v[0-9]+]] = [[VD]] * [[VD]];
+// CL-NEXT:       const float16 [[VNEXT:v[0-9]+]] = [[VACC]] + [[VSQ]];
 // CL-NEXT:       [[VACC]] = [[VNEXT]];
 // CL-NEXT:     }
 // CL-NEXT:     const float [[L0:v[0-9]+]] = [[VACC]].s0;
@@ -79,13 +96,29 @@
 // CL-NEXT:     const float [[L5:v[0-9]+]] = [[VACC]].s5;
 // CL-NEXT:     const float [[L6:v[0-9]+]] = [[VACC]].s6;
 // CL-NEXT:     const float [[L7:v[0-9]+]] = [[VACC]].s7;
-// CL-NEXT:     const float [[P0:v[0-9]+]] = [[L0]] + [[L4]];
-// CL-NEXT:     const float [[P1:v[0-9]+]] = [[L1]] + [[L5]];
-// CL-NEXT:     const float [[P2:v[0-9]+]] = [[L2]] + [[L6]];
-// CL-NEXT:     const float [[P3:v[0-9]+]] = [[L3]] + [[L7]];
-// CL-NEXT:     const float [[Q0:v[0-9]+]] = [[P0]] + [[P2]];
-// CL-NEXT:     const float [[Q1:v[0-9]+]] = [[P1]] + [[P3]];
-// CL-NEXT:     const float [[LANES:v[0-9]+]] = [[Q0]] + [[Q1]];
+// CL-NEXT:     const float [[L8:v[0-9]+]] = [[VACC]].s8;
+// CL-NEXT:     const float [[L9:v[0-9]+]] = [[VACC]].s9;
+// CL-NEXT:     const float [[L10:v[0-9]+]] = [[VACC]].sa;
+// CL-NEXT:     const float [[L11:v[0-9]+]] = [[VACC]].sb;
+// CL-NEXT:     const float [[L12:v[0-9]+]] = [[VACC]].sc;
+// CL-NEXT:     const float [[L13:v[0-9]+]] = [[VACC]].sd;
+// CL-NEXT:     const float [[L14:v[0-9]+]] = [[VACC]].se;
+// CL-NEXT:     const float [[L15:v[0-9]+]] = [[VACC]].sf;
+// CL-NEXT:     const float [[P0:v[0-9]+]] = [[L0]] + [[L8]];
+// CL-NEXT:     const float [[P1:v[0-9]+]] = [[L1]] + [[L9]];
+// CL-NEXT:     const float [[P2:v[0-9]+]] = [[L2]] + [[L10]];
+// CL-NEXT:     const float [[P3:v[0-9]+]] = [[L3]] + [[L11]];
+// CL-NEXT:     const float [[P4:v[0-9]+]] = [[L4]] + [[L12]];
+// CL-NEXT:     const float [[P5:v[0-9]+]] = [[L5]] + [[L13]];
+// CL-NEXT:     const float [[P6:v[0-9]+]] = [[L6]] + [[L14]];
+// CL-NEXT:     const float [[P7:v[0-9]+]] = [[L7]] + [[L15]];
+// CL-NEXT:     const float [[Q0:v[0-9]+]] = [[P0]] + [[P4]];
+// CL-NEXT:     const float [[Q1:v[0-9]+]] = [[P1]] + [[P5]];
+// CL-NEXT:     const float [[Q2:v[0-9]+]] = [[P2]] + [[P6]];
+// CL-NEXT:     const float [[Q3:v[0-9]+]] = [[P3]] + [[P7]];
+// CL-NEXT:     const float [[R0:v[0-9]+]] = [[Q0]] + [[Q2]];
+// CL-NEXT:     const float [[R1:v[0-9]+]] = [[Q1]] + [[Q3]];
+// CL-NEXT:     const float [[LANES:v[0-9]+]] = [[R0]] + [[R1]];
 // CL-NEXT:     float [[ACC:v[0-9]+]] = [[LANES]];
 // CL-NEXT:     for (int [[R:v[0-9]+]] = 32; [[R]] < 37; ++[[R]]) {
 // CL-NEXT:       const float [[A:v[0-9]+]] = in0[[[I0]] * 185 + [[I1]] * 37 + [[R]]];
@@ -98,8 +131,9 @@
 // CL-NEXT:     const float [[MEAN:v[0-9]+]] = [[ACC]] * 0.027027027681469917f;
 // CL-NEXT:     out[[[I0]] * 5 + [[I1]]] = [[MEAN]];
 
-// A max over all 27000 elements: six contiguous chunks of 4504 (whole vectors; the last is
-// shorter), one work-item each, then one work-item folds the six partial maxima.
+// A max over all 27000 elements: six contiguous chunks of 4504 (whole float8 vectors, as 16
+// does not divide the rows of 9000; the last chunk is shorter), one work-item each, then one
+// work-item folds the six partial maxima.
 
 // CHECK-LABEL: func.func @total(%x: memref<3x9000xf32>) -> memref<f32> {
 // CHECK-NEXT:    %[[Y:.*]] = kernel.alloc slot 1 : memref<f32>

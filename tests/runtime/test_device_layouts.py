@@ -78,18 +78,21 @@ func.func @f(%x: tensor<{shape}x{t}>) -> tensor<{out}{t}> {{
 @pytest.mark.parametrize("kind", ["sum", "mean", "max", "min"])
 @pytest.mark.parametrize("shape,axes", [
     ("1", "0"),               # one element
-    ("15", "0"),              # fewer than two vectors: scalar loop only
-    ("16", "0"),              # exactly two vectors, no remainder
+    ("31", "0"),              # fewer than two float16 vectors: scalar loop only
+    ("32", "0"),              # exactly two vectors, no remainder
+    ("33", "0"),              # two vectors and a remainder of 1
     ("4097", "0"),            # one work-item, vectors and a remainder of 1
     ("20011", "0"),           # split into chunks, the last one ragged
     ("65536", "0"),           # split into whole chunks, no remainder
-    ("3x9000", "0,1"),        # two reduced dimensions, the inner one vector-aligned
+    ("3x9000", "0,1"),        # two reduced dimensions, the inner one float8-aligned (not 16)
+    ("3x4096", "0,1"),        # two reduced dimensions, the inner one float16-aligned
     ("3x4001", "0,1"),        # two reduced dimensions, the inner one not: no vectors
     ("37x129", "1"),          # rows: a work-item per row, vectors and a remainder
     ("3x20011", "1"),         # few long rows: split per row
     ("5x33x7", "1"),          # middle axis: strided, no vectors
     ("301x3x7", "0"),         # outermost axis
-    ("3x17x40", "1,2"),       # two inner axes, vector-aligned
+    ("3x17x40", "1,2"),       # two inner axes, float8-aligned
+    ("3x17x20", "1,2"),       # two inner axes, float4-aligned
 ])
 def test_reduce_shapes(layout: str, kind: str, shape: str, axes: str) -> None:
     check(reduce_program(kind, shape, axes, keepdims=False), layout)
@@ -144,8 +147,8 @@ def test_layouts_differ() -> None:
     source = reduce_program("sum", "20011", "0", keepdims=False)
     cpu, gpu = (lower(load(source), pipeline="none", device_info=LAYOUTS[k]).plan.source
                 for k in ("cpu", "gpu"))
-    assert "vload8" in cpu and "barrier" not in cpu
-    assert "barrier" in gpu and "vload8" not in gpu
+    assert "vload16" in cpu and "barrier" not in cpu
+    assert "barrier" in gpu and "vload" not in gpu
 
 
 def run_lowered_with(source: str, options: str) -> tuple[list[np.ndarray], list[np.ndarray]]:

@@ -44,10 +44,7 @@ from fusec.compiler.pipeline import (
 )
 from fusec.compiler.targets import build_target, target_names
 from fusec.passes import XDSL_SUMMARIES, get_all_passes
-
-EXIT_INPUT = 1
-EXIT_USAGE = 2
-INTERNAL_ERROR = 70
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
 
 def summary(cls: type[ModulePass]) -> str:
@@ -282,32 +279,7 @@ def fail(message: str, code: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: runs the CLI; turns any unexpected exception into one line, exit 70."""
-    try:
-        cli.main(args=argv, prog_name="fusec-opt", standalone_mode=False)
-    except click.exceptions.Exit as e:
-        return e.exit_code
-    except click.ClickException as e:
-        message = e.format_message().rstrip(".")
-        click.echo(f"fusec-opt: error: {message} (see 'fusec-opt --help')", err=True)
-        return EXIT_USAGE
-    except BrokenPipeError:
-        # The reader went away (``fusec-opt ... | head``): nothing left to report to.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_INPUT
-    except click.exceptions.Abort:
-        return 130
-    except SystemExit as e:
-        return int(e.code or 0)
-    except PipelineSpecError as e:
-        click.echo(str(e), err=True)
-        return EXIT_USAGE
-    except Exception as e:  # a bug in fusec: still one line, never a traceback
-        if os.environ.get("FUSEC_TRACEBACK"):
-            raise
-        click.echo(f"fusec-opt: internal error: {type(e).__name__}: {e}", err=True)
-        return INTERNAL_ERROR
-    return 0
-
+    return run_cli(cli, "fusec-opt", argv, usage_errors=(PipelineSpecError,))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -37,13 +37,11 @@ import numpy as np
 
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
-EXIT_INPUT = 1
-EXIT_USAGE = 2
 EXIT_DEVICE = 3
 EXIT_BUILD = 4
 EXIT_CHECK = 5
-INTERNAL_ERROR = 70
 
 
 class ToolError(Exception):
@@ -242,23 +240,7 @@ def fail(message: str, code: int, details: str | None = None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: one line per error, never a traceback (exit 70 for a bug in fusec)."""
-    try:
-        cli.main(args=argv, prog_name="fusec-run", standalone_mode=False)
-    except click.exceptions.Exit as e:
-        return e.exit_code
-    except click.ClickException as e:
-        e.show()
-        return EXIT_USAGE
-    except click.exceptions.Abort:
-        return 130
-    except SystemExit as e:
-        return int(e.code or 0)
-    except Exception as e:  # a bug in fusec: still one line
-        if os.environ.get("FUSEC_TRACEBACK"):
-            raise
-        click.echo(f"fusec-run: internal error: {type(e).__name__}: {e}", err=True)
-        return INTERNAL_ERROR
-    return 0
+    return run_cli(cli, "fusec-run", argv)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,11 @@
 // RUN: python -c "import numpy as np; print(np.load('%t.sum.npz')['result0'][3].tolist())" | filecheck %s --check-prefix=SUM
 // SUM: [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
 
+// An unknown option is one line (no usage block), exit code 2.
+// RUN: sh -c 'fusec-run %s --no-such-option 2>&1; echo "exit=$?"' | filecheck %s --check-prefix=USAGE
+// USAGE: fusec-run: error: No such option '--no-such-option'{{.*}} (see 'fusec-run --help')
+// USAGE-NEXT: exit=2
+
 // A missing input names it; exit code 1.
 // RUN: python -c "import numpy as np; np.savez('%t.missing.npz', x=np.ones((4, 8), np.float32))"
 // RUN: not fusec-run %s --device cpu --inputs %t.missing.npz 2>&1 | filecheck %s --check-prefix=MISSING

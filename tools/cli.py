@@ -1,0 +1,52 @@
+"""What every fusec command-line tool does around its click command.
+
+``run_cli`` runs a click command so that no error reaches the user as a traceback: usage errors
+are one line and exit 2, a closed output pipe exits quietly, and an unexpected exception (a bug in
+fusec) is one line and exit 70; ``FUSEC_TRACEBACK=1`` re-raises it for debugging.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+EXIT_INPUT = 1
+EXIT_USAGE = 2
+INTERNAL_ERROR = 70
+
+
+def run_cli(
+    command: click.Command,
+    prog: str,
+    argv: list[str] | None = None,
+    usage_errors: tuple[type[Exception], ...] = (),
+) -> int:
+    """Runs ``command`` with ``argv`` and returns its exit code; ``usage_errors`` are exception
+    types whose message is a complete one-line usage error."""
+    try:
+        command.main(args=argv, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.ClickException as e:
+        message = e.format_message().rstrip(".")
+        click.echo(f"{prog}: error: {message} (see '{prog} --help')", err=True)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (``prog ... | head``): nothing left to report to.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_INPUT
+    except click.exceptions.Abort:
+        return 130
+    except SystemExit as e:
+        return int(e.code or 0)
+    except usage_errors as e:
+        click.echo(str(e), err=True)
+        return EXIT_USAGE
+    except Exception as e:  # a bug in fusec: still one line, never a traceback
+        if os.environ.get("FUSEC_TRACEBACK"):
+            raise
+        click.echo(f"{prog}: internal error: {type(e).__name__}: {e}", err=True)
+        return INTERNAL_ERROR
+    return 0

@@ -204,24 +204,18 @@ class FunctionLowering:
             return  # an empty result: nothing to compute
         spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind)
         count = math.prod(reduced) if reduced else 0
+        per_output = self.options.split_outputs // math.prod(parallel)
         if self.options.device == "cpu":
-            outputs = math.prod(parallel)
-            split = min(count // self.options.cpu_chunk_min, self.options.split_outputs // outputs)
-            if split <= 1:
-                self.emit_launch(spec, buffers, arg_names)
-            else:
-                self.split_reduction(kind, spec, buffers, split, count, arg_names)
-            return
-        if count < self.options.group_reduce_min:
-            self.emit_launch(spec, buffers, arg_names)
-            return
-        spec.group_reduce = True
-        outputs = math.prod(parallel)
-        split = min(count // (self.options.local_size * 16), self.options.split_outputs // outputs)
+            split = min(count // self.options.cpu_chunk_min, per_output)
+        elif count < self.options.group_reduce_min:
+            split = 1
+        else:
+            spec.group_reduce = True
+            split = min(count // (self.options.local_size * 16), per_output)
         if split <= 1:
             self.emit_launch(spec, buffers, arg_names)
-            return
-        self.split_reduction(kind, spec, buffers, split, count, arg_names)
+        else:
+            self.split_reduction(kind, spec, buffers, split, count, arg_names)
 
     def loop_kernel(
         self,

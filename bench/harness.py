@@ -1,7 +1,7 @@
 """Running one workload through fusec and its peers: check first, then time.
 
 Every runner is prepared (compiled), run once, and each output compared with the reference
-(``fusec.runtime.reference.run_function``, which computes in float64 and rounds to float32) by
+(``fusec.reference.executor.run_function``, which computes in float64 and rounds to float32) by
 ``||out - ref|| / ||ref||``. A runner that disagrees is marked ``wrong`` and never timed (the
 command exits non-zero). Those that agree are then timed together, interleaved
 (`fusec.bench.timing`).
@@ -64,7 +64,7 @@ class Settings:
 def reference_outputs(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     from fusec.compiler.context import make_context
     from fusec.compiler.diagnostics import Source, parse_module
-    from fusec.runtime.reference import run_function
+    from fusec.reference.executor import run_function
 
     module = parse_module(make_context(), Source(text, "<workload>"))
     return [np.asarray(r) for r in run_function(module, list(inputs))]

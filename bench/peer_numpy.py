@@ -1,6 +1,6 @@
 """The numpy peer's op table: each ``nn`` op as a numpy user would write it.
 
-Also used in float64 as the fallback reference when ``fusec.runtime.reference`` is absent.
+Also used in float64 as the fallback reference when ``fusec.reference.executor`` is absent.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from fusec.compiler.driver import compile, load
-from fusec.runtime.reference import find_function, random_inputs, run_function
+from fusec.reference.executor import find_function, random_inputs, run_function
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from xdsl.dialects.builtin import ModuleOp
 
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module
-from fusec.compiler.kernels.common import DeviceInfo
-from fusec.compiler.opencl.program import PlanError, build_plan
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.program import PlanError, build_plan
 from fusec.compiler.pipeline import run_pipeline
-from fusec.passes.lower_to_kernels import lower_opencl_spec
+from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
-from fusec.runtime.plan import ProgramPlan
+from fusec.codegen.plan import ProgramPlan
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from fusec.compiler.diagnostics import FusecError, diagnostic_message, verify_module
-from fusec.passes import get_all_passes
-from fusec.passes.lower_to_kernels import lower_opencl_spec
+from fusec.compiler.registry import get_all_passes
+from fusec.lowering.lower_to_kernels import lower_opencl_spec
 
 # Named pipelines: name -> (spec, one-line summary).
 NAMED_PIPELINES: dict[str, tuple[str, str]] = {

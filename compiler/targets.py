@@ -21,7 +21,7 @@ _TARGETS: dict[str, Callable[[], type[Target]]] = {
 
 
 def _opencl_target() -> type[Target]:
-    from fusec.compiler.opencl.target import OpenCLTarget
+    from fusec.compiler.opencl_target import OpenCLTarget
 
     return OpenCLTarget
 

@@ -13,7 +13,7 @@ in kernels), ``scf`` (loops), ``arith``/``math`` (scalar and index arithmetic) a
   do, but xDSL prints ``gpu`` ops only in the generic form, which no one can read in a test.)
 - ``kernel.launch`` enqueues a ``kernel.func`` on buffers with a global and local size;
 - ``kernel.template`` launches one of the parameterised OpenCL C templates
-  (``fusec.compiler.kernels``): its name, its parameters, the buffers it reads and writes, and an
+  (``fusec.codegen.kernels``): its name, its parameters, the buffers it reads and writes, and an
   epilogue region of scalar IR computing each stored value;
 - ``kernel.alloc`` is an intermediate buffer placed in a memory slot by ``plan-buffers``
   (values in one slot share memory: their lifetimes do not overlap);

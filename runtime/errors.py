@@ -1,7 +1,7 @@
-"""Exceptions raised by the fusec runtime.
+"""Exceptions raised by the OpenCL runtime.
 
-Every runtime failure is a `FusecRuntimeError`, so a tool can catch one class and turn it into a
-message and an exit code. `str()` of each error is a single line fit for a terminal; errors that
+Every runtime failure is a `FusecRuntimeError` (from `fusec.errors`, re-exported here with
+`InputError`), so a tool can catch one class and turn it into a message and an exit code. `str()` of each error is a single line fit for a terminal; errors that
 carry more (a build log, the kernel source) expose it through `details()`.
 """
 
@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fusec.errors import FusecRuntimeError, InputError
 
-class FusecRuntimeError(Exception):
-    """Base class of every error raised by `fusec.runtime`."""
-
-    def details(self) -> str:
-        """Everything known about the failure; by default the one-line message."""
-        return str(self)
+__all__ = ["BuildError", "DeviceError", "FusecRuntimeError", "InputError", "LaunchError"]
 
 
 class DeviceError(FusecRuntimeError):
@@ -35,10 +31,6 @@ class DeviceError(FusecRuntimeError):
     def details(self) -> str:
         """The summary, then every platform and device tried, one per line."""
         return "\n".join([self.summary, *(f"  {line}" for line in self.tried)])
-
-
-class InputError(FusecRuntimeError):
-    """The caller passed arrays or arguments that do not fit the compiled program."""
 
 
 class LaunchError(FusecRuntimeError):

@@ -48,7 +48,7 @@ from .host_memory import (
     shares_host_memory,
     use_host_buffer,
 )
-from .plan import LaunchSpec, ProgramPlan, ValueSpec
+from fusec.codegen.plan import LaunchSpec, ProgramPlan, ValueSpec
 from .program_cache import get_program
 
 

@@ -16,14 +16,25 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyopencl as cl
 
 from .errors import BuildError
 
-if TYPE_CHECKING:
-    from .device import OpenCLDevice
+
+class BuildTarget(Protocol):
+    """What a program is built for: an opened device (`fusec.runtime.device.OpenCLDevice`).
+
+    A protocol rather than an import, so that this module, which `device` uses to build its
+    probe, does not import `device` back."""
+
+    @property
+    def key(self) -> tuple[str, ...]: ...
+    @property
+    def context(self) -> cl.Context: ...
+    @property
+    def device(self) -> cl.Device: ...
 
 ProgramKey = tuple[tuple[str, ...], str, tuple[str, ...]]
 """(device key, source, build options)."""
@@ -33,7 +44,7 @@ _programs: dict[ProgramKey, cl.Program] = {}
 
 
 def get_program(
-    device: OpenCLDevice, source: str, options: Sequence[str] = (), *, disk_cache: bool = True
+    device: BuildTarget, source: str, options: Sequence[str] = (), *, disk_cache: bool = True
 ) -> cl.Program:
     """The built program for `source` on `device`, compiled at most once per process.
 

@@ -43,7 +43,7 @@ from fusec.compiler.pipeline import (
     run_passes,
 )
 from fusec.compiler.targets import build_target, target_names
-from fusec.passes import XDSL_SUMMARIES, get_all_passes
+from fusec.compiler.registry import XDSL_SUMMARIES, get_all_passes
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
 

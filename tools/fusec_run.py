@@ -116,10 +116,10 @@ def run(
     dump_kernels: str | None,
 ) -> None:
     from fusec.compiler.driver import load, lower
-    from fusec.compiler.kernels.common import DeviceInfo
+    from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
-    from fusec.runtime.reference import find_function, random_inputs, run_function
+    from fusec.reference.executor import find_function, random_inputs, run_function
 
     source = read_source(file)
     original = load(source, file)

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
 from fusec.compiler.pipeline import run_pipeline
-from fusec.runtime.reference import find_function, random_inputs, run_function
+from fusec.reference.executor import find_function, random_inputs, run_function
 
 # Fused ops round once where their decompositions round after every step: a few ulps apart.
 # (rtol, atol relative to the largest magnitude of the expected result)

@@ -19,7 +19,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from fusec.compiler.context import make_context
 from fusec.compiler.pipeline import run_pipeline
-from fusec.runtime.reference import find_function
+from fusec.reference.executor import find_function
 
 N = 150
 RATIO_BOUND = 8.0

@@ -8,8 +8,8 @@ import pytest
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
 from fusec.runtime.errors import FusecRuntimeError, InputError
-from fusec.runtime.reference import find_function, random_inputs, run_function
-from fusec.runtime.reference_ops import UnsupportedOpError
+from fusec.reference.executor import find_function, random_inputs, run_function
+from fusec.reference.ops import UnsupportedOpError
 from xdsl.dialects.builtin import ModuleOp
 
 

@@ -10,7 +10,7 @@ import pytest
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module, verify_module
 from fusec.dialects.fused import ACTIVATIONS, FUSED_OPS
-from fusec.runtime.reference import find_function, random_inputs, run_function
+from fusec.reference.executor import find_function, random_inputs, run_function
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
 

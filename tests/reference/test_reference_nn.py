@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
-from fusec.runtime.reference import run_function
+from fusec.reference.executor import run_function
 
 ELEMENT = {np.float32: "f32", np.float16: "f16", np.int32: "i32", np.bool_: "i1"}
 

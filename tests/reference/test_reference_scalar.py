@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import Source, parse_module
-from fusec.runtime.reference import run_function
-from fusec.runtime.reference_ops import UnsupportedOpError
+from fusec.reference.executor import run_function
+from fusec.reference.ops import UnsupportedOpError
 
 NAN = float("nan")
 SCALAR = {np.float32: "f32", np.float16: "f16", np.int32: "i32", np.bool_: "i1"}

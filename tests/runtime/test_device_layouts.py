@@ -22,12 +22,12 @@ import pytest
 from fusec.compiler.check import compare
 from fusec.compiler.context import make_context
 from fusec.compiler.driver import load, lower
-from fusec.compiler.kernels.common import DeviceInfo
-from fusec.compiler.opencl.program import build_plan
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.program import build_plan
 from fusec.compiler.pipeline import run_pipeline
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
-from fusec.runtime.reference import find_function, random_inputs, run_function
+from fusec.reference.executor import find_function, random_inputs, run_function
 
 DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
 

@@ -11,7 +11,7 @@ import pytest
 import fusec
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.driver import load, lower
-from fusec.compiler.kernels.common import DeviceInfo
+from fusec.codegen.kernels.common import DeviceInfo
 from fusec.runtime.device import select_device
 from fusec.runtime.errors import BuildError, DeviceError, InputError
 from fusec.runtime.executable import Executable

@@ -16,7 +16,7 @@ import pytest
 
 import fusec
 from fusec.compiler.driver import load, lower
-from fusec.compiler.kernels.common import DeviceInfo
+from fusec.codegen.kernels.common import DeviceInfo
 from fusec.runtime import executable as executable_module
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable

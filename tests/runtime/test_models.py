@@ -17,7 +17,7 @@ import pytest
 
 from fusec.compiler.check import compare, run_with_reference
 from fusec.compiler.driver import load
-from fusec.runtime.reference import find_function, value_spec
+from fusec.reference.executor import find_function, value_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ATOL, RTOL = 1e-5, 1e-4

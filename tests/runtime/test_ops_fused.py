@@ -191,7 +191,7 @@ def test_lower_opencl_unfuses_what_the_backend_does_not_implement(monkeypatch) -
     """A fused op missing from the backend's native table is un-fused by ``lower-opencl`` and
     its nn ops are lowered instead; the numbers do not change."""
     from fusec.compiler import pipeline
-    from fusec.passes import lower_to_kernels
+    from fusec.lowering import lower_to_kernels
 
     native = tuple(n for n in lower_to_kernels.NATIVE_FUSED_OPS if n != "fused.swiglu")
     monkeypatch.setattr(lower_to_kernels, "NATIVE_FUSED_OPS", native)

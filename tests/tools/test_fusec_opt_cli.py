@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fusec.compiler.pipeline import NAMED_PIPELINES
-from fusec.passes import get_all_passes
+from fusec.compiler.registry import get_all_passes
 from fusec.tools.fusec_opt import cli, main
 
 ROOT = Path(__file__).resolve().parents[2]

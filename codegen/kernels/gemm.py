@@ -1,0 +1,501 @@
+"""Batched SGEMM with an epilogue applied in registers: ``C[b] = epilogue(A[b] @ B[b or 0])``.
+
+``A: [batch, M, K]``, ``B: [batch, K, N]`` (or ``[K, N]`` shared by every batch when
+``rhs_batched`` is false), ``C: [batch, M, N]``, all row-major float32. The kernel parameters are
+``lhs, rhs, out`` followed by the epilogue's params. The epilogue sees the flattened output row
+``b * M + m`` and the column ``n``.
+
+Two code shapes, chosen by `GemmTiles.staging`:
+
+- register tiling (``"none"`` or ``"rhs"``, the CPU default): each work-item keeps a
+  ``thread_m x thread_n`` tile of C in ``floatW`` registers and streams over K, broadcasting one
+  element of A against a ``W``-wide slice of B per step. A tile at the right or bottom edge is
+  shifted back inside the matrix (so every load is in bounds and the inner loop has no guards)
+  and stores only the elements no other work-item owns. With ``"rhs"`` the work-group (a column
+  of tiles) first copies a ``[block_k, thread_n]`` slice of B contiguously into local memory:
+  streaming B straight from global memory walks it with a stride of N floats, which on a CPU
+  misses cache and TLB at every step (measured 2x slower at 1024^3).
+- local-memory tiling (``"both"``, the GPU default): a work-group stages a
+  ``block_m x block_k`` tile of A and a ``block_k x block_n`` tile of B in local memory (zero
+  filled past the edges), and each work-item accumulates ``thread_m x thread_n`` outputs spread
+  ``group_m`` rows and ``group_n`` columns apart (``vector_width`` 1), or in runs of four read
+  as one float4 from local memory (``vector_width`` 4), so that local reads and global stores
+  stay unit-stride across neighbouring work-items.
+
+Split along K (``split_k`` parts, for products with too few output tiles to fill a GPU): the
+third launch dimension numbers ``(part, batch)``; part ``p`` multiplies the columns
+``[p * chunk, (p + 1) * chunk)`` of A with the same rows of B and stores its partial product,
+without an epilogue, at ``out[p]`` of an ``[split_k, batch, M, N]`` buffer. `gemm_split_sum`
+then adds the parts and applies the epilogue.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from fusec.codegen.kernels.common import (
+    IDENTITY_EPILOGUE,
+    DeviceInfo,
+    Epilogue,
+    KernelArg,
+    KernelSource,
+    ceil_div,
+    check_epilogue_names,
+    check_positive,
+    kernel_signature,
+    round_up,
+)
+
+VECTOR_WIDTHS = (1, 2, 4, 8, 16)
+STAGINGS = ("none", "rhs", "both")
+
+RESERVED_NAMES = frozenset({
+    "batch", "a", "b", "c", "bp", "row_own", "col_own", "row0", "col0", "kk", "k0", "e", "v",
+    "depth", "b_panel", "tx", "ty", "tid", "row_base", "col_base", "a_tile", "b_tile", "row",
+    "col", "grow", "gcol", "gk",
+})
+"""Identifiers the kernel body declares, besides the generated ``a<i>``, ``b<j>``, ``c<i>_<j>``
+and ``a<i>k`` registers; epilogue parameters must not use them."""
+LANES = "0123456789abcdef"
+
+
+@dataclass(frozen=True)
+class GemmTiles:
+    """How the output is split among work-items and work-groups."""
+
+    thread_m: int = 4
+    """Output rows per work-item."""
+    thread_n: int = 4
+    """Output columns per work-item (a multiple of `vector_width`)."""
+    group_m: int = 1
+    """Work-items per work-group along the rows."""
+    group_n: int = 1
+    """Work-items per work-group along the columns."""
+    block_k: int = 0
+    """Depth of the tiles staged in local memory per step (0 when nothing is staged)."""
+    vector_width: int = 1
+    """Register tiling: columns are loaded and accumulated as ``float<vector_width>``."""
+    staging: str = "none"
+    """What goes through local memory: "none" (register tiling, all loads from global),
+    "rhs" (register tiling; each work-group, one column of tiles, stages a [block_k,
+    thread_n] slice of B contiguously: packing for CPUs) or "both" (A and B tiles, GPUs)."""
+
+    def __post_init__(self) -> None:
+        for label in ("thread_m", "thread_n", "group_m", "group_n", "vector_width"):
+            if getattr(self, label) <= 0:
+                raise ValueError(f"GemmTiles.{label} must be positive: {self}")
+        if self.staging not in STAGINGS:
+            raise ValueError(f"GemmTiles.staging must be one of {STAGINGS}: {self}")
+        if (self.block_k > 0) != (self.staging != "none"):
+            raise ValueError(f"GemmTiles.block_k must be positive exactly when something is "
+                             f"staged: {self}")
+        if self.vector_width not in VECTOR_WIDTHS:
+            raise ValueError(f"GemmTiles.vector_width must be one of {VECTOR_WIDTHS}: {self}")
+        if self.thread_n % self.vector_width:
+            raise ValueError(f"GemmTiles.thread_n must be a multiple of vector_width: {self}")
+        if self.staging == "both" and self.vector_width not in (1, 4):
+            raise ValueError(f"GemmTiles: staging 'both' reads local memory as float or "
+                             f"float4 (vector_width 1 or 4): {self}")
+        if self.staging == "both" and self.thread_m % self.vector_width:
+            raise ValueError(f"GemmTiles: staging 'both' needs thread_m a multiple of "
+                             f"vector_width: {self}")
+        if self.staging == "rhs" and self.group_n != 1:
+            raise ValueError(f"GemmTiles: staging 'rhs' needs group_n 1: {self}")
+
+    @property
+    def block_m(self) -> int:
+        return self.thread_m * self.group_m
+
+    @property
+    def block_n(self) -> int:
+        return self.thread_n * self.group_n
+
+    def local_memory_bytes(self) -> int:
+        """Bytes of ``__local`` memory a work-group uses."""
+        if self.staging == "rhs":
+            return 4 * self.block_k * self.thread_n
+        if self.staging == "both":
+            return 4 * self.block_k * (self.block_m + self.vector_width + self.block_n)
+        return 0
+
+    def key(self) -> str:
+        """A compact name, e.g. ``6x16v8_g16x1_rhs256`` or ``4x4_g16x16_both16``."""
+        text = f"{self.thread_m}x{self.thread_n}"
+        if self.vector_width > 1:
+            text += f"v{self.vector_width}"
+        text += f"_g{self.group_m}x{self.group_n}"
+        return text + (f"_{self.staging}{self.block_k}" if self.block_k else "")
+
+
+CPU_TILES = GemmTiles(thread_m=6, thread_n=16, vector_width=8, group_m=16, staging="rhs",
+                      block_k=256)
+"""Register tiling for AVX2-class CPUs: a 6x16 tile is 12 ``float8`` accumulators; a work-group
+of 16 such tiles (96 rows) shares a 16 KiB slice of B copied contiguously into local memory,
+which on a CPU is ordinary cache-resident memory: the copy is the packing step of a BLAS."""
+
+GPU_TILES = GemmTiles(thread_m=4, thread_n=4, group_m=16, group_n=16, block_k=16,
+                      staging="both", vector_width=4)
+"""A 64x64 block per work-group of 256, 4x4 outputs per work-item read as float4."""
+
+GPU_LARGE_TILES = GemmTiles(thread_m=8, thread_n=8, group_m=16, group_n=16, block_k=16,
+                            staging="both", vector_width=4)
+"""A 128x128 block per work-group of 256 for large products, 8x8 outputs per work-item read as
+two float4 of A and two of B per step: 31 TFLOP/s at 4096^3 on an H200 (NVIDIA OpenCL), 61% of
+PyTorch's float32 matmul with TF32 off; the same tiles read as scalars gave 26."""
+
+
+def default_gemm_tiles(device_info: DeviceInfo | None, m: int, n: int) -> GemmTiles:
+    """The tiles used when none are given: the device's autotuned tiles when it has them
+    (`DeviceInfo.gemm_tiles`), else register tiles on a CPU (or an unknown device),
+    local-memory tiles on a GPU, larger ones when the output has room for many blocks."""
+    if device_info is not None and device_info.gemm_tiles is not None:
+        return device_info.gemm_tiles
+    if device_info is None or device_info.is_cpu:
+        return CPU_TILES
+    if m * n >= 2048 * 2048:
+        return GPU_LARGE_TILES
+    return GPU_TILES
+
+
+def fit_register_tiles(tiles: GemmTiles, m: int, n: int, k: int) -> GemmTiles:
+    """Shrink a register tile that is larger than the matrix, so that edge tiles can be shifted
+    back inside it (``thread_m <= m``, ``thread_n <= n``), and a staged slice deeper than K."""
+    width = tiles.vector_width
+    while width > n:
+        width //= 2
+    thread_n = min(tiles.thread_n, n // width * width)
+    thread_n -= thread_n % width
+    block_k = min(tiles.block_k, k)
+    return replace(tiles, thread_m=min(tiles.thread_m, m), thread_n=thread_n,
+                   vector_width=width, block_k=block_k)
+
+
+def gemm(
+    name: str,
+    batch: int,
+    m: int,
+    n: int,
+    k: int,
+    rhs_batched: bool,
+    epilogue: Epilogue = IDENTITY_EPILOGUE,
+    tiles: GemmTiles | None = None,
+    device_info: DeviceInfo | None = None,
+    split_k: int = 1,
+) -> KernelSource:
+    """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for float32 matrices; with
+    `split_k` > 1, ``out[p, b]`` = the product over the `p`-th of `split_k` chunks of K (no
+    epilogue: `gemm_split_sum` applies it)."""
+    check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
+    if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
+        raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "
+                         "its epilogue belongs to gemm_split_sum")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES)
+    for param in epilogue.params:
+        if re.fullmatch(r"[abc]\d+(_\d+|k)?", param.name):
+            raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
+                             "the registers a<i>, b<j>, c<i>_<j>, a<i>k")
+    if tiles is None:
+        tiles = default_gemm_tiles(device_info, m, n)
+    if tiles.staging != "both":
+        tiles = fit_register_tiles(tiles, m, n, k)
+    if device_info is not None:
+        _check_fits(name, tiles, device_info)
+    args = (
+        KernelArg("lhs", "in"),
+        KernelArg("rhs", "in"),
+        KernelArg("out", "out"),
+        *epilogue.params,
+    )
+    shape = _Shape(batch, m, n, k, rhs_batched, split_k)
+    if tiles.staging == "both":
+        body, global_size, local_size = _local_tiled(shape, tiles, epilogue)
+    else:
+        body, global_size, local_size = _register_tiled(shape, tiles, epilogue)
+    attribute = f"__attribute__((reqd_work_group_size({local_size[0]}, {local_size[1]}, 1)))"
+    split = f", split along K in {split_k} parts of {shape.chunk}" if split_k > 1 else ""
+    source = (
+        f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], "
+        f"tiles {tiles.key()}{split}\n"
+        f"{epilogue.guarded_function()}\n"
+        f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
+    )
+    return KernelSource(name, source, args, global_size, local_size)
+
+
+def _check_fits(name: str, tiles: GemmTiles, device: DeviceInfo) -> None:
+    if tiles.local_memory_bytes() > device.local_mem_size:
+        raise ValueError(f"kernel '{name}': tiles {tiles.key()} need "
+                         f"{tiles.local_memory_bytes()} bytes of local memory, {device.name} has "
+                         f"{device.local_mem_size}")
+    if tiles.group_m * tiles.group_n > device.max_work_group_size:
+        raise ValueError(f"kernel '{name}': tiles {tiles.key()} need work-groups of "
+                         f"{tiles.group_m * tiles.group_n}, {device.name} allows "
+                         f"{device.max_work_group_size}")
+
+
+@dataclass(frozen=True)
+class _Shape:
+    batch: int
+    m: int
+    n: int
+    k: int
+    """The depth of the product, and the row stride of A."""
+    rhs_batched: bool
+    split_k: int = 1
+
+    @property
+    def chunk(self) -> int:
+        """Columns of A (rows of B) one part of a split product folds."""
+        return ceil_div(self.k, self.split_k)
+
+    @property
+    def depth(self) -> str:
+        """C expression of this work-group's depth: K, or the length of its part of K."""
+        if self.split_k == 1:
+            return str(self.k)
+        return str(self.chunk) if self.chunk * self.split_k == self.k else "k_len"
+
+    def operand_pointers(self) -> str:
+        """C declarations of ``a``, ``b``, ``c``: this batch's matrices (this part's columns of
+        A, rows of B and partial product when split)."""
+        m, n, k = self.m, self.n, self.k
+        rhs_offset = f"batch * {k * n}" if self.rhs_batched else "0"
+        if self.split_k == 1:
+            return (
+                "    const int batch = get_global_id(2);\n"
+                f"    __global const float *a = lhs + batch * {m * k};\n"
+                f"    __global const float *b = rhs + {rhs_offset};\n"
+                f"    __global float *c = out + batch * {m * n};\n"
+            )
+        chunk = self.chunk
+        length = (f"    const int k_len = min({chunk}, {k} - part * {chunk});\n"
+                  if self.depth == "k_len" else "")
+        return (
+            f"    const int batch = get_global_id(2) % {self.batch};\n"
+            f"    const int part = get_global_id(2) / {self.batch};\n"
+            f"{length}"
+            f"    __global const float *a = lhs + batch * {m * k} + part * {chunk};\n"
+            f"    __global const float *b = rhs + {rhs_offset} + part * {chunk * n};\n"
+            f"    __global float *c = out + (part * {self.batch} + batch) * {m * n};\n"
+        )
+
+
+def _store(shape: _Shape, epilogue: Epilogue, row: str, col: str, value: str) -> str:
+    """C statement storing `value` (the accumulator) at C[row, col] through the epilogue."""
+    flat_row = f"batch * {shape.m} + {row}"
+    return f"c[({row}) * {shape.n} + {col}] = {epilogue.call(value, flat_row, col)};"
+
+
+def _register_tiled(
+    shape: _Shape, tiles: GemmTiles, epilogue: Epilogue
+) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    tm, tn, width, bk = tiles.thread_m, tiles.thread_n, tiles.vector_width, tiles.block_k
+    vectors = tn // width
+    vtype = "float" if width == 1 else f"float{width}"
+    m, n, k, depth = shape.m, shape.n, shape.k, shape.depth
+    staged = tiles.staging == "rhs"
+
+    lines = [
+        shape.operand_pointers(),
+        "    // This work-item owns rows [row_own, row_own + tm) and columns [col_own, ...);\n"
+        "    // a tile past the edge is shifted back inside and stores only what it owns.\n",
+        f"    const int row_own = get_global_id(1) * {tm};\n",
+        f"    const int col_own = get_global_id(0) * {tn};\n",
+        f"    const int row0 = min(row_own, {m - tm});\n",
+        f"    const int col0 = min(col_own, {n - tn});\n",
+    ]
+    if not staged:
+        lines.append(f"    if (row_own >= {m} || col_own >= {n}) return;\n")
+    for r in range(tm):
+        lines.append(f"    __global const float *a{r} = a + (row0 + {r}) * {k};\n")
+    for r in range(tm):
+        accs = ", ".join(f"c{r}_{v} = 0.0f" for v in range(vectors))
+        lines.append(f"    {vtype} {accs};\n")
+    if staged:
+        # The work-group (one column of tiles) copies a [bk, tn] slice of B into local memory,
+        # contiguous, then every work-item multiplies its rows of A with it.
+        lid, threads = "get_local_id(1)", tiles.group_m
+        lines += [
+            f"    __local float b_panel[{bk * tn}];\n",
+            f"    for (int k0 = 0; k0 < {depth}; k0 += {bk}) {{\n",
+            f"        const int depth = min({bk}, {depth} - k0);\n",
+            "        barrier(CLK_LOCAL_MEM_FENCE);\n",
+            f"        for (int e = {lid}; e < depth * {vectors}; e += {threads}) {{\n",
+            f"            const int kk = e / {vectors}, v = e % {vectors};\n",
+            _vector_copy(width, f"b + (k0 + kk) * {n} + col0 + v * {width}",
+                         f"b_panel + kk * {tn} + v * {width}"),
+            "        }\n",
+            "        barrier(CLK_LOCAL_MEM_FENCE);\n",
+        ]
+        if round_up(ceil_div(m, tm), tiles.group_m) * tm > m:
+            # Work-items past the last row (a ragged last work-group, e.g. the 128 rows of a
+            # BERT layer in groups of 96) only help copy B; they would recompute a shifted tile.
+            lines += [f"        const int steps = row_own < {m} ? depth : 0;\n",
+                      "        for (int kk = 0; kk < steps; ++kk) {\n"]
+        else:
+            lines.append("        for (int kk = 0; kk < depth; ++kk) {\n")
+        b_row, a_index, inner = f"b_panel + kk * {tn}", "k0 + kk", "            "
+    else:
+        lines.append(f"    for (int kk = 0; kk < {depth}; ++kk) {{\n")
+        b_row, a_index, inner = f"b + kk * {n} + col0", "kk", "        "
+    for v in range(vectors):
+        load = f"({b_row})[{v}]" if width == 1 else f"vload{width}({v}, {b_row})"
+        lines.append(f"{inner}const {vtype} b{v} = {load};\n")
+    for r in range(tm):
+        lines.append(f"{inner}const {vtype} a{r}k = ({vtype})(a{r}[{a_index}]);\n")
+        for v in range(vectors):
+            lines.append(f"{inner}c{r}_{v} = mad(a{r}k, b{v}, c{r}_{v});\n")
+    lines.append("        }\n    }\n" if staged else "    }\n")
+    if staged:
+        lines.append(f"    if (row_own >= {m} || col_own >= {n}) return;\n")
+    for r in range(tm):
+        lines.append(f"    if (row0 + {r} >= row_own) {{\n")
+        for v in range(vectors):
+            for lane in range(width):
+                col = f"col0 + {v * width + lane}"
+                value = f"c{r}_{v}" if width == 1 else f"c{r}_{v}.s{LANES[lane]}"
+                lines.append(f"        if ({col} >= col_own) "
+                             f"{_store(shape, epilogue, f'row0 + {r}', col, value)}\n")
+        lines.append("    }\n")
+    global_size = (
+        round_up(ceil_div(n, tn), tiles.group_n),
+        round_up(ceil_div(m, tm), tiles.group_m),
+        shape.batch * shape.split_k,
+    )
+    return "".join(lines), global_size, (tiles.group_n, tiles.group_m, 1)
+
+
+def _vector_copy(width: int, source: str, target: str) -> str:
+    """C statement copying `width` floats from `source` to `target` (pointers)."""
+    indent = "            "
+    if width == 1:
+        return f"{indent}*({target}) = *({source});\n"
+    return f"{indent}vstore{width}(vload{width}(0, {source}), 0, {target});\n"
+
+
+def _local_tiled(
+    shape: _Shape, tiles: GemmTiles, epilogue: Epilogue
+) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    tm, tn, gm, gn, bk = (tiles.thread_m, tiles.thread_n, tiles.group_m, tiles.group_n,
+                          tiles.block_k)
+    bm, bn, width = tiles.block_m, tiles.block_n, tiles.vector_width
+    threads = gm * gn
+    m, n, k, depth = shape.m, shape.n, shape.k, shape.depth
+    # a_tile is stored k-major, its rows padded against bank conflicts (by a whole vector
+    # when it is read as float4, so that the reads stay aligned).
+    lines = [
+        shape.operand_pointers(),
+        "    const int tx = get_local_id(0), ty = get_local_id(1);\n",
+        f"    const int tid = ty * {gn} + tx;\n",
+        f"    const int row_base = get_group_id(1) * {bm};\n",
+        f"    const int col_base = get_group_id(0) * {bn};\n",
+        f"    __local float a_tile[{bk}][{bm + width}] __attribute__((aligned(16)));\n",
+        f"    __local float b_tile[{bk}][{bn}] __attribute__((aligned(16)));\n",
+    ]
+    for r in range(tm):
+        accs = ", ".join(f"c{r}_{j} = 0.0f" for j in range(tn))
+        lines.append(f"    float {accs};\n")
+    lines.append(f"    for (int k0 = 0; k0 < {depth}; k0 += {bk}) {{\n")
+    lines.append(f"        for (int e = tid; e < {bm * bk}; e += {threads}) {{\n"
+                 f"            const int row = e / {bk}, kk = e % {bk};\n"
+                 f"            const int grow = row_base + row, gk = k0 + kk;\n"
+                 f"            a_tile[kk][row] = (grow < {m} && gk < {depth}) ? "
+                 f"a[grow * {k} + gk] : 0.0f;\n"
+                 "        }\n")
+    lines.append(f"        for (int e = tid; e < {bk * bn}; e += {threads}) {{\n"
+                 f"            const int kk = e / {bn}, col = e % {bn};\n"
+                 f"            const int gk = k0 + kk, gcol = col_base + col;\n"
+                 f"            b_tile[kk][col] = (gk < {depth} && gcol < {n}) ? "
+                 f"b[gk * {n} + gcol] : 0.0f;\n"
+                 "        }\n")
+    lines.append("        barrier(CLK_LOCAL_MEM_FENCE);\n")
+    lines.append("        #pragma unroll\n")
+    lines.append(f"        for (int kk = 0; kk < {bk}; ++kk) {{\n")
+    a_values = _tile_reads(lines, "a", "a_tile", "ty", tm, gm, width)
+    b_values = _tile_reads(lines, "b", "b_tile", "tx", tn, gn, width)
+    for r in range(tm):
+        for j in range(tn):
+            lines.append(f"            c{r}_{j} = mad({a_values[r]}, {b_values[j]}, c{r}_{j});\n")
+    lines.append("        }\n")
+    lines.append("        barrier(CLK_LOCAL_MEM_FENCE);\n")
+    lines.append("    }\n")
+    for r in range(tm):
+        lines.append(f"    if (row_base + {_owned_offset('ty', r, gm, width)} < {m}) {{\n"
+                     f"        const int row = row_base + {_owned_offset('ty', r, gm, width)};\n")
+        for j in range(tn):
+            col = f"col_base + {_owned_offset('tx', j, gn, width)}"
+            lines.append(f"        if ({col} < {n}) "
+                         f"{_store(shape, epilogue, 'row', col, f'c{r}_{j}')}\n")
+        lines.append("    }\n")
+    global_size = (ceil_div(n, bn) * gn, ceil_div(m, bm) * gm, shape.batch * shape.split_k)
+    return "".join(lines), global_size, (gn, gm, 1)
+
+
+def _owned_offset(thread: str, index: int, group: int, width: int) -> str:
+    """Offset inside the block of a work-item's `index`-th row (or column).
+
+    Width 1: rows ``thread + index * group`` (neighbouring work-items own neighbouring rows).
+    Width 4: runs of four, ``chunk * 4 * group + thread * 4 + lane``, read as one float4.
+    """
+    if width == 1:
+        return f"{thread} + {index * group}" if index else thread
+    chunk, lane = divmod(index, width)
+    offset = chunk * width * group + lane
+    return f"{thread} * {width} + {offset}" if offset else f"{thread} * {width}"
+
+
+def _tile_reads(lines: list[str], prefix: str, tile: str, thread: str, count: int, group: int,
+                width: int) -> list[str]:
+    """Append the reads of one k-slice of `tile` into registers; return the C expression of
+    each of the `count` values."""
+    indent = "            "
+    if width == 1:
+        for i in range(count):
+            lines.append(f"{indent}const float {prefix}{i} = "
+                         f"{tile}[kk][{_owned_offset(thread, i, group, 1)}];\n")
+        return [f"{prefix}{i}" for i in range(count)]
+    for chunk in range(count // width):
+        offset = _owned_offset(thread, chunk * width, group, width)
+        lines.append(f"{indent}const float{width} {prefix}{chunk} = "
+                     f"*(__local const float{width} *)&{tile}[kk][{offset}];\n")
+    return [f"{prefix}{i // width}.s{LANES[i % width]}" for i in range(count)]
+
+
+SPLIT_SUM_GROUP = 256
+"""Work-items per work-group of `gemm_split_sum` (one per output element)."""
+
+SPLIT_SUM_RESERVED = frozenset({"partials", "out", "e", "acc", "row", "col"})
+
+
+def gemm_split_sum(
+    name: str,
+    batch: int,
+    m: int,
+    n: int,
+    split_k: int,
+    epilogue: Epilogue = IDENTITY_EPILOGUE,
+) -> KernelSource:
+    """``out[b, i, j] = epilogue(sum_p partials[p, b, i, j], b * m + i, j)``: the second kernel of
+    a GEMM split along K (`gemm` with `split_k`). Parameters: ``partials``, ``out``, then the
+    epilogue's. One work-item per output element, the parts added in order."""
+    check_positive(name, batch=batch, m=m, n=n, split_k=split_k)
+    check_epilogue_names(name, epilogue, SPLIT_SUM_RESERVED)
+    total = batch * m * n
+    args = (KernelArg("partials", "in"), KernelArg("out", "out"), *epilogue.params)
+    parts = "".join(f"    acc += partials[e + {p * total}];\n" for p in range(1, split_k))
+    source = (
+        f"// {name}: the {split_k} partial products of a [{batch}x{m}x{n}] GEMM added, "
+        "then its epilogue\n"
+        f"{epilogue.guarded_function()}\n"
+        f"{kernel_signature(name, args)}\n{{\n"
+        "    const int e = get_global_id(0);\n"
+        f"    if (e >= {total}) return;\n"
+        "    float acc = partials[e];\n"
+        f"{parts}"
+        f"    const int row = e / {n}, col = e % {n};\n"
+        f"    out[e] = {epilogue.call('acc', 'row', 'col')};\n"
+        "}\n"
+    )
+    return KernelSource(name, source, args, (round_up(total, SPLIT_SUM_GROUP),),
+                        (SPLIT_SUM_GROUP,))

@@ -1,0 +1,262 @@
+"""Row normalisation: LayerNorm and RMSNorm over the last axis, with an optional residual input.
+
+``v = x + residual`` (or ``x``), per row of ``cols`` elements:
+
+- LayerNorm: ``out = (v - mean(v)) * rsqrt(var(v) + eps) * gamma (+ beta)``;
+- RMSNorm (``rms``): ``out = v * rsqrt(mean(v * v) + eps) * gamma (+ beta)``.
+
+Parameters in order: ``x``, ``residual`` (if `residual`), ``gamma``, ``beta`` (if `has_beta`),
+``out``. Only the normalised value is written; ``x + residual`` is not.
+
+Three shapes, by the number of work-items per row (`local_size`):
+
+- one (the CPU default): the work-item reads the row as float8 vectors in three passes (sum;
+  centred squares; normalise) that re-read it from cache; with a residual the first pass
+  stores ``x + residual`` into ``out``, so it is computed once. Two-pass variance, no barrier.
+- several (the GPU default; a work-group holds one row, or several short rows side by side):
+  the work-items stride over the row, so that neighbouring work-items touch neighbouring
+  elements, and combine partial sums with tree reductions in local memory. When each holds at
+  most `MAX_CACHED_SLOTS` elements the row stays in registers, ``x + residual`` is computed
+  once, and the variance is a second pass over the registers (two-pass, exact).
+- longer rows are read twice from global memory: the first pass accumulates Welford's
+  (count, mean, M2) per work-item and merges them pairwise (Chan et al.), the second
+  normalises.
+"""
+
+from __future__ import annotations
+
+from fusec.codegen.kernels.common import (
+    MAX_CACHED_SLOTS,
+    ROW_VECTOR_WIDTH,
+    Accumulator,
+    DeviceInfo,
+    KernelArg,
+    KernelSource,
+    Lanes,
+    RowGroup,
+    RowSlots,
+    check_positive,
+    default_rows_per_group,
+    float_literal,
+    kernel_signature,
+    row_local_size,
+    row_pass,
+    sum_into,
+    tree_reduction,
+)
+
+
+def layer_norm(
+    name: str,
+    rows: int,
+    cols: int,
+    eps: float,
+    residual: bool = False,
+    rms: bool = False,
+    has_beta: bool = True,
+    local_size: int | None = None,
+    device_info: DeviceInfo | None = None,
+    rows_per_group: int | None = None,
+) -> KernelSource:
+    """A LayerNorm (or RMSNorm when `rms`) kernel over `rows` rows of `cols` float32 elements.
+
+    A row is handled by `local_size` work-items (default: `default_row_local_size` for
+    `device_info`, a CPU when None), and a work-group holds `rows_per_group` rows side by side
+    (default: `default_rows_per_group`)."""
+    check_positive(name, rows=rows, cols=cols)
+    size = row_local_size(name, cols, local_size, device_info)
+    group_rows = rows_per_group or default_rows_per_group(size, device_info, rows)
+    check_positive(name, rows_per_group=group_rows)
+    args = (
+        KernelArg("x", "in"),
+        *((KernelArg("residual", "in"),) if residual else ()),
+        KernelArg("gamma", "in"),
+        *((KernelArg("beta", "in"),) if has_beta else ()),
+        KernelArg("out", "out"),
+    )
+    layout = RowGroup(rows, cols, size, group_rows)
+    norm = _Norm(layout, float_literal(eps), residual, rms, has_beta)
+    slots = RowSlots(cols, size)
+    if size == 1:
+        body = norm.vectorized()
+    elif slots.count <= MAX_CACHED_SLOTS:
+        body = norm.cached(slots)
+    else:
+        body = norm.streamed()
+    kind = "rms_norm" if rms else "layer_norm"
+    source = (
+        f"// {name}: {kind} of [{rows}x{cols}], {layout.summary()}"
+        f"{', residual' if residual else ''}{', beta' if has_beta else ''}\n"
+        f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
+        f"{layout.prologue()}{body}}}\n"
+    )
+    return KernelSource(name, source, args, layout.global_size(), layout.local_size())
+
+
+class _Norm:
+    """Emits the body of one normalisation kernel; `cached` and `streamed` are the two shapes."""
+
+    def __init__(self, layout: RowGroup, eps: str, residual: bool, rms: bool,
+                 has_beta: bool) -> None:
+        self.layout = layout
+        self.cols = layout.cols
+        self.row_size = layout.row_size
+        self.array_size = layout.row_size * layout.rows_per_group
+        """Elements of each local array: one partial per work-item of the work-group."""
+        self.eps = eps
+        self.residual = residual
+        self.rms = rms
+        self.has_beta = has_beta
+
+    def load(self, index: str) -> str:
+        """C expression of ``v`` at column `index` of this row."""
+        x = f"x[base + {index}]"
+        return f"({x} + residual[base + {index}])" if self.residual else x
+
+    def store(self, index: str, centred: str) -> str:
+        """C statement writing the normalised value; `centred` is ``v - mean`` (or ``v``)."""
+        beta = f" + beta[{index}]" if self.has_beta else ""
+        return self.layout.guarded_store(
+            f"out[base + {index}] = {centred} * rstd * gamma[{index}]{beta};")
+
+    def sum_of(self, variable: str, value: str) -> str:
+        """C code reducing the per-work-item `value` over the work-group into `variable`."""
+        return (
+            f"    scratch[at + lid] = {value};\n"
+            f"{tree_reduction(self.row_size, 'lid', sum_into('scratch'), offset='at + ')}"
+            f"    const float {variable} = scratch[at];\n"
+            "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        )
+
+    def rstd(self, square_sum: str) -> str:
+        """C declaration of ``rstd`` from the row's sum of squared (centred) values."""
+        return f"    const float rstd = rsqrt({square_sum} / {self.cols}.0f + {self.eps});\n"
+
+    def cached(self, slots: RowSlots) -> str:
+        count = slots.count
+        lines = [f"    __local float scratch[{self.array_size}];\n"]
+        for s in range(count):
+            value = self.load(slots.index(s))
+            if slots.always_in_row(s):
+                lines.append(f"    const float v{s} = {value};\n")
+            else:
+                lines.append(f"    const float v{s} = ({slots.guard(s)}) ? {value} : 0.0f;\n")
+        total = " + ".join(f"v{s}" for s in range(count))
+        if self.rms:
+            squares = " + ".join(f"v{s} * v{s}" for s in range(count))
+            lines.append(self.sum_of("square_sum", squares))
+            lines.append(self.rstd("square_sum"))
+            for s in range(count):
+                lines.append(f"    {slots.guarded(s, self.store(slots.index(s), f'v{s}'))}\n")
+            return "".join(lines)
+        lines.append(self.sum_of("row_sum", total))
+        lines.append(f"    const float mean = row_sum / {self.cols}.0f;\n")
+        for s in range(count):
+            centred = f"v{s} - mean"
+            if not slots.always_in_row(s):
+                centred = f"({slots.guard(s)}) ? {centred} : 0.0f"
+            lines.append(f"    const float d{s} = {centred};\n")
+        lines.append(self.sum_of("square_sum", " + ".join(f"d{s} * d{s}" for s in range(count))))
+        lines.append(self.rstd("square_sum"))
+        for s in range(count):
+            lines.append(f"    {slots.guarded(s, self.store(slots.index(s), f'd{s}'))}\n")
+        return "".join(lines)
+
+    def vectorized(self) -> str:
+        """One work-item per row, reading it as vectors: ``v`` (stored into ``out`` when there
+        is a residual, so that it is computed once), then the centred squares, then the store;
+        the row is read back from cache."""
+        width = ROW_VECTOR_WIDTH
+        v_row = "out_row" if self.residual else "x_row"
+        lines = [
+            f"    if (row >= {self.layout.rows}) return;\n",
+            "    __global const float *x_row = x + base;\n",
+            "    __global float *out_row = out + base;\n",
+        ]
+        if self.residual:
+            lines.append("    __global const float *residual_row = residual + base;\n")
+
+        def first(lanes: Lanes) -> list[str]:
+            if self.residual:
+                value = f"{lanes.load('x_row')} + {lanes.load('residual_row')}"
+                statements = [f"const {lanes.type} v = {value};", lanes.store("v", "out_row")]
+            else:
+                statements = [f"const {lanes.type} v = {lanes.load('x_row')};"]
+            if self.rms:
+                return [*statements, f"{lanes.acc('square_sum')} = mad(v, v, "
+                                     f"{lanes.acc('square_sum')});"]
+            return [*statements, f"{lanes.acc('row_sum')} += v;"]
+
+        def squares(lanes: Lanes) -> list[str]:
+            return [f"const {lanes.type} d = {lanes.load(v_row)} - mean;",
+                    f"{lanes.acc('square_sum')} = mad(d, d, {lanes.acc('square_sum')});"]
+
+        def normalise(lanes: Lanes) -> list[str]:
+            value = lanes.load(v_row) if self.rms else f"({lanes.load(v_row)} - mean)"
+            value = f"{value} * rstd * {lanes.load('gamma')}"
+            if self.has_beta:
+                value += f" + {lanes.load('beta')}"
+            return [lanes.store(value, "out_row")]
+
+        square_sum = Accumulator("square_sum", "+", "0.0f")
+        if self.rms:
+            lines.append(row_pass(self.cols, width, first, [square_sum]))
+        else:
+            lines.append(row_pass(self.cols, width, first, [Accumulator("row_sum", "+", "0.0f")]))
+            lines.append(f"    const float mean = row_sum / {self.cols}.0f;\n")
+            lines.append(row_pass(self.cols, width, squares, [square_sum]))
+        lines.append(self.rstd("square_sum"))
+        lines.append(row_pass(self.cols, width, normalise))
+        return "".join(lines)
+
+    def streamed(self) -> str:
+        loop = f"for (int i = lid; i < {self.cols}; i += {self.row_size})"
+        centred = f"({self.load('i')} - row_mean)"
+        if self.rms:
+            return (
+                f"    __local float scratch[{self.array_size}];\n"
+                "    float squares = 0.0f;\n"
+                f"    {loop} {{\n"
+                f"        const float v = {self.load('i')};\n"
+                "        squares = mad(v, v, squares);\n"
+                "    }\n"
+                f"{self.sum_of('square_sum', 'squares')}"
+                f"{self.rstd('square_sum')}"
+                f"    {loop} {{\n"
+                f"        {self.store('i', self.load('i'))}\n"
+                "    }\n"
+            )
+        return (
+            f"    __local float count_of[{self.array_size}], mean_of[{self.array_size}], "
+            f"m2_of[{self.array_size}];\n"
+            "    float count = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
+            f"    {loop} {{\n"
+            f"        const float v = {self.load('i')};\n"
+            "        count += 1.0f;\n"
+            "        const float delta = v - mean;\n"
+            "        mean += delta / count;\n"
+            "        m2 = mad(delta, v - mean, m2);\n"
+            "    }\n"
+            "    count_of[at + lid] = count; mean_of[at + lid] = mean; m2_of[at + lid] = m2;\n"
+            f"{tree_reduction(self.row_size, 'lid', _welford_merge, offset='at + ')}"
+            "    const float row_mean = mean_of[at];\n"
+            f"{self.rstd('m2_of[at]')}"
+            f"    {loop} {{\n"
+            f"        {self.store('i', centred)}\n"
+            "    }\n"
+        )
+
+
+def _welford_merge(into: str, other: str) -> list[str]:
+    """Merge the (count, mean, M2) partials at `other` into those at `into` (Chan et al.)."""
+    return [
+        f"const float nb = count_of[{other}];",
+        "if (nb > 0.0f) {",
+        f"    const float na = count_of[{into}], n = na + nb;",
+        f"    const float delta = mean_of[{other}] - mean_of[{into}];",
+        f"    mean_of[{into}] += delta * (nb / n);",
+        f"    m2_of[{into}] += m2_of[{other}] + delta * delta * (na * nb / n);",
+        f"    count_of[{into}] = n;",
+        "}",
+    ]
+

@@ -1,0 +1,206 @@
+"""Numerically stable softmax over the last axis: ``out = exp(x - max(x)) / sum(exp(x - max(x)))``.
+
+Parameters: ``x``, ``out`` (``[rows, cols]`` float32).
+
+With one work-item per row (the CPU default) the row is read as float8 vectors in three passes
+over cache: max, then ``exp`` stored into ``out`` and summed, then the scaling; ``exp`` of the
+vectors is `vector_exp_function` (the built-in's cost dominated), and a work-item takes two
+rows side by side when the row count is even, so that one row's long chain of dependent steps
+(max, sum, reciprocal) overlaps the other's. With several
+(the GPU default) they stride over the row and combine partial results with tree reductions in
+local memory. When each work-item holds at most `MAX_CACHED_SLOTS` elements the row stays in
+registers: a max reduction, then ``exp`` once per element and a sum reduction, then the scaled
+store. Longer rows are read twice: the first pass keeps an online (max, sum of exp) pair per
+work-item (the sum is rescaled when the max grows) and merges the pairs the same way; the
+second pass writes ``exp(x - max) / sum``.
+"""
+
+from __future__ import annotations
+
+from fusec.codegen.kernels.common import (
+    CPU_SOFTMAX_GROUP,
+    MAX_CACHED_SLOTS,
+    ROW_VECTOR_WIDTH,
+    Accumulator,
+    DeviceInfo,
+    KernelArg,
+    KernelSource,
+    Lanes,
+    RowGroup,
+    RowSlots,
+    check_positive,
+    default_rows_per_group,
+    kernel_signature,
+    max_into,
+    row_local_size,
+    row_pass,
+    sum_into,
+    tree_reduction,
+    vector_exp_function,
+)
+
+
+def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
+            device_info: DeviceInfo | None = None,
+            rows_per_group: int | None = None,
+            rows_per_item: int | None = None) -> KernelSource:
+    """A softmax kernel over `rows` rows of `cols` float32 elements.
+
+    A row is handled by `local_size` work-items (default: `default_row_local_size` for
+    `device_info`, a CPU when None), and a work-group holds `rows_per_group` rows side by side
+    (default: `default_rows_per_group`). With one work-item per row, a work-item takes
+    `rows_per_item` rows (default: 2 when `rows` is even, else 1; it must divide `rows`) and
+    `rows_per_group` counts work-items."""
+    check_positive(name, rows=rows, cols=cols)
+    size = row_local_size(name, cols, local_size, device_info)
+    args = (KernelArg("x", "in"), KernelArg("out", "out"))
+    if size == 1:
+        per_item = rows_per_item or (2 if rows % 2 == 0 else 1)
+        check_positive(name, rows_per_item=per_item)
+        if rows % per_item:
+            raise ValueError(f"kernel '{name}': rows_per_item {per_item} does not divide the "
+                             f"{rows} rows")
+        items = rows // per_item
+        group_items = rows_per_group or default_rows_per_group(1, device_info, items,
+                                                               cpu=CPU_SOFTMAX_GROUP)
+        check_positive(name, rows_per_group=group_items)
+        return _vectorized(name, rows, cols, per_item, group_items, args)
+    group_rows = rows_per_group or default_rows_per_group(size, device_info, rows)
+    check_positive(name, rows_per_group=group_rows)
+    layout = RowGroup(rows, cols, size, group_rows)
+    slots = RowSlots(cols, size)
+    if slots.count <= MAX_CACHED_SLOTS:
+        body = _cached(slots, layout)
+    else:
+        body = _streamed(layout)
+    source = (
+        f"// {name}: softmax of [{rows}x{cols}], {layout.summary()}\n"
+        f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
+        f"{layout.prologue()}"
+        f"    __local float scratch[{size * group_rows}];\n"
+        f"{body}}}\n"
+    )
+    return KernelSource(name, source, args, layout.global_size(), layout.local_size())
+
+
+def _vectorized(name: str, rows: int, cols: int, per_item: int, rows_per_group: int,
+                args: tuple[KernelArg, ...]) -> KernelSource:
+    """One work-item per `per_item` consecutive rows, reading them as vectors side by side:
+    the maxima; ``exp`` stored and summed; the scaling."""
+    width = ROW_VECTOR_WIDTH
+    exp = f"{name}_exp{width}"
+    items = rows // per_item
+    # One "row" of the layout is the block of `per_item` rows a work-item takes.
+    layout = RowGroup(items, per_item * cols, 1, rows_per_group)
+    each = range(per_item)
+
+    def maximum(lanes: Lanes) -> list[str]:
+        return [f"{lanes.acc(f'row_max{r}')} = fmax({lanes.acc(f'row_max{r}')}, "
+                f"{lanes.load(f'x{r}')});" for r in each]
+
+    def exponentials(lanes: Lanes) -> list[str]:
+        function = exp if lanes.width > 1 else "exp"
+        statements = []
+        for r in each:
+            statements += [f"const {lanes.type} e{r} = {function}({lanes.load(f'x{r}')} - "
+                           f"row_max{r});",
+                           lanes.store(f"e{r}", f"out{r}"), f"{lanes.acc(f'total{r}')} += e{r};"]
+        return statements
+
+    def scale(lanes: Lanes) -> list[str]:
+        return [lanes.store(f"{lanes.load(f'out{r}')} * inverse_sum{r}", f"out{r}")
+                for r in each]
+
+    pointers = "".join(
+        f"    __global const float *x{r} = x + base + {r * cols};\n"
+        f"    __global float *out{r} = out + base + {r * cols};\n" for r in each)
+    inverses = "".join(f"    const float inverse_sum{r} = 1.0f / total{r};\n" for r in each)
+    maxima = [Accumulator(f"row_max{r}", "fmax", "-INFINITY") for r in each]
+    totals = [Accumulator(f"total{r}", "+", "0.0f") for r in each]
+    rows_text = "one row" if per_item == 1 else f"{per_item} rows"
+    source = (
+        f"// {name}: softmax of [{rows}x{cols}], {rows_text} per work-item, "
+        f"{rows_per_group} work-items per work-group\n"
+        f"{vector_exp_function(exp, width)}"
+        f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
+        f"{layout.prologue()}"
+        f"    if (row >= {items}) return;\n"
+        f"{pointers}"
+        f"{row_pass(cols, width, maximum, maxima)}"
+        f"{row_pass(cols, width, exponentials, totals)}"
+        f"{inverses}"
+        f"{row_pass(cols, width, scale)}"
+        "}\n"
+    )
+    return KernelSource(name, source, args, layout.global_size(), layout.local_size())
+
+
+def _cached(slots: RowSlots, layout: RowGroup) -> str:
+    count, size = slots.count, slots.local_size
+    lines = []
+    for s in range(count):
+        value = f"x[base + {slots.index(s)}]"
+        if not slots.always_in_row(s):
+            value = f"({slots.guard(s)}) ? {value} : -INFINITY"
+        lines.append(f"    const float v{s} = {value};\n")
+    local_max = "v0"
+    for s in range(1, count):
+        local_max = f"fmax({local_max}, v{s})"
+    lines += [
+        f"    scratch[at + lid] = {local_max};\n",
+        tree_reduction(size, "lid", max_into("scratch"), offset="at + "),
+        "    const float row_max = scratch[at];\n",
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n",
+    ]
+    for s in range(count):
+        value = f"exp(v{s} - row_max)"
+        if not slots.always_in_row(s):
+            value = f"({slots.guard(s)}) ? {value} : 0.0f"
+        lines.append(f"    const float e{s} = {value};\n")
+    lines += [
+        f"    scratch[at + lid] = {' + '.join(f'e{s}' for s in range(count))};\n",
+        tree_reduction(size, "lid", sum_into("scratch"), offset="at + "),
+        "    const float inverse_sum = 1.0f / scratch[at];\n",
+    ]
+    for s in range(count):
+        store = layout.guarded_store(f"out[base + {slots.index(s)}] = e{s} * inverse_sum;")
+        lines.append(f"    {slots.guarded(s, store)}\n")
+    return "".join(lines)
+
+
+def _streamed(layout: RowGroup) -> str:
+    size = layout.row_size
+    loop = f"for (int i = lid; i < {layout.cols}; i += {size})"
+    store = layout.guarded_store("out[base + i] = exp(x[base + i] - row_max) * inverse_sum;")
+    return (
+        f"    __local float sum_of[{size * layout.rows_per_group}];\n"
+        "    float running_max = -INFINITY, running_sum = 0.0f;\n"
+        f"    {loop} {{\n"
+        "        const float v = x[base + i];\n"
+        "        if (v > running_max) {\n"
+        "            running_sum = running_sum * exp(running_max - v) + 1.0f;\n"
+        "            running_max = v;\n"
+        "        } else {\n"
+        "            running_sum += exp(v - running_max);\n"
+        "        }\n"
+        "    }\n"
+        "    scratch[at + lid] = running_max; sum_of[at + lid] = running_sum;\n"
+        f"{tree_reduction(size, 'lid', _merge_online, offset='at + ')}"
+        "    const float row_max = scratch[at];\n"
+        "    const float inverse_sum = 1.0f / sum_of[at];\n"
+        f"    {loop} {{\n"
+        f"        {store}\n"
+        "    }\n"
+    )
+
+
+def _merge_online(into: str, other: str) -> list[str]:
+    """Merge the (max, sum of exp) pair at `other` into the one at `into`."""
+    return [
+        f"if (sum_of[{other}] > 0.0f) {{",
+        f"    const float m = fmax(scratch[{into}], scratch[{other}]);",
+        f"    sum_of[{into}] = sum_of[{into}] * exp(scratch[{into}] - m)"
+        f" + sum_of[{other}] * exp(scratch[{other}] - m);",
+        f"    scratch[{into}] = m;",
+        "}",
+    ]

@@ -1,0 +1,174 @@
+"""Instantiates a ``kernel.template`` op: the template's OpenCL C with the epilogue generated
+from the op's region, and the order in which the op's buffers bind to the kernel's parameters.
+
+Each template name maps to one small function reading the op's ``params``; the kernel sources
+themselves come from ``fusec.codegen.kernels``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.ir import SSAValue
+
+from fusec.codegen.kernels.attention import HeadsLayout, attention
+from fusec.codegen.kernels.common import (
+    IDENTITY_EPILOGUE,
+    DeviceInfo,
+    Epilogue,
+    KernelArg,
+    KernelSource,
+)
+from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
+from fusec.codegen.kernels.norm import layer_norm
+from fusec.codegen.kernels.softmax import softmax
+from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
+from fusec.dialects import kernel
+
+
+@dataclass(frozen=True)
+class TemplateInstance:
+    """A template's kernel and the host buffers bound to its parameters, in order."""
+
+    source: KernelSource
+    buffers: tuple[SSAValue, ...]
+
+
+class Params:
+    """Typed reads of a ``kernel.template``'s ``params``."""
+
+    def __init__(self, op: kernel.TemplateOp):
+        self.op = op
+
+    def int(self, key: str, default: int | None = None) -> int:
+        if default is not None and key not in self.op.params.data:
+            return default
+        attr = self.op.param(key)
+        assert isinstance(attr, IntegerAttr)
+        return attr.value.data
+
+    def bool(self, key: str) -> bool:
+        return bool(self.int(key))
+
+    def float(self, key: str) -> float:
+        attr = self.op.param(key)
+        assert isinstance(attr, FloatAttr)
+        return attr.value.data
+
+    def str(self, key: str) -> str:
+        attr = self.op.param(key)
+        assert isinstance(attr, StringAttr)
+        return attr.data
+
+
+def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
+    """The op's epilogue region as a C function; the identity when the op has none."""
+    if op.epilogue is None:
+        return IDENTITY_EPILOGUE
+    block = op.epilogue.block
+    names = [f"epi{i}" for i in range(len(op.extras))]
+    function_name = f"{name}_epilogue"
+    source = emit_epilogue(function_name, block, names)
+    params = tuple(
+        KernelArg(n, "in", BUFFER_TYPES[e.type.element_type])  # type: ignore[attr-defined]
+        for n, e in zip(names, op.extras, strict=False)
+    )
+    return Epilogue(source, function_name, params)
+
+
+def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> KernelSource:
+    p = Params(op)
+    return gemm(
+        name,
+        p.int("batch"),
+        p.int("m"),
+        p.int("n"),
+        p.int("k"),
+        p.bool("rhs_batched"),
+        epilogue_of(op, name),
+        device_info=device,
+        split_k=p.int("split_k", 1),
+    )
+
+
+def instantiate_gemm_split_sum(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+    return gemm_split_sum(name, p.int("batch"), p.int("m"), p.int("n"), p.int("split_k"),
+                          epilogue_of(op, name))
+
+
+def instantiate_norm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> KernelSource:
+    p = Params(op)
+    return layer_norm(
+        name,
+        p.int("rows"),
+        p.int("cols"),
+        p.float("eps"),
+        residual=p.bool("residual"),
+        rms=op.template.data == "rms_norm",
+        has_beta=p.bool("has_beta"),
+        device_info=device,
+    )
+
+
+def instantiate_softmax(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+    return softmax(name, p.int("rows"), p.int("cols"), device_info=device)
+
+
+def instantiate_attention(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+
+    def layout(which: str) -> HeadsLayout:
+        return HeadsLayout(row_stride=p.int(f"{which}_row_stride"),
+                           column_offset=p.int(f"{which}_offset"))
+
+    return attention(
+        name,
+        p.int("batch"),
+        p.int("seq_q"),
+        p.int("seq_k"),
+        p.int("num_heads"),
+        p.int("head_dim"),
+        p.float("scale"),
+        causal=p.bool("causal"),
+        has_mask=p.bool("has_mask"),
+        q_layout=layout("q"),
+        k_layout=layout("k"),
+        v_layout=layout("v"),
+        mask_dtype=p.str("mask_dtype"),
+    )
+
+
+INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {
+    "gemm": instantiate_gemm,
+    "gemm_split_sum": instantiate_gemm_split_sum,
+    "layer_norm": instantiate_norm,
+    "rms_norm": instantiate_norm,
+    "softmax": instantiate_softmax,
+    "attention": instantiate_attention,
+}
+
+
+def instantiate(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> TemplateInstance:
+    """The kernel for ``op`` named ``name``; its buffers are the op's inputs, outputs, extras."""
+    template = op.template.data
+    if template not in INSTANTIATE:
+        raise ValueError(f"unknown kernel template '{template}' (known: {', '.join(INSTANTIATE)})")
+    source = INSTANTIATE[template](op, name, device)
+    buffers = (*op.inputs, *op.outputs, *op.extras)
+    buffer_args = [a for a in source.args if a.kind in ("in", "out")]
+    if len(buffer_args) != len(buffers) or len(buffer_args) != len(source.args):
+        raise ValueError(
+            f"template '{template}' takes {[a.name for a in source.args]}, but the op binds "
+            f"{len(buffers)} buffers"
+        )
+    return TemplateInstance(source, buffers)

@@ -1,0 +1,474 @@
+"""Lowers tensor functions to the kernel-level IR: a host schedule over buffers plus kernels.
+
+    tensor func.func of nn/fused ops  ->  func.func over memrefs of memref.alloc, kernel.launch,
+                                          kernel.template, kernel.view, memref.get_global
+                                          + one kernel.func per generated kernel
+
+Preconditions: every function takes and returns static ranked tensors of f32, i32 or i1; every
+op is an ``nn`` op or a fused op in ``NATIVE_FUSED_OPS`` (the ``lower-opencl`` pipeline runs
+``unfuse`` on the others first). An op that cannot be lowered fails the pass with its name and
+location; no tensor op is ever left behind.
+
+How each op is lowered (tables in ``lowering_generated`` and ``lowering_templates``):
+
+- elementwise ``nn`` ops (through the ``scalar_ops`` tables), ``fused.elementwise``,
+  ``fused.reduce``, the ``nn.reduce_*`` ops, ``nn.transpose``, ``nn.narrow``, ``nn.concat``,
+  ``fused.swiglu`` and integer ``nn.matmul``: a generated ``kernel.func`` (``kernel_builder``)
+  whose body is the op's scalar IR, launched with ``kernel.launch``;
+- float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
+  scalar IR), the norms, softmax and attention: ``kernel.template``;
+- ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
+  once, read with ``memref.get_global``.
+
+This is a conversion of whole functions (every value changes type, from tensor to memref), so
+the pass walks each function once in program order and builds its replacement; it is not a set
+of independent rewrite patterns.
+
+Before::
+
+    func.func @f(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+      %y = nn.add %x, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+      func.return %y : tensor<4x8xf32>
+    }
+
+After::
+
+    func.func @f(%x: memref<4x8xf32>, %b: memref<8xf32>) -> memref<4x8xf32> {
+      %y = memref.alloc() : memref<4x8xf32>
+      kernel.launch @f_add_0(%x, %b, %y) {global_size = array<i64: 8>,
+          local_size = array<i64: 8>} : memref<4x8xf32>, memref<8xf32>, memref<4x8xf32>
+      func.return %y : memref<4x8xf32>
+    }
+    kernel.func @f_add_0(%in0: memref<4x8xf32>, %in1: memref<8xf32>, %out: memref<4x8xf32>) {
+      ... float4 loads, arith.addf on vector<4xf32>, a float4 store
+    }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    Float32Type,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from fusec.dialects import fused, kernel
+from fusec.passes._util import OpPassFailure
+from fusec.lowering.kernel_builder import (
+    Access,
+    LoopKernel,
+    build_kernel,
+    choose_reduce_width,
+    choose_vector_width,
+)
+
+SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (Float32Type(), i32, i1)
+
+NATIVE_FUSED_OPS: tuple[str, ...] = (
+    "fused.elementwise",
+    "fused.reduce",
+    "fused.matmul_bias_act",
+    "fused.residual_layer_norm",
+    "fused.residual_rms_norm",
+    "fused.swiglu",
+    "fused.attention_block",
+    "fused.transformer_layer",
+)
+"""Fused ops the OpenCL backend implements itself; ``lower-opencl`` un-fuses every other one."""
+
+
+def non_native_fused_ops() -> list[str]:
+    """The fused ops ``lower-opencl`` must un-fuse before ``lower-to-kernels``."""
+    return [op.name for op in fused.FUSED_OPS if op.name not in NATIVE_FUSED_OPS]
+
+
+DEVICES: tuple[str, ...] = ("cpu", "gpu")
+"""The device kinds the generated kernels are shaped for (``lower-to-kernels{device=...}``)."""
+
+
+def lower_opencl_spec(device: str | None = None) -> str:
+    """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, plan buffers;
+    the lowering shapes its kernels for ``device`` (the pass's default when None)."""
+    unfuse = non_native_fused_ops()
+    first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
+    lowering = f"lower-to-kernels{{device={device}}}" if device else "lower-to-kernels"
+    return f"{first}{lowering},plan-buffers"
+
+
+class LoweringError(Exception):
+    """Raised by an op's lowering when it cannot handle the op; becomes PassFailedException."""
+
+
+def buffer_type(t: Attribute) -> MemRefType:
+    """The memref type holding a value of tensor type ``t``."""
+    if not isinstance(t, TensorType):
+        raise LoweringError(f"values of type {t} are not tensors")
+    if t.element_type not in SUPPORTED_ELEMENT_TYPES:
+        raise LoweringError(
+            f"element type {t.element_type} is not supported by the OpenCL backend "
+            "(f32, i32 and i1 are)"
+        )
+    return MemRefType(t.element_type, t.get_shape())
+
+
+@dataclass(frozen=True)
+class LoweringOptions:
+    vector_width: int
+    local_size: int
+    group_reduce_min: int
+    split_outputs: int
+    device: str = "cpu"
+    reduce_vector_width: int = 16
+    cpu_chunk_min: int = 4096
+    gemm_split_outputs: int = 1 << 19
+    gemm_split_depth: int = 256
+
+
+class FunctionLowering:
+    """Builds the host schedule of one function; the lowering functions call its helpers."""
+
+    def __init__(self, module: ModuleOp, fn: func.FuncOp, options: LoweringOptions):
+        self.module = module
+        self.fn = fn
+        self.options = options
+        self.prefix = fn.sym_name.data
+        self.block = Block(arg_types=[buffer_type(t) for t in fn.function_type.inputs.data])
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.kernels: list[Operation] = []
+        self.globals: list[Operation] = []
+        self.counter = 0
+        self.deferred: dict[SSAValue, Callable[[], SSAValue]] = {}
+        """Values whose kernel is built only if something other than a special reader needs
+        them (e.g. a slice of a packed q/k/v buffer that attention reads in place)."""
+        for old, new in zip(fn.body.block.args, self.block.args, strict=False):
+            new.name_hint = old.name_hint
+            self.values[old] = new
+
+    # --- helpers for the lowerings --------------------------------------------------------------
+
+    def buffer(self, value: SSAValue) -> SSAValue:
+        """The buffer holding tensor ``value``."""
+        if value not in self.values and value in self.deferred:
+            self.values[value] = self.deferred.pop(value)()
+        return self.values[value]
+
+    def add(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def alloc(self, t: Attribute, hint: str | None = None) -> SSAValue:
+        result = self.add(memref.AllocOp([], [], buffer_type(t))).results[0]
+        result.name_hint = hint
+        return result
+
+    def name(self, kind: str) -> str:
+        self.counter += 1
+        return f"{self.prefix}_{kind}_{self.counter - 1}"
+
+    def launch(
+        self,
+        kind: str,
+        buffers: Sequence[SSAValue],
+        parallel: Sequence[int],
+        loads: list[Access],
+        body: Block,
+        store: Access,
+        reduced: Sequence[int] = (),
+        reduce_kind: str | None = None,
+        arg_names: Sequence[str] | None = None,
+    ) -> None:
+        """Generates a loop kernel over ``buffers`` (see ``kernel_builder``) and launches it.
+
+        On a GPU a reduction of many elements per output runs a work-group per output; on a
+        CPU a work-item per output reads them contiguously (as vectors where it can). When
+        there are few outputs, either way several work-groups (GPU) or work-items (CPU) share
+        each output and a second kernel combines their partial results."""
+        if math.prod(parallel) == 0:
+            return  # an empty result: nothing to compute
+        spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind)
+        count = math.prod(reduced) if reduced else 0
+        per_output = self.options.split_outputs // math.prod(parallel)
+        if self.options.device == "cpu":
+            split = min(count // self.options.cpu_chunk_min, per_output)
+        elif count < self.options.group_reduce_min:
+            split = 1
+        else:
+            spec.group_reduce = True
+            split = min(count // (self.options.local_size * 16), per_output)
+        if split <= 1:
+            self.emit_launch(spec, buffers, arg_names)
+        else:
+            self.split_reduction(kind, spec, buffers, split, count, arg_names)
+
+    def loop_kernel(
+        self,
+        kind: str,
+        buffers: Sequence[SSAValue],
+        parallel: Sequence[int],
+        loads: list[Access],
+        body: Block,
+        store: Access,
+        reduced: Sequence[int],
+        reduce_kind: str | None,
+    ) -> LoopKernel:
+        types = [b.type for b in buffers]
+        assert all(isinstance(t, MemRefType) for t in types)
+        spec = LoopKernel(
+            self.name(kind),
+            types,  # type: ignore[arg-type]
+            tuple(parallel),
+            loads,
+            body,
+            store,
+            reduced=tuple(reduced),
+            reduce_kind=reduce_kind,
+            local_size=self.options.local_size,
+        )
+        spec.vector_width = choose_vector_width(spec, self.options.vector_width)
+        if self.options.device == "cpu":
+            spec.reduce_width = choose_reduce_width(spec, self.options.reduce_vector_width)
+        return spec
+
+    def emit_launch(
+        self, spec: LoopKernel, buffers: Sequence[SSAValue], arg_names: Sequence[str] | None
+    ) -> None:
+        fn = build_kernel(spec)
+        names = arg_names or [*(f"in{i}" for i in range(len(buffers) - 1)), "out"]
+        for arg, hint in zip(fn.args, names, strict=False):
+            arg.name_hint = hint
+        self.kernels.append(fn)
+        global_size, local_size = spec.launch_sizes()
+        self.add(kernel.LaunchOp(SymbolRefAttr(spec.name), buffers, global_size, local_size))
+
+    def split_reduction(
+        self,
+        kind_name: str,
+        spec: LoopKernel,
+        buffers: Sequence[SSAValue],
+        split: int,
+        count: int,
+        arg_names: Sequence[str] | None,
+    ) -> None:
+        """Two launches: ``split`` work-groups (GPU) or work-items (CPU) per output write
+        partial results to a ``[outputs..., split]`` buffer, then one work-item per output
+        combines them."""
+        out = buffers[spec.store.arg]
+        out_type = out.type
+        assert isinstance(out_type, MemRefType)
+        rank = len(spec.parallel)
+        partial_type = MemRefType(out_type.element_type, [*spec.parallel, split])
+        partial = self.add(memref.AllocOp([], [], partial_type)).results[0]
+        partial.name_hint = "partials"
+        kind = spec.reduce_kind or "sum"
+        first = dataclasses.replace(
+            spec,
+            arg_types=[*spec.arg_types[: spec.store.arg], partial_type,
+                       *spec.arg_types[spec.store.arg + 1 :]],
+            parallel=(*spec.parallel, split),
+            store=Access(spec.store.arg, tuple((d, 0) for d in range(rank + 1))),
+            reduce_kind="sum" if kind == "mean" else kind,
+            split=split,
+        )
+        stage_one = [*buffers[: spec.store.arg], partial, *buffers[spec.store.arg + 1 :]]
+        self.emit_launch(first, stage_one, arg_names)
+        elem = out_type.element_type
+        identity = Block(arg_types=[elem])
+        identity.add_op(fused.YieldOp(identity.args[0]))
+        second = self.loop_kernel(
+            f"{kind_name}_parts",
+            [partial, out],
+            spec.parallel,
+            [Access(0, tuple((d, 0) for d in range(rank + 1)))],
+            identity,
+            Access(1, spec.store.index),
+            (split,),
+            kind,
+        )
+        second.mean_count = count
+        self.emit_launch(second, [partial, out], ["partials", "out"])
+
+    def template(
+        self,
+        name: str,
+        params: dict[str, Attribute],
+        inputs: Sequence[SSAValue],
+        outputs: Sequence[SSAValue],
+        extras: Sequence[SSAValue] = (),
+        epilogue: Block | None = None,
+    ) -> None:
+        region = Region(epilogue) if epilogue is not None else None
+        self.add(kernel.TemplateOp(name, params, inputs, outputs, extras, region))
+
+    def stand_in(self, buffer: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """A detached tensor value standing for the intermediate ``buffer``, so that helpers
+        written for tensor values (which look up their buffer) can take it."""
+        mtype = buffer.type
+        assert isinstance(mtype, MemRefType)
+        value = Block(arg_types=[TensorType(mtype.element_type, list(shape))]).args[0]
+        self.values[value] = buffer
+        return value
+
+    def global_constant(self, value: Attribute, t: MemRefType) -> SSAValue:
+        sym = self.name("cst")
+        self.globals.append(
+            memref.GlobalOp.get(StringAttr(sym), t, value, constant=UnitAttr())
+        )
+        return self.add(memref.GetGlobalOp(sym, t)).results[0]
+
+    # --- the walk -------------------------------------------------------------------------------
+
+    def run(self, lowerings: dict[type[Operation], Callable[..., list[SSAValue]]]) -> None:
+        for op in self.fn.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                self.add(func.ReturnOp(*(self.buffer(v) for v in op.operands)))
+                continue
+            lower = lowerings.get(type(op))
+            if lower is None:
+                raise self.failure(op, self.unsupported(op))
+            try:
+                results = lower(self, op)
+            except LoweringError as e:
+                raise self.failure(op, str(e)) from None
+            for old, new in zip(op.results, results, strict=False):
+                if old in self.deferred:
+                    continue
+                if new.name_hint is None:
+                    new.name_hint = old.name_hint
+                self.values[old] = new
+
+    @staticmethod
+    def unsupported(op: Operation) -> str:
+        if op.dialect_name() == "fused":
+            return "this fused op is not implemented natively; run unfuse on it first"
+        return "the OpenCL backend has no lowering for it"
+
+    @staticmethod
+    def failure(op: Operation, why: str) -> OpPassFailure:
+        return OpPassFailure("lower-to-kernels", op, f"cannot lower '{op.name}': {why}")
+
+    def replacement(self) -> func.FuncOp:
+        result_types = [self.buffer_result_type(t) for t in self.fn.function_type.outputs.data]
+        new = func.FuncOp(
+            self.prefix,
+            (self.block.arg_types, result_types),
+            Region(self.block),
+            self.fn.sym_visibility,
+        )
+        new.location = self.fn.location
+        return new
+
+    def buffer_result_type(self, t: Attribute) -> MemRefType:
+        try:
+            return buffer_type(t)
+        except LoweringError as e:
+            raise self.failure(self.fn, str(e)) from None
+
+
+@dataclass(frozen=True)
+class LowerToKernelsPass(ModulePass):
+    name = "lower-to-kernels"
+
+    vector_width: int = 4
+    """Elements per work-item (float4 loads and stores) of elementwise kernels where the
+    innermost dimension allows; 1 disables vectorisation."""
+
+    local_size: int = 64
+    """Work-group size of generated kernels (a power of 2)."""
+
+    group_reduce_min: int = 256
+    """Reductions of at least this many elements per output use a whole work-group per output
+    (a tree in local memory) instead of one work-item."""
+
+    split_outputs: int = 256
+    """A reduction with fewer outputs than this spreads each output's elements over several
+    work-groups (GPU) or work-items (CPU), about ``split-outputs`` in all; a second kernel
+    combines them."""
+
+    device: str = "cpu"
+    """The device kind the generated kernels are shaped for: ``cpu`` (a work-item folds a
+    contiguous run of a reduction, ``reduce-vector-width`` elements at a time) or ``gpu``
+    (work-group trees for long reductions, see ``group-reduce-min``)."""
+
+    reduce_vector_width: int = 16
+    """CPU: elements of a contiguous reduction folded at once, as one vector (float16: two
+    AVX2 registers, so two independent chains of adds; sum of 16M 2.88 -> 2.58 ms against
+    float8, rows of 128-20000 as fast or faster); 1 disables."""
+
+    cpu_chunk_min: int = 4096
+    """CPU: a reduction with few outputs is split into chunks of at least this many
+    elements."""
+
+    gemm_split_outputs: int = 1 << 19
+    """GPU: a float matmul with fewer output elements than this (2^19: 128 of the GPU GEMM's
+    64x64 tiles, about one per SM of an H200) is split along K into enough parts to reach it,
+    each part at least ``gemm-split-depth`` deep; a second kernel adds the parts and applies
+    the epilogue. 0 disables."""
+
+    gemm_split_depth: int = 256
+    """GPU: the least depth (K) of one part of a matmul split along K."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from fusec.lowering.generated_ops import GENERATED_LOWERINGS
+        from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
+
+        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS}
+        if self.local_size <= 0 or self.local_size & (self.local_size - 1):
+            raise PassFailedException(
+                f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"
+            )
+        if self.device not in DEVICES:
+            raise PassFailedException(
+                f"lower-to-kernels: device must be one of {', '.join(DEVICES)}, "
+                f"got '{self.device}'"
+            )
+        if self.reduce_vector_width not in (1, 2, 4, 8, 16):
+            raise PassFailedException(
+                "lower-to-kernels: reduce-vector-width must be 1, 2, 4, 8 or 16, "
+                f"got {self.reduce_vector_width}"
+            )
+        if self.gemm_split_depth <= 0:
+            raise PassFailedException(
+                f"lower-to-kernels: gemm-split-depth must be positive, got {self.gemm_split_depth}"
+            )
+        if self.cpu_chunk_min <= 0:
+            raise PassFailedException(
+                f"lower-to-kernels: cpu-chunk-min must be positive, got {self.cpu_chunk_min}"
+            )
+        options = LoweringOptions(
+            self.vector_width, self.local_size, self.group_reduce_min, self.split_outputs,
+            self.device, self.reduce_vector_width, self.cpu_chunk_min,
+            self.gemm_split_outputs, self.gemm_split_depth,
+        )
+        for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
+            try:
+                lowering = FunctionLowering(op, fn, options)
+            except LoweringError as e:
+                raise OpPassFailure(
+                    "lower-to-kernels",
+                    fn,
+                    f"cannot lower the arguments of @{fn.sym_name.data}: {e}",
+                ) from None
+            lowering.run(lowerings)
+            new = lowering.replacement()
+            Rewriter.replace_op(fn, new)
+            if lowering.globals:
+                op.body.block.insert_ops_before(lowering.globals, new)
+            for k in reversed(lowering.kernels):
+                op.body.block.insert_op_after(k, new)

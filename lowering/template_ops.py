@@ -1,0 +1,370 @@
+"""``lower-to-kernels``: the ops that become ``kernel.template`` launches.
+
+Float matrix products become the ``gemm`` template, whose epilogue region is generated here
+from scalar IR: the bias load and add, then the activation's scalar ops from the ``scalar_ops``
+tables, so any activation folds without a new template. On a GPU a product with few output
+tiles is split along K (`gemm_split`): ``gemm`` with ``split_k`` writes the parts' partial
+products to a buffer, and ``gemm_split_sum`` adds them and applies the epilogue. Norms and
+softmax over the last axis become the row templates (other axes: transpose to the last axis
+and back); attention becomes the ``attention`` template, which reads q, k and v in place when
+they are slices of one packed buffer. The attention block and the transformer layer are
+compositions of these.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f32,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from fusec.dialects import fused, kernel, nn
+from fusec.dialects.common import bool_prop, float_prop, int_prop, str_prop
+from fusec.dialects.decompositions import ACTIVATION_OPS
+from fusec.dialects.scalar_ops import build_scalar
+from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError, LoweringOptions
+from fusec.lowering.generated_ops import lower_int_matmul, probe, shape_of, transposed
+
+Lowering = Callable[[FunctionLowering, Operation], list[SSAValue]]
+
+Param = int | float | bool | str
+
+# Buffer element type -> the template's spelling of a mask element.
+MASK_DTYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "uchar"}
+
+
+def params(**values: Param) -> dict[str, Attribute]:
+    """Template parameters as attributes: i64, f32, i1 or string."""
+    out: dict[str, Attribute] = {}
+    for key, value in values.items():
+        if isinstance(value, bool):
+            out[key] = BoolAttr.from_bool(value)
+        elif isinstance(value, int):
+            out[key] = IntegerAttr(value, i64)
+        elif isinstance(value, float):
+            out[key] = FloatAttr(value, f32)
+        else:
+            out[key] = StringAttr(value)
+    return out
+
+
+def require_f32(op: Operation, values: Sequence[SSAValue]) -> None:
+    for v in values:
+        t = v.type
+        if isinstance(t, TensorType) and t.element_type != f32:
+            raise LoweringError(f"the '{op.name}' kernel computes on f32 only, got {t}")
+
+
+# --- matmul --------------------------------------------------------------------------------------
+
+
+def epilogue(bias: SSAValue | None, activation: str) -> tuple[Block, list[SSAValue]]:
+    """``act(acc + bias[col])`` as an epilogue block; the bias buffer is its extra argument."""
+    extras = [bias] if bias is not None else []
+    block = kernel.epilogue_block(f32, [b.type for b in extras])
+    acc, _row, col, *bias_args = block.args
+    value = acc
+    if bias_args:
+        (bias_arg,) = bias_args
+        bias_arg.name_hint = "bias"
+        shape = bias_arg.type.get_shape()  # type: ignore[attr-defined]
+        if len(shape) == 1 and shape[0] != 1:
+            index = [col]
+        else:
+            zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+            block.add_op(zero)
+            index = [zero.result] * len(shape)
+        load = memref.LoadOp.get(bias_arg, index)
+        add = arith.AddfOp(value, load.res)
+        block.add_ops([load, add])
+        value = add.result
+    if activation != "none":
+        ops, value = build_scalar(ACTIVATION_OPS[activation](probe(TensorType(f32, [1]))), [value])
+        block.add_ops(ops)
+    block.add_op(kernel.YieldOp(value))
+    return block, extras
+
+
+def gemm(
+    lo: FunctionLowering,
+    x: SSAValue,
+    w: SSAValue,
+    result_type: Attribute,
+    bias: SSAValue | None = None,
+    activation: str = "none",
+) -> SSAValue:
+    """``act(x @ w + bias)`` with the ``gemm`` template; leading dimensions of ``x`` are rows."""
+    a, b = shape_of(x), shape_of(w)
+    if len(b) == 2:
+        batch, rows, rhs_batched = 1, math.prod(a[:-1]), False
+    else:
+        batch, rows, rhs_batched = math.prod(a[:-2]), a[-2], True
+    n, k = b[-1], a[-1]
+    out = lo.alloc(result_type)
+    block, extras = epilogue(lo.buffer(bias) if bias is not None else None, activation)
+    shape = params(batch=batch, m=rows, n=n, k=k, rhs_batched=rhs_batched)
+    split = gemm_split(lo.options, batch * rows * n, k)
+    if split == 1:
+        lo.template("gemm", shape, [lo.buffer(x), lo.buffer(w)], [out], extras, block)
+        return out
+    partials = lo.alloc(TensorType(f32, [split, batch, rows, n]), "partials")
+    lo.template("gemm", {**shape, **params(split_k=split)}, [lo.buffer(x), lo.buffer(w)],
+                [partials])
+    lo.template("gemm_split_sum", params(batch=batch, m=rows, n=n, split_k=split), [partials],
+                [out], extras, block)
+    return out
+
+
+def gemm_split(options: LoweringOptions, outputs: int, k: int) -> int:
+    """Parts of K a matmul with `outputs` output elements is split into (1: not split): on a
+    GPU, enough to bring the product to ``gemm_split_outputs`` (at most 16), each at least
+    ``gemm_split_depth`` deep."""
+    if options.device != "gpu" or outputs >= options.gemm_split_outputs:
+        return 1
+    wanted = -(-options.gemm_split_outputs // outputs)
+    return max(1, min(wanted, k // options.gemm_split_depth, MAX_GEMM_SPLIT))
+
+
+MAX_GEMM_SPLIT = 16
+"""Most parts of a split matmul (the sum kernel adds them one by one)."""
+
+
+def lower_matmul(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, nn.MatmulOp)
+    if isinstance(op.lhs.type, TensorType) and isinstance(op.lhs.type.element_type, IntegerType):
+        return lower_int_matmul(lo, op)
+    require_f32(op, op.operands)
+    return [gemm(lo, op.lhs, op.rhs, op.result.type)]
+
+
+def lower_matmul_bias_act(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, fused.MatmulBiasActOp)
+    require_f32(op, op.operands)
+    return [gemm(lo, op.x, op.w, op.result.type, op.bias, str_prop(op, "activation"))]
+
+
+# --- norms and softmax ---------------------------------------------------------------------------
+
+
+def rows_cols(value: SSAValue) -> tuple[int, int]:
+    shape = shape_of(value)
+    cols = shape[-1] if shape else 1
+    return math.prod(shape) // cols, cols
+
+
+def norm(
+    lo: FunctionLowering,
+    x: SSAValue,
+    gamma: SSAValue,
+    beta: SSAValue | None,
+    eps: float,
+    rms: bool,
+    residual: SSAValue | None = None,
+) -> SSAValue:
+    """LayerNorm or RMSNorm of ``x (+ residual)`` over the last axis."""
+    rows, cols = rows_cols(x)
+    out = lo.alloc(x.type)
+    inputs = [x, *([residual] if residual is not None else []), gamma]
+    inputs += [beta] if beta is not None else []
+    lo.template(
+        "rms_norm" if rms else "layer_norm",
+        params(rows=rows, cols=cols, eps=eps, residual=residual is not None,
+               has_beta=beta is not None),
+        [lo.buffer(v) for v in inputs],
+        [out],
+    )
+    return out
+
+
+def over_last_axis(
+    lo: FunctionLowering, op: Operation, x: SSAValue, compute: Callable[[SSAValue], SSAValue]
+) -> SSAValue:
+    """``compute`` applied along ``op``'s axis: directly for the last axis, else between two
+    transposes that move the axis last and back."""
+    shape = shape_of(x)
+    rank = len(shape)
+    axis = int_prop(op, "axis") % rank
+    if axis == rank - 1:
+        return compute(x)
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    inverse = [perm.index(d) for d in range(rank)]
+    moved_shape = [shape[p] for p in perm]
+    moved = transposed(lo, x, perm, TensorType(f32, moved_shape))
+    result = compute(lo.stand_in(moved, moved_shape))
+    return transposed(lo, lo.stand_in(result, moved_shape), inverse, x.type)
+
+
+def lower_layer_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, nn.LayerNormOp)
+    require_f32(op, op.operands)
+    eps = float_prop(op, "eps")
+    return [over_last_axis(
+        lo, op, op.input, lambda x: norm(lo, x, op.gamma, op.beta, eps, rms=False)
+    )]
+
+
+def lower_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, nn.RmsNormOp)
+    require_f32(op, op.operands)
+    eps = float_prop(op, "eps")
+    return [over_last_axis(
+        lo, op, op.input, lambda x: norm(lo, x, op.gamma, None, eps, rms=True)
+    )]
+
+
+def softmax(lo: FunctionLowering, x: SSAValue) -> SSAValue:
+    rows, cols = rows_cols(x)
+    out = lo.alloc(x.type)
+    lo.template("softmax", params(rows=rows, cols=cols), [lo.buffer(x)], [out])
+    return out
+
+
+def lower_softmax(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, nn.SoftmaxOp)
+    require_f32(op, op.operands)
+    return [over_last_axis(lo, op, op.input, lambda x: softmax(lo, x))]
+
+
+def lower_residual_layer_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, fused.ResidualLayerNormOp)
+    require_f32(op, op.operands)
+    eps = float_prop(op, "eps")
+    return [norm(lo, op.x, op.gamma, op.beta, eps, False, residual=op.residual)]
+
+
+def lower_residual_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, fused.ResidualRmsNormOp)
+    require_f32(op, op.operands)
+    eps = float_prop(op, "eps")
+    return [norm(lo, op.x, op.gamma, None, eps, True, residual=op.residual)]
+
+
+# --- attention -----------------------------------------------------------------------------------
+
+
+def heads_operand(lo: FunctionLowering, value: SSAValue) -> tuple[SSAValue, int, int]:
+    """The buffer to read a ``[B, S, H*D]`` operand from, its row stride and column offset: a
+    slice of the last axis (``nn.narrow`` lowered in place) is read from its source."""
+    owner = value.owner
+    if isinstance(owner, nn.NarrowOp) and value in lo.deferred:
+        source = shape_of(owner.input)
+        return lo.buffer(owner.input), source[-1], int_prop(owner, "start")
+    return lo.buffer(value), shape_of(value)[-1], 0
+
+
+def attention(
+    lo: FunctionLowering,
+    q: tuple[SSAValue, int, int],
+    k: tuple[SSAValue, int, int],
+    v: tuple[SSAValue, int, int],
+    mask: SSAValue | None,
+    shapes: tuple[tuple[int, ...], tuple[int, ...]],
+    num_heads: int,
+    head_dim: int,
+    scale: float,
+    causal: bool,
+    result_type: Attribute,
+) -> SSAValue:
+    (batch, seq_q, _), (_, seq_k, _) = shapes
+    mask_dtype = "float"
+    if mask is not None:
+        mask_dtype = MASK_DTYPES[mask.type.element_type]  # type: ignore[attr-defined]
+    out = lo.alloc(result_type)
+    lo.template(
+        "attention",
+        params(
+            batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads, head_dim=head_dim,
+            scale=scale, causal=causal, has_mask=mask is not None, mask_dtype=mask_dtype,
+            q_row_stride=q[1], q_offset=q[2], k_row_stride=k[1], k_offset=k[2],
+            v_row_stride=v[1], v_offset=v[2],
+        ),
+        [q[0], k[0], v[0], *([mask] if mask is not None else [])],
+        [out],
+    )
+    return out
+
+
+def lower_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, nn.AttentionOp)
+    require_f32(op, [op.q, op.k, op.v])
+    q, k, v = (heads_operand(lo, x) for x in (op.q, op.k, op.v))
+    mask = lo.buffer(op.mask) if op.mask is not None else None
+    return [attention(
+        lo, q, k, v, mask, (shape_of(op.q), shape_of(op.k)),
+        int_prop(op, "num_heads"), int_prop(op, "head_dim"), op.scale_value(),
+        bool_prop(op, "causal"), op.result.type,
+    )]
+
+
+def attention_block(
+    lo: FunctionLowering, op: Operation, hidden: SSAValue, weights: Sequence[SSAValue],
+    mask: SSAValue, result_type: Attribute,
+) -> SSAValue:
+    """qkv projection (gemm + bias), attention read in place from the packed qkv buffer, output
+    projection (gemm + bias): three launches."""
+    qkv_w, qkv_b, out_w, out_b = weights
+    heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
+    width = heads * dim
+    batch, seq, _ = shape_of(hidden)
+    qkv_type = TensorType(f32, [batch, seq, 3 * width])
+    qkv = gemm(lo, hidden, qkv_w, qkv_type, qkv_b)
+
+    ctx = attention(
+        lo, (qkv, 3 * width, 0), (qkv, 3 * width, width), (qkv, 3 * width, 2 * width),
+        lo.buffer(mask), ((batch, seq, width), (batch, seq, width)), heads, dim,
+        1.0 / math.sqrt(dim), False, TensorType(f32, [batch, seq, width]),
+    )
+    return gemm(lo, lo.stand_in(ctx, (batch, seq, width)), out_w, result_type, out_b)
+
+
+def lower_attention_block(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    assert isinstance(op, fused.AttentionBlockOp)
+    require_f32(op, [op.hidden])
+    weights = (op.qkv_w, op.qkv_b, op.out_w, op.out_b)
+    return [attention_block(lo, op, op.hidden, weights, op.mask, op.result.type)]
+
+
+def lower_transformer_layer(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    """Post-LN encoder layer: attention block, residual LayerNorm, fc1 + activation, fc2,
+    residual LayerNorm: seven launches."""
+    assert isinstance(op, fused.TransformerLayerOp)
+    require_f32(op, [op.hidden])
+    shape = shape_of(op.hidden)
+    inter = [*shape[:-1], int_prop(op, "intermediate_size")]
+    weights = (op.qkv_w, op.qkv_b, op.out_w, op.out_b)
+    attn = attention_block(lo, op, op.hidden, weights, op.mask, op.hidden.type)
+    h1 = lo.stand_in(norm(lo, lo.stand_in(attn, shape), op.ln1_g, op.ln1_b,
+                          float_prop(op, "eps1"), rms=False, residual=op.hidden), shape)
+    fc1 = gemm(lo, h1, op.fc1_w, TensorType(f32, inter), op.fc1_b, str_prop(op, "activation"))
+    fc2 = gemm(lo, lo.stand_in(fc1, inter), op.fc2_w, op.hidden.type, op.fc2_b)
+    return [norm(lo, lo.stand_in(fc2, shape), op.ln2_g, op.ln2_b, float_prop(op, "eps2"),
+                 rms=False, residual=h1)]
+
+
+TEMPLATE_LOWERINGS: dict[type[Operation], Lowering] = {
+    nn.MatmulOp: lower_matmul,
+    fused.MatmulBiasActOp: lower_matmul_bias_act,
+    nn.LayerNormOp: lower_layer_norm,
+    nn.RmsNormOp: lower_rms_norm,
+    nn.SoftmaxOp: lower_softmax,
+    fused.ResidualLayerNormOp: lower_residual_layer_norm,
+    fused.ResidualRmsNormOp: lower_residual_rms_norm,
+    nn.AttentionOp: lower_attention,
+    fused.AttentionBlockOp: lower_attention_block,
+    fused.TransformerLayerOp: lower_transformer_layer,
+}

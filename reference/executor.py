@@ -1,0 +1,152 @@
+"""The numpy reference: runs a ``func.func`` of ``nn`` and ``fused`` ops on numpy arrays.
+
+    module = parse_module(make_context(), Source(text, "model.mlir"))
+    args = random_inputs(find_function(module), seed=0)
+    (out,) = run_function(module, args)
+
+The executor walks the function's ops in order with a map from SSA value to array; each op's
+semantics is one numpy function (``reference_ops``, ``reference_scalar``). Every result is
+rounded to its declared element type, so ``f32`` programs give ``float32`` arrays. This is what
+every differential test compares against: a fused program and its unfused form must agree here,
+and the OpenCL kernels must agree with this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from fusec.errors import InputError
+from fusec.reference.ops import (
+    FUSED_IMPLS,
+    NN_IMPLS,
+    Array,
+    OpImpl,
+    UnsupportedOpError,
+    location_prefix,
+    numpy_dtype,
+)
+from fusec.reference.scalar import REGION_IMPLS
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+OP_IMPLS: dict[type[Operation], OpImpl] = {**NN_IMPLS, **FUSED_IMPLS, **REGION_IMPLS}
+
+
+def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
+    """The ``func.func`` called ``name``, or the module's only one when ``name`` is None."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if name is None:
+        if len(functions) != 1:
+            names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
+            raise InputError(f"expected exactly one func.func to run, found {names}; name one")
+        return functions[0]
+    for f in functions:
+        if f.sym_name.data == name:
+            return f
+    names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
+    raise InputError(f"no function @{name} in the module (functions: {names})")
+
+
+def value_spec(t: Attribute) -> tuple[tuple[int, ...], np.dtype[np.generic]]:
+    """The numpy shape and dtype of a value of type ``t`` (a tensor or a scalar)."""
+    if isinstance(t, TensorType):
+        return tuple(t.get_shape()), numpy_dtype(t.element_type)
+    return (), numpy_dtype(t)
+
+
+def check_args(fn: func.FuncOp, args: Sequence[Array]) -> list[Array]:
+    """``args`` as arrays, after checking their count, shapes and dtypes against ``fn``."""
+    params = fn.body.block.args
+    name = f"@{fn.sym_name.data}"
+    if len(args) != len(params):
+        raise InputError(f"{name} takes {len(params)} arguments, got {len(args)}")
+    arrays: list[Array] = []
+    for i, (param, arg) in enumerate(zip(params, args, strict=True)):
+        shape, dtype = value_spec(param.type)
+        array = np.asarray(arg)
+        what = f"{name} argument #{i}" + (f" (%{param.name_hint})" if param.name_hint else "")
+        if array.shape != shape:
+            raise InputError(
+                f"{what} has shape {list(array.shape)}, expected {list(shape)} ({param.type})"
+            )
+        if array.dtype != dtype:
+            raise InputError(f"{what} has dtype {array.dtype}, expected {dtype} ({param.type})")
+        arrays.append(array)
+    return arrays
+
+
+def declared(op: Operation, result: SSAValue, value: Array) -> Array:
+    """``value`` in the dtype of ``result``; its shape must be the declared one."""
+    shape, dtype = value_spec(result.type)
+    array = np.asarray(value).astype(dtype, copy=False)
+    if array.shape != shape:
+        raise UnsupportedOpError(
+            f"{location_prefix(op)}the numpy reference of '{op.name}' produced shape "
+            f"{list(array.shape)}, but its result type is {result.type}"
+        )
+    return array
+
+
+def run_op(op: Operation, args: Sequence[Array], module: ModuleOp | None) -> list[Array]:
+    if isinstance(op, func.CallOp) and module is not None:
+        return run_function(module, args, op.callee.string_value())
+    impl = OP_IMPLS.get(type(op))
+    if impl is None:
+        raise UnsupportedOpError(
+            f"{location_prefix(op)}the numpy reference has no implementation of '{op.name}'"
+        )
+    result = impl(op, args)
+    return [result] if isinstance(result, np.ndarray | np.generic) else list(result)
+
+
+def execute(fn: func.FuncOp, args: Sequence[Array], module: ModuleOp | None = None) -> list[Array]:
+    """Runs ``fn`` on checked ``args``; ``module`` resolves ``func.call``s."""
+    block = fn.body.block
+    values: dict[SSAValue, Array] = dict(zip(block.args, args, strict=True))
+    with np.errstate(all="ignore"):
+        for op in block.ops:
+            if isinstance(op, func.ReturnOp):
+                return [np.array(values[v]) for v in op.arguments]
+            outputs = run_op(op, [values[v] for v in op.operands], module)
+            for result, output in zip(op.results, outputs, strict=True):
+                values[result] = declared(op, result, output)
+    raise UnsupportedOpError(f"@{fn.sym_name.data} does not end in func.return")
+
+
+def run_function(
+    module: ModuleOp, args: Sequence[Array], function: str | None = None
+) -> list[Array]:
+    """Runs the ``func.func`` named ``function`` (or the only one) on ``args``."""
+    fn = find_function(module, function)
+    return execute(fn, check_args(fn, args), module)
+
+
+def random_inputs(fn: func.FuncOp, seed: int) -> list[Array]:
+    """Random arguments for ``fn``: floats standard normal, ``i1`` random booleans, integers in
+    ``[-4, 4]``. An argument whose name contains ``mask`` gets 0/1 values (in its dtype) with
+    at least one 1 in every row (last axis), so no attention row is fully masked by accident.
+    """
+    rng = np.random.default_rng(seed)
+    arrays: list[Array] = []
+    for param in fn.body.block.args:
+        shape, dtype = value_spec(param.type)
+        if "mask" in (param.name_hint or ""):
+            arrays.append(random_mask(rng, shape).astype(dtype))
+        elif dtype.kind == "f":
+            arrays.append(rng.standard_normal(shape, dtype=np.float32).astype(dtype))
+        elif dtype == np.bool_:
+            arrays.append(rng.integers(0, 2, shape).astype(np.bool_))
+        else:
+            arrays.append(rng.integers(-4, 5, shape).astype(dtype))
+    return arrays
+
+
+def random_mask(rng: np.random.Generator, shape: tuple[int, ...]) -> Array:
+    mask = rng.integers(0, 2, shape)
+    if mask.ndim == 0:
+        return np.ones(shape, np.int64)
+    rows = mask.reshape(-1, shape[-1])
+    rows[np.arange(rows.shape[0]), rng.integers(0, shape[-1], rows.shape[0])] = 1
+    return rows.reshape(shape)

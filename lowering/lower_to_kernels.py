@@ -9,7 +9,7 @@ op is an ``nn`` op or a fused op in ``NATIVE_FUSED_OPS`` (the ``lower-opencl`` p
 ``unfuse`` on the others first). An op that cannot be lowered fails the pass with its name and
 location; no tensor op is ever left behind.
 
-How each op is lowered (tables in ``lowering_generated`` and ``lowering_templates``):
+How each op is lowered (tables in ``generated_ops`` and ``template_ops``):
 
 - elementwise ``nn`` ops (through the ``scalar_ops`` tables), ``fused.elementwise``,
   ``fused.reduce``, the ``nn.reduce_*`` ops, ``nn.transpose``, ``nn.narrow``, ``nn.concat``,

@@ -48,9 +48,15 @@ class BufferPool:
         """Buffers made so far (not taken from the free lists)."""
         self.allocated_bytes = 0
 
-    def take(self, nbytes: int) -> cl.Buffer:
+    def take(self, nbytes: int, prefer: cl.Buffer | None = None) -> cl.Buffer:
+        """A buffer of `nbytes`: `prefer` if it is free (so that a kernel argument that held
+        it need not be set again), else the one given back last, else a new one."""
         stack = self.free.get(nbytes)
         if stack:
+            if prefer is not None and stack[-1] is not prefer:
+                for i in range(len(stack) - 2, -1, -1):
+                    if stack[i] is prefer:
+                        return stack.pop(i)
             return stack.pop()
         self.allocations += 1
         self.allocated_bytes += nbytes

@@ -436,7 +436,7 @@ class Executable:
         buffers: list[cl.Buffer | None] = []
         for port in self.outputs:
             nbytes = port.nbytes
-            buffer = pool.take(nbytes) if nbytes else None
+            buffer = pool.take(nbytes, port.current) if nbytes else None
             if port.direct:
                 port.point(empty if buffer is None else buffer)
                 here[port.spec.buffer] = empty if buffer is None else buffer

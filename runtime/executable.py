@@ -41,6 +41,8 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
 
+from fusec.codegen.plan import LaunchSpec, ProgramPlan, ValueSpec
+
 from .device import OpenCLDevice
 from .device_array import DeviceArray, device_queue, same_context, to_device, wrap
 from .errors import InputError, LaunchError
@@ -51,7 +53,6 @@ from .host_memory import (
     shares_host_memory,
     use_host_buffer,
 )
-from fusec.codegen.plan import LaunchSpec, ProgramPlan, ValueSpec
 from .interop import is_tensor, tensor_to_array, to_tensors
 from .program_cache import get_program
 
@@ -349,9 +350,9 @@ class Executable:
             value = wrap(self.device, value, where)
         if isinstance(value, DeviceArray):
             if not same_context(value.context, self.device.context):
-                raise InputError(
-                    f"{where} is a device array of another OpenCL context ({value.device.description}); "
-                    f"{self.function} runs on {self.device.description}")
+                raise InputError(f"{where} is a device array of another OpenCL context "
+                                 f"({value.device.description}); {self.function} runs on "
+                                 f"{self.device.description}")
             check_layout(where, spec, value.shape, value.dtype)
             return value
         if is_tensor(value):

@@ -49,6 +49,7 @@ from .host_memory import (
     use_host_buffer,
 )
 from fusec.codegen.plan import LaunchSpec, ProgramPlan, ValueSpec
+from .limits import check_plan
 from .program_cache import get_program
 
 
@@ -117,6 +118,7 @@ class Executable:
 
     def __init__(self, plan: ProgramPlan, device: OpenCLDevice,
                  params: Mapping[str, np.ndarray] | None = None):
+        check_plan(plan, device)  # before any allocation: a ResourceError names the sizes
         self.plan = plan
         self.device = device
         self.program = get_program(device, plan.source, plan.build_options)

@@ -54,6 +54,7 @@ from .host_memory import (
     use_host_buffer,
 )
 from .interop import is_tensor, tensor_to_array, to_tensors
+from .limits import check_plan
 from .program_cache import get_program
 
 
@@ -132,6 +133,7 @@ class Executable:
 
     def __init__(self, plan: ProgramPlan, device: OpenCLDevice,
                  params: Mapping[str, np.ndarray] | None = None):
+        check_plan(plan, device)  # before any allocation: a ResourceError names the sizes
         self.plan = plan
         self.device = device
         self.program = get_program(device, plan.source, plan.build_options)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
@@ -114,6 +115,7 @@ def run(
     rtol: float,
     profile: bool,
     dump_kernels: str | None,
+    dot: str | None = None,
 ) -> None:
     from fusec.compiler.driver import load, lower
     from fusec.codegen.kernels.common import DeviceInfo
@@ -129,6 +131,8 @@ def run(
                      file)
     if dump_kernels:
         dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module))
+    if dot:
+        write_dot(dot, file, original, pipeline, DeviceInfo.from_device(dev.device).kind)
     exe = Executable(compiled.plan, dev)
     compile_seconds = time.perf_counter() - started
     names = exe.input_names
@@ -167,6 +171,21 @@ def run(
                             "beyond tolerance", EXIT_CHECK)
 
 
+def write_dot(path: str, file: str, original: ModuleOp, pipeline: str, device_kind: str) -> None:
+    """The fused tensor-level IR as DOT, each op naming its kernels on ``device_kind``."""
+    from fusec.compiler.context import make_context
+    from fusec.compiler.dot import draw
+    from fusec.compiler.pipeline import run_pipeline
+    from fusec.tools.fusec_opt import write_output
+
+    if os.path.exists(path) and os.path.samefile(path, file):
+        raise ToolError(f"{path}: error: --dot would overwrite the input file", EXIT_USAGE)
+    fused = original.clone()
+    if pipeline not in ("", "none"):
+        run_pipeline(make_context(), fused, pipeline, file)
+    write_output(path, draw(fused, kernels=True, device=device_kind))
+
+
 def dump(folder: str, function: str, source: str, ir: str) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
@@ -193,13 +212,15 @@ def dump(folder: str, function: str, source: str, ir: str) -> None:
 @click.option("--rtol", type=float, default=1e-3, show_default=True)
 @click.option("--profile", is_flag=True, help="Print each kernel's time and the host overhead.")
 @click.option("--dump-kernels", metavar="DIR", help="Write the OpenCL C and kernel-level IR.")
+@click.option("--dot", metavar="FILE.dot",
+              help="Also write the fused graph as Graphviz DOT, each op naming its kernels.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
-        atol: float, rtol: float, profile: bool, dump_kernels: str | None, list_only: bool,
-        verbose: bool) -> None:
+        atol: float, rtol: float, profile: bool, dump_kernels: str | None, dot: str | None,
+        list_only: bool, verbose: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -210,7 +231,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("--inputs and --random exclude each other")
     try:
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels)
+            profile, dump_kernels, dot)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

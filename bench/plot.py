@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 import os
-import stat
-import tempfile
 from typing import Any
+
+from fusec.files import OutputError, atomic_write
 
 FUSEC = "fusec"
 FORMATS = ("svg", "png")
@@ -60,16 +60,6 @@ def minor_label(value: float, _position: object) -> str:
     """Labels 2 and 5 of each decade between the powers of ten."""
     leading = round(value / 10 ** math.floor(math.log10(value))) if value > 0 else 0
     return f"{value:g}" if leading in (2, 5) else ""
-
-
-def new_file_mode(path: str) -> int:
-    """The mode ``open(path, "w")`` would give: the existing file's, else 0666 less the umask."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def draw(document: dict[str, Any], path: str) -> None:
@@ -117,29 +107,10 @@ def draw(document: dict[str, Any], path: str) -> None:
     fig.suptitle(f"fusec-bench, device {document.get('device', '?')}, "
                  f"pipeline '{document.get('pipeline', '?')}'", fontsize=11)
     fig.tight_layout()
-    target = os.path.realpath(path)
-    if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
-        try:  # /dev/null, a pipe: written in place (a rename would replace the device)
-            with open(target, "wb") as f:
-                fig.savefig(f, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
-        except OSError as e:
-            raise PlotError(f"{path}: cannot write the plot: {e.strerror}") from None
-        finally:
-            plt.close(fig)
-        return
-    directory = os.path.dirname(target)
+    metadata = {"Date": None} if fmt == "svg" else None
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".fusec-plot-", suffix=f".{fmt}")
-    except OSError as e:
-        plt.close(fig)
-        raise PlotError(f"{path}: cannot write the plot: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
-        os.chmod(tmp, new_file_mode(target))
-        os.replace(tmp, target)
-    except OSError as e:
-        os.unlink(tmp)
-        raise PlotError(f"{path}: cannot write the plot: {e.strerror}") from None
+        atomic_write(path, lambda f: fig.savefig(f, format=fmt, metadata=metadata))
+    except OutputError as e:
+        raise PlotError(str(e)) from None
     finally:
         plt.close(fig)

@@ -38,7 +38,7 @@
 // RAN: result0: max abs error {{.*}}: ok
 // RUNDOT: kernel: gemm
 // RUNDOT: kernel: block_exp_
-// SAME: error: --dot would overwrite the input file
+// SAME: error: the output is an input of this run
 // NODIR: x.dot: error: cannot write output: No such file or directory
 // DEVNULL: rc=0
 

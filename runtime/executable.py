@@ -35,6 +35,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -114,7 +115,7 @@ class Port:
             k.set_arg(position, buffer)
         self.current = buffer
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return self.spec.dtype.itemsize * _size(self.spec.shape)
 
@@ -319,8 +320,10 @@ class Executable:
     def arguments(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
         """The call's inputs in `input_names` order, checked against the compiled signature:
         numpy arrays and `DeviceArray`s (tensors and pyopencl arrays made into these)."""
-        fn = self.function
         ports = self.call_inputs
+        if not kwargs and len(args) == len(ports):
+            return [self.accept(p.spec, v) for p, v in zip(ports, args, strict=True)]
+        fn = self.function
         names = [p.spec.name for p in ports]
         if len(args) > len(ports):
             bound = f"; bound: {', '.join(self.params)}" if self.params else ""
@@ -347,11 +350,14 @@ class Executable:
         InputError naming the input."""
         if isinstance(value, np.ndarray):
             return check_input(self.function, spec, value)
+        if (isinstance(value, DeviceArray) and value.device is self.device
+                and value.shape == spec.shape and value.dtype == spec.dtype):
+            return value
         where = f"{self.function} input '{spec.name}'"
         if isinstance(value, cl_array.Array):
             value = wrap(self.device, value, where)
         if isinstance(value, DeviceArray):
-            if not same_context(value.context, self.device.context):
+            if not same_context(value.device.context, self.device.context):
                 raise InputError(f"{where} is a device array of another OpenCL context "
                                  f"({value.device.description}); {self.function} runs on "
                                  f"{self.device.description}")
@@ -425,10 +431,11 @@ class Executable:
         pool. Unprofiled, it returns without waiting."""
         queue = self.queue
         arrays = [v if isinstance(v, DeviceArray) else to_device(self.device, v) for v in inputs]
+        start = 0.0
         if profile:
             self.queue.finish()
             queue = self.device.queue
-        start = time.perf_counter()
+            start = time.perf_counter()
         empty = self.empty
         here: dict[int, cl.Buffer] = {}
         for port, array in zip(self.call_inputs, arrays, strict=True):
@@ -454,13 +461,13 @@ class Executable:
                     source = self.buffers[index]
                 last = cl.enqueue_copy(queue, buffer, source, byte_count=port.nbytes)
         device = self.device
-        outputs = [DeviceArray(device, buffer, port.spec.shape, port.spec.dtype, pooled=True,
+        outputs = [DeviceArray(device, buffer, port.spec.shape, port.spec.dtype, pool=pool,
                                event=last) for port, buffer in zip(self.outputs, buffers,
                                                                    strict=True)]
-        if profile:
-            queue.finish()
-        return outputs, Profile(self.kernel_times(events) if profile else (),
-                                time.perf_counter() - start)
+        if not profile:
+            return outputs, Profile((), 0.0)
+        queue.finish()
+        return outputs, Profile(self.kernel_times(events), time.perf_counter() - start)
 
     def wrap_inputs(self, inputs: list[np.ndarray], state: CallState) -> None:
         """Host memory: a buffer over each input (or over its aligned staging copy)."""

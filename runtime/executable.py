@@ -260,28 +260,8 @@ class Executable:
         self, args: Sequence[np.ndarray], kwargs: Mapping[str, np.ndarray]
     ) -> list[np.ndarray]:
         """The call's inputs in `input_names` order, checked against the compiled signature."""
-        fn = self.function
-        ports = self.call_inputs
-        names = [p.spec.name for p in ports]
-        if len(args) > len(ports):
-            bound = f"; bound: {', '.join(self.params)}" if self.params else ""
-            raise InputError(f"{fn} takes {len(ports)} inputs ({', '.join(names)}{bound}), "
-                             f"got {len(args)} positional arrays")
-        given: dict[str, np.ndarray] = dict(zip(names, args, strict=False))
-        for name, value in kwargs.items():
-            if name in self.params:
-                raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
-                                 "to pass it in a call")
-            if name not in names:
-                raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
-            if name in given:
-                raise InputError(f"{fn} input '{name}' is given twice")
-            given[name] = value
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
-                             + ", ".join(f"'{n}'" for n in missing))
-        return [check_input(fn, p.spec, given[p.spec.name]) for p in ports]
+        return call_arguments(self.function, [p.spec for p in self.call_inputs],
+                              list(self.params), args, kwargs)
 
     # --- running --------------------------------------------------------------------------------
 
@@ -392,6 +372,33 @@ def _size(shape: tuple[int, ...]) -> int:
     for d in shape:
         size *= d
     return size
+
+
+def call_arguments(fn: str, specs: Sequence[ValueSpec], bound: Sequence[str],
+                   args: Sequence[np.ndarray], kwargs: Mapping[str, np.ndarray]
+                   ) -> list[np.ndarray]:
+    """A call's inputs in `specs` order (the inputs it takes; `bound` are those held on the
+    device), from positional and named arrays, each checked against its spec."""
+    names = [s.name for s in specs]
+    if len(args) > len(specs):
+        held = f"; bound: {', '.join(bound)}" if bound else ""
+        raise InputError(f"{fn} takes {len(specs)} inputs ({', '.join(names)}{held}), "
+                         f"got {len(args)} positional arrays")
+    given: dict[str, np.ndarray] = dict(zip(names, args, strict=False))
+    for name, value in kwargs.items():
+        if name in bound:
+            raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
+                             "to pass it in a call")
+        if name not in names:
+            raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
+        if name in given:
+            raise InputError(f"{fn} input '{name}' is given twice")
+        given[name] = value
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
+                         + ", ".join(f"'{n}'" for n in missing))
+    return [check_input(fn, s, given[s.name]) for s in specs]
 
 
 def check_input(fn: str, spec: ValueSpec, value: object) -> np.ndarray:

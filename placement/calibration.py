@@ -2,8 +2,8 @@
 
 `measure_device` runs small fusec programs on one device (an elementwise add, a sum, a square
 matmul, each at a few sizes) and fits a linear model of seconds against elements (or flops) to
-each kind's kernel times from OpenCL profiling events; the fixed cost of a call (enqueue, wait,
-the tiny copies of the smallest call) is measured apart, as `DeviceProfile.launch_s`. On a
+each kind's kernel times from OpenCL profiling events; the host time one more kernel adds to a
+call is measured apart (`launch_seconds`), as `DeviceProfile.launch_s`. On a
 device with memory of its own (a GPU) it also fits host->device and device->host copies
 against bytes. The profile is stored per device in
 ``$XDG_CACHE_HOME/fusec/offload/<platform>-<device>-<driver>.json`` (``~/.cache`` without
@@ -219,12 +219,12 @@ class Setup:
 
 
 def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
-                      base: Thresholds = Thresholds()) -> Thresholds:
+                      base: Thresholds | None = None) -> Thresholds:
     """The seed's calibrated thresholds from two profiles: the host's per-unit costs (its
     fitted slopes; its fixed cost per call) and, per kind, the smallest size of
     `CROSSOVER_GRID` from which the accelerator's estimate is below the host's (the largest
     size plus one where it never is)."""
-    t = base
+    t = base or Thresholds()
     if host.elementwise:
         t = replace(t, cpu_elem_per_elem=host.elementwise.slope)
     if host.reduction:
@@ -325,16 +325,7 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
     samples: dict[str, list[tuple[float, float]]] = {"elementwise": [], "reduction": [],
                                                      "matmul": [], "upload": [], "download": []}
     try:
-        smallest = build(elementwise_program(64), device)
-        args = inputs_for(smallest, rng)
-
-        def whole_call() -> float:
-            start = time.perf_counter()
-            smallest(*args)
-            return time.perf_counter() - start
-
-        launch_s = max(0.0, median_call(whole_call, repeat) - kernel_seconds(smallest, args,
-                                                                               repeat))
+        launch_s = launch_seconds(device, build, repeat)
         for kind, program, sizes, units in (
             ("elementwise", elementwise_program, elements, lambda n: n),
             ("reduction", reduction_program, elements, lambda n: n),
@@ -360,6 +351,34 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
         launch_s=launch_s,
     )
     return Measurement(profile, samples, (time.perf_counter() - started) * 1e3)
+
+
+def chain_program(kernels: int, n: int = 64) -> str:
+    """`kernels` exps one after the other (each its own kernel: built without fusion)."""
+    t = f"tensor<{n}xf32>"
+    body = "".join(f"  %v{i + 1} = nn.exp %v{i} : {t} -> {t}\n" for i in range(kernels))
+    return f"func.func @cal_chain(%v0: {t}) -> {t} {{\n{body}  func.return %v{kernels} : {t}\n}}\n"
+
+
+CHAIN_KERNELS = 9
+
+
+def launch_seconds(device: OpenCLDevice, build: Build, repeat: int) -> float:
+    """The host time one more kernel adds to a call: calls of 1 and of `CHAIN_KERNELS` tiny
+    kernels, wall time less kernel time, the difference per extra kernel (a call's own fixed
+    cost, its wait and copies, cancels out)."""
+    rng = np.random.default_rng(0)
+    host_times = []
+    for kernels in (1, CHAIN_KERNELS):
+        exe = build(chain_program(kernels), device)
+        args = inputs_for(exe, rng)
+
+        def host_time(exe: Executable = exe, args: list[np.ndarray] = args) -> float:
+            _, prof = exe.profile(*args)
+            return prof.wall_seconds - prof.kernel_seconds
+
+        host_times.append(median_call(host_time, repeat))
+    return max(0.0, (host_times[1] - host_times[0]) / (CHAIN_KERNELS - 1))
 
 
 def transfer_seconds(device: OpenCLDevice, size: int, repeat: int) -> tuple[float, float]:

@@ -84,7 +84,7 @@ class Thresholds:
     small_batch_max_dim: int = SMALL_BATCH_DEFAULT_MAX_DIM
     small_batch_min_elems: int = SMALL_BATCH_DEFAULT_MIN_ELEMS
     cpu_launch_s: float = 0.0
-    """Fixed seconds per unit on the host (launch and wait); 0 until calibrated."""
+    """Host seconds a kernel launch adds on the host device; 0 until calibrated."""
 
     @classmethod
     def names(cls) -> list[str]:
@@ -194,11 +194,11 @@ class DeviceProfile:
     download: LinearModel | None = None
     """Seconds vs bytes, device -> host array; None where the device writes host memory."""
     launch_s: float = 0.0
-    """Fixed seconds of a call on the device (enqueue, wait), besides the kernels' time."""
+    """Host seconds one more kernel adds to a call (enqueueing it), besides its own time."""
 
     def compute(self, kind: Kind, elements: int, flops: int) -> float | None:
-        """Estimated seconds of a unit's work (the fixed cost of a call plus its kernel time,
-        without transfers); None without a model for its kind."""
+        """Estimated seconds of a unit's work (a kernel launch plus its kernel time, without
+        transfers); None without a model for its kind."""
         if kind is Kind.MATMUL:
             model, units = self.matmul, flops
         else:

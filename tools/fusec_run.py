@@ -13,6 +13,11 @@ weights make long sums whose rounding shows in the elements near zero). ``--prof
 once to warm up, then prints each kernel's time from OpenCL profiling events and the host
 overhead of a call.
 
+``--device auto`` places each kernel on the CPU or the GPU where both exist (``fusec.placement``:
+the cost model, calibrated by ``fusec-calibrate`` or the built-in defaults);
+``--offload-threshold NAME=VALUE`` overrides one of its thresholds and ``--offload-report
+FILE.json`` writes what was decided and why (``-``: a table on stderr).
+
 Exit codes:
     0  success
     1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays
@@ -114,8 +119,10 @@ def run(
     rtol: float,
     profile: bool,
     dump_kernels: str | None,
+    offload_thresholds: tuple[str, ...] = (),
+    offload_report: str | None = None,
 ) -> None:
-    from fusec.compiler.driver import load, lower
+    from fusec.compiler.driver import compile_placed, load, lower
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
@@ -123,25 +130,44 @@ def run(
 
     source = read_source(file)
     original = load(source, file)
-    dev = select_device(device, platform)  # type: ignore[arg-type]
     started = time.perf_counter()
-    compiled = lower(original.clone(), function, pipeline, DeviceInfo.from_device(dev.device),
-                     file)
-    if dump_kernels:
-        dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module))
-    exe = Executable(compiled.plan, dev)
+    if device == "auto":
+        from fusec.placement.cost_model import parse_overrides
+
+        placed = compile_placed(original.clone(), function, pipeline, platform, file,
+                                offload_thresholds=parse_overrides(offload_thresholds))
+        for warning in placed.report["warnings"]:
+            click.echo(f"fusec-run: warning: {warning}", err=True)
+        exe = placed.executable
+        name = placed.function
+        description = ", ".join(getattr(exe, "devices", None) or [exe.device.description])
+        if dump_kernels:
+            for plan in placed.plans:
+                dump(dump_kernels, plan.function, plan.source, "")
+        if offload_report:
+            write_report(offload_report, placed.report)
+    else:
+        dev = select_device(device, platform)  # type: ignore[arg-type]
+        compiled = lower(original.clone(), function, pipeline,
+                         DeviceInfo.from_device(dev.device), file)
+        if dump_kernels:
+            dump(dump_kernels, compiled.plan.function, compiled.plan.source,
+                 str(compiled.module))
+        exe = Executable(compiled.plan, dev)
+        name = compiled.plan.function
+        description = dev.description
     compile_seconds = time.perf_counter() - started
     names = exe.input_names
     if inputs is not None:
         given = load_inputs(inputs, names)
         args = exe.arguments((), given)
     else:
-        fn = find_function(original, compiled.plan.function)
+        fn = find_function(original, name)
         args = random_inputs(fn, 0 if seed is None else seed)
     if profile:
         exe(*args)  # warm-up
         outputs, prof = exe.profile(*args)
-        click.echo(f"device: {dev.description}")
+        click.echo(f"device: {description}")
         click.echo(f"compile: {compile_seconds * 1e3:.1f} ms")
         for k in prof.kernels:
             click.echo(f"  {k.kernel}: {k.seconds * 1e3:.3f} ms")
@@ -158,7 +184,7 @@ def run(
     if check:
         from fusec.compiler.check import compare
 
-        expected = run_function(original, args, compiled.plan.function)
+        expected = run_function(original, args, name)
         results = compare(outputs, expected, atol, rtol, normwise=True)
         for result in results:
             click.echo(result.describe(atol, rtol))
@@ -167,11 +193,31 @@ def run(
                             "beyond tolerance", EXIT_CHECK)
 
 
+def write_report(path: str, report: dict) -> None:
+    """The offload report: a table on stderr for ``-``, else JSON written to a temporary file
+    and renamed (a failed write leaves no half-written report)."""
+    from fusec.placement.report import to_json, to_table
+
+    if path == "-":
+        click.echo(to_table(report), err=True)
+        return
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    try:
+        temporary.write_text(to_json(report) + "\n", encoding="utf-8")
+        os.replace(temporary, target)
+    except OSError as e:
+        temporary.unlink(missing_ok=True)
+        raise ToolError(f"{path}: error: cannot write the offload report: {e.strerror}",
+                        EXIT_INPUT) from None
+
+
 def dump(folder: str, function: str, source: str, ir: str) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
         Path(folder, f"{function}.cl").write_text(source, encoding="utf-8")
-        Path(folder, f"{function}.kernels.mlir").write_text(ir + "\n", encoding="utf-8")
+        if ir:
+            Path(folder, f"{function}.kernels.mlir").write_text(ir + "\n", encoding="utf-8")
     except OSError as e:
         message = f"{folder}: error: cannot write kernels: {e.strerror}"
         raise ToolError(message, EXIT_INPUT) from None
@@ -193,12 +239,19 @@ def dump(folder: str, function: str, source: str, ir: str) -> None:
 @click.option("--rtol", type=float, default=1e-3, show_default=True)
 @click.option("--profile", is_flag=True, help="Print each kernel's time and the host overhead.")
 @click.option("--dump-kernels", metavar="DIR", help="Write the OpenCL C and kernel-level IR.")
+@click.option("--offload-threshold", "offload_thresholds", multiple=True, metavar="NAME=VALUE",
+              help="With --device auto: override a threshold of the CPU/GPU cost model "
+                   "(repeatable; names as in the offload report, e.g. small_batch_max_dim=4).")
+@click.option("--offload-report", metavar="FILE.json|-",
+              help="With --device auto: write the placement report as JSON ('-': a table on "
+                   "stderr).")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
-        atol: float, rtol: float, profile: bool, dump_kernels: str | None, list_only: bool,
+        atol: float, rtol: float, profile: bool, dump_kernels: str | None,
+        offload_thresholds: tuple[str, ...], offload_report: str | None, list_only: bool,
         verbose: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
@@ -208,9 +261,17 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("missing FILE")
     if inputs is not None and seed is not None:
         raise click.UsageError("--inputs and --random exclude each other")
+    if device != "auto" and (offload_thresholds or offload_report):
+        raise click.UsageError("--offload-threshold and --offload-report need --device auto")
+    from fusec.placement.cost_model import OffloadOptionError, parse_overrides
+
+    try:
+        parse_overrides(offload_thresholds)
+    except OffloadOptionError as e:
+        raise click.UsageError(str(e)) from None
     try:
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels)
+            profile, dump_kernels, offload_thresholds, offload_report)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

@@ -26,7 +26,13 @@ import numpy as np
 from fusec.codegen.plan import ValueSpec
 from fusec.errors import InputError
 from fusec.placement.partition import Segment
-from fusec.runtime.executable import Executable, KernelTime, Profile, call_arguments
+from fusec.runtime.executable import (
+    Executable,
+    KernelTime,
+    Profile,
+    call_arguments,
+    check_input,
+)
 
 
 @dataclass(frozen=True)
@@ -99,7 +105,8 @@ class PlacedExecutable:
     def arguments(self, args: Sequence[np.ndarray],
                   kwargs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         specs = [s for s in self.inputs if s.name not in self.params]
-        return call_arguments(self.function, specs, list(self.params), args, kwargs)
+        return call_arguments(self.function, specs, list(self.params), args, kwargs,
+                              lambda spec, value: check_input(self.function, spec, value))
 
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
         outputs, _ = self.run(self.arguments(args, kwargs), profile=False)

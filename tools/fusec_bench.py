@@ -54,16 +54,21 @@ def workload_help() -> str:
               default="aligned", show_default=True,
               help="Input arrays page-aligned (fusec uses them in place on the CPU) or as "
                    "numpy allocates them (16-byte aligned: fusec copies each once per call).")
+@click.option("--fusec-arrays", type=click.Choice(["numpy", "device"]), default=None,
+              help="fusec's inputs and outputs: numpy arrays (moved in and out in every call) "
+                   "or device arrays made once, as the torch peers' tensors are (a call "
+                   "enqueues, then synchronize). Default: device with --device gpu, else numpy.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("--json-out", type=click.Path(dir_okay=False, writable=True),
               help="Also write the JSON document to this file.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_list: str,
-         pipeline: str, seed: int, threads: int | None, input_layout: str, as_json: bool,
-         json_out: str | None, quiet: bool) -> None:
+         pipeline: str, seed: int, threads: int | None, input_layout: str,
+         fusec_arrays: str | None, as_json: bool, json_out: str | None, quiet: bool) -> None:
     """Benchmark fusec against the tools a user would otherwise reach for."""
     settings = Settings(device=device, repeat=repeat, warmup=warmup, pipeline=pipeline,
-                        seed=seed, input_alignment=4096 if input_layout == "aligned" else None)
+                        seed=seed, input_alignment=4096 if input_layout == "aligned" else None,
+                        fusec_arrays=fusec_arrays or ("device" if device == "gpu" else "numpy"))
     try:
         names = [n.strip() for n in peer_list.split(",") if n.strip()]
         peers = peers_for(device, names or None)

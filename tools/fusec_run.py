@@ -20,12 +20,14 @@ FILE.json`` writes what was decided and why (``-``: a table on stderr).
 
 Exit codes:
     0  success
-    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays
+    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays,
+       an output that is one of the inputs, a program larger than the device or host memory
     2  bad command line (unknown option, pass or pipeline)
     3  no usable OpenCL device
     4  an OpenCL program failed to build, or a kernel failed to launch
     5  ``--check`` found an output beyond tolerance
    70  internal error (a bug in fusec)
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): no output is left half-written
 Every error is one line on stderr (``--verbose`` adds the build log and kernel source).
 """
 
@@ -42,6 +44,7 @@ import numpy as np
 
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
+from fusec.files import atomic_write, check_not_input
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
 EXIT_DEVICE = 3
@@ -87,11 +90,9 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
 
 
 def write_outputs(path: str, outputs: list[np.ndarray]) -> None:
-    try:
-        with open(path, "wb") as f:
-            np.savez(f, **{f"result{i}": out for i, out in enumerate(outputs)})
-    except OSError as e:
-        raise ToolError(f"{path}: error: cannot write outputs: {e.strerror}", EXIT_INPUT) from None
+    """The outputs as ``result0``, ... in an ``.npz``, written atomically."""
+    arrays = {f"result{i}": out for i, out in enumerate(outputs)}
+    atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
 def list_devices() -> None:
@@ -128,6 +129,9 @@ def run(
     from fusec.runtime.executable import Executable
     from fusec.reference.executor import find_function, random_inputs, run_function
 
+    report_file = offload_report if offload_report != "-" else None
+    for out in (output, report_file, *dump_paths(dump_kernels, function)):
+        check_not_input(out, [file, inputs])
     source = read_source(file)
     original = load(source, file)
     started = time.perf_counter()
@@ -143,7 +147,7 @@ def run(
         description = ", ".join(getattr(exe, "devices", None) or [exe.device.description])
         if dump_kernels:
             for plan in placed.plans:
-                dump(dump_kernels, plan.function, plan.source, "")
+                dump(dump_kernels, plan.function, plan.source, "", [file, inputs])
         if offload_report:
             write_report(offload_report, placed.report)
     else:
@@ -152,7 +156,7 @@ def run(
                          DeviceInfo.from_device(dev.device), file)
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
-                 str(compiled.module))
+                 str(compiled.module), [file, inputs])
         exe = Executable(compiled.plan, dev)
         name = compiled.plan.function
         description = dev.description
@@ -162,6 +166,10 @@ def run(
         given = load_inputs(inputs, names)
         args = exe.arguments((), given)
     else:
+        from fusec.runtime.limits import check_host_arrays
+
+        check_host_arrays("inputs", (p.spec.dtype.itemsize * int(np.prod(p.spec.shape))
+                                     for p in exe.call_inputs))
         fn = find_function(original, name)
         args = random_inputs(fn, 0 if seed is None else seed)
     if profile:
@@ -194,33 +202,34 @@ def run(
 
 
 def write_report(path: str, report: dict) -> None:
-    """The offload report: a table on stderr for ``-``, else JSON written to a temporary file
-    and renamed (a failed write leaves no half-written report)."""
+    """The offload report: a table on stderr for ``-``, else JSON written atomically."""
     from fusec.placement.report import to_json, to_table
 
     if path == "-":
         click.echo(to_table(report), err=True)
         return
-    target = Path(path)
-    temporary = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    try:
-        temporary.write_text(to_json(report) + "\n", encoding="utf-8")
-        os.replace(temporary, target)
-    except OSError as e:
-        temporary.unlink(missing_ok=True)
-        raise ToolError(f"{path}: error: cannot write the offload report: {e.strerror}",
-                        EXIT_INPUT) from None
+    atomic_write(path, to_json(report) + "\n")
 
 
-def dump(folder: str, function: str, source: str, ir: str) -> None:
+def dump_paths(folder: str | None, function: str | None) -> list[str]:
+    """The files ``--dump-kernels`` writes (known before compiling when the function is named)."""
+    if not folder or not function:
+        return []
+    return [os.path.join(folder, f"{function}.cl"), os.path.join(folder, f"{function}.kernels.mlir")]
+
+
+def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | None]) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
-        Path(folder, f"{function}.cl").write_text(source, encoding="utf-8")
-        if ir:
-            Path(folder, f"{function}.kernels.mlir").write_text(ir + "\n", encoding="utf-8")
     except OSError as e:
         message = f"{folder}: error: cannot write kernels: {e.strerror}"
         raise ToolError(message, EXIT_INPUT) from None
+    cl_path, ir_path = dump_paths(folder, function)
+    for path in (cl_path, ir_path):
+        check_not_input(path, inputs)
+    atomic_write(cl_path, source)
+    if ir:
+        atomic_write(ir_path, ir + "\n")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -103,5 +103,5 @@ def test_run_report_to_an_unwritable_place(capsys: pytest.CaptureFixture[str],
                                            tmp_path: Path) -> None:
     target = tmp_path / "missing" / "r.json"
     code, _, err = run(capsys, fusec_run.main, MLP, "--offload-report", str(target))
-    assert code == 1 and "cannot write the offload report" in err
+    assert code == 1 and "r.json: error: cannot write output" in err
     assert not target.parent.exists()

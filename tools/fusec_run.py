@@ -41,6 +41,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
@@ -122,6 +123,7 @@ def run(
     dump_kernels: str | None,
     offload_thresholds: tuple[str, ...] = (),
     offload_report: str | None = None,
+    dot: str | None = None,
 ) -> None:
     from fusec.compiler.driver import compile_placed, load, lower
     from fusec.codegen.kernels.common import DeviceInfo
@@ -160,6 +162,10 @@ def run(
         exe = Executable(compiled.plan, dev)
         name = compiled.plan.function
         description = dev.description
+    if dot:
+        kind = (DeviceInfo.from_device(exe.device.device).kind if isinstance(exe, Executable)
+                else "gpu")
+        write_dot(dot, [file, inputs], original, pipeline, kind)
     compile_seconds = time.perf_counter() - started
     names = exe.input_names
     if inputs is not None:
@@ -211,6 +217,20 @@ def write_report(path: str, report: dict) -> None:
     atomic_write(path, to_json(report) + "\n")
 
 
+def write_dot(path: str, inputs: list[str | None], original: ModuleOp, pipeline: str,
+              device_kind: str) -> None:
+    """The fused tensor-level IR as DOT, each op naming its kernels on ``device_kind``."""
+    from fusec.compiler.context import make_context
+    from fusec.compiler.dot import draw
+    from fusec.compiler.pipeline import run_pipeline
+
+    check_not_input(path, inputs)
+    fused = original.clone()
+    if pipeline not in ("", "none"):
+        run_pipeline(make_context(), fused, pipeline, inputs[0] or "<input>")
+    atomic_write(path, draw(fused, kernels=True, device=device_kind))
+
+
 def dump_paths(folder: str | None, function: str | None) -> list[str]:
     """The files ``--dump-kernels`` writes (known before compiling when the function is named)."""
     if not folder or not function:
@@ -254,12 +274,14 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--offload-report", metavar="FILE.json|-",
               help="With --device auto: write the placement report as JSON ('-': a table on "
                    "stderr).")
+@click.option("--dot", metavar="FILE.dot",
+              help="Also write the fused graph as Graphviz DOT, each op naming its kernels.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
-        atol: float, rtol: float, profile: bool, dump_kernels: str | None,
+        atol: float, rtol: float, profile: bool, dump_kernels: str | None, dot: str | None,
         offload_thresholds: tuple[str, ...], offload_report: str | None, list_only: bool,
         verbose: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
@@ -280,7 +302,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError(str(e)) from None
     try:
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels, offload_thresholds, offload_report)
+            profile, dump_kernels, offload_thresholds, offload_report, dot)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

@@ -33,7 +33,7 @@ values; ``exe.unbind("w")`` makes ``w`` a call argument again.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -323,27 +323,8 @@ class Executable:
         ports = self.call_inputs
         if not kwargs and len(args) == len(ports):
             return [self.accept(p.spec, v) for p, v in zip(ports, args, strict=True)]
-        fn = self.function
-        names = [p.spec.name for p in ports]
-        if len(args) > len(ports):
-            bound = f"; bound: {', '.join(self.params)}" if self.params else ""
-            raise InputError(f"{fn} takes {len(ports)} inputs ({', '.join(names)}{bound}), "
-                             f"got {len(args)} positional arrays")
-        given: dict[str, Any] = dict(zip(names, args, strict=False))
-        for name, value in kwargs.items():
-            if name in self.params:
-                raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
-                                 "to pass it in a call")
-            if name not in names:
-                raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
-            if name in given:
-                raise InputError(f"{fn} input '{name}' is given twice")
-            given[name] = value
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
-                             + ", ".join(f"'{n}'" for n in missing))
-        return [self.accept(p.spec, given[p.spec.name]) for p in ports]
+        return call_arguments(self.function, [p.spec for p in ports], list(self.params), args,
+                              kwargs, self.accept)
 
     def accept(self, spec: ValueSpec, value: Any) -> np.ndarray | DeviceArray:
         """`value` as a checked numpy array or device array for input `spec`, else an
@@ -544,6 +525,33 @@ def _size(shape: tuple[int, ...]) -> int:
     for d in shape:
         size *= d
     return size
+
+
+def call_arguments(fn: str, specs: Sequence[ValueSpec], bound: Sequence[str],
+                   args: Sequence[Any], kwargs: Mapping[str, Any],
+                   accept: Callable[[ValueSpec, Any], Any]) -> list[Any]:
+    """A call's inputs in `specs` order (the inputs it takes; `bound` are those held on the
+    device), from positional and named values, each passed through `accept` with its spec."""
+    names = [s.name for s in specs]
+    if len(args) > len(specs):
+        held = f"; bound: {', '.join(bound)}" if bound else ""
+        raise InputError(f"{fn} takes {len(specs)} inputs ({', '.join(names)}{held}), "
+                         f"got {len(args)} positional arrays")
+    given: dict[str, Any] = dict(zip(names, args, strict=False))
+    for name, value in kwargs.items():
+        if name in bound:
+            raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
+                             "to pass it in a call")
+        if name not in names:
+            raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
+        if name in given:
+            raise InputError(f"{fn} input '{name}' is given twice")
+        given[name] = value
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
+                         + ", ".join(f"'{n}'" for n in missing))
+    return [accept(s, given[s.name]) for s in specs]
 
 
 def check_input(fn: str, spec: ValueSpec, value: object) -> np.ndarray:

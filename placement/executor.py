@@ -16,7 +16,8 @@ made (device arrays for results of the accelerator, as `Executable` does).
 
 Segments run in their order; where some segments do not depend on each other (a host chain
 beside an accelerator chain) they run on two threads, so the two devices work at the same time
-(PyOpenCL lets go of the GIL while it waits for a device).
+(PyOpenCL lets go of the GIL while it waits for a device); each device runs its own segments
+one at a time, in order.
 
 Parameters (``bind``) are bound on every segment that reads them, each on its own device.
 """
@@ -75,6 +76,10 @@ class PlacedExecutable:
         self.segments = [mark_kept(s, segments) for s in segments]
         self.params: dict[str, np.ndarray] = {}
         self.parallel = has_independent_segments([s.segment for s in self.segments])
+        self.waits = [wait_for(s.segment, [p.segment for p in self.segments])
+                      for s in self.segments]
+        """Per segment, those it waits for: those it reads, and the one before it on its
+        device (one device runs its segments one at a time, in order)."""
         self.pool = ThreadPoolExecutor(max_workers=2) if self.parallel else None
         for name, value in (params or {}).items():
             self.bind(name, value)
@@ -153,7 +158,7 @@ class PlacedExecutable:
         else:
             futures: list[Future[list[KernelTime]]] = []
             for placed in self.segments:
-                waits = [futures[i] for i in placed.segment.after]
+                waits = [futures[i] for i in self.waits[placed.segment.index]]
                 futures.append(self.pool.submit(self.run_after, waits, placed, values, profile))
             for f in futures:
                 kernels += f.result()
@@ -223,6 +228,12 @@ def mark_kept(placed: PlacedSegment, segments: Sequence[PlacedSegment]) -> Place
     keep = device == ACCELERATOR and any(s.segment.device == device and mine & set(s.segment.inputs)
                for s in segments if s.segment.index > placed.segment.index)
     return PlacedSegment(placed.segment, placed.executable, keep)
+
+
+def wait_for(segment: Segment, segments: Sequence[Segment]) -> list[int]:
+    same_device = [s.index for s in segments
+                   if s.device == segment.device and s.index < segment.index]
+    return sorted(set(segment.after) | set(same_device[-1:]))
 
 
 def has_independent_segments(segments: Sequence[Segment]) -> bool:

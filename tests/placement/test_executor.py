@@ -213,3 +213,10 @@ def test_device_arrays_in_and_out(pair: DevicePair) -> None:
     np.testing.assert_allclose(np.asarray(z), expected, rtol=1e-4, atol=1e-5)
     with pytest.raises(InputError, match="input 'w' has shape"):
         exe(x, to_device(pair.accelerator, x))
+
+
+def test_one_device_runs_its_segments_in_order(pair: DevicePair) -> None:
+    exe = compile_placed(PROGRAM, devices=pair, offload_thresholds=SPLITS["matmuls"]).executable
+    assert isinstance(exe, PlacedExecutable)
+    # cpu 0, gpu 1 (reads 0), cpu 2 (reads 1), gpu 3 (reads 2): each also after its device's last
+    assert exe.waits == [[], [0], [0, 1], [1, 2]]

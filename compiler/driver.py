@@ -15,7 +15,7 @@ lowering as its ``device`` option, and its `DeviceInfo` the kernel templates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +26,12 @@ from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.codegen.program import PlanError, build_plan
+from fusec.compiler.onnx_driver import (
+    OnnxExecutable,
+    import_onnx,
+    is_onnx_source,
+    module_params,
+)
 from fusec.compiler.pipeline import run_pipeline
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
@@ -87,20 +93,45 @@ def lower(
 
 
 def compile(  # noqa: A001 - the public name the package exports
-    source_or_module: str | ModuleOp,
+    source_or_module: str | ModuleOp | object,
     function: str | None = None,
     pipeline: str = "default",
     device: str = "auto",
     platform: str | None = None,
     filename: str = "<input>",
     params: Mapping[str, np.ndarray] | None = None,
-) -> Executable:
+    shapes: Mapping[str, Sequence[int]] | None = None,
+) -> Executable | OnnxExecutable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
     ``params`` binds inputs (by name) to the device once, as `Executable.bind` does: a call
-    then takes only the other inputs.
+    then takes only the other inputs. IR whose module names a weights file (``fusec.params``,
+    written by ``fusec-import``; found relative to ``filename``) binds those weights unless
+    ``params`` is given. An ``onnx.ModelProto`` or the path of a ``.onnx`` file is imported
+    first (``shapes`` fixes its dynamic input dimensions), see `fusec.compiler.onnx_driver`.
     """
+    if is_onnx_source(source_or_module):
+        imported = import_onnx(source_or_module, shapes,
+                               None if filename == "<input>" else filename)
+        exe = compile_module(imported.module, None, pipeline, device, platform, filename,
+                             imported.params)
+        return OnnxExecutable(exe, imported)
+    module = load(source_or_module, filename)  # type: ignore[arg-type]
+    if params is None:
+        params = module_params(module, filename)
+    return compile_module(module, function, pipeline, device, platform, filename, params)
+
+
+def compile_module(
+    module: ModuleOp,
+    function: str | None,
+    pipeline: str,
+    device: str,
+    platform: str | None,
+    filename: str,
+    params: Mapping[str, np.ndarray] | None,
+) -> Executable:
+    """`compile` of a verified module, which it lowers in place."""
     dev = select_device(device, platform)  # type: ignore[arg-type]
-    module = load(source_or_module, filename)
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename)
     return Executable(compiled.plan, dev, params)

@@ -6,7 +6,11 @@
 Inputs come from ``--inputs in.npz`` (keys are the function's argument names as written in the
 IR: ``%hidden`` is ``hidden``, an unnamed argument is ``arg0``, ``arg1``, ...) or are random
 (``--random SEED``; the default is ``--random 0``). Outputs go to ``-o out.npz`` as ``result0``,
-``result1``, ... in return order; without ``-o`` a line per output is printed. ``--check``
+``result1``, ... in return order; without ``-o`` a line per output is printed. IR whose module
+names a weights file (``fusec.params``, from ``fusec-import``) gets those weights bound: they
+are not inputs. FILE may be an ONNX model (``model.onnx``, imported first; ``--shape
+NAME=1x128`` fixes a dynamic input dimension): then the ``.npz`` keys are the ONNX graph input
+and output names, and int64 inputs and outputs stay int64. ``--check``
 compares the outputs with the numpy reference executor (run on the program as written, before
 fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (normwise: random
 weights make long sums whose rounding shows in the elements near zero). ``--profile`` runs
@@ -81,10 +85,10 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def write_outputs(path: str, outputs: list[np.ndarray]) -> None:
+def write_outputs(path: str, outputs: list[np.ndarray], names: list[str]) -> None:
     try:
         with open(path, "wb") as f:
-            np.savez(f, **{f"result{i}": out for i, out in enumerate(outputs)})
+            np.savez(f, **dict(zip(names, outputs, strict=True)))  # type: ignore[arg-type]
     except OSError as e:
         raise ToolError(f"{path}: error: cannot write outputs: {e.strerror}", EXIT_INPUT) from None
 
@@ -114,30 +118,45 @@ def run(
     rtol: float,
     profile: bool,
     dump_kernels: str | None,
+    shapes: dict[str, list[int]] | None = None,
 ) -> None:
     from fusec.compiler.driver import load, lower
+    from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
     from fusec.reference.executor import find_function, random_inputs, run_function
 
-    source = read_source(file)
-    original = load(source, file)
+    imported = None
+    if file.endswith(".onnx"):
+        imported = import_onnx(file, shapes)
+        original = imported.module
+        params = imported.params
+    else:
+        if shapes:
+            raise ToolError(f"{file}: error: --shape applies to ONNX models only", EXIT_USAGE)
+        original = load(read_source(file), file)
+        params = module_params(original, file) or {}
     dev = select_device(device, platform)  # type: ignore[arg-type]
     started = time.perf_counter()
     compiled = lower(original.clone(), function, pipeline, DeviceInfo.from_device(dev.device),
                      file)
     if dump_kernels:
         dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module))
-    exe = Executable(compiled.plan, dev)
+    exe = Executable(compiled.plan, dev, params or None)
     compile_seconds = time.perf_counter() - started
-    names = exe.input_names
-    if inputs is not None:
-        given = load_inputs(inputs, names)
+    every_input = list(exe.inputs)
+    if inputs is not None and imported is not None:
+        model = OnnxExecutable(exe, imported)
+        given = load_inputs(inputs, model.input_names)
+        args = exe.arguments((), model.arguments((), given))
+    elif inputs is not None:
+        given = load_inputs(inputs, exe.input_names)
         args = exe.arguments((), given)
     else:
         fn = find_function(original, compiled.plan.function)
-        args = random_inputs(fn, 0 if seed is None else seed)
+        randoms = random_inputs(fn, 0 if seed is None else seed)
+        args = [a for n, a in zip(every_input, randoms, strict=True) if n not in params]
     if profile:
         exe(*args)  # warm-up
         outputs, prof = exe.profile(*args)
@@ -150,15 +169,21 @@ def run(
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
         outputs = exe(*args)
+    names = [f"result{i}" for i in range(len(outputs))]
+    if imported is not None:
+        names = [v.onnx_name for v in imported.outputs]
+        outputs = [o.astype(v.dtype) for o, v in zip(outputs, imported.outputs, strict=True)]
     if output:
-        write_outputs(output, outputs)
+        write_outputs(output, outputs, names)
     else:
-        for i, out in enumerate(outputs):
-            click.echo(f"result{i}: {out.dtype}{list(out.shape)}")
+        for name, out in zip(names, outputs, strict=True):
+            click.echo(f"{name}: {out.dtype}{list(out.shape)}")
     if check:
         from fusec.compiler.check import compare
 
-        expected = run_function(original, args, compiled.plan.function)
+        given_args = dict(zip(exe.input_names, args, strict=True))
+        every_arg = [params[n] if n in params else given_args[n] for n in every_input]
+        expected = run_function(original, every_arg, compiled.plan.function)
         results = compare(outputs, expected, atol, rtol, normwise=True)
         for result in results:
             click.echo(result.describe(atol, rtol))
@@ -195,11 +220,13 @@ def dump(folder: str, function: str, source: str, ir: str) -> None:
 @click.option("--dump-kernels", metavar="DIR", help="Write the OpenCL C and kernel-level IR.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
+@click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
+              help="An ONNX model's dynamic input shape, e.g. input_ids=1x128 (repeatable).")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
         atol: float, rtol: float, profile: bool, dump_kernels: str | None, list_only: bool,
-        verbose: bool) -> None:
+        verbose: bool, shape_specs: tuple[str, ...]) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -209,8 +236,10 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
     if inputs is not None and seed is not None:
         raise click.UsageError("--inputs and --random exclude each other")
     try:
+        from fusec.tools.fusec_import import parse_shapes
+
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels)
+            profile, dump_kernels, parse_shapes(shape_specs))
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

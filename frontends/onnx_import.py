@@ -47,7 +47,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fusec.dialects import nn
 
-INLINE_ELEMENTS = 64
+INLINE_ELEMENTS = 16
 """Constants up to this many elements are written inline; larger ones become weights."""
 
 MIN_OPSET = 13
@@ -113,9 +113,10 @@ Value = SSAValue | np.ndarray
 
 
 def sanitize(name: str) -> str:
-    """An SSA name hint for an ONNX name (letters, digits and ``_``; never starting with a
-    digit)."""
+    """An SSA name hint for an ONNX name: letters, digits and ``_``, never starting with a
+    digit, and never ending in ``_<digits>`` (xDSL drops such a suffix from a name hint)."""
     clean = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "v"
+    clean = re.sub(r"_+(\d+)$", r"\1", clean)
     return clean if not clean[0].isdigit() else f"v{clean}"
 
 
@@ -144,6 +145,8 @@ class Importer:
     values: dict[str, Value] = field(default_factory=dict)
     params: dict[str, np.ndarray] = field(default_factory=dict)
     materialized: dict[int, SSAValue] = field(default_factory=dict)
+    constant_names: dict[int, str] = field(default_factory=dict)
+    """The ONNX name of each constant array (the first one it had), for its argument name."""
     names: set[str] = field(default_factory=set)
     node: object = None  # the node being converted, for messages
     folded: int = 0
@@ -169,7 +172,7 @@ class Importer:
         base, n = sanitize(name), 1
         candidate = base
         while candidate in self.names:
-            candidate, n = f"{base}_{n}", n + 1
+            candidate, n = f"{base}_v{n}", n + 1
         self.names.add(candidate)
         return candidate
 
@@ -186,6 +189,7 @@ class Importer:
         key = id(value)
         if key in self.materialized:
             return self.materialized[key]
+        name = self.constant_names.get(key, name)
         array = self.ir_array(value)
         t = TensorType(ir_element_type(array.dtype), array.shape)
         flat = array.reshape(-1)
@@ -225,7 +229,7 @@ class Importer:
         inputs = [self.graph_input(v) for v in graph.input if v.name not in initializers]
         for init in graph.initializer:
             try:
-                self.values[init.name] = numpy_helper.to_array(init)
+                self.store(init.name, numpy_helper.to_array(init))
             except Exception as e:  # external data missing, bad raw data
                 raise self.error(f"cannot read initializer '{init.name}': {e}") from None
         for node in graph.node:
@@ -240,7 +244,7 @@ class Importer:
                 self.folded += 1
             for name, value in zip(node.output, results, strict=False):
                 if name:
-                    self.values[name] = value
+                    self.store(name, value)
         self.node = None
         outputs: list[GraphValue] = []
         returned: list[SSAValue] = []
@@ -258,6 +262,11 @@ class Importer:
         fn = func.FuncOp("main", ftype, Region(self.block))
         module = ModuleOp([fn])
         return ImportedModel(module, self.params, inputs, outputs, self.folded)
+
+    def store(self, name: str, value: Value) -> None:
+        self.values[name] = value
+        if isinstance(value, np.ndarray):
+            self.constant_names.setdefault(id(value), name)
 
     def lookup(self, name: str) -> Value:
         if name not in self.values:

@@ -104,7 +104,7 @@ class ErfGelu(RewritePattern):
             other = rest[1] if rest[0] is x else rest[0]
             if not is_splat(other, 0.5) or x.type != op.result.type:
                 continue
-            rewriter.replace_op(op, nn.GeluOp(x, "none"))
+            rewriter.replace(op, nn.GeluOp(x, "none"))
             return
 
 

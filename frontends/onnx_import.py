@@ -206,14 +206,14 @@ class Importer:
     def ir_array(self, value: np.ndarray) -> np.ndarray:
         """A constant in the dtype the IR computes it in (int64 -> int32, float64 -> float32)."""
         if value.dtype.kind == "b":
-            return np.ascontiguousarray(value)
+            return np.array(value, order="C")
         if value.dtype.kind in "iu":
             if value.size and (value.max() > 2**31 - 1 or value.min() < -(2**31)):
                 big = value.max() if value.max() > 2**31 - 1 else value.min()
                 raise self.error(f"integer constant {big} does not fit in 32 bits")
-            return np.ascontiguousarray(value, np.int32)
+            return np.array(value, np.int32, order="C")
         if value.dtype.kind == "f":
-            return np.ascontiguousarray(value, np.float32)
+            return np.array(value, np.float32, order="C")
         raise self.error(f"constant of dtype {value.dtype} is not supported")
 
     # --- the walk -------------------------------------------------------------------------
@@ -369,8 +369,9 @@ def load_model(path: str) -> object:
         from onnx.external_data_helper import load_external_data_for_model
 
         load_external_data_for_model(model, os.path.dirname(os.path.abspath(path)))
-    except (OSError, ValueError) as e:
-        what = getattr(e, "filename", None) or str(e)
+    except Exception as e:  # a missing or short file: OSError, or onnx's ValidationError
+        lines = str(e).strip().splitlines()
+        what = getattr(e, "filename", None) or (lines[0] if lines else type(e).__name__)
         raise OnnxImportError(f"{path}: error: cannot read external data: {what}") from None
     try:
         onnx.checker.check_model(model)

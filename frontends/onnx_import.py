@@ -342,7 +342,7 @@ def import_model(
                                   f"graph input (inputs: {listed})")
     importer = Importer(model, filename, shapes or {}, opset, inline_elements)
     imported = importer.run()
-    canonicalize(imported.module)
+    canonicalize(imported.module, imported.params)
     return imported
 
 

@@ -12,6 +12,8 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
+from onnx import numpy_helper  # noqa: E402
+
 from onnx_helpers import check_model, random_feeds  # noqa: E402
 
 from fusec.bench.export_models import (  # noqa: E402
@@ -74,13 +76,49 @@ def test_attention_with_additive_mask() -> None:
     mask = g.extended_mask(g.input("mask", [2, 8], "int64"))
     g.result(g.self_attention(x, "attn", 32, 4, mask), "y", [2, 8, 32])
     model = g.model()
+    ops = ops_in(model)
+    assert "nn.attention" in ops and "nn.softmax" not in ops, ops
     feeds = random_feeds(model)
     feeds["mask"] = np.array([[1, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 0]], np.int64)
     check_model(model, feeds)
 
 
+def test_attention_unrecognised_mask_stays_correct() -> None:
+    """An additive mask that is not HF's (a float input added as is) is no key mask: the
+    subgraph stays as written, and still computes the same numbers."""
+    g = GraphBuilder(8)
+    x = g.input("x", [1, 6, 16])
+    bias = g.input("bias", [1, 1, 6, 6])
+    g.result(g.self_attention(x, "attn", 16, 2, bias), "y", [1, 6, 16])
+    model = g.model()
+    ops = ops_in(model)
+    assert "nn.attention" not in ops and "nn.softmax" in ops
+    check_model(model)
+
+
 def test_bert_layer() -> None:
     check_model(bert_layer(batch=2, seq=8, width=32, heads=4, ffn=64))
+
+
+def test_bert_layer_fuses_as_the_example() -> None:
+    """The default pipeline leaves the same fused ops in an imported BERT layer as in
+    examples/bert_layer.mlir (written by hand): the issue's criterion."""
+    from collections import Counter
+    from pathlib import Path
+
+    from fusec.compiler.context import make_context
+    from fusec.compiler.driver import load
+    from fusec.compiler.pipeline import run_pipeline
+
+    def fused_ops(module: object) -> Counter[str]:
+        run_pipeline(make_context(), module, "default", "<test>")  # type: ignore[arg-type]
+        fn = next(iter(module.ops))  # type: ignore[attr-defined]
+        return Counter(op.name for op in fn.body.block.ops if op.name != "func.return")
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "bert_layer.mlir"
+    expected = fused_ops(load(example.read_text(), str(example)))
+    imported = import_onnx(bert_layer(batch=1, seq=128, width=64, heads=4, ffn=256))
+    assert fused_ops(imported.module) == expected
 
 
 def test_bert_model_with_embeddings() -> None:
@@ -92,8 +130,31 @@ def test_bert_model_with_embeddings() -> None:
 
 
 def test_gpt2_block() -> None:
-    """Causal attention as a lower-triangular Where, the tanh GELU written out (with Pow)."""
-    check_model(gpt2_block(batch=1, seq=8, width=32, heads=2))
+    """Causal attention as a lower-triangular Where (recognised: ``causal``, the triangle
+    weight dropped), the tanh GELU written out (with Pow)."""
+    model = gpt2_block(batch=1, seq=8, width=32, heads=2)
+    imported = import_onnx(model)
+    fn = next(iter(imported.module.ops))
+    attention = [op for op in fn.body.block.ops if op.name == "nn.attention"]  # type: ignore
+    assert len(attention) == 1 and attention[0].causal.value.data  # type: ignore[attr-defined]
+    assert all(p.dtype != np.bool_ for p in imported.params.values())
+    check_model(model)
+
+
+def test_not_quite_causal_stays_correct() -> None:
+    """A Where whose constant is not the lower triangle is not causal attention."""
+    g = GraphBuilder(9)
+    x = g.input("x", [1, 6, 16])
+    y = g.self_attention(x, "attn", 16, 2, None, causal_len=6)
+    for init in g.initializers:
+        if init.data_type == 9:  # the bool triangle: hide one more key
+            tri = np.tril(np.ones((6, 6), bool))
+            tri[5, 0] = False
+            init.CopyFrom(numpy_helper.from_array(tri[None, None], init.name))
+    g.result(y, "y", [1, 6, 16])
+    model = g.model()
+    assert "nn.attention" not in ops_in(model)
+    check_model(model)
 
 
 def test_int64_and_bool_outputs() -> None:

@@ -33,6 +33,7 @@ from fusec.frontends.onnx_import import (
     import_model,
     load_model,
 )
+from fusec.placement.executor import PlacedExecutable
 from fusec.runtime.executable import Executable
 
 ONNX_SUFFIX = ".onnx"
@@ -88,7 +89,7 @@ def module_params(module: ModuleOp, filename: str) -> dict[str, np.ndarray] | No
 class OnnxExecutable:
     """An `Executable` of an imported model, called with the model's input names and dtypes."""
 
-    def __init__(self, exe: Executable, imported: ImportedModel):
+    def __init__(self, exe: Executable | PlacedExecutable, imported: ImportedModel):
         self.exe = exe
         self.inputs = imported.inputs
         self.outputs = imported.outputs

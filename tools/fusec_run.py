@@ -17,14 +17,21 @@ weights make long sums whose rounding shows in the elements near zero). ``--prof
 once to warm up, then prints each kernel's time from OpenCL profiling events and the host
 overhead of a call.
 
+``--device auto`` places each kernel on the CPU or the GPU where both exist (``fusec.placement``:
+the cost model, calibrated by ``fusec-calibrate`` or the built-in defaults);
+``--offload-threshold NAME=VALUE`` overrides one of its thresholds and ``--offload-report
+FILE.json`` writes what was decided and why (``-``: a table on stderr).
+
 Exit codes:
     0  success
-    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays
+    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays,
+       an output that is one of the inputs, a program larger than the device or host memory
     2  bad command line (unknown option, pass or pipeline)
     3  no usable OpenCL device
     4  an OpenCL program failed to build, or a kernel failed to launch
     5  ``--check`` found an output beyond tolerance
    70  internal error (a bug in fusec)
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): no output is left half-written
 Every error is one line on stderr (``--verbose`` adds the build log and kernel source).
 """
 
@@ -38,9 +45,11 @@ from pathlib import Path
 
 import click
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
+from fusec.files import atomic_write, check_not_input
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
 EXIT_DEVICE = 3
@@ -86,11 +95,9 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
 
 
 def write_outputs(path: str, outputs: list[np.ndarray], names: list[str]) -> None:
-    try:
-        with open(path, "wb") as f:
-            np.savez(f, **dict(zip(names, outputs, strict=True)))  # type: ignore[arg-type]
-    except OSError as e:
-        raise ToolError(f"{path}: error: cannot write outputs: {e.strerror}", EXIT_INPUT) from None
+    """The outputs by name (``result0``, ... or an ONNX model's) in an ``.npz``, atomically."""
+    arrays = dict(zip(names, outputs, strict=True))
+    atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
 def list_devices() -> None:
@@ -118,15 +125,22 @@ def run(
     rtol: float,
     profile: bool,
     dump_kernels: str | None,
+    offload_thresholds: tuple[str, ...] = (),
+    offload_report: str | None = None,
+    dot: str | None = None,
     shapes: dict[str, list[int]] | None = None,
 ) -> None:
-    from fusec.compiler.driver import load, lower
+    from fusec.codegen.program import argument_name
+    from fusec.compiler.driver import compile_placed, load, lower
     from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
     from fusec.reference.executor import find_function, random_inputs, run_function
 
+    report_file = offload_report if offload_report != "-" else None
+    for out in (output, report_file, *dump_paths(dump_kernels, function)):
+        check_not_input(out, [file, inputs])
     imported = None
     if file.endswith(".onnx"):
         imported = import_onnx(file, shapes)
@@ -137,30 +151,58 @@ def run(
             raise ToolError(f"{file}: error: --shape applies to ONNX models only", EXIT_USAGE)
         original = load(read_source(file), file)
         params = module_params(original, file) or {}
-    dev = select_device(device, platform)  # type: ignore[arg-type]
     started = time.perf_counter()
-    compiled = lower(original.clone(), function, pipeline, DeviceInfo.from_device(dev.device),
-                     file)
-    if dump_kernels:
-        dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module))
-    exe = Executable(compiled.plan, dev, params or None)
+    if device == "auto":
+        from fusec.placement.cost_model import parse_overrides
+
+        placed = compile_placed(original.clone(), function, pipeline, platform, file,
+                                params=params or None,
+                                offload_thresholds=parse_overrides(offload_thresholds))
+        for warning in placed.report["warnings"]:
+            click.echo(f"fusec-run: warning: {warning}", err=True)
+        exe = placed.executable
+        name = placed.function
+        description = ", ".join(getattr(exe, "devices", None) or [exe.device.description])
+        if dump_kernels:
+            for plan in placed.plans:
+                dump(dump_kernels, plan.function, plan.source, "", [file, inputs])
+        if offload_report:
+            write_report(offload_report, placed.report)
+    else:
+        dev = select_device(device, platform)  # type: ignore[arg-type]
+        compiled = lower(original.clone(), function, pipeline,
+                         DeviceInfo.from_device(dev.device), file)
+        if dump_kernels:
+            dump(dump_kernels, compiled.plan.function, compiled.plan.source,
+                 str(compiled.module), [file, inputs])
+        exe = Executable(compiled.plan, dev, params or None)
+        name = compiled.plan.function
+        description = dev.description
+    if dot:
+        kind = (DeviceInfo.from_device(exe.device.device).kind if isinstance(exe, Executable)
+                else "gpu")
+        write_dot(dot, [file, inputs], original, pipeline, kind)
     compile_seconds = time.perf_counter() - started
-    every_input = list(exe.inputs)
+    fn = find_function(original, name)
+    every_input = [argument_name(a, i) for i, a in enumerate(fn.args)]
     if inputs is not None and imported is not None:
-        model = OnnxExecutable(exe, imported)
+        model = OnnxExecutable(exe, imported)  # type: ignore[arg-type]
         given = load_inputs(inputs, model.input_names)
         args = exe.arguments((), model.arguments((), given))
     elif inputs is not None:
         given = load_inputs(inputs, exe.input_names)
         args = exe.arguments((), given)
     else:
-        fn = find_function(original, compiled.plan.function)
+        from fusec.runtime.limits import check_host_arrays
+
+        check_host_arrays("inputs", (p.spec.dtype.itemsize * int(np.prod(p.spec.shape))
+                                     for p in exe.call_inputs))
         randoms = random_inputs(fn, 0 if seed is None else seed)
         args = [a for n, a in zip(every_input, randoms, strict=True) if n not in params]
     if profile:
         exe(*args)  # warm-up
         outputs, prof = exe.profile(*args)
-        click.echo(f"device: {dev.description}")
+        click.echo(f"device: {description}")
         click.echo(f"compile: {compile_seconds * 1e3:.1f} ms")
         for k in prof.kernels:
             click.echo(f"  {k.kernel}: {k.seconds * 1e3:.3f} ms")
@@ -176,14 +218,14 @@ def run(
     if output:
         write_outputs(output, outputs, names)
     else:
-        for name, out in zip(names, outputs, strict=True):
-            click.echo(f"{name}: {out.dtype}{list(out.shape)}")
+        for out_name, out in zip(names, outputs, strict=True):
+            click.echo(f"{out_name}: {out.dtype}{list(out.shape)}")
     if check:
         from fusec.compiler.check import compare
 
         given_args = dict(zip(exe.input_names, args, strict=True))
         every_arg = [params[n] if n in params else given_args[n] for n in every_input]
-        expected = run_function(original, every_arg, compiled.plan.function)
+        expected = run_function(original, every_arg, name)
         results = compare(outputs, expected, atol, rtol, normwise=True)
         for result in results:
             click.echo(result.describe(atol, rtol))
@@ -192,14 +234,49 @@ def run(
                             "beyond tolerance", EXIT_CHECK)
 
 
-def dump(folder: str, function: str, source: str, ir: str) -> None:
+def write_report(path: str, report: dict) -> None:
+    """The offload report: a table on stderr for ``-``, else JSON written atomically."""
+    from fusec.placement.report import to_json, to_table
+
+    if path == "-":
+        click.echo(to_table(report), err=True)
+        return
+    atomic_write(path, to_json(report) + "\n")
+
+
+def write_dot(path: str, inputs: list[str | None], original: ModuleOp, pipeline: str,
+              device_kind: str) -> None:
+    """The fused tensor-level IR as DOT, each op naming its kernels on ``device_kind``."""
+    from fusec.compiler.context import make_context
+    from fusec.compiler.dot import draw
+    from fusec.compiler.pipeline import run_pipeline
+
+    check_not_input(path, inputs)
+    fused = original.clone()
+    if pipeline not in ("", "none"):
+        run_pipeline(make_context(), fused, pipeline, inputs[0] or "<input>")
+    atomic_write(path, draw(fused, kernels=True, device=device_kind))
+
+
+def dump_paths(folder: str | None, function: str | None) -> list[str]:
+    """The files ``--dump-kernels`` writes (known before compiling when the function is named)."""
+    if not folder or not function:
+        return []
+    return [os.path.join(folder, f"{function}.cl"), os.path.join(folder, f"{function}.kernels.mlir")]
+
+
+def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | None]) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
-        Path(folder, f"{function}.cl").write_text(source, encoding="utf-8")
-        Path(folder, f"{function}.kernels.mlir").write_text(ir + "\n", encoding="utf-8")
     except OSError as e:
         message = f"{folder}: error: cannot write kernels: {e.strerror}"
         raise ToolError(message, EXIT_INPUT) from None
+    cl_path, ir_path = dump_paths(folder, function)
+    for path in (cl_path, ir_path):
+        check_not_input(path, inputs)
+    atomic_write(cl_path, source)
+    if ir:
+        atomic_write(ir_path, ir + "\n")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -218,6 +295,14 @@ def dump(folder: str, function: str, source: str, ir: str) -> None:
 @click.option("--rtol", type=float, default=1e-3, show_default=True)
 @click.option("--profile", is_flag=True, help="Print each kernel's time and the host overhead.")
 @click.option("--dump-kernels", metavar="DIR", help="Write the OpenCL C and kernel-level IR.")
+@click.option("--offload-threshold", "offload_thresholds", multiple=True, metavar="NAME=VALUE",
+              help="With --device auto: override a threshold of the CPU/GPU cost model "
+                   "(repeatable; names as in the offload report, e.g. small_batch_max_dim=4).")
+@click.option("--offload-report", metavar="FILE.json|-",
+              help="With --device auto: write the placement report as JSON ('-': a table on "
+                   "stderr).")
+@click.option("--dot", metavar="FILE.dot",
+              help="Also write the fused graph as Graphviz DOT, each op naming its kernels.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
 @click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
@@ -225,7 +310,8 @@ def dump(folder: str, function: str, source: str, ir: str) -> None:
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
-        atol: float, rtol: float, profile: bool, dump_kernels: str | None, list_only: bool,
+        atol: float, rtol: float, profile: bool, dump_kernels: str | None, dot: str | None,
+        offload_thresholds: tuple[str, ...], offload_report: str | None, list_only: bool,
         verbose: bool, shape_specs: tuple[str, ...]) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
@@ -235,11 +321,20 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("missing FILE")
     if inputs is not None and seed is not None:
         raise click.UsageError("--inputs and --random exclude each other")
+    if device != "auto" and (offload_thresholds or offload_report):
+        raise click.UsageError("--offload-threshold and --offload-report need --device auto")
+    from fusec.placement.cost_model import OffloadOptionError, parse_overrides
+
+    try:
+        parse_overrides(offload_thresholds)
+    except OffloadOptionError as e:
+        raise click.UsageError(str(e)) from None
     try:
         from fusec.tools.fusec_import import parse_shapes
 
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels, parse_shapes(shape_specs))
+            profile, dump_kernels, offload_thresholds, offload_report, dot,
+            parse_shapes(shape_specs))
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

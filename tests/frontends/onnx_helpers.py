@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from fusec.compiler.driver import compile_module
+from fusec.compiler.driver import compile
 from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx
 from fusec.reference.executor import run_function
 
@@ -52,8 +52,7 @@ def onnxruntime_outputs(model: object, feeds: dict[str, np.ndarray]) -> list[np.
 def fusec_outputs(model: object, feeds: dict[str, np.ndarray],
                   pipeline: str = "default") -> list[np.ndarray]:
     imported = import_onnx(model)
-    exe = compile_module(imported.module, None, pipeline, DEVICE, None, "<model>",
-                         imported.params)
+    exe = compile(imported.module, pipeline=pipeline, device=DEVICE, params=imported.params)
     return OnnxExecutable(exe, imported)(**feeds)
 
 

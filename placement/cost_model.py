@@ -14,7 +14,8 @@ device (a CPU OpenCL device) or on the accelerator (a GPU) by these rules, in th
 4. **profile-model**: where the accelerator was calibrated, its fitted linear model estimates the
    unit's time there; the accelerator wins when ``0.95 x`` that estimate is below the host's
    (per-unit costs ``cpu_*``); the inputs that must cross to the device that would run the unit
-   are part of each side's estimate;
+   are part of each side's estimate, and elementwise work scales with the elements it reads
+   and writes and with its scalar ops (a fused body of many steps costs more than an add);
 5. **threshold**: otherwise the unit goes to the accelerator when its elements (or matmul flops)
    reach the kind's threshold.
 
@@ -41,6 +42,9 @@ DEFAULT_CPU_MATMUL_PER_FLOP = 2.5e-11
 """Seconds per matmul flop (``m*k*n``) on the host, before calibration."""
 SMALL_BATCH_DEFAULT_MAX_DIM = 8
 SMALL_BATCH_DEFAULT_MIN_ELEMS = 1_048_576
+ADD_TRAFFIC = 3.0
+"""Elements read and written per element by ``a + b``, the kernel the per-element costs are
+measured with."""
 GPU_ADVANTAGE = 0.95
 """The accelerator's estimate is scaled by this before the comparison (the seed's 0.95)."""
 
@@ -85,6 +89,9 @@ class Thresholds:
     small_batch_min_elems: int = SMALL_BATCH_DEFAULT_MIN_ELEMS
     cpu_launch_s: float = 0.0
     """Host seconds a kernel launch adds on the host device; 0 until calibrated."""
+    cpu_step_per_elem: float = 0.0
+    """Host seconds per element for each scalar op of an elementwise body after the first;
+    0 until calibrated."""
 
     @classmethod
     def names(cls) -> list[str]:
@@ -195,17 +202,27 @@ class DeviceProfile:
     """Seconds vs bytes, device -> host array; None where the device writes host memory."""
     launch_s: float = 0.0
     """Host seconds one more kernel adds to a call (enqueueing it), besides its own time."""
+    elementwise_step: float = 0.0
+    """Seconds per element for each scalar op of an elementwise body after the first."""
 
-    def compute(self, kind: Kind, elements: int, flops: int) -> float | None:
+    def compute(self, kind: Kind, elements: int, flops: int, traffic: float = ADD_TRAFFIC,
+                steps: int = 1) -> float | None:
         """Estimated seconds of a unit's work (a kernel launch plus its kernel time, without
-        transfers); None without a model for its kind."""
+        transfers); None without a model for its kind. Elementwise work is the calibrated
+        add's per element, scaled by the unit's traffic, plus `elementwise_step` per element
+        for each further step."""
         if kind is Kind.MATMUL:
-            model, units = self.matmul, flops
+            model, units = self.matmul, float(flops)
+        elif kind is Kind.REDUCTION:
+            model, units = self.reduction, float(elements)
         else:
-            model = self.reduction if kind is Kind.REDUCTION else self.elementwise
-            units = elements
+            model, units = self.elementwise, elements * traffic / ADD_TRAFFIC
         seconds = model.estimate(units) if model else None
-        return None if seconds is None else self.launch_s + seconds
+        if seconds is None:
+            return None
+        if kind in (Kind.UNARY, Kind.ELEMENTWISE):
+            seconds += self.elementwise_step * elements * max(0, steps - 1)
+        return self.launch_s + seconds
 
     def upload_s(self, nbytes: int) -> float:
         return (self.upload.estimate(nbytes) or 0.0) if self.upload and nbytes else 0.0
@@ -214,19 +231,23 @@ class DeviceProfile:
         return (self.download.estimate(nbytes) or 0.0) if self.download and nbytes else 0.0
 
 
-def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int) -> float | None:
+def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int,
+                 traffic: float = ADD_TRAFFIC, steps: int = 1) -> float | None:
     """The host's seconds for a unit: its per-unit cost times the units (the seed's
-    `cpu_estimate`, None for a per-unit cost that is not a positive number) plus the fixed
-    cost of a unit (0 until calibrated)."""
+    `cpu_estimate`, None for a per-unit cost that is not a positive number) plus a launch (0
+    until calibrated); elementwise units scale with their traffic and further steps as in
+    `DeviceProfile.compute`."""
+    extra = 0.0
     if kind is Kind.MATMUL:
-        per_unit, units = thresholds.cpu_matmul_per_flop, flops
+        per_unit, units = thresholds.cpu_matmul_per_flop, float(flops)
     elif kind is Kind.REDUCTION:
-        per_unit, units = thresholds.cpu_reduction_per_elem, elements
+        per_unit, units = thresholds.cpu_reduction_per_elem, float(elements)
     else:
-        per_unit, units = thresholds.cpu_elem_per_elem, elements
+        per_unit, units = thresholds.cpu_elem_per_elem, elements * traffic / ADD_TRAFFIC
+        extra = thresholds.cpu_step_per_elem * elements * max(0, steps - 1)
     if not (math.isfinite(per_unit) and per_unit > 0.0):
         return None
-    return thresholds.cpu_launch_s + per_unit * units
+    return thresholds.cpu_launch_s + per_unit * units + extra
 
 
 def threshold_for(thresholds: Thresholds, kind: Kind) -> int:
@@ -270,19 +291,21 @@ def evaluate(
     input_on_accelerator: bool,
     to_host_s: float = 0.0,
     to_accelerator_s: float = 0.0,
+    traffic: float = ADD_TRAFFIC,
+    steps: int = 1,
 ) -> Evaluation:
     """Rules 1, 3, 4 and 5 of the module docstring for one unit (rule 2 looks at the units
     after it, so `fusec.placement.decide` applies it). `to_host_s` and `to_accelerator_s` are
     the transfers the unit's inputs need to reach each device."""
     threshold = threshold_for(thresholds, kind)
-    cpu = cpu_estimate(thresholds, kind, elements, flops)
+    cpu = cpu_estimate(thresholds, kind, elements, flops, traffic, steps)
     cpu_total = None if cpu is None else cpu + to_host_s
     pointwise = kind in (Kind.UNARY, Kind.ELEMENTWISE)
     if pointwise and input_on_accelerator:
         return Evaluation(True, Reason.RESIDENCY, cpu_total, None, threshold)
     if pointwise and small_batch_guard(thresholds, elements, batch):
         return Evaluation(False, Reason.SMALL_BATCH_GUARD, cpu_total, None, threshold)
-    gpu = accelerator.compute(kind, elements, flops) if accelerator else None
+    gpu = accelerator.compute(kind, elements, flops, traffic, steps) if accelerator else None
     if gpu is not None:
         gpu_total = gpu + to_accelerator_s
         cpu_cmp = math.inf if cpu_total is None else cpu_total

@@ -5,7 +5,7 @@
     fusec-calibrate --json out.json
 
 For the host (the CPU OpenCL device) and the accelerator (the GPU), it times an elementwise add,
-a sum and a square matmul at a few sizes and (on the GPU) copies to and from the device, fits
+a fused body of eight scalar ops, a sum and a square matmul at a few sizes and (on the GPU) copies to and from the device, fits
 a linear model to each (`fusec.placement.calibration`), and stores them per device under
 ``$XDG_CACHE_HOME/fusec/offload/``. ``fusec-run --device auto`` and ``fusec.compile`` read them.
 It prints the fitted models, the thresholds derived from them and what changed against the
@@ -42,7 +42,8 @@ def build(text: str, device: object) -> object:
 def describe_profile(profile: object) -> list[str]:
     from fusec.placement.calibration import MODEL_FIELDS
 
-    lines = [f"    launch_s: {profile.launch_s:.3g}"]  # type: ignore[attr-defined]
+    lines = [f"    launch_s: {profile.launch_s:.3g}",  # type: ignore[attr-defined]
+             f"    elementwise_step: {profile.elementwise_step:.3g}"]  # type: ignore[attr-defined]
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         if model is not None:

@@ -174,3 +174,19 @@ def test_a_returned_result_costs_its_way_back() -> None:
     d = next(d for d in p.decisions if d.work.label == "nn.matmul %m")
     assert (d.device, d.reason) == ("cpu", "profile-model")
     assert d.gpu_s is not None and abs(d.gpu_s - 16 * 512 * 4 * 1e-6) < 1e-6
+
+
+def test_traffic_and_steps_of_units() -> None:
+    text = """
+    func.func @w(%x: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<64x32xf32> {
+      %s = nn.add %x, %b : tensor<64x32xf32>, tensor<32xf32> -> tensor<64x32xf32>
+      %g = nn.gelu %s : tensor<64x32xf32> -> tensor<64x32xf32>
+      %t = nn.tanh %g : tensor<64x32xf32> -> tensor<64x32xf32>
+      func.return %t : tensor<64x32xf32>
+    }
+    """
+    (group,) = measure(fused(text))
+    assert group.steps == 1 + 5 + 1 and group.traffic == (2048 + 32 + 2048) / 2048
+    unfused = measure(_unfused(text))
+    assert [(w.steps, w.traffic) for w in unfused] == [
+        (1, (2048 + 32 + 2048) / 2048), (5, 2.0), (1, 2.0)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -42,8 +43,8 @@ def build(text: str, device: object) -> object:
 def describe_profile(profile: object) -> list[str]:
     from fusec.placement.calibration import MODEL_FIELDS
 
-    lines = [f"    launch_s: {profile.launch_s:.3g}",  # type: ignore[attr-defined]
-             f"    elementwise_step: {profile.elementwise_step:.3g}"]  # type: ignore[attr-defined]
+    p: Any = profile
+    lines = [f"    launch_s: {p.launch_s:.3g}", f"    elementwise_step: {p.elementwise_step:.3g}"]
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         if model is not None:

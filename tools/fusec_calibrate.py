@@ -9,7 +9,8 @@ a fused body of eight scalar ops, a sum and a square matmul at a few sizes and (
 copies to and from the device, fits a linear model to each (`fusec.placement.calibration`), and
 stores them per device under ``$XDG_CACHE_HOME/fusec/offload/``; ``fusec-run --device auto``
 and ``fusec.compile`` read them. It prints the fitted models, the thresholds derived from them
-and what changed against the built-in defaults. With one device it calibrates that one and says that nothing can be placed.
+and what changed against the built-in defaults. With one device it calibrates that one and
+says that nothing can be placed.
 
 Exit codes: 0 ok, 1 a device could not be measured or the cache not written, 2 bad command
 line, 3 no usable OpenCL device, 70 internal error.

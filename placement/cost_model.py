@@ -43,8 +43,22 @@ DEFAULT_CPU_MATMUL_PER_FLOP = 2.5e-11
 SMALL_BATCH_DEFAULT_MAX_DIM = 8
 SMALL_BATCH_DEFAULT_MIN_ELEMS = 1_048_576
 ADD_TRAFFIC = 3.0
-"""Elements read and written per element by ``a + b``, the kernel the per-element costs are
-measured with."""
+"""Elements read and written per element by ``a + b``, the kernel the per-element costs of
+elementwise work are measured with."""
+SUM_TRAFFIC = 1.0
+"""Likewise for a sum (it reads each element once), the reductions' kernel."""
+
+
+def reference_traffic(kind: Kind) -> float:
+    return SUM_TRAFFIC if kind is Kind.REDUCTION else ADD_TRAFFIC
+
+
+def scaled_units(kind: Kind, elements: int, flops: int, traffic: float | None) -> float:
+    """The units a per-unit cost multiplies: flops for a matmul, else the elements scaled by
+    the unit's traffic against its kind's calibration kernel (None: the same traffic)."""
+    if kind is Kind.MATMUL:
+        return float(flops)
+    return elements * (1.0 if traffic is None else traffic / reference_traffic(kind))
 GPU_ADVANTAGE = 0.95
 """The accelerator's estimate is scaled by this before the comparison (the seed's 0.95)."""
 
@@ -90,8 +104,8 @@ class Thresholds:
     cpu_launch_s: float = 0.0
     """Host seconds a kernel launch adds on the host device; 0 until calibrated."""
     cpu_step_per_elem: float = 0.0
-    """Host seconds per element for each scalar op of an elementwise body after the first;
-    0 until calibrated."""
+    """Host seconds per element for each scalar op of a unit's body after the first (an
+    elementwise body, or a norm's or softmax's arithmetic); 0 until calibrated."""
 
     @classmethod
     def names(cls) -> list[str]:
@@ -205,22 +219,18 @@ class DeviceProfile:
     elementwise_step: float = 0.0
     """Seconds per element for each scalar op of an elementwise body after the first."""
 
-    def compute(self, kind: Kind, elements: int, flops: int, traffic: float = ADD_TRAFFIC,
+    def compute(self, kind: Kind, elements: int, flops: int, traffic: float | None = None,
                 steps: int = 1) -> float | None:
         """Estimated seconds of a unit's work (a kernel launch plus its kernel time, without
-        transfers); None without a model for its kind. Elementwise work is the calibrated
-        add's per element, scaled by the unit's traffic, plus `elementwise_step` per element
-        for each further step."""
-        if kind is Kind.MATMUL:
-            model, units = self.matmul, float(flops)
-        elif kind is Kind.REDUCTION:
-            model, units = self.reduction, float(elements)
-        else:
-            model, units = self.elementwise, elements * traffic / ADD_TRAFFIC
-        seconds = model.estimate(units) if model else None
+        transfers); None without a model for its kind. Elementwise and reduction work is the
+        calibrated add's (or sum's) per element, scaled by the unit's traffic, plus
+        `elementwise_step` per element for each further scalar step."""
+        model = {Kind.MATMUL: self.matmul, Kind.REDUCTION: self.reduction}.get(
+            kind, self.elementwise)
+        seconds = model.estimate(scaled_units(kind, elements, flops, traffic)) if model else None
         if seconds is None:
             return None
-        if kind in (Kind.UNARY, Kind.ELEMENTWISE):
+        if kind is not Kind.MATMUL:
             seconds += self.elementwise_step * elements * max(0, steps - 1)
         return self.launch_s + seconds
 
@@ -232,22 +242,21 @@ class DeviceProfile:
 
 
 def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int,
-                 traffic: float = ADD_TRAFFIC, steps: int = 1) -> float | None:
+                 traffic: float | None = None, steps: int = 1) -> float | None:
     """The host's seconds for a unit: its per-unit cost times the units (the seed's
     `cpu_estimate`, None for a per-unit cost that is not a positive number) plus a launch (0
-    until calibrated); elementwise units scale with their traffic and further steps as in
+    until calibrated); units scale with their traffic and further steps as in
     `DeviceProfile.compute`."""
-    extra = 0.0
-    if kind is Kind.MATMUL:
-        per_unit, units = thresholds.cpu_matmul_per_flop, float(flops)
-    elif kind is Kind.REDUCTION:
-        per_unit, units = thresholds.cpu_reduction_per_elem, float(elements)
-    else:
-        per_unit, units = thresholds.cpu_elem_per_elem, elements * traffic / ADD_TRAFFIC
-        extra = thresholds.cpu_step_per_elem * elements * max(0, steps - 1)
+    per_unit = {Kind.MATMUL: thresholds.cpu_matmul_per_flop,
+                Kind.REDUCTION: thresholds.cpu_reduction_per_elem}.get(
+                    kind, thresholds.cpu_elem_per_elem)
     if not (math.isfinite(per_unit) and per_unit > 0.0):
         return None
-    return thresholds.cpu_launch_s + per_unit * units + extra
+    extra = 0.0
+    if kind is not Kind.MATMUL:
+        extra = thresholds.cpu_step_per_elem * elements * max(0, steps - 1)
+    return (thresholds.cpu_launch_s + per_unit * scaled_units(kind, elements, flops, traffic)
+            + extra)
 
 
 def threshold_for(thresholds: Thresholds, kind: Kind) -> int:
@@ -291,7 +300,7 @@ def evaluate(
     input_on_accelerator: bool,
     to_host_s: float = 0.0,
     to_accelerator_s: float = 0.0,
-    traffic: float = ADD_TRAFFIC,
+    traffic: float | None = None,
     steps: int = 1,
 ) -> Evaluation:
     """Rules 1, 3, 4 and 5 of the module docstring for one unit (rule 2 looks at the units

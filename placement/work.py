@@ -35,9 +35,11 @@ ELEMENTWISE_OPS = {
     "nn.add", "nn.sub", "nn.mul", "nn.div", "nn.max", "nn.min", "nn.pow", "nn.cmp", "nn.where",
     "fused.elementwise", "fused.swiglu",
 }
-STEPS = {"nn.sigmoid": 4, "nn.gelu": 5, "nn.silu": 5}
-"""Scalar steps of the ``nn`` elementwise ops that take more than one (as fuse-elementwise
-counts them); a fused group's are its body's."""
+STEPS = {"nn.sigmoid": 4, "nn.gelu": 5, "nn.silu": 5, "nn.softmax": 5, "nn.layer_norm": 6,
+         "nn.rms_norm": 4, "fused.residual_layer_norm": 7, "fused.residual_rms_norm": 5}
+"""Scalar steps per element of the ops that take more than one (the elementwise ones as
+fuse-elementwise counts them; for norms and softmax, their arithmetic); a fused group's are its
+body's (a fused reduction's, plus the reduction)."""
 GROUP_OPS = {"fused.elementwise", "fused.reduce"}
 """Fused elementwise and reduction groups: what the fusion-override rule keeps together."""
 VIEW_OPS = {"nn.reshape"}
@@ -61,7 +63,7 @@ class Work:
     """Elements read and written per element of the unit (3 for ``a + b``, less where an
     operand broadcasts)."""
     steps: int
-    """Scalar ops per element of an elementwise unit (its body's, constants aside)."""
+    """Scalar ops per element (a fused body's, constants aside; 1 for a plain op)."""
     input_bytes: tuple[int, ...]
     """Bytes of each operand, in operand order."""
     output_bytes: tuple[int, ...]
@@ -143,6 +145,8 @@ def work_of(index: int, op: Operation) -> Work:
 def step_count(op: Operation) -> int:
     if isinstance(op, fused.ElementwiseOp):
         return max(1, scalar_ops.step_count(list(op.body.block.ops)))
+    if isinstance(op, fused.ReduceOp):
+        return 1 + scalar_ops.step_count(list(op.body.block.ops))
     return STEPS.get(op.name, 1)
 
 

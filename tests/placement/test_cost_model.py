@@ -191,3 +191,11 @@ def test_a_heavy_body_can_tip_the_balance() -> None:
     light = evaluate(t, gpu, Kind.ELEMENTWISE, 10**6, 0, None, False, steps=1)
     heavy = evaluate(t, gpu, Kind.ELEMENTWISE, 10**6, 0, None, False, steps=15)
     assert not light.accelerate and heavy.accelerate
+
+
+def test_reduction_cost_scales_against_a_sum() -> None:
+    t = Thresholds(cpu_reduction_per_elem=1e-10, cpu_step_per_elem=1e-9)
+    assert cpu_estimate(t, Kind.REDUCTION, 1000, 0) == pytest.approx(1e-7)   # like the sum
+    # a residual layer norm: reads two, writes one (traffic 3), seven steps
+    assert cpu_estimate(t, Kind.REDUCTION, 1000, 0, traffic=3.0, steps=7) == pytest.approx(
+        3e-7 + 6e-6)

@@ -190,3 +190,18 @@ def test_traffic_and_steps_of_units() -> None:
     unfused = measure(_unfused(text))
     assert [(w.steps, w.traffic) for w in unfused] == [
         (1, (2048 + 32 + 2048) / 2048), (5, 2.0), (1, 2.0)]
+
+
+def test_norms_and_softmax_have_steps() -> None:
+    text = """
+    func.func @n(%x: tensor<8x16xf32>, %r: tensor<8x16xf32>, %g: tensor<16xf32>)
+        -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+      %s = nn.softmax %x : tensor<8x16xf32> -> tensor<8x16xf32>
+      %a = nn.add %x, %r : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+      %n = nn.rms_norm %a, %g : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+      func.return %s, %n : tensor<8x16xf32>, tensor<8x16xf32>
+    }
+    """
+    works = {w.label: (w.kind, w.steps, w.traffic) for w in measure(fused(text))}
+    assert works == {"nn.softmax %s": (Kind.REDUCTION, 5, 2.0),
+                     "fused.residual_rms_norm %n": (Kind.REDUCTION, 5, (128 * 3 + 16) / 128)}

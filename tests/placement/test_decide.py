@@ -205,3 +205,16 @@ def test_norms_and_softmax_have_steps() -> None:
     works = {w.label: (w.kind, w.steps, w.traffic) for w in measure(fused(text))}
     assert works == {"nn.softmax %s": (Kind.REDUCTION, 5, 2.0),
                      "fused.residual_rms_norm %n": (Kind.REDUCTION, 5, (128 * 3 + 16) / 128)}
+
+
+def test_a_fused_reduction_counts_its_prologue() -> None:
+    text = """
+    func.func @r(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> tensor<8xf32> {
+      %e = nn.exp %x : tensor<8x16xf32> -> tensor<8x16xf32>
+      %m = nn.mul %e, %y : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+      %s = nn.reduce_sum %m {axes = array<i64: 1>} : tensor<8x16xf32> -> tensor<8xf32>
+      func.return %s : tensor<8xf32>
+    }
+    """
+    (w,) = measure(fused(text))
+    assert (w.label, w.kind, w.steps, w.group) == ("fused.reduce %s", Kind.REDUCTION, 3, True)

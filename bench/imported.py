@@ -1,9 +1,9 @@
 """Imported-model workloads: one ONNX model file, run by fusec (imported, fused) and by ONNX
-Runtime, in the same process, interleaved (``--workload onnx_bert_b1``, ``onnx_gpt2_b1``).
+Runtime, in the same process, interleaved (``--workload onnx_bert_b1``, ``onnx_gpt2_b1``, ``onnx_llama_b1``).
 
 The models come from `fusec.bench.export_models` (written as the TorchScript exporter writes
 them: a BERT-base layer, B=1 S=128, with its int64 attention mask; a GPT-2-small-width block,
-S=128, causal). Both runners get the same model: fusec imports it (weights bound to the
+S=128, causal; a Llama-style block of the same width with rotary embeddings). Both runners get the same model: fusec imports it (weights bound to the
 device), ONNX Runtime loads it with every graph optimisation on. Their outputs are checked
 against each other (f32: atol 1e-4, rtol 1e-3) before anything is timed; the row reports each
 one's median wall time per call, fusec's kernel time, and the ratio fusec / ONNX Runtime.
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from fusec.bench import peers
-from fusec.bench.export_models import bert_layer, gpt2_block
+from fusec.bench.export_models import bert_layer, gpt2_block, llama_block
 from fusec.bench.harness import Settings
 from fusec.bench.peers import first_line
 from fusec.bench.timing import interleaved, wall_call
@@ -27,6 +27,8 @@ MODELS: dict[str, tuple[str, Callable[[], object]]] = {
                      lambda: bert_layer(1, 128, 768, 12, 3072)),
     "onnx_gpt2_b1": ("imported GPT-2 block (ONNX), width 768, B=1 S=128",
                      lambda: gpt2_block(1, 128, 768, 12)),
+    "onnx_llama_b1": ("imported Llama block (ONNX, rotary), width 768, B=1 S=128",
+                      lambda: llama_block(1, 128, 768, 12, 2048)),
 }
 ATOL, RTOL = 1e-4, 1e-3
 

@@ -13,7 +13,7 @@ from fusec.bench.harness import FAILED, WRONG, Settings, WorkloadResult, run_wor
 from fusec.bench.peers import Peer
 from fusec.bench.workloads import Workload, select
 
-IMPORTED = ("onnx_bert_b1", "onnx_gpt2_b1")
+IMPORTED = ("onnx_bert_b1", "onnx_gpt2_b1", "onnx_llama_b1")
 """Imported ONNX models against ONNX Runtime (`fusec.bench.imported`): only when named."""
 SPECIAL = ("bandwidth", "overhead", "compile", *IMPORTED)
 

@@ -21,6 +21,7 @@ from fusec.codegen.kernels.common import (
     KernelArg,
     KernelSource,
 )
+from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.softmax import softmax
@@ -57,7 +58,9 @@ class Params:
         assert isinstance(attr, FloatAttr)
         return attr.value.data
 
-    def str(self, key: str) -> str:
+    def str(self, key: str, default: str | None = None) -> str:
+        if default is not None and key not in self.op.params.data:
+            return default
         attr = self.op.param(key)
         assert isinstance(attr, StringAttr)
         return attr.data
@@ -90,6 +93,7 @@ def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         epilogue_of(op, name),
         device_info=device,
         split_k=p.int("split_k", 1),
+        dtype=p.str("dtype", "f32"),
     )
 
 
@@ -98,7 +102,7 @@ def instantiate_gemm_split_sum(
 ) -> KernelSource:
     p = Params(op)
     return gemm_split_sum(name, p.int("batch"), p.int("m"), p.int("n"), p.int("split_k"),
-                          epilogue_of(op, name))
+                          epilogue_of(op, name), dtype=p.str("dtype", "f32"))
 
 
 def instantiate_norm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> KernelSource:
@@ -148,6 +152,14 @@ def instantiate_attention(
     )
 
 
+def instantiate_gather(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+    return gather(name, p.int("outer"), p.int("dim"), p.int("count"), p.int("inner"),
+                  p.str("dtype"))
+
+
 INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {
     "gemm": instantiate_gemm,
     "gemm_split_sum": instantiate_gemm_split_sum,
@@ -155,6 +167,7 @@ INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], Ker
     "rms_norm": instantiate_norm,
     "softmax": instantiate_softmax,
     "attention": instantiate_attention,
+    "gather": instantiate_gather,
 }
 
 

@@ -113,19 +113,50 @@ def place(
     if single is not None:
         decisions = [Decision(w, single, Reason.DISABLED.value,
                               cpu_estimate(thresholds, w.kind, w.elements, w.flops, w.traffic,
-                                           w.steps), None,
+                                           w.steps, w.transcendentals), None,
                               threshold_for(thresholds, w.kind)) for w in works]
         return Placement(tuple(decisions), (), (single,))
     decisions: list[Decision] = []
+    pieces = Pieces()
     for op, w in zip(ops, works, strict=True):
-        decision = decide_unit(op, w, where, thresholds, accelerator, returned)
+        decision = decide_unit(op, w, where, thresholds, accelerator, returned, pieces)
         decisions.append(decision)
+        pieces.add(op, decision.device)
         for r in op.results:
             where[r] = decision.device
     decisions = fusion_override(ops, decisions)
     decisions = follow_views(function, ops, decisions, params)
     transfers = crossings(function, ops, decisions, accelerator, params)
     return Placement(tuple(decisions), tuple(transfers), (HOST, ACCELERATOR))
+
+
+class Pieces:
+    """The pieces (runs of units on one device, `fusec.placement.partition.assign`) of the
+    units placed so far, to tell whether a unit would open a new one: each piece is a call of
+    its own on its device, whose fixed cost (`DeviceProfile.call_s`, `Thresholds.cpu_call_s`)
+    the unit that opens it pays."""
+
+    def __init__(self) -> None:
+        self.devices: list[str] = []
+        self.piece_of: dict[Operation, int] = {}
+
+    def joins(self, op: Operation, device: str) -> int | None:
+        """The piece `op` would join on `device` (as `partition.assign` groups), or None."""
+        lowest = 0
+        for value in op.operands:
+            producer = value.owner
+            if isinstance(producer, Operation) and producer in self.piece_of:
+                s = self.piece_of[producer]
+                lowest = max(lowest, s if self.devices[s] == device else s + 1)
+        return next((s for s in range(lowest, len(self.devices)) if self.devices[s] == device),
+                    None)
+
+    def add(self, op: Operation, device: str) -> None:
+        piece = self.joins(op, device)
+        if piece is None:
+            self.devices.append(device)
+            piece = len(self.devices) - 1
+        self.piece_of[op] = piece
 
 
 def located(where: dict[SSAValue, str], value: SSAValue) -> str:
@@ -140,6 +171,7 @@ def decide_unit(
     thresholds: Thresholds,
     accelerator: DeviceProfile | None,
     returned: Collection[SSAValue],
+    pieces: Pieces | None = None,
 ) -> Decision:
     if w.view:
         source = located(where, op.operands[0])
@@ -156,9 +188,14 @@ def decide_unit(
                 to_accelerator += accelerator.upload_s(size)
         to_accelerator += sum(accelerator.download_s(nbytes(r)) for r in op.results
                               if r in returned)
+        if pieces is not None:
+            if pieces.joins(op, HOST) is None:
+                to_host += thresholds.cpu_call_s
+            if pieces.joins(op, ACCELERATOR) is None:
+                to_accelerator += accelerator.call_s
     on_accelerator = any(located(where, v) == ACCELERATOR for v in op.operands)
     e = evaluate(thresholds, accelerator, w.kind, w.elements, w.flops, w.batch, on_accelerator,
-                 to_host, to_accelerator, w.traffic, w.steps)
+                 to_host, to_accelerator, w.traffic, w.steps, w.transcendentals)
     return Decision(w, ACCELERATOR if e.accelerate else HOST, e.reason.value, e.cpu_s, e.gpu_s,
                     e.threshold)
 

@@ -15,6 +15,7 @@ the devices. With one device every unit is on it, reason ``disabled``.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
@@ -126,6 +127,8 @@ def place(
             where[r] = decision.device
     decisions = fusion_override(ops, decisions)
     decisions = follow_views(function, ops, decisions, params)
+    if accelerator is not None:
+        decisions = unsplit(function, ops, decisions, thresholds, accelerator, params)
     transfers = crossings(function, ops, decisions, accelerator, params)
     return Placement(tuple(decisions), tuple(transfers), (HOST, ACCELERATOR))
 
@@ -229,6 +232,71 @@ def follow_views(function: func.FuncOp, ops: Sequence[Operation], decisions: lis
         for r in op.results:
             where[r] = out[i].device
     return out
+
+
+def plan_seconds(
+    function: func.FuncOp,
+    ops: Sequence[Operation],
+    decisions: Sequence[Decision],
+    thresholds: Thresholds,
+    accelerator: DeviceProfile,
+    params: Collection[str],
+) -> float:
+    """The estimated seconds of a whole call placed as `decisions`: every unit's work on its
+    device, every transfer (values crossing between the devices, the caller's arrays read on
+    the accelerator, results made there read back), and a call's fixed cost for every piece
+    of units run together on one device."""
+    total = 0.0
+    pieces = Pieces()
+    for op, d in zip(ops, decisions, strict=True):
+        w = d.work
+        if pieces.joins(op, d.device) is None:
+            total += thresholds.cpu_call_s if d.device == HOST else accelerator.call_s
+        pieces.add(op, d.device)
+        if w.view:
+            continue
+        seconds = (cpu_estimate(thresholds, w.kind, w.elements, w.flops, w.traffic, w.steps,
+                                w.transcendentals) if d.device == HOST else
+                   accelerator.compute(w.kind, w.elements, w.flops, w.traffic, w.steps,
+                                       w.transcendentals))
+        if seconds is None:
+            return math.inf
+        total += seconds
+    total += sum(t.seconds or 0.0 for t in crossings(function, ops, decisions, accelerator,
+                                                      params))
+    made = {r: d.device for op, d in zip(ops, decisions, strict=True) for r in op.results}
+    returned = function.body.block.last_op.operands if function.body.block.last_op else ()
+    total += sum(accelerator.download_s(nbytes(v)) for v in set(returned)
+                 if made.get(v) == ACCELERATOR)
+    return total
+
+
+def unsplit(
+    function: func.FuncOp,
+    ops: Sequence[Operation],
+    decisions: list[Decision],
+    thresholds: Thresholds,
+    accelerator: DeviceProfile,
+    params: Collection[str],
+) -> list[Decision]:
+    """A split placement, or all its units on one device where the model estimates that the
+    whole call costs less so: each unit was placed knowing only the units before it, so a
+    split may pay for a piece and transfers that the units after it make needless (a norm
+    on the host before the matmuls of the accelerator). Units the small-batch guard keeps on
+    the host stay there. The units moved keep their estimates, reason ``profile-model``."""
+    if len({d.device for d in decisions}) < 2:
+        return decisions
+    guarded = any(d.reason == Reason.SMALL_BATCH_GUARD.value for d in decisions)
+    best = decisions
+    best_s = plan_seconds(function, ops, decisions, thresholds, accelerator, params)
+    for device in (HOST,) if guarded else (HOST, ACCELERATOR):
+        moved = [d if d.device == device else
+                 replace(d, device=device, reason=Reason.PROFILE_MODEL.value)
+                 for d in decisions]
+        seconds = plan_seconds(function, ops, moved, thresholds, accelerator, params)
+        if seconds < best_s:
+            best, best_s = moved, seconds
+    return best
 
 
 def crossings(

@@ -202,9 +202,11 @@ def test_norms_and_softmax_have_steps() -> None:
       func.return %s, %n : tensor<8x16xf32>, tensor<8x16xf32>
     }
     """
-    works = {w.label: (w.kind, w.steps, w.traffic) for w in measure(fused(text))}
-    assert works == {"nn.softmax %s": (Kind.REDUCTION, 5, 2.0),
-                     "fused.residual_rms_norm %n": (Kind.REDUCTION, 5, (128 * 3 + 16) / 128)}
+    works = {w.label: (w.kind, w.steps, w.traffic, w.transcendentals)
+             for w in measure(fused(text))}
+    # a softmax's exp is a transcendental per element; a norm's root is one per row
+    assert works == {"nn.softmax %s": (Kind.REDUCTION, 5, 2.0, 1),
+                     "fused.residual_rms_norm %n": (Kind.REDUCTION, 5, (128 * 3 + 16) / 128, 0)}
 
 
 def test_a_fused_reduction_counts_its_prologue() -> None:
@@ -218,3 +220,42 @@ def test_a_fused_reduction_counts_its_prologue() -> None:
     """
     (w,) = measure(fused(text))
     assert (w.label, w.kind, w.steps, w.group) == ("fused.reduce %s", Kind.REDUCTION, 3, True)
+    assert w.transcendentals == 1   # the exp of its body
+
+
+# Two elementwise units one after the other over 1M elements: %y reads %x's result.
+CHAIN = """
+func.func @c(%a: tensor<1048576xf32>) -> tensor<1048576xf32> {
+  %x = nn.exp %a : tensor<1048576xf32> -> tensor<1048576xf32>
+  %s = nn.reduce_sum %x {axes = array<i64: 0>} : tensor<1048576xf32> -> tensor<f32>
+  %y = nn.exp %x : tensor<1048576xf32> -> tensor<1048576xf32>
+  func.return %y : tensor<1048576xf32>
+}
+"""
+
+
+def test_only_the_unit_that_opens_a_piece_pays_a_call() -> None:
+    gpu = DeviceProfile(elementwise=LinearModel(1e-12), reduction=LinearModel(1e-12),
+                        call_s=1e-3)
+    t = Thresholds(cpu_elem_per_elem=1e-8, cpu_reduction_per_elem=1e-8)
+    p = place(fused(CHAIN), t, gpu)
+    first, reduction = p.decisions[0], p.decisions[1]
+    assert first.device == "gpu" and first.reason == "profile-model"
+    # the first opens the accelerator's piece and pays its call; the sum joins it
+    assert first.gpu_s is not None and first.gpu_s >= 1e-3
+    assert reduction.gpu_s is not None and reduction.gpu_s < 1e-3
+    assert {d.device for d in p.decisions} == {"gpu"}
+
+
+def test_a_split_that_costs_more_than_one_device_is_undone() -> None:
+    # Each unit alone: the first exp (cheap on the host, its call free) stays there; the sum
+    # and the second exp are far cheaper on the accelerator. But the split pays the
+    # accelerator's call and the copy of %x anyway, which the first exp there would have
+    # cost no more than: the whole call is cheaper on the accelerator.
+    gpu = DeviceProfile(elementwise=LinearModel(1e-13), reduction=LinearModel(1e-13),
+                        upload=LinearModel(1e-10), download=LinearModel(1e-10),
+                        call_s=2e-3)
+    t = Thresholds(cpu_elem_per_elem=1.5e-9, cpu_reduction_per_elem=1e-8)
+    p = place(fused(CHAIN), t, gpu)
+    assert {d.device for d in p.decisions} == {"gpu"} and not p.split
+    assert p.decisions[0].reason == "profile-model"

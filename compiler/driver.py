@@ -10,7 +10,9 @@ Steps: parse and verify (one-line errors with ``file:line:col``), run the fusion
 (default: the ``default`` fusion pipeline; ``""`` or ``"none"`` for none), then ``lower-opencl``,
 then read the host schedule into a plan, select the device and build the program (once per
 source, device and options, see ``fusec.runtime.program_cache``). The device's kind reaches the
-lowering as its ``device`` option, and its `DeviceInfo` the kernel templates.
+lowering as its ``device`` option, and its `DeviceInfo` the kernel templates; its global memory
+size is launch fusion's default budget (``fuse-launches``: ``launch_budget=`` bytes,
+``launch_fusion=False`` for none).
 """
 
 from __future__ import annotations
@@ -72,12 +74,19 @@ def lower(
     pipeline: str = "default",
     device_info: DeviceInfo | None = None,
     filename: str = "<input>",
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
 ) -> Compiled:
-    """Fuses, lowers and plans ``module`` in place."""
+    """Fuses, lowers and plans ``module`` in place. Launch fusion's budget is ``launch_budget``
+    bytes, by default the device's global memory size."""
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
-    lowering = lower_opencl_spec(device_info.kind if device_info else None)
+    if launch_budget is None and device_info is not None:
+        launch_budget = device_info.global_mem_size
+    lowering = lower_opencl_spec(
+        device_info.kind if device_info else None, launch_budget, launch_fusion
+    )
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     try:
         plan = build_plan(module, name, device_info)
@@ -94,13 +103,18 @@ def compile(  # noqa: A001 - the public name the package exports
     platform: str | None = None,
     filename: str = "<input>",
     params: Mapping[str, np.ndarray] | None = None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
 ) -> Executable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
     ``params`` binds inputs (by name) to the device once, as `Executable.bind` does: a call
-    then takes only the other inputs.
+    then takes only the other inputs. ``launch_budget`` (bytes, default the device's global
+    memory size) bounds what one merged launch touches; ``launch_fusion=False`` keeps one
+    launch per kernel.
     """
     dev = select_device(device, platform)  # type: ignore[arg-type]
     module = load(source_or_module, filename)
-    compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename)
+    compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
+                     launch_budget, launch_fusion)
     return Executable(compiled.plan, dev, params)

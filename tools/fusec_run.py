@@ -11,7 +11,9 @@ compares the outputs with the numpy reference executor (run on the program as wr
 fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (normwise: random
 weights make long sums whose rounding shows in the elements near zero). ``--profile`` runs
 once to warm up, then prints each kernel's time from OpenCL profiling events and the host
-overhead of a call.
+overhead of a call. Adjacent launches are merged (``fuse-launches``) under a budget of the
+device's global memory size; ``--launch-budget BYTES`` sets it, ``--no-launch-fusion`` keeps
+one launch per kernel.
 
 Exit codes:
     0  success
@@ -114,6 +116,8 @@ def run(
     rtol: float,
     profile: bool,
     dump_kernels: str | None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
 ) -> None:
     from fusec.compiler.driver import load, lower
     from fusec.codegen.kernels.common import DeviceInfo
@@ -126,7 +130,7 @@ def run(
     dev = select_device(device, platform)  # type: ignore[arg-type]
     started = time.perf_counter()
     compiled = lower(original.clone(), function, pipeline, DeviceInfo.from_device(dev.device),
-                     file)
+                     file, launch_budget, launch_fusion)
     if dump_kernels:
         dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module))
     exe = Executable(compiled.plan, dev)
@@ -193,12 +197,16 @@ def dump(folder: str, function: str, source: str, ir: str) -> None:
 @click.option("--rtol", type=float, default=1e-3, show_default=True)
 @click.option("--profile", is_flag=True, help="Print each kernel's time and the host overhead.")
 @click.option("--dump-kernels", metavar="DIR", help="Write the OpenCL C and kernel-level IR.")
+@click.option("--launch-budget", type=click.IntRange(min=0), metavar="BYTES",
+              help="Bytes one merged launch may touch (default: the device's global memory).")
+@click.option("--no-launch-fusion", is_flag=True, help="Keep one launch per kernel.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
-        atol: float, rtol: float, profile: bool, dump_kernels: str | None, list_only: bool,
+        atol: float, rtol: float, profile: bool, dump_kernels: str | None,
+        launch_budget: int | None, no_launch_fusion: bool, list_only: bool,
         verbose: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
@@ -208,9 +216,11 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("missing FILE")
     if inputs is not None and seed is not None:
         raise click.UsageError("--inputs and --random exclude each other")
+    if launch_budget is not None and no_launch_fusion:
+        raise click.UsageError("--launch-budget and --no-launch-fusion exclude each other")
     try:
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels)
+            profile, dump_kernels, launch_budget, not no_launch_fusion)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

@@ -17,12 +17,14 @@ one launch per kernel.
 
 Exit codes:
     0  success
-    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays
+    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays,
+       an output that is one of the inputs, a program larger than the device or host memory
     2  bad command line (unknown option, pass or pipeline)
     3  no usable OpenCL device
     4  an OpenCL program failed to build, or a kernel failed to launch
     5  ``--check`` found an output beyond tolerance
    70  internal error (a bug in fusec)
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): no output is left half-written
 Every error is one line on stderr (``--verbose`` adds the build log and kernel source).
 """
 
@@ -39,6 +41,7 @@ import numpy as np
 
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
+from fusec.files import atomic_write, check_not_input
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
 EXIT_DEVICE = 3
@@ -84,11 +87,9 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
 
 
 def write_outputs(path: str, outputs: list[np.ndarray]) -> None:
-    try:
-        with open(path, "wb") as f:
-            np.savez(f, **{f"result{i}": out for i, out in enumerate(outputs)})
-    except OSError as e:
-        raise ToolError(f"{path}: error: cannot write outputs: {e.strerror}", EXIT_INPUT) from None
+    """The outputs as ``result0``, ... in an ``.npz``, written atomically."""
+    arrays = {f"result{i}": out for i, out in enumerate(outputs)}
+    atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
 def list_devices() -> None:
@@ -125,6 +126,8 @@ def run(
     from fusec.runtime.executable import Executable
     from fusec.reference.executor import find_function, random_inputs, run_function
 
+    for out in (output, *dump_paths(dump_kernels, function)):
+        check_not_input(out, [file, inputs])
     source = read_source(file)
     original = load(source, file)
     dev = select_device(device, platform)  # type: ignore[arg-type]
@@ -132,7 +135,8 @@ def run(
     compiled = lower(original.clone(), function, pipeline, DeviceInfo.from_device(dev.device),
                      file, launch_budget, launch_fusion)
     if dump_kernels:
-        dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module))
+        dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module),
+             [file, inputs])
     exe = Executable(compiled.plan, dev)
     compile_seconds = time.perf_counter() - started
     names = exe.input_names
@@ -140,6 +144,10 @@ def run(
         given = load_inputs(inputs, names)
         args = exe.arguments((), given)
     else:
+        from fusec.runtime.limits import check_host_arrays
+
+        check_host_arrays("inputs", (p.spec.dtype.itemsize * int(np.prod(p.spec.shape))
+                                     for p in exe.call_inputs))
         fn = find_function(original, compiled.plan.function)
         args = random_inputs(fn, 0 if seed is None else seed)
     if profile:
@@ -171,14 +179,24 @@ def run(
                             "beyond tolerance", EXIT_CHECK)
 
 
-def dump(folder: str, function: str, source: str, ir: str) -> None:
+def dump_paths(folder: str | None, function: str | None) -> list[str]:
+    """The files ``--dump-kernels`` writes (known before compiling when the function is named)."""
+    if not folder or not function:
+        return []
+    return [os.path.join(folder, f"{function}.cl"), os.path.join(folder, f"{function}.kernels.mlir")]
+
+
+def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | None]) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
-        Path(folder, f"{function}.cl").write_text(source, encoding="utf-8")
-        Path(folder, f"{function}.kernels.mlir").write_text(ir + "\n", encoding="utf-8")
     except OSError as e:
         message = f"{folder}: error: cannot write kernels: {e.strerror}"
         raise ToolError(message, EXIT_INPUT) from None
+    cl_path, ir_path = dump_paths(folder, function)
+    for path in (cl_path, ir_path):
+        check_not_input(path, inputs)
+    atomic_write(cl_path, source)
+    atomic_write(ir_path, ir + "\n")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -82,10 +82,14 @@ def lower(
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
-    if launch_budget is None and device_info is not None:
+    # The device's memory as the default budget; a kernel alone over it is left to the
+    # runtime, which says what does not fit (an explicit budget fails the pass instead).
+    device_default = launch_budget is None and device_info is not None
+    if device_default and device_info is not None:
         launch_budget = device_info.global_mem_size
     lowering = lower_opencl_spec(
-        device_info.kind if device_info else None, launch_budget, launch_fusion
+        device_info.kind if device_info else None, launch_budget, launch_fusion,
+        allow_oversized=device_default,
     )
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     try:

@@ -28,7 +28,8 @@ members' bodies in order under one guard: a load of a buffer written earlier in 
 the stored value from its register instead, and the store is kept only when something outside
 the group (another launch, a view, the return) reads the buffer; a buffer no one else reads is
 no longer allocated. A planner error (a zero budget, a stage alone over the budget) fails the
-pass with the planner's message and its ``Fix:`` sentence.
+pass with the planner's message and its ``Fix:`` sentence; with ``allow-oversized`` a stage
+alone over the budget is left unfused instead.
 
 Before (``-p none`` on ``exp(relu(x))``)::
 
@@ -62,9 +63,11 @@ from xdsl.utils.exceptions import PassFailedException
 from fusec.dialects import kernel
 from fusec.lowering.launch_plan import (
     LaunchFusionError,
+    LaunchGroup,
     LaunchStage,
     StageOverBudget,
     plan_launch_fusion,
+    stage_required_bytes,
 )
 from fusec.lowering.plan_buffers import nbytes
 from fusec.passes._util import OpPassFailure
@@ -280,6 +283,11 @@ class FuseLaunchesPass(ModulePass):
     each further stage's outputs and scratch. Without a device 1 GiB; ``fusec.compile`` and
     ``fusec-run`` default to the device's global memory size (``--launch-budget``)."""
 
+    allow_oversized: bool = False
+    """Leave a kernel that alone needs more than the budget as it is (unfused) instead of
+    failing. ``fusec.compile`` and ``fusec-run`` set it with their default budget, the
+    device's memory: the runtime then says what does not fit the device."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.budget < 0:
             raise PassFailedException(f"fuse-launches: budget must be >= 0, got {self.budget}")
@@ -288,7 +296,8 @@ class FuseLaunchesPass(ModulePass):
         }
         fused_away: set[str] = set()
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            fused_away |= FunctionFusion(op, fn, symbols, self.budget).run()
+            fusion = FunctionFusion(op, fn, symbols, self.budget, self.allow_oversized)
+            fused_away |= fusion.run()
         still_launched = {
             o.kernel.root_reference.data for o in op.walk() if isinstance(o, kernel.LaunchOp)
         }
@@ -300,11 +309,12 @@ class FunctionFusion:
     """Plans and rewrites the launches of one host function."""
 
     def __init__(self, module: ModuleOp, fn: func.FuncOp, symbols: dict[str, kernel.FuncOp],
-                 budget: int):
+                 budget: int, allow_oversized: bool = False):
         self.module = module
         self.fn = fn
         self.symbols = symbols
         self.budget = budget
+        self.allow_oversized = allow_oversized
 
     def stages(self) -> list[Stage]:
         stages: list[Stage] = []
@@ -328,20 +338,35 @@ class FunctionFusion:
             LaunchStage(i, s.key, s.input_bytes, s.output_bytes, s.scratch_bytes, flag)
             for i, (s, flag) in enumerate(zip(stages, flags, strict=True))
         ]
+        groups: list[LaunchGroup] = []
         try:
-            plan = plan_launch_fusion(planned, self.budget)
+            for segment in self.segments(planned):
+                groups += plan_launch_fusion(segment, self.budget).groups
         except StageOverBudget as e:
             error = e.named(stages[e.stage_id].name)
             raise OpPassFailure("fuse-launches", self.fn, f"@{self.fn.sym_name.data}: {error}")
         except LaunchFusionError as e:
             raise OpPassFailure("fuse-launches", self.fn, f"@{self.fn.sym_name.data}: {e}")
         replaced: set[str] = set()
-        for group in plan.groups:
+        for group in groups:
             if len(group.stage_ids) > 1:
                 members = [stages[i] for i in group.stage_ids]
                 replaced |= {m.op.kernel.root_reference.data for m in members}  # type: ignore[union-attr]
                 self.fuse(members)
         return replaced
+
+    def segments(self, stages: list[LaunchStage]) -> list[list[LaunchStage]]:
+        """The stages to plan together: all of them, or with ``allow_oversized`` the runs
+        between stages that alone exceed the budget (those are left as they are)."""
+        if not self.allow_oversized or self.budget <= 0:
+            return [stages]
+        runs: list[list[LaunchStage]] = [[]]
+        for stage in stages:
+            if stage_required_bytes(stage) > self.budget:
+                runs.append([])
+            else:
+                runs[-1].append(stage)
+        return runs
 
     def fuse(self, members: list[Stage]) -> None:
         launches = [m.op for m in members]

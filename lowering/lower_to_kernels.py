@@ -104,19 +104,27 @@ DEVICES: tuple[str, ...] = ("cpu", "gpu")
 
 
 def lower_opencl_spec(
-    device: str | None = None, launch_budget: int | None = None, launch_fusion: bool = True
+    device: str | None = None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
+    allow_oversized: bool = False,
 ) -> str:
     """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, merge adjacent
     launches (``fuse-launches``, unless ``launch_fusion`` is off), plan buffers; the lowering
     shapes its kernels for ``device`` and launch fusion uses ``launch_budget`` bytes (the
-    passes' defaults when None)."""
+    passes' defaults when None), leaving kernels alone over it unfused with
+    ``allow_oversized``."""
     unfuse = non_native_fused_ops()
     first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
     lowering = f"lower-to-kernels{{device={device}}}" if device else "lower-to-kernels"
     fusion = ""
     if launch_fusion:
-        budget = f"{{budget={launch_budget}}}" if launch_budget is not None else ""
-        fusion = f"fuse-launches{budget},"
+        options = []
+        if launch_budget is not None:
+            options.append(f"budget={launch_budget}")
+        if allow_oversized:
+            options.append("allow-oversized=true")
+        fusion = f"fuse-launches{{{' '.join(options)}}}," if options else "fuse-launches,"
     return f"{first}{lowering},{fusion}plan-buffers"
 
 

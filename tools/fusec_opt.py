@@ -32,7 +32,13 @@ from fusec import __version__
 from fusec.files import atomic_write, check_not_input
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module, split_input
-from fusec.compiler.fusion_stats import FusionReport, count, reports_json, reports_text
+from fusec.compiler.fusion_stats import (
+    FusionReport,
+    LaunchFusionTracker,
+    count,
+    reports_json,
+    reports_text,
+)
 from fusec.compiler.pipeline import (
     NAMED_PIPELINES,
     PipelineSpecError,
@@ -126,10 +132,11 @@ def process(
     ctx = make_context()
     module = parse_module(ctx, chunk)
     before = count(module) if reports is not None else None
-    run_passes(ctx, module, passes, chunk.name)
-    if reports is not None and before is not None:
+    tracker = LaunchFusionTracker(module) if reports is not None else None
+    run_passes(ctx, module, passes, chunk.name, tracker.after_pass if tracker else None)
+    if reports is not None and before is not None and tracker is not None:
         label = f"{chunk.name}:{chunk.line_offset + 1}" if chunk.line_offset else chunk.name
-        reports.append(FusionReport(label, before, count(module)))
+        reports.append(FusionReport(label, before, count(module), tracker.counts()))
     return emit(module)
 
 

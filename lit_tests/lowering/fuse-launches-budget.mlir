@@ -7,6 +7,7 @@
 // RUN: fusec-opt %s -p 'lower-to-kernels,fuse-launches{budget=512}' | filecheck %s --check-prefix=TWO
 // RUN: fusec-opt %s -p 'lower-to-kernels,fuse-launches{budget=384}' | filecheck %s --check-prefix=THREE
 // RUN: fusec-opt %s -p 'lower-to-kernels,fuse-launches{budget=767}' | filecheck %s --check-prefix=BELOW-SIX
+// RUN: fusec-opt %s -p 'lower-to-kernels,fuse-launches{budget=300 allow-oversized=true}' | filecheck %s --check-prefix=OVERSIZED
 
 // 6B: everything in one launch.
 // ONE-LABEL: func.func @chain(
@@ -39,6 +40,13 @@
 // BELOW-SIX-NEXT:    %d = memref.alloc()
 // BELOW-SIX-NEXT:    kernel.launch @chain_exp_3(%c, %d)
 // BELOW-SIX-NEXT:    func.return %d
+// allow-oversized (fusec-run's default budget): add and mul alone need 3B > 300 bytes and stay
+// as they are instead of failing; relu (2B) + exp would need 3B: 4 launches.
+// OVERSIZED-LABEL: func.func @chain(
+// OVERSIZED:         kernel.launch @chain_add_0(%x, %y, %a)
+// OVERSIZED:         kernel.launch @chain_mul_1(%a, %z, %b)
+// OVERSIZED:         kernel.launch @chain_relu_2(%b, %c)
+// OVERSIZED:         kernel.launch @chain_exp_3(%c, %d)
 func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %a = nn.add %x, %y : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   %b = nn.mul %a, %z : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>

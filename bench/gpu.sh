@@ -2,6 +2,9 @@
 # fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|probes|all]
 #   table:  every GPU workload (about 5 minutes);  probes: copy bandwidth, host overhead,
 #   compile time;  all: both (may need most of a 10-minute command).
+#   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).
+#   offload [-w NAME...]: fusec-calibrate, then bench/offload.py (cpu-only, gpu-only, auto).
+# fusec gets device arrays made once (--fusec-arrays device, the default with --device gpu).
 # Needs the .gpu folder carried (wheels of pyopencl, xdsl, click and their needs for
 # CPython 3.12); PyTorch with CUDA and numpy come with the machine. Results: $OUT/gpu_*.json
 # and $OUT/gpu_*.log (the JSON is rewritten after each workload, so a cut-short run keeps them).
@@ -27,8 +30,19 @@ case "${1:-all}" in
   table) bench table 560 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
            -w sgemm -w bert -w llama ;;
   probes) bench probes 560 -w bandwidth -w overhead -w compile ;;
+  external) timeout 300 python3 -m fusec.bench.probe_external_memory \
+              --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
+            echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
   all) bench table 380 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
          -w sgemm -w bert -w llama
        bench probes 150 -w bandwidth -w overhead -w compile ;;
-  *) echo "usage: sh bench/gpu.sh [table|probes|all]"; exit 2 ;;
+  offload) shift  # issue 15: calibrate both devices, then cpu-only / gpu-only / auto
+           export XDG_CACHE_HOME="$PWD/.gpu/cache"
+           timeout 150 python3 -m fusec.tools.fusec_calibrate --refresh \
+             --json "$out/gpu_calibration.json" > "$out/gpu_calibration.log" 2>&1
+           echo "== calibrate: exit $?"; cat "$out/gpu_calibration.log"
+           timeout 420 python3 -m fusec.bench.offload --repeat 10 \
+             --json-out "$out/gpu_offload.json" "$@" > "$out/gpu_offload.log" 2>&1
+           echo "== offload: exit $?"; cat "$out/gpu_offload.log" ;;
+  *) echo "usage: sh bench/gpu.sh [table|probes|external|offload [-w NAME...]|all]"; exit 2 ;;
 esac

@@ -103,24 +103,27 @@ def device_queue(device: OpenCLDevice) -> DeviceQueue:
 
 
 def same_context(a: cl.Context, b: cl.Context) -> bool:
-    return a.int_ptr == b.int_ptr
+    return a is b or a.int_ptr == b.int_ptr
 
 
 class DeviceArray:
     """A C-contiguous array in a device buffer (see the module docstring)."""
 
     def __init__(self, device: OpenCLDevice, buffer: cl.Buffer | None, shape: tuple[int, ...],
-                 dtype: np.dtype, *, pooled: bool = False, event: cl.Event | None = None,
-                 owner: object = None) -> None:
+                 dtype: np.dtype, *, pool: BufferPool | None = None,
+                 event: cl.Event | None = None, owner: object = None) -> None:
         self.device = device
         self.buffer = buffer
         """The buffer holding the elements; None for an array of no elements."""
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = shape
+        self.dtype = dtype
+        self.size = math.prod(shape)
+        self.nbytes = self.size * dtype.itemsize
         self.event = event
         """The last command that writes this array, where it was made by one (None: written
         already, or by commands this array does not know of)."""
-        self._pool = device_queue(device).pool if pooled and buffer is not None else None
+        self._pool = pool if buffer is not None else None
+        """Where the buffer goes back when this array is garbage (None: not pooled)."""
         self._owner = owner
         """What else must stay alive while this array does (a wrapped pyopencl array)."""
 
@@ -130,16 +133,8 @@ class DeviceArray:
             pool.give(self.nbytes, self.buffer)
 
     @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
     def ndim(self) -> int:
         return len(self.shape)
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
 
     @property
     def context(self) -> cl.Context:
@@ -190,9 +185,10 @@ class DeviceArray:
 def empty(device: OpenCLDevice, shape: tuple[int, ...], dtype: Any) -> DeviceArray:
     """An uninitialised device array from the pool."""
     dtype = np.dtype(dtype)
+    shape = tuple(int(d) for d in shape)
     nbytes = math.prod(shape) * dtype.itemsize
-    buffer = device_queue(device).pool.take(nbytes) if nbytes else None
-    return DeviceArray(device, buffer, shape, dtype, pooled=True)
+    pool = device_queue(device).pool
+    return DeviceArray(device, pool.take(nbytes) if nbytes else None, shape, dtype, pool=pool)
 
 
 def to_device(device: OpenCLDevice, array: Any) -> DeviceArray:
@@ -214,7 +210,9 @@ def wrap(device: OpenCLDevice, array: cl_array.Array, name: str = "array") -> De
 
     `array` must be C-contiguous and on `device`'s context (else an InputError that names it
     `name`). Commands pending on its own queue, and its recorded events, are waited for on the
-    device (not by the host) before any later command of `device_queue(device)`."""
+    device (not by the host) before any later command of `device_queue(device)`. The other way
+    round is the caller's: a command enqueued later on `array`'s own queue is not ordered after
+    the calls that read it (``synchronize()`` first, or make `array` on that queue)."""
     if not same_context(array.context, device.context):
         raise InputError(f"{name} is a pyopencl array of another OpenCL context "
                          f"(not that of {device.description})")
@@ -230,4 +228,4 @@ def wrap(device: OpenCLDevice, array: cl_array.Array, name: str = "array") -> De
     buffer = None
     if array.nbytes:
         buffer = array.base_data if array.offset == 0 else array.data
-    return DeviceArray(device, buffer, array.shape, array.dtype, owner=array)
+    return DeviceArray(device, buffer, tuple(array.shape), np.dtype(array.dtype), owner=array)

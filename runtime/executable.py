@@ -33,8 +33,9 @@ values; ``exe.unbind("w")`` makes ``w`` a call argument again.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -114,7 +115,7 @@ class Port:
             k.set_arg(position, buffer)
         self.current = buffer
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return self.spec.dtype.itemsize * _size(self.spec.shape)
 
@@ -319,39 +320,25 @@ class Executable:
     def arguments(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
         """The call's inputs in `input_names` order, checked against the compiled signature:
         numpy arrays and `DeviceArray`s (tensors and pyopencl arrays made into these)."""
-        fn = self.function
         ports = self.call_inputs
-        names = [p.spec.name for p in ports]
-        if len(args) > len(ports):
-            bound = f"; bound: {', '.join(self.params)}" if self.params else ""
-            raise InputError(f"{fn} takes {len(ports)} inputs ({', '.join(names)}{bound}), "
-                             f"got {len(args)} positional arrays")
-        given: dict[str, Any] = dict(zip(names, args, strict=False))
-        for name, value in kwargs.items():
-            if name in self.params:
-                raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
-                                 "to pass it in a call")
-            if name not in names:
-                raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
-            if name in given:
-                raise InputError(f"{fn} input '{name}' is given twice")
-            given[name] = value
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
-                             + ", ".join(f"'{n}'" for n in missing))
-        return [self.accept(p.spec, given[p.spec.name]) for p in ports]
+        if not kwargs and len(args) == len(ports):
+            return [self.accept(p.spec, v) for p, v in zip(ports, args, strict=True)]
+        return call_arguments(self.function, [p.spec for p in ports], list(self.params), args,
+                              kwargs, self.accept)
 
     def accept(self, spec: ValueSpec, value: Any) -> np.ndarray | DeviceArray:
         """`value` as a checked numpy array or device array for input `spec`, else an
         InputError naming the input."""
         if isinstance(value, np.ndarray):
             return check_input(self.function, spec, value)
+        if (isinstance(value, DeviceArray) and value.device is self.device
+                and value.shape == spec.shape and value.dtype == spec.dtype):
+            return value
         where = f"{self.function} input '{spec.name}'"
         if isinstance(value, cl_array.Array):
             value = wrap(self.device, value, where)
         if isinstance(value, DeviceArray):
-            if not same_context(value.context, self.device.context):
+            if not same_context(value.device.context, self.device.context):
                 raise InputError(f"{where} is a device array of another OpenCL context "
                                  f"({value.device.description}); {self.function} runs on "
                                  f"{self.device.description}")
@@ -425,10 +412,11 @@ class Executable:
         pool. Unprofiled, it returns without waiting."""
         queue = self.queue
         arrays = [v if isinstance(v, DeviceArray) else to_device(self.device, v) for v in inputs]
+        start = 0.0
         if profile:
             self.queue.finish()
             queue = self.device.queue
-        start = time.perf_counter()
+            start = time.perf_counter()
         empty = self.empty
         here: dict[int, cl.Buffer] = {}
         for port, array in zip(self.call_inputs, arrays, strict=True):
@@ -454,13 +442,13 @@ class Executable:
                     source = self.buffers[index]
                 last = cl.enqueue_copy(queue, buffer, source, byte_count=port.nbytes)
         device = self.device
-        outputs = [DeviceArray(device, buffer, port.spec.shape, port.spec.dtype, pooled=True,
+        outputs = [DeviceArray(device, buffer, port.spec.shape, port.spec.dtype, pool=pool,
                                event=last) for port, buffer in zip(self.outputs, buffers,
                                                                    strict=True)]
-        if profile:
-            queue.finish()
-        return outputs, Profile(self.kernel_times(events) if profile else (),
-                                time.perf_counter() - start)
+        if not profile:
+            return outputs, Profile((), 0.0)
+        queue.finish()
+        return outputs, Profile(self.kernel_times(events), time.perf_counter() - start)
 
     def wrap_inputs(self, inputs: list[np.ndarray], state: CallState) -> None:
         """Host memory: a buffer over each input (or over its aligned staging copy)."""
@@ -537,6 +525,33 @@ def _size(shape: tuple[int, ...]) -> int:
     for d in shape:
         size *= d
     return size
+
+
+def call_arguments(fn: str, specs: Sequence[ValueSpec], bound: Sequence[str],
+                   args: Sequence[Any], kwargs: Mapping[str, Any],
+                   accept: Callable[[ValueSpec, Any], Any]) -> list[Any]:
+    """A call's inputs in `specs` order (the inputs it takes; `bound` are those held on the
+    device), from positional and named values, each passed through `accept` with its spec."""
+    names = [s.name for s in specs]
+    if len(args) > len(specs):
+        held = f"; bound: {', '.join(bound)}" if bound else ""
+        raise InputError(f"{fn} takes {len(specs)} inputs ({', '.join(names)}{held}), "
+                         f"got {len(args)} positional arrays")
+    given: dict[str, Any] = dict(zip(names, args, strict=False))
+    for name, value in kwargs.items():
+        if name in bound:
+            raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
+                             "to pass it in a call")
+        if name not in names:
+            raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
+        if name in given:
+            raise InputError(f"{fn} input '{name}' is given twice")
+        given[name] = value
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
+                         + ", ".join(f"'{n}'" for n in missing))
+    return [accept(s, given[s.name]) for s in specs]
 
 
 def check_input(fn: str, spec: ValueSpec, value: object) -> np.ndarray:

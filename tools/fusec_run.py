@@ -53,7 +53,7 @@ from xdsl.dialects.builtin import ModuleOp
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
 from fusec.files import atomic_write, check_not_input
-from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
 
 EXIT_DEVICE = 3
 EXIT_BUILD = 4
@@ -317,7 +317,8 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
               help="Bytes one merged launch may touch (default: the device's global memory).")
 @click.option("--no-launch-fusion", is_flag=True, help="Keep one launch per kernel.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
-@click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
+@click.option("--verbose", is_flag=True,
+              help="On a build error, print the log and source; show cache warnings.")
 @click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
               help="An ONNX model's dynamic input shape, e.g. input_ids=1x128 (repeatable).")
 @click.version_option(__version__, prog_name="fusec-run")
@@ -337,6 +338,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("--inputs and --random exclude each other")
     if launch_budget is not None and no_launch_fusion:
         raise click.UsageError("--launch-budget and --no-launch-fusion exclude each other")
+    if verbose:
+        show_warnings("fusec-run")
     if device != "auto" and (offload_thresholds or offload_report):
         raise click.UsageError("--offload-threshold and --offload-report need --device auto")
     from fusec.placement.cost_model import OffloadOptionError, parse_overrides

@@ -14,6 +14,7 @@ GRAPH_PASSES: dict[str, tuple[str, str]] = {
     "fuse-elementwise": ("fuse_elementwise", "FuseElementwisePass"),
     "fuse-matmul-bias-act": ("fuse_matmul_bias_act", "FuseMatmulBiasActPass"),
     "fuse-reductions": ("fuse_reductions", "FuseReductionsPass"),
+    "fuse-row-reduce": ("fuse_row_reduce", "FuseRowReducePass"),
     "fuse-residual-layer-norm": ("fuse_residual_layer_norm", "FuseResidualLayerNormPass"),
     "fuse-residual-rms-norm": ("fuse_residual_rms_norm", "FuseResidualRmsNormPass"),
     "fuse-rms-norm-reshape": ("fuse_rms_norm_reshape", "FuseRmsNormReshapePass"),

@@ -246,6 +246,20 @@ class CEmitter:
         body = "\n".join(self.lines)
         return f"inline float {name}({', '.join(params)}) {{\n{body}\n}}\n"
 
+    def value_function(self, name: str, block: Block, arg_names: Sequence[str]) -> str:
+        """``inline T name(T0 a0, ...) { ...; return v; }`` of a block of scalar (or vector)
+        ops whose arguments are values and which ends in ``kernel.yield`` of one value."""
+        params = []
+        for arg, arg_name in zip(block.args, arg_names, strict=True):
+            self.names[arg] = arg_name
+            params.append(f"{self.value_type(arg.type)} {arg_name}")
+        self.block(block)
+        term = block.last_op
+        assert term is not None and len(term.operands) == 1
+        result = self.value_type(term.operands[0].type)
+        body = "\n".join(self.lines)
+        return f"inline {result} {name}({', '.join(params)}) {{\n{body}\n}}\n"
+
     def pointer(self, t: Attribute, name: str, const: bool) -> str:
         if not isinstance(t, MemRefType):
             raise EmitError(f"kernel argument {name} of type {t} is not a buffer")
@@ -498,4 +512,10 @@ def emit_epilogue(name: str, block: Block, extra_names: Sequence[str]) -> str:
     return CEmitter().epilogue_function(name, block, extra_names)
 
 
-__all__ = ["CEmitter", "EmitError", "emit_epilogue", "emit_kernel"]
+def emit_value_function(name: str, block: Block, arg_names: Sequence[str]) -> str:
+    """The OpenCL C function of a block of value ops ending in ``kernel.yield`` (see
+    `CEmitter.value_function`)."""
+    return CEmitter().value_function(name, block, arg_names)
+
+
+__all__ = ["CEmitter", "EmitError", "emit_epilogue", "emit_kernel", "emit_value_function"]

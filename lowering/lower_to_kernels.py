@@ -17,6 +17,7 @@ How each op is lowered (tables in ``generated_ops`` and ``template_ops``):
   whose body is the op's scalar IR, launched with ``kernel.launch``;
 - float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
   scalar IR), the norms, softmax and attention: ``kernel.template``;
+- ``fused.row_reduce``: the ``row_reduce`` template, its body as the region (``row_reduce_ops``);
 - ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
   once, read with ``memref.get_global``.
 
@@ -84,6 +85,7 @@ SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (Float32Type(), i32, i1)
 NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.elementwise",
     "fused.reduce",
+    "fused.row_reduce",
     "fused.matmul_bias_act",
     "fused.residual_layer_norm",
     "fused.residual_rms_norm",
@@ -426,9 +428,10 @@ class LowerToKernelsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
+        from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
         from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
 
-        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS}
+        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS}
         if self.local_size <= 0 or self.local_size & (self.local_size - 1):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"

@@ -195,6 +195,7 @@ class FunctionLowering:
         reduced: Sequence[int] = (),
         reduce_kind: str | None = None,
         arg_names: Sequence[str] | None = None,
+        extra_stores: Sequence[Access] = (),
     ) -> None:
         """Generates a loop kernel over ``buffers`` (see ``kernel_builder``) and launches it.
 
@@ -204,7 +205,8 @@ class FunctionLowering:
         each output and a second kernel combines their partial results."""
         if math.prod(parallel) == 0:
             return  # an empty result: nothing to compute
-        spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind)
+        spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind,
+                                tuple(extra_stores))
         count = math.prod(reduced) if reduced else 0
         per_output = self.options.split_outputs // math.prod(parallel)
         if self.options.device == "cpu":
@@ -229,6 +231,7 @@ class FunctionLowering:
         store: Access,
         reduced: Sequence[int],
         reduce_kind: str | None,
+        extra_stores: tuple[Access, ...] = (),
     ) -> LoopKernel:
         types = [b.type for b in buffers]
         assert all(isinstance(t, MemRefType) for t in types)
@@ -242,6 +245,7 @@ class FunctionLowering:
             reduced=tuple(reduced),
             reduce_kind=reduce_kind,
             local_size=self.options.local_size,
+            extra_stores=extra_stores,
         )
         spec.vector_width = choose_vector_width(spec, self.options.vector_width)
         if self.options.device == "cpu":

@@ -18,6 +18,8 @@ How each op is lowered (tables in ``generated_ops`` and ``template_ops``):
 - float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
   scalar IR), the norms, softmax and attention: ``kernel.template``;
 - ``fused.row_reduce``: the ``row_reduce`` template, its body as the region (``row_reduce_ops``);
+- ``fused.matmul_epilogue``: the ``gemm`` template with the body as its epilogue
+  (``matmul_epilogue_ops``);
 - ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
   once, read with ``memref.get_global``.
 
@@ -87,6 +89,7 @@ NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.reduce",
     "fused.row_reduce",
     "fused.matmul_bias_act",
+    "fused.matmul_epilogue",
     "fused.residual_layer_norm",
     "fused.residual_rms_norm",
     "fused.swiglu",
@@ -432,10 +435,12 @@ class LowerToKernelsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
+        from fusec.lowering.matmul_epilogue_ops import MATMUL_EPILOGUE_LOWERINGS
         from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
         from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
 
-        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS}
+        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS,
+                     **MATMUL_EPILOGUE_LOWERINGS}
         if self.local_size <= 0 or self.local_size & (self.local_size - 1):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"

@@ -156,10 +156,10 @@ class FuseIntoEpilogue(RewritePattern):
         x, w = operands_of(prod)
         new = fused.MatmulEpilogueOp(x, w, builder.inputs[1:], op.results[0].type, Region(block))
         new.location = op.location
-        rewriter.replace_op(op, new)
-        rewriter.erase_op(prod)
+        rewriter.replace(op, new)
+        rewriter.erase(prod)
         for const in dead_constants(builder.constants):
-            rewriter.erase_op(const)
+            rewriter.erase(const)
 
 
 @dataclass(frozen=True)

@@ -185,8 +185,11 @@ def c_identifier(name: str | None) -> str | None:
 class CEmitter:
     """Prints one ``kernel.func`` or one epilogue region as OpenCL C."""
 
-    def __init__(self, index_type: str = "int"):
+    def __init__(self, index_type: str = "int",
+                 calls: dict[type[Operation], str] | None = None):
         self.index_type = index_type
+        self.calls = {**CALLS, **(calls or {})}
+        """Function spelled for each call-like op (``calls`` overrides `CALLS`)."""
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
         self.depth = 1
@@ -335,7 +338,7 @@ class CEmitter:
 
     def call(self, op: Operation) -> None:
         args = ", ".join(self.ref(v) for v in op.operands)
-        self.define(op, f"{CALLS[type(op)]}({args})")
+        self.define(op, f"{self.calls[type(op)]}({args})")
 
     def negf(self, op: Operation) -> None:
         self.define(op, f"-{self.ref(op.operands[0])}")
@@ -512,10 +515,11 @@ def emit_epilogue(name: str, block: Block, extra_names: Sequence[str]) -> str:
     return CEmitter().epilogue_function(name, block, extra_names)
 
 
-def emit_value_function(name: str, block: Block, arg_names: Sequence[str]) -> str:
+def emit_value_function(name: str, block: Block, arg_names: Sequence[str],
+                        calls: dict[type[Operation], str] | None = None) -> str:
     """The OpenCL C function of a block of value ops ending in ``kernel.yield`` (see
-    `CEmitter.value_function`)."""
-    return CEmitter().value_function(name, block, arg_names)
+    `CEmitter.value_function`); ``calls`` respells call-like ops (``math.exp`` -> a helper)."""
+    return CEmitter(calls=calls).value_function(name, block, arg_names)
 
 
 __all__ = ["CEmitter", "EmitError", "emit_epilogue", "emit_kernel", "emit_value_function"]

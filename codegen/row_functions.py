@@ -6,7 +6,8 @@ Stage ``j`` computes the operand of ``R_j`` from the inputs and ``R_0 .. R_{j-1}
 guarantees it needs no later one); the last stage computes the yielded value from the inputs
 and every reduction. Each stage becomes one C function (``<kernel>_s<j>``) and, when every op
 works lane-wise on f32 vectors, a ``float<width>`` twin (``<kernel>_s<j>_v``). Ops a stage
-does not need are printed too and left to the OpenCL compiler to drop.
+does not need are printed too and left to the OpenCL compiler to drop. The vector twins spell
+``math.exp`` as `row_exp_function` (a polynomial; the built-in is a library call on the CPU).
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import MemRefType, VectorType, f32
 from xdsl.ir import Block, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_value_function
-from fusec.codegen.kernels.row_reduce import RowInput, RowStage
+from fusec.codegen.kernels.row_reduce import RowInput, RowStage, row_exp_function
 from fusec.dialects import fused, kernel
 from fusec.dialects.common import str_prop
 from fusec.lowering.kernel_builder import VECTOR_SAFE, KernelBuilder, clone_body
@@ -101,7 +103,9 @@ def _values_of(block: Block) -> set[SSAValue]:
 def stage_functions(name: str, body: Block, width: int) -> tuple[str, list[RowStage]]:
     """The C source of every stage function of ``body`` and the stages calling them."""
     inputs = len(body.args)
-    sources: list[str] = []
+    exp = f"{name}_exp{width}"
+    sources: list[str] = [row_exp_function(exp, width)] if width > 1 else []
+    calls = {mathd.ExpOp: exp}
     stages: list[RowStage] = []
     for j, (block, kind) in enumerate(stage_blocks(body)):
         names = [*(f"a{i}" for i in range(inputs)), *(f"r{k}" for k in range(j))]
@@ -110,7 +114,8 @@ def stage_functions(name: str, body: Block, width: int) -> tuple[str, list[RowSt
         vector_name = None
         if width > 1 and vector_safe(block):
             vector_name = f"{scalar}_v"
-            sources.append(emit_value_function(vector_name, vector_twin(block, width), names))
+            sources.append(
+                emit_value_function(vector_name, vector_twin(block, width), names, calls))
         stages.append(RowStage(scalar, vector_name, kind))
     return "".join(sources), stages
 

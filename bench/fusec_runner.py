@@ -1,8 +1,11 @@
 """fusec as a benchmark runner: ``fusec.compile`` once, then time calls of the executable.
 
-The time of fusec is the wall time of one call of the compiled executable with numpy arrays,
-its single wait for the device included. Where the executable reports the kernel time of its
-last call from OpenCL profiling events, that is reported beside it.
+The time of fusec is the wall time of one call of the compiled executable, its wait for the
+device included: with numpy arrays (``arrays="numpy"``: inputs moved in and outputs out in every
+call), or with device arrays made once before timing (``arrays="device"``, as the torch peers'
+tensors are: the call enqueues its kernels and returns device arrays, then ``synchronize``
+waits; the outputs are read back only for the check). Where the executable reports the kernel
+time of its last call from OpenCL profiling events, that is reported beside it.
 
 If ``fusec.compile`` does not exist (the backend is not in this checkout), the runner is
 unavailable and the table says so: no numbers are made up.
@@ -26,7 +29,7 @@ def as_arrays(result: Any) -> list[np.ndarray]:
         return [result]
     if isinstance(result, dict):
         return [np.asarray(v) for v in result.values()]
-    return [np.asarray(v) for v in result]
+    return [np.asarray(v) for v in result]  # a device array's __array__ reads it back
 
 
 def compile_function() -> Any:
@@ -38,24 +41,39 @@ def compile_function() -> Any:
     return fn
 
 
+ARRAYS = ("numpy", "device")
+"""How fusec's inputs and outputs are held (see the module docstring)."""
+
+
 def prepare(text: str, inputs: Sequence[np.ndarray], device: str, pipeline: str,
-            params: Mapping[str, np.ndarray] | None = None) -> Prepared:
+            params: Mapping[str, np.ndarray] | None = None, arrays: str = "numpy") -> Prepared:
     """Compiles `text` for `device` and returns its timed call. `params` (input name ->
     array, `Workload.params`) are bound to the device once; `inputs` are every input in order,
-    and a call passes those not in `params`."""
+    and a call passes those not in `params`, as numpy arrays or device arrays (`arrays`)."""
     params = dict(params or {})
     executable = compile_function()(text, pipeline=pipeline, device=device, params=params)
-    args = [a for a, spec in zip(inputs, executable.plan.inputs, strict=True)
-            if spec.name not in params]
+    args: list[Any] = [a for a, spec in zip(inputs, executable.plan.inputs, strict=True)
+                       if spec.name not in params]
+    details = describe(executable)
+    if arrays == "device":
+        args = [executable.to_device(a) for a in args]
+        details["arrays"] = "device"
+
+        def call() -> None:
+            executable(*args)
+            executable.synchronize()
+    else:
+        def call() -> list[np.ndarray]:
+            return executable(*args)
     device_call = None
     if hasattr(executable, "profile"):
         def device_call() -> float:
             return executable.profile(*args)[1].kernel_seconds * 1e3
     return Prepared(
-        call=lambda: executable(*args),
+        call=call,
         outputs=lambda: as_arrays(executable(*args)),
         device_call=device_call,
-        details=describe(executable),
+        details=details,
     )
 
 

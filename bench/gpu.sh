@@ -2,6 +2,8 @@
 # fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|probes|all]
 #   table:  every GPU workload (about 5 minutes);  probes: copy bandwidth, host overhead,
 #   compile time;  all: both (may need most of a 10-minute command).
+#   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).
+# fusec gets device arrays made once (--fusec-arrays device, the default with --device gpu).
 # Needs the .gpu folder carried (wheels of pyopencl, xdsl, click and their needs for
 # CPython 3.12); PyTorch with CUDA and numpy come with the machine. Results: $OUT/gpu_*.json
 # and $OUT/gpu_*.log (the JSON is rewritten after each workload, so a cut-short run keeps them).
@@ -27,8 +29,11 @@ case "${1:-all}" in
   table) bench table 560 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
            -w sgemm -w bert -w llama ;;
   probes) bench probes 560 -w bandwidth -w overhead -w compile ;;
+  external) timeout 300 python3 -m fusec.bench.probe_external_memory \
+              --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
+            echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
   all) bench table 380 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
          -w sgemm -w bert -w llama
        bench probes 150 -w bandwidth -w overhead -w compile ;;
-  *) echo "usage: sh bench/gpu.sh [table|probes|all]"; exit 2 ;;
+  *) echo "usage: sh bench/gpu.sh [table|probes|external|all]"; exit 2 ;;
 esac

@@ -59,6 +59,10 @@ class Settings:
     input_alignment: int | None = 4096
     """Bytes the inputs' data is aligned to (None: as numpy allocates, 16 for large arrays).
     The same arrays go to every runner; fusec uses an aligned input in place on the CPU."""
+    fusec_arrays: str = "numpy"
+    """How fusec gets its inputs: "numpy" (host arrays in, host arrays out, one wait per
+    call) or "device" (device arrays made once, as the torch peers' tensors are: a call
+    enqueues, returns device arrays and is timed up to `synchronize`)."""
 
 
 def reference_outputs(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -150,7 +154,7 @@ def run_workload(workload: Workload, peers: Sequence[Peer], settings: Settings,
         outcomes.append(prepare_and_check(
             fusec_runner.NAME,
             lambda: fusec_runner.prepare(workload.text, inputs, settings.device,
-                                         settings.pipeline, params),
+                                         settings.pipeline, params, settings.fusec_arrays),
             reference, workload, loud=True))
     for peer in peers:
         outcomes.append(prepare_and_check(

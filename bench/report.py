@@ -83,7 +83,7 @@ def to_json(results: Sequence[WorkloadResult], settings: Settings, peers: Sequen
     return {
         "device": settings.device, "repeat": settings.repeat, "warmup": settings.warmup,
         "pipeline": settings.pipeline, "peers": list(peers),
-        "input_alignment": settings.input_alignment,
+        "input_alignment": settings.input_alignment, "fusec_arrays": settings.fusec_arrays,
         "workloads": [workload_json(r) for r in results], **extra,
     }
 
@@ -136,7 +136,8 @@ def to_table(results: Sequence[WorkloadResult], settings: Settings, peers: Seque
              f"{settings.repeat} calls after {settings.warmup} warm-up; (x) = fusec / peer, "
              "below 1 means fusec is faster; 'a | b': wall | device time; inputs "
              + (f"{settings.input_alignment}-byte aligned" if settings.input_alignment
-                else "as numpy allocates them")]
+                else "as numpy allocates them")
+             + f"; fusec arrays: {settings.fusec_arrays}"]
     for row in [columns, *rows]:
         lines.append("  ".join(text.ljust(w) for text, w in zip(row, widths, strict=True))
                      .rstrip())

@@ -345,6 +345,32 @@ def tiny_workloads() -> list[Workload]:
     ]
 
 
+def mixed_host_gpu(n: int, host_elements: int, logits: tuple[int, int]) -> ProgramWriter:
+    """Large GPU work beside host-side work: ``x @ w`` (``n^3``), ``relu((a + b) * a)`` over
+    host arrays of `host_elements` and a softmax of small `logits`, every result returned to
+    the host. The matmul is worth its transfers on a GPU; the elementwise and softmax are not
+    (their inputs and outputs live on the host), so a placement that splits them, running both
+    devices at once, can beat either device alone (``fusec.bench.offload``)."""
+    p = ProgramWriter("mixed_host_gpu")
+    x, w = p.arg("x", [n, n]), p.arg("w", [n, n])
+    a, b = p.arg("a", [host_elements]), p.arg("b", [host_elements])
+    scores = p.arg("scores", list(logits))
+    p.ret(p.matmul(x, w), p.relu(p.mul(p.add(a, b), a)), p.softmax(scores))
+    return p
+
+
+def offload_workloads() -> list[Workload]:
+    """The workloads designed for CPU/GPU placement (``fusec.bench.offload``), not in the
+    peers' table."""
+    return [
+        _workload("15", "mixed_host_gpu", "2048^3 matmul beside relu((a+b)*a) 4M and softmax "
+                  "64x128", lambda: mixed_host_gpu(2048, 4 * MIB, (64, 128)),
+                  inits={"w": weight(2048)}, tolerance=1e-4),
+        _workload("t", "tiny_mixed_host_gpu", "64^3 matmul beside relu((a+b)*a) 4K and softmax "
+                  "8x16", lambda: mixed_host_gpu(64, 4096, (8, 16)), inits={"w": weight(64)}),
+    ]
+
+
 def select(names: Sequence[str], device: str) -> list[Workload]:
     """The workloads for `device` whose name matches one of `names` (all if none is given).
 

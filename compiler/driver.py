@@ -16,7 +16,8 @@ lowering as its ``device`` option, and its `DeviceInfo` the kernel templates.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -25,12 +26,18 @@ from xdsl.dialects.builtin import ModuleOp
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module
 from fusec.codegen.kernels.common import DeviceInfo
-from fusec.codegen.program import PlanError, build_plan
+from fusec.codegen.program import PlanError, argument_name, build_plan, numpy_dtype
 from fusec.compiler.pipeline import run_pipeline
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
-from fusec.codegen.plan import ProgramPlan
+from fusec.codegen.plan import ProgramPlan, ValueSpec
+from fusec.placement.calibration import load_setup
+from fusec.placement.decide import ACCELERATOR, place
+from fusec.placement.devices import DevicePair, find_devices
+from fusec.placement.executor import PlacedExecutable, PlacedSegment
+from fusec.placement.partition import ValueKeys, partition
+from fusec.placement.report import build_report
 
 
 @dataclass(frozen=True)
@@ -94,13 +101,97 @@ def compile(  # noqa: A001 - the public name the package exports
     platform: str | None = None,
     filename: str = "<input>",
     params: Mapping[str, np.ndarray] | None = None,
-) -> Executable:
+    offload_thresholds: Mapping[str, str | int | float] | None = None,
+) -> Executable | PlacedExecutable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
     ``params`` binds inputs (by name) to the device once, as `Executable.bind` does: a call
-    then takes only the other inputs.
+    then takes only the other inputs. With ``device="auto"`` the kernels are placed between
+    the CPU and the GPU where both exist (`compile_placed`; ``offload_thresholds`` overrides
+    the cost model's thresholds by name); with one device that device runs everything.
     """
+    if device == "auto":
+        return compile_placed(source_or_module, function, pipeline, platform, filename, params,
+                              offload_thresholds).executable
+    if offload_thresholds:
+        raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
     module = load(source_or_module, filename)
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename)
     return Executable(compiled.plan, dev, params)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """What `compile_placed` gives: the executable (one device's, or a `PlacedExecutable`
+    over two) and the offload report (`fusec.placement.report`)."""
+
+    executable: Executable | PlacedExecutable
+    report: dict[str, Any]
+    function: str
+    plans: tuple[ProgramPlan, ...]
+
+
+def compile_placed(
+    source_or_module: str | ModuleOp,
+    function: str | None = None,
+    pipeline: str = "default",
+    platform: str | None = None,
+    filename: str = "<input>",
+    params: Mapping[str, np.ndarray] | None = None,
+    offload_thresholds: Mapping[str, str | int | float] | None = None,
+    devices: DevicePair | None = None,
+) -> Placed:
+    """Fuses the function, places each unit on the host (CPU) or the accelerator (GPU) by the
+    calibrated cost model (`fusec.placement`), lowers each device's segments for that device
+    and returns them as one executable. Where every unit lands on one device the result is
+    that device's plain `Executable`. `devices` replaces the devices found (tests)."""
+    pair = devices or find_devices(platform)
+    overrides = parse_thresholds(offload_thresholds or {})
+    module = load(source_or_module, filename)
+    name = select_function(module, function, filename)
+    spec = "" if pipeline in ("", "none") else pipeline
+    if spec:
+        run_pipeline(make_context(), module, spec, filename)
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    single = pair.single
+    setup = load_setup(pair.host, None if single else pair.accelerator)
+    setup = replace(setup, thresholds=setup.thresholds.with_overrides(overrides),
+                    overrides=dict(overrides))
+    placement = place(fn, setup.thresholds, setup.accelerator,
+                      single=single[0] if single else None, params=list(params or {}))
+    host = pair.host.description if pair.host else None
+    accelerator = pair.accelerator.description if pair.accelerator else None
+    if not placement.split:
+        role = placement.decisions[0].device if placement.decisions else (
+            single[0] if single else ACCELERATOR)
+        dev = pair.device(role)
+        compiled = lower(module, name, "none", DeviceInfo.from_device(dev.device), filename)
+        note = pair.note or f"every kernel on the {role} ({dev.description})"
+        report = build_report(setup, placement, host or "none", accelerator, note=note)
+        return Placed(Executable(compiled.plan, dev, params), report, name, (compiled.plan,))
+    segments = partition(fn, placement)
+    placed = []
+    for segment in segments:
+        dev = pair.device(segment.device)
+        compiled = lower(segment.module, segment.name, "none",
+                         DeviceInfo.from_device(dev.device), filename)
+        reads = {s.name for s in compiled.plan.inputs}
+        bound = {k: v for k, v in (params or {}).items() if k in reads}
+        placed.append(PlacedSegment(segment, Executable(compiled.plan, dev, bound)))
+    keys = ValueKeys(fn)
+    inputs = [ValueSpec(argument_name(a, i), tuple(a.type.get_shape()),  # type: ignore
+                        numpy_dtype(a.type.element_type), -1)  # type: ignore[attr-defined]
+              for i, a in enumerate(fn.body.block.args)]
+    outputs = [keys[v] for v in fn.body.block.last_op.operands]  # type: ignore[union-attr]
+    exe = PlacedExecutable(name, inputs, outputs, placed, params)
+    report = build_report(setup, placement, host or "none", accelerator, segments)
+    return Placed(exe, report, name, tuple(p.executable.plan for p in placed))
+
+
+def parse_thresholds(overrides: Mapping[str, str | int | float]) -> dict[str, str]:
+    """The overrides as strings, checked (OffloadOptionError names the bad one)."""
+    from fusec.placement.cost_model import Thresholds
+
+    Thresholds().with_overrides(overrides)
+    return {k: str(v) for k, v in overrides.items()}

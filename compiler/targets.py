@@ -17,6 +17,7 @@ from fusec.compiler.diagnostics import FusecError
 _TARGETS: dict[str, Callable[[], type[Target]]] = {
     "mlir": lambda: MLIRTarget,
     "opencl": lambda: _opencl_target(),
+    "dot": lambda: _dot_target(),
 }
 
 
@@ -24,6 +25,12 @@ def _opencl_target() -> type[Target]:
     from fusec.compiler.opencl_target import OpenCLTarget
 
     return OpenCLTarget
+
+
+def _dot_target() -> type[Target]:
+    from fusec.compiler.dot_target import DotTarget
+
+    return DotTarget
 
 
 def target_names() -> list[str]:

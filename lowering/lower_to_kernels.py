@@ -162,6 +162,9 @@ class FunctionLowering:
         self.deferred: dict[SSAValue, Callable[[], SSAValue]] = {}
         """Values whose kernel is built only if something other than a special reader needs
         them (e.g. a slice of a packed q/k/v buffer that attention reads in place)."""
+        self.emitted: dict[Operation, list[Operation]] = {}
+        """Tensor op -> the host ops (launches, templates, views, allocations) its lowering
+        added, in order; what ``-t dot{kernels=true}`` draws."""
         for old, new in zip(fn.body.block.args, self.block.args, strict=False):
             new.name_hint = old.name_hint
             self.values[old] = new
@@ -351,10 +354,16 @@ class FunctionLowering:
             lower = lowerings.get(type(op))
             if lower is None:
                 raise self.failure(op, self.unsupported(op))
+            last = self.block.last_op
             try:
                 results = lower(self, op)
             except LoweringError as e:
                 raise self.failure(op, str(e)) from None
+            added = last.next_op if last is not None else self.block.first_op
+            self.emitted[op] = []
+            while added is not None:
+                self.emitted[op].append(added)
+                added = added.next_op
             for old, new in zip(op.results, results, strict=False):
                 if old in self.deferred:
                     continue
@@ -434,6 +443,10 @@ class LowerToKernelsPass(ModulePass):
     """GPU: the least depth (K) of one part of a matmul split along K."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.lower(op)
+
+    def lower(self, op: ModuleOp) -> dict[Operation, list[Operation]]:
+        """Lowers every function of ``op`` in place; returns each tensor op's host ops."""
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
         from fusec.lowering.matmul_epilogue_ops import MATMUL_EPILOGUE_LOWERINGS
         from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
@@ -468,6 +481,7 @@ class LowerToKernelsPass(ModulePass):
             self.device, self.reduce_vector_width, self.cpu_chunk_min,
             self.gemm_split_outputs, self.gemm_split_depth,
         )
+        emitted: dict[Operation, list[Operation]] = {}
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             try:
                 lowering = FunctionLowering(op, fn, options)
@@ -484,3 +498,5 @@ class LowerToKernelsPass(ModulePass):
                 op.body.block.insert_ops_before(lowering.globals, new)
             for k in reversed(lowering.kernels):
                 op.body.block.insert_op_after(k, new)
+            emitted |= lowering.emitted
+        return emitted

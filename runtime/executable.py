@@ -33,13 +33,19 @@ values; ``exe.unbind("w")`` makes ``w`` a call argument again.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pyopencl as cl
+import pyopencl.array as cl_array
+
+from fusec.codegen.plan import LaunchSpec, ProgramPlan, ValueSpec
 
 from .device import OpenCLDevice
+from .device_array import DeviceArray, device_queue, same_context, to_device, wrap
 from .errors import InputError, LaunchError
 from .host_memory import (
     aligned_empty,
@@ -48,7 +54,8 @@ from .host_memory import (
     shares_host_memory,
     use_host_buffer,
 )
-from fusec.codegen.plan import LaunchSpec, ProgramPlan, ValueSpec
+from .interop import is_tensor, tensor_to_array, to_tensors
+from .limits import check_plan
 from .program_cache import get_program
 
 
@@ -97,10 +104,20 @@ class Port:
     """A small input's or output's buffer over `staging`, the kernels' argument in every call."""
     direct: bool = True
     """Output: the kernels write its array (else it is copied from its buffer at the end)."""
+    current: cl.Buffer | None = None
+    """The buffer its kernels were last given (kept alive, so that identity is meaningful)."""
 
-    def point(self, buffer: cl.Buffer) -> None:
+    def point(self, buffer: cl.Buffer | None) -> None:
+        """Makes `buffer` the kernels' argument; nothing is set when it already is."""
+        if buffer is self.current and buffer is not None:
+            return
         for k, position in self.uses:
             k.set_arg(position, buffer)
+        self.current = buffer
+
+    @cached_property
+    def nbytes(self) -> int:
+        return self.spec.dtype.itemsize * _size(self.spec.shape)
 
 
 @dataclass
@@ -117,6 +134,7 @@ class Executable:
 
     def __init__(self, plan: ProgramPlan, device: OpenCLDevice,
                  params: Mapping[str, np.ndarray] | None = None):
+        check_plan(plan, device)  # before any allocation: a ResourceError names the sizes
         self.plan = plan
         self.device = device
         self.program = get_program(device, plan.source, plan.build_options)
@@ -125,8 +143,16 @@ class Executable:
         self.map_outputs = self.host_memory and not device.host_pointers
         """Whether outputs written in place are mapped before a call returns."""
         self.alignment = host_alignment(device.device)
+        shared = device_queue(device)
+        self.queue = shared.queue
+        """The queue of unprofiled calls, and of every device array of this context
+        (`fusec.runtime.device_array`); profiled calls use the device's profiling queue."""
+        self.pool = shared.pool
+        """Where the device arrays a call returns get their buffers."""
         self.params: dict[str, cl.Buffer] = {}
         """The bound inputs: name -> the device buffer holding its values."""
+        self.param_arrays: dict[str, DeviceArray] = {}
+        """Bound inputs given as device arrays (used in place): kept alive while bound."""
         per_call = {s.buffer for s in plan.inputs} if self.host_memory else set()
         outputs = self.output_buffers()
         if self.host_memory:
@@ -137,9 +163,11 @@ class Executable:
         self.launches = [(k, launch.global_size, launch.local_size)
                          for k, launch in zip(self.kernels, plan.launches, strict=True)]
         uses = self.argument_uses()
-        self.inputs = {s.name: Port(s, uses.get(s.buffer, [])) for s in plan.inputs}
+        self.inputs = {s.name: Port(s, uses.get(s.buffer, []), current=self.buffers[s.buffer])
+                       for s in plan.inputs}
         self.outputs = [Port(s, uses.get(s.buffer, []), direct=s.buffer in outputs and all(
-            o.buffer != s.buffer for o in plan.outputs[:i])) for i, s in enumerate(plan.outputs)]
+            o.buffer != s.buffer for o in plan.outputs[:i]), current=self.buffers[s.buffer])
+            for i, s in enumerate(plan.outputs)]
         self.call_inputs = list(self.inputs.values())
         """The inputs a call takes (those not bound), in parameter order."""
         if self.host_memory and device.host_pointers:
@@ -148,7 +176,7 @@ class Executable:
             for port in self.outputs:
                 if port.direct:
                     self.make_resident(port, read_only=False)
-        self.empty = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, 1)
+        self.empty = shared.empty
         """Stands for an array of no elements (OpenCL has no empty buffers)."""
         for name, value in (params or {}).items():
             self.bind(name, value)
@@ -206,14 +234,40 @@ class Executable:
         """The inputs bound to the device (`bind`)."""
         return list(self.params)
 
-    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
-        """The outputs, in return order, for inputs given positionally or by name."""
-        outputs, _ = self.run(self.arguments(args, kwargs), profile=False)
-        return outputs
+    def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
+        """The outputs, in return order, for inputs given positionally or by name.
 
-    def profile(self, *args: np.ndarray, **kwargs: np.ndarray) -> tuple[list[np.ndarray], Profile]:
-        """Like a call, and also each kernel's time from OpenCL profiling events."""
-        return self.run(self.arguments(args, kwargs), profile=True)
+        numpy arrays in: numpy arrays out, after one wait. Any device array in (a
+        `DeviceArray` or a ``pyopencl.array.Array`` of this context): the kernels are enqueued
+        and the outputs are device arrays at once, the host waits only when it reads one or
+        calls `synchronize`; numpy inputs given with them are uploaded first. CPU
+        ``torch.Tensor``s are used without a copy (`fusec.runtime.interop`) and the outputs
+        are tensors too."""
+        return self.dispatch(args, kwargs, profile=False)[0]
+
+    def profile(self, *args: Any, **kwargs: Any) -> tuple[list[Any], Profile]:
+        """Like a call, and also each kernel's time from OpenCL profiling events (on the
+        profiling queue, after waiting for the unprofiled one); it always waits."""
+        return self.dispatch(args, kwargs, profile=True)
+
+    def dispatch(self, args: Sequence[Any], kwargs: Mapping[str, Any],
+                 profile: bool) -> tuple[list[Any], Profile]:
+        values = self.arguments(args, kwargs)
+        if any(isinstance(v, DeviceArray) for v in values):
+            return self.run_device(values, profile)
+        outputs, timing = self.run(values, profile)
+        tensor = next((v for v in (*args, *kwargs.values()) if is_tensor(v)), None)
+        if tensor is not None:
+            outputs = to_tensors(outputs, tensor)
+        return outputs, timing
+
+    def synchronize(self) -> None:
+        """Waits until every call enqueued so far (and every device array) is done."""
+        self.queue.finish()
+
+    def to_device(self, array: Any) -> DeviceArray:
+        """A device array on this executable's device with a copy of the host array `array`."""
+        return to_device(self.device, array)
 
     # --- parameters -----------------------------------------------------------------------------
 
@@ -221,10 +275,16 @@ class Executable:
         """Keeps input `name` on the device with the values of `value` (copied now), so that
         calls no longer take it. Binding a bound name again replaces its values."""
         port = self.port(name)
-        array = np.ascontiguousarray(check_input(self.function, port.spec, value))
-        buffer = cl.Buffer(self.device.context,
-                           cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                           hostbuf=array) if array.nbytes else self.empty
+        checked = self.accept(port.spec, value)
+        self.param_arrays.pop(name, None)
+        if isinstance(checked, DeviceArray):  # used in place, kept alive while bound
+            self.param_arrays[name] = checked
+            buffer = checked.buffer if checked.buffer is not None else self.empty
+        else:
+            array = np.ascontiguousarray(checked)
+            buffer = cl.Buffer(self.device.context,
+                               cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                               hostbuf=array) if array.nbytes else self.empty
         self.buffers[port.spec.buffer] = buffer
         port.point(buffer)
         self.params[name] = buffer
@@ -236,6 +296,7 @@ class Executable:
         if name not in self.params:
             raise InputError(f"{self.function} input '{name}' is not bound")
         del self.params[name]
+        self.param_arrays.pop(name, None)
         index = port.spec.buffer
         if port.resident is not None:
             self.buffers[index] = port.resident
@@ -256,54 +317,58 @@ class Executable:
     def function(self) -> str:
         return f"@{self.plan.function}"
 
-    def arguments(
-        self, args: Sequence[np.ndarray], kwargs: Mapping[str, np.ndarray]
-    ) -> list[np.ndarray]:
-        """The call's inputs in `input_names` order, checked against the compiled signature."""
-        fn = self.function
+    def arguments(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+        """The call's inputs in `input_names` order, checked against the compiled signature:
+        numpy arrays and `DeviceArray`s (tensors and pyopencl arrays made into these)."""
         ports = self.call_inputs
-        names = [p.spec.name for p in ports]
-        if len(args) > len(ports):
-            bound = f"; bound: {', '.join(self.params)}" if self.params else ""
-            raise InputError(f"{fn} takes {len(ports)} inputs ({', '.join(names)}{bound}), "
-                             f"got {len(args)} positional arrays")
-        given: dict[str, np.ndarray] = dict(zip(names, args, strict=False))
-        for name, value in kwargs.items():
-            if name in self.params:
-                raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
-                                 "to pass it in a call")
-            if name not in names:
-                raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
-            if name in given:
-                raise InputError(f"{fn} input '{name}' is given twice")
-            given[name] = value
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
-                             + ", ".join(f"'{n}'" for n in missing))
-        return [check_input(fn, p.spec, given[p.spec.name]) for p in ports]
+        if not kwargs and len(args) == len(ports):
+            return [self.accept(p.spec, v) for p, v in zip(ports, args, strict=True)]
+        return call_arguments(self.function, [p.spec for p in ports], list(self.params), args,
+                              kwargs, self.accept)
+
+    def accept(self, spec: ValueSpec, value: Any) -> np.ndarray | DeviceArray:
+        """`value` as a checked numpy array or device array for input `spec`, else an
+        InputError naming the input."""
+        if isinstance(value, np.ndarray):
+            return check_input(self.function, spec, value)
+        if (isinstance(value, DeviceArray) and value.device is self.device
+                and value.shape == spec.shape and value.dtype == spec.dtype):
+            return value
+        where = f"{self.function} input '{spec.name}'"
+        if isinstance(value, cl_array.Array):
+            value = wrap(self.device, value, where)
+        if isinstance(value, DeviceArray):
+            if not same_context(value.device.context, self.device.context):
+                raise InputError(f"{where} is a device array of another OpenCL context "
+                                 f"({value.device.description}); {self.function} runs on "
+                                 f"{self.device.description}")
+            check_layout(where, spec, value.shape, value.dtype)
+            return value
+        if is_tensor(value):
+            return check_input(self.function, spec, tensor_to_array(value, where))
+        return check_input(self.function, spec, value)
 
     # --- running --------------------------------------------------------------------------------
 
     def run(self, inputs: list[np.ndarray], profile: bool) -> tuple[list[np.ndarray], Profile]:
-        queue = self.device.queue
+        """A call with host arrays: inputs in, launches, outputs back, one wait."""
+        queue = self.queue
+        if profile:
+            self.queue.finish()
+            queue = self.device.queue
         start = time.perf_counter()
         state = CallState()
         if self.host_memory:
             self.wrap_inputs(inputs, state)
             outputs = self.wrap_outputs(state)
         else:
-            self.upload(inputs, state)
+            self.upload(inputs, state, queue)
             outputs = [np.empty(p.spec.shape, p.spec.dtype) for p in self.outputs]
-        enqueue = cl.enqueue_nd_range_kernel
-        events = []
-        try:
-            for k, global_size, local_size in self.launches:
-                events.append(enqueue(queue, k, global_size, local_size))
-        except cl.Error as e:
-            raise LaunchError(f"enqueue failed: {e}",
-                              kernel=self.plan.launches[len(events)].kernel) from e
-        maps = self.collect(outputs, state)
+            for port in self.outputs:
+                if port.direct:
+                    port.point(self.buffers[port.spec.buffer])
+        events = self.launch(queue, profile)
+        maps = self.collect(outputs, state, queue)
         queue.finish()
         for mapped in maps:
             mapped.base.release(queue)
@@ -311,19 +376,86 @@ class Executable:
             outputs = [p.staging.copy() if p.resident is not None else array
                        for p, array in zip(self.outputs, outputs, strict=True)]
         wall = time.perf_counter() - start
-        times: tuple[KernelTime, ...] = ()
+        return outputs, Profile(self.kernel_times(events) if profile else (), wall)
+
+    def launch(self, queue: cl.CommandQueue, profile: bool) -> list[cl.Event]:
+        """Enqueues every launch; their events when profiling, else the last one alone."""
+        enqueue = cl.enqueue_nd_range_kernel
+        events: list[cl.Event] = []
+        done = 0
+        try:
+            if profile:
+                for k, global_size, local_size in self.launches:
+                    events.append(enqueue(queue, k, global_size, local_size))
+                    done += 1
+            else:
+                event = None
+                for k, global_size, local_size in self.launches:
+                    event = enqueue(queue, k, global_size, local_size)
+                    done += 1
+                if event is not None:
+                    events.append(event)
+        except cl.Error as e:
+            raise LaunchError(f"enqueue failed: {e}",
+                              kernel=self.plan.launches[done].kernel) from e
+        return events
+
+    def kernel_times(self, events: list[cl.Event]) -> tuple[KernelTime, ...]:
+        """Each launch's device time from the profiling events of `launch(profile=True)`."""
+        return tuple(KernelTime(launch.kernel, (e.profile.end - e.profile.start) * 1e-9)
+                     for launch, e in zip(self.plan.launches, events, strict=True))
+
+    def run_device(self, inputs: list[np.ndarray | DeviceArray],
+                   profile: bool) -> tuple[list[DeviceArray], Profile]:
+        """A call with device arrays: the launches (and device-side copies of outputs that
+        are not written in place) are enqueued, the outputs are new device arrays from the
+        pool. Unprofiled, it returns without waiting."""
+        queue = self.queue
+        arrays = [v if isinstance(v, DeviceArray) else to_device(self.device, v) for v in inputs]
+        start = 0.0
         if profile:
-            times = tuple(
-                KernelTime(launch.kernel, (e.profile.end - e.profile.start) * 1e-9)
-                for launch, e in zip(self.plan.launches, events, strict=False)
-            )
-        return outputs, Profile(times, wall)
+            self.queue.finish()
+            queue = self.device.queue
+            start = time.perf_counter()
+        empty = self.empty
+        here: dict[int, cl.Buffer] = {}
+        for port, array in zip(self.call_inputs, arrays, strict=True):
+            buffer = empty if array.buffer is None else array.buffer
+            here[port.spec.buffer] = buffer
+            port.point(buffer)
+        pool = self.pool
+        buffers: list[cl.Buffer | None] = []
+        for port in self.outputs:
+            nbytes = port.nbytes
+            buffer = pool.take(nbytes, port.current) if nbytes else None
+            if port.direct:
+                port.point(empty if buffer is None else buffer)
+                here[port.spec.buffer] = empty if buffer is None else buffer
+            buffers.append(buffer)
+        events = self.launch(queue, profile)
+        last = events[-1] if events else None
+        for port, buffer in zip(self.outputs, buffers, strict=True):
+            if not port.direct and buffer is not None:
+                index = port.spec.buffer
+                source = here.get(index)
+                if source is None:
+                    source = self.buffers[index]
+                last = cl.enqueue_copy(queue, buffer, source, byte_count=port.nbytes)
+        device = self.device
+        outputs = [DeviceArray(device, buffer, port.spec.shape, port.spec.dtype, pool=pool,
+                               event=last) for port, buffer in zip(self.outputs, buffers,
+                                                                   strict=True)]
+        if not profile:
+            return outputs, Profile((), 0.0)
+        queue.finish()
+        return outputs, Profile(self.kernel_times(events), time.perf_counter() - start)
 
     def wrap_inputs(self, inputs: list[np.ndarray], state: CallState) -> None:
         """Host memory: a buffer over each input (or over its aligned staging copy)."""
         for port, array in zip(self.call_inputs, inputs, strict=True):
             if port.resident is not None:
                 np.copyto(port.staging, array)
+                port.point(port.resident)
                 continue
             if array.nbytes == 0:
                 buffer = self.empty
@@ -345,6 +477,7 @@ class Executable:
         outputs = []
         for port in self.outputs:
             if port.resident is not None:  # copied out of its staging array after the wait
+                port.point(port.resident)
                 outputs.append(port.staging)
                 continue
             array = aligned_empty(port.spec.shape, port.spec.dtype, self.alignment)
@@ -356,20 +489,20 @@ class Executable:
             outputs.append(array)
         return outputs
 
-    def upload(self, inputs: list[np.ndarray], state: CallState) -> None:
+    def upload(self, inputs: list[np.ndarray], state: CallState, queue: cl.CommandQueue) -> None:
         """Device memory: non-blocking writes into the input buffers."""
-        queue = self.device.queue
         for port, array in zip(self.call_inputs, inputs, strict=True):
+            port.point(self.buffers[port.spec.buffer])
             if array.nbytes == 0:
                 continue
             array = np.ascontiguousarray(array)
             state.arrays.append(array)
             cl.enqueue_copy(queue, self.buffers[port.spec.buffer], array, is_blocking=False)
 
-    def collect(self, outputs: list[np.ndarray], state: CallState) -> list[np.ndarray]:
+    def collect(self, outputs: list[np.ndarray], state: CallState,
+                queue: cl.CommandQueue) -> list[np.ndarray]:
         """Enqueues what brings the outputs to the host: a read of each output not written in
         place, a map of each one that is (to be released after the wait)."""
-        queue = self.device.queue
         maps = []
         for port, array in zip(self.outputs, outputs, strict=True):
             if array.nbytes == 0:
@@ -394,16 +527,46 @@ def _size(shape: tuple[int, ...]) -> int:
     return size
 
 
+def call_arguments(fn: str, specs: Sequence[ValueSpec], bound: Sequence[str],
+                   args: Sequence[Any], kwargs: Mapping[str, Any],
+                   accept: Callable[[ValueSpec, Any], Any]) -> list[Any]:
+    """A call's inputs in `specs` order (the inputs it takes; `bound` are those held on the
+    device), from positional and named values, each passed through `accept` with its spec."""
+    names = [s.name for s in specs]
+    if len(args) > len(specs):
+        held = f"; bound: {', '.join(bound)}" if bound else ""
+        raise InputError(f"{fn} takes {len(specs)} inputs ({', '.join(names)}{held}), "
+                         f"got {len(args)} positional arrays")
+    given: dict[str, Any] = dict(zip(names, args, strict=False))
+    for name, value in kwargs.items():
+        if name in bound:
+            raise InputError(f"{fn} input '{name}' is bound to the device; unbind('{name}') "
+                             "to pass it in a call")
+        if name not in names:
+            raise InputError(f"{fn} has no input '{name}' (inputs: {', '.join(names)})")
+        if name in given:
+            raise InputError(f"{fn} input '{name}' is given twice")
+        given[name] = value
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise InputError(f"{fn} is missing input{'s' if len(missing) > 1 else ''} "
+                         + ", ".join(f"'{n}'" for n in missing))
+    return [accept(s, given[s.name]) for s in specs]
+
+
 def check_input(fn: str, spec: ValueSpec, value: object) -> np.ndarray:
     """``value`` if it is an array of ``spec``'s shape and dtype (any strides), else an
     InputError naming the input."""
     if not isinstance(value, np.ndarray):
-        raise InputError(f"{fn} input '{spec.name}' must be a numpy array, "
-                         f"got {type(value).__name__}")
-    if value.shape != spec.shape:
-        raise InputError(f"{fn} input '{spec.name}' has shape {list(value.shape)}, "
-                         f"expected {list(spec.shape)}")
-    if value.dtype != spec.dtype:
-        raise InputError(f"{fn} input '{spec.name}' has dtype {value.dtype}, "
-                         f"expected {spec.dtype}")
+        raise InputError(f"{fn} input '{spec.name}' must be a numpy array (or a device array, "
+                         f"a CPU torch tensor), got {type(value).__name__}")
+    check_layout(f"{fn} input '{spec.name}'", spec, value.shape, value.dtype)
     return value
+
+
+def check_layout(where: str, spec: ValueSpec, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """An InputError starting with `where` unless `shape` and `dtype` are `spec`'s."""
+    if tuple(shape) != spec.shape:
+        raise InputError(f"{where} has shape {list(shape)}, expected {list(spec.shape)}")
+    if dtype != spec.dtype:
+        raise InputError(f"{where} has dtype {dtype}, expected {spec.dtype}")

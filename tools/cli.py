@@ -7,14 +7,55 @@ fusec) is one line and exit 70; ``FUSEC_TRACEBACK=1`` re-raises it for debugging
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 
 import click
+
+from fusec.files import OutputError
 
 EXIT_INPUT = 1
 EXIT_USAGE = 2
 INTERNAL_ERROR = 70
+
+SIGNAL_NAMES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+"""The signals a tool ends on cleanly, and the word its one line says."""
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived. A BaseException, like KeyboardInterrupt, so that no
+    ``except Exception`` swallows it; unlike KeyboardInterrupt, click does not catch it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(SIGNAL_NAMES.get(signum, f"signal {signum}"))
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+@contextlib.contextmanager
+def signals_raise() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM raise `Interrupted` (restored after; only the
+    main thread can set handlers, elsewhere the block runs as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in SIGNAL_NAMES}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def run_cli(
@@ -26,7 +67,14 @@ def run_cli(
     """Runs ``command`` with ``argv`` and returns its exit code; ``usage_errors`` are exception
     types whose message is a complete one-line usage error."""
     try:
-        command.main(args=argv, prog_name=prog, standalone_mode=False)
+        with signals_raise():
+            command.main(args=argv, prog_name=prog, standalone_mode=False)
+    except Interrupted as e:
+        click.echo(f"{prog}: {e}", err=True)
+        return e.exit_code
+    except OutputError as e:
+        click.echo(str(e), err=True)
+        return EXIT_INPUT
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.ClickException as e:
@@ -37,7 +85,8 @@ def run_cli(
         # The reader went away (``prog ... | head``): nothing left to report to.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_INPUT
-    except click.exceptions.Abort:
+    except click.exceptions.Abort:  # a KeyboardInterrupt that click caught
+        click.echo(f"{prog}: interrupted", err=True)
         return 130
     except SystemExit as e:
         return int(e.code or 0)

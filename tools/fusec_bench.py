@@ -25,6 +25,7 @@ from fusec.bench.suite import SPECIAL, SuiteResult, plan, render, run_suite
 from fusec.bench.workloads import all_workloads, tiny_workloads
 
 EXIT_WRONG = 1
+EXIT_INPUT = 1
 EXIT_USAGE = 2
 
 
@@ -54,16 +55,32 @@ def workload_help() -> str:
               default="aligned", show_default=True,
               help="Input arrays page-aligned (fusec uses them in place on the CPU) or as "
                    "numpy allocates them (16-byte aligned: fusec copies each once per call).")
+@click.option("--fusec-arrays", type=click.Choice(["numpy", "device"]), default=None,
+              help="fusec's inputs and outputs: numpy arrays (moved in and out in every call) "
+                   "or device arrays made once, as the torch peers' tensors are (a call "
+                   "enqueues, then synchronize). Default: device with --device gpu, else numpy.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("--json-out", type=click.Path(dir_okay=False, writable=True),
               help="Also write the JSON document to this file.")
+@click.option("--plot", "plot_path", metavar="FILE.svg|png",
+              help="Also draw the results as a chart (needs the 'plot' extra: matplotlib).")
+@click.option("--from", "from_json", metavar="FILE.json", type=click.Path(dir_okay=False),
+              help="With --plot: draw this saved --json-out result instead of running.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_list: str,
-         pipeline: str, seed: int, threads: int | None, input_layout: str, as_json: bool,
-         json_out: str | None, quiet: bool) -> None:
+         pipeline: str, seed: int, threads: int | None, input_layout: str,
+         fusec_arrays: str | None, as_json: bool, json_out: str | None, plot_path: str | None,
+         from_json: str | None, quiet: bool) -> None:
     """Benchmark fusec against the tools a user would otherwise reach for."""
+    if from_json is not None:
+        if plot_path is None:
+            click.echo("fusec-bench: --from needs --plot", err=True)
+            sys.exit(EXIT_USAGE)
+        plot(load_document(from_json), plot_path)
+        return
     settings = Settings(device=device, repeat=repeat, warmup=warmup, pipeline=pipeline,
-                        seed=seed, input_alignment=4096 if input_layout == "aligned" else None)
+                        seed=seed, input_alignment=4096 if input_layout == "aligned" else None,
+                        fusec_arrays=fusec_arrays or ("device" if device == "gpu" else "numpy"))
     try:
         names = [n.strip() for n in peer_list.split(",") if n.strip()]
         peers = peers_for(device, names or None)
@@ -90,11 +107,41 @@ def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer
         click.echo(document(suite))
     else:
         click.echo(render(suite, settings, peer_names))
+    if plot_path is not None:
+        plot(to_json(suite.rows, settings, peer_names, suite.extra), plot_path)
     problems = suite.problems()
     for line in problems:
         click.echo(f"fusec-bench: error: {line}", err=True)
     if problems:
         sys.exit(EXIT_WRONG)
+
+
+def load_document(path: str) -> dict:
+    """A saved ``--json-out`` document; one-line error if unreadable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except OSError as e:
+        click.echo(f"fusec-bench: {path}: error: {e.strerror}", err=True)
+        sys.exit(EXIT_INPUT)
+    except ValueError as e:
+        click.echo(f"fusec-bench: {path}: error: not a fusec-bench JSON document: {e}", err=True)
+        sys.exit(EXIT_INPUT)
+    if not isinstance(document, dict) or not isinstance(document.get("workloads"), list):
+        click.echo(f"fusec-bench: {path}: error: not a fusec-bench JSON document "
+                   "(no 'workloads' list)", err=True)
+        sys.exit(EXIT_INPUT)
+    return document
+
+
+def plot(document: dict, path: str) -> None:
+    from fusec.bench.plot import PlotError, draw
+
+    try:
+        draw(document, path)
+    except PlotError as e:
+        click.echo(f"fusec-bench: error: {e}", err=True)
+        sys.exit(EXIT_INPUT)
 
 
 if __name__ == "__main__":

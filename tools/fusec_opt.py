@@ -20,12 +20,8 @@ writes a temporary file next to the target and renames it, so it never leaves a 
 from __future__ import annotations
 
 import ast
-import contextlib
 import io
-import os
-import stat
 import sys
-import tempfile
 from collections.abc import Callable
 
 import click
@@ -33,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, get_pass_option_infos
 
 from fusec import __version__
+from fusec.files import atomic_write, check_not_input
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module, split_input
 from fusec.compiler.fusion_stats import FusionReport, count, reports_json, reports_text
@@ -112,44 +109,12 @@ def read_input(path: str) -> tuple[str, str]:
 
 
 def write_output(path: str, text: str) -> None:
-    """Writes ``text`` to ``path`` atomically (a temp file, then a rename), or to stdout.
-
-    Only a regular file (or a new one) is replaced by a rename. A symlink is followed, and a
-    device, FIFO or socket (``-o /dev/null``, a pipe) is written in place: a rename would put a
-    regular file where ``/dev/null`` was.
-    """
+    """Writes ``text`` to ``path`` atomically (`fusec.files.atomic_write`), or to stdout."""
     if path == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    target = os.path.realpath(path)
-    try:
-        if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
-            with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
-            return
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fusec-opt-")
-    except OSError as e:
-        raise FusecError(f"{path}: error: cannot write output: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, new_file_mode(target))  # mkstemp makes it 0600
-        os.replace(tmp, target)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise FusecError(f"{path}: error: cannot write output: {e.strerror}") from None
-
-
-def new_file_mode(path: str) -> int:
-    """The mode ``open(path, "w")`` would give: the existing file's, else 0666 less the umask."""
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    atomic_write(path, text)
 
 
 def process(
@@ -250,6 +215,8 @@ def cli(
         tgt.emit(ctx, module, buf)
         return buf.getvalue()
 
+    for out in (output, fusion_stats_json):
+        check_not_input(out, [input_file])
     try:
         text, name = read_input(input_file)
         chunks = split_input(text, name) if split_input_file else [Source(text, name)]

@@ -13,14 +13,21 @@ weights make long sums whose rounding shows in the elements near zero). ``--prof
 once to warm up, then prints each kernel's time from OpenCL profiling events and the host
 overhead of a call.
 
+``--device auto`` places each kernel on the CPU or the GPU where both exist (``fusec.placement``:
+the cost model, calibrated by ``fusec-calibrate`` or the built-in defaults);
+``--offload-threshold NAME=VALUE`` overrides one of its thresholds and ``--offload-report
+FILE.json`` writes what was decided and why (``-``: a table on stderr).
+
 Exit codes:
     0  success
-    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays
+    1  bad input: unreadable or invalid IR, a pass that fails, bad or missing input arrays,
+       an output that is one of the inputs, a program larger than the device or host memory
     2  bad command line (unknown option, pass or pipeline)
     3  no usable OpenCL device
     4  an OpenCL program failed to build, or a kernel failed to launch
     5  ``--check`` found an output beyond tolerance
    70  internal error (a bug in fusec)
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): no output is left half-written
 Every error is one line on stderr (``--verbose`` adds the build log and kernel source).
 """
 
@@ -34,9 +41,11 @@ from pathlib import Path
 
 import click
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
+from fusec.files import atomic_write, check_not_input
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
 EXIT_DEVICE = 3
@@ -82,11 +91,9 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
 
 
 def write_outputs(path: str, outputs: list[np.ndarray]) -> None:
-    try:
-        with open(path, "wb") as f:
-            np.savez(f, **{f"result{i}": out for i, out in enumerate(outputs)})
-    except OSError as e:
-        raise ToolError(f"{path}: error: cannot write outputs: {e.strerror}", EXIT_INPUT) from None
+    """The outputs as ``result0``, ... in an ``.npz``, written atomically."""
+    arrays = {f"result{i}": out for i, out in enumerate(outputs)}
+    atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
 def list_devices() -> None:
@@ -114,34 +121,67 @@ def run(
     rtol: float,
     profile: bool,
     dump_kernels: str | None,
+    offload_thresholds: tuple[str, ...] = (),
+    offload_report: str | None = None,
+    dot: str | None = None,
 ) -> None:
-    from fusec.compiler.driver import load, lower
+    from fusec.compiler.driver import compile_placed, load, lower
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
     from fusec.reference.executor import find_function, random_inputs, run_function
 
+    report_file = offload_report if offload_report != "-" else None
+    for out in (output, report_file, *dump_paths(dump_kernels, function)):
+        check_not_input(out, [file, inputs])
     source = read_source(file)
     original = load(source, file)
-    dev = select_device(device, platform)  # type: ignore[arg-type]
     started = time.perf_counter()
-    compiled = lower(original.clone(), function, pipeline, DeviceInfo.from_device(dev.device),
-                     file)
-    if dump_kernels:
-        dump(dump_kernels, compiled.plan.function, compiled.plan.source, str(compiled.module))
-    exe = Executable(compiled.plan, dev)
+    if device == "auto":
+        from fusec.placement.cost_model import parse_overrides
+
+        placed = compile_placed(original.clone(), function, pipeline, platform, file,
+                                offload_thresholds=parse_overrides(offload_thresholds))
+        for warning in placed.report["warnings"]:
+            click.echo(f"fusec-run: warning: {warning}", err=True)
+        exe = placed.executable
+        name = placed.function
+        description = ", ".join(getattr(exe, "devices", None) or [exe.device.description])
+        if dump_kernels:
+            for plan in placed.plans:
+                dump(dump_kernels, plan.function, plan.source, "", [file, inputs])
+        if offload_report:
+            write_report(offload_report, placed.report)
+    else:
+        dev = select_device(device, platform)  # type: ignore[arg-type]
+        compiled = lower(original.clone(), function, pipeline,
+                         DeviceInfo.from_device(dev.device), file)
+        if dump_kernels:
+            dump(dump_kernels, compiled.plan.function, compiled.plan.source,
+                 str(compiled.module), [file, inputs])
+        exe = Executable(compiled.plan, dev)
+        name = compiled.plan.function
+        description = dev.description
+    if dot:
+        kind = (DeviceInfo.from_device(exe.device.device).kind if isinstance(exe, Executable)
+                else "gpu")
+        write_dot(dot, [file, inputs], original, pipeline, kind)
     compile_seconds = time.perf_counter() - started
     names = exe.input_names
     if inputs is not None:
         given = load_inputs(inputs, names)
         args = exe.arguments((), given)
     else:
-        fn = find_function(original, compiled.plan.function)
+        from fusec.runtime.limits import check_host_arrays
+
+        check_host_arrays("inputs", (p.spec.dtype.itemsize * int(np.prod(p.spec.shape))
+                                     for p in exe.call_inputs))
+        fn = find_function(original, name)
         args = random_inputs(fn, 0 if seed is None else seed)
     if profile:
         exe(*args)  # warm-up
         outputs, prof = exe.profile(*args)
-        click.echo(f"device: {dev.description}")
+        click.echo(f"device: {description}")
         click.echo(f"compile: {compile_seconds * 1e3:.1f} ms")
         for k in prof.kernels:
             click.echo(f"  {k.kernel}: {k.seconds * 1e3:.3f} ms")
@@ -158,7 +198,7 @@ def run(
     if check:
         from fusec.compiler.check import compare
 
-        expected = run_function(original, args, compiled.plan.function)
+        expected = run_function(original, args, name)
         results = compare(outputs, expected, atol, rtol, normwise=True)
         for result in results:
             click.echo(result.describe(atol, rtol))
@@ -167,14 +207,49 @@ def run(
                             "beyond tolerance", EXIT_CHECK)
 
 
-def dump(folder: str, function: str, source: str, ir: str) -> None:
+def write_report(path: str, report: dict) -> None:
+    """The offload report: a table on stderr for ``-``, else JSON written atomically."""
+    from fusec.placement.report import to_json, to_table
+
+    if path == "-":
+        click.echo(to_table(report), err=True)
+        return
+    atomic_write(path, to_json(report) + "\n")
+
+
+def write_dot(path: str, inputs: list[str | None], original: ModuleOp, pipeline: str,
+              device_kind: str) -> None:
+    """The fused tensor-level IR as DOT, each op naming its kernels on ``device_kind``."""
+    from fusec.compiler.context import make_context
+    from fusec.compiler.dot import draw
+    from fusec.compiler.pipeline import run_pipeline
+
+    check_not_input(path, inputs)
+    fused = original.clone()
+    if pipeline not in ("", "none"):
+        run_pipeline(make_context(), fused, pipeline, inputs[0] or "<input>")
+    atomic_write(path, draw(fused, kernels=True, device=device_kind))
+
+
+def dump_paths(folder: str | None, function: str | None) -> list[str]:
+    """The files ``--dump-kernels`` writes (known before compiling when the function is named)."""
+    if not folder or not function:
+        return []
+    return [os.path.join(folder, f"{function}.cl"), os.path.join(folder, f"{function}.kernels.mlir")]
+
+
+def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | None]) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
-        Path(folder, f"{function}.cl").write_text(source, encoding="utf-8")
-        Path(folder, f"{function}.kernels.mlir").write_text(ir + "\n", encoding="utf-8")
     except OSError as e:
         message = f"{folder}: error: cannot write kernels: {e.strerror}"
         raise ToolError(message, EXIT_INPUT) from None
+    cl_path, ir_path = dump_paths(folder, function)
+    for path in (cl_path, ir_path):
+        check_not_input(path, inputs)
+    atomic_write(cl_path, source)
+    if ir:
+        atomic_write(ir_path, ir + "\n")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -193,12 +268,21 @@ def dump(folder: str, function: str, source: str, ir: str) -> None:
 @click.option("--rtol", type=float, default=1e-3, show_default=True)
 @click.option("--profile", is_flag=True, help="Print each kernel's time and the host overhead.")
 @click.option("--dump-kernels", metavar="DIR", help="Write the OpenCL C and kernel-level IR.")
+@click.option("--offload-threshold", "offload_thresholds", multiple=True, metavar="NAME=VALUE",
+              help="With --device auto: override a threshold of the CPU/GPU cost model "
+                   "(repeatable; names as in the offload report, e.g. small_batch_max_dim=4).")
+@click.option("--offload-report", metavar="FILE.json|-",
+              help="With --device auto: write the placement report as JSON ('-': a table on "
+                   "stderr).")
+@click.option("--dot", metavar="FILE.dot",
+              help="Also write the fused graph as Graphviz DOT, each op naming its kernels.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
-        atol: float, rtol: float, profile: bool, dump_kernels: str | None, list_only: bool,
+        atol: float, rtol: float, profile: bool, dump_kernels: str | None, dot: str | None,
+        offload_thresholds: tuple[str, ...], offload_report: str | None, list_only: bool,
         verbose: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
@@ -208,9 +292,17 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("missing FILE")
     if inputs is not None and seed is not None:
         raise click.UsageError("--inputs and --random exclude each other")
+    if device != "auto" and (offload_thresholds or offload_report):
+        raise click.UsageError("--offload-threshold and --offload-report need --device auto")
+    from fusec.placement.cost_model import OffloadOptionError, parse_overrides
+
+    try:
+        parse_overrides(offload_thresholds)
+    except OffloadOptionError as e:
+        raise click.UsageError(str(e)) from None
     try:
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels)
+            profile, dump_kernels, offload_thresholds, offload_report, dot)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

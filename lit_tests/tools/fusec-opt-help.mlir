@@ -5,7 +5,8 @@
 // HELP:      Usage: fusec-opt [OPTIONS] [FILE|-]
 // HELP:      -p, --passes PIPELINE
 // HELP:      -o, --output OUT
-// HELP:      -t, --target TARGET {{.*}}mlir, opencl
+// HELP:      -t, --target TARGET {{.*}}dot, mlir,
+// HELP-NEXT: {{ *}}opencl.
 // HELP:      --split-input-file
 // HELP:      --verify-diagnostics
 // HELP:      --print-op-generic

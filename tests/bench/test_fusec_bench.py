@@ -81,3 +81,19 @@ def test_check_rejects_nan_and_shape_mismatch():
     assert check([np.ones((2, 3), np.float32)], ref) == 0.0
     assert check([np.full((2, 3), np.nan, np.float32)], ref) == float("inf")
     assert check([np.ones((3, 2), np.float32)], ref) == float("inf")
+
+
+def test_fusec_with_device_arrays():
+    """--fusec-arrays device: inputs made device arrays once, outputs checked after reading
+    them back; the default on the CPU stays numpy."""
+    code, doc = run_cli("-w", "tiny_elementwise", "--peers", "numpy", "--repeat", "2",
+                        "--warmup", "0", "--fusec-arrays", "device")
+    assert code == 0, doc
+    assert doc["fusec_arrays"] == "device"
+    fusec = doc["workloads"][0]["results"]["fusec"]
+    assert fusec["status"] == "ok" and fusec["relative_error"] < 1e-6
+    assert fusec["arrays"] == "device"
+    code, doc = run_cli("-w", "tiny_elementwise", "--peers", "numpy", "--repeat", "1",
+                        "--warmup", "0")
+    assert doc["fusec_arrays"] == "numpy"
+    assert "arrays" not in doc["workloads"][0]["results"]["fusec"]

@@ -77,7 +77,8 @@ def test_wrong_dtype(exe: Executable) -> None:
 
 
 def test_not_an_array(exe: Executable) -> None:
-    with pytest.raises(InputError, match=r"^@f input 'x' must be a numpy array, got list$"):
+    with pytest.raises(InputError, match=r"^@f input 'x' must be a numpy array \(or a device "
+                       r"array, a CPU torch tensor\), got list$"):
         exe([[1.0] * 8] * 4, b())
 
 

@@ -1,0 +1,172 @@
+"""CPU-only, GPU-only and auto-placed fusec, side by side: the table of issue 15.
+
+    python -m fusec.bench.offload                      # every fusec-bench workload + mixed
+    python -m fusec.bench.offload -w mixed_host_gpu -w sgemm1024 --json-out offload.json
+
+For each workload, fusec compiles it three ways: for the CPU OpenCL device alone
+(``device="cpu"``), for the GPU alone (``device="gpu"``), and placed between them
+(`fusec.compiler.driver.compile_placed`, with the calibration cache of ``fusec-calibrate`` or
+the built-in defaults). Each one's outputs are checked against the numpy reference first; then
+the three are timed interleaved (`fusec.bench.timing.interleaved`), wall time of a call with
+numpy arrays in and out (the weights of `Workload.params` bound to the device(s) once). The
+table gives each median, ``auto / best`` (the better single device) and where auto put the
+kernels. A device that is missing shows as ``n/a``; nothing is estimated.
+
+Exit codes: 0 when every runner that ran agreed with the reference, 1 otherwise, 2 for a bad
+command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import click
+import numpy as np
+
+from fusec.bench.graph import parse
+from fusec.bench.harness import check, reference_outputs
+from fusec.bench.timing import interleaved, wall_call
+from fusec.bench.workloads import Workload, all_workloads, offload_workloads, tiny_workloads
+
+RUNNERS = ("cpu", "gpu", "auto")
+
+
+@dataclass
+class Row:
+    workload: str
+    summary: str
+    ms: dict[str, float | None]
+    problems: dict[str, str]
+    placement: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """auto / the better single device."""
+        singles = [v for k, v in self.ms.items() if k != "auto" and v is not None]
+        auto = self.ms.get("auto")
+        return None if auto is None or not singles else auto / min(singles)
+
+
+def prepare(runner: str, workload: Workload, inputs: list[np.ndarray], names: list[str],
+            params: dict[str, np.ndarray], pipeline: str
+            ) -> tuple[Callable[[], list[np.ndarray]], str]:
+    """A call of the compiled workload, and (for auto) where its kernels went."""
+    import fusec
+    from fusec.compiler.driver import compile_placed
+
+    where = ""
+    if runner == "auto":
+        placed = compile_placed(workload.text, pipeline=pipeline, params=params)
+        exe: Any = placed.executable
+        counts: dict[str, int] = {}
+        for d in placed.report["decisions"]:
+            counts[d["decision"]] = counts.get(d["decision"], 0) + 1
+        where = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    else:
+        exe = fusec.compile(workload.text, pipeline=pipeline, device=runner, params=params)
+    args = [a for a, n in zip(inputs, names, strict=True) if n not in params]
+    return (lambda: exe(*args)), where
+
+
+def run_workload(workload: Workload, runners: Sequence[str], repeat: int, warmup: int,
+                 pipeline: str, seed: int) -> Row:
+    graph = dataclasses.replace(parse(workload.text, workload.name),
+                                params=frozenset(workload.params))
+    names = [t.name for t in graph.inputs]
+    inputs = workload.inputs(names, [t.shape for t in graph.inputs], seed, 4096)
+    params = {n: a for n, a in zip(names, inputs, strict=True) if n in graph.params}
+    reference = reference_outputs(workload.text, inputs)
+    row = Row(workload.name, workload.summary, {r: None for r in runners}, {})
+    ready: dict[str, Callable[[], list[np.ndarray]]] = {}
+    for runner in runners:
+        try:
+            call, where = prepare(runner, workload, inputs, names, params, pipeline)
+            error = check(list(call()), reference)
+        except Exception as e:  # noqa: BLE001 - a missing device or a failure: in the table
+            row.problems[runner] = str(e).splitlines()[0] if str(e) else type(e).__name__
+            continue
+        if not error <= workload.tolerance:
+            row.problems[runner] = f"wrong: relative error {error:.3g}"
+            continue
+        if where:
+            row.placement = where
+        ready[runner] = call
+    timings = interleaved([lambda c=c: wall_call(c) for c in ready.values()], warmup, repeat)
+    for runner, timing in zip(ready, timings, strict=True):
+        row.ms[runner] = timing.median_ms
+    return row
+
+
+def render(rows: Sequence[Row], runners: Sequence[str]) -> str:
+    header = ["workload", *[f"{r} ms" for r in runners], "auto/best", "auto placed"]
+    table = [header]
+    for row in rows:
+        cells = [row.workload]
+        for r in runners:
+            value = row.ms.get(r)
+            cells.append(f"{value:.3f}" if value is not None else
+                         ("WRONG" if row.problems.get(r, "").startswith("wrong") else "n/a"))
+        cells.append(f"{row.ratio:.2f}" if row.ratio is not None else "-")
+        cells.append(row.placement or "-")
+        table.append(cells)
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in table]
+    for row in rows:
+        for runner, problem in row.problems.items():
+            lines.append(f"  {row.workload} {runner}: {problem}")
+    return "\n".join(lines)
+
+
+def select(names: Sequence[str]) -> list[Workload]:
+    table = all_workloads() + offload_workloads() + tiny_workloads()
+    if not names:
+        return [w for w in all_workloads() + offload_workloads() if w.group != "t"]
+    chosen = []
+    for name in names:
+        hits = [w for w in table if w.name == name] or [w for w in table
+                                                         if w.name.startswith(name)]
+        if not hits:
+            raise click.BadParameter(f"unknown workload '{name}' (known: "
+                                     f"{', '.join(w.name for w in table)})")
+        chosen += [w for w in hits if w not in chosen]
+    return chosen
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-w", "--workload", "workloads", multiple=True,
+              help="Run only this workload (repeatable; a prefix selects several).")
+@click.option("--runners", default=",".join(RUNNERS), show_default=True,
+              help="Comma-separated: cpu, gpu, auto.")
+@click.option("--repeat", type=click.IntRange(1), default=5, show_default=True)
+@click.option("--warmup", type=click.IntRange(0), default=2, show_default=True)
+@click.option("-p", "--pipeline", default="default", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json-out", metavar="FILE", help="Also write the rows as JSON.")
+def main(workloads: tuple[str, ...], runners: str, repeat: int, warmup: int, pipeline: str,
+         seed: int, json_out: str | None) -> None:
+    """Time fusec on the CPU alone, the GPU alone and placed between them."""
+    chosen_runners = [r.strip() for r in runners.split(",") if r.strip()]
+    unknown = [r for r in chosen_runners if r not in RUNNERS]
+    if unknown:
+        raise click.BadParameter(f"unknown runner(s) {', '.join(unknown)}")
+    rows = []
+    for workload in select(workloads):
+        click.echo(f"offload: {workload.name} ...", err=True)
+        rows.append(run_workload(workload, chosen_runners, repeat, warmup, pipeline, seed))
+        if json_out:
+            with open(json_out, "w", encoding="utf-8") as f:
+                json.dump([dataclasses.asdict(r) | {"auto_over_best": r.ratio} for r in rows],
+                          f, indent=1)
+    click.echo(render(rows, chosen_runners))
+    if any(p.startswith("wrong") for r in rows for p in r.problems.values()):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

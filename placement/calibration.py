@@ -1,0 +1,398 @@
+"""Calibration: measure what work costs on each OpenCL device, and cache it per device.
+
+`measure_device` runs small fusec programs on one device (an elementwise add, a sum, a square
+matmul, each at a few sizes) and fits a linear model of seconds against elements (or flops) to
+each kind's kernel times from OpenCL profiling events; the host time one more kernel adds to a
+call is measured apart (`launch_seconds`), as `DeviceProfile.launch_s`. On a
+device with memory of its own (a GPU) it also fits host->device and device->host copies
+against bytes. The profile is stored per device in
+``$XDG_CACHE_HOME/fusec/offload/<platform>-<device>-<driver>.json`` (``~/.cache`` without
+``XDG_CACHE_HOME``), with `CALIBRATION_VERSION`; the file is written to a temporary name and
+renamed, so a reader sees the old file or the new one, never half of one.
+
+`load_setup` is what compilation uses: the host's and the accelerator's cached profiles, the
+thresholds derived from them (the host's per-unit costs; the sizes from which the accelerator
+is faster), and where they came from. A cache that is missing gives the built-in defaults; one
+that is unreadable, corrupt or of another version gives the defaults and a one-line warning,
+never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from fusec.placement.cost_model import (
+    DeviceProfile,
+    Kind,
+    LinearModel,
+    Thresholds,
+    cpu_estimate,
+    fit_linear_model,
+)
+from fusec.runtime.device import OpenCLDevice
+from fusec.runtime.executable import Executable
+from fusec.runtime.host_memory import shares_host_memory
+
+CALIBRATION_VERSION = 1
+BUILT_IN_DEFAULT = "built-in-default"
+LOADED_FROM_CACHE = "loaded-from-cache"
+CALIBRATED = "calibrated"
+
+ELEMENT_SIZES = (1 << 12, 1 << 16, 1 << 20, 1 << 22)
+MATMUL_SIZES = (32, 64, 128, 256)
+TRANSFER_BYTES = (1 << 12, 1 << 18, 1 << 22, 1 << 24)
+QUICK_ELEMENT_SIZES = (1 << 10, 1 << 14)
+QUICK_MATMUL_SIZES = (16, 32)
+QUICK_TRANSFER_BYTES = (1 << 10, 1 << 14)
+CROSSOVER_GRID = tuple(1 << p for p in range(6, 31, 2))
+"""Sizes at which the derived thresholds are looked for (powers of 4, 64 to 2^30)."""
+
+Build = Callable[[str, OpenCLDevice], Executable]
+"""Compiles fusec IR text for a device (`fusec.compiler.driver` passes one)."""
+
+
+class CalibrationError(Exception):
+    """Calibration could not measure or store a device; the message is one line."""
+
+
+@dataclass(frozen=True)
+class DeviceIdentity:
+    """What a cache file is keyed by."""
+
+    platform: str
+    name: str
+    driver: str
+    type: str
+
+    @classmethod
+    def of(cls, device: OpenCLDevice) -> DeviceIdentity:
+        d = device.device
+        kind = "GPU" if d.type & cl.device_type.GPU else "CPU" if d.type & cl.device_type.CPU \
+            else "OTHER"
+        return cls(d.platform.name.strip(), d.name.strip(), d.driver_version.strip(), kind)
+
+    def as_dict(self) -> dict[str, str]:
+        return {"platform": self.platform, "name": self.name, "driver": self.driver,
+                "type": self.type}
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/fusec/offload``, or ``~/.cache/fusec/offload``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "fusec" / "offload"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "device"
+
+
+def cache_file(identity: DeviceIdentity) -> Path:
+    name = "-".join(slug(p) for p in (identity.platform, identity.name, identity.driver))
+    return cache_dir() / f"{name}.json"
+
+
+# --- the stored record ----------------------------------------------------------------------
+
+
+MODEL_FIELDS = ("elementwise", "reduction", "matmul", "upload", "download")
+
+
+def profile_to_json(profile: DeviceProfile) -> dict[str, Any]:
+    out: dict[str, Any] = {"launch_s": profile.launch_s}
+    for name in MODEL_FIELDS:
+        model = getattr(profile, name)
+        out[name] = None if model is None else {"slope": model.slope,
+                                                "intercept": model.intercept}
+    return out
+
+
+def profile_from_json(data: object) -> DeviceProfile:
+    """A profile from its JSON form; ValueError for anything else."""
+    if not isinstance(data, dict):
+        raise ValueError("'profile' is not an object")
+    models: dict[str, LinearModel | None] = {}
+    for name in MODEL_FIELDS:
+        entry = data.get(name)
+        if entry is None:
+            models[name] = None
+            continue
+        if not isinstance(entry, dict):
+            raise ValueError(f"'{name}' is not an object")
+        models[name] = LinearModel(_number(entry, "slope"), _number(entry, "intercept"))
+    return DeviceProfile(launch_s=_number(data, "launch_s"), **models)
+
+
+def _number(data: dict[str, Any], key: str) -> float:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or value < 0:
+        raise ValueError(f"'{key}' is not a non-negative number")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class CachedProfile:
+    profile: DeviceProfile
+    path: Path
+    duration_ms: float | None
+
+
+def read_cache(identity: DeviceIdentity) -> tuple[CachedProfile | None, str | None]:
+    """The cached profile of a device, or None; and a one-line warning when a file is there
+    but cannot be used (unreadable, not JSON, another version, another device, bad fields)."""
+    path = cache_file(identity)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as e:
+        return None, f"{path}: cannot read the calibration cache ({e}); using defaults"
+    try:
+        record = json.loads(text)
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        version = record.get("version")
+        if version != CALIBRATION_VERSION:
+            return None, (f"{path}: calibration cache version {version!r}, expected "
+                          f"{CALIBRATION_VERSION}; using defaults (run fusec-calibrate)")
+        if record.get("device") != identity.as_dict():
+            raise ValueError("it is for another device")
+        duration = record.get("duration_ms")
+        return CachedProfile(profile_from_json(record.get("profile")), path,
+                             float(duration) if isinstance(duration, int | float) else None), None
+    except ValueError as e:  # json.JSONDecodeError is a ValueError
+        return None, f"{path}: corrupt calibration cache ({e}); using defaults"
+
+
+def write_cache(identity: DeviceIdentity, profile: DeviceProfile, duration_ms: float) -> Path:
+    """Stores a profile atomically (a temporary file in the same folder, then a rename)."""
+    path = cache_file(identity)
+    record = {"version": CALIBRATION_VERSION, "recorded_at": int(time.time()),
+              "device": identity.as_dict(), "duration_ms": duration_ms,
+              "profile": profile_to_json(profile)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(record, f, indent=1)
+                f.write("\n")
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as e:
+        raise CalibrationError(f"{path}: cannot write the calibration cache: "
+                               f"{e.strerror or e}") from None
+    return path
+
+
+# --- what compilation uses ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The cost model's inputs for one pair of devices, and where they came from."""
+
+    thresholds: Thresholds
+    accelerator: DeviceProfile | None
+    base_source: str
+    cache_path: str | None
+    calibrate_duration_ms: float | None
+    previous: Thresholds | None = None
+    """The thresholds before calibration (for the report's deltas), where there was one."""
+    warnings: tuple[str, ...] = ()
+    overrides: dict[str, str] = field(default_factory=dict)
+
+
+def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
+                      base: Thresholds | None = None) -> Thresholds:
+    """The seed's calibrated thresholds from two profiles: the host's per-unit costs (its
+    fitted slopes; its fixed cost per call) and, per kind, the smallest size of
+    `CROSSOVER_GRID` from which the accelerator's estimate is below the host's (the largest
+    size plus one where it never is)."""
+    t = base or Thresholds()
+    if host.elementwise:
+        t = replace(t, cpu_elem_per_elem=host.elementwise.slope)
+    if host.reduction:
+        t = replace(t, cpu_reduction_per_elem=host.reduction.slope)
+    if host.matmul:
+        t = replace(t, cpu_matmul_per_flop=host.matmul.slope)
+    t = replace(t, cpu_launch_s=host.launch_s)
+
+    def crossover(kind: Kind, default: int) -> int:
+        for n in CROSSOVER_GRID:
+            flops = n if kind is Kind.MATMUL else 0
+            gpu = accelerator.compute(kind, n, flops)
+            cpu = cpu_estimate(t, kind, n, flops)
+            if gpu is None or cpu is None:
+                return default
+            if gpu < cpu:
+                return n
+        return CROSSOVER_GRID[-1] + 1
+
+    elementwise = crossover(Kind.ELEMENTWISE, t.binary_min_elems)
+    return replace(t, binary_min_elems=elementwise, unary_min_elems=elementwise,
+                   reduction_min_elems=crossover(Kind.REDUCTION, t.reduction_min_elems),
+                   matmul_min_flops=crossover(Kind.MATMUL, t.matmul_min_flops))
+
+
+def load_setup(host: OpenCLDevice, accelerator: OpenCLDevice | None) -> Setup:
+    """The thresholds and accelerator profile for placing work on `host` and `accelerator`,
+    from their caches where both are there (else the defaults; see the module docstring)."""
+    if accelerator is None:
+        return Setup(Thresholds(), None, BUILT_IN_DEFAULT, None, None)
+    warnings = []
+    cached = []
+    for device in (host, accelerator):
+        entry, warning = read_cache(DeviceIdentity.of(device))
+        if warning:
+            warnings.append(warning)
+        cached.append(entry)
+    host_entry, accel_entry = cached
+    if host_entry is None or accel_entry is None:
+        return Setup(Thresholds(), None, BUILT_IN_DEFAULT, None, None, warnings=tuple(warnings))
+    durations = [e.duration_ms for e in cached if e is not None and e.duration_ms is not None]
+    return Setup(derive_thresholds(host_entry.profile, accel_entry.profile),
+                 accel_entry.profile, LOADED_FROM_CACHE, str(accel_entry.path),
+                 sum(durations) if durations else None, previous=Thresholds(),
+                 warnings=tuple(warnings))
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+
+def elementwise_program(n: int) -> str:
+    t = f"tensor<{n}xf32>"
+    return (f"func.func @cal_add(%a: {t}, %b: {t}) -> {t} {{\n"
+            f"  %0 = nn.add %a, %b : {t}, {t} -> {t}\n  func.return %0 : {t}\n}}\n")
+
+
+def reduction_program(n: int) -> str:
+    t = f"tensor<{n}xf32>"
+    return (f"func.func @cal_sum(%x: {t}) -> tensor<f32> {{\n"
+            f"  %0 = nn.reduce_sum %x {{axes = array<i64: 0>}} : {t} -> tensor<f32>\n"
+            f"  func.return %0 : tensor<f32>\n}}\n")
+
+
+def matmul_program(n: int) -> str:
+    t = f"tensor<{n}x{n}xf32>"
+    return (f"func.func @cal_mm(%a: {t}, %b: {t}) -> {t} {{\n"
+            f"  %0 = nn.matmul %a, %b : {t}, {t} -> {t}\n  func.return %0 : {t}\n}}\n")
+
+
+def median_call(call: Callable[[], float], repeat: int) -> float:
+    call()  # warm-up: first-touch, lazy build
+    return statistics.median(call() for _ in range(repeat))
+
+
+def kernel_seconds(exe: Executable, args: Sequence[np.ndarray], repeat: int) -> float:
+    return median_call(lambda: exe.profile(*args)[1].kernel_seconds, repeat)
+
+
+def inputs_for(exe: Executable, rng: np.random.Generator) -> list[np.ndarray]:
+    return [rng.standard_normal(p.spec.shape).astype(p.spec.dtype) for p in exe.call_inputs]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    profile: DeviceProfile
+    samples: dict[str, list[tuple[float, float]]]
+    """Kind -> the (units, seconds) it was fitted to."""
+    duration_ms: float
+
+
+def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
+                   repeat: int = 5) -> Measurement:
+    """Measures `device` (see the module docstring); `quick` uses small sizes (tests)."""
+    started = time.perf_counter()
+    rng = np.random.default_rng(0)
+    elements = QUICK_ELEMENT_SIZES if quick else ELEMENT_SIZES
+    matmuls = QUICK_MATMUL_SIZES if quick else MATMUL_SIZES
+    samples: dict[str, list[tuple[float, float]]] = {"elementwise": [], "reduction": [],
+                                                     "matmul": [], "upload": [], "download": []}
+    try:
+        launch_s = launch_seconds(device, build, repeat)
+        for kind, program, sizes, units in (
+            ("elementwise", elementwise_program, elements, lambda n: n),
+            ("reduction", reduction_program, elements, lambda n: n),
+            ("matmul", matmul_program, matmuls, lambda n: n * n * n),
+        ):
+            for n in sizes:
+                exe = build(program(n), device)
+                seconds = kernel_seconds(exe, inputs_for(exe, rng), repeat)
+                samples[kind].append((float(units(n)), seconds))
+        if not shares_host_memory(device.device):
+            for size in QUICK_TRANSFER_BYTES if quick else TRANSFER_BYTES:
+                up, down = transfer_seconds(device, size, repeat)
+                samples["upload"].append((float(size), up))
+                samples["download"].append((float(size), down))
+    except cl.Error as e:
+        raise CalibrationError(f"calibration failed on {device.description}: {e}") from None
+    profile = DeviceProfile(
+        elementwise=fit_linear_model(samples["elementwise"]),
+        reduction=fit_linear_model(samples["reduction"]),
+        matmul=fit_linear_model(samples["matmul"]),
+        upload=fit_linear_model(samples["upload"]),
+        download=fit_linear_model(samples["download"]),
+        launch_s=launch_s,
+    )
+    return Measurement(profile, samples, (time.perf_counter() - started) * 1e3)
+
+
+def chain_program(kernels: int, n: int = 64) -> str:
+    """`kernels` exps one after the other (each its own kernel: built without fusion)."""
+    t = f"tensor<{n}xf32>"
+    body = "".join(f"  %v{i + 1} = nn.exp %v{i} : {t} -> {t}\n" for i in range(kernels))
+    return f"func.func @cal_chain(%v0: {t}) -> {t} {{\n{body}  func.return %v{kernels} : {t}\n}}\n"
+
+
+CHAIN_KERNELS = 9
+
+
+def launch_seconds(device: OpenCLDevice, build: Build, repeat: int) -> float:
+    """The host time one more kernel adds to a call: calls of 1 and of `CHAIN_KERNELS` tiny
+    kernels, wall time less kernel time, the difference per extra kernel (a call's own fixed
+    cost, its wait and copies, cancels out)."""
+    rng = np.random.default_rng(0)
+    host_times = []
+    for kernels in (1, CHAIN_KERNELS):
+        exe = build(chain_program(kernels), device)
+        args = inputs_for(exe, rng)
+
+        def host_time(exe: Executable = exe, args: list[np.ndarray] = args) -> float:
+            _, prof = exe.profile(*args)
+            return prof.wall_seconds - prof.kernel_seconds
+
+        host_times.append(median_call(host_time, repeat))
+    return max(0.0, (host_times[1] - host_times[0]) / (CHAIN_KERNELS - 1))
+
+
+def transfer_seconds(device: OpenCLDevice, size: int, repeat: int) -> tuple[float, float]:
+    """Median wall seconds of a blocking host->device and device->host copy of `size` bytes."""
+    host = np.ones(size, np.uint8)
+    back = np.empty_like(host)
+    buffer = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, size)
+    queue = device.queue
+
+    def copy(dst: Any, src: Any) -> float:
+        start = time.perf_counter()
+        cl.enqueue_copy(queue, dst, src, is_blocking=True)
+        return time.perf_counter() - start
+
+    up = median_call(lambda: copy(buffer, host), repeat)
+    down = median_call(lambda: copy(back, buffer), repeat)
+    return up, down

@@ -1,0 +1,292 @@
+"""The auto-offload cost model (seed 004): thresholds, per-unit costs, fitted linear models.
+
+A unit of work (a kernel and its fused group, `fusec.placement.work.Work`) is placed on the host
+device (a CPU OpenCL device) or on the accelerator (a GPU) by these rules, in this order:
+
+1. **residency**: an elementwise unit with an input that lives on the accelerator (made there
+   by an earlier unit) stays there;
+2. **fusion-override**: a fused elementwise or reduction group whose result feeds a unit on the
+   accelerator goes there too, keeping the chain resident (`fusec.placement.decide` applies it
+   once the other units are placed);
+3. **small-batch-guard**: an elementwise unit with a small leading batch
+   (``<= small_batch_max_dim``) but many elements (``>= small_batch_min_elems``) stays on the
+   host;
+4. **profile-model**: where the accelerator was calibrated, its fitted linear model estimates the
+   unit's time there; the accelerator wins when ``0.95 x`` that estimate is below the host's
+   (per-unit costs ``cpu_*``); the inputs that must cross to the device that would run the unit
+   are part of each side's estimate;
+5. **threshold**: otherwise the unit goes to the accelerator when its elements (or matmul flops)
+   reach the kind's threshold.
+
+With one device there is nothing to decide: every unit gets reason **disabled**.
+
+The defaults are the seed's. Calibration (`fusec.placement.calibration`) replaces the per-unit
+costs and thresholds with measured ones; `Thresholds.with_overrides` applies ``NAME=VALUE``
+overrides given on the command line or to ``fusec.compile``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+DEFAULT_CPU_ELEM_PER_ELEM = 1.0e-7
+"""Seconds per element of elementwise work on the host, before calibration."""
+DEFAULT_CPU_REDUCTION_PER_ELEM = 1.2e-7
+"""Seconds per reduced element on the host, before calibration."""
+DEFAULT_CPU_MATMUL_PER_FLOP = 2.5e-11
+"""Seconds per matmul flop (``m*k*n``) on the host, before calibration."""
+SMALL_BATCH_DEFAULT_MAX_DIM = 8
+SMALL_BATCH_DEFAULT_MIN_ELEMS = 1_048_576
+GPU_ADVANTAGE = 0.95
+"""The accelerator's estimate is scaled by this before the comparison (the seed's 0.95)."""
+
+
+class OffloadOptionError(ValueError):
+    """A bad ``NAME=VALUE`` threshold override: unknown name or a value of the wrong kind."""
+
+
+class Reason(str, Enum):
+    """Why a unit was placed where it was (the report spells these)."""
+
+    RESIDENCY = "residency"
+    FUSION_OVERRIDE = "fusion-override"
+    SMALL_BATCH_GUARD = "small-batch-guard"
+    PROFILE_MODEL = "profile-model"
+    THRESHOLD = "threshold"
+    DISABLED = "disabled"
+
+
+class Kind(str, Enum):
+    """What a unit's cost grows with."""
+
+    UNARY = "unary"
+    """One input, data movement or a pointwise function (transpose, narrow, ...)."""
+    ELEMENTWISE = "elementwise"
+    REDUCTION = "reduction"
+    MATMUL = "matmul"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The seed's `ThresholdConfig`: when the accelerator is worth it, and what the host costs."""
+
+    unary_min_elems: int = 4_096
+    binary_min_elems: int = 4_096
+    reduction_min_elems: int = 256
+    matmul_min_flops: int = 1_000_000
+    cpu_elem_per_elem: float = DEFAULT_CPU_ELEM_PER_ELEM
+    cpu_reduction_per_elem: float = DEFAULT_CPU_REDUCTION_PER_ELEM
+    cpu_matmul_per_flop: float = DEFAULT_CPU_MATMUL_PER_FLOP
+    small_batch_max_dim: int = SMALL_BATCH_DEFAULT_MAX_DIM
+    small_batch_min_elems: int = SMALL_BATCH_DEFAULT_MIN_ELEMS
+    cpu_launch_s: float = 0.0
+    """Host seconds a kernel launch adds on the host device; 0 until calibrated."""
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    def as_dict(self) -> dict[str, float | int]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, object]) -> Thresholds:
+        """Thresholds from a stored mapping; every value must parse as its field's type."""
+        return cls().with_overrides({k: str(v) for k, v in values.items()})
+
+    def with_overrides(self, overrides: Mapping[str, str | int | float]) -> Thresholds:
+        """A copy with ``name -> value`` replaced; OffloadOptionError for an unknown name or a
+        value that is not a non-negative number of the field's type."""
+        fields = {f.name: f for f in dataclasses.fields(self)}
+        changes: dict[str, float | int] = {}
+        for name, raw in overrides.items():
+            if name not in fields:
+                raise OffloadOptionError(
+                    f"unknown offload threshold '{name}' (known: {', '.join(fields)})")
+            changes[name] = _parse_value(name, raw, fields[name].type == "int")
+        return dataclasses.replace(self, **changes)
+
+
+def _parse_value(name: str, raw: str | int | float, integer: bool) -> float | int:
+    text = str(raw).strip()
+    try:
+        value: float | int = int(text) if integer else float(text)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise OffloadOptionError(
+            f"offload threshold '{name}' must be {kind}, got '{raw}'") from None
+    if not math.isfinite(value) or value < 0:
+        raise OffloadOptionError(
+            f"offload threshold '{name}' must be finite and non-negative, got '{raw}'")
+    return value
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, str]:
+    """``["small_batch_max_dim=4", ...]`` -> ``{"small_batch_max_dim": "4"}``, checked against
+    `Thresholds` (OffloadOptionError names the bad item)."""
+    parsed: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise OffloadOptionError(f"offload threshold '{item}' is not NAME=VALUE")
+        parsed[name.strip()] = value.strip()
+    Thresholds().with_overrides(parsed)
+    return parsed
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """``seconds = intercept + slope * units``."""
+
+    slope: float
+    intercept: float = 0.0
+
+    def estimate(self, units: float) -> float | None:
+        """Seconds for `units`, or None where the model cannot say (the seed's guard: a slope
+        that is not a positive finite number, or a total that is not positive)."""
+        if not math.isfinite(self.slope) or self.slope <= 0.0:
+            return None
+        total = self.intercept + self.slope * units
+        return total if math.isfinite(total) and total > 0.0 else None
+
+
+def fit_linear_model(samples: Sequence[tuple[float, float]]) -> LinearModel | None:
+    """Least squares over ``(units, seconds)`` samples, as the seed fits its profiles: one
+    sample gives a line through the origin; a negative intercept is clamped to 0; no samples,
+    equal units or a slope that is not positive give None."""
+    if not samples:
+        return None
+    if len(samples) == 1:
+        x, y = samples[0]
+        return LinearModel(max(y / x, 0.0), 0.0) if x > 0 else None
+    n = float(len(samples))
+    sum_x = sum(x for x, _ in samples)
+    sum_y = sum(y for _, y in samples)
+    sum_xx = sum(x * x for x, _ in samples)
+    sum_xy = sum(x * y for x, y in samples)
+    denom = n * sum_xx - sum_x * sum_x
+    if abs(denom) < 1e-300 or denom <= 0:
+        return None
+    slope = (n * sum_xy - sum_x * sum_y) / denom
+    if not math.isfinite(slope) or slope <= 0.0:
+        return None
+    intercept = max(sum_y / n - slope * sum_x / n, 0.0)
+    return LinearModel(slope, intercept)
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """One device's measured costs (what calibration stores per device)."""
+
+    elementwise: LinearModel | None = None
+    """Seconds vs elements."""
+    reduction: LinearModel | None = None
+    """Seconds vs reduced elements."""
+    matmul: LinearModel | None = None
+    """Seconds vs flops (``m*k*n``)."""
+    upload: LinearModel | None = None
+    """Seconds vs bytes, host array -> device; None where the device reads host memory in
+    place (a CPU device)."""
+    download: LinearModel | None = None
+    """Seconds vs bytes, device -> host array; None where the device writes host memory."""
+    launch_s: float = 0.0
+    """Host seconds one more kernel adds to a call (enqueueing it), besides its own time."""
+
+    def compute(self, kind: Kind, elements: int, flops: int) -> float | None:
+        """Estimated seconds of a unit's work (a kernel launch plus its kernel time, without
+        transfers); None without a model for its kind."""
+        if kind is Kind.MATMUL:
+            model, units = self.matmul, flops
+        else:
+            model = self.reduction if kind is Kind.REDUCTION else self.elementwise
+            units = elements
+        seconds = model.estimate(units) if model else None
+        return None if seconds is None else self.launch_s + seconds
+
+    def upload_s(self, nbytes: int) -> float:
+        return (self.upload.estimate(nbytes) or 0.0) if self.upload and nbytes else 0.0
+
+    def download_s(self, nbytes: int) -> float:
+        return (self.download.estimate(nbytes) or 0.0) if self.download and nbytes else 0.0
+
+
+def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int) -> float | None:
+    """The host's seconds for a unit: its per-unit cost times the units (the seed's
+    `cpu_estimate`, None for a per-unit cost that is not a positive number) plus the fixed
+    cost of a unit (0 until calibrated)."""
+    if kind is Kind.MATMUL:
+        per_unit, units = thresholds.cpu_matmul_per_flop, flops
+    elif kind is Kind.REDUCTION:
+        per_unit, units = thresholds.cpu_reduction_per_elem, elements
+    else:
+        per_unit, units = thresholds.cpu_elem_per_elem, elements
+    if not (math.isfinite(per_unit) and per_unit > 0.0):
+        return None
+    return thresholds.cpu_launch_s + per_unit * units
+
+
+def threshold_for(thresholds: Thresholds, kind: Kind) -> int:
+    """The element (or flop) count from which the threshold rule picks the accelerator."""
+    return {
+        Kind.UNARY: thresholds.unary_min_elems,
+        Kind.ELEMENTWISE: thresholds.binary_min_elems,
+        Kind.REDUCTION: thresholds.reduction_min_elems,
+        Kind.MATMUL: thresholds.matmul_min_flops,
+    }[kind]
+
+
+def small_batch_guard(thresholds: Thresholds, elements: int, batch: int | None) -> bool:
+    """The seed's guard: a small batch (``1..small_batch_max_dim``) over many elements
+    (``>= small_batch_min_elems``) stays on the host; a 0 in either setting turns it off."""
+    if not batch:
+        return False
+    return (thresholds.small_batch_max_dim > 0 and thresholds.small_batch_min_elems > 0
+            and batch <= thresholds.small_batch_max_dim
+            and elements >= thresholds.small_batch_min_elems)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One rule's verdict on a unit, with the estimates it saw (seconds, None if unknown)."""
+
+    accelerate: bool
+    reason: Reason
+    cpu_s: float | None
+    gpu_s: float | None
+    threshold: int | None
+
+
+def evaluate(
+    thresholds: Thresholds,
+    accelerator: DeviceProfile | None,
+    kind: Kind,
+    elements: int,
+    flops: int,
+    batch: int | None,
+    input_on_accelerator: bool,
+    to_host_s: float = 0.0,
+    to_accelerator_s: float = 0.0,
+) -> Evaluation:
+    """Rules 1, 3, 4 and 5 of the module docstring for one unit (rule 2 looks at the units
+    after it, so `fusec.placement.decide` applies it). `to_host_s` and `to_accelerator_s` are
+    the transfers the unit's inputs need to reach each device."""
+    threshold = threshold_for(thresholds, kind)
+    cpu = cpu_estimate(thresholds, kind, elements, flops)
+    cpu_total = None if cpu is None else cpu + to_host_s
+    pointwise = kind in (Kind.UNARY, Kind.ELEMENTWISE)
+    if pointwise and input_on_accelerator:
+        return Evaluation(True, Reason.RESIDENCY, cpu_total, None, threshold)
+    if pointwise and small_batch_guard(thresholds, elements, batch):
+        return Evaluation(False, Reason.SMALL_BATCH_GUARD, cpu_total, None, threshold)
+    gpu = accelerator.compute(kind, elements, flops) if accelerator else None
+    if gpu is not None:
+        gpu_total = gpu + to_accelerator_s
+        cpu_cmp = math.inf if cpu_total is None else cpu_total
+        return Evaluation(gpu_total * GPU_ADVANTAGE < cpu_cmp, Reason.PROFILE_MODEL, cpu_total,
+                          gpu_total, threshold)
+    units = flops if kind is Kind.MATMUL else elements
+    return Evaluation(units >= threshold, Reason.THRESHOLD, cpu_total, None, threshold)

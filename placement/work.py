@@ -1,0 +1,149 @@
+"""How much work each unit of a fused function is: the quantities the cost model reads.
+
+A unit is one op of the function after fusion: an ``nn`` op (one kernel) or a ``fused`` op (a
+fused group: one kernel, or a template such as a GEMM with its epilogue). Everything comes from
+the tensor types: the elements the unit touches (the largest operand or result), the matmul
+flops (``m*k*n`` per product, as the seed counts them), the leading batch of its rank-3+
+operands, and the bytes of each operand and result (what a transfer between devices moves).
+
+``nn.constant`` is no unit (it is a global every segment that reads it gets a copy of), and
+``nn.reshape`` is a view: no kernel, so it is placed with its operand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from fusec.placement.cost_model import Kind
+
+MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act"}
+ATTENTION_OPS = {"nn.attention", "fused.attention_block", "fused.transformer_layer"}
+REDUCTION_OPS = {
+    "nn.reduce_sum", "nn.reduce_mean", "nn.reduce_max", "nn.reduce_min", "fused.reduce",
+    "nn.softmax", "nn.layer_norm", "nn.rms_norm", "fused.residual_layer_norm",
+    "fused.residual_rms_norm",
+}
+ELEMENTWISE_OPS = {
+    "nn.add", "nn.sub", "nn.mul", "nn.div", "nn.max", "nn.min", "nn.pow", "nn.cmp", "nn.where",
+    "fused.elementwise", "fused.swiglu",
+}
+GROUP_OPS = {"fused.elementwise", "fused.reduce"}
+"""Fused elementwise and reduction groups: what the fusion-override rule keeps together."""
+VIEW_OPS = {"nn.reshape"}
+NOT_UNITS = {"nn.constant"}
+
+
+@dataclass(frozen=True)
+class Work:
+    """One unit's size, as the cost model sees it."""
+
+    index: int
+    """Position among the function's units."""
+    label: str
+    """The op and its first result's name: ``fused.elementwise %y``."""
+    kind: Kind
+    elements: int
+    flops: int
+    batch: int | None
+    """The smallest leading dimension of the rank-3+ operands (the seed's batch), if any."""
+    input_bytes: tuple[int, ...]
+    """Bytes of each operand, in operand order."""
+    output_bytes: tuple[int, ...]
+    group: bool
+    """A fused elementwise or reduction group."""
+    view: bool
+    """No kernel of its own (a reshape)."""
+
+
+def num_elements(value: SSAValue) -> int:
+    shape = tensor_shape(value)
+    size = 1
+    for d in shape:
+        size *= d
+    return size
+
+
+def tensor_shape(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+
+
+def nbytes(value: SSAValue) -> int:
+    t = value.type
+    if not isinstance(t, TensorType):
+        return 0
+    width = getattr(t.element_type, "bitwidth", 32)
+    return max(1, num_elements(value) * max(1, width // 8))
+
+
+def units(function: func.FuncOp) -> list[Operation]:
+    """The ops of `function` that are placed, in program order (constants left out)."""
+    return [op for op in function.body.block.ops
+            if not isinstance(op, func.ReturnOp) and op.name not in NOT_UNITS]
+
+
+def measure(function: func.FuncOp) -> list[Work]:
+    """The work of every unit of `function`, in program order."""
+    return [work_of(i, op) for i, op in enumerate(units(function))]
+
+
+def label(op: Operation) -> str:
+    hint = op.results[0].name_hint if op.results and op.results[0].name_hint else None
+    return f"{op.name} %{hint}" if hint else op.name
+
+
+def work_of(index: int, op: Operation) -> Work:
+    values: Sequence[SSAValue] = [*op.operands, *op.results]
+    elements = max((num_elements(v) for v in values), default=0)
+    flops = 0
+    if op.name in MATMUL_OPS:
+        kind, flops = Kind.MATMUL, matmul_flops(op)
+    elif op.name in ATTENTION_OPS:
+        kind, flops = Kind.MATMUL, attention_flops(op)
+    elif op.name in REDUCTION_OPS:
+        kind = Kind.REDUCTION
+    elif op.name in ELEMENTWISE_OPS:
+        kind = Kind.ELEMENTWISE
+    else:
+        kind = Kind.UNARY
+    batches = [tensor_shape(v)[0] for v in op.operands if len(tensor_shape(v)) >= 3]
+    return Work(
+        index=index,
+        label=label(op),
+        kind=kind,
+        elements=elements,
+        flops=flops,
+        batch=min(batches) if batches else None,
+        input_bytes=tuple(nbytes(v) for v in op.operands),
+        output_bytes=tuple(nbytes(v) for v in op.results),
+        group=op.name in GROUP_OPS,
+        view=op.name in VIEW_OPS,
+    )
+
+
+def matmul_flops(op: Operation) -> int:
+    """``m*k*n`` over the batch: the result's elements times the reduced dimension."""
+    lhs = tensor_shape(op.operands[0])
+    return num_elements(op.results[0]) * (lhs[-1] if lhs else 1)
+
+
+def attention_flops(op: Operation) -> int:
+    """The two products of attention (``q k^T`` and ``p v``: ``2*B*S*S_k*E``) plus, for the
+    fused blocks, every rank-2 weight's product with the tokens."""
+    q = tensor_shape(op.operands[0])
+    if len(q) != 3:
+        return 0
+    tokens = q[0] * q[1]
+    if op.name == "nn.attention":
+        keys = tensor_shape(op.operands[1])[1]
+        return 2 * q[0] * q[1] * keys * q[2]
+    mask = getattr(op, "mask", None)
+    weights = [tensor_shape(v) for v in op.operands[1:]
+               if len(tensor_shape(v)) == 2 and v is not mask]
+    projections = sum(tokens * w[0] * w[1] for w in weights)
+    return projections + 2 * q[0] * q[1] * q[1] * q[2]

@@ -1,0 +1,149 @@
+"""The calibration cache (per device, versioned, atomic, under XDG_CACHE_HOME), what a bad one
+does (a warning and the defaults), thresholds derived from two profiles, and a quick
+measurement of the CPU device."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.compiler.driver import compile_placed, load, lower
+from fusec.placement import calibration
+from fusec.placement.calibration import (
+    BUILT_IN_DEFAULT,
+    CALIBRATION_VERSION,
+    LOADED_FROM_CACHE,
+    DeviceIdentity,
+    cache_file,
+    derive_thresholds,
+    load_setup,
+    measure_device,
+    read_cache,
+    write_cache,
+)
+from fusec.placement.cost_model import DeviceProfile, LinearModel, Thresholds
+from fusec.placement.devices import DevicePair
+from fusec.runtime.device import OpenCLDevice
+from fusec.runtime.executable import Executable
+
+IDENTITY = DeviceIdentity("Some Platform", "Card 9000", "1.2.3", "GPU")
+PROFILE = DeviceProfile(elementwise=LinearModel(1e-11, 2e-6), reduction=LinearModel(2e-11),
+                        matmul=LinearModel(1e-13, 1e-5), upload=LinearModel(1e-10, 1e-5),
+                        download=None, launch_s=3e-5)
+
+
+def test_cache_path_honours_xdg_cache_home(cache_home: Path) -> None:
+    path = cache_file(IDENTITY)
+    assert path.parent == cache_home / "fusec" / "offload"
+    assert path.name == "some_platform-card_9000-1_2_3.json"
+
+
+def test_round_trip_and_nothing_left_behind(cache_home: Path) -> None:
+    path = write_cache(IDENTITY, PROFILE, 123.0)
+    cached, warning = read_cache(IDENTITY)
+    assert warning is None and cached is not None
+    assert cached.profile == PROFILE and cached.path == path and cached.duration_ms == 123.0
+    assert json.loads(path.read_text())["version"] == CALIBRATION_VERSION
+    assert [p.name for p in path.parent.iterdir()] == [path.name]   # no temporary files
+
+
+def test_missing_cache_is_silent() -> None:
+    assert read_cache(IDENTITY) == (None, None)
+
+
+@pytest.mark.parametrize("text, warning", [
+    ("{not json", "corrupt calibration cache"),
+    ("[]", "corrupt calibration cache"),
+    (None, "version 0, expected 1"),
+    ("stale-field", "corrupt calibration cache"),
+    ("other-device", "another device"),
+])
+def test_bad_caches_warn_and_give_nothing(text: str | None, warning: str) -> None:
+    path = write_cache(IDENTITY, PROFILE, 1.0)
+    record = json.loads(path.read_text())
+    if text is None:
+        record["version"] = 0
+        text = json.dumps(record)
+    elif text == "stale-field":
+        record["profile"]["launch_s"] = -1
+        text = json.dumps(record)
+    elif text == "other-device":
+        record["device"]["name"] = "Card 1"
+        text = json.dumps(record)
+    path.write_text(text)
+    cached, message = read_cache(IDENTITY)
+    assert cached is None and message is not None and warning in message
+    assert "\n" not in message and str(path) in message
+
+
+def test_unreadable_cache_warns(cache_home: Path) -> None:
+    path = cache_file(IDENTITY)
+    path.mkdir(parents=True)          # a folder where the file should be: cannot be read
+    cached, message = read_cache(IDENTITY)
+    assert cached is None and message is not None and "cannot read" in message
+
+
+def test_derived_thresholds() -> None:
+    host = DeviceProfile(elementwise=LinearModel(1e-9), reduction=LinearModel(2e-9),
+                         matmul=LinearModel(1e-11), launch_s=1e-5)
+    t = derive_thresholds(host, PROFILE)
+    assert (t.cpu_elem_per_elem, t.cpu_reduction_per_elem, t.cpu_matmul_per_flop,
+            t.cpu_launch_s) == (1e-9, 2e-9, 1e-11, 1e-5)
+    # elementwise: 3e-5 + 2e-6 + 1e-11 n < 1e-5 + 1e-9 n from n = 22424: the grid's 65536
+    assert t.binary_min_elems == t.unary_min_elems == 65536
+    # matmul: 3e-5 + 1e-5 + 1e-13 n < 1e-5 + 1e-11 n from 3.03e6: 4**11 = 4194304
+    assert t.matmul_min_flops == 4 ** 11
+    never = derive_thresholds(host, DeviceProfile(elementwise=LinearModel(1.0)))
+    assert never.binary_min_elems > 2 ** 30
+    assert never.reduction_min_elems == Thresholds().reduction_min_elems   # no model: default
+
+
+def test_load_setup_from_both_caches(pair: DevicePair) -> None:
+    assert pair.host is not None and pair.accelerator is not None
+    identity = DeviceIdentity.of(pair.host)      # both contexts are one device: one cache
+    write_cache(identity, PROFILE, 50.0)
+    setup = load_setup(pair.host, pair.accelerator)
+    assert setup.base_source == LOADED_FROM_CACHE and setup.accelerator == PROFILE
+    assert setup.previous == Thresholds() and setup.warnings == ()
+    assert setup.thresholds == derive_thresholds(PROFILE, PROFILE)
+
+
+def test_corrupt_cache_gives_defaults_and_one_warning(pair: DevicePair) -> None:
+    assert pair.host is not None
+    path = cache_file(DeviceIdentity.of(pair.host))
+    path.parent.mkdir(parents=True)
+    path.write_text("garbage")
+    setup = load_setup(pair.host, pair.accelerator)
+    assert setup.base_source == BUILT_IN_DEFAULT and setup.thresholds == Thresholds()
+    assert setup.accelerator is None and len(setup.warnings) == 2   # one per device
+    placed = compile_placed("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+                            "  %b = nn.exp %a : tensor<4xf32> -> tensor<4xf32>\n"
+                            "  func.return %b : tensor<4xf32>\n}\n", devices=pair)
+    assert placed.report["base_source"] == BUILT_IN_DEFAULT
+    assert all("corrupt calibration cache" in w for w in placed.report["warnings"])
+
+
+def build(text: str, device: OpenCLDevice) -> Executable:
+    compiled = lower(load(text), None, "none", DeviceInfo.from_device(device.device))
+    return Executable(compiled.plan, device)
+
+
+def test_quick_measurement_of_the_cpu(host: OpenCLDevice) -> None:
+    measured = measure_device(host, build, quick=True, repeat=2)
+    counts = {k: len(v) for k, v in measured.samples.items()}
+    assert counts == {"elementwise": 2, "reduction": 2, "matmul": 2, "upload": 0,
+                      "download": 0}                          # the CPU reads host memory
+    assert all(seconds > 0 for v in measured.samples.values() for _, seconds in v)
+    assert measured.profile.upload is None and measured.profile.launch_s >= 0
+    assert [units for units, _ in measured.samples["matmul"]] == [16.0 ** 3, 32.0 ** 3]
+    assert measured.duration_ms > 0
+
+
+def test_transfers_are_measured_on_a_device_with_its_own_memory(
+        host: OpenCLDevice, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(calibration, "shares_host_memory", lambda device: False)
+    up, down = calibration.transfer_seconds(host, 1 << 16, 2)
+    assert up > 0 and down > 0

@@ -1,0 +1,150 @@
+"""A placed program run over two OpenCL contexts (the CPU device twice, see conftest): its
+outputs equal the numpy reference and the one-device executable's, whichever way the kernels
+are split, with parameters, round trips between the devices and independent segments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fusec
+from fusec.compiler.driver import compile_placed, load
+from fusec.errors import InputError
+from fusec.placement.devices import DevicePair
+from fusec.placement.executor import PlacedExecutable
+from fusec.reference.executor import find_function, random_inputs, run_function
+
+# host-side work around two matmuls: an exp before, a softmax between, a reshape and a softmax
+# of another input beside them
+PROGRAM = """
+func.func @p(%x: tensor<8x32xf32>, %w: tensor<32x48xf32>, %b: tensor<48xf32>,
+             %s: tensor<6x10xf32>, %v: tensor<48x16xf32>)
+    -> (tensor<8x16xf32>, tensor<6x10xf32>, tensor<384xf32>) {
+  %e = nn.exp %x : tensor<8x32xf32> -> tensor<8x32xf32>
+  %h = nn.matmul %e, %w : tensor<8x32xf32>, tensor<32x48xf32> -> tensor<8x48xf32>
+  %hb = nn.add %h, %b : tensor<8x48xf32>, tensor<48xf32> -> tensor<8x48xf32>
+  %n = nn.softmax %hb : tensor<8x48xf32> -> tensor<8x48xf32>
+  %y = nn.matmul %n, %v : tensor<8x48xf32>, tensor<48x16xf32> -> tensor<8x16xf32>
+  %q = nn.softmax %s : tensor<6x10xf32> -> tensor<6x10xf32>
+  %f = nn.reshape %n : tensor<8x48xf32> -> tensor<384xf32>
+  func.return %y, %q, %f : tensor<8x16xf32>, tensor<6x10xf32>, tensor<384xf32>
+}
+"""
+
+NEVER = 10**12
+SPLITS = {
+    # the matmuls on the accelerator, the rest on the host: host -> acc. -> host -> acc.
+    "matmuls": {"matmul_min_flops": 1, "binary_min_elems": NEVER, "unary_min_elems": NEVER,
+                "reduction_min_elems": NEVER},
+    # the softmaxes (and the reshape after one) on the accelerator, the rest on the host
+    "softmaxes": {"matmul_min_flops": NEVER, "binary_min_elems": NEVER,
+                  "unary_min_elems": NEVER, "reduction_min_elems": 0},
+    "all_accelerator": {"matmul_min_flops": 0, "binary_min_elems": 0, "unary_min_elems": 0,
+                        "reduction_min_elems": 0},
+}
+
+
+def reference_and_inputs(seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    module = load(PROGRAM)
+    args = random_inputs(find_function(module, "p"), seed)
+    return args, [np.asarray(r) for r in run_function(module, args, "p")]
+
+
+def assert_close(outputs: list[np.ndarray], expected: list[np.ndarray]) -> None:
+    assert len(outputs) == len(expected)
+    for out, ref in zip(outputs, expected, strict=True):
+        assert out.shape == ref.shape and out.dtype == ref.dtype
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("split", list(SPLITS))
+def test_split_programs_match_the_reference(pair: DevicePair, split: str) -> None:
+    placed = compile_placed(PROGRAM, devices=pair, offload_thresholds=SPLITS[split])
+    args, expected = reference_and_inputs()
+    single = fusec.compile(PROGRAM, device="cpu")
+    assert_close(placed.executable(*args), expected)
+    assert_close(placed.executable(*args), single(*args))   # a second call too
+
+
+def test_the_split_is_real(pair: DevicePair) -> None:
+    placed = compile_placed(PROGRAM, devices=pair, offload_thresholds=SPLITS["matmuls"])
+    exe = placed.executable
+    assert isinstance(exe, PlacedExecutable)
+    assert [s.segment.device for s in exe.segments] == ["cpu", "gpu", "cpu", "gpu"]
+    assert [list(s.segment.labels) for s in exe.segments] == [
+        ["nn.exp %e", "nn.softmax %q"], ["fused.matmul_bias_act %hb"],
+        ["nn.softmax %n", "nn.reshape %f"], ["nn.matmul %y"]]
+    contexts = {s.segment.device: s.executable.device.context for s in exe.segments}
+    assert contexts["cpu"] is pair.host.context                    # type: ignore[union-attr]
+    assert contexts["gpu"] is pair.accelerator.context             # type: ignore[union-attr]
+    crossings = {(t["from"], t["to"]) for t in placed.report["transfers"]}
+    assert ("gpu", "cpu") in crossings and ("cpu", "gpu") in crossings
+
+
+def test_all_on_one_device_is_that_devices_executable(pair: DevicePair) -> None:
+    placed = compile_placed(PROGRAM, devices=pair, offload_thresholds=SPLITS["all_accelerator"])
+    assert not isinstance(placed.executable, PlacedExecutable)
+    assert placed.executable.device is pair.accelerator
+    assert "every kernel on the gpu" in placed.report["note"]
+
+
+def test_random_inputs_several_seeds(pair: DevicePair) -> None:
+    exe = compile_placed(PROGRAM, devices=pair, offload_thresholds=SPLITS["matmuls"]).executable
+    for seed in (1, 2, 3):
+        args, expected = reference_and_inputs(seed)
+        assert_close(exe(*args), expected)
+    # adversarial values: zeros, large magnitudes, a row of equal logits
+    args, _ = reference_and_inputs(4)
+    args[0][:] = 0.0
+    args[3][0, :] = 1e4
+    args[1][:] *= 1e3
+    expected = run_function(load(PROGRAM), args, "p")
+    assert_close(exe(*args), [np.asarray(e) for e in expected])
+
+
+def test_params_are_bound_on_every_device_that_reads_them(pair: DevicePair) -> None:
+    args, expected = reference_and_inputs()
+    params = {"w": args[1], "v": args[4]}
+    exe = compile_placed(PROGRAM, devices=pair, offload_thresholds=SPLITS["matmuls"],
+                         params=params).executable
+    assert exe.input_names == ["x", "b", "s"]
+    assert_close(exe(args[0], args[2], args[3]), expected)
+    assert_close(exe(x=args[0], b=args[2], s=args[3]), expected)
+    exe.unbind("v")
+    assert_close(exe(args[0], args[2], args[3], args[4]), expected)
+    exe.bind("w", np.zeros_like(args[1]))   # new values reach the device that reads them
+    args[1] = np.zeros_like(args[1])
+    expected = [np.asarray(e) for e in run_function(load(PROGRAM), args, "p")]
+    assert_close(exe(args[0], args[2], args[3], args[4]), expected)
+
+
+def test_input_errors_are_the_runtimes(pair: DevicePair) -> None:
+    exe = compile_placed(PROGRAM, devices=pair, offload_thresholds=SPLITS["matmuls"]).executable
+    args, _ = reference_and_inputs()
+    with pytest.raises(InputError, match="missing input 's'"):
+        exe(*args[:3], v=args[4])
+    with pytest.raises(InputError, match="input 'x' has shape"):
+        exe(np.zeros((2, 2), np.float32), *args[1:])
+    with pytest.raises(InputError, match="no input 'nope'"):
+        exe.bind("nope", args[0])
+
+
+def test_independent_segments_run_side_by_side(pair: DevicePair) -> None:
+    text = """
+    func.func @two(%a: tensor<256xf32>, %x: tensor<32x32xf32>)
+        -> (tensor<256xf32>, tensor<32x32xf32>) {
+      %e = nn.exp %a : tensor<256xf32> -> tensor<256xf32>
+      %m = nn.matmul %x, %x : tensor<32x32xf32>, tensor<32x32xf32> -> tensor<32x32xf32>
+      func.return %e, %m : tensor<256xf32>, tensor<32x32xf32>
+    }
+    """
+    exe = compile_placed(text, devices=pair,
+                         offload_thresholds={"matmul_min_flops": 1}).executable
+    assert isinstance(exe, PlacedExecutable) and exe.parallel
+    a = np.linspace(-3, 3, 256, dtype=np.float32)
+    x = np.random.default_rng(0).standard_normal((32, 32), dtype=np.float32)
+    e, m = exe(a, x)
+    np.testing.assert_allclose(e, np.exp(a), rtol=1e-5)
+    np.testing.assert_allclose(m, x @ x, rtol=1e-4, atol=1e-4)
+    _, profile = exe.profile(a, x)
+    assert len(profile.kernels) >= 2 and profile.wall_seconds > 0

@@ -21,18 +21,18 @@ from xdsl.ir import Operation, SSAValue
 
 from fusec.placement.cost_model import Kind
 
-MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act"}
+MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act", "fused.matmul_epilogue"}
 ATTENTION_OPS = {"nn.attention", "fused.attention_block", "fused.transformer_layer"}
 REDUCTION_OPS = {
     "nn.reduce_sum", "nn.reduce_mean", "nn.reduce_max", "nn.reduce_min", "fused.reduce",
     "nn.softmax", "nn.layer_norm", "nn.rms_norm", "fused.residual_layer_norm",
-    "fused.residual_rms_norm",
+    "fused.residual_rms_norm", "fused.row_reduce",
 }
 ELEMENTWISE_OPS = {
     "nn.add", "nn.sub", "nn.mul", "nn.div", "nn.max", "nn.min", "nn.pow", "nn.cmp", "nn.where",
     "fused.elementwise", "fused.swiglu",
 }
-GROUP_OPS = {"fused.elementwise", "fused.reduce"}
+GROUP_OPS = {"fused.elementwise", "fused.reduce", "fused.row_reduce"}
 """Fused elementwise and reduction groups: what the fusion-override rule keeps together."""
 VIEW_OPS = {"nn.reshape"}
 NOT_UNITS = {"nn.constant"}

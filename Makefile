@@ -16,7 +16,7 @@ OPENCL_PACKAGES ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.fusec-installed
 
-.PHONY: setup install example test lit pytest lint clean
+.PHONY: setup install example test lit pytest lint clean fuzz
 
 ## setup: create $(VENV), install fusec into it, then fuse and run an example
 setup: install example
@@ -47,6 +47,13 @@ lit: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q tests
+
+## fuzz: random programs against the reference, mangled text against fusec-opt (FUZZ_SEED,
+## FUZZ_COUNT); minimized failing cases go to fuzz-failures/
+FUZZ_SEED ?= 0
+FUZZ_COUNT ?= 200
+fuzz: $(STAMP)
+	$(BIN)/fusec-fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out fuzz-failures
 
 ## lint: ruff (not a dependency: `$(BIN)/pip install ruff` first)
 lint:

@@ -3,6 +3,7 @@
 #   table:  every GPU workload (about 5 minutes);  probes: copy bandwidth, host overhead,
 #   compile time;  all: both (may need most of a 10-minute command).
 #   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).
+#   offload [-w NAME...]: fusec-calibrate, then bench/offload.py (cpu-only, gpu-only, auto).
 # fusec gets device arrays made once (--fusec-arrays device, the default with --device gpu).
 # Needs the .gpu folder carried (wheels of pyopencl, xdsl, click and their needs for
 # CPython 3.12); PyTorch with CUDA and numpy come with the machine. Results: $OUT/gpu_*.json
@@ -35,5 +36,13 @@ case "${1:-all}" in
   all) bench table 380 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
          -w sgemm -w bert -w llama
        bench probes 150 -w bandwidth -w overhead -w compile ;;
-  *) echo "usage: sh bench/gpu.sh [table|probes|external|all]"; exit 2 ;;
+  offload) shift  # issue 15: calibrate both devices, then cpu-only / gpu-only / auto
+           export XDG_CACHE_HOME="$PWD/.gpu/cache"
+           timeout 150 python3 -m fusec.tools.fusec_calibrate --refresh \
+             --json "$out/gpu_calibration.json" > "$out/gpu_calibration.log" 2>&1
+           echo "== calibrate: exit $?"; cat "$out/gpu_calibration.log"
+           timeout 420 python3 -m fusec.bench.offload --repeat 10 \
+             --json-out "$out/gpu_offload.json" "$@" > "$out/gpu_offload.log" 2>&1
+           echo "== offload: exit $?"; cat "$out/gpu_offload.log" ;;
+  *) echo "usage: sh bench/gpu.sh [table|probes|external|offload [-w NAME...]|all]"; exit 2 ;;
 esac

@@ -30,7 +30,9 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     FileLineColLoc,
+    Float16Type,
     Float32Type,
     FloatAttr,
     IndexType,
@@ -42,6 +44,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from fusec.codegen.kernels import half
 from fusec.dialects import kernel
 
 
@@ -51,11 +54,19 @@ class EmitError(ValueError):
 
 # --- spellings ---------------------------------------------------------------------------------
 
-# Scalar types of values held in registers. i1 values are ints holding 0 or 1.
-VALUE_TYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "int"}
+# Scalar types of values held in registers. i1 values are ints holding 0 or 1; the 16-bit
+# floats are computed on as float (see `fusec.codegen.kernels.half`).
+VALUE_TYPES: dict[Attribute, str] = {
+    Float32Type(): "float", Float16Type(): "float", BFloat16Type(): "float", i32: "int", i1: "int",
+}
 
-# Element types of buffers (numpy's bool is one byte).
-BUFFER_TYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "uchar"}
+# Element types of buffers (numpy's bool is one byte; bf16 is held as its bit pattern).
+BUFFER_TYPES: dict[Attribute, str] = {
+    Float32Type(): "float", Float16Type(): "half", BFloat16Type(): "ushort", i32: "int",
+    i1: "uchar",
+}
+
+HALF_TYPES: tuple[Attribute, ...] = (Float16Type(), BFloat16Type())
 
 INFIX: dict[type[Operation], str] = {
     arith.AddfOp: "+",
@@ -73,9 +84,14 @@ INFIX: dict[type[Operation], str] = {
     arith.XOrIOp: "^",
 }
 
-CALLS: dict[type[Operation], str] = {
+NAN_PROPAGATING: dict[type[Operation], str] = {
     arith.MaximumfOp: "fmax",
     arith.MinimumfOp: "fmin",
+}
+"""arith.maximumf/minimumf return NaN when either operand is NaN (as numpy's maximum does);
+OpenCL's fmax/fmin return the other operand, so the NaN case is selected around them."""
+
+CALLS: dict[type[Operation], str] = {
     arith.MaxSIOp: "max",
     arith.MinSIOp: "min",
     arith.MinUIOp: "min",
@@ -197,9 +213,12 @@ class CEmitter:
         self.handlers: dict[type[Operation], Callable[[Operation], None]] = {
             **{cls: self.infix for cls in INFIX},
             **{cls: self.call for cls in CALLS},
+            **{cls: self.nan_propagating for cls in NAN_PROPAGATING},
             **{cls: self.work_item_id for cls in WORK_ITEM_IDS},
             **{cls: self.cast for cls in CASTS},
             arith.ConstantOp: self.constant,
+            arith.ExtFOp: self.convertf,
+            arith.TruncFOp: self.convertf,
             arith.NegfOp: self.negf,
             arith.DivSIOp: self.divsi,
             arith.CmpfOp: self.cmpf,
@@ -221,6 +240,8 @@ class CEmitter:
             kernel.YieldOp: self.epilogue_yield,
         }
         self.loop_results: list[list[str]] = []
+        self.uses_half = False
+        """Whether the printed code calls the 16-bit float helpers (`half.HELPERS`)."""
 
     # --- whole functions --------------------------------------------------------------------
 
@@ -235,7 +256,8 @@ class CEmitter:
         self.block(fn.body.block)
         body = "\n".join(self.lines)
         signature = ",\n    ".join(params)
-        return f"__kernel void {fn.sym_name.data}(\n    {signature}) {{\n{body}\n}}\n"
+        return (f"{self.preamble()}__kernel void {fn.sym_name.data}(\n    {signature}) "
+                f"{{\n{body}\n}}\n")
 
     def epilogue_function(self, name: str, block: Block, extra_names: Sequence[str]) -> str:
         """``inline float name(float acc, int row, int col, <buffers>) { ... }``."""
@@ -247,7 +269,7 @@ class CEmitter:
             params.append(self.pointer(arg.type, extra, const=True))
         self.block(block)
         body = "\n".join(self.lines)
-        return f"inline float {name}({', '.join(params)}) {{\n{body}\n}}\n"
+        return f"{self.preamble()}inline float {name}({', '.join(params)}) {{\n{body}\n}}\n"
 
     def value_function(self, name: str, block: Block, arg_names: Sequence[str]) -> str:
         """``inline T name(T0 a0, ...) { ...; return v; }`` of a block of scalar (or vector)
@@ -268,6 +290,10 @@ class CEmitter:
             raise EmitError(f"kernel argument {name} of type {t} is not a buffer")
         elem = self.buffer_type(t.element_type)
         return f"__global {'const ' if const else ''}{elem} *restrict {name}"
+
+    def preamble(self) -> str:
+        """The 16-bit float helpers when the code uses them, else nothing."""
+        return half.HELPERS if self.uses_half else ""
 
     # --- names, types, lines ------------------------------------------------------------------
 
@@ -340,6 +366,11 @@ class CEmitter:
         args = ", ".join(self.ref(v) for v in op.operands)
         self.define(op, f"{self.calls[type(op)]}({args})")
 
+    def nan_propagating(self, op: Operation) -> None:
+        lhs, rhs = (self.ref(v) for v in op.operands)
+        call = f"{NAN_PROPAGATING[type(op)]}({lhs}, {rhs})"
+        self.define(op, f"select({call}, {lhs} + {rhs}, isnan({lhs}) | isnan({rhs}))")
+
     def negf(self, op: Operation) -> None:
         self.define(op, f"-{self.ref(op.operands[0])}")
 
@@ -367,6 +398,15 @@ class CEmitter:
     def select(self, op: Operation) -> None:
         cond, lhs, rhs = (self.ref(v) for v in op.operands)
         self.define(op, f"{cond} ? {lhs} : {rhs}")
+
+    def convertf(self, op: Operation) -> None:
+        """``arith.extf`` / ``arith.truncf``: every float is a ``float`` in registers, so a
+        conversion to a 16-bit type rounds to its precision (f16 -> bf16 is an ``extf`` that
+        rounds too), and one to f32 is exact."""
+        to = op.results[0].type
+        if to in HALF_TYPES:
+            self.uses_half = True
+        self.define(op, half.round_to(str(to), self.ref(op.operands[0])))
 
     def cast(self, op: Operation) -> None:
         to = self.value_type(op.results[0].type)
@@ -406,12 +446,13 @@ class CEmitter:
         if t.memory_space != LOCAL_MEMORY_SPACE:
             raise EmitError(f"the OpenCL emitter prints memref.alloca in local memory only: {t}")
         name = self.fresh(op.memref)
-        self.line(f"__local {self.buffer_type(t.element_type)} {name}[{t.element_count()}];")
+        elem = "float" if t.element_type in HALF_TYPES else self.buffer_type(t.element_type)
+        self.line(f"__local {elem} {name}[{t.element_count()}];")
 
     def load(self, op: Operation) -> None:
         assert isinstance(op, memref.LoadOp)
         at = self.offset(op.memref.type, op.indices)
-        self.define(op, f"{self.names[op.memref]}[{at}]")
+        self.define(op, half.load(self.storage(op.memref), self.names[op.memref], at))
 
     def store(self, op: Operation) -> None:
         assert isinstance(op, memref.StoreOp)
@@ -419,7 +460,17 @@ class CEmitter:
         value = self.ref(op.value)
         if op.value.type == i1:
             value = f"(uchar)({value} != 0)"
-        self.line(f"{self.names[op.memref]}[{at}] = {value};")
+        self.line(f"{half.store(self.storage(op.memref), self.names[op.memref], at, value)};")
+
+    def storage(self, buffer: SSAValue) -> str:
+        """How `half` spells the element type of ``buffer`` (``f16``, ``bf16``, or any other
+        name for a plain access); local 16-bit buffers hold floats."""
+        t = buffer.type
+        assert isinstance(t, MemRefType)
+        if t.element_type not in HALF_TYPES or t.memory_space == LOCAL_MEMORY_SPACE:
+            return "plain"
+        self.uses_half = True
+        return str(t.element_type)
 
     def vload(self, op: Operation) -> None:
         assert isinstance(op, vector.LoadOp)

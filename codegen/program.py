@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from fusec.codegen.kernels.common import DeviceInfo
+from fusec.dtypes import BF16_HOST, bf16_bits
 from fusec.codegen.emitter import emit_kernel
 from fusec.codegen.templates import instantiate
 from fusec.dialects import kernel
@@ -29,6 +30,8 @@ from fusec.codegen.plan import BufferSpec, LaunchSpec, ProgramPlan, ValueSpec
 
 NUMPY_TYPES: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32),
+    "f16": np.dtype(np.float16),
+    "bf16": BF16_HOST,
     "i32": np.dtype(np.int32),
     "i1": np.dtype(np.bool_),
 }
@@ -61,7 +64,7 @@ def constant_data(value: Attribute, t: MemRefType) -> np.ndarray:
     values = np.array(value.get_values())
     if t.element_type == i1:
         values = values != 0
-    data = values.astype(dtype)
+    data = bf16_bits(values) if dtype == BF16_HOST else values.astype(dtype)
     if data.size == 1 and t.element_count() != 1:
         data = np.full(t.get_shape(), data.reshape(()), dtype)
     return np.ascontiguousarray(data.reshape(t.get_shape()))

@@ -59,7 +59,9 @@ class Params:
         assert isinstance(attr, FloatAttr)
         return attr.value.data
 
-    def str(self, key: str) -> str:
+    def str(self, key: str, default: str | None = None) -> str:
+        if default is not None and key not in self.op.params.data:
+            return default
         attr = self.op.param(key)
         assert isinstance(attr, StringAttr)
         return attr.data
@@ -92,6 +94,7 @@ def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         epilogue_of(op, name),
         device_info=device,
         split_k=p.int("split_k", 1),
+        dtype=p.str("dtype", "f32"),
     )
 
 
@@ -100,7 +103,7 @@ def instantiate_gemm_split_sum(
 ) -> KernelSource:
     p = Params(op)
     return gemm_split_sum(name, p.int("batch"), p.int("m"), p.int("n"), p.int("split_k"),
-                          epilogue_of(op, name))
+                          epilogue_of(op, name), dtype=p.str("dtype", "f32"))
 
 
 def instantiate_norm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> KernelSource:

@@ -12,7 +12,30 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from fusec.compiler.driver import compile, load
+from fusec.dtypes import BF16_HOST, host_as_float
 from fusec.reference.executor import find_function, random_inputs, run_function
+
+
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float32": (1e-4, 1e-3),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (6e-2, 6e-2),
+}
+"""Default (atol, rtol) by output dtype: a 16-bit result is rounded at 2^-11 (f16) or 2^-8
+(bf16) of its size, and the kernels round where the reference does not (and the other way
+round), so their tolerances are a few of those units; other dtypes take float32's."""
+
+
+def dtype_name(array: np.ndarray) -> str:
+    """The element type name of an output for `TOLERANCES` (bf16 bit patterns: ``bfloat16``)."""
+    dtype = np.asarray(array).dtype
+    return "bfloat16" if dtype == BF16_HOST else dtype.name
+
+
+def tolerance(array: np.ndarray, atol: float | None, rtol: float | None) -> tuple[float, float]:
+    """``(atol, rtol)`` for an output: the given ones, or its dtype's default for a None."""
+    default_atol, default_rtol = TOLERANCES.get(dtype_name(array), TOLERANCES["float32"])
+    return (default_atol if atol is None else atol, default_rtol if rtol is None else rtol)
 
 
 @dataclass(frozen=True)
@@ -24,9 +47,14 @@ class Comparison:
     max_rel: float
     ok: bool
     normwise: bool
+    atol: float = 0.0
+    rtol: float = 0.0
+    dtype: str = "float32"
 
-    def describe(self, atol: float, rtol: float) -> str:
-        verdict = "ok" if self.ok else f"FAILED (atol {atol:g}, rtol {rtol:g})"
+    def describe(self, atol: float | None = None, rtol: float | None = None) -> str:
+        atol = self.atol if atol is None else atol
+        rtol = self.rtol if rtol is None else rtol
+        verdict = "ok" if self.ok else f"FAILED ({self.dtype}: atol {atol:g}, rtol {rtol:g})"
         rel = "max rel error (to max |ref|)" if self.normwise else "max rel error"
         return f"{self.name}: max abs error {self.max_abs:.3g}, {rel} {self.max_rel:.3g}: {verdict}"
 
@@ -34,11 +62,13 @@ class Comparison:
 def compare(
     outputs: list[np.ndarray],
     expected: list[np.ndarray],
-    atol: float,
-    rtol: float,
+    atol: float | None = None,
+    rtol: float | None = None,
     normwise: bool = False,
 ) -> list[Comparison]:
-    """Per output: the largest errors and whether they are within tolerance.
+    """Per output: the largest errors and whether they are within tolerance; a tolerance
+    left None is the output dtype's (`TOLERANCES`). bf16 outputs (``uint16`` bit patterns) are
+    compared by value.
 
     Elementwise (the default): ``|out - ref| <= atol + rtol * |ref|`` everywhere. Normwise:
     ``max |out - ref| <= atol + rtol * max |ref|``, the right measure for results of long sums
@@ -47,8 +77,9 @@ def compare(
     """
     results: list[Comparison] = []
     for i, (out, ref) in enumerate(zip(outputs, expected, strict=False)):
-        a = np.asarray(out, np.float64)
-        b = np.asarray(ref, np.float64)
+        out_atol, out_rtol = tolerance(out, atol, rtol)
+        a = np.asarray(host_as_float(out), np.float64)
+        b = np.asarray(host_as_float(ref), np.float64)
         finite = np.isfinite(b)
         same_specials = bool(np.array_equal(a[~finite], b[~finite], equal_nan=True))
         same_specials &= bool(np.all(np.isfinite(a[finite])))
@@ -58,12 +89,13 @@ def compare(
         if normwise:
             top = float(scale.max()) if scale.size else 0.0
             max_rel = max_abs / top if top else 0.0
-            ok = max_abs <= atol + rtol * top
+            ok = max_abs <= out_atol + out_rtol * top
         else:
             rel = diff / np.maximum(scale, 1e-30)
             max_rel = float(rel.max()) if rel.size else 0.0
-            ok = bool(np.all(diff <= atol + rtol * scale))
-        results.append(Comparison(f"result{i}", max_abs, max_rel, same_specials and ok, normwise))
+            ok = bool(np.all(diff <= out_atol + out_rtol * scale))
+        results.append(Comparison(f"result{i}", max_abs, max_rel, same_specials and ok, normwise,
+                                  out_atol, out_rtol, dtype_name(out)))
     return results
 
 

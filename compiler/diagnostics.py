@@ -10,16 +10,20 @@ first token, verifies op by op, and reports each error as one line::
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
+
+from fusec.compiler.gc_pause import paused_gc
 
 
 class FusecError(Exception):
@@ -38,13 +42,66 @@ class _Lexer(MLIRLexer):
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
+# A ranked tensor type with static dimensions, spelled the one way the printer spells it.
+_STATIC_TENSOR_TYPE = re.compile(r"tensor<(?:[0-9]+x)*(?:f16|bf16|f32|f64|i1|i8|i16|i32|i64|index)>")
+
+
+class LineIndex:
+    """``file:line:col`` of an offset in a text in O(log lines): the line starts are found once.
+
+    (xDSL's ``Span.get_location`` counts the newlines from the start of the text at each call,
+    which made locating every op of a program quadratic in its size.)
+    """
+
+    def __init__(self, text: str):
+        self.starts = [0, *(m.end() for m in re.finditer("\n", text))]
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column (in code points) of ``offset``."""
+        line = bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
+
+
 class LocatedParser(Parser):
-    """A parser that gives every op the location of its first token."""
+    """A parser that gives every op the location of its first token.
+
+    It also parses a static tensor type it has seen before by looking its text up: a program of
+    10^5 ops spells a handful of types hundreds of thousands of times, and xDSL's type parser
+    (a dozen tokens and calls per type) was a third of the parse time. Types are immutable, so
+    ops may share one.
+    """
 
     def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
         super().__init__(ctx, "", name)
         self._parser_state = ParserState(_Lexer(Input(text, name)))
         self.line_offset = line_offset
+        self._text = text
+        self._lines: LineIndex | None = None
+        self._types: dict[str, TypeAttribute] = {}
+        self._file_attr = StringAttr(name)
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        token = self._current_token
+        start = token.span.start
+        if token.kind is not MLIRTokenKind.BARE_IDENT or not self._text.startswith("tensor<", start):
+            return super().parse_optional_type()
+        match = _STATIC_TENSOR_TYPE.match(self._text, start)
+        if match is None:
+            return super().parse_optional_type()
+        spelled = match.group()
+        cached = self._types.get(spelled)
+        if cached is None:
+            parsed = super().parse_optional_type()
+            if parsed is not None and self._current_token.span.start >= match.end():
+                self._types[spelled] = parsed
+            return parsed
+        self._resume_from(match.end())
+        return cached
+
+    def location_of(self, offset: int) -> tuple[int, int]:
+        if self._lines is None:
+            self._lines = LineIndex(self._text)
+        return self._lines.line_col(offset)
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span
@@ -65,9 +122,9 @@ class LocatedParser(Parser):
             span = Span(at, at + len(name), start.input)
             raise ParseError(span, f"unknown operation '{name}'") from None
         if isinstance(op.location, UnknownLoc):
-            loc = start.get_location()
+            line, col = self.location_of(start.start)
             op.location = FileLineColLoc(
-                StringAttr(loc.file), IntAttr(loc.line + self.line_offset), IntAttr(loc.col)
+                self._file_attr, IntAttr(line + self.line_offset), IntAttr(col)
             )
         return op
 
@@ -122,17 +179,38 @@ class Source:
     line_offset: int = 0
 
 
-def parse_module(ctx: Context, source: Source) -> ModuleOp:
-    """Parses and verifies ``source``; every error becomes a one-line ``FusecError``."""
+def parse_module(
+    ctx: Context,
+    source: Source,
+    verify: Callable[[ModuleOp, str], None] | None = None,
+) -> ModuleOp:
+    """Parses and verifies ``source``; every error becomes a one-line ``FusecError``.
+
+    ``verify`` (default: `verify_module`) may be an `IncrementalVerifier`'s, which then knows the
+    module as verified when the passes start. Every operand must be defined before its use
+    (`verify_defined_before_use`, whichever ``verify``). Input nested deeper than Python's
+    recursion allows (``dense<[[[[...``, thousands of nested regions or types) is an error at
+    the token where the parser gave up."""
+    parser = None
     try:
-        parser = LocatedParser(ctx, source.text, source.name, source.line_offset)
-        if parser.at_end():
-            # As in mlir-opt: input without operations (empty, only comments) is an empty module.
-            return ModuleOp([])
-        module = parser.parse_module()
+        with paused_gc():
+            parser = LocatedParser(ctx, source.text, source.name, source.line_offset)
+            if parser.at_end():
+                # As in mlir-opt: input without operations (empty, only comments) is an empty
+                # module.
+                return ModuleOp([])
+            module = parser.parse_module()
+        with paused_gc():
+            (verify or verify_module)(module, source.name)
+            verify_defined_before_use(module, source.name)
     except ParseError as e:
         raise FusecError(parse_error_message(at_first_use(e), source.line_offset)) from None
-    verify_module(module, source.name)
+    except RecursionError:
+        where = f"{source.name}:{source.line_offset + 1}:1"
+        if parser is not None:
+            loc = parser._current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
+            where = f"{loc.file}:{loc.line + source.line_offset}:{loc.col}"
+        raise FusecError(f"{where}: error: input nested too deeply to parse") from None
     return module
 
 
@@ -158,11 +236,58 @@ def at_first_use(e: ParseError) -> ParseError:
 def verify_module(module: ModuleOp, filename: str) -> None:
     """Verifies op by op, innermost first, so that an error names the op that failed."""
     for op in module.walk(region_first=True):
-        try:
-            op.verify(verify_nested_ops=False)
-        except VerifyException as e:
-            message = first_trait_failure(op, str(e))
-            raise FusecError(located_message(op, filename, message)) from None
+        verify_op(op, filename)
+
+
+def verify_op(op: Operation, filename: str) -> None:
+    """Verifies ``op`` alone (not the ops nested in it); a one-line `FusecError` if invalid."""
+    try:
+        op.verify(verify_nested_ops=False)
+    except VerifyException as e:
+        message = first_trait_failure(op, str(e))
+        raise FusecError(located_message(op, filename, message)) from None
+
+
+def verify_defined_before_use(module: ModuleOp, filename: str) -> None:
+    """Every operand is defined before its use, in the same block or an enclosing one (xDSL's
+    verifier does not check dominance: ``%b = nn.add %a, ...`` above ``%a = ...`` parsed, and
+    the lowering failed on it). Blocks of regions with several blocks are not checked."""
+    position: dict[Operation, int] = {}
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                for i, inner in enumerate(block.ops):
+                    position[inner] = i
+    for op in module.walk():
+        for index, operand in enumerate(op.operands):
+            if not visible(operand, op, position):
+                name = f"%{operand.name_hint}" if operand.name_hint else "a value"
+                raise FusecError(located_message(
+                    op, filename, f"'{op.name}' operand #{index} ({name}) is used before it is "
+                    "defined"))
+
+
+def visible(value: SSAValue, user: Operation, position: dict[Operation, int]) -> bool:
+    """Whether ``value`` is defined before ``user`` in ``user``'s block or an enclosing one."""
+    if isinstance(value, BlockArgument):
+        block = value.block
+        ancestor: Operation | None = user
+        while ancestor is not None:
+            if ancestor.parent_block() is block:
+                return True
+            ancestor = ancestor.parent_op()
+        return False
+    assert isinstance(value, OpResult)
+    owner = value.op
+    block = owner.parent_block()
+    if block is None or (block.parent is not None and len(block.parent.blocks) > 1):
+        return True
+    ancestor = user
+    while ancestor is not None:
+        if ancestor.parent_block() is block:
+            return position.get(owner, -1) < position.get(ancestor, -1)
+        ancestor = ancestor.parent_op()
+    return False
 
 
 def first_trait_failure(op: Operation, message: str) -> str:

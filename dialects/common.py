@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    BFloat16Type,
     BoolAttr,
     DenseArrayBase,
     Float16Type,
@@ -28,7 +29,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 # Element types, by what an op may compute on.
-FLOAT_TYPES: tuple[Attribute, ...] = (Float32Type(), Float16Type())
+FLOAT_TYPES: tuple[Attribute, ...] = (Float32Type(), Float16Type(), BFloat16Type())
 ARITH_TYPES: tuple[Attribute, ...] = (*FLOAT_TYPES, IntegerType(32))
 ALL_TYPES: tuple[Attribute, ...] = (*ARITH_TYPES, i1)
 

@@ -4,7 +4,8 @@
                                           kernel.template, kernel.view, memref.get_global
                                           + one kernel.func per generated kernel
 
-Preconditions: every function takes and returns static ranked tensors of f32, i32 or i1; every
+Preconditions: every function takes and returns static ranked tensors of f32, f16, bf16 (held
+in 16 bits, computed on in float32 registers), i32 or i1; every
 op is an ``nn`` op or a fused op in ``NATIVE_FUSED_OPS`` (the ``lower-opencl`` pipeline runs
 ``unfuse`` on the others first). An op that cannot be lowered fails the pass with its name and
 location; no tensor op is ever left behind.
@@ -57,6 +58,8 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
     Float32Type,
     MemRefType,
     ModuleOp,
@@ -82,7 +85,9 @@ from fusec.lowering.kernel_builder import (
     choose_vector_width,
 )
 
-SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (Float32Type(), i32, i1)
+SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (
+    Float32Type(), Float16Type(), BFloat16Type(), i32, i1,
+)
 
 NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.elementwise",
@@ -128,7 +133,7 @@ def buffer_type(t: Attribute) -> MemRefType:
     if t.element_type not in SUPPORTED_ELEMENT_TYPES:
         raise LoweringError(
             f"element type {t.element_type} is not supported by the OpenCL backend "
-            "(f32, i32 and i1 are)"
+            "(f32, f16, bf16, i32 and i1 are)"
         )
     return MemRefType(t.element_type, t.get_shape())
 

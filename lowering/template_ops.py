@@ -18,7 +18,9 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     BoolAttr,
+    Float16Type,
     Float32Type,
     FloatAttr,
     IndexType,
@@ -38,7 +40,13 @@ from fusec.dialects.common import bool_prop, float_prop, int_prop, str_prop
 from fusec.dialects.decompositions import ACTIVATION_OPS
 from fusec.dialects.scalar_ops import build_scalar
 from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError, LoweringOptions
-from fusec.lowering.generated_ops import lower_int_matmul, probe, shape_of, transposed
+from fusec.lowering.generated_ops import (
+    lower_int_matmul,
+    map_kernel,
+    probe,
+    shape_of,
+    transposed,
+)
 
 Lowering = Callable[[FunctionLowering, Operation], list[SSAValue]]
 
@@ -63,11 +71,75 @@ def params(**values: Param) -> dict[str, Attribute]:
     return out
 
 
-def require_f32(op: Operation, values: Sequence[SSAValue]) -> None:
+HALF_TYPES: tuple[Attribute, ...] = (Float16Type(), BFloat16Type())
+"""The 16-bit floats: held in 16 bits, computed on in float32."""
+
+FLOAT_DTYPES: dict[Attribute, str] = {Float32Type(): "f32", Float16Type(): "f16",
+                                      BFloat16Type(): "bf16"}
+"""Float element types -> the templates' name for them."""
+
+
+def require_float(op: Operation, values: Sequence[SSAValue]) -> None:
     for v in values:
         t = v.type
-        if isinstance(t, TensorType) and t.element_type != f32:
-            raise LoweringError(f"the '{op.name}' kernel computes on f32 only, got {t}")
+        if isinstance(t, TensorType) and t.element_type not in FLOAT_DTYPES:
+            raise LoweringError(f"the '{op.name}' kernel computes on f32, f16 or bf16 only, "
+                                f"got {t}")
+
+
+def dtype_of_any(value: SSAValue) -> Attribute:
+    """The element type of tensor ``value``."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.element_type
+
+
+def dtype_of(value: SSAValue) -> str:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return FLOAT_DTYPES[t.element_type]
+
+
+def converted(lo: FunctionLowering, value: SSAValue, to: Attribute) -> SSAValue:
+    """A tensor value standing for ``value`` converted to element type ``to`` by a generated
+    kernel (``arith.extf`` / ``arith.truncf``); ``value`` itself when it has that type."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    if t.element_type == to:
+        return value
+    body = Block(arg_types=[t.element_type])
+    widen = to == f32
+    cast = arith.ExtFOp(body.args[0], to) if widen else arith.TruncFOp(body.args[0], to)
+    body.add_ops([cast, fused.YieldOp(cast.result)])
+    result = Block(arg_types=[TensorType(to, t.get_shape())]).args[0]
+    (buffer,) = map_kernel(lo, "to_f32" if widen else f"to_{FLOAT_DTYPES[to]}", [value], body,
+                           result)
+    return lo.stand_in(buffer, t.get_shape())
+
+
+def through_f32(
+    lo: FunctionLowering,
+    values: Sequence[SSAValue | None],
+    result_type: Attribute,
+    compute: Callable[..., SSAValue],
+) -> SSAValue:
+    """``compute`` (a float32 kernel, given tensor values, returning a buffer) on float32
+    copies of the 16-bit float ``values``, its result rounded back to ``result_type``'s
+    element type; just ``compute(*values)`` when nothing is 16-bit. The templates for norms,
+    softmax and attention compute on float32 buffers; this is how they run on f16 and bf16, at
+    the cost of a conversion kernel per input and output."""
+    assert isinstance(result_type, TensorType)
+    halves = [v for v in values if v is not None and isinstance(v.type, TensorType)
+              and v.type.element_type in HALF_TYPES]
+    if not halves and result_type.element_type not in HALF_TYPES:
+        return compute(*values)
+    wide = [converted(lo, v, f32) if v in halves else v for v in values]
+    shape = result_type.get_shape()
+    result = compute(*wide)
+    if result_type.element_type not in HALF_TYPES:
+        return result
+    narrow = converted(lo, lo.stand_in(result, shape), result_type.element_type)
+    return lo.buffer(narrow)
 
 
 # --- matmul --------------------------------------------------------------------------------------
@@ -90,8 +162,14 @@ def epilogue(bias: SSAValue | None, activation: str) -> tuple[Block, list[SSAVal
             block.add_op(zero)
             index = [zero.result] * len(shape)
         load = memref.LoadOp.get(bias_arg, index)
-        add = arith.AddfOp(value, load.res)
-        block.add_ops([load, add])
+        block.add_op(load)
+        bias_value = load.res
+        if bias_value.type != f32:  # a 16-bit bias: widened in registers (exact)
+            widen = arith.ExtFOp(bias_value, f32)
+            block.add_op(widen)
+            bias_value = widen.result
+        add = arith.AddfOp(value, bias_value)
+        block.add_op(add)
         value = add.result
     if activation != "none":
         ops, value = build_scalar(ACTIVATION_OPS[activation](probe(TensorType(f32, [1]))), [value])
@@ -122,7 +200,9 @@ def gemm(
         block, extras = custom
     else:
         block, extras = epilogue(lo.buffer(bias) if bias is not None else None, activation)
-    shape = params(batch=batch, m=rows, n=n, k=k, rhs_batched=rhs_batched)
+    dtype = dtype_of(x)
+    typed = params(dtype=dtype) if dtype != "f32" else {}  # f32 is the template's default
+    shape = {**params(batch=batch, m=rows, n=n, k=k, rhs_batched=rhs_batched), **typed}
     split = gemm_split(lo.options, batch * rows * n, k)
     if split == 1:
         lo.template("gemm", shape, [lo.buffer(x), lo.buffer(w)], [out], extras, block)
@@ -130,8 +210,8 @@ def gemm(
     partials = lo.alloc(TensorType(f32, [split, batch, rows, n]), "partials")
     lo.template("gemm", {**shape, **params(split_k=split)}, [lo.buffer(x), lo.buffer(w)],
                 [partials])
-    lo.template("gemm_split_sum", params(batch=batch, m=rows, n=n, split_k=split), [partials],
-                [out], extras, block)
+    lo.template("gemm_split_sum", {**params(batch=batch, m=rows, n=n, split_k=split), **typed},
+                [partials], [out], extras, block)
     return out
 
 
@@ -153,13 +233,13 @@ def lower_matmul(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.MatmulOp)
     if isinstance(op.lhs.type, TensorType) and isinstance(op.lhs.type.element_type, IntegerType):
         return lower_int_matmul(lo, op)
-    require_f32(op, op.operands)
+    require_float(op, op.operands)
     return [gemm(lo, op.lhs, op.rhs, op.result.type)]
 
 
 def lower_matmul_bias_act(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.MatmulBiasActOp)
-    require_f32(op, op.operands)
+    require_float(op, op.operands)
     return [gemm(lo, op.x, op.w, op.result.type, op.bias, str_prop(op, "activation"))]
 
 
@@ -216,20 +296,20 @@ def over_last_axis(
 
 def lower_layer_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.LayerNormOp)
-    require_f32(op, op.operands)
+    require_float(op, op.operands)
     eps = float_prop(op, "eps")
-    return [over_last_axis(
-        lo, op, op.input, lambda x: norm(lo, x, op.gamma, op.beta, eps, rms=False)
-    )]
+    return [through_f32(lo, [op.input, op.gamma, op.beta], op.result.type, lambda x, g, b: (
+        over_last_axis(lo, op, x, lambda x: norm(lo, x, g, b, eps, rms=False))
+    ))]
 
 
 def lower_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.RmsNormOp)
-    require_f32(op, op.operands)
+    require_float(op, op.operands)
     eps = float_prop(op, "eps")
-    return [over_last_axis(
-        lo, op, op.input, lambda x: norm(lo, x, op.gamma, None, eps, rms=True)
-    )]
+    return [through_f32(lo, [op.input, op.gamma], op.input.type, lambda x, g: (
+        over_last_axis(lo, op, x, lambda x: norm(lo, x, g, None, eps, rms=True))
+    ))]
 
 
 def softmax(lo: FunctionLowering, x: SSAValue) -> SSAValue:
@@ -241,22 +321,26 @@ def softmax(lo: FunctionLowering, x: SSAValue) -> SSAValue:
 
 def lower_softmax(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.SoftmaxOp)
-    require_f32(op, op.operands)
-    return [over_last_axis(lo, op, op.input, lambda x: softmax(lo, x))]
+    require_float(op, op.operands)
+    return [through_f32(lo, [op.input], op.result.type, lambda x: (
+        over_last_axis(lo, op, x, lambda x: softmax(lo, x))
+    ))]
 
 
 def lower_residual_layer_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.ResidualLayerNormOp)
-    require_f32(op, op.operands)
+    require_float(op, op.operands)
     eps = float_prop(op, "eps")
-    return [norm(lo, op.x, op.gamma, op.beta, eps, False, residual=op.residual)]
+    return [through_f32(lo, [op.x, op.gamma, op.beta, op.residual], op.result.type,
+                        lambda x, g, b, r: norm(lo, x, g, b, eps, False, residual=r))]
 
 
 def lower_residual_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.ResidualRmsNormOp)
-    require_f32(op, op.operands)
+    require_float(op, op.operands)
     eps = float_prop(op, "eps")
-    return [norm(lo, op.x, op.gamma, None, eps, True, residual=op.residual)]
+    return [through_f32(lo, [op.x, op.gamma, op.residual], op.result.type,
+                        lambda x, g, r: norm(lo, x, g, None, eps, True, residual=r))]
 
 
 # --- attention -----------------------------------------------------------------------------------
@@ -306,7 +390,15 @@ def attention(
 
 def lower_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.AttentionOp)
-    require_f32(op, [op.q, op.k, op.v])
+    require_float(op, [op.q, op.k, op.v])
+    if dtype_of(op.q) != "f32":
+        return [through_f32(lo, [op.q, op.k, op.v, op.mask], op.result.type, lambda q, k, v, m: (
+            attention(lo, (lo.buffer(q), shape_of(q)[-1], 0), (lo.buffer(k), shape_of(k)[-1], 0),
+                      (lo.buffer(v), shape_of(v)[-1], 0), lo.buffer(m) if m is not None else None,
+                      (shape_of(op.q), shape_of(op.k)), int_prop(op, "num_heads"),
+                      int_prop(op, "head_dim"), op.scale_value(), bool_prop(op, "causal"),
+                      TensorType(f32, shape_of(op.q)))
+        ))]
     q, k, v = (heads_operand(lo, x) for x in (op.q, op.k, op.v))
     mask = lo.buffer(op.mask) if op.mask is not None else None
     return [attention(
@@ -326,20 +418,26 @@ def attention_block(
     heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
     width = heads * dim
     batch, seq, _ = shape_of(hidden)
-    qkv_type = TensorType(f32, [batch, seq, 3 * width])
+    elem = hidden.type.element_type  # type: ignore[attr-defined]
+    qkv_type = TensorType(elem, [batch, seq, 3 * width])
     qkv = gemm(lo, hidden, qkv_w, qkv_type, qkv_b)
+    if elem in HALF_TYPES:  # the attention template computes on float32 buffers
+        qkv = lo.buffer(converted(lo, lo.stand_in(qkv, qkv_type.get_shape()), f32))
+    mask_buffer = lo.buffer(converted(lo, mask, f32) if dtype_of_any(mask) in HALF_TYPES
+                            else mask)
 
     ctx = attention(
         lo, (qkv, 3 * width, 0), (qkv, 3 * width, width), (qkv, 3 * width, 2 * width),
-        lo.buffer(mask), ((batch, seq, width), (batch, seq, width)), heads, dim,
+        mask_buffer, ((batch, seq, width), (batch, seq, width)), heads, dim,
         1.0 / math.sqrt(dim), False, TensorType(f32, [batch, seq, width]),
     )
-    return gemm(lo, lo.stand_in(ctx, (batch, seq, width)), out_w, result_type, out_b)
+    context = converted(lo, lo.stand_in(ctx, (batch, seq, width)), elem)
+    return gemm(lo, context, out_w, result_type, out_b)
 
 
 def lower_attention_block(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.AttentionBlockOp)
-    require_f32(op, [op.hidden])
+    require_float(op, [op.hidden])
     weights = (op.qkv_w, op.qkv_b, op.out_w, op.out_b)
     return [attention_block(lo, op, op.hidden, weights, op.mask, op.result.type)]
 
@@ -348,17 +446,24 @@ def lower_transformer_layer(lo: FunctionLowering, op: Operation) -> list[SSAValu
     """Post-LN encoder layer: attention block, residual LayerNorm, fc1 + activation, fc2,
     residual LayerNorm: seven launches."""
     assert isinstance(op, fused.TransformerLayerOp)
-    require_f32(op, [op.hidden])
+    require_float(op, [op.hidden])
     shape = shape_of(op.hidden)
     inter = [*shape[:-1], int_prop(op, "intermediate_size")]
     weights = (op.qkv_w, op.qkv_b, op.out_w, op.out_b)
+    elem = op.hidden.type.element_type  # type: ignore[attr-defined]
     attn = attention_block(lo, op, op.hidden, weights, op.mask, op.hidden.type)
-    h1 = lo.stand_in(norm(lo, lo.stand_in(attn, shape), op.ln1_g, op.ln1_b,
-                          float_prop(op, "eps1"), rms=False, residual=op.hidden), shape)
-    fc1 = gemm(lo, h1, op.fc1_w, TensorType(f32, inter), op.fc1_b, str_prop(op, "activation"))
+
+    def residual_norm(x: SSAValue, gamma: SSAValue, beta: SSAValue, eps: float,
+                      residual: SSAValue) -> SSAValue:
+        return through_f32(lo, [x, gamma, beta, residual], op.hidden.type,
+                           lambda x, g, b, r: norm(lo, x, g, b, eps, False, residual=r))
+
+    h1 = lo.stand_in(residual_norm(lo.stand_in(attn, shape), op.ln1_g, op.ln1_b,
+                                   float_prop(op, "eps1"), op.hidden), shape)
+    fc1 = gemm(lo, h1, op.fc1_w, TensorType(elem, inter), op.fc1_b, str_prop(op, "activation"))
     fc2 = gemm(lo, lo.stand_in(fc1, inter), op.fc2_w, op.hidden.type, op.fc2_b)
-    return [norm(lo, lo.stand_in(fc2, shape), op.ln2_g, op.ln2_b, float_prop(op, "eps2"),
-                 rms=False, residual=h1)]
+    return [residual_norm(lo.stand_in(fc2, shape), op.ln2_g, op.ln2_b, float_prop(op, "eps2"),
+                          h1)]
 
 
 TEMPLATE_LOWERINGS: dict[type[Operation], Lowering] = {

@@ -24,7 +24,11 @@ from fusec.reference.ops import (
     OpImpl,
     UnsupportedOpError,
     location_prefix,
+    compute_dtype,
+    from_host,
     numpy_dtype,
+    round_to_type,
+    to_host,
 )
 from fusec.reference.scalar import REGION_IMPLS
 from xdsl.dialects import func
@@ -73,14 +77,18 @@ def check_args(fn: func.FuncOp, args: Sequence[Array]) -> list[Array]:
             )
         if array.dtype != dtype:
             raise InputError(f"{what} has dtype {array.dtype}, expected {dtype} ({param.type})")
-        arrays.append(array)
+        arrays.append(from_host(array, param.type))
     return arrays
+
+
+def element_type(t: Attribute) -> Attribute:
+    return t.element_type if isinstance(t, TensorType) else t
 
 
 def declared(op: Operation, result: SSAValue, value: Array) -> Array:
     """``value`` in the dtype of ``result``; its shape must be the declared one."""
-    shape, dtype = value_spec(result.type)
-    array = np.asarray(value).astype(dtype, copy=False)
+    shape, _ = value_spec(result.type)
+    array = round_to_type(value, element_type(result.type))
     if array.shape != shape:
         raise UnsupportedOpError(
             f"{location_prefix(op)}the numpy reference of '{op.name}' produced shape "
@@ -91,7 +99,9 @@ def declared(op: Operation, result: SSAValue, value: Array) -> Array:
 
 def run_op(op: Operation, args: Sequence[Array], module: ModuleOp | None) -> list[Array]:
     if isinstance(op, func.CallOp) and module is not None:
-        return run_function(module, args, op.callee.string_value())
+        host = [to_host(a, v.type) for a, v in zip(args, op.operands, strict=True)]
+        results = run_function(module, host, op.callee.string_value())
+        return [from_host(r, v.type) for r, v in zip(results, op.results, strict=True)]
     impl = OP_IMPLS.get(type(op))
     if impl is None:
         raise UnsupportedOpError(
@@ -108,7 +118,7 @@ def execute(fn: func.FuncOp, args: Sequence[Array], module: ModuleOp | None = No
     with np.errstate(all="ignore"):
         for op in block.ops:
             if isinstance(op, func.ReturnOp):
-                return [np.array(values[v]) for v in op.arguments]
+                return [np.array(to_host(values[v], v.type)) for v in op.arguments]
             outputs = run_op(op, [values[v] for v in op.operands], module)
             for result, output in zip(op.results, outputs, strict=True):
                 values[result] = declared(op, result, output)
@@ -133,9 +143,11 @@ def random_inputs(fn: func.FuncOp, seed: int) -> list[Array]:
     for param in fn.body.block.args:
         shape, dtype = value_spec(param.type)
         if "mask" in (param.name_hint or ""):
-            arrays.append(random_mask(rng, shape).astype(dtype))
-        elif dtype.kind == "f":
-            arrays.append(rng.standard_normal(shape, dtype=np.float32).astype(dtype))
+            mask = random_mask(rng, shape)
+            arrays.append(to_host(round_to_type(mask, param.type), param.type))
+        elif compute_dtype(param.type).kind == "f":
+            normal = rng.standard_normal(shape, dtype=np.float32)
+            arrays.append(to_host(round_to_type(normal, param.type), param.type))
         elif dtype == np.bool_:
             arrays.append(rng.integers(0, 2, shape).astype(np.bool_))
         else:

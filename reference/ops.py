@@ -22,9 +22,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from fusec.dialects import fused, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
+from fusec.dtypes import BF16_HOST, bf16_bits, bf16_to_f32, round_bf16
 from fusec.errors import FusecRuntimeError
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     Float16Type,
@@ -48,9 +50,22 @@ class UnsupportedOpError(FusecRuntimeError):
 
 
 def numpy_dtype(t: Attribute) -> np.dtype[np.generic]:
-    """The numpy dtype of an element type (``f32 -> float32``, ``i1 -> bool``...)."""
+    """The numpy dtype of an element type's host arrays (``f32 -> float32``, ``i1 -> bool``,
+    ``bf16 -> uint16`` bit patterns, see `fusec.dtypes`)."""
     if isinstance(t, TensorType):
         t = t.element_type
+    if isinstance(t, BFloat16Type):
+        return BF16_HOST
+    return compute_dtype(t)
+
+
+def compute_dtype(t: Attribute) -> np.dtype[np.generic]:
+    """The numpy dtype the reference holds values of element type ``t`` in: the host dtype,
+    except bf16, held as float32 values that bf16 represents exactly."""
+    if isinstance(t, TensorType):
+        t = t.element_type
+    if isinstance(t, BFloat16Type):
+        return np.dtype(np.float32)
     if isinstance(t, Float32Type):
         return np.dtype(np.float32)
     if isinstance(t, Float16Type):
@@ -66,6 +81,29 @@ def numpy_dtype(t: Attribute) -> np.dtype[np.generic]:
         if width in (8, 16, 32, 64):
             return np.dtype(f"int{width}")
     raise UnsupportedOpError(f"the numpy reference has no dtype for type {t}")
+
+
+def round_to_type(x: object, t: Attribute) -> Array:
+    """``x`` rounded to element type ``t``, in its `compute_dtype` (bf16: to nearest even)."""
+    if isinstance(t, TensorType):
+        t = t.element_type
+    if isinstance(t, BFloat16Type):
+        return round_bf16(x)
+    return np.asarray(x).astype(compute_dtype(t), copy=False)
+
+
+def to_host(x: Array, t: Attribute) -> Array:
+    """A value held in its `compute_dtype` as the caller's host array (bf16: bit patterns)."""
+    if isinstance(t, TensorType):
+        t = t.element_type
+    return bf16_bits(x) if isinstance(t, BFloat16Type) else x
+
+
+def from_host(x: Array, t: Attribute) -> Array:
+    """A caller's host array as the reference holds it (bf16 bit patterns decoded)."""
+    if isinstance(t, TensorType):
+        t = t.element_type
+    return bf16_to_f32(x) if isinstance(t, BFloat16Type) else x
 
 
 def location_prefix(op: Operation) -> str:
@@ -267,7 +305,7 @@ def unary_impl(fn: Callable[[Array], Array]) -> OpImpl:
 
 
 def run_cast(op: Operation, args: Sequence[Array]) -> Array:
-    target = numpy_dtype(op.results[0].type)
+    target = compute_dtype(op.results[0].type)
     x = np.asarray(args[0])
     if target == np.bool_:
         return x != 0
@@ -279,11 +317,11 @@ def run_cast(op: Operation, args: Sequence[Array]) -> Array:
 def run_constant(op: Operation, args: Sequence[Array]) -> Array:
     assert isinstance(op, nn.ConstantOp)
     value: DenseIntOrFPElementsAttr = op.value
-    dtype = numpy_dtype(value.get_element_type())
+    element = value.get_element_type()
     data = np.array(value.get_values())
-    if dtype == np.bool_:
+    if compute_dtype(element) == np.bool_:
         data = data != 0
-    return data.astype(dtype).reshape(value.get_shape())
+    return round_to_type(data, element).reshape(value.get_shape())
 
 
 def run_narrow(op: Operation, args: Sequence[Array]) -> Array:

@@ -25,8 +25,10 @@ from fusec.reference.ops import (
     erf,
     int_div,
     location_prefix,
+    compute_dtype,
     matmul,
     numpy_dtype,
+    round_to_type,
     reduce,
     rsqrt,
     wide,
@@ -45,11 +47,11 @@ ScalarImpl = Callable[[Operation, Sequence[Array]], Array]
 
 def to_scalar_type(x: Array, t: Attribute) -> Array:
     """``x`` rounded (floats) or wrapped (integers, ``i1`` modulo 2) to the type ``t``."""
-    dtype = numpy_dtype(t)
+    dtype = compute_dtype(t)
     x = np.asarray(x)
     if dtype == np.bool_ and x.dtype != np.bool_:
         return (x.astype(np.int64) & 1).astype(np.bool_)
-    return x.astype(dtype)
+    return round_to_type(x, t)
 
 
 def signed(x: Array) -> Array:

@@ -60,6 +60,10 @@ class BufferPool:
             return stack.pop()
         self.allocations += 1
         self.allocated_bytes += nbytes
+        return self.make(nbytes)
+
+    def make(self, nbytes: int) -> cl.Buffer:
+        """A new buffer (a subclass may take its memory from elsewhere)."""
         return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
 
     def give(self, nbytes: int, buffer: cl.Buffer) -> None:
@@ -210,7 +214,9 @@ def wrap(device: OpenCLDevice, array: cl_array.Array, name: str = "array") -> De
 
     `array` must be C-contiguous and on `device`'s context (else an InputError that names it
     `name`). Commands pending on its own queue, and its recorded events, are waited for on the
-    device (not by the host) before any later command of `device_queue(device)`."""
+    device (not by the host) before any later command of `device_queue(device)`. The other way
+    round is the caller's: a command enqueued later on `array`'s own queue is not ordered after
+    the calls that read it (``synchronize()`` first, or make `array` on that queue)."""
     if not same_context(array.context, device.context):
         raise InputError(f"{name} is a pyopencl array of another OpenCL context "
                          f"(not that of {device.description})")

@@ -23,6 +23,7 @@ import ast
 import io
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import click
 from xdsl.dialects.builtin import ModuleOp
@@ -33,12 +34,18 @@ from fusec.files import atomic_write, check_not_input
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module, split_input
 from fusec.compiler.fusion_stats import FusionReport, count, reports_json, reports_text
+from fusec.compiler.incremental_verify import IncrementalVerifier
+from fusec.compiler.ir_dump import IRDumper
 from fusec.compiler.pipeline import (
     NAMED_PIPELINES,
+    PipelineHooks,
     PipelineSpecError,
     build_passes,
+    check_pass_names,
     run_passes,
 )
+from fusec.compiler.progress import Progress
+from fusec.compiler.timing import Timing
 from fusec.compiler.targets import build_target, target_names
 from fusec.compiler.registry import XDSL_SUMMARIES, get_all_passes
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
@@ -122,15 +129,48 @@ def process(
     passes: list[ModulePass],
     emit: Callable[[ModuleOp], str],
     reports: list[FusionReport] | None = None,
+    debug: DebugOptions | None = None,
 ) -> str:
+    debug = debug or DebugOptions()
     ctx = make_context()
-    module = parse_module(ctx, chunk)
+    verifier = IncrementalVerifier()
+    timing = debug.timing or Timing()
+    if debug.progress is not None:
+        debug.progress.step(f"parsing {chunk.name}")
+    with timing.measure("parse"):
+        module = parse_module(ctx, chunk, lambda m, f: timing_verify(timing, verifier, m, f))
     before = count(module) if reports is not None else None
-    run_passes(ctx, module, passes, chunk.name)
+    hooks = PipelineHooks(debug.dumper, timing, debug.progress, verifier)
+    run_passes(ctx, module, passes, chunk.name, hooks=hooks)
     if reports is not None and before is not None:
         label = f"{chunk.name}:{chunk.line_offset + 1}" if chunk.line_offset else chunk.name
         reports.append(FusionReport(label, before, count(module)))
-    return emit(module)
+    if debug.progress is not None:
+        debug.progress.step("printing")
+    with timing.measure("print"):
+        return emit(module)
+
+
+def timing_verify(
+    timing: Timing, verifier: IncrementalVerifier, module: ModuleOp, filename: str
+) -> None:
+    """The verification after parsing, in its own ``--timing`` row."""
+    with timing.measure("verify"):
+        verifier.verify(module, filename)
+
+
+@dataclass
+class DebugOptions:
+    """What the ``--print-ir-*``, ``--timing`` and ``--progress`` options ask for."""
+
+    dumper: IRDumper | None = None
+    timing: Timing | None = None
+    progress: Progress | None = None
+
+
+def pass_names(values: tuple[str, ...]) -> list[str]:
+    """``--opt a,b --opt c`` -> ``[a, b, c]``."""
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 EPILOG = """\b
@@ -186,6 +226,42 @@ file), 2 bad command line (unknown option, pass or target), 70 internal error.
     default=None,
     help="Write the fusion stats as JSON to FILE (for build scripts).",
 )
+@click.option(
+    "--disable-pass",
+    "disabled",
+    multiple=True,
+    metavar="PASSES",
+    help="Remove these passes (comma-separated) from the pipeline, named pipelines too.",
+)
+@click.option(
+    "--print-ir-before",
+    multiple=True,
+    metavar="PASSES",
+    help="Print the IR on stderr before each run of these passes (comma-separated).",
+)
+@click.option(
+    "--print-ir-after",
+    multiple=True,
+    metavar="PASSES",
+    help="Print the IR on stderr after each run of these passes (comma-separated).",
+)
+@click.option("--print-ir-after-all", is_flag=True, help="Print the IR on stderr after every pass.")
+@click.option(
+    "--print-ir-after-change",
+    is_flag=True,
+    help="Print the IR on stderr after every pass that changed it.",
+)
+@click.option(
+    "--timing",
+    is_flag=True,
+    help="Print the wall time of parsing, each pass, verification and printing on stderr.",
+)
+@click.option(
+    "--progress",
+    "force_progress",
+    is_flag=True,
+    help="Report each step on stderr (shown anyway on a terminal after about a second).",
+)
 @click.version_option(__version__, prog_name="fusec-opt")
 def cli(
     input_file: str,
@@ -198,14 +274,24 @@ def cli(
     list_passes: bool,
     fusion_stats: bool,
     fusion_stats_json: str | None,
+    disabled: tuple[str, ...],
+    print_ir_before: tuple[str, ...],
+    print_ir_after: tuple[str, ...],
+    print_ir_after_all: bool,
+    print_ir_after_change: bool,
+    timing: bool,
+    force_progress: bool,
 ) -> None:
     """Parse fusec IR from FILE (or stdin), run passes, and print the result."""
     if list_passes:
         click.echo(describe_passes(), nl=False)
         return
     try:
-        pass_list = build_passes(passes)
+        pass_list = build_passes(passes, pass_names(disabled))
         tgt = build_target(target, print_op_generic)
+        before, after = pass_names(print_ir_before), pass_names(print_ir_after)
+        check_pass_names(before, "--print-ir-before")
+        check_pass_names(after, "--print-ir-after")
     except FusecError as e:
         fail(str(e), EXIT_USAGE)
     ctx = make_context()
@@ -214,6 +300,20 @@ def cli(
         buf = io.StringIO()
         tgt.emit(ctx, module, buf)
         return buf.getvalue()
+
+    def show(module: ModuleOp) -> str:
+        buf = io.StringIO()
+        build_target("mlir", print_op_generic).emit(ctx, module, buf)
+        return buf.getvalue()
+
+    dumper = IRDumper(
+        sys.stderr, show, before, after, print_ir_after_all, print_ir_after_change
+    )
+    debug = DebugOptions(
+        dumper if dumper.active else None,
+        Timing() if timing else None,
+        Progress.for_stream(sys.stderr, "fusec-opt", force_progress),
+    )
 
     for out in (output, fusion_stats_json):
         check_not_input(out, [input_file])
@@ -225,12 +325,16 @@ def cli(
         reports: list[FusionReport] | None = [] if want_stats else None
         for chunk in chunks:
             try:
-                outputs.append(process(chunk, pass_list, emit, reports))
+                outputs.append(process(chunk, pass_list, emit, reports, debug))
             except FusecError as e:
                 if not verify_diagnostics:
                     raise
                 outputs.append(f"{e}\n")
+        if debug.progress is not None:
+            debug.progress.done()
         write_output(output, "// -----\n".join(outputs))
+        if debug.timing is not None:
+            click.echo(debug.timing.report(), err=True, nl=False)
         if fusion_stats and reports is not None:
             click.echo(reports_text(reports), err=True, nl=False)
         if fusion_stats_json is not None and reports is not None:

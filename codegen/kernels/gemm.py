@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
     IDENTITY_EPILOGUE,
     DeviceInfo,
@@ -182,11 +183,16 @@ def gemm(
     tiles: GemmTiles | None = None,
     device_info: DeviceInfo | None = None,
     split_k: int = 1,
+    dtype: str = "f32",
 ) -> KernelSource:
-    """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for float32 matrices; with
-    `split_k` > 1, ``out[p, b]`` = the product over the `p`-th of `split_k` chunks of K (no
+    """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for matrices of element
+    type `dtype` (``f32``, ``f16`` or ``bf16``: converted to float as they are loaded, the
+    products accumulated in float32, the result rounded once when stored); with `split_k` > 1,
+    ``out[p, b]`` = the float32 product over the `p`-th of `split_k` chunks of K (no
     epilogue: `gemm_split_sum` applies it)."""
     check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
+    if dtype not in half.STORAGE:
+        raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")
     if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
         raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "
                          "its epilogue belongs to gemm_split_sum")
@@ -201,13 +207,15 @@ def gemm(
         tiles = fit_register_tiles(tiles, m, n, k)
     if device_info is not None:
         _check_fits(name, tiles, device_info)
+    storage = half.STORAGE[dtype]
+    out_dtype = "f32" if split_k > 1 else dtype
     args = (
-        KernelArg("lhs", "in"),
-        KernelArg("rhs", "in"),
-        KernelArg("out", "out"),
+        KernelArg("lhs", "in", storage),
+        KernelArg("rhs", "in", storage),
+        KernelArg("out", "out", half.STORAGE[out_dtype]),
         *epilogue.params,
     )
-    shape = _Shape(batch, m, n, k, rhs_batched, split_k)
+    shape = _Shape(batch, m, n, k, rhs_batched, split_k, dtype)
     if tiles.staging == "both":
         body, global_size, local_size = _local_tiled(shape, tiles, epilogue)
     else:
@@ -216,7 +224,8 @@ def gemm(
     split = f", split along K in {split_k} parts of {shape.chunk}" if split_k > 1 else ""
     source = (
         f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], "
-        f"tiles {tiles.key()}{split}\n"
+        f"tiles {tiles.key()}{split}, {dtype}\n"
+        f"{half.HELPERS if half.is_half(dtype) else ''}"
         f"{epilogue.guarded_function()}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
@@ -243,6 +252,16 @@ class _Shape:
     """The depth of the product, and the row stride of A."""
     rhs_batched: bool
     split_k: int = 1
+    dtype: str = "f32"
+    """The element type of A and B, and of C unless split (partial products are float32)."""
+
+    @property
+    def out_dtype(self) -> str:
+        return "f32" if self.split_k > 1 else self.dtype
+
+    def load(self, pointer: str, index: str) -> str:
+        """C expression: element ``index`` of operand ``pointer`` (A or B) as a float."""
+        return half.load(self.dtype, pointer, index)
 
     @property
     def chunk(self) -> int:
@@ -261,12 +280,13 @@ class _Shape:
         A, rows of B and partial product when split)."""
         m, n, k = self.m, self.n, self.k
         rhs_offset = f"batch * {k * n}" if self.rhs_batched else "0"
+        t, out_t = half.STORAGE[self.dtype], half.STORAGE[self.out_dtype]
         if self.split_k == 1:
             return (
                 "    const int batch = get_global_id(2);\n"
-                f"    __global const float *a = lhs + batch * {m * k};\n"
-                f"    __global const float *b = rhs + {rhs_offset};\n"
-                f"    __global float *c = out + batch * {m * n};\n"
+                f"    __global const {t} *a = lhs + batch * {m * k};\n"
+                f"    __global const {t} *b = rhs + {rhs_offset};\n"
+                f"    __global {out_t} *c = out + batch * {m * n};\n"
             )
         chunk = self.chunk
         length = (f"    const int k_len = min({chunk}, {k} - part * {chunk});\n"
@@ -275,16 +295,17 @@ class _Shape:
             f"    const int batch = get_global_id(2) % {self.batch};\n"
             f"    const int part = get_global_id(2) / {self.batch};\n"
             f"{length}"
-            f"    __global const float *a = lhs + batch * {m * k} + part * {chunk};\n"
-            f"    __global const float *b = rhs + {rhs_offset} + part * {chunk * n};\n"
-            f"    __global float *c = out + (part * {self.batch} + batch) * {m * n};\n"
+            f"    __global const {t} *a = lhs + batch * {m * k} + part * {chunk};\n"
+            f"    __global const {t} *b = rhs + {rhs_offset} + part * {chunk * n};\n"
+            f"    __global {out_t} *c = out + (part * {self.batch} + batch) * {m * n};\n"
         )
 
 
 def _store(shape: _Shape, epilogue: Epilogue, row: str, col: str, value: str) -> str:
     """C statement storing `value` (the accumulator) at C[row, col] through the epilogue."""
     flat_row = f"batch * {shape.m} + {row}"
-    return f"c[({row}) * {shape.n} + {col}] = {epilogue.call(value, flat_row, col)};"
+    value = epilogue.call(value, flat_row, col)
+    return f"{half.store(shape.out_dtype, 'c', f'({row}) * {shape.n} + {col}', value)};"
 
 
 def _register_tiled(
@@ -308,7 +329,8 @@ def _register_tiled(
     if not staged:
         lines.append(f"    if (row_own >= {m} || col_own >= {n}) return;\n")
     for r in range(tm):
-        lines.append(f"    __global const float *a{r} = a + (row0 + {r}) * {k};\n")
+        lines.append(f"    __global const {half.STORAGE[shape.dtype]} *a{r} = "
+                     f"a + (row0 + {r}) * {k};\n")
     for r in range(tm):
         accs = ", ".join(f"c{r}_{v} = 0.0f" for v in range(vectors))
         lines.append(f"    {vtype} {accs};\n")
@@ -324,7 +346,7 @@ def _register_tiled(
             f"        for (int e = {lid}; e < depth * {vectors}; e += {threads}) {{\n",
             f"            const int kk = e / {vectors}, v = e % {vectors};\n",
             _vector_copy(width, f"b + (k0 + kk) * {n} + col0 + v * {width}",
-                         f"b_panel + kk * {tn} + v * {width}"),
+                         f"b_panel + kk * {tn} + v * {width}", shape.dtype),
             "        }\n",
             "        barrier(CLK_LOCAL_MEM_FENCE);\n",
         ]
@@ -339,11 +361,12 @@ def _register_tiled(
     else:
         lines.append(f"    for (int kk = 0; kk < {depth}; ++kk) {{\n")
         b_row, a_index, inner = f"b + kk * {n} + col0", "kk", "        "
+    b_dtype = "f32" if staged else shape.dtype  # the staged panel holds floats
     for v in range(vectors):
-        load = f"({b_row})[{v}]" if width == 1 else f"vload{width}({v}, {b_row})"
+        load = half.vload(b_dtype, width, str(v), f"({b_row})")
         lines.append(f"{inner}const {vtype} b{v} = {load};\n")
     for r in range(tm):
-        lines.append(f"{inner}const {vtype} a{r}k = ({vtype})(a{r}[{a_index}]);\n")
+        lines.append(f"{inner}const {vtype} a{r}k = ({vtype})({shape.load(f'a{r}', a_index)});\n")
         for v in range(vectors):
             lines.append(f"{inner}c{r}_{v} = mad(a{r}k, b{v}, c{r}_{v});\n")
     lines.append("        }\n    }\n" if staged else "    }\n")
@@ -366,12 +389,14 @@ def _register_tiled(
     return "".join(lines), global_size, (tiles.group_n, tiles.group_m, 1)
 
 
-def _vector_copy(width: int, source: str, target: str) -> str:
-    """C statement copying `width` floats from `source` to `target` (pointers)."""
+def _vector_copy(width: int, source: str, target: str, dtype: str = "f32") -> str:
+    """C statement copying `width` elements of `dtype` from `source` to the floats at `target`
+    (pointers)."""
     indent = "            "
+    value = half.vload(dtype, width, "0", f"({source})")
     if width == 1:
-        return f"{indent}*({target}) = *({source});\n"
-    return f"{indent}vstore{width}(vload{width}(0, {source}), 0, {target});\n"
+        return f"{indent}*({target}) = {value};\n"
+    return f"{indent}vstore{width}({value}, 0, {target});\n"
 
 
 def _local_tiled(
@@ -401,13 +426,13 @@ def _local_tiled(
                  f"            const int row = e / {bk}, kk = e % {bk};\n"
                  f"            const int grow = row_base + row, gk = k0 + kk;\n"
                  f"            a_tile[kk][row] = (grow < {m} && gk < {depth}) ? "
-                 f"a[grow * {k} + gk] : 0.0f;\n"
+                 f"{shape.load('a', f'grow * {k} + gk')} : 0.0f;\n"
                  "        }\n")
     lines.append(f"        for (int e = tid; e < {bk * bn}; e += {threads}) {{\n"
                  f"            const int kk = e / {bn}, col = e % {bn};\n"
                  f"            const int gk = k0 + kk, gcol = col_base + col;\n"
                  f"            b_tile[kk][col] = (gk < {depth} && gcol < {n}) ? "
-                 f"b[gk * {n} + gcol] : 0.0f;\n"
+                 f"{shape.load('b', f'gk * {n} + gcol')} : 0.0f;\n"
                  "        }\n")
     lines.append("        barrier(CLK_LOCAL_MEM_FENCE);\n")
     lines.append("        #pragma unroll\n")
@@ -475,6 +500,7 @@ def gemm_split_sum(
     n: int,
     split_k: int,
     epilogue: Epilogue = IDENTITY_EPILOGUE,
+    dtype: str = "f32",
 ) -> KernelSource:
     """``out[b, i, j] = epilogue(sum_p partials[p, b, i, j], b * m + i, j)``: the second kernel of
     a GEMM split along K (`gemm` with `split_k`). Parameters: ``partials``, ``out``, then the
@@ -482,11 +508,13 @@ def gemm_split_sum(
     check_positive(name, batch=batch, m=m, n=n, split_k=split_k)
     check_epilogue_names(name, epilogue, SPLIT_SUM_RESERVED)
     total = batch * m * n
-    args = (KernelArg("partials", "in"), KernelArg("out", "out"), *epilogue.params)
+    args = (KernelArg("partials", "in"), KernelArg("out", "out", half.STORAGE[dtype]),
+            *epilogue.params)
     parts = "".join(f"    acc += partials[e + {p * total}];\n" for p in range(1, split_k))
     source = (
         f"// {name}: the {split_k} partial products of a [{batch}x{m}x{n}] GEMM added, "
-        "then its epilogue\n"
+        f"then its epilogue, {dtype}\n"
+        f"{half.HELPERS if half.is_half(dtype) else ''}"
         f"{epilogue.guarded_function()}\n"
         f"{kernel_signature(name, args)}\n{{\n"
         "    const int e = get_global_id(0);\n"
@@ -494,7 +522,7 @@ def gemm_split_sum(
         "    float acc = partials[e];\n"
         f"{parts}"
         f"    const int row = e / {n}, col = e % {n};\n"
-        f"    out[e] = {epilogue.call('acc', 'row', 'col')};\n"
+        f"    {half.store(dtype, 'out', 'e', epilogue.call('acc', 'row', 'col'))};\n"
         "}\n"
     )
     return KernelSource(name, source, args, (round_up(total, SPLIT_SUM_GROUP),),

@@ -23,7 +23,7 @@ func.func @mba_dynamic_dimension(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %b:
 
 func.func @mba_on_integers(%x: tensor<4x16xi32>, %w: tensor<16x8xi32>, %b: tensor<8xi32>) {
   %0 = fused.matmul_bias_act %x, %w, %b : tensor<4x16xi32>, tensor<16x8xi32>, tensor<8xi32> -> tensor<4x8xi32>
-  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.matmul_bias_act' x has element type i32 (tensor<4x16xi32>); expected one of f32, f16{{$}}
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.matmul_bias_act' x has element type i32 (tensor<4x16xi32>); expected one of f32, f16, bf16{{$}}
   func.return
 }
 
@@ -105,7 +105,7 @@ func.func @rln_zero_eps(%x: tensor<2x8xf32>, %g: tensor<8xf32>) {
 
 func.func @rrms_on_integers(%x: tensor<2x8xi32>, %g: tensor<8xi32>) {
   %0 = fused.residual_rms_norm %x, %x, %g : (tensor<2x8xi32>, tensor<2x8xi32>, tensor<8xi32>) -> tensor<2x8xi32>
-  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.residual_rms_norm' x has element type i32 (tensor<2x8xi32>); expected one of f32, f16{{$}}
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.residual_rms_norm' x has element type i32 (tensor<2x8xi32>); expected one of f32, f16, bf16{{$}}
   func.return
 }
 
@@ -147,7 +147,7 @@ func.func @swiglu_result_shape(%x: tensor<4x8xf32>) {
 
 func.func @swiglu_on_integers(%x: tensor<4x8xi32>) {
   %0 = fused.swiglu %x : tensor<4x8xi32> -> tensor<4x4xi32>
-  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.swiglu' cat has element type i32 (tensor<4x8xi32>); expected one of f32, f16{{$}}
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.swiglu' cat has element type i32 (tensor<4x8xi32>); expected one of f32, f16, bf16{{$}}
   func.return
 }
 
@@ -418,7 +418,7 @@ func.func @ew_result_shape(%x: tensor<4x8xf32>) {
 
 func.func @ew_input_element_type(%x: tensor<4xf64>) {
   %0 = fused.elementwise %x : (tensor<4xf64>) -> tensor<4xf32> {
-  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.elementwise' input #0 has element type f64 (tensor<4xf64>); expected one of f32, f16, i32, i1{{$}}
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.elementwise' input #0 has element type f64 (tensor<4xf64>); expected one of f32, f16, bf16, i32, i1{{$}}
   ^bb0(%a: f64):
     %t = arith.truncf %a : f64 to f32
     fused.yield %t : f32

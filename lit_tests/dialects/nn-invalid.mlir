@@ -39,7 +39,7 @@ func.func @non_tensor_result(%x: tensor<4xf32>) {
 
 func.func @element_type_f64(%x: tensor<4xf64>) {
   %0 = nn.add %x, %x : tensor<4xf64>, tensor<4xf64> -> tensor<4xf64>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.add' lhs has element type f64 (tensor<4xf64>); expected one of f32, f16, i32{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.add' lhs has element type f64 (tensor<4xf64>); expected one of f32, f16, bf16, i32{{$}}
   func.return
 }
 
@@ -79,7 +79,7 @@ func.func @binary_result_shape(%x: tensor<4x8xf32>, %b: tensor<8xf32>) {
 
 func.func @pow_on_integers(%x: tensor<4xi32>) {
   %0 = nn.pow %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.pow' lhs has element type i32 (tensor<4xi32>); expected one of f32, f16{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.pow' lhs has element type i32 (tensor<4xi32>); expected one of f32, f16, bf16{{$}}
   func.return
 }
 
@@ -89,7 +89,7 @@ func.func @pow_on_integers(%x: tensor<4xi32>) {
 
 func.func @sqrt_on_integers(%x: tensor<4xi32>) {
   %0 = nn.sqrt %x : tensor<4xi32> -> tensor<4xi32>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.sqrt' input has element type i32 (tensor<4xi32>); expected one of f32, f16{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.sqrt' input has element type i32 (tensor<4xi32>); expected one of f32, f16, bf16{{$}}
   func.return
 }
 
@@ -97,7 +97,7 @@ func.func @sqrt_on_integers(%x: tensor<4xi32>) {
 
 func.func @relu_on_i1(%x: tensor<4xi1>) {
   %0 = nn.relu %x : tensor<4xi1> -> tensor<4xi1>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.relu' input has element type i1 (tensor<4xi1>); expected one of f32, f16, i32{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.relu' input has element type i1 (tensor<4xi1>); expected one of f32, f16, bf16, i32{{$}}
   func.return
 }
 
@@ -131,7 +131,7 @@ func.func @gelu_approximate_not_a_string(%x: tensor<4xf32>) {
 
 func.func @cast_to_f64(%x: tensor<4xf32>) {
   %0 = nn.cast %x : tensor<4xf32> -> tensor<4xf64>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.cast' result has element type f64 (tensor<4xf64>); expected one of f32, f16, i32, i1{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.cast' result has element type f64 (tensor<4xf64>); expected one of f32, f16, bf16, i32, i1{{$}}
   func.return
 }
 
@@ -211,7 +211,7 @@ func.func @constant_type_mismatch() {
 
 func.func @constant_f64() {
   %0 = nn.constant {value = dense<1.0> : tensor<2xf64>} : tensor<2xf64>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.constant' result has element type f64 (tensor<2xf64>); expected one of f32, f16, i32, i1{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.constant' result has element type f64 (tensor<2xf64>); expected one of f32, f16, bf16, i32, i1{{$}}
   func.return
 }
 
@@ -253,7 +253,7 @@ func.func @matmul_result_shape(%a: tensor<4x16xf32>, %w: tensor<16x8xf32>) {
 
 func.func @matmul_on_i1(%a: tensor<4x16xi1>, %w: tensor<16x8xi1>) {
   %0 = nn.matmul %a, %w : tensor<4x16xi1>, tensor<16x8xi1> -> tensor<4x8xi1>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.matmul' lhs has element type i1 (tensor<4x16xi1>); expected one of f32, f16, i32{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.matmul' lhs has element type i1 (tensor<4x16xi1>); expected one of f32, f16, bf16, i32{{$}}
   func.return
 }
 
@@ -449,7 +449,7 @@ func.func @layer_norm_axis_out_of_range(%x: tensor<2x8xf32>, %g: tensor<8xf32>) 
 
 func.func @layer_norm_on_integers(%x: tensor<2x8xi32>, %g: tensor<8xi32>) {
   %0 = nn.layer_norm %x, %g, %g : tensor<2x8xi32>, tensor<8xi32>, tensor<8xi32> -> tensor<2x8xi32>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.layer_norm' input has element type i32 (tensor<2x8xi32>); expected one of f32, f16{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.layer_norm' input has element type i32 (tensor<2x8xi32>); expected one of f32, f16, bf16{{$}}
   func.return
 }
 
@@ -523,7 +523,7 @@ func.func @reduce_keepdims_result_shape(%x: tensor<2x8xf32>) {
 
 func.func @reduce_on_i1(%x: tensor<2x8xi1>) {
   %0 = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<2x8xi1> -> tensor<2xi1>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.reduce_sum' input has element type i1 (tensor<2x8xi1>); expected one of f32, f16, i32{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.reduce_sum' input has element type i1 (tensor<2x8xi1>); expected one of f32, f16, bf16, i32{{$}}
   func.return
 }
 
@@ -605,7 +605,7 @@ func.func @attention_mask_keys(%q: tensor<1x4x64xf32>, %k: tensor<1x8x64xf32>, %
 
 func.func @attention_mask_element_type(%q: tensor<1x8x64xf32>, %m: tensor<1x8xf64>) {
   %0 = nn.attention %q, %q, %q mask %m {num_heads = 4 : i64, head_dim = 16 : i64} : tensor<1x8x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32>, tensor<1x8xf64> -> tensor<1x8x64xf32>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' mask has element type f64 (tensor<1x8xf64>); expected one of f32, f16, i32, i1{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' mask has element type f64 (tensor<1x8xf64>); expected one of f32, f16, bf16, i32, i1{{$}}
   func.return
 }
 
@@ -629,7 +629,7 @@ func.func @attention_zero_scale(%q: tensor<1x8x64xf32>) {
 
 func.func @attention_on_integers(%q: tensor<1x8x64xi32>) {
   %0 = nn.attention %q, %q, %q {num_heads = 4 : i64, head_dim = 16 : i64} : tensor<1x8x64xi32>, tensor<1x8x64xi32>, tensor<1x8x64xi32> -> tensor<1x8x64xi32>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' q has element type i32 (tensor<1x8x64xi32>); expected one of f32, f16{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' q has element type i32 (tensor<1x8x64xi32>); expected one of f32, f16, bf16{{$}}
   func.return
 }
 

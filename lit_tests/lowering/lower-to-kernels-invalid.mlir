@@ -13,10 +13,9 @@
 // CHUNK: error: lower-to-kernels: cpu-chunk-min must be positive, got 0
 // DEPTH: error: lower-to-kernels: gemm-split-depth must be positive, got 0
 
-// Element types without an OpenCL lowering fail with the op and its location.
-// CHECK: lower-to-kernels-invalid.mlir:[[# @LINE + 2]]:3: error: lower-to-kernels: cannot lower 'nn.cast': element type f16 is not supported by the OpenCL backend (f32, i32 and i1 are)
-func.func @negative_f16(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %h = nn.cast %x : tensor<4xf32> -> tensor<4xf16>
-  %y = nn.cast %h : tensor<4xf16> -> tensor<4xf32>
-  func.return %y : tensor<4xf32>
+// Element types without an OpenCL lowering fail with the function and its location.
+// CHECK: lower-to-kernels-invalid.mlir:[[# @LINE + 1]]:1: error: lower-to-kernels: cannot lower the arguments of @negative_f64: element type f64 is not supported by the OpenCL backend (f32, f16, bf16, i32 and i1 are)
+func.func @negative_f64(%x: tensor<4xf64>) -> tensor<2x2xf64> {
+  %y = nn.reshape %x : tensor<4xf64> -> tensor<2x2xf64>
+  func.return %y : tensor<2x2xf64>
 }

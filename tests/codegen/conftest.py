@@ -23,6 +23,15 @@ Launch = Callable[..., dict[str, np.ndarray]]
 
 SCALAR_TYPES = {"int": np.int32, "float": np.float32}
 
+NAN_BITS = {"float": (np.float32, np.nan), "half": (np.float16, np.nan),
+            "ushort": (np.uint16, 0x7FC0)}
+"""Buffer element type -> host dtype and its NaN (bf16 buffers hold bit patterns)."""
+
+
+def nan_filled(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    host_dtype, nan = NAN_BITS[dtype]
+    return np.full(shape, nan, dtype=host_dtype)
+
 
 @pytest.fixture(scope="session")
 def cpu_device() -> OpenCLDevice:
@@ -53,7 +62,7 @@ def launch(cpu_device: OpenCLDevice) -> Launch:
                 values.append(cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR,
                                         hostbuf=host))
             elif arg.kind == "out":
-                host = np.full(outputs[arg.name], np.nan, dtype=np.float32)
+                host = nan_filled(outputs[arg.name], arg.dtype)
                 buffer = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                                    hostbuf=host)
                 results[arg.name] = (host, buffer)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from fusec.codegen.kernels.common import DeviceInfo, Epilogue, KernelArg
+from fusec.dtypes import bf16_bits, bf16_to_f32
 from fusec.codegen.kernels.gemm import (
     CPU_TILES,
     GPU_LARGE_TILES,
@@ -141,3 +142,44 @@ def test_tiles_that_do_not_fit_the_device_are_rejected():
     narrow = DeviceInfo(name="narrow", is_cpu=False, max_work_group_size=64)
     with pytest.raises(ValueError, match="work-groups of 256"):
         gemm("gemm_big_group", 1, 64, 64, 8, True, tiles=GPU_TILES, device_info=narrow)
+
+
+HALF_SHAPES = [(1, 37, 29, 53, True), (2, 17, 70, 33, False), (1, 1, 1, 1, True)]
+
+HALF_TOLERANCE = {"f16": 1e-3, "bf16": 8e-3}
+"""Relative tolerance of a 16-bit result: its rounding (half an ulp: 2^-11 for f16, 2^-8 for
+bf16) plus a little float32 accumulation; the inputs are already 16-bit, so the reference is
+exact on them."""
+
+
+def _half_operands(dtype: str, shape: tuple[int, int, int, int, bool]):
+    """Inputs as the kernel's host arrays, and the float64 product of their values."""
+    lhs, rhs, _ = _operands(*shape)
+    if dtype == "f16":
+        lhs, rhs = lhs.astype(np.float16), rhs.astype(np.float16)
+        values = lhs, rhs
+    else:
+        lhs, rhs = bf16_bits(lhs), bf16_bits(rhs)
+        values = bf16_to_f32(lhs), bf16_to_f32(rhs)
+    expected = values[0].astype(np.float64) @ values[1].astype(np.float64)
+    return lhs, rhs, expected
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("tiling", ["cpu-default", "registers", "rhs-staged", "gpu-odd",
+                                    "gpu-float4"])
+@pytest.mark.parametrize("shape", HALF_SHAPES, ids=lambda s: "x".join(map(str, s[:4])))
+def test_gemm_16_bit_loads_converts_and_rounds_the_result_once(launch, dtype, tiling, shape):
+    dtype = {"fp16": "f16"}.get(dtype, dtype)  # an id that -k "bf16" does not also select
+    batch, m, n, k, _ = shape
+    lhs, rhs, expected = _half_operands(dtype, shape)
+    kernel = gemm("gemm_half", batch, m, n, k, shape[4], tiles=TILINGS[tiling], dtype=dtype)
+    out = launch(kernel, {"lhs": lhs, "rhs": rhs}, {"out": (batch, m, n)})["out"]
+    assert out.dtype == (np.float16 if dtype == "f16" else np.uint16)
+    result = out.astype(np.float64) if dtype == "f16" else bf16_to_f32(out).astype(np.float64)
+    rtol = HALF_TOLERANCE[dtype]
+    np.testing.assert_allclose(result, expected, rtol=rtol, atol=rtol * 1e-2)
+    # Rounded to nearest even, once: all but the rare near-ties (where float32 accumulation
+    # and the float64 reference fall on either side) equal the reference rounded to 16 bits.
+    rounded = expected.astype(np.float16) if dtype == "f16" else bf16_bits(expected)
+    assert np.mean(out == rounded) >= 0.97

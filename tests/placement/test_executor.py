@@ -10,9 +10,11 @@ import pytest
 import fusec
 from fusec.compiler.driver import compile_placed, load
 from fusec.errors import InputError
+from fusec.placement import executor as executor_module
 from fusec.placement.devices import DevicePair
 from fusec.placement.executor import PlacedExecutable
 from fusec.reference.executor import find_function, random_inputs, run_function
+from fusec.runtime.device_array import DeviceArray, to_device
 
 # host-side work around two matmuls: an exp before, a softmax between, a reshape and a softmax
 # of another input beside them
@@ -148,3 +150,73 @@ def test_independent_segments_run_side_by_side(pair: DevicePair) -> None:
     np.testing.assert_allclose(m, x @ x, rtol=1e-4, atol=1e-4)
     _, profile = exe.profile(a, x)
     assert len(profile.kernels) >= 2 and profile.wall_seconds > 0
+
+
+# the accelerator's %h is read by the host's softmax and, past it, by the accelerator's add
+SKIP = """
+func.func @skip(%x: tensor<8x32xf32>, %w: tensor<32x32xf32>) -> tensor<8x32xf32> {
+  %h = nn.matmul %x, %w : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+  %s = nn.softmax %h : tensor<8x32xf32> -> tensor<8x32xf32>
+  %y = nn.matmul %s, %w : tensor<8x32xf32>, tensor<32x32xf32> -> tensor<8x32xf32>
+  %z = nn.add %y, %h : tensor<8x32xf32>, tensor<8x32xf32> -> tensor<8x32xf32>
+  func.return %z : tensor<8x32xf32>
+}
+"""
+
+
+SKIP_SPLIT = {"matmul_min_flops": 1, "reduction_min_elems": NEVER}
+
+
+def skip_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    (z,) = run_function(load(SKIP), [x, w], "skip")
+    return np.asarray(z)
+
+
+def test_accelerator_values_stay_there_between_its_segments(
+        pair: DevicePair, monkeypatch: pytest.MonkeyPatch) -> None:
+    exe = compile_placed(SKIP, devices=pair, offload_thresholds=SKIP_SPLIT).executable
+    assert isinstance(exe, PlacedExecutable)
+    assert [(s.segment.device, s.keep_on_device) for s in exe.segments] == [
+        ("gpu", True), ("cpu", False), ("gpu", False)]
+    seen: list[tuple[str, type]] = []
+    original = executor_module.PlacedExecutable.run_segment
+
+    def spy(self, placed, values, profile):  # noqa: ANN001, ANN202
+        for key in placed.segment.inputs:
+            seen.append((placed.segment.device, type(values[key])))
+        return original(self, placed, values, profile)
+
+    monkeypatch.setattr(executor_module.PlacedExecutable, "run_segment", spy)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 32), dtype=np.float32)
+    w = rng.standard_normal((32, 32), dtype=np.float32) / 6
+    (z,) = exe(x, w)
+    assert isinstance(z, np.ndarray)
+    np.testing.assert_allclose(z, skip_reference(x, w), rtol=1e-4, atol=1e-5)
+    # the last segment reads %h as the device array the first one left on the accelerator
+    assert ("gpu", DeviceArray) in seen[-3:]
+
+
+def test_device_arrays_in_and_out(pair: DevicePair) -> None:
+    assert pair.host is not None and pair.accelerator is not None
+    exe = compile_placed(SKIP, devices=pair, offload_thresholds=SKIP_SPLIT).executable
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((8, 32), dtype=np.float32)
+    w = rng.standard_normal((32, 32), dtype=np.float32) / 6
+    expected = skip_reference(x, w)
+    # on the accelerator, where it is read: used there; its result stays a device array
+    (z,) = exe(to_device(pair.accelerator, x), w)
+    assert isinstance(z, DeviceArray) and z.device is pair.accelerator
+    np.testing.assert_allclose(z.get(), expected, rtol=1e-4, atol=1e-5)
+    # a device array of the other device is read back first; a pyopencl array too
+    (z,) = exe(to_device(pair.host, x), to_device(pair.host, w).to_pyopencl())
+    np.testing.assert_allclose(np.asarray(z), expected, rtol=1e-4, atol=1e-5)
+    with pytest.raises(InputError, match="input 'w' has shape"):
+        exe(x, to_device(pair.accelerator, x))
+
+
+def test_one_device_runs_its_segments_in_order(pair: DevicePair) -> None:
+    exe = compile_placed(PROGRAM, devices=pair, offload_thresholds=SPLITS["matmuls"]).executable
+    assert isinstance(exe, PlacedExecutable)
+    # cpu 0, gpu 1 (reads 0), cpu 2 (reads 1), gpu 3 (reads 2): each also after its device's last
+    assert exe.waits == [[], [0], [0, 1], [1, 2]]

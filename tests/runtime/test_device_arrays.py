@@ -198,6 +198,7 @@ def test_held_outputs_get_new_buffers_and_give_them_back(
     assert len(pool.free[nbytes]) == free + 3
 
 
+@pytest.mark.filterwarnings("ignore::pyopencl.CompilerWarning")  # its own 2 * h kernel
 def test_pyopencl_arrays_in_and_out(pair: tuple[Executable, Executable]) -> None:
     first, second = pair
     queue = cl.CommandQueue(first.device.context)  # another queue of the same context
@@ -292,3 +293,21 @@ def test_wrap_keeps_the_pyopencl_array_alive() -> None:
     wrapped = wrap(device, array)
     del array
     np.testing.assert_array_equal(wrapped.get(), X)
+
+
+ZERO = """
+func.func @z(%x: tensor<0x4xf32>, %y: tensor<3x4xf32>) -> (tensor<0x4xf32>, tensor<3x4xf32>) {
+  %a = nn.relu %x : tensor<0x4xf32> -> tensor<0x4xf32>
+  %b = nn.relu %y : tensor<3x4xf32> -> tensor<3x4xf32>
+  func.return %a, %b : tensor<0x4xf32>, tensor<3x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_arrays_of_no_elements(mode: str) -> None:
+    exe = compile_in(mode, ZERO)
+    y = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    a, b = exe(exe.to_device(np.zeros((0, 4), np.float32)), exe.to_device(y))
+    assert a.shape == (0, 4) and a.buffer is None and a.get().shape == (0, 4)
+    np.testing.assert_array_equal(b.get(), np.maximum(y, 0))

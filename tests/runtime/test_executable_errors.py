@@ -105,15 +105,14 @@ def test_no_usable_device() -> None:
     assert "does not match 'no-such-platform'" in message
 
 
-def test_op_the_backend_cannot_lower_names_it_and_its_place() -> None:
-    source = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %h = nn.cast %x : tensor<4xf32> -> tensor<4xf16>
-  %y = nn.cast %h : tensor<4xf16> -> tensor<4xf32>
-  func.return %y : tensor<4xf32>
+def test_type_the_backend_cannot_lower_names_it_and_its_place() -> None:
+    source = """func.func @f(%x: tensor<4xf64>) -> tensor<2x2xf64> {
+  %y = nn.reshape %x : tensor<4xf64> -> tensor<2x2xf64>
+  func.return %y : tensor<2x2xf64>
 }"""
     with pytest.raises(
         FusecError,
-        match=r"half.mlir:2:3: error: lower-to-kernels: cannot lower 'nn.cast': element type "
-        r"f16 is not supported",
+        match=r"wide.mlir:1:1: error: lower-to-kernels: cannot lower the arguments of @f: "
+        r"element type f64 is not supported",
     ):
-        fusec.compile(load(source, "half.mlir"), device="cpu", pipeline="none")
+        fusec.compile(load(source, "wide.mlir"), device="cpu", pipeline="none")

@@ -1,0 +1,81 @@
+"""The 16-bit float storage types in OpenCL C: ``f16`` buffers are ``half``, ``bf16`` buffers
+``ushort``; both are converted to ``float`` when loaded and back when stored, so every kernel
+computes (and accumulates) in float32 registers.
+
+``half`` is read and written with ``vload_half`` / ``vstore_half_rte`` only, which OpenCL C
+provides without ``cl_khr_fp16`` (a device without half arithmetic still runs these kernels).
+bf16 is the top half of a float32: a load is a shift, a store rounds to nearest even (NaN kept
+quiet) in `HELPERS`, as ``fusec.dtypes.bf16_bits`` does on the host.
+
+`STORAGE` is the one table of spellings; `load` and `store` write an access through a
+pointer, so the generated kernels and the templates convert the same way.
+"""
+
+from __future__ import annotations
+
+STORAGE: dict[str, str] = {"float": "float", "f32": "float", "f16": "half", "bf16": "ushort"}
+"""Element type name (``f32``, ``f16``, ``bf16``) -> the OpenCL type of its buffers."""
+
+HELPERS = """#ifndef FUSEC_HALF_HELPERS
+#define FUSEC_HALF_HELPERS
+inline float fusec_bf16_to_float(const ushort b) { return as_float((uint)b << 16); }
+inline ushort fusec_float_to_bf16(const float f) {
+    const uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+inline float fusec_round_bf16(const float f) { return fusec_bf16_to_float(fusec_float_to_bf16(f)); }
+inline float fusec_round_f16(const float f) {
+    ushort h;
+    vstore_half_rte(f, 0, (__private half *)&h);
+    return vload_half(0, (__private const half *)&h);
+}
+#endif
+"""
+"""C helpers every kernel that touches a 16-bit float includes (guarded, so a program may
+hold them many times)."""
+
+
+def is_half(dtype: str) -> bool:
+    """Whether ``dtype`` (an element type name) is a 16-bit float."""
+    return dtype in ("f16", "bf16")
+
+
+def load(dtype: str, pointer: str, index: str) -> str:
+    """C expression: element ``index`` of ``pointer`` as a float (any storage type)."""
+    if dtype == "f16":
+        return f"vload_half({index}, {pointer})"
+    if dtype == "bf16":
+        return f"fusec_bf16_to_float({pointer}[{index}])"
+    return f"{pointer}[{index}]"
+
+
+def store(dtype: str, pointer: str, index: str, value: str) -> str:
+    """C statement (no semicolon): the float ``value`` stored at ``pointer[index]``, rounded
+    to nearest even for a 16-bit type."""
+    if dtype == "f16":
+        return f"vstore_half_rte({value}, {index}, {pointer})"
+    if dtype == "bf16":
+        return f"{pointer}[{index}] = fusec_float_to_bf16({value})"
+    return f"{pointer}[{index}] = {value}"
+
+
+def vload(dtype: str, width: int, offset: str, pointer: str) -> str:
+    """C expression: ``width`` consecutive elements from ``pointer + offset * width`` as a
+    ``float<width>`` (``vload<width>``'s addressing), any storage type."""
+    if width == 1:
+        return load(dtype, pointer, offset)
+    if dtype == "f16":
+        return f"vload_half{width}({offset}, {pointer})"
+    if dtype == "bf16":
+        return f"as_float{width}(convert_uint{width}(vload{width}({offset}, {pointer})) << 16)"
+    return f"vload{width}({offset}, {pointer})"
+
+
+def round_to(dtype: str, value: str) -> str:
+    """C expression: the float ``value`` rounded to ``dtype`` (a no-op for float)."""
+    if dtype == "f16":
+        return f"fusec_round_f16({value})"
+    if dtype == "bf16":
+        return f"fusec_round_bf16({value})"
+    return value

@@ -22,13 +22,13 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType, f32
 from xdsl.ir import Block, Operation, SSAValue
 
 from fusec.dialects import fused, kernel
 from fusec.lowering.generated_ops import shape_of
-from fusec.lowering.lower_to_kernels import FunctionLowering
-from fusec.lowering.template_ops import gemm, require_f32
+from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError
+from fusec.lowering.template_ops import gemm
 
 
 def extra_index(
@@ -91,9 +91,17 @@ def epilogue_block(op: fused.MatmulEpilogueOp, buffers: Sequence[SSAValue]) -> B
     return block
 
 
+def require_f32(op: Operation, values: Sequence[SSAValue]) -> None:
+    """The product is f32 (the extras may be f32, i32 or i1, as the body reads them)."""
+    for v in values:
+        t = v.type
+        if isinstance(t, TensorType) and t.element_type != f32:
+            raise LoweringError(f"the '{op.name}' epilogue computes on f32 only, got {t}")
+
+
 def lower_matmul_epilogue(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.MatmulEpilogueOp)
-    require_f32(op, [op.x, op.w, *op.extras, op.result])
+    require_f32(op, [op.x, op.w, op.result])
     buffers = [lo.buffer(v) for v in op.extras]
     block = epilogue_block(op, buffers)
     return [gemm(lo, op.x, op.w, op.result.type, custom=(block, buffers))]

@@ -106,7 +106,8 @@ def place(
     returned = set(function.body.block.last_op.operands) if function.body.block.last_op else set()
     if single is not None:
         decisions = [Decision(w, single, Reason.DISABLED.value,
-                              cpu_estimate(thresholds, w.kind, w.elements, w.flops), None,
+                              cpu_estimate(thresholds, w.kind, w.elements, w.flops, w.traffic,
+                                           w.steps), None,
                               threshold_for(thresholds, w.kind)) for w in works]
         return Placement(tuple(decisions), (), (single,))
     decisions: list[Decision] = []
@@ -151,7 +152,7 @@ def decide_unit(
                               if r in returned)
     on_accelerator = any(located(where, v) == ACCELERATOR for v in op.operands)
     e = evaluate(thresholds, accelerator, w.kind, w.elements, w.flops, w.batch, on_accelerator,
-                 to_host, to_accelerator)
+                 to_host, to_accelerator, w.traffic, w.steps)
     return Decision(w, ACCELERATOR if e.accelerate else HOST, e.reason.value, e.cpu_s, e.gpu_s,
                     e.threshold)
 

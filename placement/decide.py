@@ -85,7 +85,13 @@ class Placement:
 
 
 def value_name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else f"%{id(value):x}"
+    """``%name``; an unnamed argument ``%arg<i>``, an unnamed result ``<its unit's label>``."""
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return f"{owner.name} result {value.index}"  # type: ignore[attr-defined]
+    return f"%arg{value.index}"  # type: ignore[attr-defined]
 
 
 def place(

@@ -53,7 +53,8 @@ class Work:
     index: int
     """Position among the function's units."""
     label: str
-    """The op and its first result's name: ``fused.elementwise %y``."""
+    """The op and its first result's name: ``fused.elementwise %y``, or its position among
+    the units where the result has no name: ``nn.matmul #0``."""
     kind: Kind
     elements: int
     flops: int
@@ -105,9 +106,9 @@ def measure(function: func.FuncOp) -> list[Work]:
     return [work_of(i, op) for i, op in enumerate(units(function))]
 
 
-def label(op: Operation) -> str:
+def label(op: Operation, index: int) -> str:
     hint = op.results[0].name_hint if op.results and op.results[0].name_hint else None
-    return f"{op.name} %{hint}" if hint else op.name
+    return f"{op.name} %{hint}" if hint else f"{op.name} #{index}"
 
 
 def work_of(index: int, op: Operation) -> Work:
@@ -128,7 +129,7 @@ def work_of(index: int, op: Operation) -> Work:
     moved = sum(num_elements(v) for v in values)
     return Work(
         index=index,
-        label=label(op),
+        label=label(op, index),
         kind=kind,
         elements=elements,
         flops=flops,

@@ -84,7 +84,9 @@ _STEPS: dict[tuple[object, ...], int] = {}
 
 def steps(op: Operation) -> int:
     """The scalar steps ``op`` adds to a region body."""
-    if isinstance(op, fused.ElementwiseOp | fused.ReduceOp | fused.RowReduceOp):
+    if isinstance(
+        op, fused.ElementwiseOp | fused.ReduceOp | fused.RowReduceOp | fused.MatmulEpilogueOp
+    ):
         return step_count(list(op.body.block.ops))
     types = tuple(element_type(v.type) for v in (*op.operands, *op.results))
     key = (op.name, tuple(sorted(op.properties.items())), types)

@@ -64,6 +64,9 @@ from fusec.passes._elementwise import (
 )
 from fusec.passes._util import producer, shape_of
 from fusec.passes.fuse_elementwise import check_limits
+from fusec.passes.remarks import may_fuse
+
+PASS = "fuse-matmul-epilogue"
 
 Product = nn.MatmulOp | fused.MatmulBiasActOp | fused.MatmulEpilogueOp
 
@@ -146,6 +149,8 @@ class FuseIntoEpilogue(RewritePattern):
         extras = list(dict.fromkeys([*extras_before, *others]))
         if not self.limits.admit(prologue_steps(prod) + steps(op), len(extras)):
             return
+        if not may_fuse(PASS, op, "fused.matmul_epilogue"):
+            return
         block, old_extras, yielded = body_of(prod)
         placeholder = Block(arg_types=[f32]).args[0]
         builder = BodyBuilder(block, [placeholder, *old_extras])
@@ -164,7 +169,7 @@ class FuseIntoEpilogue(RewritePattern):
 
 @dataclass(frozen=True)
 class FuseMatmulEpiloguePass(ModulePass):
-    name = "fuse-matmul-epilogue"
+    name = PASS
 
     max_steps: int = 32
     """The most scalar steps (ops other than constants) an epilogue may hold."""

@@ -54,6 +54,9 @@ from fusec.dialects.scalar_ops import is_elementwise
 from fusec.passes._elementwise import BodyBuilder, Limits, dead_constants, steps, tensor_inputs
 from fusec.passes._util import producer, shape_of
 from fusec.passes.fuse_elementwise import check_limits
+from fusec.passes.remarks import may_fuse
+
+PASS = "fuse-multi-output"
 
 
 def region_like(op: Operation) -> bool:
@@ -152,7 +155,7 @@ def merge_once(block: Block, limits: Limits) -> bool:
             if p is None:
                 continue
             m = plan_merge(p, c, limits)
-            if m is not None:
+            if m is not None and may_fuse(PASS, c, "fused.elementwise storing an intermediate"):
                 merge(m)
                 return True
     return False
@@ -160,7 +163,7 @@ def merge_once(block: Block, limits: Limits) -> bool:
 
 @dataclass(frozen=True)
 class FuseMultiOutputPass(ModulePass):
-    name = "fuse-multi-output"
+    name = PASS
 
     max_steps: int = 32
     """The most scalar steps (ops other than constants) a merged body may hold."""

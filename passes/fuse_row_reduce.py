@@ -73,6 +73,7 @@ from fusec.passes._elementwise import (
 )
 from fusec.passes._util import producer, shape_of
 from fusec.passes.fuse_elementwise import check_limits
+from fusec.passes.remarks import may_fuse
 
 AnyReduce = nn.ReduceOp | fused.ReduceOp
 
@@ -251,4 +252,6 @@ class FuseRowReducePass(ModulePass):
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             for block in fn.body.blocks:
                 for plan in plan_rows(list(block.ops), limits, self.max_row):
-                    fuse_row(plan)
+                    what = f"fused.row_reduce of {len(plan.members)} ops"
+                    if may_fuse(self.name, plan.root, what):
+                        fuse_row(plan)

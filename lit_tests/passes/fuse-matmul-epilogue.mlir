@@ -1,4 +1,5 @@
 // RUN: fusec-opt %s -p fuse-elementwise,fuse-matmul-epilogue --split-input-file | filecheck %s
+// RUN: fusec-opt %s -p fuse-matmul-epilogue --split-input-file | filecheck %s --check-prefix=ALONE
 // RUN: fusec-opt %s -p fuse-elementwise,fuse-matmul-epilogue,unfuse --split-input-file | filecheck %s --check-prefix=UNFUSE
 // RUN: fusec-opt %s -p 'fuse-elementwise,fuse-matmul-epilogue{max-inputs=1}' --split-input-file | filecheck %s --check-prefix=INPUTS
 
@@ -97,3 +98,25 @@ func.func @negative_integer(%a: tensor<4x4xi32>, %b: tensor<4x4xi32>, %c: tensor
   %y = nn.add %p, %c : tensor<4x4xi32>, tensor<4x4xi32> -> tensor<4x4xi32>
   func.return %y : tensor<4x4xi32>
 }
+
+// -----
+
+// Without fuse-elementwise first, single nn consumers are absorbed one at a time: the epilogue
+// grows to a fixpoint.
+// CHECK-LABEL: func.func @one_at_a_time
+// CHECK-NEXT:    %[[Y:.*]] = fused.matmul_epilogue %a, %b, %c : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[P:.*]]: f32, %[[C:.*]]: f32):
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[P]], %[[C]] : f32
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[S]] : f32
+// CHECK-NEXT:      %[[T:.*]] = math.tanh %[[E]] : f32
+// CHECK-NEXT:      fused.yield %[[T]] : f32
+func.func @one_at_a_time(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4xf32>) -> tensor<4x4xf32> {
+  %p = nn.matmul %a, %b : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %s = nn.add %p, %c : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+  %e = nn.exp %s : tensor<4x4xf32> -> tensor<4x4xf32>
+  %t = nn.tanh %e : tensor<4x4xf32> -> tensor<4x4xf32>
+  func.return %t : tensor<4x4xf32>
+}
+// ALONE-LABEL: func.func @one_at_a_time
+// ALONE-NEXT:    fused.matmul_epilogue %a, %b, %c
+// ALONE-NOT:     nn.

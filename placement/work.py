@@ -24,12 +24,12 @@ from xdsl.ir import Operation, SSAValue
 from fusec.dialects import fused, scalar_ops
 from fusec.placement.cost_model import Kind
 
-MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act"}
+MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act", "fused.matmul_epilogue"}
 ATTENTION_OPS = {"nn.attention", "fused.attention_block", "fused.transformer_layer"}
 REDUCTION_OPS = {
     "nn.reduce_sum", "nn.reduce_mean", "nn.reduce_max", "nn.reduce_min", "fused.reduce",
     "nn.softmax", "nn.layer_norm", "nn.rms_norm", "fused.residual_layer_norm",
-    "fused.residual_rms_norm",
+    "fused.residual_rms_norm", "fused.row_reduce",
 }
 ELEMENTWISE_OPS = {
     "nn.add", "nn.sub", "nn.mul", "nn.div", "nn.max", "nn.min", "nn.pow", "nn.cmp", "nn.where",
@@ -47,7 +47,7 @@ per row, not per element, so norms have none)."""
 CHEAP_MATH = {"math.absf", "math.absi", "math.copysign", "math.fma", "math.floor",
               "math.ceil", "math.round", "math.roundeven", "math.trunc"}
 """``math`` ops of a fused body that are not transcendentals."""
-GROUP_OPS = {"fused.elementwise", "fused.reduce"}
+GROUP_OPS = {"fused.elementwise", "fused.reduce", "fused.row_reduce"}
 """Fused elementwise and reduction groups: what the fusion-override rule keeps together."""
 VIEW_OPS = {"nn.reshape"}
 NOT_UNITS = {"nn.constant"}
@@ -159,11 +159,14 @@ def step_count(op: Operation) -> int:
         return max(1, scalar_ops.step_count(list(op.body.block.ops)))
     if isinstance(op, fused.ReduceOp):
         return 1 + scalar_ops.step_count(list(op.body.block.ops))
+    if isinstance(op, fused.RowReduceOp | fused.MatmulEpilogueOp):
+        return max(1, scalar_ops.step_count(list(op.body.block.ops)))
     return STEPS.get(op.name, 1)
 
 
 def transcendental_count(op: Operation) -> int:
-    if isinstance(op, fused.ElementwiseOp | fused.ReduceOp):
+    if isinstance(op, fused.ElementwiseOp | fused.ReduceOp | fused.RowReduceOp
+                  | fused.MatmulEpilogueOp):
         return sum(1 for o in op.body.block.ops
                    if o.name.startswith("math.") and o.name not in CHEAP_MATH)
     return 1 if op.name in TRANSCENDENTAL_OPS else 0

@@ -224,39 +224,37 @@ def test_a_fused_reduction_counts_its_prologue() -> None:
     assert w.transcendentals == 1   # the exp of its body
 
 
-# Two elementwise units one after the other over 1M elements: %y reads %x's result.
+# A softmax whose rows a matmul reads (two kernels: nothing fuses them).
 CHAIN = """
-func.func @c(%a: tensor<1048576xf32>) -> tensor<1048576xf32> {
-  %x = nn.exp %a : tensor<1048576xf32> -> tensor<1048576xf32>
-  %s = nn.reduce_sum %x {axes = array<i64: 0>} : tensor<1048576xf32> -> tensor<f32>
-  %y = nn.exp %x : tensor<1048576xf32> -> tensor<1048576xf32>
-  func.return %y : tensor<1048576xf32>
+func.func @c(%a: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %x = nn.softmax %a : tensor<256x256xf32> -> tensor<256x256xf32>
+  %m = nn.matmul %x, %w : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  func.return %m : tensor<256x256xf32>
 }
 """
+GPU_WITH_A_CALL = DeviceProfile(reduction=LinearModel(1e-13), matmul=LinearModel(1e-14),
+                                upload=LinearModel(1e-10), download=LinearModel(1e-10),
+                                call_s=2e-3)
 
 
 def test_only_the_unit_that_opens_a_piece_pays_a_call() -> None:
-    gpu = DeviceProfile(elementwise=LinearModel(1e-12), reduction=LinearModel(1e-12),
-                        call_s=1e-3)
-    t = Thresholds(cpu_elem_per_elem=1e-8, cpu_reduction_per_elem=1e-8)
-    p = place(fused(CHAIN), t, gpu)
-    first, reduction = p.decisions[0], p.decisions[1]
-    assert first.device == "gpu" and first.reason == "profile-model"
-    # the first opens the accelerator's piece and pays its call; the sum joins it
-    assert first.gpu_s is not None and first.gpu_s >= 1e-3
-    assert reduction.gpu_s is not None and reduction.gpu_s < 1e-3
-    assert {d.device for d in p.decisions} == {"gpu"}
+    t = Thresholds(cpu_reduction_per_elem=1e-7, cpu_matmul_per_flop=1e-9)
+    p = place(fused(CHAIN), t, GPU_WITH_A_CALL, params=["w"])
+    softmax, matmul = p.decisions
+    assert (softmax.device, matmul.device) == ("gpu", "gpu")
+    # the softmax opens the accelerator's piece and pays its call; the matmul joins it
+    assert softmax.gpu_s is not None and softmax.gpu_s >= 2e-3
+    assert matmul.gpu_s is not None and matmul.gpu_s < 2e-3
 
 
 def test_a_split_that_costs_more_than_one_device_is_undone() -> None:
-    # Each unit alone: the first exp (cheap on the host, its call free) stays there; the sum
-    # and the second exp are far cheaper on the accelerator. But the split pays the
-    # accelerator's call and the copy of %x anyway, which the first exp there would have
-    # cost no more than: the whole call is cheaper on the accelerator.
-    gpu = DeviceProfile(elementwise=LinearModel(1e-13), reduction=LinearModel(1e-13),
-                        upload=LinearModel(1e-10), download=LinearModel(1e-10),
-                        call_s=2e-3)
-    t = Thresholds(cpu_elem_per_elem=1.5e-9, cpu_reduction_per_elem=1e-8)
-    p = place(fused(CHAIN), t, gpu)
-    assert {d.device for d in p.decisions} == {"gpu"} and not p.split
+    # Each unit alone: the softmax (1 ms on the host, whose call is free) stays there, as the
+    # accelerator's call costs 2 ms; the matmul (17 ms on the host) goes to the accelerator.
+    # But that split pays the accelerator's call anyway, and a copy of the softmax's result:
+    # the whole call costs less on the accelerator alone.
+    t = Thresholds(cpu_reduction_per_elem=1e-3 / (2 * 65536), cpu_matmul_per_flop=1e-9)
+    p = place(fused(CHAIN), t, GPU_WITH_A_CALL, params=["w"])
+    assert [d.device for d in p.decisions] == ["gpu", "gpu"] and not p.split
     assert p.decisions[0].reason == "profile-model"
+    assert p.decisions[0].cpu_s is not None and p.decisions[0].gpu_s is not None
+    assert p.decisions[0].cpu_s < p.decisions[0].gpu_s   # alone, it was the host's

@@ -107,6 +107,9 @@ class DeviceInfo:
     gemm_tiles: GemmTiles | None = None
     """The GEMM tiles `tuning.autotune_gemm` chose for this device, used instead of the
     defaults; None when it has not run."""
+    global_mem_size: int | None = None
+    """Bytes of global memory: the default budget of launch fusion (``fuse-launches``); None
+    when unknown (the pass's own default then)."""
 
     @property
     def kind(self) -> str:
@@ -128,6 +131,7 @@ class DeviceInfo:
             is_cpu=bool(device.type & cl.device_type.CPU),
             local_mem_size=int(device.local_mem_size),
             max_work_group_size=int(device.max_work_group_size),
+            global_mem_size=int(device.global_mem_size),
         )
         if not tuned:
             return info

@@ -18,6 +18,9 @@ How each op is lowered (tables in ``generated_ops`` and ``template_ops``):
   whose body is the op's scalar IR, launched with ``kernel.launch``;
 - float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
   scalar IR), the norms, softmax and attention: ``kernel.template``;
+- ``fused.row_reduce``: the ``row_reduce`` template, its body as the region (``row_reduce_ops``);
+- ``fused.matmul_epilogue``: the ``gemm`` template with the body as its epilogue
+  (``matmul_epilogue_ops``);
 - ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
   once, read with ``memref.get_global``.
 
@@ -89,7 +92,9 @@ SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (
 NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.elementwise",
     "fused.reduce",
+    "fused.row_reduce",
     "fused.matmul_bias_act",
+    "fused.matmul_epilogue",
     "fused.residual_layer_norm",
     "fused.residual_rms_norm",
     "fused.swiglu",
@@ -108,13 +113,29 @@ DEVICES: tuple[str, ...] = ("cpu", "gpu")
 """The device kinds the generated kernels are shaped for (``lower-to-kernels{device=...}``)."""
 
 
-def lower_opencl_spec(device: str | None = None) -> str:
-    """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, plan buffers;
-    the lowering shapes its kernels for ``device`` (the pass's default when None)."""
+def lower_opencl_spec(
+    device: str | None = None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
+    allow_oversized: bool = False,
+) -> str:
+    """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, merge adjacent
+    launches (``fuse-launches``, unless ``launch_fusion`` is off), plan buffers; the lowering
+    shapes its kernels for ``device`` and launch fusion uses ``launch_budget`` bytes (the
+    passes' defaults when None), leaving kernels alone over it unfused with
+    ``allow_oversized``."""
     unfuse = non_native_fused_ops()
     first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
     lowering = f"lower-to-kernels{{device={device}}}" if device else "lower-to-kernels"
-    return f"{first}{lowering},plan-buffers"
+    fusion = ""
+    if launch_fusion:
+        options = []
+        if launch_budget is not None:
+            options.append(f"budget={launch_budget}")
+        if allow_oversized:
+            options.append("allow-oversized=true")
+        fusion = f"fuse-launches{{{' '.join(options)}}}," if options else "fuse-launches,"
+    return f"{first}{lowering},{fusion}plan-buffers"
 
 
 class LoweringError(Exception):
@@ -201,6 +222,7 @@ class FunctionLowering:
         reduced: Sequence[int] = (),
         reduce_kind: str | None = None,
         arg_names: Sequence[str] | None = None,
+        extra_stores: Sequence[Access] = (),
     ) -> None:
         """Generates a loop kernel over ``buffers`` (see ``kernel_builder``) and launches it.
 
@@ -210,7 +232,8 @@ class FunctionLowering:
         each output and a second kernel combines their partial results."""
         if math.prod(parallel) == 0:
             return  # an empty result: nothing to compute
-        spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind)
+        spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind,
+                                tuple(extra_stores))
         count = math.prod(reduced) if reduced else 0
         per_output = self.options.split_outputs // math.prod(parallel)
         if self.options.device == "cpu":
@@ -235,6 +258,7 @@ class FunctionLowering:
         store: Access,
         reduced: Sequence[int],
         reduce_kind: str | None,
+        extra_stores: tuple[Access, ...] = (),
     ) -> LoopKernel:
         types = [b.type for b in buffers]
         assert all(isinstance(t, MemRefType) for t in types)
@@ -248,6 +272,7 @@ class FunctionLowering:
             reduced=tuple(reduced),
             reduce_kind=reduce_kind,
             local_size=self.options.local_size,
+            extra_stores=extra_stores,
         )
         spec.vector_width = choose_vector_width(spec, self.options.vector_width)
         if self.options.device == "cpu":
@@ -444,9 +469,12 @@ class LowerToKernelsPass(ModulePass):
     def lower(self, op: ModuleOp) -> dict[Operation, list[Operation]]:
         """Lowers every function of ``op`` in place; returns each tensor op's host ops."""
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
+        from fusec.lowering.matmul_epilogue_ops import MATMUL_EPILOGUE_LOWERINGS
+        from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
         from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
 
-        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS}
+        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS,
+                     **MATMUL_EPILOGUE_LOWERINGS}
         if self.local_size <= 0 or self.local_size & (self.local_size - 1):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"

@@ -16,7 +16,9 @@ fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (t
 the output's dtype unless given: f32 1e-4/1e-3, f16 1e-2, bf16 6e-2; normwise: random
 weights make long sums whose rounding shows in the elements near zero). ``--profile`` runs
 once to warm up, then prints each kernel's time from OpenCL profiling events and the host
-overhead of a call.
+overhead of a call. Adjacent launches are merged (``fuse-launches``) under a budget of the
+device's global memory size; ``--launch-budget BYTES`` sets it, ``--no-launch-fusion`` keeps
+one launch per kernel.
 
 ``--device auto`` places each kernel on the CPU or the GPU where both exist (``fusec.placement``:
 the cost model, calibrated by ``fusec-calibrate`` or the built-in defaults);
@@ -130,6 +132,8 @@ def run(
     offload_report: str | None = None,
     dot: str | None = None,
     shapes: dict[str, list[int]] | None = None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
 ) -> None:
     from fusec.codegen.program import argument_name
     from fusec.compiler.driver import compile_placed, load, lower
@@ -158,7 +162,8 @@ def run(
 
         placed = compile_placed(original.clone(), function, pipeline, platform, file,
                                 params=params or None,
-                                offload_thresholds=parse_overrides(offload_thresholds))
+                                offload_thresholds=parse_overrides(offload_thresholds),
+                                launch_budget=launch_budget, launch_fusion=launch_fusion)
         for warning in placed.report["warnings"]:
             click.echo(f"fusec-run: warning: {warning}", err=True)
         exe = placed.executable
@@ -172,7 +177,7 @@ def run(
     else:
         dev = select_device(device, platform)  # type: ignore[arg-type]
         compiled = lower(original.clone(), function, pipeline,
-                         DeviceInfo.from_device(dev.device), file)
+                         DeviceInfo.from_device(dev.device), file, launch_budget, launch_fusion)
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])
@@ -233,6 +238,32 @@ def run(
         if not all(r.ok for r in results):
             raise ToolError(f"{file}: error: --check: outputs differ from the reference "
                             "beyond tolerance", EXIT_CHECK)
+
+
+def differential(file: str, function: str | None, seed: int | None, device: str,
+                 platform: str | None, pipeline: str, atol: float | None, rtol: float | None,
+                 bisect: bool) -> None:
+    """``--verify-fusion`` and ``--bisect`` (`fusec.compiler.differential`)."""
+    from fusec.compiler import differential as diff
+    from fusec.compiler.driver import load, select_function
+    from fusec.runtime.device import select_device
+
+    module = load(read_source(file), file)
+    name = select_function(module, function, file)
+    runner = diff.Runner(module, name, pipeline, select_device(device, platform), file)
+    if bisect:
+        result = diff.bisect(runner, seed or 0, atol, rtol)
+        click.echo(result.describe())
+        if result.first_bad is not None or result.unfused_differs:
+            sys.exit(EXIT_CHECK)
+        return
+    reports = diff.verify_fusion(runner, seed or 0, atol, rtol)
+    for report in reports:
+        for line in report.lines():
+            click.echo(line)
+    if not all(r.ok for r in reports):
+        raise ToolError(f"{file}: error: --verify-fusion: fused and unfused outputs differ "
+                        "beyond tolerance", EXIT_CHECK)
 
 
 def write_report(path: str, report: dict) -> None:
@@ -308,6 +339,15 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
                    "stderr).")
 @click.option("--dot", metavar="FILE.dot",
               help="Also write the fused graph as Graphviz DOT, each op naming its kernels.")
+@click.option("--verify-fusion", is_flag=True,
+              help="Run the program fused and unfused on random and adversarial inputs (large, "
+                   "ties, signed zeros, subnormals); print the largest differences per output.")
+@click.option("--bisect", is_flag=True,
+              help="Find the first fusion rewrite after which the outputs differ from the "
+                   "reference (as --rewrite-limit is searched in fusec-opt).")
+@click.option("--launch-budget", type=click.IntRange(min=0), metavar="BYTES",
+              help="Bytes one merged launch may touch (default: the device's global memory).")
+@click.option("--no-launch-fusion", is_flag=True, help="Keep one launch per kernel.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--verbose", is_flag=True,
               help="On a build error, print the log and source; show cache warnings.")
@@ -318,6 +358,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
         atol: float | None, rtol: float | None, profile: bool, dump_kernels: str | None,
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
+        verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
         list_only: bool,
         verbose: bool, shape_specs: tuple[str, ...]) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
@@ -328,6 +369,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("missing FILE")
     if inputs is not None and seed is not None:
         raise click.UsageError("--inputs and --random exclude each other")
+    if launch_budget is not None and no_launch_fusion:
+        raise click.UsageError("--launch-budget and --no-launch-fusion exclude each other")
     if verbose:
         show_warnings("fusec-run")
     if device != "auto" and (offload_thresholds or offload_report):
@@ -338,12 +381,21 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         parse_overrides(offload_thresholds)
     except OffloadOptionError as e:
         raise click.UsageError(str(e)) from None
+    if verify_fusion or bisect:
+        if verify_fusion and bisect:
+            raise click.UsageError("--verify-fusion and --bisect exclude each other")
+        if inputs is not None or output or profile or check or file.endswith(".onnx"):
+            raise click.UsageError("--verify-fusion and --bisect take an .mlir file and "
+                                   "--random, not --inputs, -o, --profile or --check")
     try:
         from fusec.tools.fusec_import import parse_shapes
 
+        if verify_fusion or bisect:
+            differential(file, function, seed, device, platform, pipeline, atol, rtol, bisect)
+            return
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
             profile, dump_kernels, offload_thresholds, offload_report, dot,
-            parse_shapes(shape_specs))
+            parse_shapes(shape_specs), launch_budget, not no_launch_fusion)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

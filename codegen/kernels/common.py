@@ -110,6 +110,9 @@ class DeviceInfo:
     gemm_tiles: GemmTiles | None = None
     """The GEMM tiles `tuning.autotune_gemm` chose for this device, used instead of the
     defaults; None when it has not run."""
+    global_mem_size: int | None = None
+    """Bytes of global memory: the default budget of launch fusion (``fuse-launches``); None
+    when unknown (the pass's own default then)."""
 
     @property
     def kind(self) -> str:
@@ -132,6 +135,7 @@ class DeviceInfo:
             local_mem_size=int(device.local_mem_size),
             max_work_group_size=int(device.max_work_group_size),
             float_vector_width=int(device.native_vector_width_float),
+            global_mem_size=int(device.global_mem_size),
         )
         if not tuned:
             return info

@@ -30,8 +30,8 @@ import numpy as np
 import pyopencl as cl
 
 from fusec.codegen.kernels.common import DeviceInfo
-from fusec.files import OutputError, atomic_write, cache_dir
 from fusec.codegen.kernels.gemm import CPU_TILES, GPU_LARGE_TILES, GPU_TILES, GemmTiles, gemm
+from fusec.files import OutputError, atomic_write, cache_dir
 
 GemmShape = tuple[int, int, int, int, bool]
 """(batch, m, n, k, rhs_batched)."""

@@ -46,12 +46,16 @@ ARRAYS = ("numpy", "device")
 
 
 def prepare(text: str, inputs: Sequence[np.ndarray], device: str, pipeline: str,
-            params: Mapping[str, np.ndarray] | None = None, arrays: str = "numpy") -> Prepared:
+            params: Mapping[str, np.ndarray] | None = None, arrays: str = "numpy",
+            launch_fusion: bool = True) -> Prepared:
     """Compiles `text` for `device` and returns its timed call. `params` (input name ->
     array, `Workload.params`) are bound to the device once; `inputs` are every input in order,
-    and a call passes those not in `params`, as numpy arrays or device arrays (`arrays`)."""
+    and a call passes those not in `params`, as numpy arrays or device arrays (`arrays`).
+    `launch_fusion=False` keeps one launch per kernel (``fuse-launches`` off)."""
     params = dict(params or {})
-    executable = compile_function()(text, pipeline=pipeline, device=device, params=params)
+    options = {} if launch_fusion else {"launch_fusion": False}
+    executable = compile_function()(text, pipeline=pipeline, device=device, params=params,
+                                    **options)
     args: list[Any] = [a for a, spec in zip(inputs, executable.plan.inputs, strict=True)
                        if spec.name not in params]
     details = describe(executable)

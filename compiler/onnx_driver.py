@@ -1,4 +1,5 @@
-"""ONNX models through the driver (`fusec.compiler.driver.compile` calls these): ``fusec.compile(model)`` and the weights files of imported IR.
+"""ONNX models through the driver (`fusec.compiler.driver.compile` calls these):
+``fusec.compile(model)`` and the weights files of imported IR.
 
     exe = fusec.compile("bert.onnx", shapes={"input_ids": [1, 128]})   # or an onnx.ModelProto
     (hidden,) = exe(input_ids=ids, attention_mask=mask)    # ONNX input names, ONNX dtypes

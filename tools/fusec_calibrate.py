@@ -26,6 +26,7 @@ from typing import Any
 import click
 
 from fusec import __version__
+from fusec.files import OutputError, atomic_write
 from fusec.tools.cli import EXIT_INPUT, run_cli
 
 EXIT_DEVICE = 3
@@ -131,11 +132,9 @@ def cli(refresh: bool, platform: str | None, quick: bool, json_out: str | None) 
         return
     if json_out:
         try:
-            with open(json_out, "w", encoding="utf-8") as f:
-                json.dump(summary, f, indent=1)
-                f.write("\n")
-        except OSError as e:
-            fail(f"{json_out}: error: cannot write: {e.strerror}", EXIT_INPUT)
+            atomic_write(json_out, json.dumps(summary, indent=1) + "\n")
+        except OutputError as e:
+            fail(str(e), EXIT_INPUT)
 
 
 def fail(message: str, code: int) -> None:

@@ -223,9 +223,9 @@ def shared_pool(device: OpenCLDevice) -> CudaSharedPool:
 
 def to_torch(array: DeviceArray) -> Any:
     """A CUDA tensor over `array`'s memory, no copy (waits for the commands writing it)."""
+    pool = shared_pool(array.device)  # refuses a device without sharing, torch or not
     import torch
 
-    pool = shared_pool(array.device)
     allocation = pool.allocation(array.buffer)
     if allocation is None and array.nbytes:
         raise InputError("the device array was not made in CUDA-shared memory (it was made "

@@ -54,9 +54,9 @@ def gpu_with_sharing():  # noqa: ANN201
 
 
 def test_outputs_are_tensors_and_tensors_inputs_without_a_copy() -> None:
+    gpu = gpu_with_sharing()
     import torch
 
-    gpu = gpu_with_sharing()
     pool = enable_cuda_sharing(gpu)
     exe = fusec.compile(SOURCE, device="gpu")
     (y,) = exe(exe.to_device(X), exe.to_device(B))
@@ -72,9 +72,9 @@ def test_outputs_are_tensors_and_tensors_inputs_without_a_copy() -> None:
 
 
 def test_a_torch_allocated_tensor_is_copied_on_the_device() -> None:
+    gpu = gpu_with_sharing()
     import torch
 
-    gpu = gpu_with_sharing()
     enable_cuda_sharing(gpu)
     exe = fusec.compile(SOURCE, device="gpu")
     x = torch.from_numpy(X).cuda()

@@ -218,7 +218,9 @@ def _emulation(name: str, spec: _Mma) -> str:
             f"      *c{i} = sum; }}\n")
     return (
         unpack
-        + f"inline void {name}_mma(__local float *s, const int lane, const uint a0,\n"
+        # not inlined: 32 inlined copies per step made the CPU compiler take 20 s, not 3
+        + f"__attribute__((noinline)) void {name}_mma(__local float *s, const int lane,\n"
+        "                         const uint a0,\n"
         "                         const uint a1, const uint a2, const uint a3, const uint b0,\n"
         "                         const uint b1, float *c0, float *c1, float *c2, float *c3) {\n"
         f"    /* the warp's fragments, {size} floats: A[16][{kk}] then B[{kk}][8] */\n"

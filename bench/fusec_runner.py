@@ -46,12 +46,15 @@ ARRAYS = ("numpy", "device")
 
 
 def prepare(text: str, inputs: Sequence[np.ndarray], device: str, pipeline: str,
-            params: Mapping[str, np.ndarray] | None = None, arrays: str = "numpy") -> Prepared:
+            params: Mapping[str, np.ndarray] | None = None, arrays: str = "numpy",
+            allow_tf32: bool = False) -> Prepared:
     """Compiles `text` for `device` and returns its timed call. `params` (input name ->
     array, `Workload.params`) are bound to the device once; `inputs` are every input in order,
     and a call passes those not in `params`, as numpy arrays or device arrays (`arrays`)."""
     params = dict(params or {})
-    executable = compile_function()(text, pipeline=pipeline, device=device, params=params)
+    options = {"allow_tf32": True} if allow_tf32 else {}
+    executable = compile_function()(text, pipeline=pipeline, device=device, params=params,
+                                    **options)
     args: list[Any] = [a for a, spec in zip(inputs, executable.plan.inputs, strict=True)
                        if spec.name not in params]
     details = describe(executable)

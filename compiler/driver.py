@@ -79,12 +79,14 @@ def lower(
     pipeline: str = "default",
     device_info: DeviceInfo | None = None,
     filename: str = "<input>",
+    allow_tf32: bool = False,
 ) -> Compiled:
-    """Fuses, lowers and plans ``module`` in place."""
+    """Fuses, lowers and plans ``module`` in place (``allow_tf32``: f32 matmuls may use TF32
+    tensor cores)."""
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
-    lowering = lower_opencl_spec(device_info.kind if device_info else None)
+    lowering = lower_opencl_spec(device_info.kind if device_info else None, allow_tf32)
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     try:
         plan = build_plan(module, name, device_info)
@@ -102,6 +104,7 @@ def compile(  # noqa: A001 - the public name the package exports
     filename: str = "<input>",
     params: Mapping[str, np.ndarray] | None = None,
     offload_thresholds: Mapping[str, str | int | float] | None = None,
+    allow_tf32: bool = False,
 ) -> Executable | PlacedExecutable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
@@ -109,15 +112,17 @@ def compile(  # noqa: A001 - the public name the package exports
     then takes only the other inputs. With ``device="auto"`` the kernels are placed between
     the CPU and the GPU where both exist (`compile_placed`; ``offload_thresholds`` overrides
     the cost model's thresholds by name); with one device that device runs everything.
+    ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
     """
     if device == "auto":
         return compile_placed(source_or_module, function, pipeline, platform, filename, params,
-                              offload_thresholds).executable
+                              offload_thresholds, allow_tf32=allow_tf32).executable
     if offload_thresholds:
         raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
     module = load(source_or_module, filename)
-    compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename)
+    compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
+                     allow_tf32)
     return Executable(compiled.plan, dev, params)
 
 
@@ -141,6 +146,7 @@ def compile_placed(
     params: Mapping[str, np.ndarray] | None = None,
     offload_thresholds: Mapping[str, str | int | float] | None = None,
     devices: DevicePair | None = None,
+    allow_tf32: bool = False,
 ) -> Placed:
     """Fuses the function, places each unit on the host (CPU) or the accelerator (GPU) by the
     calibrated cost model (`fusec.placement`), lowers each device's segments for that device
@@ -166,7 +172,8 @@ def compile_placed(
         role = placement.decisions[0].device if placement.decisions else (
             single[0] if single else ACCELERATOR)
         dev = pair.device(role)
-        compiled = lower(module, name, "none", DeviceInfo.from_device(dev.device), filename)
+        compiled = lower(module, name, "none", DeviceInfo.from_device(dev.device), filename,
+                         allow_tf32)
         note = pair.note or f"every kernel on the {role} ({dev.description})"
         report = build_report(setup, placement, host or "none", accelerator, note=note)
         return Placed(Executable(compiled.plan, dev, params), report, name, (compiled.plan,))
@@ -175,7 +182,7 @@ def compile_placed(
     for segment in segments:
         dev = pair.device(segment.device)
         compiled = lower(segment.module, segment.name, "none",
-                         DeviceInfo.from_device(dev.device), filename)
+                         DeviceInfo.from_device(dev.device), filename, allow_tf32)
         reads = {s.name for s in compiled.plan.inputs}
         bound = {k: v for k, v in (params or {}).items() if k in reads}
         placed.append(PlacedSegment(segment, Executable(compiled.plan, dev, bound)))

@@ -108,12 +108,15 @@ DEVICES: tuple[str, ...] = ("cpu", "gpu")
 """The device kinds the generated kernels are shaped for (``lower-to-kernels{device=...}``)."""
 
 
-def lower_opencl_spec(device: str | None = None) -> str:
+def lower_opencl_spec(device: str | None = None, allow_tf32: bool = False) -> str:
     """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, plan buffers;
-    the lowering shapes its kernels for ``device`` (the pass's default when None)."""
+    the lowering shapes its kernels for ``device`` (the pass's default when None) and lets f32
+    matmuls use TF32 tensor cores with ``allow_tf32``."""
     unfuse = non_native_fused_ops()
     first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
-    lowering = f"lower-to-kernels{{device={device}}}" if device else "lower-to-kernels"
+    options = " ".join([*([f"device={device}"] if device else []),
+                        *(["allow-tf32=true"] if allow_tf32 else [])])
+    lowering = f"lower-to-kernels{{{options}}}" if options else "lower-to-kernels"
     return f"{first}{lowering},plan-buffers"
 
 
@@ -144,6 +147,7 @@ class LoweringOptions:
     cpu_chunk_min: int = 4096
     gemm_split_outputs: int = 1 << 19
     gemm_split_depth: int = 256
+    allow_tf32: bool = False
 
 
 class FunctionLowering:
@@ -438,6 +442,11 @@ class LowerToKernelsPass(ModulePass):
     gemm_split_depth: int = 256
     """GPU: the least depth (K) of one part of a matmul split along K."""
 
+    allow_tf32: bool = False
+    """Let f32 matmuls run on tensor cores in TF32 (operands rounded to 10 mantissa bits,
+    float32 accumulation), as PyTorch's ``allow_tf32``, where the device has them; off, f32
+    matmuls are computed in float32."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.lower(op)
 
@@ -472,7 +481,7 @@ class LowerToKernelsPass(ModulePass):
         options = LoweringOptions(
             self.vector_width, self.local_size, self.group_reduce_min, self.split_outputs,
             self.device, self.reduce_vector_width, self.cpu_chunk_min,
-            self.gemm_split_outputs, self.gemm_split_depth,
+            self.gemm_split_outputs, self.gemm_split_depth, self.allow_tf32,
         )
         emitted: dict[Operation, list[Operation]] = {}
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:

@@ -125,6 +125,8 @@ def run(
     offload_thresholds: tuple[str, ...] = (),
     offload_report: str | None = None,
     dot: str | None = None,
+    allow_tf32: bool = False,
+    verbose: bool = False,
 ) -> None:
     from fusec.compiler.driver import compile_placed, load, lower
     from fusec.codegen.kernels.common import DeviceInfo
@@ -142,7 +144,8 @@ def run(
         from fusec.placement.cost_model import parse_overrides
 
         placed = compile_placed(original.clone(), function, pipeline, platform, file,
-                                offload_thresholds=parse_overrides(offload_thresholds))
+                                offload_thresholds=parse_overrides(offload_thresholds),
+                                allow_tf32=allow_tf32)
         for warning in placed.report["warnings"]:
             click.echo(f"fusec-run: warning: {warning}", err=True)
         exe = placed.executable
@@ -155,8 +158,11 @@ def run(
             write_report(offload_report, placed.report)
     else:
         dev = select_device(device, platform)  # type: ignore[arg-type]
-        compiled = lower(original.clone(), function, pipeline,
-                         DeviceInfo.from_device(dev.device), file)
+        info = DeviceInfo.from_device(dev.device)
+        if verbose:
+            for note in info.notes:
+                click.echo(f"fusec-run: note: {note}", err=True)
+        compiled = lower(original.clone(), function, pipeline, info, file, allow_tf32)
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])
@@ -282,14 +288,18 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--dot", metavar="FILE.dot",
               help="Also write the fused graph as Graphviz DOT, each op naming its kernels.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
-@click.option("--verbose", is_flag=True, help="On a build error, print the log and source.")
+@click.option("--allow-tf32", is_flag=True,
+              help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
+@click.option("--verbose", is_flag=True,
+              help="On a build error, print the log and source; print what was found out "
+                   "about the device (e.g. tensor cores the driver rejected).")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
         atol: float | None, rtol: float | None, profile: bool, dump_kernels: str | None,
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
         list_only: bool,
-        verbose: bool) -> None:
+        allow_tf32: bool, verbose: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -308,7 +318,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError(str(e)) from None
     try:
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels, offload_thresholds, offload_report, dot)
+            profile, dump_kernels, offload_thresholds, offload_report, dot, allow_tf32, verbose)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

@@ -107,6 +107,12 @@ class DeviceInfo:
     gemm_tiles: GemmTiles | None = None
     """The GEMM tiles `tuning.autotune_gemm` chose for this device, used instead of the
     defaults; None when it has not run."""
+    tensor_cores: tuple[str, ...] = ()
+    """The tensor-core products (``f16``, ``bf16``, ``tf32``) whose inline PTX built on this
+    device (`gemm_mma.probe_tensor_cores`): the GEMM uses them there."""
+    notes: tuple[str, ...] = ()
+    """What was found out about the device while reading it (tools print these under
+    ``--verbose``), e.g. which tensor-core products the driver rejected."""
 
     @property
     def kind(self) -> str:
@@ -123,11 +129,16 @@ class DeviceInfo:
         cached apart."""
         import pyopencl as cl
 
+        from fusec.codegen.kernels.gemm_mma import probe_tensor_cores
+
+        tensor_cores, note = probe_tensor_cores(device)
         info = cls(
             name=device.name.strip(),
             is_cpu=bool(device.type & cl.device_type.CPU),
             local_mem_size=int(device.local_mem_size),
             max_work_group_size=int(device.max_work_group_size),
+            tensor_cores=tensor_cores,
+            notes=(note,) if note else (),
         )
         if not tuned:
             return info

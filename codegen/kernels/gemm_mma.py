@@ -36,6 +36,7 @@ in CI); the real instructions are checked on the GPU machine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
@@ -436,3 +437,39 @@ class _TileLoads:
             else:
                 lines.append(f"        vstore{self.vector}({value}, 0, {tile} + {at});\n")
         return lines
+
+
+_PROBED: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
+
+
+def probe_tensor_cores(device: Any) -> tuple[tuple[str, ...], str]:
+    """The `MMA_KINDS` whose ``mma.sync`` builds on ``device`` (a ``pyopencl.Device``), and a
+    note saying which did not and why; each device is probed once per process. Only NVIDIA's
+    OpenCL takes inline PTX; elsewhere the answer is none, without a build."""
+    import pyopencl as cl
+
+    if "NVIDIA" not in device.vendor.upper() or device.type & cl.device_type.CPU:
+        return (), ""
+    key = (device.name, device.driver_version)
+    if key not in _PROBED:
+        context = cl.Context([device])
+        kinds: list[str] = []
+        failed: list[str] = []
+        for kind in MMA_KINDS:
+            name = f"fusec_probe_{kind}"
+            source = (_ptx_helpers(name, MMAS[kind])
+                      + f"__kernel void {name}(__global float *out) {{\n"
+                      "    float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f;\n"
+                      f"    {name}_mma(1u, 2u, 3u, 4u, 5u, 6u, &c0, &c1, &c2, &c3);\n"
+                      "    out[get_global_id(0)] = c0 + c1 + c2 + c3;\n}\n")
+            try:
+                cl.Program(context, source).build()
+                kinds.append(kind)
+            except cl.Error as e:
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                failed.append(f"{kind} ({first})")
+        note = (f"tensor cores: {', '.join(kinds) or 'none'} on {device.name.strip()}"
+                + (f"; the driver rejected {', '.join(failed)}: the portable GEMM runs those"
+                   if failed else ""))
+        _PROBED[key] = (tuple(kinds), note)
+    return _PROBED[key]

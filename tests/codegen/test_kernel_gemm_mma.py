@@ -92,3 +92,34 @@ def test_tensor_core_gemm_applies_the_epilogue_at_each_row_and_column(launch, dt
     expected = np.maximum(a @ b + bias + 0.01 * rows, 0)
     error = float(np.abs(as_float(out) - expected).max()) / float(np.abs(expected).max())
     assert error <= TOLERANCE[dtype]
+
+
+def test_gemm_uses_tensor_cores_only_where_the_device_has_them_and_tf32_is_allowed():
+    from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.codegen.kernels.gemm import gemm
+
+    nvidia = DeviceInfo("H100", is_cpu=False, local_mem_size=49152, max_work_group_size=1024,
+                        tensor_cores=("f16", "bf16", "tf32"))
+    plain = DeviceInfo("other GPU", is_cpu=False, local_mem_size=49152)
+
+    def uses_mma(info: DeviceInfo, dtype: str, **kw) -> bool:
+        return "mma.sync" in gemm("g", 1, 64, 64, 64, False, device_info=info, dtype=dtype,
+                                  **kw).source
+
+    assert uses_mma(nvidia, "f16") and uses_mma(nvidia, "bf16")
+    assert not uses_mma(nvidia, "f32")
+    assert uses_mma(nvidia, "f32", allow_tf32=True)
+    assert not uses_mma(plain, "f16") and not uses_mma(plain, "f32", allow_tf32=True)
+    assert not uses_mma(nvidia, "f16", split_k=2)
+
+
+def test_allow_tf32_reaches_the_gemm_template():
+    from fusec.compiler.driver import load, lower
+
+    text = """func.func @f(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %y = nn.matmul %a, %b : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
+  func.return %y : tensor<8x4xf32>
+}"""
+    allowed = lower(load(text), allow_tf32=True).module
+    assert "allow_tf32 = true" in str(allowed)
+    assert "allow_tf32" not in str(lower(load(text)).module)

@@ -2,21 +2,21 @@
 # fresh virtualenv by setting VENV. Variables (set on the command line or in the environment):
 #   VENV    the virtualenv to create and use               (default: .venv)
 #   PYTHON  the interpreter that creates it                 (default: python3)
-#   EXTRAS  the pyproject extras to install                 (default: test,cpu)
+#   EXTRAS  the pyproject extras to install                 (default: test,cpu,onnx)
 VENV ?= .venv
 PYTHON ?= python3
 # --- what a CPU OpenCL device needs -------------------------------------------------------------
 # `cpu` is the pyproject extra with Intel's OpenCL CPU runtime (x86-64 Linux; elsewhere it installs
 # nothing and fusec uses a GPU driver or PoCL already on the machine). Packages the OpenCL runtime
 # needs beyond pyproject's extras go in OPENCL_PACKAGES.
-EXTRAS ?= test,cpu
+EXTRAS ?= test,cpu,onnx
 OPENCL_PACKAGES ?=
 # ------------------------------------------------------------------------------------------------
 
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.fusec-installed
 
-.PHONY: setup install example test lit pytest lint clean
+.PHONY: setup install example test lit pytest lint clean fuzz
 
 ## setup: create $(VENV), install fusec into it, then fuse and run an example
 setup: install example
@@ -47,6 +47,13 @@ lit: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q tests
+
+## fuzz: random programs against the reference, mangled text against fusec-opt (FUZZ_SEED,
+## FUZZ_COUNT); minimized failing cases go to fuzz-failures/
+FUZZ_SEED ?= 0
+FUZZ_COUNT ?= 200
+fuzz: $(STAMP)
+	$(BIN)/fusec-fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out fuzz-failures
 
 ## lint: ruff (not a dependency: `$(BIN)/pip install ruff` first)
 lint:

@@ -84,9 +84,14 @@ INFIX: dict[type[Operation], str] = {
     arith.XOrIOp: "^",
 }
 
-CALLS: dict[type[Operation], str] = {
+NAN_PROPAGATING: dict[type[Operation], str] = {
     arith.MaximumfOp: "fmax",
     arith.MinimumfOp: "fmin",
+}
+"""arith.maximumf/minimumf return NaN when either operand is NaN (as numpy's maximum does);
+OpenCL's fmax/fmin return the other operand, so the NaN case is selected around them."""
+
+CALLS: dict[type[Operation], str] = {
     arith.MaxSIOp: "max",
     arith.MinSIOp: "min",
     arith.MinUIOp: "min",
@@ -205,6 +210,7 @@ class CEmitter:
         self.handlers: dict[type[Operation], Callable[[Operation], None]] = {
             **{cls: self.infix for cls in INFIX},
             **{cls: self.call for cls in CALLS},
+            **{cls: self.nan_propagating for cls in NAN_PROPAGATING},
             **{cls: self.work_item_id for cls in WORK_ITEM_IDS},
             **{cls: self.cast for cls in CASTS},
             arith.ConstantOp: self.constant,
@@ -342,6 +348,11 @@ class CEmitter:
     def call(self, op: Operation) -> None:
         args = ", ".join(self.ref(v) for v in op.operands)
         self.define(op, f"{CALLS[type(op)]}({args})")
+
+    def nan_propagating(self, op: Operation) -> None:
+        lhs, rhs = (self.ref(v) for v in op.operands)
+        call = f"{NAN_PROPAGATING[type(op)]}({lhs}, {rhs})"
+        self.define(op, f"select({call}, {lhs} + {rhs}, isnan({lhs}) | isnan({rhs}))")
 
     def negf(self, op: Operation) -> None:
         self.define(op, f"-{self.ref(op.operands[0])}")

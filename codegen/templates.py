@@ -21,6 +21,7 @@ from fusec.codegen.kernels.common import (
     KernelArg,
     KernelSource,
 )
+from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.softmax import softmax
@@ -152,6 +153,14 @@ def instantiate_attention(
     )
 
 
+def instantiate_gather(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+    return gather(name, p.int("outer"), p.int("dim"), p.int("count"), p.int("inner"),
+                  p.str("dtype"))
+
+
 INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {
     "gemm": instantiate_gemm,
     "gemm_split_sum": instantiate_gemm_split_sum,
@@ -159,6 +168,7 @@ INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], Ker
     "rms_norm": instantiate_norm,
     "softmax": instantiate_softmax,
     "attention": instantiate_attention,
+    "gather": instantiate_gather,
 }
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation, TypeAttribute
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -187,7 +187,11 @@ def parse_module(
     """Parses and verifies ``source``; every error becomes a one-line ``FusecError``.
 
     ``verify`` (default: `verify_module`) may be an `IncrementalVerifier`'s, which then knows the
-    module as verified when the passes start."""
+    module as verified when the passes start. Every operand must be defined before its use
+    (`verify_defined_before_use`, whichever ``verify``). Input nested deeper than Python's
+    recursion allows (``dense<[[[[...``, thousands of nested regions or types) is an error at
+    the token where the parser gave up."""
+    parser = None
     try:
         with paused_gc():
             parser = LocatedParser(ctx, source.text, source.name, source.line_offset)
@@ -196,10 +200,17 @@ def parse_module(
                 # module.
                 return ModuleOp([])
             module = parser.parse_module()
+        with paused_gc():
+            (verify or verify_module)(module, source.name)
+            verify_defined_before_use(module, source.name)
     except ParseError as e:
         raise FusecError(parse_error_message(at_first_use(e), source.line_offset)) from None
-    with paused_gc():
-        (verify or verify_module)(module, source.name)
+    except RecursionError:
+        where = f"{source.name}:{source.line_offset + 1}:1"
+        if parser is not None:
+            loc = parser._current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
+            where = f"{loc.file}:{loc.line + source.line_offset}:{loc.col}"
+        raise FusecError(f"{where}: error: input nested too deeply to parse") from None
     return module
 
 
@@ -235,6 +246,48 @@ def verify_op(op: Operation, filename: str) -> None:
     except VerifyException as e:
         message = first_trait_failure(op, str(e))
         raise FusecError(located_message(op, filename, message)) from None
+
+
+def verify_defined_before_use(module: ModuleOp, filename: str) -> None:
+    """Every operand is defined before its use, in the same block or an enclosing one (xDSL's
+    verifier does not check dominance: ``%b = nn.add %a, ...`` above ``%a = ...`` parsed, and
+    the lowering failed on it). Blocks of regions with several blocks are not checked."""
+    position: dict[Operation, int] = {}
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                for i, inner in enumerate(block.ops):
+                    position[inner] = i
+    for op in module.walk():
+        for index, operand in enumerate(op.operands):
+            if not visible(operand, op, position):
+                name = f"%{operand.name_hint}" if operand.name_hint else "a value"
+                raise FusecError(located_message(
+                    op, filename, f"'{op.name}' operand #{index} ({name}) is used before it is "
+                    "defined"))
+
+
+def visible(value: SSAValue, user: Operation, position: dict[Operation, int]) -> bool:
+    """Whether ``value`` is defined before ``user`` in ``user``'s block or an enclosing one."""
+    if isinstance(value, BlockArgument):
+        block = value.block
+        ancestor: Operation | None = user
+        while ancestor is not None:
+            if ancestor.parent_block() is block:
+                return True
+            ancestor = ancestor.parent_op()
+        return False
+    assert isinstance(value, OpResult)
+    owner = value.op
+    block = owner.parent_block()
+    if block is None or (block.parent is not None and len(block.parent.blocks) > 1):
+        return True
+    ancestor = user
+    while ancestor is not None:
+        if ancestor.parent_block() is block:
+            return position.get(owner, -1) < position.get(ancestor, -1)
+        ancestor = ancestor.parent_op()
+    return False
 
 
 def first_trait_failure(op: Operation, message: str) -> str:

@@ -15,7 +15,7 @@ lowering as its ``device`` option, and its `DeviceInfo` the kernel templates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,6 +27,12 @@ from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.codegen.program import PlanError, argument_name, build_plan, numpy_dtype
+from fusec.compiler.onnx_driver import (
+    OnnxExecutable,
+    import_onnx,
+    is_onnx_source,
+    module_params,
+)
 from fusec.compiler.pipeline import run_pipeline
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
@@ -96,7 +102,7 @@ def lower(
 
 
 def compile(  # noqa: A001 - the public name the package exports
-    source_or_module: str | ModuleOp,
+    source_or_module: str | ModuleOp | object,
     function: str | None = None,
     pipeline: str = "default",
     device: str = "auto",
@@ -104,23 +110,36 @@ def compile(  # noqa: A001 - the public name the package exports
     filename: str = "<input>",
     params: Mapping[str, np.ndarray] | None = None,
     offload_thresholds: Mapping[str, str | int | float] | None = None,
+    shapes: Mapping[str, Sequence[int]] | None = None,
     allow_tf32: bool = False,
-) -> Executable | PlacedExecutable:
+) -> Executable | PlacedExecutable | OnnxExecutable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
     ``params`` binds inputs (by name) to the device once, as `Executable.bind` does: a call
     then takes only the other inputs. With ``device="auto"`` the kernels are placed between
     the CPU and the GPU where both exist (`compile_placed`; ``offload_thresholds`` overrides
     the cost model's thresholds by name); with one device that device runs everything.
+    IR whose module names a weights file (``fusec.params``, written by ``fusec-import``; found
+    relative to ``filename``) binds those weights unless ``params`` is given. An
+    ``onnx.ModelProto`` or the path of a ``.onnx`` file is imported first (``shapes`` fixes its
+    dynamic input dimensions) and called with its ONNX input names (`OnnxExecutable`).
     ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
     """
+    if is_onnx_source(source_or_module):
+        imported = import_onnx(source_or_module, shapes,
+                               None if filename == "<input>" else filename)
+        exe = compile(imported.module, None, pipeline, device, platform, filename,
+                      imported.params, offload_thresholds, allow_tf32=allow_tf32)
+        return OnnxExecutable(exe, imported)  # type: ignore[arg-type]
+    module = load(source_or_module, filename)  # type: ignore[arg-type]
+    if params is None:
+        params = module_params(module, filename)
     if device == "auto":
-        return compile_placed(source_or_module, function, pipeline, platform, filename, params,
+        return compile_placed(module, function, pipeline, platform, filename, params,
                               offload_thresholds, allow_tf32=allow_tf32).executable
     if offload_thresholds:
         raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
-    module = load(source_or_module, filename)
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
                      allow_tf32)
     return Executable(compiled.plan, dev, params)

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     i1,
@@ -221,6 +222,23 @@ class SqrtOp(UnaryOp):
 @irdl_op_definition
 class RsqrtOp(UnaryOp):
     name = "nn.rsqrt"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """The Gauss error function (exported GELUs and others spell it out)."""
+
+    name = "nn.erf"
+
+
+@irdl_op_definition
+class SinOp(UnaryOp):
+    name = "nn.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    name = "nn.cos"
 
 
 @irdl_op_definition
@@ -503,6 +521,49 @@ class ConcatOp(IRDLOperation):
                 )
         shape = list(types[0].get_shape())
         shape[axis] = sum(t.get_shape()[axis] for t in types)
+        check_result_shape(self, res, shape)
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """``data`` indexed along ``axis`` by every element of ``indices`` (an embedding lookup).
+
+    The result's shape is ``data[:axis] + indices + data[axis+1:]``. A negative index counts
+    from the end of the axis; an index outside ``[-dim, dim)`` is clamped into it (ONNX leaves
+    it undefined; fusec's kernel and reference clamp alike).
+    """
+
+    name = "nn.gather"
+    data = operand_def()
+    indices = operand_def()
+    result = result_def()
+    axis = prop_def(I64Attr, default_value=i64_attr(0))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)"
+    )
+
+    def __init__(self, data: SSAValue, indices: SSAValue, axis: int, result_type: Attribute):
+        super().__init__(
+            operands=[data, indices],
+            result_types=[result_type],
+            properties={"axis": i64_attr(axis)},
+        )
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "data", self.data)
+        idx = tensor_type(self, "indices", self.indices)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "data", x, ALL_TYPES)
+        check_element_type(self, "indices", idx, (IntegerType(32),))
+        axis = check_axis(self, "axis", int_prop(self, "axis"), x.get_num_dims())
+        if x.get_shape()[axis] == 0:
+            raise VerifyException(
+                f"'{self.name}' cannot gather from the empty axis {axis} of {type_name(x)}"
+            )
+        check_same_element_type(self, [("data", x), ("result", res)])
+        shape = [*x.get_shape()[:axis], *idx.get_shape(), *x.get_shape()[axis + 1 :]]
         check_result_shape(self, res, shape)
 
 
@@ -838,6 +899,9 @@ NN = Dialect(
         RsqrtOp,
         NegOp,
         AbsOp,
+        ErfOp,
+        SinOp,
+        CosOp,
         CastOp,
         CmpOp,
         WhereOp,
@@ -847,6 +911,7 @@ NN = Dialect(
         ReshapeOp,
         NarrowOp,
         ConcatOp,
+        GatherOp,
         LayerNormOp,
         RmsNormOp,
         SoftmaxOp,

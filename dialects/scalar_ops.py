@@ -22,7 +22,7 @@ Scalar ops a body may hold (whether written by a user or by ``build_scalar``):
     arith.addf/addi subf/subi mulf/muli divf/divsi maximumf/maxsi minimumf/minsi negf
     arith.cmpf (oeq une olt ole ogt oge) arith.cmpi (eq ne slt sle sgt sge) arith.select
     arith.extf truncf sitofp fptosi uitofp extui arith.constant (scalar)
-    math.powf tanh exp log sqrt rsqrt absf absi, and math.erf inside the GELU pattern only.
+    math.powf tanh exp log sqrt rsqrt erf sin cos absf absi.
 Anything else raises ``ScalarOpError`` naming the op and where it is.
 """
 
@@ -100,6 +100,9 @@ UNARY_MATH: dict[type[Operation], type[Operation]] = {
     nn.LogOp: math.LogOp,
     nn.SqrtOp: math.SqrtOp,
     nn.RsqrtOp: math.RsqrtOp,
+    nn.ErfOp: math.ErfOp,
+    nn.SinOp: math.SinOp,
+    nn.CosOp: math.CosOp,
 }
 
 # nn.cmp predicate -> (arith.cmpf predicate, arith.cmpi predicate). ``ne`` is unordered, as
@@ -323,12 +326,6 @@ def inverse_factory(op: Operation) -> NNFactory:
         supported = ", ".join(sorted(CMP_INVERSE))
         raise ScalarOpError(
             f"'{op.name}' predicate {pred} has no nn.cmp equivalent (supported: {supported})",
-            op,
-        )
-    if isinstance(op, math.ErfOp):
-        raise ScalarOpError(
-            "'math.erf' has no nn equivalent outside the GELU pattern "
-            "0.5 * x * (1 + erf(x * 0.70710678))",
             op,
         )
     raise ScalarOpError(

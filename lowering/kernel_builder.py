@@ -132,6 +132,8 @@ VECTOR_SAFE: tuple[str, ...] = (
     "math.log",
     "math.tanh",
     "math.erf",
+    "math.sin",
+    "math.cos",
     "math.sqrt",
     "math.rsqrt",
     "math.absf",

@@ -52,7 +52,7 @@ Lowering = Callable[[FunctionLowering, Operation], list[SSAValue]]
 
 Param = int | float | bool | str
 
-# Buffer element type -> the template's spelling of a mask element.
+# Buffer element type -> its OpenCL spelling in a template (a mask's, a gather's data).
 MASK_DTYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "uchar"}
 
 
@@ -463,6 +463,30 @@ def lower_transformer_layer(lo: FunctionLowering, op: Operation) -> list[SSAValu
                           h1)]
 
 
+# --- gather --------------------------------------------------------------------------------------
+
+
+def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    """``data`` as ``[outer, dim, inner]`` around ``axis``, the indices flattened: the
+    ``gather`` template."""
+    assert isinstance(op, nn.GatherOp)
+    shape = shape_of(op.data)
+    axis = int_prop(op, "axis") % len(shape)
+    count = math.prod(shape_of(op.indices))
+    out = lo.alloc(op.result.type)
+    if count == 0 or math.prod(shape) == 0:
+        return [out]
+    elem = op.data.type.element_type  # type: ignore[attr-defined]
+    lo.template(
+        "gather",
+        params(outer=math.prod(shape[:axis]), dim=shape[axis], count=count,
+               inner=math.prod(shape[axis + 1 :]), dtype=MASK_DTYPES[elem]),
+        [lo.buffer(op.data), lo.buffer(op.indices)],
+        [out],
+    )
+    return [out]
+
+
 TEMPLATE_LOWERINGS: dict[type[Operation], Lowering] = {
     nn.MatmulOp: lower_matmul,
     fused.MatmulBiasActOp: lower_matmul_bias_act,
@@ -472,6 +496,7 @@ TEMPLATE_LOWERINGS: dict[type[Operation], Lowering] = {
     fused.ResidualLayerNormOp: lower_residual_layer_norm,
     fused.ResidualRmsNormOp: lower_residual_rms_norm,
     nn.AttentionOp: lower_attention,
+    nn.GatherOp: lower_gather,
     fused.AttentionBlockOp: lower_attention_block,
     fused.TransformerLayerOp: lower_transformer_layer,
 }

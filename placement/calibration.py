@@ -1,11 +1,11 @@
 """Calibration: measure what work costs on each OpenCL device, and cache it per device.
 
-`measure_device` runs small fusec programs on one device (an elementwise add, a sum, a square
-matmul, each at a few sizes) and fits a linear model of seconds against elements (or flops) to
-each kind's kernel times from OpenCL profiling events; the host time one more kernel adds to a
-call is measured apart (`launch_seconds`), as `DeviceProfile.launch_s`. On a
-device with memory of its own (a GPU) it also fits host->device and device->host copies
-against bytes. The profile is stored per device in
+`measure_device` runs small fusec programs on one device (an elementwise add, a fused body of
+eight scalar ops, a sum, a square matmul, each at a few sizes) and fits a linear model of
+seconds against elements (or flops) to each kind's kernel times from OpenCL profiling events;
+the host time one more kernel adds to a call is measured apart (`launch_seconds`), as
+`DeviceProfile.launch_s`. On a device with memory of its own (a GPU) it also fits
+host->device and device->host copies against bytes. The profile is stored per device in
 ``$XDG_CACHE_HOME/fusec/offload/<platform>-<device>-<driver>.json`` (``~/.cache`` without
 ``XDG_CACHE_HOME``), with `CALIBRATION_VERSION`; the file is written to a temporary name and
 renamed, so a reader sees the old file or the new one, never half of one.
@@ -35,6 +35,7 @@ import numpy as np
 import pyopencl as cl
 
 from fusec.placement.cost_model import (
+    ADD_TRAFFIC,
     DeviceProfile,
     Kind,
     LinearModel,
@@ -46,7 +47,8 @@ from fusec.runtime.device import OpenCLDevice
 from fusec.runtime.executable import Executable
 from fusec.runtime.host_memory import shares_host_memory
 
-CALIBRATION_VERSION = 1
+CALIBRATION_VERSION = 2
+"""2: profiles have `DeviceProfile.elementwise_step`."""
 BUILT_IN_DEFAULT = "built-in-default"
 LOADED_FROM_CACHE = "loaded-from-cache"
 CALIBRATED = "calibrated"
@@ -111,7 +113,8 @@ MODEL_FIELDS = ("elementwise", "reduction", "matmul", "upload", "download")
 
 
 def profile_to_json(profile: DeviceProfile) -> dict[str, Any]:
-    out: dict[str, Any] = {"launch_s": profile.launch_s}
+    out: dict[str, Any] = {"launch_s": profile.launch_s,
+                           "elementwise_step": profile.elementwise_step}
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         out[name] = None if model is None else {"slope": model.slope,
@@ -132,7 +135,8 @@ def profile_from_json(data: object) -> DeviceProfile:
         if not isinstance(entry, dict):
             raise ValueError(f"'{name}' is not an object")
         models[name] = LinearModel(_number(entry, "slope"), _number(entry, "intercept"))
-    return DeviceProfile(launch_s=_number(data, "launch_s"), **models)
+    return DeviceProfile(launch_s=_number(data, "launch_s"),
+                         elementwise_step=_number(data, "elementwise_step"), **models)
 
 
 def _number(data: dict[str, Any], key: str) -> float:
@@ -231,7 +235,7 @@ def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
         t = replace(t, cpu_reduction_per_elem=host.reduction.slope)
     if host.matmul:
         t = replace(t, cpu_matmul_per_flop=host.matmul.slope)
-    t = replace(t, cpu_launch_s=host.launch_s)
+    t = replace(t, cpu_launch_s=host.launch_s, cpu_step_per_elem=host.elementwise_step)
 
     def crossover(kind: Kind, default: int) -> int:
         for n in CROSSOVER_GRID:
@@ -281,6 +285,33 @@ def elementwise_program(n: int) -> str:
             f"  %0 = nn.add %a, %b : {t}, {t} -> {t}\n  func.return %0 : {t}\n}}\n")
 
 
+HEAVY_STEPS = 8
+"""Scalar ops per element of `heavy_program` (one input, one output: traffic 2)."""
+
+
+def heavy_program(n: int) -> str:
+    """A fused elementwise body of `HEAVY_STEPS` steps, transcendentals and arithmetic mixed:
+    what one more scalar op per element costs (`DeviceProfile.elementwise_step`)."""
+    t = f"tensor<{n}xf32>"
+    return (f"func.func @cal_heavy(%a: {t}) -> {t} {{\n"
+            f"  %0 = fused.elementwise %a : ({t}) -> {t} {{\n"
+            "  ^bb0(%x: f32):\n"
+            "    %1 = math.tanh %x : f32\n    %2 = math.exp %1 : f32\n"
+            "    %3 = arith.mulf %2, %x : f32\n    %4 = math.tanh %3 : f32\n"
+            "    %5 = math.exp %4 : f32\n    %6 = arith.addf %5, %x : f32\n"
+            "    %7 = math.tanh %6 : f32\n    %8 = arith.mulf %7, %2 : f32\n"
+            "    fused.yield %8 : f32\n  }\n"
+            f"  func.return %0 : {t}\n}}\n")
+
+
+def step_seconds(add: LinearModel | None, heavy: LinearModel | None) -> float:
+    """Seconds per element per further step: the heavy kernel's slope less what its traffic
+    (2 elements against the add's 3) costs at the add's rate, over its further steps."""
+    if add is None or heavy is None:
+        return 0.0
+    return max(0.0, (heavy.slope - add.slope * 2 / ADD_TRAFFIC) / (HEAVY_STEPS - 1))
+
+
 def reduction_program(n: int) -> str:
     t = f"tensor<{n}xf32>"
     return (f"func.func @cal_sum(%x: {t}) -> tensor<f32> {{\n"
@@ -322,12 +353,14 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
     rng = np.random.default_rng(0)
     elements = QUICK_ELEMENT_SIZES if quick else ELEMENT_SIZES
     matmuls = QUICK_MATMUL_SIZES if quick else MATMUL_SIZES
-    samples: dict[str, list[tuple[float, float]]] = {"elementwise": [], "reduction": [],
-                                                     "matmul": [], "upload": [], "download": []}
+    samples: dict[str, list[tuple[float, float]]] = {
+        "elementwise": [], "heavy": [], "reduction": [], "matmul": [], "upload": [],
+        "download": []}
     try:
         launch_s = launch_seconds(device, build, repeat)
         for kind, program, sizes, units in (
             ("elementwise", elementwise_program, elements, lambda n: n),
+            ("heavy", heavy_program, elements, lambda n: n),
             ("reduction", reduction_program, elements, lambda n: n),
             ("matmul", matmul_program, matmuls, lambda n: n * n * n),
         ):
@@ -342,8 +375,10 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
                 samples["download"].append((float(size), down))
     except cl.Error as e:
         raise CalibrationError(f"calibration failed on {device.description}: {e}") from None
+    elementwise = fit_linear_model(samples["elementwise"])
     profile = DeviceProfile(
-        elementwise=fit_linear_model(samples["elementwise"]),
+        elementwise=elementwise,
+        elementwise_step=step_seconds(elementwise, fit_linear_model(samples["heavy"])),
         reduction=fit_linear_model(samples["reduction"]),
         matmul=fit_linear_model(samples["matmul"]),
         upload=fit_linear_model(samples["upload"]),

@@ -14,7 +14,8 @@ device (a CPU OpenCL device) or on the accelerator (a GPU) by these rules, in th
 4. **profile-model**: where the accelerator was calibrated, its fitted linear model estimates the
    unit's time there; the accelerator wins when ``0.95 x`` that estimate is below the host's
    (per-unit costs ``cpu_*``); the inputs that must cross to the device that would run the unit
-   are part of each side's estimate;
+   are part of each side's estimate, and elementwise work scales with the elements it reads
+   and writes and with its scalar ops (a fused body of many steps costs more than an add);
 5. **threshold**: otherwise the unit goes to the accelerator when its elements (or matmul flops)
    reach the kind's threshold.
 
@@ -41,6 +42,23 @@ DEFAULT_CPU_MATMUL_PER_FLOP = 2.5e-11
 """Seconds per matmul flop (``m*k*n``) on the host, before calibration."""
 SMALL_BATCH_DEFAULT_MAX_DIM = 8
 SMALL_BATCH_DEFAULT_MIN_ELEMS = 1_048_576
+ADD_TRAFFIC = 3.0
+"""Elements read and written per element by ``a + b``, the kernel the per-element costs of
+elementwise work are measured with."""
+SUM_TRAFFIC = 1.0
+"""Likewise for a sum (it reads each element once), the reductions' kernel."""
+
+
+def reference_traffic(kind: Kind) -> float:
+    return SUM_TRAFFIC if kind is Kind.REDUCTION else ADD_TRAFFIC
+
+
+def scaled_units(kind: Kind, elements: int, flops: int, traffic: float | None) -> float:
+    """The units a per-unit cost multiplies: flops for a matmul, else the elements scaled by
+    the unit's traffic against its kind's calibration kernel (None: the same traffic)."""
+    if kind is Kind.MATMUL:
+        return float(flops)
+    return elements * (1.0 if traffic is None else traffic / reference_traffic(kind))
 GPU_ADVANTAGE = 0.95
 """The accelerator's estimate is scaled by this before the comparison (the seed's 0.95)."""
 
@@ -85,6 +103,9 @@ class Thresholds:
     small_batch_min_elems: int = SMALL_BATCH_DEFAULT_MIN_ELEMS
     cpu_launch_s: float = 0.0
     """Host seconds a kernel launch adds on the host device; 0 until calibrated."""
+    cpu_step_per_elem: float = 0.0
+    """Host seconds per element for each scalar op of a unit's body after the first (an
+    elementwise body, or a norm's or softmax's arithmetic); 0 until calibrated."""
 
     @classmethod
     def names(cls) -> list[str]:
@@ -195,17 +216,23 @@ class DeviceProfile:
     """Seconds vs bytes, device -> host array; None where the device writes host memory."""
     launch_s: float = 0.0
     """Host seconds one more kernel adds to a call (enqueueing it), besides its own time."""
+    elementwise_step: float = 0.0
+    """Seconds per element for each scalar op of an elementwise body after the first."""
 
-    def compute(self, kind: Kind, elements: int, flops: int) -> float | None:
+    def compute(self, kind: Kind, elements: int, flops: int, traffic: float | None = None,
+                steps: int = 1) -> float | None:
         """Estimated seconds of a unit's work (a kernel launch plus its kernel time, without
-        transfers); None without a model for its kind."""
-        if kind is Kind.MATMUL:
-            model, units = self.matmul, flops
-        else:
-            model = self.reduction if kind is Kind.REDUCTION else self.elementwise
-            units = elements
-        seconds = model.estimate(units) if model else None
-        return None if seconds is None else self.launch_s + seconds
+        transfers); None without a model for its kind. Elementwise and reduction work is the
+        calibrated add's (or sum's) per element, scaled by the unit's traffic, plus
+        `elementwise_step` per element for each further scalar step."""
+        model = {Kind.MATMUL: self.matmul, Kind.REDUCTION: self.reduction}.get(
+            kind, self.elementwise)
+        seconds = model.estimate(scaled_units(kind, elements, flops, traffic)) if model else None
+        if seconds is None:
+            return None
+        if kind is not Kind.MATMUL:
+            seconds += self.elementwise_step * elements * max(0, steps - 1)
+        return self.launch_s + seconds
 
     def upload_s(self, nbytes: int) -> float:
         return (self.upload.estimate(nbytes) or 0.0) if self.upload and nbytes else 0.0
@@ -214,19 +241,22 @@ class DeviceProfile:
         return (self.download.estimate(nbytes) or 0.0) if self.download and nbytes else 0.0
 
 
-def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int) -> float | None:
+def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int,
+                 traffic: float | None = None, steps: int = 1) -> float | None:
     """The host's seconds for a unit: its per-unit cost times the units (the seed's
-    `cpu_estimate`, None for a per-unit cost that is not a positive number) plus the fixed
-    cost of a unit (0 until calibrated)."""
-    if kind is Kind.MATMUL:
-        per_unit, units = thresholds.cpu_matmul_per_flop, flops
-    elif kind is Kind.REDUCTION:
-        per_unit, units = thresholds.cpu_reduction_per_elem, elements
-    else:
-        per_unit, units = thresholds.cpu_elem_per_elem, elements
+    `cpu_estimate`, None for a per-unit cost that is not a positive number) plus a launch (0
+    until calibrated); units scale with their traffic and further steps as in
+    `DeviceProfile.compute`."""
+    per_unit = {Kind.MATMUL: thresholds.cpu_matmul_per_flop,
+                Kind.REDUCTION: thresholds.cpu_reduction_per_elem}.get(
+                    kind, thresholds.cpu_elem_per_elem)
     if not (math.isfinite(per_unit) and per_unit > 0.0):
         return None
-    return thresholds.cpu_launch_s + per_unit * units
+    extra = 0.0
+    if kind is not Kind.MATMUL:
+        extra = thresholds.cpu_step_per_elem * elements * max(0, steps - 1)
+    return (thresholds.cpu_launch_s + per_unit * scaled_units(kind, elements, flops, traffic)
+            + extra)
 
 
 def threshold_for(thresholds: Thresholds, kind: Kind) -> int:
@@ -270,19 +300,21 @@ def evaluate(
     input_on_accelerator: bool,
     to_host_s: float = 0.0,
     to_accelerator_s: float = 0.0,
+    traffic: float | None = None,
+    steps: int = 1,
 ) -> Evaluation:
     """Rules 1, 3, 4 and 5 of the module docstring for one unit (rule 2 looks at the units
     after it, so `fusec.placement.decide` applies it). `to_host_s` and `to_accelerator_s` are
     the transfers the unit's inputs need to reach each device."""
     threshold = threshold_for(thresholds, kind)
-    cpu = cpu_estimate(thresholds, kind, elements, flops)
+    cpu = cpu_estimate(thresholds, kind, elements, flops, traffic, steps)
     cpu_total = None if cpu is None else cpu + to_host_s
     pointwise = kind in (Kind.UNARY, Kind.ELEMENTWISE)
     if pointwise and input_on_accelerator:
         return Evaluation(True, Reason.RESIDENCY, cpu_total, None, threshold)
     if pointwise and small_batch_guard(thresholds, elements, batch):
         return Evaluation(False, Reason.SMALL_BATCH_GUARD, cpu_total, None, threshold)
-    gpu = accelerator.compute(kind, elements, flops) if accelerator else None
+    gpu = accelerator.compute(kind, elements, flops, traffic, steps) if accelerator else None
     if gpu is not None:
         gpu_total = gpu + to_accelerator_s
         cpu_cmp = math.inf if cpu_total is None else cpu_total

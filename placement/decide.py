@@ -85,7 +85,13 @@ class Placement:
 
 
 def value_name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else f"%{id(value):x}"
+    """``%name``; an unnamed argument ``%arg<i>``, an unnamed result ``<its unit's label>``."""
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return f"{owner.name} result {value.index}"  # type: ignore[attr-defined]
+    return f"%arg{value.index}"  # type: ignore[attr-defined]
 
 
 def place(
@@ -106,7 +112,8 @@ def place(
     returned = set(function.body.block.last_op.operands) if function.body.block.last_op else set()
     if single is not None:
         decisions = [Decision(w, single, Reason.DISABLED.value,
-                              cpu_estimate(thresholds, w.kind, w.elements, w.flops), None,
+                              cpu_estimate(thresholds, w.kind, w.elements, w.flops, w.traffic,
+                                           w.steps), None,
                               threshold_for(thresholds, w.kind)) for w in works]
         return Placement(tuple(decisions), (), (single,))
     decisions: list[Decision] = []
@@ -151,7 +158,7 @@ def decide_unit(
                               if r in returned)
     on_accelerator = any(located(where, v) == ACCELERATOR for v in op.operands)
     e = evaluate(thresholds, accelerator, w.kind, w.elements, w.flops, w.batch, on_accelerator,
-                 to_host, to_accelerator)
+                 to_host, to_accelerator, w.traffic, w.steps)
     return Decision(w, ACCELERATOR if e.accelerate else HOST, e.reason.value, e.cpu_s, e.gpu_s,
                     e.threshold)
 

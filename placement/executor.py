@@ -162,7 +162,8 @@ class PlacedExecutable:
                 futures.append(self.pool.submit(self.run_after, waits, placed, values, profile))
             for f in futures:
                 kernels += f.result()
-        outputs = [values[key] for key in self.output_keys]
+        outputs = [values[key].copy() if key.startswith("arg:") and isinstance(
+            values[key], np.ndarray) else values[key] for key in self.output_keys]
         if not any(isinstance(v, DeviceArray | cl_array.Array) for v in inputs):
             outputs = [host(v) for v in outputs]
         return outputs, Profile(tuple(kernels), time.perf_counter() - start)

@@ -4,7 +4,9 @@ A unit is one op of the function after fusion: an ``nn`` op (one kernel) or a ``
 fused group: one kernel, or a template such as a GEMM with its epilogue). Everything comes from
 the tensor types: the elements the unit touches (the largest operand or result), the matmul
 flops (``m*k*n`` per product, as the seed counts them), the leading batch of its rank-3+
-operands, and the bytes of each operand and result (what a transfer between devices moves).
+operands, the elements read and written per element (traffic) and scalar ops per element
+(steps) of elementwise work, and the bytes of each operand and result (what a transfer between
+devices moves).
 
 ``nn.constant`` is no unit (it is a global every segment that reads it gets a copy of), and
 ``nn.reshape`` is a view: no kernel, so it is placed with its operand.
@@ -19,6 +21,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
+from fusec.dialects import fused, scalar_ops
 from fusec.placement.cost_model import Kind
 
 MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act"}
@@ -32,6 +35,11 @@ ELEMENTWISE_OPS = {
     "nn.add", "nn.sub", "nn.mul", "nn.div", "nn.max", "nn.min", "nn.pow", "nn.cmp", "nn.where",
     "fused.elementwise", "fused.swiglu",
 }
+STEPS = {"nn.sigmoid": 4, "nn.gelu": 5, "nn.silu": 5, "nn.softmax": 5, "nn.layer_norm": 6,
+         "nn.rms_norm": 4, "fused.residual_layer_norm": 7, "fused.residual_rms_norm": 5}
+"""Scalar steps per element of the ops that take more than one (the elementwise ones as
+fuse-elementwise counts them; for norms and softmax, their arithmetic); a fused group's are its
+body's (a fused reduction's, plus the reduction)."""
 GROUP_OPS = {"fused.elementwise", "fused.reduce"}
 """Fused elementwise and reduction groups: what the fusion-override rule keeps together."""
 VIEW_OPS = {"nn.reshape"}
@@ -45,12 +53,18 @@ class Work:
     index: int
     """Position among the function's units."""
     label: str
-    """The op and its first result's name: ``fused.elementwise %y``."""
+    """The op and its first result's name: ``fused.elementwise %y``, or its position among
+    the units where the result has no name: ``nn.matmul #0``."""
     kind: Kind
     elements: int
     flops: int
     batch: int | None
     """The smallest leading dimension of the rank-3+ operands (the seed's batch), if any."""
+    traffic: float
+    """Elements read and written per element of the unit (3 for ``a + b``, less where an
+    operand broadcasts)."""
+    steps: int
+    """Scalar ops per element (a fused body's, constants aside; 1 for a plain op)."""
     input_bytes: tuple[int, ...]
     """Bytes of each operand, in operand order."""
     output_bytes: tuple[int, ...]
@@ -92,9 +106,9 @@ def measure(function: func.FuncOp) -> list[Work]:
     return [work_of(i, op) for i, op in enumerate(units(function))]
 
 
-def label(op: Operation) -> str:
+def label(op: Operation, index: int) -> str:
     hint = op.results[0].name_hint if op.results and op.results[0].name_hint else None
-    return f"{op.name} %{hint}" if hint else op.name
+    return f"{op.name} %{hint}" if hint else f"{op.name} #{index}"
 
 
 def work_of(index: int, op: Operation) -> Work:
@@ -112,18 +126,29 @@ def work_of(index: int, op: Operation) -> Work:
     else:
         kind = Kind.UNARY
     batches = [tensor_shape(v)[0] for v in op.operands if len(tensor_shape(v)) >= 3]
+    moved = sum(num_elements(v) for v in values)
     return Work(
         index=index,
-        label=label(op),
+        label=label(op, index),
         kind=kind,
         elements=elements,
         flops=flops,
         batch=min(batches) if batches else None,
+        traffic=moved / elements if elements else 0.0,
+        steps=step_count(op),
         input_bytes=tuple(nbytes(v) for v in op.operands),
         output_bytes=tuple(nbytes(v) for v in op.results),
         group=op.name in GROUP_OPS,
         view=op.name in VIEW_OPS,
     )
+
+
+def step_count(op: Operation) -> int:
+    if isinstance(op, fused.ElementwiseOp):
+        return max(1, scalar_ops.step_count(list(op.body.block.ops)))
+    if isinstance(op, fused.ReduceOp):
+        return 1 + scalar_ops.step_count(list(op.body.block.ops))
+    return STEPS.get(op.name, 1)
 
 
 def matmul_flops(op: Operation) -> int:

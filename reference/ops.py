@@ -284,6 +284,9 @@ UNARY: dict[type[Operation], Callable[[Array], Array]] = {
     nn.RsqrtOp: rsqrt,
     nn.NegOp: np.negative,
     nn.AbsOp: np.abs,
+    nn.ErfOp: erf,
+    nn.SinOp: np.sin,
+    nn.CosOp: np.cos,
 }
 
 CMP: dict[str, Callable[[Array, Array], Array]] = {
@@ -332,6 +335,14 @@ def run_narrow(op: Operation, args: Sequence[Array]) -> Array:
     return x[tuple(index)]
 
 
+def run_gather(op: Operation, args: Sequence[Array]) -> Array:
+    """``np.take`` along ``axis`` with indices clamped into ``[-dim, dim)``."""
+    data, indices = args
+    axis = int_prop(op, "axis") % data.ndim
+    dim = data.shape[axis]
+    return np.take(data, np.clip(indices, -dim, dim - 1), axis=axis)
+
+
 def run_attention(op: Operation, args: Sequence[Array]) -> Array:
     assert isinstance(op, nn.AttentionOp)
     q, k, v = (wide(a) for a in args[:3])
@@ -366,6 +377,7 @@ NN_IMPLS: dict[type[Operation], OpImpl] = {
     nn.ReshapeOp: lambda op, a: np.reshape(a[0], op.results[0].type.get_shape()),  # type: ignore
     nn.NarrowOp: run_narrow,
     nn.ConcatOp: lambda op, a: np.concatenate(list(a), axis=int_prop(op, "axis")),
+    nn.GatherOp: run_gather,
     nn.LayerNormOp: lambda op, a: layer_norm(
         *(wide(x) for x in a), int_prop(op, "axis"), float_prop(op, "eps")
     ),

@@ -60,6 +60,10 @@ class BufferPool:
             return stack.pop()
         self.allocations += 1
         self.allocated_bytes += nbytes
+        return self.make(nbytes)
+
+    def make(self, nbytes: int) -> cl.Buffer:
+        """A new buffer (a subclass may take its memory from elsewhere)."""
         return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
 
     def give(self, nbytes: int, buffer: cl.Buffer) -> None:

@@ -147,8 +147,9 @@ class Executable:
         self.queue = shared.queue
         """The queue of unprofiled calls, and of every device array of this context
         (`fusec.runtime.device_array`); profiled calls use the device's profiling queue."""
-        self.pool = shared.pool
-        """Where the device arrays a call returns get their buffers."""
+        self.shared = shared
+        """The queue and pool of the device's context (``shared.pool`` may be replaced, e.g.
+        by `fusec.runtime.cuda_interop.enable_cuda_sharing`)."""
         self.params: dict[str, cl.Buffer] = {}
         """The bound inputs: name -> the device buffer holding its values."""
         self.param_arrays: dict[str, DeviceArray] = {}
@@ -423,7 +424,7 @@ class Executable:
             buffer = empty if array.buffer is None else array.buffer
             here[port.spec.buffer] = buffer
             port.point(buffer)
-        pool = self.pool
+        pool = self.shared.pool
         buffers: list[cl.Buffer | None] = []
         for port in self.outputs:
             nbytes = port.nbytes

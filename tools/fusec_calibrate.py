@@ -5,11 +5,12 @@
     fusec-calibrate --json out.json
 
 For the host (the CPU OpenCL device) and the accelerator (the GPU), it times an elementwise add,
-a sum and a square matmul at a few sizes and (on the GPU) copies to and from the device, fits
-a linear model to each (`fusec.placement.calibration`), and stores them per device under
-``$XDG_CACHE_HOME/fusec/offload/``. ``fusec-run --device auto`` and ``fusec.compile`` read them.
-It prints the fitted models, the thresholds derived from them and what changed against the
-built-in defaults. With one device it calibrates that one and says that nothing can be placed.
+a fused body of eight scalar ops, a sum and a square matmul at a few sizes and (on the GPU)
+copies to and from the device, fits a linear model to each (`fusec.placement.calibration`), and
+stores them per device under ``$XDG_CACHE_HOME/fusec/offload/``; ``fusec-run --device auto``
+and ``fusec.compile`` read them. It prints the fitted models, the thresholds derived from them
+and what changed against the built-in defaults. With one device it calibrates that one and
+says that nothing can be placed.
 
 Exit codes: 0 ok, 1 a device could not be measured or the cache not written, 2 bad command
 line, 3 no usable OpenCL device, 70 internal error.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -42,7 +44,8 @@ def build(text: str, device: object) -> object:
 def describe_profile(profile: object) -> list[str]:
     from fusec.placement.calibration import MODEL_FIELDS
 
-    lines = [f"    launch_s: {profile.launch_s:.3g}"]  # type: ignore[attr-defined]
+    p: Any = profile
+    lines = [f"    launch_s: {p.launch_s:.3g}", f"    elementwise_step: {p.elementwise_step:.3g}"]
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         if model is not None:

@@ -6,7 +6,11 @@
 Inputs come from ``--inputs in.npz`` (keys are the function's argument names as written in the
 IR: ``%hidden`` is ``hidden``, an unnamed argument is ``arg0``, ``arg1``, ...) or are random
 (``--random SEED``; the default is ``--random 0``). Outputs go to ``-o out.npz`` as ``result0``,
-``result1``, ... in return order; without ``-o`` a line per output is printed. ``--check``
+``result1``, ... in return order; without ``-o`` a line per output is printed. IR whose module
+names a weights file (``fusec.params``, from ``fusec-import``) gets those weights bound: they
+are not inputs. FILE may be an ONNX model (``model.onnx``, imported first; ``--shape
+NAME=1x128`` fixes a dynamic input dimension): then the ``.npz`` keys are the ONNX graph input
+and output names, and int64 inputs and outputs stay int64. ``--check``
 compares the outputs with the numpy reference executor (run on the program as written, before
 fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (tolerances by
 the output's dtype unless given: f32 1e-4/1e-3, f16 1e-2, bf16 6e-2; normwise: random
@@ -91,9 +95,9 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def write_outputs(path: str, outputs: list[np.ndarray]) -> None:
-    """The outputs as ``result0``, ... in an ``.npz``, written atomically."""
-    arrays = {f"result{i}": out for i, out in enumerate(outputs)}
+def write_outputs(path: str, outputs: list[np.ndarray], names: list[str]) -> None:
+    """The outputs by name (``result0``, ... or an ONNX model's) in an ``.npz``, atomically."""
+    arrays = dict(zip(names, outputs, strict=True))
     atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
@@ -125,10 +129,13 @@ def run(
     offload_thresholds: tuple[str, ...] = (),
     offload_report: str | None = None,
     dot: str | None = None,
+    shapes: dict[str, list[int]] | None = None,
     allow_tf32: bool = False,
     verbose: bool = False,
 ) -> None:
+    from fusec.codegen.program import argument_name
     from fusec.compiler.driver import compile_placed, load, lower
+    from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
@@ -137,13 +144,22 @@ def run(
     report_file = offload_report if offload_report != "-" else None
     for out in (output, report_file, *dump_paths(dump_kernels, function)):
         check_not_input(out, [file, inputs])
-    source = read_source(file)
-    original = load(source, file)
+    imported = None
+    if file.endswith(".onnx"):
+        imported = import_onnx(file, shapes)
+        original = imported.module
+        params = imported.params
+    else:
+        if shapes:
+            raise ToolError(f"{file}: error: --shape applies to ONNX models only", EXIT_USAGE)
+        original = load(read_source(file), file)
+        params = module_params(original, file) or {}
     started = time.perf_counter()
     if device == "auto":
         from fusec.placement.cost_model import parse_overrides
 
         placed = compile_placed(original.clone(), function, pipeline, platform, file,
+                                params=params or None,
                                 offload_thresholds=parse_overrides(offload_thresholds),
                                 allow_tf32=allow_tf32)
         for warning in placed.report["warnings"]:
@@ -166,7 +182,7 @@ def run(
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])
-        exe = Executable(compiled.plan, dev)
+        exe = Executable(compiled.plan, dev, params or None)
         name = compiled.plan.function
         description = dev.description
     if dot:
@@ -174,17 +190,22 @@ def run(
                 else "gpu")
         write_dot(dot, [file, inputs], original, pipeline, kind)
     compile_seconds = time.perf_counter() - started
-    names = exe.input_names
-    if inputs is not None:
-        given = load_inputs(inputs, names)
+    fn = find_function(original, name)
+    every_input = [argument_name(a, i) for i, a in enumerate(fn.args)]
+    if inputs is not None and imported is not None:
+        model = OnnxExecutable(exe, imported)  # type: ignore[arg-type]
+        given = load_inputs(inputs, model.input_names)
+        args = exe.arguments((), model.arguments((), given))
+    elif inputs is not None:
+        given = load_inputs(inputs, exe.input_names)
         args = exe.arguments((), given)
     else:
         from fusec.runtime.limits import check_host_arrays
 
         check_host_arrays("inputs", (p.spec.dtype.itemsize * int(np.prod(p.spec.shape))
                                      for p in exe.call_inputs))
-        fn = find_function(original, name)
-        args = random_inputs(fn, 0 if seed is None else seed)
+        randoms = random_inputs(fn, 0 if seed is None else seed)
+        args = [a for n, a in zip(every_input, randoms, strict=True) if n not in params]
     if profile:
         exe(*args)  # warm-up
         outputs, prof = exe.profile(*args)
@@ -197,15 +218,21 @@ def run(
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
         outputs = exe(*args)
+    names = [f"result{i}" for i in range(len(outputs))]
+    if imported is not None:
+        names = [v.onnx_name for v in imported.outputs]
+        outputs = [o.astype(v.dtype) for o, v in zip(outputs, imported.outputs, strict=True)]
     if output:
-        write_outputs(output, outputs)
+        write_outputs(output, outputs, names)
     else:
-        for i, out in enumerate(outputs):
-            click.echo(f"result{i}: {out.dtype}{list(out.shape)}")
+        for out_name, out in zip(names, outputs, strict=True):
+            click.echo(f"{out_name}: {out.dtype}{list(out.shape)}")
     if check:
         from fusec.compiler.check import compare
 
-        expected = run_function(original, args, name)
+        given_args = dict(zip(exe.input_names, args, strict=True))
+        every_arg = [params[n] if n in params else given_args[n] for n in every_input]
+        expected = run_function(original, every_arg, name)
         results = compare(outputs, expected, atol, rtol, normwise=True)
         for result in results:
             click.echo(result.describe())
@@ -293,13 +320,15 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--verbose", is_flag=True,
               help="On a build error, print the log and source; print what was found out "
                    "about the device (e.g. tensor cores the driver rejected).")
+@click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
+              help="An ONNX model's dynamic input shape, e.g. input_ids=1x128 (repeatable).")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
         atol: float | None, rtol: float | None, profile: bool, dump_kernels: str | None,
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
         list_only: bool,
-        allow_tf32: bool, verbose: bool) -> None:
+        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...]) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -317,8 +346,11 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
     except OffloadOptionError as e:
         raise click.UsageError(str(e)) from None
     try:
+        from fusec.tools.fusec_import import parse_shapes
+
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels, offload_thresholds, offload_report, dot, allow_tf32, verbose)
+            profile, dump_kernels, offload_thresholds, offload_report, dot,
+            parse_shapes(shape_specs), allow_tf32, verbose)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

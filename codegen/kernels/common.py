@@ -458,18 +458,20 @@ def vector_exp_function(name: str, width: int) -> str:
     measured side by side).
 
     ``e^x = 2^t`` with ``t = x log2(e)``: ``2^(t - rint(t))`` by Cephes' degree-6 ``exp2f``
-    polynomial (1.7e-7 relative), times ``2^rint(t)`` built in the exponent bits. Rounding ``t``
-    to a float adds a relative error of about ``|x| * 6e-8``: 1e-7 at ``|x| = 1``, 1e-6 at
-    ``|x| = 17``, where softmax's ``e^(x - max)`` is below 4e-8 of the row's largest term. ``x``
-    is clamped with ``select`` (NaN stays NaN) to ``[-87.34, 88.37]``, where both factors are
-    normal floats: below, the result is ``1.2e-38`` instead of a denormal or 0; above,
-    ``2.4e38`` instead of up to ``FLT_MAX`` or ``inf``. Softmax passes ``x - max(x) <= 0``."""
+    polynomial (1.7e-7 relative), times ``2^rint(t)`` built in the exponent bits as two factors
+    ``2^h * 2^(n - h)`` (``h = n >> 1``), each a normal float, so that the product rounds once
+    into the subnormal range, to 0 below it and to ``inf`` above the float range, as ``exp``
+    does. Rounding ``t`` to a float adds a relative error of about ``|x| * 6e-8``: 1e-7 at
+    ``|x| = 1``, 1e-6 at ``|x| = 17``, where softmax's ``e^(x - max)`` is below 4e-8 of the row's
+    largest term. ``x`` is clamped with ``select`` (NaN stays NaN) to ``[-104, 89]``, past
+    which the result is 0 or ``inf`` anyway: ``e^-inf`` is 0 (a masked softmax entry), not the
+    smallest normal float, which a later ``log`` or comparison would tell apart."""
     vtype, itype = f"float{width}", f"int{width}"
     return f"""#ifndef FUSEC_EXP_{name}
 #define FUSEC_EXP_{name}
 inline {vtype} {name}({vtype} x) {{
-    x = select(x, ({vtype})(-87.33654f), x < -87.33654f);
-    x = select(x, ({vtype})(88.37626f), x > 88.37626f);
+    x = select(x, ({vtype})(-104.0f), x < -104.0f);
+    x = select(x, ({vtype})(89.0f), x > 89.0f);
     const {vtype} t = x * 1.44269504088896341f;
     const {vtype} n = rint(t);
     const {vtype} f = t - n;
@@ -480,7 +482,9 @@ inline {vtype} {name}({vtype} x) {{
     p = mad(p, f, 2.402264791363012e-1f);
     p = mad(p, f, 6.931472028550421e-1f);
     p = mad(p, f, 1.0f);
-    return p * as_{vtype}((convert_{itype}(n) + 127) << 23);
+    const {itype} e = convert_{itype}(n);
+    const {itype} h = e >> 1;
+    return p * as_{vtype}((h + 127) << 23) * as_{vtype}((e - h + 127) << 23);
 }}
 #endif
 """

@@ -94,7 +94,25 @@ def test_vector_exp_special_values(launch):
     kernel = KernelSource(kernel.name, kernel.source, kernel.args, (1,), None)
     result = launch(kernel, {"x": x}, {"out": x.shape})["out"]
     assert np.isnan(result[0])
-    assert result[1] == result[5] == result[7]  # clamped below: the smallest normal float
-    assert np.finfo(np.float32).tiny <= result[1] < 1.2e-38
+    assert result[1] == result[5] == 0.0  # e^-inf is 0, not the smallest normal (was 1.2e-38)
     assert result[3] == result[4] == 1.0
-    assert result[2] == result[6] and 2.0e38 < result[2] < 3.0e38  # clamped above
+    assert result[2] == result[6] == np.inf  # was 2.4e38
+    np.testing.assert_allclose(result[7], np.exp(np.float64(-87.5)), rtol=1e-6)
+
+
+def test_vector_exp_at_the_ends_of_the_float_range(launch):
+    """Subnormal results round once (to within their spacing), below them 0, past the largest
+    float inf, as numpy's exp in float32 gives."""
+    x = np.concatenate([np.linspace(-104.5, -87.0, 2048), np.linspace(87.0, 89.5, 2048)])
+    x = x.astype(np.float32)
+    kernel = exp_kernel(8)
+    kernel = KernelSource(kernel.name, kernel.source, kernel.args, (x.size // 8,), None)
+    result = launch(kernel, {"x": x}, {"out": x.shape})["out"]
+    with np.errstate(over="ignore"):
+        expected = np.exp(x)  # float32, as the kernel computes it
+    assert np.array_equal(np.isinf(result), np.isinf(expected))
+    assert (result[x < -103.3] <= 1.4e-45).all() and (expected[x < -103.3] <= 1.4e-45).all()
+    finite = np.isfinite(expected)
+    got, want = result[finite].astype(np.float64), expected[finite].astype(np.float64)
+    tolerance = 6e-6 * want + 2 * np.spacing(expected[finite]).astype(np.float64)
+    assert (np.abs(got - want) <= tolerance).all()

@@ -31,7 +31,11 @@ ALLOWED: dict[str, set[str]] = {
     },
     "tools": {
         "dialects", "reference", "passes", "frontends", "lowering", "codegen", "runtime",
-        "placement", "compiler", "bench",
+        "placement", "compiler", "bench", "fuzz",
+    },
+    "fuzz": {
+        "dialects", "reference", "passes", "frontends", "lowering", "codegen", "runtime",
+        "placement", "compiler",
     },
     "bench": {
         "dialects", "reference", "passes", "frontends", "lowering", "codegen", "runtime",

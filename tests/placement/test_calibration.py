@@ -57,7 +57,7 @@ def test_missing_cache_is_silent() -> None:
 @pytest.mark.parametrize("text, warning", [
     ("{not json", "corrupt calibration cache"),
     ("[]", "corrupt calibration cache"),
-    (None, "version 0, expected 1"),
+    (None, "version 1, expected 2"),     # a cache of the version before elementwise_step
     ("stale-field", "corrupt calibration cache"),
     ("other-device", "another device"),
 ])
@@ -65,7 +65,7 @@ def test_bad_caches_warn_and_give_nothing(text: str | None, warning: str) -> Non
     path = write_cache(IDENTITY, PROFILE, 1.0)
     record = json.loads(path.read_text())
     if text is None:
-        record["version"] = 0
+        record["version"] = 1
         text = json.dumps(record)
     elif text == "stale-field":
         record["profile"]["launch_s"] = -1
@@ -91,7 +91,7 @@ def test_derived_thresholds() -> None:
                          matmul=LinearModel(1e-11), launch_s=1e-5)
     t = derive_thresholds(host, PROFILE)
     assert (t.cpu_elem_per_elem, t.cpu_reduction_per_elem, t.cpu_matmul_per_flop,
-            t.cpu_launch_s) == (1e-9, 2e-9, 1e-11, 1e-5)
+            t.cpu_launch_s, t.cpu_step_per_elem) == (1e-9, 2e-9, 1e-11, 1e-5, 0.0)
     # elementwise: 3e-5 + 2e-6 + 1e-11 n < 1e-5 + 1e-9 n from n = 22424: the grid's 65536
     assert t.binary_min_elems == t.unary_min_elems == 65536
     # matmul: 3e-5 + 1e-5 + 1e-13 n < 1e-5 + 1e-11 n from 3.03e6: 4**11 = 4194304
@@ -134,7 +134,7 @@ def build(text: str, device: OpenCLDevice) -> Executable:
 def test_quick_measurement_of_the_cpu(host: OpenCLDevice) -> None:
     measured = measure_device(host, build, quick=True, repeat=2)
     counts = {k: len(v) for k, v in measured.samples.items()}
-    assert counts == {"elementwise": 2, "reduction": 2, "matmul": 2, "upload": 0,
+    assert counts == {"elementwise": 2, "heavy": 2, "reduction": 2, "matmul": 2, "upload": 0,
                       "download": 0}                          # the CPU reads host memory
     assert all(seconds > 0 for v in measured.samples.values() for _, seconds in v)
     assert measured.profile.upload is None and measured.profile.launch_s >= 0
@@ -147,3 +147,21 @@ def test_transfers_are_measured_on_a_device_with_its_own_memory(
     monkeypatch.setattr(calibration, "shares_host_memory", lambda device: False)
     up, down = calibration.transfer_seconds(host, 1 << 16, 2)
     assert up > 0 and down > 0
+
+
+def test_step_seconds_from_the_two_elementwise_kernels() -> None:
+    add = LinearModel(3e-10)                 # 1e-10 s per element read or written
+    heavy = LinearModel(2e-10 + 7 * 5e-10)   # 2 elements moved, 7 further steps of 5e-10
+    assert calibration.step_seconds(add, heavy) == pytest.approx(5e-10)
+    assert calibration.step_seconds(add, LinearModel(1e-10)) == 0.0   # never negative
+    assert calibration.step_seconds(None, heavy) == 0.0
+
+
+def test_the_heavy_program_has_its_steps(host: OpenCLDevice) -> None:
+    from xdsl.dialects import func
+
+    from fusec.placement.work import measure
+
+    module = load(calibration.heavy_program(64))
+    (w,) = measure(next(op for op in module.ops if isinstance(op, func.FuncOp)))
+    assert (w.steps, w.traffic) == (calibration.HEAVY_STEPS, 2.0)

@@ -167,3 +167,35 @@ def test_overrides_by_name() -> None:
 def test_bad_overrides(items: list[str], message: str) -> None:
     with pytest.raises(OffloadOptionError, match=message):
         parse_overrides(items)
+
+
+def test_elementwise_cost_scales_with_traffic_and_steps() -> None:
+    t = Thresholds(cpu_elem_per_elem=3e-10, cpu_step_per_elem=1e-9)
+    # a + b: traffic 3, one step: the per-element cost alone
+    assert cpu_estimate(t, Kind.ELEMENTWISE, 1000, 0) == pytest.approx(3e-7)
+    # relu((a+b)*c) traffic 4, 3 steps: 4/3 of the add plus 2 further steps
+    assert cpu_estimate(t, Kind.ELEMENTWISE, 1000, 0, traffic=4.0, steps=3) == pytest.approx(
+        4e-7 + 2e-6)
+    gpu = DeviceProfile(elementwise=LinearModel(3e-12, 1e-6), elementwise_step=1e-12,
+                        launch_s=1e-5)
+    assert gpu.compute(Kind.ELEMENTWISE, 1000, 0, traffic=2.0, steps=9) == pytest.approx(
+        1e-5 + 1e-6 + 2e-9 + 8e-9)
+    # reductions and matmuls do not take steps
+    assert gpu.compute(Kind.REDUCTION, 1000, 0, steps=9) is None
+
+
+def test_a_heavy_body_can_tip_the_balance() -> None:
+    # The host is faster per element moved, the accelerator per scalar op.
+    t = Thresholds(cpu_elem_per_elem=3e-10, cpu_step_per_elem=1e-9)
+    gpu = DeviceProfile(elementwise=LinearModel(6e-10), elementwise_step=1e-11)
+    light = evaluate(t, gpu, Kind.ELEMENTWISE, 10**6, 0, None, False, steps=1)
+    heavy = evaluate(t, gpu, Kind.ELEMENTWISE, 10**6, 0, None, False, steps=15)
+    assert not light.accelerate and heavy.accelerate
+
+
+def test_reduction_cost_scales_against_a_sum() -> None:
+    t = Thresholds(cpu_reduction_per_elem=1e-10, cpu_step_per_elem=1e-9)
+    assert cpu_estimate(t, Kind.REDUCTION, 1000, 0) == pytest.approx(1e-7)   # like the sum
+    # a residual layer norm: reads two, writes one (traffic 3), seven steps
+    assert cpu_estimate(t, Kind.REDUCTION, 1000, 0, traffic=3.0, steps=7) == pytest.approx(
+        3e-7 + 6e-6)

@@ -174,3 +174,47 @@ def test_a_returned_result_costs_its_way_back() -> None:
     d = next(d for d in p.decisions if d.work.label == "nn.matmul %m")
     assert (d.device, d.reason) == ("cpu", "profile-model")
     assert d.gpu_s is not None and abs(d.gpu_s - 16 * 512 * 4 * 1e-6) < 1e-6
+
+
+def test_traffic_and_steps_of_units() -> None:
+    text = """
+    func.func @w(%x: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<64x32xf32> {
+      %s = nn.add %x, %b : tensor<64x32xf32>, tensor<32xf32> -> tensor<64x32xf32>
+      %g = nn.gelu %s : tensor<64x32xf32> -> tensor<64x32xf32>
+      %t = nn.tanh %g : tensor<64x32xf32> -> tensor<64x32xf32>
+      func.return %t : tensor<64x32xf32>
+    }
+    """
+    (group,) = measure(fused(text))
+    assert group.steps == 1 + 5 + 1 and group.traffic == (2048 + 32 + 2048) / 2048
+    unfused = measure(_unfused(text))
+    assert [(w.steps, w.traffic) for w in unfused] == [
+        (1, (2048 + 32 + 2048) / 2048), (5, 2.0), (1, 2.0)]
+
+
+def test_norms_and_softmax_have_steps() -> None:
+    text = """
+    func.func @n(%x: tensor<8x16xf32>, %r: tensor<8x16xf32>, %g: tensor<16xf32>)
+        -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+      %s = nn.softmax %x : tensor<8x16xf32> -> tensor<8x16xf32>
+      %a = nn.add %x, %r : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+      %n = nn.rms_norm %a, %g : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+      func.return %s, %n : tensor<8x16xf32>, tensor<8x16xf32>
+    }
+    """
+    works = {w.label: (w.kind, w.steps, w.traffic) for w in measure(fused(text))}
+    assert works == {"nn.softmax %s": (Kind.REDUCTION, 5, 2.0),
+                     "fused.residual_rms_norm %n": (Kind.REDUCTION, 5, (128 * 3 + 16) / 128)}
+
+
+def test_a_fused_reduction_counts_its_prologue() -> None:
+    text = """
+    func.func @r(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> tensor<8xf32> {
+      %e = nn.exp %x : tensor<8x16xf32> -> tensor<8x16xf32>
+      %m = nn.mul %e, %y : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+      %s = nn.reduce_sum %m {axes = array<i64: 1>} : tensor<8x16xf32> -> tensor<8xf32>
+      func.return %s : tensor<8xf32>
+    }
+    """
+    (w,) = measure(fused(text))
+    assert (w.label, w.kind, w.steps, w.group) == ("fused.reduce %s", Kind.REDUCTION, 3, True)

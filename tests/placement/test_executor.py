@@ -220,3 +220,28 @@ def test_one_device_runs_its_segments_in_order(pair: DevicePair) -> None:
     assert isinstance(exe, PlacedExecutable)
     # cpu 0, gpu 1 (reads 0), cpu 2 (reads 1), gpu 3 (reads 2): each also after its device's last
     assert exe.waits == [[], [0], [0, 1], [1, 2]]
+
+
+def test_constants_and_returned_arguments(pair: DevicePair) -> None:
+    text = """
+    func.func @e(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>)
+        -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+      %c = nn.constant {value = dense<2.0> : tensor<8x8xf32>} : tensor<8x8xf32>
+      %m = nn.matmul %x, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+      %s = nn.add %m, %c : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+      %a = nn.mul %x, %c : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+      func.return %s, %x, %a : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+    }
+    """
+    exe = compile_placed(text, devices=pair, offload_thresholds={"matmul_min_flops": 1,
+                                                                  "binary_min_elems": 100}
+                         ).executable
+    assert isinstance(exe, PlacedExecutable)
+    assert [s.segment.device for s in exe.segments] == ["gpu", "cpu"]   # the constant in both
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((8, 8), dtype=np.float32)
+    w = rng.standard_normal((8, 8), dtype=np.float32)
+    s, x_out, a = exe(x, w)
+    np.testing.assert_allclose(s, x @ w + 2, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(a, x * 2)
+    assert x_out is not x and np.array_equal(x_out, x)   # a new array, as every output is

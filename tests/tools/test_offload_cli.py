@@ -50,7 +50,7 @@ def test_calibrate_writes_then_reuses_then_refreshes(
     cache.write_text("{ corrupt")
     code, out, err = run(capsys, fusec_calibrate.main, "--quick")
     assert code == 0 and "warning:" in err and "corrupt calibration cache" in err
-    assert "calibrated:" in out and json.loads(cache.read_text())["version"] == 1
+    assert "calibrated:" in out and json.loads(cache.read_text())["version"] == 2
 
     code, out, err = run(capsys, fusec_calibrate.main, "--quick", "--refresh")
     assert code == 0 and "calibrated:" in out

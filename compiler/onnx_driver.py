@@ -1,0 +1,146 @@
+"""ONNX models through the driver (`fusec.compiler.driver.compile` calls these): ``fusec.compile(model)`` and the weights files of imported IR.
+
+    exe = fusec.compile("bert.onnx", shapes={"input_ids": [1, 128]})   # or an onnx.ModelProto
+    (hidden,) = exe(input_ids=ids, attention_mask=mask)    # ONNX input names, ONNX dtypes
+    outputs = exe.run({"input_ids": ids, ...})             # {ONNX output name: array}
+
+The model is imported (`fusec.frontends.onnx_import`), its weights are bound to the device
+(``params``), and `OnnxExecutable` speaks the model's language at the call boundary: inputs and
+outputs by their ONNX names, int64 arrays in and out where the model has int64 (the IR computes
+them as i32: an int64 input outside the i32 range is an `InputError`).
+
+IR written by ``fusec-import`` names its weights file in the module attribute ``fusec.params``;
+`module_params` reads it (relative to the IR file), so that ``fusec-run OUT.mlir`` and
+``fusec.compile`` bind the weights without extra flags.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from fusec.compiler.diagnostics import FusecError
+from fusec.errors import InputError
+from fusec.frontends.onnx_import import (
+    INLINE_ELEMENTS,
+    PARAMS_ATTRIBUTE,
+    ImportedModel,
+    OnnxImportError,
+    import_model,
+    load_model,
+)
+from fusec.placement.executor import PlacedExecutable
+from fusec.runtime.executable import Executable
+
+ONNX_SUFFIX = ".onnx"
+
+
+def is_onnx_source(source: object) -> bool:
+    """``source`` is an ``onnx.ModelProto`` or the path of a ``.onnx`` file."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if isinstance(source, str):
+        return source.endswith(ONNX_SUFFIX) and "\n" not in source
+    return type(source).__name__ == "ModelProto"
+
+
+def import_onnx(
+    source: object,
+    shapes: Mapping[str, Sequence[int]] | None = None,
+    filename: str | None = None,
+    inline_elements: int = INLINE_ELEMENTS,
+) -> ImportedModel:
+    """The imported model of a ``ModelProto`` or ``.onnx`` path; `FusecError` on bad input."""
+    try:
+        if isinstance(source, str | os.PathLike):
+            path = os.fspath(source)
+            return import_model(load_model(path), shapes, filename or path, inline_elements)
+        return import_model(source, shapes, filename or "<model>", inline_elements)
+    except OnnxImportError as e:
+        raise FusecError(str(e)) from None
+    except ImportError as e:
+        raise FusecError(f"error: importing ONNX needs the onnx package ({e.name} is missing: "
+                         "pip install 'fusec[onnx]')") from None
+
+
+def module_params(module: ModuleOp, filename: str) -> dict[str, np.ndarray] | None:
+    """The weights named by the module's ``fusec.params`` attribute (a path relative to
+    ``filename``'s folder), or None when it has none."""
+    attr = module.attributes.get(PARAMS_ATTRIBUTE)
+    if attr is None:
+        return None
+    if not isinstance(attr, StringAttr):
+        raise FusecError(f"{filename}: error: the {PARAMS_ATTRIBUTE} attribute must be a string")
+    folder = os.path.dirname(filename) if filename and not filename.startswith("<") else ""
+    path = os.path.join(folder, attr.data)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise FusecError(f"{filename}: error: cannot read the weights file {path} named by "
+                         f"{PARAMS_ATTRIBUTE}: {reason}") from None
+
+
+class OnnxExecutable:
+    """An `Executable` of an imported model, called with the model's input names and dtypes."""
+
+    def __init__(self, exe: Executable | PlacedExecutable, imported: ImportedModel):
+        self.exe = exe
+        self.inputs = imported.inputs
+        self.outputs = imported.outputs
+
+    @property
+    def input_names(self) -> list[str]:
+        return [v.onnx_name for v in self.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [v.onnx_name for v in self.outputs]
+
+    def arguments(self, args: Sequence[np.ndarray],
+                  kwargs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        names = self.input_names
+        if len(args) > len(names):
+            raise InputError(f"the model takes {len(names)} inputs ({', '.join(names)}), got "
+                             f"{len(args)} positional arrays")
+        given = dict(zip(names, args, strict=False))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise InputError(f"the model has no input '{name}' (inputs: {', '.join(names)})")
+            if name in given:
+                raise InputError(f"input '{name}' is given twice")
+            given[name] = value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise InputError("the model is missing input" + ("s " if len(missing) > 1 else " ")
+                             + ", ".join(f"'{n}'" for n in missing))
+        converted: dict[str, np.ndarray] = {}
+        for info in self.inputs:
+            array = np.asarray(given[info.onnx_name])
+            if array.dtype != info.dtype:
+                raise InputError(f"input '{info.onnx_name}' must be {info.dtype}, got "
+                                 f"{array.dtype}")
+            if array.dtype == np.int64:
+                if array.size and (array.max() > 2**31 - 1 or array.min() < -(2**31)):
+                    raise InputError(f"input '{info.onnx_name}' holds values outside the 32-bit "
+                                     "range fusec computes integers in")
+                array = array.astype(np.int32)
+            converted[info.arg_name] = array
+        return converted
+
+    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
+        """The outputs in graph-output order, in the model's dtypes."""
+        results = self.exe(**self.arguments(args, kwargs))
+        return [
+            r.astype(info.dtype) if r.dtype != info.dtype else r
+            for r, info in zip(results, self.outputs, strict=True)
+        ]
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``{output name: array}`` for ``{input name: array}`` (ONNX Runtime's habit)."""
+        return dict(zip(self.output_names, self(**feeds), strict=True))

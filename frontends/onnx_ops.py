@@ -1,0 +1,669 @@
+"""The ONNX op converters: one table, ``ONNX_OPS``, from op type to a function that emits ``nn``
+ops for one node.
+
+A converter takes the `Importer` (which builds IR and turns constants into IR values), the
+node and its inputs (an ``SSAValue``, a numpy array known at import time, or None for an
+omitted optional input) and returns one value per node output. Operands that only shape the
+computation (Reshape's shape, Slice's starts, the axes of a reduction...) must be constants
+at import time; since shapes are static, an export's shape subgraphs always are (see
+`onnx_simplify`). A node whose op type is not in the table, or whose attributes ask for what
+a converter does not do, is a one-line `OnnxImportError` naming the node and op type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i1
+from xdsl.ir import Attribute, SSAValue
+
+from fusec.dialects import nn
+from fusec.dialects.common import broadcast_shapes
+from fusec.frontends.onnx_import import (
+    ONNX_TYPE_NAMES,
+    ONNX_TYPES,
+    Importer,
+    OnnxImportError,
+    Value,
+    element_of,
+    shape_of,
+)
+
+Converter = Callable[[Importer, object, list[Value | None]], list[Value]]
+
+
+# --- node attributes and constant operands -------------------------------------------------------
+
+
+def attribute(node: object, name: str, default: object = None) -> object:
+    from onnx import helper
+
+    for attr in node.attribute:  # type: ignore[attr-defined]
+        if attr.name == name:
+            return helper.get_attribute_value(attr)
+    return default
+
+
+def constant(imp: Importer, value: Value | None, what: str) -> np.ndarray:
+    """An operand that must be known at import time."""
+    if value is None:
+        raise imp.error(f"{what} is missing")
+    if not isinstance(value, np.ndarray):
+        raise imp.error(f"{what} must be a constant (computed from shapes and initializers)")
+    return value
+
+
+def ints_of(imp: Importer, value: Value | None, what: str) -> list[int]:
+    return [int(x) for x in constant(imp, value, what).reshape(-1)]
+
+
+def axes_operand(imp: Importer, node: object, args: list[Value | None], index: int,
+                 what: str = "axes") -> list[int] | None:
+    """Axes given as an attribute (older opsets) or as input ``index`` (newer ones)."""
+    if len(args) > index and args[index] is not None:
+        return ints_of(imp, args[index], what)
+    axes = attribute(node, "axes")
+    return None if axes is None else [int(a) for a in axes]  # type: ignore[union-attr]
+
+
+def norm_axis(imp: Importer, axis: int, rank: int) -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise imp.error(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+# --- building blocks -----------------------------------------------------------------------------
+
+
+def tensor_type(elem: Attribute, shape: Sequence[int]) -> TensorType:
+    return TensorType(elem, list(shape))
+
+
+def broadcast(imp: Importer, *values: SSAValue) -> tuple[int, ...]:
+    shape = broadcast_shapes(*(shape_of(v) for v in values))
+    if shape is None:
+        listed = ", ".join(str(list(shape_of(v))) for v in values)
+        raise imp.error(f"operand shapes {listed} do not broadcast")
+    return shape
+
+
+def same_type(imp: Importer, values: Sequence[SSAValue]) -> None:
+    types = {str(element_of(v)) for v in values}
+    if len(types) > 1:
+        raise imp.error(f"operands of different element types ({', '.join(sorted(types))})")
+
+
+def reshape(imp: Importer, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+    if tuple(shape) == shape_of(x):
+        return x
+    return imp.emit(nn.ReshapeOp(x, tensor_type(element_of(x), shape)))
+
+
+def splat(imp: Importer, value: float | int | bool, elem: Attribute,
+          shape: Sequence[int] = ()) -> SSAValue:
+    t = tensor_type(elem, shape)
+    item = bool(value) if elem == i1 else value
+    return imp.emit(nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [item])))
+
+
+def expand(imp: Importer, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+    """``x`` broadcast to ``shape``: ``where(true, x, x)`` (which fuses as a copy)."""
+    if tuple(shape) == shape_of(x):
+        return x
+    true = splat(imp, True, i1, shape)
+    return imp.emit(nn.WhereOp(true, x, x, tensor_type(element_of(x), shape)))
+
+
+def binary(cls: type[nn.BinaryOp]) -> Converter:
+    def convert(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+        lhs, rhs = imp.tensor(args[0]), imp.tensor(args[1])  # type: ignore[arg-type]
+        same_type(imp, [lhs, rhs])
+        if element_of(lhs) not in cls.ALLOWED_TYPES:
+            raise imp.error(f"{element_of(lhs)} operands are not supported")
+        shape = broadcast(imp, lhs, rhs)
+        return [imp.emit(cls(lhs, rhs, tensor_type(element_of(lhs), shape)))]
+
+    return convert
+
+
+def unary(cls: type[nn.UnaryOp]) -> Converter:
+    def convert(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+        x = imp.tensor(args[0])  # type: ignore[arg-type]
+        if element_of(x) not in cls.ALLOWED_TYPES:
+            raise imp.error(f"{element_of(x)} operands are not supported")
+        return [imp.emit(cls(x))]
+
+    return convert
+
+
+def compare(predicate: str) -> Converter:
+    def convert(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+        lhs, rhs = imp.tensor(args[0]), imp.tensor(args[1])  # type: ignore[arg-type]
+        same_type(imp, [lhs, rhs])
+        if element_of(lhs) == i1:  # bools: equal is "not xor"
+            if predicate != "eq":
+                raise imp.error("ordering comparisons of bool tensors are not supported")
+            shape = broadcast(imp, lhs, rhs)
+            return [where(imp, lhs, rhs, logical_not(imp, rhs, shape), shape)]
+        shape = broadcast(imp, lhs, rhs)
+        return [imp.emit(nn.CmpOp(lhs, rhs, predicate, tensor_type(i1, shape)))]
+
+    return convert
+
+
+def where(imp: Importer, cond: SSAValue, a: SSAValue, b: SSAValue,
+          shape: Sequence[int] | None = None) -> SSAValue:
+    shape = shape if shape is not None else broadcast(imp, cond, a, b)
+    return imp.emit(nn.WhereOp(cond, a, b, tensor_type(element_of(a), shape)))
+
+
+def logical_not(imp: Importer, x: SSAValue, shape: Sequence[int] | None = None) -> SSAValue:
+    return where(imp, x, splat(imp, False, i1), splat(imp, True, i1),
+                 shape if shape is not None else shape_of(x))
+
+
+def bools(imp: Importer, args: list[Value | None]) -> tuple[SSAValue, SSAValue, tuple[int, ...]]:
+    a, b = imp.tensor(args[0]), imp.tensor(args[1])  # type: ignore[arg-type]
+    if element_of(a) != i1 or element_of(b) != i1:
+        raise imp.error("operands must be bool")
+    return a, b, broadcast(imp, a, b)
+
+
+# --- elementwise ---------------------------------------------------------------------------------
+
+
+def convert_and(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    a, b, shape = bools(imp, args)
+    return [where(imp, a, b, splat(imp, False, i1), shape)]
+
+
+def convert_or(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    a, b, shape = bools(imp, args)
+    return [where(imp, a, splat(imp, True, i1), b, shape)]
+
+
+def convert_xor(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    a, b, shape = bools(imp, args)
+    return [where(imp, a, logical_not(imp, b), b, shape)]
+
+
+def convert_not(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    if element_of(x) != i1:
+        raise imp.error("operand must be bool")
+    return [logical_not(imp, x)]
+
+
+def convert_where(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    cond, a, b = (imp.tensor(v) for v in args[:3])  # type: ignore[arg-type]
+    same_type(imp, [a, b])
+    return [where(imp, cond, a, b)]
+
+
+def convert_isnan(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    return [imp.emit(nn.CmpOp(x, x, "ne", tensor_type(i1, shape_of(x))))]
+
+
+def convert_isinf(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    pos, neg = attribute(node, "detect_positive", 1), attribute(node, "detect_negative", 1)
+    shape = shape_of(x)
+    inf = splat(imp, math.inf, element_of(x))
+    if pos and neg:
+        return [imp.emit(nn.CmpOp(imp.emit(nn.AbsOp(x)), inf, "eq", tensor_type(i1, shape)))]
+    if pos:
+        return [imp.emit(nn.CmpOp(x, inf, "eq", tensor_type(i1, shape)))]
+    if neg:
+        minus = splat(imp, -math.inf, element_of(x))
+        return [imp.emit(nn.CmpOp(x, minus, "eq", tensor_type(i1, shape)))]
+    return [splat(imp, False, i1, shape)]
+
+
+def convert_cast(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    to = int(attribute(node, "to"))  # type: ignore[arg-type]
+    if to not in ONNX_TYPES:
+        kind = ONNX_TYPE_NAMES.get(to, f"element type {to}")
+        raise imp.error(f"cast to {kind} is not supported")
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    target = ONNX_TYPES[to][1]
+    if element_of(x) == target:
+        return [x]
+    return [imp.emit(nn.CastOp(x, tensor_type(target, shape_of(x))))]
+
+
+def convert_cast_like(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x, like = imp.tensor(args[0]), imp.tensor(args[1])  # type: ignore[arg-type]
+    if element_of(x) == element_of(like):
+        return [x]
+    return [imp.emit(nn.CastOp(x, tensor_type(element_of(like), shape_of(x))))]
+
+
+def convert_identity(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    return [args[0]]  # type: ignore[list-item]
+
+
+def convert_dropout(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    if len(node.output) > 1 and node.output[1]:  # type: ignore[attr-defined]
+        raise imp.error("the mask output of Dropout is not supported")
+    return [args[0]]  # type: ignore[list-item]
+
+
+def convert_reciprocal(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    one = splat(imp, 1.0, element_of(x))
+    return [imp.emit(nn.DivOp(one, x, x.type))]
+
+
+def convert_pow(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    exponent = args[1]
+    if isinstance(exponent, np.ndarray) and exponent.size == 1:
+        e = float(exponent.reshape(-1)[0])
+        shape = broadcast_shapes(shape_of(x), exponent.shape)
+        if e == 2.0 and shape == shape_of(x):
+            return [imp.emit(nn.MulOp(x, x, x.type))]
+        if e == 0.5 and shape == shape_of(x):
+            return [imp.emit(nn.SqrtOp(x))]
+        if e == 1.0 and shape == shape_of(x):
+            return [x]
+        exponent = exponent.astype(np.float32)
+    return binary(nn.PowOp)(imp, node, [x, exponent])
+
+
+def convert_variadic(cls: type[nn.BinaryOp]) -> Converter:
+    def convert(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+        result: Value = args[0]  # type: ignore[assignment]
+        for other in args[1:]:
+            result = binary(cls)(imp, node, [result, other])[0]
+        return [result]
+
+    return convert
+
+
+def convert_clip(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    if len(args) > 1 and args[1] is not None:
+        x = binary(nn.MaxOp)(imp, node, [x, args[1]])[0]  # type: ignore[assignment]
+    if len(args) > 2 and args[2] is not None:
+        x = binary(nn.MinOp)(imp, node, [x, args[2]])[0]  # type: ignore[assignment]
+    return [x]
+
+
+def convert_gelu(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    approximate = attribute(node, "approximate", b"none")
+    if isinstance(approximate, bytes):
+        approximate = approximate.decode()
+    if approximate not in ("none", "tanh"):
+        raise imp.error(f"approximate '{approximate}' is not supported")
+    return [imp.emit(nn.GeluOp(x, str(approximate)))]
+
+
+# --- contraction ---------------------------------------------------------------------------------
+
+
+def matmul(imp: Importer, a: SSAValue, b: SSAValue) -> SSAValue:
+    """numpy's ``matmul``: a 1-D operand gets a dimension, batch dimensions broadcast."""
+    same_type(imp, [a, b])
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        raise imp.error("MatMul of a scalar")
+    a2 = a if len(sa) >= 2 else reshape(imp, a, (1, *sa))
+    b2 = b if len(sb) >= 2 else reshape(imp, b, (*sb, 1))
+    sa2, sb2 = shape_of(a2), shape_of(b2)
+    if sa2[-1] != sb2[-2]:
+        raise imp.error(f"contraction dimensions differ: {list(sa)} @ {list(sb)}")
+    if len(sb2) == 2:  # [..., M, K] @ [K, N]
+        lhs, rhs = a2, b2
+    else:
+        lead = broadcast_shapes(sa2[:-2], sb2[:-2])
+        if lead is None:
+            raise imp.error(f"batch dimensions do not broadcast: {list(sa)} @ {list(sb)}")
+        lhs = expand(imp, a2, (*lead, *sa2[-2:]))
+        rhs = expand(imp, b2, (*lead, *sb2[-2:]))
+    out_shape = (*shape_of(lhs)[:-2], sa2[-2], sb2[-1])
+    result = imp.emit(nn.MatmulOp(lhs, rhs, tensor_type(element_of(a), out_shape)))
+    final = list(out_shape)
+    if len(sb) == 1:
+        final.pop(-1)
+    if len(sa) == 1:
+        final.pop(-2 if len(sb) != 1 else -1)
+    return reshape(imp, result, final)
+
+
+def convert_matmul(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    a, b = imp.tensor(args[0]), imp.tensor(args[1], node.input[1])  # type: ignore
+    return [matmul(imp, a, b)]
+
+
+def convert_gemm(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    alpha = float(attribute(node, "alpha", 1.0))  # type: ignore[arg-type]
+    beta = float(attribute(node, "beta", 1.0))  # type: ignore[arg-type]
+    operands: list[Value] = []
+    for index, flag in ((0, "transA"), (1, "transB")):
+        value = args[index]
+        if attribute(node, flag, 0):
+            if isinstance(value, np.ndarray):
+                value = np.ascontiguousarray(value.T)
+            else:
+                v = imp.tensor(value)  # type: ignore[arg-type]
+                s = shape_of(v)
+                value = imp.emit(nn.TransposeOp(v, [1, 0], tensor_type(element_of(v), s[::-1])))
+        operands.append(value)  # type: ignore[arg-type]
+    a = imp.tensor(operands[0])
+    b = imp.tensor(operands[1], node.input[1])  # type: ignore[attr-defined]
+    y = matmul(imp, a, b)
+    if alpha != 1.0:
+        y = imp.emit(nn.MulOp(y, splat(imp, alpha, element_of(y)), y.type))
+    if len(args) > 2 and args[2] is not None and beta != 0.0:
+        c = args[2]
+        if isinstance(c, np.ndarray) and beta != 1.0:
+            c, beta = c * beta, 1.0
+        cv = imp.tensor(c, node.input[2])  # type: ignore[attr-defined]
+        if beta != 1.0:
+            cv = imp.emit(nn.MulOp(cv, splat(imp, beta, element_of(cv)), cv.type))
+        y = binary(nn.AddOp)(imp, node, [y, cv])[0]  # type: ignore[assignment]
+    return [y]
+
+
+# --- shape and data movement ---------------------------------------------------------------------
+
+
+def reshape_target(imp: Importer, shape_in: Sequence[int], spec: Sequence[int],
+                   allowzero: bool) -> list[int]:
+    """Reshape's ``shape`` operand resolved: 0 copies the input's dimension, -1 is inferred."""
+    out = [
+        shape_in[i] if (d == 0 and not allowzero and i < len(shape_in)) else d
+        for i, d in enumerate(spec)
+    ]
+    if out.count(-1) > 1:
+        raise imp.error(f"shape {list(spec)} has more than one -1")
+    total = math.prod(shape_in)
+    if -1 in out:
+        known = math.prod(d for d in out if d != -1)
+        if known == 0 or total % known:
+            raise imp.error(f"cannot reshape {list(shape_in)} to {list(spec)}")
+        out[out.index(-1)] = total // known
+    if math.prod(out) != total:
+        raise imp.error(f"cannot reshape {list(shape_in)} to {list(spec)}")
+    return out
+
+
+def convert_reshape(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    spec = ints_of(imp, args[1], "shape")
+    target = reshape_target(imp, shape_of(x), spec, bool(attribute(node, "allowzero", 0)))
+    return [reshape(imp, x, target)]
+
+
+def convert_flatten(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    axis = int(attribute(node, "axis", 1))  # type: ignore[arg-type]
+    axis = axis % (len(shape) + 1) if axis < 0 else axis
+    return [reshape(imp, x, (math.prod(shape[:axis]), math.prod(shape[axis:])))]
+
+
+def convert_squeeze(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    axes = axes_operand(imp, node, args, 1)
+    if axes is None:
+        keep = [d for d in shape if d != 1]
+    else:
+        drop = {norm_axis(imp, a, len(shape)) for a in axes}
+        keep = [d for i, d in enumerate(shape) if i not in drop]
+    return [reshape(imp, x, keep)]
+
+
+def convert_unsqueeze(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = list(shape_of(x))
+    axes = axes_operand(imp, node, args, 1)
+    if axes is None:
+        raise imp.error("axes are missing")
+    rank = len(shape) + len(axes)
+    for a in sorted(norm_axis(imp, a, rank) for a in axes):
+        shape.insert(a, 1)
+    return [reshape(imp, x, shape)]
+
+
+def convert_transpose(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    perm = attribute(node, "perm")
+    order = list(range(len(shape)))[::-1] if perm is None else [int(p) for p in perm]  # type: ignore
+    if order == list(range(len(shape))):
+        return [x]
+    t = tensor_type(element_of(x), [shape[p] for p in order])
+    return [imp.emit(nn.TransposeOp(x, order, t))]
+
+
+def narrow(imp: Importer, x: SSAValue, axis: int, start: int, length: int) -> SSAValue:
+    if start == 0 and length == shape_of(x)[axis]:
+        return x
+    if length <= 0:
+        raise imp.error(f"empty slice of axis {axis} of {list(shape_of(x))}")
+    return imp.emit(nn.NarrowOp(x, axis, start, length))
+
+
+def convert_slice(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    starts = ints_of(imp, args[1], "starts")
+    ends = ints_of(imp, args[2], "ends")
+    axes = ints_of(imp, args[3], "axes") if len(args) > 3 and args[3] is not None else list(
+        range(len(starts)))
+    steps = ints_of(imp, args[4], "steps") if len(args) > 4 and args[4] is not None else [1] * len(
+        starts)
+    for start, end, axis, step in zip(starts, ends, axes, steps, strict=True):
+        if step != 1:
+            raise imp.error(f"slice step {step} is not supported (only 1)")
+        axis = norm_axis(imp, axis, len(shape))
+        dim = shape[axis]
+        begin, stop, _ = slice(start, end).indices(dim)
+        x = narrow(imp, x, axis, begin, max(stop - begin, 0))
+    return [x]
+
+
+def convert_split(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    axis = norm_axis(imp, int(attribute(node, "axis", 0)), len(shape))  # type: ignore[arg-type]
+    outputs = len(node.output)  # type: ignore[attr-defined]
+    if len(args) > 1 and args[1] is not None:
+        sizes = ints_of(imp, args[1], "split")
+    elif attribute(node, "split") is not None:
+        sizes = [int(s) for s in attribute(node, "split")]  # type: ignore[union-attr]
+    else:
+        count = int(attribute(node, "num_outputs", outputs))  # type: ignore[arg-type]
+        chunk = -(-shape[axis] // count)
+        sizes = [min(chunk, shape[axis] - i * chunk) for i in range(count)]
+    if sum(sizes) != shape[axis]:
+        raise imp.error(f"split sizes {sizes} do not add up to dimension {shape[axis]}")
+    results: list[Value] = []
+    start = 0
+    for size in sizes:
+        results.append(narrow(imp, x, axis, start, size))
+        start += size
+    return results
+
+
+def convert_concat(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    values = [imp.tensor(v) for v in args if v is not None]  # type: ignore[arg-type]
+    values = [v for v in values if math.prod(shape_of(v)) != 0] or values[:1]
+    same_type(imp, values)
+    rank = len(shape_of(values[0]))
+    axis = norm_axis(imp, int(attribute(node, "axis")), rank)  # type: ignore[arg-type]
+    if len(values) == 1:
+        return [values[0]]
+    shape = list(shape_of(values[0]))
+    shape[axis] = sum(shape_of(v)[axis] for v in values)
+    return [imp.emit(nn.ConcatOp(values, axis, tensor_type(element_of(values[0]), shape)))]
+
+
+def convert_expand(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    spec = ints_of(imp, args[1], "shape")
+    shape = broadcast_shapes(shape_of(x), spec)
+    if shape is None:
+        raise imp.error(f"cannot expand {list(shape_of(x))} to {spec}")
+    return [expand(imp, x, shape)]
+
+
+def convert_gather(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0], node.input[0])  # type: ignore[arg-type, attr-defined]
+    shape = shape_of(x)
+    axis = norm_axis(imp, int(attribute(node, "axis", 0)), len(shape))  # type: ignore[arg-type]
+    indices = args[1]
+    if isinstance(indices, np.ndarray) and indices.ndim == 0:  # one index: a slice
+        index = int(indices)
+        if not -shape[axis] <= index < shape[axis]:
+            raise imp.error(f"index {index} is out of range for axis {axis} of {list(shape)}")
+        sliced = narrow(imp, x, axis, index % shape[axis], 1)
+        return [reshape(imp, sliced, [d for i, d in enumerate(shape) if i != axis])]
+    idx = imp.tensor(indices)  # type: ignore[arg-type]
+    if element_of(idx) == i1 or str(element_of(idx)) != "i32":
+        raise imp.error("indices must be integers")
+    out = [*shape[:axis], *shape_of(idx), *shape[axis + 1:]]
+    return [imp.emit(nn.GatherOp(x, idx, axis, tensor_type(element_of(x), out)))]
+
+
+# --- normalisation, softmax, reductions ----------------------------------------------------------
+
+
+def convert_softmax(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    axis = norm_axis(imp, int(attribute(node, "axis", -1)), len(shape_of(x)))  # type: ignore
+    return [imp.emit(nn.SoftmaxOp(x, axis))]
+
+
+def convert_layer_norm(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    axis = norm_axis(imp, int(attribute(node, "axis", -1)), len(shape))  # type: ignore[arg-type]
+    if axis != len(shape) - 1:
+        raise imp.error(f"normalising over axes {axis}.. of rank {len(shape)} is not supported "
+                        "(only the last axis)")
+    if any(name for name in node.output[1:]):  # type: ignore[attr-defined]
+        raise imp.error("the Mean and InvStdDev outputs are not supported")
+    eps = float(attribute(node, "epsilon", 1e-5))  # type: ignore[arg-type]
+    width = shape[-1]
+    gamma = args[1]
+    beta = args[2] if len(args) > 2 and args[2] is not None else np.zeros(width, np.float32)
+    vectors = []
+    for value, name in ((gamma, "scale"), (beta, "bias")):
+        v = imp.tensor(value)  # type: ignore[arg-type]
+        if shape_of(v) != (width,):
+            v = reshape(imp, expand(imp, v, (width,)), (width,)) if math.prod(
+                shape_of(v)) in (1, width) else None
+            if v is None:
+                raise imp.error(f"{name} must be a vector of {width}")
+        vectors.append(v)
+    return [imp.emit(nn.LayerNormOp(x, vectors[0], vectors[1], -1, eps))]
+
+
+def reduction(kind: str, axes_input: int) -> Converter:
+    """ReduceSum (axes an input since opset 13) and the others (since opset 18)."""
+
+    def convert(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+        x = imp.tensor(args[0])  # type: ignore[arg-type]
+        shape = shape_of(x)
+        by_input = imp.opset >= axes_input
+        axes = axes_operand(imp, node, args, 1) if by_input else (
+            None if attribute(node, "axes") is None else
+            [int(a) for a in attribute(node, "axes")])  # type: ignore[union-attr]
+        keepdims = bool(attribute(node, "keepdims", 1))
+        if not axes:
+            if attribute(node, "noop_with_empty_axes", 0):
+                return [x]
+            axes = list(range(len(shape)))
+        axes = sorted({norm_axis(imp, a, len(shape)) for a in axes})
+        if keepdims:
+            out = [1 if i in axes else d for i, d in enumerate(shape)]
+        else:
+            out = [d for i, d in enumerate(shape) if i not in axes]
+        cls = nn.REDUCE_OPS[kind]
+        return [imp.emit(cls(x, axes, tensor_type(element_of(x), out), keepdims))]
+
+    return convert
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+ONNX_OPS: dict[str, Converter] = {
+    "Add": binary(nn.AddOp),
+    "Sub": binary(nn.SubOp),
+    "Mul": binary(nn.MulOp),
+    "Div": binary(nn.DivOp),
+    "Pow": convert_pow,
+    "Max": convert_variadic(nn.MaxOp),
+    "Min": convert_variadic(nn.MinOp),
+    "Sum": convert_variadic(nn.AddOp),
+    "Relu": unary(nn.ReluOp),
+    "Sigmoid": unary(nn.SigmoidOp),
+    "Tanh": unary(nn.TanhOp),
+    "Exp": unary(nn.ExpOp),
+    "Log": unary(nn.LogOp),
+    "Sqrt": unary(nn.SqrtOp),
+    "Neg": unary(nn.NegOp),
+    "Abs": unary(nn.AbsOp),
+    "Erf": unary(nn.ErfOp),
+    "Sin": unary(nn.SinOp),
+    "Cos": unary(nn.CosOp),
+    "Reciprocal": convert_reciprocal,
+    "Gelu": convert_gelu,
+    "Clip": convert_clip,
+    "Equal": compare("eq"),
+    "Less": compare("lt"),
+    "LessOrEqual": compare("le"),
+    "Greater": compare("gt"),
+    "GreaterOrEqual": compare("ge"),
+    "And": convert_and,
+    "Or": convert_or,
+    "Xor": convert_xor,
+    "Not": convert_not,
+    "Where": convert_where,
+    "IsNaN": convert_isnan,
+    "IsInf": convert_isinf,
+    "Cast": convert_cast,
+    "CastLike": convert_cast_like,
+    "Identity": convert_identity,
+    "Dropout": convert_dropout,
+    "MatMul": convert_matmul,
+    "Gemm": convert_gemm,
+    "Reshape": convert_reshape,
+    "Flatten": convert_flatten,
+    "Squeeze": convert_squeeze,
+    "Unsqueeze": convert_unsqueeze,
+    "Transpose": convert_transpose,
+    "Slice": convert_slice,
+    "Split": convert_split,
+    "Concat": convert_concat,
+    "Expand": convert_expand,
+    "Gather": convert_gather,
+    "Softmax": convert_softmax,
+    "LayerNormalization": convert_layer_norm,
+    "ReduceSum": reduction("sum", 13),
+    "ReduceMean": reduction("mean", 18),
+    "ReduceMax": reduction("max", 18),
+    "ReduceMin": reduction("min", 18),
+}
+
+
+def convert_node(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """The node's outputs as IR; a one-line error for an op type or form not supported."""
+    domain = node.domain  # type: ignore[attr-defined]
+    op_type = node.op_type  # type: ignore[attr-defined]
+    if domain not in ("", "ai.onnx") or op_type not in ONNX_OPS:
+        raise imp.error("not supported")
+    try:
+        return ONNX_OPS[op_type](imp, node, args)
+    except OnnxImportError:
+        raise
+    except Exception as e:  # a verifier or shape error on this node: still one line
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise imp.error(first) from None

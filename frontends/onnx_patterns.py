@@ -1,0 +1,315 @@
+"""Recognises the decompositions that exporters write and rewrites them into canonical ``nn`` ops,
+so that imported models fuse as the hand-written examples do.
+
+    0.5 * x * (1 + erf(x / sqrt(2)))           ->  nn.gelu(x)                  (any order)
+    merge(softmax(split(q) @ split(k)^T / c [+ mask arithmetic]) @ split(v))
+                                               ->  nn.attention(q, k, v, mask) {scale = 1/c}
+
+The attention subgraph is what the exporters write for multi-head attention: each of q, k and
+v (``[B, S, H*D]``) reshaped to ``[B, S, H, D]`` and transposed to heads-first (k to
+``[B, H, D, S]``, directly or by a second transpose), the scores scaled by a division or a
+multiplication by a constant, optionally a causal mask (``where(tril, scores, -big)`` with a
+lower-triangular constant: ``causal``), optionally Hugging Face's additive key mask
+``(1 - cast(mask[:, None, None, :])) * -big`` (its ``mask`` becomes the op's key mask, 1 =
+attend), softmax over the keys, the product with v, transposed back and reshaped to
+``[B, S, H*D]``. One difference: a query whose every key is masked gets zeros from
+``nn.attention`` where the export averages all values; such rows carry no information.
+
+Each rewrite is a pattern on the op that ends the decomposition, walking up through use-def; a
+value that something outside the decomposition reads stays as it was (a fusion never absorbs a
+value that something else reads).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from fusec.dialects import nn
+
+TOLERANCE = 1e-5
+
+
+def splat_of(value: SSAValue) -> float | None:
+    """The value of a splat ``nn.constant``, else None."""
+    if not isinstance(value, OpResult) or not isinstance(value.op, nn.ConstantOp):
+        return None
+    attr = value.op.value
+    if not attr.is_splat():
+        return None
+    values = attr.get_values()
+    return float(values[0]) if values else None
+
+
+def is_splat(value: SSAValue, expected: float) -> bool:
+    found = splat_of(value)
+    return found is not None and math.isclose(found, expected, rel_tol=TOLERANCE)
+
+
+def producer(value: SSAValue, cls: type[Operation]) -> Operation | None:
+    """The op of type ``cls`` defining ``value`` when this is its only use."""
+    if isinstance(value, OpResult) and isinstance(value.op, cls) and value.has_one_use():
+        return value.op
+    return None
+
+
+def factors(value: SSAValue, depth: int = 3) -> list[SSAValue]:
+    """The factors of a product tree of single-use ``nn.mul`` ops."""
+    op = producer(value, nn.MulOp)
+    if op is None or depth == 0:
+        return [value]
+    return [*factors(op.operands[0], depth - 1), *factors(op.operands[1], depth - 1)]
+
+
+def product_root_factors(op: nn.MulOp) -> list[SSAValue]:
+    return [*factors(op.lhs), *factors(op.rhs)]
+
+
+def erf_argument(value: SSAValue) -> SSAValue | None:
+    """``x`` when ``value`` is ``1 + erf(x / sqrt 2)`` (or ``x * (1/sqrt 2)``)."""
+    add = producer(value, nn.AddOp)
+    if add is None:
+        return None
+    for erf_side, one_side in ((add.operands[0], add.operands[1]),
+                               (add.operands[1], add.operands[0])):
+        erf = producer(erf_side, nn.ErfOp)
+        if erf is None or not is_splat(one_side, 1.0):
+            continue
+        inner = erf.operands[0]
+        div = producer(inner, nn.DivOp)
+        if div is not None and is_splat(div.operands[1], math.sqrt(2.0)):
+            return div.operands[0]
+        mul = producer(inner, nn.MulOp)
+        if mul is not None:
+            for a, b in ((mul.operands[0], mul.operands[1]), (mul.operands[1], mul.operands[0])):
+                if is_splat(b, 1.0 / math.sqrt(2.0)):
+                    return a
+    return None
+
+
+class ErfGelu(RewritePattern):
+    """``0.5 * x * (1 + erf(x / sqrt 2))``, the three factors in any order -> ``nn.gelu``."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.MulOp):
+            return
+        parts = product_root_factors(op)
+        if len(parts) != 3:
+            return
+        for i, candidate in enumerate(parts):
+            x = erf_argument(candidate)
+            if x is None:
+                continue
+            rest = [p for j, p in enumerate(parts) if j != i]
+            if not any(r is x for r in rest):
+                continue
+            other = rest[1] if rest[0] is x else rest[0]
+            if not is_splat(other, 0.5) or x.type != op.result.type:
+                continue
+            rewriter.replace(op, nn.GeluOp(x, "none"))
+            return
+
+
+BIG_NEGATIVE = -1e4
+"""A mask constant at most this is "minus infinity" for a softmax."""
+
+
+def single(value: SSAValue, cls: type[Operation]) -> Operation | None:
+    return producer(value, cls)
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
+
+
+def perm_of(op: Operation) -> list[int]:
+    return list(op.perm.get_values())  # type: ignore[attr-defined]
+
+
+def heads_source(value: SSAValue, perm: list[int]) -> tuple[SSAValue, int, int] | None:
+    """``x`` (``[B, S, H*D]``) when ``value`` is ``transpose(reshape(x, [B, S, H, D]), perm)``,
+    with ``H`` and ``D``."""
+    transpose = single(value, nn.TransposeOp)
+    if transpose is None:
+        return None
+    inner = transpose.operands[0]
+    if perm_of(transpose) == [0, 1, 3, 2] and perm == [0, 2, 3, 1]:  # k: two transposes
+        first = single(inner, nn.TransposeOp)
+        if first is None or perm_of(first) != [0, 2, 1, 3]:
+            return None
+        transpose, inner = first, first.operands[0]
+    elif perm_of(transpose) != perm:
+        return None
+    reshape = single(inner, nn.ReshapeOp)
+    if reshape is None:
+        return None
+    x = reshape.operands[0]
+    split = shape_of(reshape.results[0])
+    if len(split) != 4 or len(shape_of(x)) != 3:
+        return None
+    b, s, h, d = split
+    if shape_of(x) != (b, s, h * d):
+        return None
+    return x, h, d
+
+
+def defined_by(value: SSAValue, cls: type[Operation]) -> Operation | None:
+    """The op of type ``cls`` defining ``value``, however many uses it has."""
+    if isinstance(value, OpResult) and isinstance(value.op, cls):
+        return value.op
+    return None
+
+
+def key_mask(value: SSAValue, batch: int, keys: int) -> SSAValue | None:
+    """``mask`` (``[B, S_k]``) when ``value`` is ``(1 - cast(reshape(mask))) * -big``. The
+    chain may have other users (every layer adds the same mask): it is left to them."""
+    mul = defined_by(value, nn.MulOp)
+    if mul is None or shape_of(value) != (batch, 1, 1, keys):
+        return None
+    for a, c in ((mul.operands[0], mul.operands[1]), (mul.operands[1], mul.operands[0])):
+        big = splat_of(c)
+        sub = defined_by(a, nn.SubOp)
+        if big is None or big > BIG_NEGATIVE or sub is None or not is_splat(sub.operands[0], 1.0):
+            continue
+        inner = sub.operands[1]
+        cast = defined_by(inner, nn.CastOp)
+        if cast is not None:
+            inner = cast.operands[0]
+        reshape = defined_by(inner, nn.ReshapeOp)
+        if reshape is None:
+            continue
+        mask = reshape.operands[0]
+        if shape_of(mask) == (batch, keys):
+            return mask
+    return None
+
+
+def constant_value(value: SSAValue, params: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """The data of an ``nn.constant`` or of a weight argument (by its name in ``params``)."""
+    if isinstance(value, OpResult) and isinstance(value.op, nn.ConstantOp):
+        attr = value.op.value
+        return np.array(attr.get_values()).reshape(attr.get_shape()) if not attr.is_splat() \
+            else None
+    if isinstance(value, BlockArgument) and value.name_hint in params:
+        return params[value.name_hint]
+    return None
+
+
+def is_lower_triangular(value: SSAValue, size: int, params: Mapping[str, np.ndarray]) -> bool:
+    """``value`` is a constant ``[1, 1, S, S]`` (or ``[S, S]``) boolean lower triangle."""
+    shape = shape_of(value)
+    if shape[-2:] != (size, size) or any(d != 1 for d in shape[:-2]):
+        return False
+    data = constant_value(value, params)
+    if data is None:
+        return False
+    return bool((data.reshape(size, size).astype(bool) == np.tri(size, dtype=bool)).all())
+
+
+@dataclass
+class ExportedAttention(RewritePattern):
+    """The attention subgraph (see the module docstring) -> ``nn.attention``."""
+
+    params: Mapping[str, np.ndarray]
+    """The weights of the module's arguments, where a causal mask may be."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.ReshapeOp):
+            return
+        out = single(op.input, nn.TransposeOp)
+        if out is None or perm_of(out) != [0, 2, 1, 3]:
+            return
+        context = single(out.operands[0], nn.MatmulOp)
+        if context is None:
+            return
+        softmax = single(context.operands[0], nn.SoftmaxOp)
+        if softmax is None or softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
+            return
+        v_src = heads_source(context.operands[1], [0, 2, 1, 3])
+        if v_src is None:
+            return
+        v, heads, dim = v_src
+        scores = softmax.operands[0]
+        batch = shape_of(scores)[0]
+        keys = shape_of(scores)[3]
+        mask: SSAValue | None = None
+        add = single(scores, nn.AddOp)
+        if add is not None:
+            for s, m in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+                if shape_of(s) == shape_of(scores):
+                    mask = key_mask(m, batch, keys)
+                    if mask is not None:
+                        scores = s
+                        break
+            if mask is None:
+                return
+        causal = False
+        where = single(scores, nn.WhereOp)
+        if where is not None:
+            big = splat_of(where.operands[2])
+            if big is None or big > BIG_NEGATIVE or not is_lower_triangular(
+                    where.operands[0], keys, self.params) or shape_of(scores)[2] != keys:
+                return
+            causal, scores = True, where.operands[1]
+        scale = 1.0
+        div = single(scores, nn.DivOp)
+        mul = single(scores, nn.MulOp)
+        if div is not None and splat_of(div.operands[1]) not in (None, 0.0):
+            scale, scores = 1.0 / splat_of(div.operands[1]), div.operands[0]  # type: ignore
+        elif mul is not None:
+            for s, c in ((mul.operands[0], mul.operands[1]), (mul.operands[1], mul.operands[0])):
+                if splat_of(c) is not None and splat_of(c) > 0:  # type: ignore[operator]
+                    scale, scores = splat_of(c), s  # type: ignore[assignment]
+                    break
+        product = single(scores, nn.MatmulOp)
+        if product is None or scale <= 0:
+            return
+        q_src = heads_source(product.operands[0], [0, 2, 1, 3])
+        k_src = heads_source(product.operands[1], [0, 2, 3, 1])
+        if q_src is None or k_src is None:
+            return
+        q, k = q_src[0], k_src[0]
+        if (q_src[1], q_src[2]) != (heads, dim) or (k_src[1], k_src[2]) != (heads, dim):
+            return
+        if shape_of(k) != shape_of(v) or shape_of(op.result) != shape_of(q):
+            return
+        default = 1.0 / math.sqrt(dim)
+        attention = nn.AttentionOp(
+            q, k, v, heads, dim, mask=mask,
+            scale=None if math.isclose(scale, default, rel_tol=1e-6) else scale,
+            causal=causal,
+        )
+        rewriter.replace(op, attention)
+
+
+def canonicalize(module: ModuleOp, params: dict[str, np.ndarray]) -> None:
+    """Applies the patterns above to ``module`` in place, then removes what they left dead:
+    ops, and weight arguments nothing reads any more (from ``params`` too)."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier([ErfGelu(), ExportedAttention(params)]),
+        apply_recursively=True,
+    ).rewrite_module(module)
+    for fn in module.ops:
+        if not isinstance(fn, func.FuncOp):
+            continue
+        region_dce(fn.body)
+        block = fn.body.block
+        for arg in reversed(block.args):
+            if not arg.uses and arg.name_hint in params:
+                del params[arg.name_hint]
+                block.erase_arg(arg)
+        outputs = fn.function_type.outputs.data
+        fn.function_type = func.FunctionType.from_lists([a.type for a in block.args], outputs)

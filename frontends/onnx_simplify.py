@@ -1,0 +1,87 @@
+"""Import-time constant folding: nodes whose values are known while importing become constants.
+
+Shapes are static, so ``Shape`` (and ``Size``) of any tensor is a constant; a node whose inputs
+are all constants (initializers, ``Constant`` nodes, earlier folded results) is computed here by
+ONNX's own reference implementation of its op, at the model's opset. That folds an export's
+shape subgraphs (``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``, ``ConstantOfShape``,
+``Range``, the causal-mask ``Trilu``/``Where`` chains) and computations on weights alone (a
+transposed weight, a position-embedding lookup with constant positions), so that only the
+computation on the graph inputs becomes IR. Folded weights still become weight arguments when
+large (`Importer.tensor`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from fusec.frontends.onnx_import import Importer, Value, shape_of
+
+NEVER_FOLD = frozenset({
+    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli",
+    "Multinomial", "If", "Loop", "Scan",
+})
+"""Ops whose result is not a function of their inputs, or that hold subgraphs."""
+
+MAX_FOLDED_ELEMENTS = 1 << 26
+"""A folded result larger than this is an error rather than memory exhausted at import."""
+
+
+def fold_shape(node: object, x: SSAValue) -> np.ndarray:
+    from onnx import helper
+
+    shape = shape_of(x)
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}  # type: ignore
+    rank = len(shape)
+    start = int(attrs.get("start", 0))
+    end = int(attrs.get("end", rank))
+    start, end = (max(0, min(rank, v + rank if v < 0 else v)) for v in (start, end))
+    return np.array(shape[start:end], dtype=np.int64)
+
+
+def fold_node(imp: Importer, node: object, args: list[Value | None]) -> list[Value] | None:
+    """The node's outputs when they are known at import time, else None."""
+    op_type: str = node.op_type  # type: ignore[attr-defined]
+    domain: str = node.domain  # type: ignore[attr-defined]
+    if domain not in ("", "ai.onnx") or op_type in NEVER_FOLD:
+        return None
+    if op_type == "Shape" and isinstance(args[0], SSAValue):
+        return [fold_shape(node, args[0])]
+    if op_type == "Size" and isinstance(args[0], SSAValue):
+        return [np.array(int(np.prod(shape_of(args[0]))), dtype=np.int64)]
+    if not all(a is None or isinstance(a, np.ndarray) for a in args):
+        return None
+    return evaluate(imp, node, args)  # type: ignore[arg-type]
+
+
+def evaluate(imp: Importer, node: object, args: list[np.ndarray | None]) -> list[Value]:
+    """Runs one node on constants with ``onnx.reference``, at the importer's opset."""
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    inputs = [name for name in node.input if name]  # type: ignore[attr-defined]
+    outputs = [name for name in node.output if name]  # type: ignore[attr-defined]
+    graph = helper.make_graph(
+        [node],  # type: ignore[list-item]
+        "fold",
+        [helper.make_tensor_value_info(n, 0, None) for n in dict.fromkeys(inputs)],
+        [helper.make_tensor_value_info(n, 0, None) for n in outputs],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", imp.opset)])
+    feeds = {
+        name: value for name, value in zip(node.input, args, strict=False)  # type: ignore
+        if name and value is not None
+    }
+    try:
+        results = ReferenceEvaluator(model).run(None, feeds)
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise imp.error(f"cannot compute at import time: {first}") from None
+    folded: list[Value] = []
+    for value in results:
+        array = np.asarray(value)
+        if array.size > MAX_FOLDED_ELEMENTS:
+            raise imp.error(f"a constant of {array.size} elements is too large to fold")
+        folded.append(array)
+    named = iter(folded)
+    return [next(named) if name else np.zeros(0) for name in node.output]  # type: ignore

@@ -1,0 +1,196 @@
+"""The differential oracle: a program, fused and unfused on a device, against the reference.
+
+`check` runs the numpy reference (`fusec.reference`) on the program as written, then compiles
+it with the ``default`` pipeline and with none (``none``: every `nn` op its own kernel), runs
+both on the same inputs and compares each with the reference and the two with each other. NaN
+and infinities must sit at the same places; finite values must agree within a tolerance scaled
+by the output's largest finite magnitude (normwise: long sums round differently in different
+orders). A compile error, a launch error or any exception is a finding too, as a mismatch is.
+A `ResourceError` is not: a program too large for the device is a user error, and neither is
+an element type the OpenCL backend does not support (`Finding.kind` ``unsupported``).
+
+A mismatch is then traced to the first op that goes wrong (`localize`: every value made an
+output, run unfused), and called ``inconclusive`` rather than a failure in two cases where
+the numbers differ for a reason that is not a bug: the first op to differ is a comparison (or
+a cast to ``i1``) whose operands agree within the tolerance but not bit for bit (a value within
+rounding of the threshold falls on either side), or it is a norm, softmax, reduction or matmul
+with an operand beyond ``sqrt(FLT_MAX)`` in magnitude, whose float32 squares and sums overflow
+where the reference computes in float64.
+"""
+
+from __future__ import annotations
+
+import traceback
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from fusec.compiler.check import compare
+from fusec.compiler.diagnostics import FusecError
+from fusec.compiler.driver import compile, load
+from fusec.reference.executor import find_function, run_function
+from fusec.runtime.limits import ResourceError
+
+from .program import Op, Program, Value
+
+PIPELINES = ("default", "none")
+
+TOLERANCE = {"f32": (1e-4, 1e-3), "f16": (2e-2, 2e-2), "i32": (0.0, 0.0), "i1": (0.0, 0.0)}
+"""Output element type -> (atol, rtol), normwise."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One way a program failed: ``kind`` is ``crash``, ``error`` (a one-line error where
+    none is expected) or ``mismatch``; ``where`` names the pipeline or pair compared."""
+
+    kind: str
+    where: str
+    message: str
+
+    @property
+    def failed(self) -> bool:
+        """Whether this is a failure (not ``unsupported`` or ``inconclusive``)."""
+        return self.kind not in ("unsupported", "inconclusive")
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({self.where}): {self.message}"
+
+    @property
+    def signature(self) -> tuple[str, str]:
+        """What a minimized program must still show to count as the same failure."""
+        return self.kind, self.where
+
+
+def check(program: Program | str, inputs: list[np.ndarray], device: str = "cpu",
+          name: str = "<fuzz>") -> list[Finding]:
+    """Every finding for ``program`` (or a program's text, e.g. a saved regression case) on
+    ``inputs`` (empty: it passed)."""
+    text = program if isinstance(program, str) else program.text()
+    try:
+        module = load(text, name)
+    except FusecError as e:
+        return [Finding("error", "parse", str(e))]
+    if isinstance(program, str):
+        program = Program([], [], [_result_value(t, i) for i, t in
+                                   enumerate(find_function(module).function_type.outputs.data)])
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = run_function(module, [a.copy() for a in inputs])
+    except Exception as e:  # the reference itself failed
+        return [Finding("crash", "reference", _describe(e))]
+    findings: list[Finding] = []
+    results: dict[str, list[np.ndarray]] = {}
+    for pipeline in PIPELINES:
+        try:
+            exe = compile(module, pipeline=pipeline, device=device, filename=name)
+            results[pipeline] = exe(*[a.copy() for a in inputs])
+        except ResourceError:
+            return []
+        except FusecError as e:
+            kind = "unsupported" if "not supported by the OpenCL backend" in str(e) else "error"
+            findings.append(Finding(kind, pipeline, str(e)))
+        except Exception as e:
+            findings.append(Finding("crash", pipeline, _describe(e)))
+    for pipeline, outputs in results.items():
+        findings += _compare(f"{pipeline} vs reference", program, outputs, expected)
+    if len(results) == 2:
+        findings += _compare("default vs none", program, results["default"], results["none"])
+    if program.ops and any(f.kind == "mismatch" for f in findings):
+        reason = localize(program, inputs, device)
+        if reason is not None:
+            findings = [Finding("inconclusive", f.where, f"{f.message}; {reason}")
+                        if f.kind == "mismatch" else f for f in findings]
+    return findings
+
+
+DISCONTINUOUS = ("nn.cmp",)
+RANGE_SENSITIVE = ("nn.layer_norm", "nn.rms_norm", "nn.softmax", "nn.matmul", "nn.reduce_sum",
+                   "nn.reduce_mean")
+FLOAT32_SQRT_MAX = 1.8e19
+"""Past this magnitude a float32 square overflows."""
+
+
+def localize(program: Program, inputs: list[np.ndarray], device: str) -> str | None:
+    """Why a mismatch of ``program`` is not a bug, or None if it is one (see the module
+    docstring): finds the first op whose unfused kernel result differs from the reference."""
+    every = program.copy()
+    every.outputs = [op.result for op in program.ops]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = run_function(load(every.text(), "<fuzz>"), [a.copy() for a in inputs])
+        got = compile(every.text(), pipeline="none", device=device)(*[a.copy() for a in inputs])
+    except Exception:
+        return None
+    ref = dict(zip((a.name for a in program.args), inputs, strict=True))
+    ker = dict(ref)
+    for op, want, have in zip(program.ops, expected, got, strict=True):
+        ref[op.result.name], ker[op.result.name] = want, have
+        if not _compare("", every, [have], [want], outputs=[op.result]):
+            continue
+        return _excuse(op, ref, ker)
+    return None
+
+
+def _excuse(op: Op, ref: dict[str, np.ndarray], ker: dict[str, np.ndarray]) -> str | None:
+    operands = [v.name for v in op.operands]
+    if op.name in DISCONTINUOUS or (op.name == "nn.cast" and op.result.elem == "i1"):
+        if any(not np.array_equal(ref[n], ker[n], equal_nan=True) for n in operands):
+            return (f"first difference at {op.result.ref} = {op.name}, whose operands agree "
+                    "within tolerance but not bit for bit")
+    if op.name in RANGE_SENSITIVE:
+        for n in operands:
+            values = np.asarray(ref[n], np.float64)
+            big = np.isfinite(values) & (np.abs(values) > FLOAT32_SQRT_MAX)
+            if big.any():
+                return (f"first difference at {op.result.ref} = {op.name}, whose operand %{n} "
+                        f"holds {values[big].flat[0]:.3g}: float32 squares and sums overflow "
+                        "(the reference computes in float64)")
+    return None
+
+
+def _compare(where: str, program: Program, got: list[np.ndarray],
+             want: list[np.ndarray], outputs: list | None = None) -> list[Finding]:
+    findings = []
+    values = program.outputs if outputs is None else outputs
+    for i, (out, ref, value) in enumerate(zip(got, want, values, strict=True)):
+        if out.shape != ref.shape or out.dtype != ref.dtype:
+            findings.append(Finding("mismatch", where, f"result{i} is {out.dtype}{list(out.shape)}"
+                                    f", expected {ref.dtype}{list(ref.shape)}"))
+            continue
+        atol, rtol = TOLERANCE[value.elem]
+        (result,) = compare([out], [ref], atol, rtol, normwise=True)
+        if not result.ok:
+            findings.append(Finding("mismatch", where, f"result{i} ({value.type}): "
+                                    + _first_difference(out, ref, atol, rtol)))
+    return findings
+
+
+def _first_difference(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> str:
+    a = np.asarray(out, np.float64)
+    b = np.asarray(ref, np.float64)
+    finite = np.isfinite(b)
+    top = float(np.abs(b[finite]).max()) if finite.any() else 0.0
+    with np.errstate(all="ignore"):
+        close = np.isfinite(a) & finite & (np.abs(a - b) <= atol + rtol * top)
+        bad = ~((np.isnan(a) & np.isnan(b)) | (a == b) | close)
+    index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.any() else ()
+    count = int(bad.sum())
+    return f"{count} element(s) differ, first at {list(index)}: got {a[index]!r}, " \
+           f"expected {b[index]!r}"
+
+
+def _describe(e: BaseException) -> str:
+    frame = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
+    where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}{where}"
+
+
+def _result_value(t: object, index: int) -> Value:
+    """A function result's type as a `Value` (for its element type's tolerance)."""
+    shape = tuple(t.get_shape())  # type: ignore[attr-defined]
+    elem = str(t.element_type)  # type: ignore[attr-defined]
+    return Value(f"result{index}", elem, shape)

@@ -1,0 +1,47 @@
+"""Writes the small ONNX models the lit tests of this folder import: make_models.py OUT_DIR."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from fusec.bench.export_models import GraphBuilder
+
+
+def mlp_gelu() -> onnx.ModelProto:
+    """MatMul + Add + erf GELU + MatMul, the shape of x taken by Shape/Gather/Concat/Reshape."""
+    g = GraphBuilder(0)
+    x = g.input("input", [2, 3, 8])
+    h = g.gelu_erf(g.linear(x, "fc1", 8, 32))
+    flat = g.op("Reshape", h, g.op("Concat", g.dim(x, 0), g.const(np.array([-1], np.int64)),
+                                   axis=0))
+    g.result(g.op("MatMul", flat, g.weight("fc2.weight", [96, 4])), "logits", [2, 4])
+    return g.model()
+
+
+def unsupported() -> onnx.ModelProto:
+    g = GraphBuilder(0)
+    x = g.input("x", [4])
+    g.result(g.op("Round", x, name="/encoder/Round"), "y", [4])
+    return g.model()
+
+
+def embedding() -> onnx.ModelProto:
+    """int64 ids -> Gather from a table; a bool mask from Equal."""
+    g = GraphBuilder(0)
+    ids = g.input("input_ids", [1, 5], "int64")
+    emb = g.op("Gather", g.weight("wte", [10, 4]), ids)
+    g.result(emb, "embeddings", [1, 5, 4])
+    keep = g.op("Not", g.op("Equal", ids, g.const(np.int64(0))))
+    g.result(keep, "keep", [1, 5])
+    g.outputs[-1].type.tensor_type.elem_type = onnx.TensorProto.BOOL
+    return g.model()
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    for name, build in (("mlp_gelu", mlp_gelu), ("unsupported", unsupported),
+                        ("embedding", embedding)):
+        onnx.save(build(), str(out / f"{name}.onnx"))

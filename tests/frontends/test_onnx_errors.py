@@ -1,0 +1,196 @@
+"""Bad models and bad calls: each is one line naming what is wrong (the node and op type, the
+input, the file), raised as `FusecError` (import) or `InputError` (call); never a traceback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from fusec.bench.export_models import GraphBuilder  # noqa: E402
+from fusec.compiler.diagnostics import FusecError  # noqa: E402
+from fusec.compiler.onnx_driver import import_onnx  # noqa: E402
+from fusec.errors import InputError  # noqa: E402
+
+
+def one_line(e: pytest.ExceptionInfo[BaseException]) -> str:
+    message = str(e.value)
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+def relu_model(shape: list[object] | None = None, opset: int = 17) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape or [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape or [2, 3])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="/act/Relu")],
+                              "g", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_unsupported_op_names_node_and_type() -> None:
+    x = helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 4, 4])
+    s = helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4])
+    y = helper.make_tensor_value_info("sel", TensorProto.INT64, [4, 3])
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"],
+                            name="/encoder/Foo")
+    model = helper.make_model(helper.make_graph([node], "g", [x, s], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(FusecError) as e:
+        import_onnx(model, filename="model.onnx")
+    assert one_line(e) == ("model.onnx: error: node '/encoder/Foo' (NonMaxSuppression): "
+                           "not supported")
+
+
+def test_unsupported_form_names_node() -> None:
+    g = GraphBuilder()
+    x = g.input("x", [4, 6])
+    y = g.op("Slice", x, g.const(np.array([0], np.int64)), g.const(np.array([6], np.int64)),
+             g.const(np.array([1], np.int64)), g.const(np.array([2], np.int64)),
+             name="/strided")
+    g.result(y, "y", [4, 3])
+    with pytest.raises(FusecError) as e:
+        import_onnx(g.model(), filename="m.onnx")
+    assert one_line(e) == "m.onnx: error: node '/strided' (Slice): slice step 2 is not supported " \
+                          "(only 1)"
+
+
+def test_corrupt_file(tmp_path) -> None:
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(b"\x08\x07garbage\xff\xff\xff\xff")
+    with pytest.raises(FusecError) as e:
+        import_onnx(str(path))
+    assert one_line(e).startswith(f"{path}: error: not an ONNX model")
+
+
+def test_truncated_file(tmp_path) -> None:
+    data = relu_model().SerializeToString()
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(FusecError) as e:
+        import_onnx(str(path))
+    assert one_line(e).startswith(f"{path}: error: ")
+
+
+def test_missing_file(tmp_path) -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(str(tmp_path / "none.onnx"))
+    assert "cannot read model: No such file or directory" in one_line(e)
+
+
+@pytest.mark.parametrize("opset", [9, 23])
+def test_opset_out_of_range(opset: int) -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(relu_model(opset=opset), filename="m.onnx")
+    assert one_line(e) == (f"m.onnx: error: opset {opset} is not supported (fusec imports "
+                           "opsets 13 to 21)")
+
+
+def test_missing_external_data(tmp_path) -> None:
+    g = GraphBuilder()
+    x = g.input("x", [2, 64])
+    g.result(g.op("MatMul", x, g.weight("w", [64, 64])), "y", [2, 64])
+    model = g.model()
+    path = tmp_path / "ext.onnx"
+    onnx.save_model(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.bin", size_threshold=0)
+    (tmp_path / "weights.bin").unlink()
+    with pytest.raises(FusecError) as e:
+        import_onnx(str(path))
+    message = one_line(e)
+    assert message.startswith(f"{path}: error: ") and "weights.bin" in message
+
+
+def test_external_data_present(tmp_path) -> None:
+    g = GraphBuilder()
+    x = g.input("x", [2, 64])
+    g.result(g.op("MatMul", x, g.weight("w", [64, 64])), "y", [2, 64])
+    path = tmp_path / "ext.onnx"
+    onnx.save_model(g.model(), str(path), save_as_external_data=True, location="w.bin",
+                    size_threshold=0)
+    imported = import_onnx(str(path))
+    assert imported.params["w"].shape == (64, 64)
+
+
+def test_dynamic_dimension_needs_shape() -> None:
+    model = relu_model(["batch", 3])
+    with pytest.raises(FusecError) as e:
+        import_onnx(model, filename="m.onnx")
+    assert one_line(e) == ("m.onnx: error: graph input 'x' has dynamic dimension 'batch'; fix "
+                           "it with --shape x=Nx3")
+    imported = import_onnx(model, shapes={"x": [5, 3]})
+    assert imported.inputs[0].shape == (5, 3)
+
+
+def test_shape_of_unknown_input() -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(relu_model(), shapes={"y": [1]}, filename="m.onnx")
+    assert one_line(e) == ("m.onnx: error: --shape names 'y', which is not a graph input "
+                           "(inputs: x)")
+
+
+def test_unsupported_input_type() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])],
+                                                "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(FusecError) as e:
+        import_onnx(model, filename="m.onnx")
+    assert "graph input 'x' is float64, which is not supported" in one_line(e)
+
+
+def test_call_errors() -> None:
+    import fusec
+
+    exe = fusec.compile(relu_model(), device="cpu")
+    with pytest.raises(InputError) as e:
+        exe()
+    assert one_line(e) == "the model is missing input 'x'"
+    with pytest.raises(InputError) as e:
+        exe(x=np.zeros((2, 3), np.float32), z=np.zeros(1))
+    assert one_line(e) == "the model has no input 'z' (inputs: x)"
+    with pytest.raises(InputError) as e:
+        exe(x=np.zeros((2, 3), np.float64))
+    assert one_line(e) == "input 'x' must be float32, got float64"
+    out = exe.run({"x": np.array([[-1, 2, -3], [4, -5, 6]], np.float32)})
+    np.testing.assert_array_equal(out["y"], [[0, 2, 0], [4, 0, 6]])
+
+
+def test_int64_input_out_of_range() -> None:
+    import fusec
+
+    g = GraphBuilder()
+    ids = g.input("ids", [3], "int64")
+    g.result(g.op("Add", ids, g.const(np.int64(1))), "y", [3])
+    g.outputs[-1].type.tensor_type.elem_type = TensorProto.INT64
+    exe = fusec.compile(g.model(), device="cpu")
+    (y,) = exe(ids=np.array([1, -2, 2**31 - 2], np.int64))
+    assert y.dtype == np.int64 and y.tolist() == [2, -1, 2**31 - 1]
+    with pytest.raises(InputError) as e:
+        exe(ids=np.array([0, 2**40, 1], np.int64))
+    assert one_line(e) == ("input 'ids' holds values outside the 32-bit range fusec computes "
+                           "integers in")
+
+
+def test_large_int64_constant() -> None:
+    g = GraphBuilder()
+    x = g.input("x", [3], "int64")
+    g.result(g.op("Add", x, g.const(np.array([1, 2**40, 3], np.int64))), "y", [3])
+    with pytest.raises(FusecError) as e:
+        import_onnx(g.model(), filename="m.onnx")
+    assert "integer constant 1099511627776 does not fit in 32 bits" in one_line(e)
+
+
+def test_initializer_as_weight_argument() -> None:
+    """Large initializers are weight arguments (values in `params`), small ones inline."""
+    g = GraphBuilder()
+    x = g.input("x", [2, 30])
+    h = g.op("Add", g.op("MatMul", x, g.weight("big", [30, 30])), g.weight("small", [30]))
+    g.result(g.op("Mul", h, g.const(np.float32(3.0))), "y", [2, 30])
+    imported = import_onnx(g.model())
+    assert sorted(imported.params) == ["big", "small"]
+    np.testing.assert_array_equal(imported.params["big"],
+                                  numpy_helper.to_array(g.initializers[0]))

@@ -1,0 +1,74 @@
+"""A short fuzzing run with fixed seeds (the CI share of ``fusec-fuzz``), the minimizer, and
+the command line: failures are minimized, written as regression cases, and set the exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fusec.fuzz import campaign
+from fusec.fuzz.generator import generate
+from fusec.fuzz.minimize import minimize
+from fusec.fuzz.oracle import Finding
+from fusec.fuzz.program import Program
+from fusec.tools import fusec_fuzz, fusec_opt
+
+SEEDS = 40
+MUTATIONS = 150
+
+
+def test_fixed_seeds_pass() -> None:
+    """Random programs agree with the reference fused and unfused; mangled text is always a
+    one-line error. (``fusec-fuzz --seed 0 --count 40 --mutations 150``.)"""
+    report = campaign.run(seed=0, count=SEEDS, mutations=MUTATIONS, opt_main=fusec_opt.main)
+    assert report.programs == SEEDS and report.mutations == MUTATIONS
+    assert not report.failures, "\n".join(map(str, report.failures))
+
+
+def has_softmax(program: Program) -> list[Finding]:
+    if any(op.name == "nn.softmax" for op in program.ops):
+        return [Finding("mismatch", "default vs reference", "softmax differs")]
+    return []
+
+
+def softmax_seed() -> Program:
+    for seed in range(200):
+        p = generate(seed)
+        if len(p.ops) >= 4 and has_softmax(p):
+            return p
+    raise AssertionError("no program with a softmax and 4 ops")
+
+
+def test_minimize_keeps_only_what_fails() -> None:
+    program = softmax_seed()
+    finding = has_softmax(program)[0]
+    small = minimize(program, finding, has_softmax)
+    assert [op.name for op in small.ops] == ["nn.softmax"]
+    assert len(small.outputs) == 1 and len(small.args) == 1
+
+
+def test_a_failure_is_minimized_written_and_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(campaign, "check", lambda p, inputs, device="cpu": has_softmax(p))
+    seed = softmax_seed().seed
+    code = fusec_fuzz.main(["--seed", str(seed), "--count", "1", "--mutations", "0",
+                            "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert f"FAIL program seed {seed}: mismatch (default vs reference): softmax differs" in out
+    assert out.splitlines()[-1].startswith("1 programs, 0 mangled texts in ")
+    case = (tmp_path / f"program-{seed}.mlir").read_text()
+    assert case.startswith(f"// found by: fusec-fuzz --seed {seed} --count 1\n")
+    assert case.count(" = nn.") == 1 and "nn.softmax" in case
+    with np.load(tmp_path / f"program-{seed}.npz") as data:
+        assert len(data.files) == 1
+
+
+def test_the_command_line_runs_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    assert fusec_fuzz.main(["--seed", "3", "--count", "2", "--mutations", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith("2 programs, 3 mangled texts in ")
+    assert fusec_fuzz.main(["--count", "-1"]) == 2

@@ -1,0 +1,72 @@
+"""``fusec-fuzz``: random programs against the reference, mangled texts against fusec-opt.
+
+    fusec-fuzz --seed 0 --count 200                  # 200 programs and 200 mangled texts
+    fusec-fuzz --seed 1000 --count 50 --out failures  # write minimized failing cases there
+
+Each program (seeds ``--seed`` on) is compiled with the default pipeline and with none, run on
+the OpenCL device and compared with the numpy reference (`fusec.fuzz.oracle`); each mangled
+text goes through ``fusec-opt`` and must end in a one-line error. A failing program is minimized
+and, with ``--out``, written as ``program-<seed>.mlir`` and ``.npz``, the form of
+``tests/fuzz/cases``. A line per failure, then a summary line.
+
+Exit codes: 0 nothing failed, 1 a failure was found, 2 bad command line, 3 no usable device,
+70 internal error (a bug in the fuzzer itself).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from fusec import __version__
+from fusec.tools.cli import EXIT_INPUT, run_cli
+
+EXIT_DEVICE = 3
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--seed", type=int, default=0, show_default=True, help="The first seed.")
+@click.option("--count", type=click.IntRange(min=0), default=100, show_default=True,
+              help="Random programs to try.")
+@click.option("--mutations", type=click.IntRange(min=0), default=None,
+              help="Mangled texts to try (default: as many as --count).")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Write minimized failing cases into this folder.")
+@click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="cpu",
+              show_default=True)
+@click.option("--max-ops", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Most ops in a program.")
+@click.option("--verbose", is_flag=True, help="Also list inconclusive cases.")
+@click.version_option(__version__, prog_name="fusec-fuzz")
+def cli(seed: int, count: int, mutations: int | None, out: str | None, device: str,
+        max_ops: int, verbose: bool) -> None:
+    """Fuzz fusec: random programs against the reference, mangled text against fusec-opt."""
+    from fusec.fuzz.campaign import run
+    from fusec.tools.fusec_opt import main as opt_main
+    from fusec.runtime.device import select_device
+    from fusec.runtime.errors import DeviceError
+
+    try:
+        select_device(device)  # type: ignore[arg-type]
+    except DeviceError as e:
+        click.echo(f"fusec-fuzz: error: {e}", err=True)
+        sys.exit(EXIT_DEVICE)
+    report = run(seed, count, count if mutations is None else mutations,
+                 Path(out) if out else None, device, max_ops,
+                 progress=lambda line: click.echo(f"FAIL {line}"), opt_main=opt_main)
+    if verbose:
+        for line in report.inconclusive:
+            click.echo(f"inconclusive {line}")
+    click.echo(report.summary())
+    if report.failures:
+        sys.exit(EXIT_INPUT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_cli(cli, "fusec-fuzz", argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""``fusec-import``: an ONNX model in, ``nn`` IR out (with its weights beside it).
+
+    fusec-import model.onnx -o model.mlir          # writes model.mlir and model.params.npz
+    fusec-import bert.onnx --shape input_ids=1x128 --shape attention_mask=1x128 -o bert.mlir
+    fusec-import tiny.onnx --inline-weights        # everything inline, printed to stdout
+
+The IR is one ``func.func @main``: the graph inputs in graph order, then the weights; the
+results are the graph outputs in graph order. Weights larger than a few elements go to
+``OUT.params.npz`` (keys: the weight arguments' names), which the module names in its
+``fusec.params`` attribute, so that ``fusec-run OUT.mlir`` and ``fusec.compile`` bind them
+without flags. Without ``-o`` the IR goes to stdout, which needs ``--inline-weights`` when the
+model has weights to write. Both files are written to temporary names and renamed, so a failed
+run leaves nothing half-written; the input is never overwritten.
+
+Exit codes: 0 success; 1 bad input (an unreadable, corrupt or truncated model, an opset out of
+range, missing external data, an unsupported op: ``model.onnx: error: node '/encoder/Foo'
+(NonMaxSuppression): not supported``); 2 bad command line; 70 internal error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+
+import click
+import numpy as np
+
+from fusec import __version__
+from fusec.compiler.diagnostics import FusecError
+from fusec.tools.cli import EXIT_INPUT, run_cli
+
+PARAMS_SUFFIX = ".params.npz"
+
+
+def parse_shape(spec: str) -> tuple[str, list[int]]:
+    """``NAME=1x128`` -> ``("NAME", [1, 128])``; a usage error otherwise."""
+    name, sep, dims = spec.rpartition("=")
+    try:
+        shape = [int(d) for d in dims.split("x")] if dims else []
+    except ValueError:
+        shape = []
+    if not sep or not name or not shape or any(d < 0 for d in shape):
+        raise click.BadParameter(f"'{spec}' is not NAME=DIMS (e.g. input_ids=1x128)",
+                                 param_hint="--shape")
+    return name, shape
+
+
+def parse_shapes(specs: tuple[str, ...]) -> dict[str, list[int]]:
+    shapes: dict[str, list[int]] = {}
+    for spec in specs:
+        name, shape = parse_shape(spec)
+        if name in shapes:
+            raise click.BadParameter(f"'{name}' is given twice", param_hint="--shape")
+        shapes[name] = shape
+    return shapes
+
+
+def params_path(output: str) -> str:
+    base = output[:-5] if output.endswith(".mlir") else output
+    return base + PARAMS_SUFFIX
+
+
+def same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def print_module(module: object) -> str:
+    from fusec.compiler.context import make_context
+    from fusec.compiler.targets import build_target
+
+    buf = io.StringIO()
+    build_target("mlir").emit(make_context(), module, buf)  # type: ignore[arg-type]
+    return buf.getvalue()
+
+
+def write_atomically(files: list[tuple[str, bytes]]) -> None:
+    """Writes every file to a temporary name beside it, then renames them all."""
+    temps: list[tuple[str, str]] = []
+    try:
+        for path, data in files:
+            target = os.path.realpath(path)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fusec-import-")
+            temps.append((tmp, target))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        for tmp, target in temps:
+            os.replace(tmp, target)
+    except OSError as e:
+        for tmp, _ in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        where = e.filename if isinstance(e.filename, str) else files[len(temps) - 1][0]
+        raise FusecError(f"{where}: error: cannot write output: {e.strerror}") from None
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)  # type: ignore[arg-type]
+    return buf.getvalue()
+
+
+def run(model_path: str, output: str | None, shapes: dict[str, list[int]],
+        inline_weights: bool) -> None:
+    from fusec.compiler.onnx_driver import import_onnx
+    from fusec.frontends import onnx_import
+
+    inline = sys.maxsize if inline_weights else onnx_import.INLINE_ELEMENTS
+    imported = import_onnx(model_path, shapes, inline_elements=inline)
+    files: list[tuple[str, bytes]] = []
+    if imported.params:
+        if output is None:
+            raise FusecError(f"{model_path}: error: the model has {len(imported.params)} "
+                             "weights to write beside the IR; give -o OUT.mlir (or "
+                             "--inline-weights)")
+        npz = params_path(output)
+        onnx_import.params_attribute(imported.module, os.path.basename(npz))
+        files.append((npz, npz_bytes(imported.params)))
+    text = print_module(imported.module)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    files.append((output, text.encode("utf-8")))
+    write_atomically(files)
+
+
+EPILOG = """\b
+Examples:
+  fusec-import model.onnx -o model.mlir
+  fusec-import bert.onnx --shape input_ids=1x128 -o bert.mlir
+  fusec-import tiny.onnx --inline-weights
+
+\b
+Exit codes: 0 success, 1 bad input (unreadable or corrupt model, unsupported
+op or opset, missing external data), 2 bad command line, 70 internal error.
+"""
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
+@click.argument("model", metavar="MODEL.onnx")
+@click.option("-o", "--output", metavar="OUT.mlir",
+              help="Write the IR here and the weights to OUT.params.npz (default: stdout).")
+@click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
+              help="Fix a dynamic input's shape, e.g. input_ids=1x128 (repeatable).")
+@click.option("--inline-weights", is_flag=True,
+              help="Write every weight inline in the IR (small models, tests).")
+@click.version_option(__version__, prog_name="fusec-import")
+def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
+        inline_weights: bool) -> None:
+    """Import the ONNX model MODEL.onnx as fusec nn IR."""
+    shapes = parse_shapes(shape_specs)
+    if output is not None:
+        for written in (output, params_path(output)):
+            if same_file(written, model):
+                raise click.UsageError(f"-o {output} would overwrite the input {model}")
+    try:
+        run(model, output, shapes, inline_weights)
+    except FusecError as e:
+        message = str(e)
+        click.echo(message if ": error:" in message else f"fusec-import: {message}", err=True)
+        sys.exit(EXIT_INPUT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: one line per error, never a traceback (exit 70 for a bug in fusec)."""
+    return run_cli(cli, "fusec-import", argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

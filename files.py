@@ -13,6 +13,8 @@ file"): `fusec-run model.mlir -o model.mlir` would otherwise replace the program
 outputs.
 
 Both raise `OutputError`, whose message is one line, ``<path>: error: ...``.
+
+`cache_dir` is where fusec's caches live: ``$XDG_CACHE_HOME/fusec`` (``~/.cache/fusec``).
 """
 
 from __future__ import annotations
@@ -97,6 +99,13 @@ def atomic_write(
             raise OutputError(f"{name}: error: cannot write output: {_reason(e)}") from None
         raise
     _sync_folder(folder)
+
+
+def cache_dir(*parts: str) -> str:
+    """``$XDG_CACHE_HOME/fusec/<parts>`` (``~/.cache/fusec/<parts>`` without the variable),
+    not created."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "fusec", *parts)
 
 
 def new_file_mode(path: str) -> int:

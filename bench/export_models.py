@@ -136,13 +136,44 @@ class GraphBuilder:
         m = self.op("Sub", self.const(np.float32(1.0)), m)
         return self.op("Mul", m, self.const(np.float32(FLOAT_MIN)))  # type: ignore
 
+    def rms_norm(self, x: str, name: str, width: int, eps: float = 1e-6) -> str:
+        """HF's ``LlamaRMSNorm``: ``w * (x * (1 / sqrt(mean(x^2, -1) + eps)))``."""
+        var = self.op("ReduceMean", self.op("Pow", x, self.const(np.float32(2.0))), axes=[-1],
+                      keepdims=1)  # opset 17: axes an attribute
+        inv = self.op("Reciprocal", self.op("Sqrt", self.op("Add", var,
+                                                             self.const(np.float32(eps)))))
+        gamma = self.const(1.0 + 0.1 * self.rng.standard_normal(width), f"{name}.weight",
+                           np.float32)
+        return self.op("Mul", gamma, self.op("Mul", x, inv))  # type: ignore[return-value]
+
+    def rotary(self, x: str, seq: int, head_dim: int) -> str:
+        """``x * cos + rotate_half(x) * sin`` on ``[B, H, S, D]``, cos and sin ``[1, 1, S, D]``
+        from the positions (constants: the positions are)."""
+        inv = 1.0 / (10000.0 ** (np.arange(0, head_dim, 2) / head_dim))
+        angles = np.outer(np.arange(seq), inv)
+        angles = np.concatenate([angles, angles], axis=-1)[None, None].astype(np.float32)
+        half = head_dim // 2
+        first = self.op("Slice", x, self.const(np.array([0], np.int64)),
+                        self.const(np.array([half], np.int64)), self.const(np.array([3],
+                                                                                   np.int64)))
+        second = self.op("Slice", x, self.const(np.array([half], np.int64)),
+                         self.const(np.array([2**62], np.int64)),
+                         self.const(np.array([3], np.int64)))
+        rotated = self.op("Concat", self.op("Neg", second), first, axis=-1)
+        return self.op("Add", self.op("Mul", x, self.const(np.cos(angles))),  # type: ignore
+                       self.op("Mul", rotated, self.const(np.sin(angles))))
+
     def self_attention(self, h: str, name: str, width: int, heads: int, mask: str | None,
-                       causal_len: int = 0) -> str:
+                       causal_len: int = 0, rotary: bool = False) -> str:
         d = width // heads
         q = self.split_heads(self.linear(h, f"{name}.query", width, width), heads, d,
                              [0, 2, 1, 3])
         k = self.split_heads(self.linear(h, f"{name}.key", width, width), heads, d,
                              [0, 2, 3, 1])
+        if rotary:  # HF Llama: rotary on q and k heads-first, then k transposed
+            q = self.rotary(q, causal_len, d)
+            k = self.op("Transpose", self.rotary(self.op("Transpose", k, perm=[0, 1, 3, 2]),
+                                                 causal_len, d), perm=[0, 1, 3, 2])
         v = self.split_heads(self.linear(h, f"{name}.value", width, width), heads, d,
                              [0, 2, 1, 3])
         scores = self.op("Div", self.op("MatMul", q, k), self.const(np.float32(math.sqrt(d))))
@@ -226,6 +257,24 @@ def gpt2_block(batch: int = 1, seq: int = 16, width: int = 64, heads: int = 4,
     return g.model(name="gpt2_block")
 
 
+def llama_block(batch: int = 1, seq: int = 16, width: int = 64, heads: int = 4,
+                ffn: int = 172, seed: int = 0) -> object:
+    """One Llama decoder layer: RMSNorm written out, rotary embeddings on q and k, causal
+    attention, SwiGLU written as ``gate * sigmoid(gate) * up``, residuals."""
+    g = GraphBuilder(seed)
+    x = g.input("hidden_states", [batch, seq, width])
+    h = g.rms_norm(x, "input_layernorm", width)
+    attn = g.self_attention(h, "self_attn", width, heads, None, causal_len=seq, rotary=True)
+    r = g.op("Add", x, attn)
+    h2 = g.rms_norm(r, "post_attention_layernorm", width)  # type: ignore[arg-type]
+    gate = g.op("MatMul", h2, g.weight("mlp.gate_proj.weight", [width, ffn]))
+    up = g.op("MatMul", h2, g.weight("mlp.up_proj.weight", [width, ffn]))
+    act = g.op("Mul", g.op("Mul", gate, g.op("Sigmoid", gate)), up)
+    down = g.op("MatMul", act, g.weight("mlp.down_proj.weight", [ffn, width]))
+    g.result(g.op("Add", r, down), "last_hidden_state", [batch, seq, width])  # type: ignore
+    return g.model(name="llama_block")
+
+
 def export_hf(kind: str, path: str, seq: int = 128, layers: int = 1) -> None:
     """Exports a randomly initialised Hugging Face model (needs torch and transformers)."""
     import torch  # type: ignore[import-not-found]
@@ -251,6 +300,7 @@ BUILDERS = {
     "bert_layer": lambda: bert_layer(1, 128, 768, 12, 3072),
     "bert_small": lambda: bert_model(),
     "gpt2_block": lambda: gpt2_block(1, 64, 256, 4),
+    "llama_block": lambda: llama_block(1, 64, 256, 4, 688),
 }
 
 

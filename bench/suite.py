@@ -13,7 +13,9 @@ from fusec.bench.harness import FAILED, WRONG, Settings, WorkloadResult, run_wor
 from fusec.bench.peers import Peer
 from fusec.bench.workloads import Workload, select
 
-SPECIAL = ("bandwidth", "overhead", "compile")
+IMPORTED = ("onnx_bert_b1", "onnx_gpt2_b1", "onnx_llama_b1")
+"""Imported ONNX models against ONNX Runtime (`fusec.bench.imported`): only when named."""
+SPECIAL = ("bandwidth", "overhead", "compile", *IMPORTED)
 
 
 @dataclass
@@ -35,6 +37,10 @@ class SuiteResult:
             entry = self.extra.get("compile_time", {}).get(which, {})
             if entry.get("status") == "failed" and "unavailable" not in entry.get("reason", ""):
                 found.append(f"compile ({which}): {entry['reason']}")
+        for name in IMPORTED:
+            entry = self.extra.get(name, {})
+            if entry.get("status") in ("wrong", "failed"):
+                found.append(f"{name}: fusec: {entry['status']}: {entry.get('reason', '')}")
         return found
 
 
@@ -48,7 +54,8 @@ def plan(names: Sequence[str], device: str) -> Plan:
     """What `names` select on `device`: every table workload and both probes when empty.
     Raises ValueError for an unknown name."""
     regular = [n for n in names if n not in SPECIAL]
-    specials = [n for n in names if n in SPECIAL] if names else list(SPECIAL)
+    specials = ([n for n in names if n in SPECIAL] if names
+                else [n for n in SPECIAL if n not in IMPORTED])
     return Plan(select(regular, device) if regular or not names else [], specials)
 
 
@@ -86,6 +93,14 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
         suite.extra["compile_time"] = summary
         checkpoint(suite)
         suite.lines.extend(special.compile_lines(summary))
+    for name in (n for n in IMPORTED if n in specials):
+        from fusec.bench import imported
+
+        progress(f"{name}: {imported.MODELS[name][0]}, fusec vs onnxruntime")
+        summary = imported.run_imported(name, settings)
+        suite.extra[name] = summary
+        checkpoint(suite)
+        suite.lines.extend(imported.imported_lines(summary))
     suite.extra["load_average_end"] = load_average()
     suite.extra["cpu_count"] = os.cpu_count()
     return suite

@@ -24,6 +24,7 @@ from fusec.compiler.progress import Progress
 from fusec.compiler.timing import Timing, pass_labels
 from fusec.compiler.registry import get_all_passes
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
+from fusec.passes.remarks import RemarkLog, collecting
 
 # Named pipelines: name -> (spec, one-line summary).
 NAMED_PIPELINES: dict[str, tuple[str, str]] = {
@@ -112,6 +113,8 @@ class PipelineHooks:
     verifier: IncrementalVerifier | None = None
     """Shared with `parse_module` so that the first verification after a pass is incremental
     too; a fresh one (which verifies everything once) when None."""
+    remarks: RemarkLog | None = None
+    """Receives the fusion passes' remarks and applies ``--rewrite-limit``."""
 
 
 def run_passes(
@@ -131,7 +134,8 @@ def run_passes(
     verifier = hooks.verifier or IncrementalVerifier()
     timing = hooks.timing or Timing()
     labels = pass_labels([p.name for p in passes])
-    with paused_gc():
+    remarks = hooks.remarks or RemarkLog()
+    with paused_gc(), collecting(remarks):
         for index, (p, label) in enumerate(zip(passes, labels, strict=True)):
             if hooks.progress is not None:
                 hooks.progress.step(f"pass {index + 1}/{len(passes)}: {p.name}")
@@ -142,6 +146,8 @@ def run_passes(
                     p.apply(ctx, module)
             except DiagnosticException as e:
                 raise FusecError(diagnostic_message(e, filename)) from None
+            finally:
+                remarks.end_pass()
             try:
                 with timing.measure("verify"):
                     verifier.verify(module, filename)

@@ -2,6 +2,9 @@
 so that imported models fuse as the hand-written examples do.
 
     0.5 * x * (1 + erf(x / sqrt(2)))           ->  nn.gelu(x)                  (any order)
+    0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))  ->  nn.gelu(x) {tanh}
+    x * sigmoid(x)                             ->  nn.silu(x)
+    w * (x / sqrt(mean(x^2, -1) + eps))        ->  nn.rms_norm(x, w) {eps}  (x * rsqrt, 1/sqrt)
     merge(softmax(split(q) @ split(k)^T / c [+ mask arithmetic]) @ split(v))
                                                ->  nn.attention(q, k, v, mask) {scale = 1/c}
 
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -98,6 +101,124 @@ def erf_argument(value: SSAValue) -> SSAValue | None:
                 if is_splat(b, 1.0 / math.sqrt(2.0)):
                     return a
     return None
+
+
+def commuted(op: Operation) -> tuple[tuple[SSAValue, SSAValue], tuple[SSAValue, SSAValue]]:
+    a, b = op.operands[0], op.operands[1]
+    return (a, b), (b, a)
+
+
+def tanh_argument(value: SSAValue) -> SSAValue | None:
+    """``x`` when ``value`` is ``1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))``."""
+    add = producer(value, nn.AddOp)
+    if add is None:
+        return None
+    for tanh_side, one_side in commuted(add):
+        tanh = producer(tanh_side, nn.TanhOp)
+        if tanh is None or not is_splat(one_side, 1.0):
+            continue
+        scaled = producer(tanh.operands[0], nn.MulOp)
+        if scaled is None:
+            continue
+        for inner, c in commuted(scaled):
+            inner_add = producer(inner, nn.AddOp)
+            if inner_add is None or not is_splat(c, math.sqrt(2.0 / math.pi)):
+                continue
+            for x, cubic in commuted(inner_add):
+                term = producer(cubic, nn.MulOp)
+                if term is None:
+                    continue
+                for power, k in commuted(term):
+                    pow_op = producer(power, nn.PowOp)
+                    if (pow_op is not None and is_splat(k, 0.044715)
+                            and pow_op.operands[0] is x and is_splat(pow_op.operands[1], 3.0)):
+                        return x
+    return None
+
+
+class TanhGelu(RewritePattern):
+    """``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))`` -> ``nn.gelu {tanh}``."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.MulOp):
+            return
+        parts = product_root_factors(op)
+        if len(parts) != 3:
+            return
+        for i, candidate in enumerate(parts):
+            x = tanh_argument(candidate)
+            rest = [p for j, p in enumerate(parts) if j != i]
+            if x is None or not any(r is x for r in rest):
+                continue
+            other = rest[1] if rest[0] is x else rest[0]
+            if is_splat(other, 0.5) and x.type == op.result.type:
+                rewriter.replace(op, nn.GeluOp(x, "tanh"))
+                return
+
+
+class Silu(RewritePattern):
+    """``x * sigmoid(x)`` -> ``nn.silu``."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.MulOp):
+            return
+        for x, s in commuted(op):
+            sigmoid = producer(s, nn.SigmoidOp)
+            if sigmoid is not None and sigmoid.operands[0] is x and x.type == op.result.type:
+                rewriter.replace(op, nn.SiluOp(x))
+                return
+
+
+def inverse_rms(value: SSAValue, x: SSAValue) -> float | None:
+    """``eps`` when ``value`` is ``1 / sqrt(mean(x * x, -1, keepdims) + eps)`` (or ``rsqrt``,
+    or ``x^2`` by ``pow``)."""
+    root: SSAValue | None = None
+    div = producer(value, nn.DivOp)
+    if div is not None and is_splat(div.operands[0], 1.0):
+        sqrt = producer(div.operands[1], nn.SqrtOp)
+        root = sqrt.operands[0] if sqrt is not None else None
+    rsqrt = producer(value, nn.RsqrtOp)
+    if rsqrt is not None:
+        root = rsqrt.operands[0]
+    add = producer(root, nn.AddOp) if root is not None else None
+    if add is None:
+        return None
+    for mean_side, eps_side in commuted(add):
+        eps = splat_of(eps_side)
+        mean = producer(mean_side, nn.ReduceMeanOp)
+        if eps is None or eps <= 0 or mean is None:
+            continue
+        rank = len(shape_of(x))
+        axes = list(mean.axes.get_values())  # type: ignore[attr-defined]
+        if [a % rank for a in axes] != [rank - 1] or not mean.keepdims.value.data:  # type: ignore
+            continue
+        square = mean.operands[0]
+        mul = producer(square, nn.MulOp)
+        if mul is not None and mul.operands[0] is x and mul.operands[1] is x:
+            return eps
+        power = producer(square, nn.PowOp)
+        if power is not None and power.operands[0] is x and is_splat(power.operands[1], 2.0):
+            return eps
+    return None
+
+
+class DecomposedRmsNorm(RewritePattern):
+    """``w * (x * (1 / sqrt(mean(x^2) + eps)))`` over the last axis -> ``nn.rms_norm``."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.MulOp):
+            return
+        for w, normed in commuted(op):
+            mul = producer(normed, nn.MulOp)
+            if mul is None or len(shape_of(w)) != 1:
+                continue
+            for x, inverse in commuted(mul):
+                if x.type != op.result.type or shape_of(w) != shape_of(x)[-1:]:
+                    continue
+                eps = inverse_rms(inverse, x)
+                if eps is not None:
+                    rewriter.replace(op, nn.RmsNormOp(x, w, -1, eps))
+                    return
 
 
 class ErfGelu(RewritePattern):
@@ -219,6 +340,31 @@ def is_lower_triangular(value: SSAValue, size: int, params: Mapping[str, np.ndar
     return bool((data.reshape(size, size).astype(bool) == np.tri(size, dtype=bool)).all())
 
 
+def packed_heads(value: SSAValue, perm: list[int]) -> tuple[SSAValue, int, int,
+                                                             list[Operation]] | None:
+    """``value`` (heads-first: ``[B, H, S, D]``, or ``[B, H, D, S]`` for k) as
+    ``[B, S, H*D]``: the ``x`` it was split from when it was (`heads_source`), else new ops
+    that pack it back, e.g. after a rotary embedding applied in the heads-first layout.
+    Returns the packed value, ``H``, ``D`` and the new ops (empty when none are needed)."""
+    found = heads_source(value, perm)
+    if found is not None:
+        return (*found, [])
+    shape = shape_of(value)
+    if len(shape) != 4:
+        return None
+    to_tokens = [0, 2, 1, 3] if perm == [0, 2, 1, 3] else [0, 3, 1, 2]
+    source = value
+    inner = single(value, nn.TransposeOp)
+    if perm != [0, 2, 1, 3] and inner is not None and perm_of(inner) == [0, 1, 3, 2]:
+        source, to_tokens = inner.operands[0], [0, 2, 1, 3]  # k^T of a heads-first k
+    b, h, s, d = shape_of(source) if to_tokens == [0, 2, 1, 3] else (
+        shape[0], shape[1], shape[3], shape[2])
+    elem = value.type.element_type  # type: ignore[attr-defined]
+    transpose = nn.TransposeOp(source, to_tokens, TensorType(elem, [b, s, h, d]))
+    reshape = nn.ReshapeOp(transpose.result, TensorType(elem, [b, s, h * d]))
+    return reshape.result, h, d, [transpose, reshape]
+
+
 @dataclass
 class ExportedAttention(RewritePattern):
     """The attention subgraph (see the module docstring) -> ``nn.attention``."""
@@ -238,10 +384,10 @@ class ExportedAttention(RewritePattern):
         softmax = single(context.operands[0], nn.SoftmaxOp)
         if softmax is None or softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
             return
-        v_src = heads_source(context.operands[1], [0, 2, 1, 3])
+        v_src = packed_heads(context.operands[1], [0, 2, 1, 3])
         if v_src is None:
             return
-        v, heads, dim = v_src
+        v, heads, dim, new_ops = v_src
         scores = softmax.operands[0]
         batch = shape_of(scores)[0]
         keys = shape_of(scores)[3]
@@ -277,8 +423,8 @@ class ExportedAttention(RewritePattern):
         product = single(scores, nn.MatmulOp)
         if product is None or scale <= 0:
             return
-        q_src = heads_source(product.operands[0], [0, 2, 1, 3])
-        k_src = heads_source(product.operands[1], [0, 2, 3, 1])
+        q_src = packed_heads(product.operands[0], [0, 2, 1, 3])
+        k_src = packed_heads(product.operands[1], [0, 2, 3, 1])
         if q_src is None or k_src is None:
             return
         q, k = q_src[0], k_src[0]
@@ -292,14 +438,15 @@ class ExportedAttention(RewritePattern):
             scale=None if math.isclose(scale, default, rel_tol=1e-6) else scale,
             causal=causal,
         )
-        rewriter.replace(op, attention)
+        rewriter.replace(op, [*q_src[3], *k_src[3], *new_ops, attention], [attention.result])
 
 
 def canonicalize(module: ModuleOp, params: dict[str, np.ndarray]) -> None:
     """Applies the patterns above to ``module`` in place, then removes what they left dead:
     ops, and weight arguments nothing reads any more (from ``params`` too)."""
     PatternRewriteWalker(
-        GreedyRewritePatternApplier([ErfGelu(), ExportedAttention(params)]),
+        GreedyRewritePatternApplier([ErfGelu(), TanhGelu(), Silu(), DecomposedRmsNorm(),
+                                     ExportedAttention(params)]),
         apply_recursively=True,
     ).rewrite_module(module)
     for fn in module.ops:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -35,6 +35,7 @@ from fusec.dialects.scalar_ops import (
     step_count,
 )
 from fusec.passes._util import producer, shape_of
+from fusec.passes.remarks import may_fuse, missed
 
 
 @dataclass(frozen=True)
@@ -119,31 +120,52 @@ class RegionPlan:
         self.inputs.update(dict.fromkeys(tensor_inputs(op)))
 
 
-def plan_regions(ops: Sequence[Operation], limits: Limits) -> list[RegionPlan]:
+def plan_regions(
+    ops: Sequence[Operation], limits: Limits, pass_name: str = "fuse-elementwise"
+) -> list[RegionPlan]:
     """The regions of two or more ops among ``ops`` (one block's ops, in program order).
 
     Walks the ops last to first, so each op is seen after its users: an op joins the region that
     holds all its users when the region stays within ``limits``, else it roots a region of its
-    own.
+    own (a missed remark says why, when a user of it was in a region).
+
     Deterministic: the same program always gives the same cut. Linear in the number of ops.
     """
     region_of: dict[Operation, RegionPlan] = {}
     plans: list[RegionPlan] = []
+    remarks: list[tuple[Operation, str]] = []
     for op in reversed(ops):
         if not fusible(op):
             continue
         users = [use.operation for use in op.results[0].uses]
-        plan = region_of.get(users[0]) if users else None
-        if (
-            plan is not None
-            and all(region_of.get(u) is plan for u in users)
-            and plan.admits(op, limits)
-        ):
+        user_plans = [region_of.get(u) for u in users]
+        plan = next((p for p in user_plans if p is not None), None)
+        reason = None
+        if plan is not None and any(p is not plan for p in user_plans):
+            other = next(u for u, p in zip(users, user_plans, strict=True) if p is not plan)
+            reason = (
+                "its result is returned by the function"
+                if isinstance(other, func.ReturnOp)
+                else f"its result is also read by {other.name}, outside its user's region"
+            )
+        elif plan is not None and not plan.admits(op, limits):
+            total, inputs = plan.steps + steps(op), plan.inputs_with(op)
+            reason = (
+                f"its user's region would have {total} steps, over max-steps={limits.max_steps}"
+                if total > limits.max_steps
+                else f"its user's region would read {inputs} inputs, "
+                f"over max-inputs={limits.max_inputs}"
+            )
+        if plan is not None and reason is None:
             plan.add(op)
         else:
+            if reason is not None:
+                remarks.append((op, reason))
             plan = RegionPlan(op)
             plans.append(plan)
         region_of[op] = plan
+    for op, reason in reversed(remarks):
+        missed(pass_name, op, reason)
     plans.reverse()
     for plan in plans:
         plan.members.reverse()
@@ -236,9 +258,16 @@ def fuse_region(plan: RegionPlan) -> fused.ElementwiseOp:
     return new
 
 
-def fuse_regions(ops: Sequence[Operation], limits: Limits) -> list[fused.ElementwiseOp]:
-    """Plans the regions among ``ops`` (one block, program order) and fuses each one."""
-    return [fuse_region(plan) for plan in plan_regions(ops, limits)]
+def fuse_regions(
+    ops: Sequence[Operation], limits: Limits, pass_name: str = "fuse-elementwise"
+) -> list[fused.ElementwiseOp]:
+    """Plans the regions among ``ops`` (one block, program order) and fuses each one (that
+    the rewrite limit lets through)."""
+    return [
+        fuse_region(plan)
+        for plan in plan_regions(ops, limits, pass_name)
+        if may_fuse(pass_name, plan.root, f"fused.elementwise of {len(plan.members)} ops")
+    ]
 
 
 def broadcast_shape(values: Sequence[SSAValue]) -> tuple[int, ...] | None:

@@ -15,7 +15,15 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from fusec.dialects import nn
 from fusec.dialects.common import float_prop
-from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
+from fusec.passes._util import (
+    feeds_only,
+    is_last_axis,
+    located_at,
+    producer,
+    shape_of,
+    why_shared,
+)
+from fusec.passes.remarks import may_fuse, missed
 
 # (x, residual, the norm op) -> the fused op replacing the norm
 FusedBuilder = Callable[[SSAValue, SSAValue, Operation], Operation]
@@ -27,19 +35,28 @@ class FuseResidualNorm(RewritePattern):
 
     norm_type: type[nn.NormOp]
     build: FusedBuilder
+    pass_name: str
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if type(op) is not self.norm_type:
             return
         x_plus_r, result = op.operands[0], op.results[0]
         add = producer(x_plus_r)
-        if not isinstance(add, nn.AddOp) or not feeds_only(x_plus_r, op):
+        if not isinstance(add, nn.AddOp):
+            return
+        if not feeds_only(x_plus_r, op):
+            missed(self.pass_name, op, why_shared(x_plus_r, op, "the add"))
             return
         if not add.lhs.type == add.rhs.type == add.result.type == result.type:
+            missed(self.pass_name, op, "the add broadcasts (x, the residual and the sum differ in type)")
             return
         if not is_last_axis(op, len(shape_of(result))):
+            missed(self.pass_name, op, "the norm is not over the last axis")
             return
-        rewriter.replace(op, self.build(add.lhs, add.rhs, op))
+        fused_name = "fused.residual_" + self.norm_type.name.removeprefix("nn.")
+        if not may_fuse(self.pass_name, op, fused_name):
+            return
+        rewriter.replace(op, located_at(self.build(add.lhs, add.rhs, op), op))
         rewriter.erase(add)
 
 

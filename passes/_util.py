@@ -78,3 +78,41 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 def is_last_axis(op: Operation, rank: int, prop: str = "axis") -> bool:
     """Whether ``op``'s axis property names the last of ``rank`` dimensions."""
     return rank > 0 and normalize_axis(int_prop(op, prop), rank) == rank - 1
+
+
+def why_shared(value: SSAValue, user: Operation, what: str) -> str:
+    """Why ``feeds_only(value, user)`` is False, as a remark says it: ``what`` names the value
+    (``the matmul result``)."""
+    owner = producer(value)
+    uses = value.uses.get_length()
+    if owner is None:
+        return f"{what} is a function argument"
+    if owner.parent is not user.parent:
+        return f"{what} is defined in another block"
+    if is_returned(value):
+        return f"{what} is returned by the function"
+    if uses > 1 and all(use.operation is user for use in value.uses):
+        return f"{what} is read {uses} times by the same op"
+    return f"{what} has {uses} uses"
+
+
+def located_at(new: Operation, root: Operation) -> Operation:
+    """``new`` (a fused op replacing the group rooted at ``root``) with ``root``'s location, so
+    that errors and remarks about it point into the source."""
+    new.location = root.location
+    return new
+
+
+def first_shared(*checks: tuple[SSAValue, Operation, str]) -> str | None:
+    """The remark for the first ``(value, user, what)`` whose value ``user`` may not absorb
+    (`feeds_only` is False), or None when every one may be absorbed."""
+    for value, user, what in checks:
+        if not feeds_only(value, user):
+            return why_shared(value, user, what)
+    return None
+
+
+def discard(op: Operation) -> None:
+    """Drops a fused op that was built but will not be inserted: building it registered it as a
+    user of its operands, which would make them look shared to the next pattern."""
+    op.drop_all_references()

@@ -47,6 +47,7 @@ from fusec.passes._elementwise import Limits, fuse_regions, steps, tensor_inputs
 from fusec.passes._util import OpPassFailure
 from fusec.passes.fuse_elementwise import check_limits
 from fusec.passes.fuse_reductions import absorb, absorbable, dead_constants
+from fusec.passes.remarks import may_fuse
 
 
 def exceeds(op: Operation, limits: Limits) -> bool:
@@ -62,11 +63,11 @@ def clip(op: fused.ElementwiseOp | fused.ReduceOp, limits: Limits) -> None:
     except ScalarOpError as e:
         raise OpPassFailure("clip-elementwise", e.op, str(e)) from None
     Rewriter.replace_op(op, new_ops, values)
-    fuse_regions(new_ops, limits)
+    fuse_regions(new_ops, limits, "clip-elementwise")
     reduce = new_ops[-1] if new_ops else None
     while isinstance(reduce, nn.ReduceOp | fused.ReduceOp):
         prod = absorbable(reduce, limits)
-        if prod is None:
+        if prod is None or not may_fuse("clip-elementwise", reduce, "fused.reduce"):
             break
         new, constants = absorb(reduce, prod)
         Rewriter.replace_op(reduce, new)

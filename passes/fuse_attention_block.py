@@ -45,7 +45,17 @@ from xdsl.pattern_rewriter import (
 from fusec.dialects import nn
 from fusec.dialects.common import bool_prop, int_prop, str_prop
 from fusec.dialects.fused import AttentionBlockOp, MatmulBiasActOp
-from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
+from fusec.passes._util import (
+    feeds_only,
+    is_last_axis,
+    located_at,
+    producer,
+    shape_of,
+    why_shared,
+)
+from fusec.passes.remarks import may_fuse, missed
+
+PASS = "fuse-attention-block"
 
 
 def plain_linear(op: Operation | None) -> MatmulBiasActOp | None:
@@ -58,22 +68,28 @@ def plain_linear(op: Operation | None) -> MatmulBiasActOp | None:
     return op
 
 
-def qkv_split(q: SSAValue, k: SSAValue, v: SSAValue, attn: Operation, h: int) -> SSAValue | None:
+def qkv_split(
+    q: SSAValue, k: SSAValue, v: SSAValue, attn: Operation, h: int
+) -> SSAValue | str:
     """The tensor ``q, k, v`` are the ``[0, h), [h, 2h), [2h, 3h)`` last-axis slices of, when each
-    slice is read only by ``attn``."""
+    slice is read only by ``attn``; else why not (a remark)."""
     sources: list[SSAValue] = []
-    for i, value in enumerate((q, k, v)):
+    for i, (name, value) in enumerate((("q", q), ("k", k), ("v", v))):
         narrow = producer(value)
-        if not isinstance(narrow, nn.NarrowOp) or not feeds_only(value, attn):
-            return None
+        if not isinstance(narrow, nn.NarrowOp):
+            return f"{name} is not a narrow of the QKV projection"
+        if not feeds_only(value, attn):
+            return why_shared(value, attn, f"the {name} narrow")
         if not is_last_axis(narrow, len(shape_of(narrow.input))):
-            return None
+            return f"the {name} narrow is not over the last axis"
         if (int_prop(narrow, "start"), int_prop(narrow, "length")) != (i * h, h):
-            return None
+            return f"the {name} narrow is not [{i * h}, {(i + 1) * h}) of the projection"
         sources.append(narrow.input)
     qkv = sources[0]
-    if any(s != qkv for s in sources) or shape_of(qkv)[-1] != 3 * h:
-        return None
+    if any(s != qkv for s in sources):
+        return "q, k and v are narrows of different tensors"
+    if shape_of(qkv)[-1] != 3 * h:
+        return f"the QKV projection is not {3 * h} wide"
     return qkv
 
 
@@ -83,25 +99,50 @@ class FuseAttentionBlock(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: MatmulBiasActOp, rewriter: PatternRewriter) -> None:
-        out = plain_linear(op)
         attn = producer(op.x)
-        if out is None or not isinstance(attn, nn.AttentionOp) or not feeds_only(op.x, op):
+        if not isinstance(attn, nn.AttentionOp):
             return
-        if attn.mask is None or attn.scale is not None or bool_prop(attn, "causal"):
+        if plain_linear(op) is None:
+            missed(PASS, op, "the output projection has an activation or a bias that is not 1-D")
+            return
+        if not feeds_only(op.x, op):
+            missed(PASS, op, why_shared(op.x, op, "the attention result"))
+            return
+        if attn.mask is None:
+            missed(PASS, op, "the attention has no mask")
+            return
+        if attn.scale is not None:
+            missed(PASS, op, "the attention has an explicit scale")
+            return
+        if bool_prop(attn, "causal"):
+            missed(PASS, op, "the attention is causal")
             return
         batch, seq, _ = shape_of(attn.q)
         if batch * seq > self.max_tokens:
+            missed(PASS, op, f"batch * seq = {batch * seq} is over max-tokens={self.max_tokens}")
             return
         heads, head_dim = int_prop(attn, "num_heads"), int_prop(attn, "head_dim")
         qkv_value = qkv_split(attn.q, attn.k, attn.v, attn, heads * head_dim)
-        qkv = plain_linear(producer(qkv_value)) if qkv_value is not None else None
-        if qkv is None or qkv.parent is not op.parent or qkv.result.uses.get_length() != 3:
+        if isinstance(qkv_value, str):
+            missed(PASS, op, qkv_value)
+            return
+        qkv = plain_linear(producer(qkv_value))
+        if qkv is None:
+            missed(PASS, op, "the QKV projection is not a matmul_bias_act without activation")
+            return
+        if qkv.parent is not op.parent:
+            missed(PASS, op, "the QKV projection is in another block")
+            return
+        if qkv.result.uses.get_length() != 3:
+            missed(PASS, op, f"the QKV projection has {qkv.result.uses.get_length()} uses, not 3")
+            return
+        if not may_fuse(PASS, op, "fused.attention_block"):
             return
         narrows = [producer(v) for v in (attn.q, attn.k, attn.v)]
         block = AttentionBlockOp(
             qkv.x, qkv.w, qkv.bias, op.w, op.bias, attn.mask, heads, head_dim, op.result.type
         )
-        rewriter.replace(op, block)
+        rewriter.replace(op, located_at(block, op))
         rewriter.erase(attn)
         for narrow in narrows:
             assert narrow is not None
@@ -111,7 +152,7 @@ class FuseAttentionBlock(RewritePattern):
 
 @dataclass(frozen=True)
 class FuseAttentionBlockPass(ModulePass):
-    name = "fuse-attention-block"
+    name = PASS
 
     max_tokens: int = 64
     """Largest attention ``batch * seq`` the fused block is used for."""

@@ -72,4 +72,4 @@ class FuseElementwisePass(ModulePass):
         check_limits(self.name, limits)
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             for block in fn.body.blocks:
-                fuse_regions(list(block.ops), limits)
+                fuse_regions(list(block.ops), limits, self.name)

@@ -43,12 +43,23 @@ from xdsl.pattern_rewriter import (
 from fusec.dialects import nn
 from fusec.dialects.common import FLOAT_TYPES, str_prop
 from fusec.dialects.fused import ACTIVATIONS, MatmulBiasActOp
-from fusec.passes._util import activation_of, feeds_only, producer, shape_of
+from fusec.passes._util import (
+    activation_of,
+    feeds_only,
+    located_at,
+    producer,
+    shape_of,
+    why_shared,
+)
+from fusec.passes.remarks import may_fuse, missed
 
 
 def bias_fits(bias_shape: tuple[int, ...], width: int) -> bool:
     """A bias of rank <= 1 that broadcasts to a last dimension of ``width``."""
     return len(bias_shape) == 0 or (len(bias_shape) == 1 and bias_shape[0] in (1, width))
+
+
+PASS = "fuse-matmul-bias-act"
 
 
 class FoldBiasAdd(RewritePattern):
@@ -58,15 +69,31 @@ class FoldBiasAdd(RewritePattern):
     def match_and_rewrite(self, op: nn.AddOp, rewriter: PatternRewriter) -> None:
         for mm_value, bias in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             mm = producer(mm_value)
-            if not isinstance(mm, nn.MatmulOp) or not feeds_only(mm_value, op):
+            if not isinstance(mm, nn.MatmulOp):
+                continue
+            if not feeds_only(mm_value, op):
+                missed(PASS, op, why_shared(mm_value, op, "the matmul result"))
                 continue
             mm_type = mm.result.type
             assert isinstance(mm_type, TensorType)
-            if mm_type.element_type not in FLOAT_TYPES or op.result.type != mm_type:
+            if mm_type.element_type not in FLOAT_TYPES:
+                missed(PASS, op, f"the matmul's element type {mm_type.element_type} is no float")
+                continue
+            if op.result.type != mm_type:
+                missed(PASS, op, "the add broadcasts the matmul result to another shape")
                 continue
             if not bias_fits(shape_of(bias), shape_of(mm_value)[-1]):
+                missed(
+                    PASS,
+                    op,
+                    f"the bias {bias.type} is not a vector over the last dimension "
+                    f"({shape_of(mm_value)[-1]})",
+                )
                 continue
-            rewriter.replace(op, MatmulBiasActOp(mm.lhs, mm.rhs, bias, op.result.type))
+            if not may_fuse(PASS, op, "fused.matmul_bias_act"):
+                return
+            fused = MatmulBiasActOp(mm.lhs, mm.rhs, bias, op.result.type)
+            rewriter.replace(op, located_at(fused, op))
             rewriter.erase(mm)
             return
 
@@ -79,16 +106,25 @@ class FoldActivation(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         act = activation_of(op)
-        if act is None or act not in self.activations:
+        fused = producer(op.operands[0]) if act is not None else None
+        if act is None or not isinstance(fused, MatmulBiasActOp):
             return
-        fused = producer(op.operands[0])
-        if not isinstance(fused, MatmulBiasActOp) or str_prop(fused, "activation") != "none":
+        if act not in self.activations:
+            missed(PASS, op, f"activation {act} is not in activations={','.join(sorted(self.activations))}")
             return
-        if not feeds_only(fused.result, op) or op.results[0].type != fused.result.type:
+        if str_prop(fused, "activation") != "none":
+            missed(PASS, op, f"the matmul already applies {str_prop(fused, 'activation')}")
             return
-        rewriter.replace(
-            op, MatmulBiasActOp(fused.x, fused.w, fused.bias, fused.result.type, activation=act)
-        )
+        if not feeds_only(fused.result, op):
+            missed(PASS, op, why_shared(fused.result, op, "the matmul_bias_act result"))
+            return
+        if op.results[0].type != fused.result.type:
+            missed(PASS, op, "the activation changes the type")
+            return
+        if not may_fuse(PASS, op, f"fused.matmul_bias_act{{activation={act}}}"):
+            return
+        new = MatmulBiasActOp(fused.x, fused.w, fused.bias, fused.result.type, activation=act)
+        rewriter.replace(op, located_at(new, op))
         rewriter.erase(fused)
 
 
@@ -102,7 +138,7 @@ def check_activations(names: Sequence[str]) -> None:
 
 @dataclass(frozen=True)
 class FuseMatmulBiasActPass(ModulePass):
-    name = "fuse-matmul-bias-act"
+    name = PASS
 
     activations: tuple[str, ...] = ("relu", "gelu", "silu")
     """Activations that may fold into the epilogue; others stay separate ops. The seed folded

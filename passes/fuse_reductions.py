@@ -63,28 +63,46 @@ from fusec.passes._elementwise import (
     steps,
     tensor_inputs,
 )
-from fusec.passes._util import producer
+from fusec.passes._util import producer, why_shared
+from fusec.passes.remarks import may_fuse, missed
 from fusec.passes.fuse_elementwise import check_limits
 
 AnyReduce = nn.ReduceOp | fused.ReduceOp
+PASS = "fuse-reductions"
 
 
 def prologue_steps(op: AnyReduce) -> int:
     return steps(op) if isinstance(op, fused.ReduceOp) else 0
 
 
-def absorbable(op: AnyReduce, limits: Limits) -> Operation | None:
-    """The first producer of ``op``'s inputs that can become (part of) its prologue."""
+def absorbable(
+    op: AnyReduce, limits: Limits, reasons: list[str] | None = None
+) -> Operation | None:
+    """The first producer of ``op``'s inputs that can become (part of) its prologue; why each
+    elementwise producer cannot is appended to ``reasons``."""
     shape = broadcast_shape(op.operands)
+    reasons = [] if reasons is None else reasons
     for value in dict.fromkeys(op.operands):
         prod = producer(value)
-        if prod is None or not fusible(prod) or sole_user(value) is not op:
+        if prod is None or not fusible(prod):
+            continue
+        if sole_user(value) is not op:
+            reasons.append(why_shared(value, op, f"the {prod.name} result"))
             continue
         merged = [v for v in dict.fromkeys(op.operands) if v is not value]
         merged += [v for v in dict.fromkeys(tensor_inputs(prod)) if v not in merged]
         if broadcast_shape(merged) != shape:
-            continue  # the prologue would run over another shape than the one reduced
-        if limits.admit(prologue_steps(op) + steps(prod), len(merged)):
+            # the prologue would run over another shape than the one reduced
+            reasons.append(f"the {prod.name} broadcasts its inputs to a larger shape")
+            continue
+        total = prologue_steps(op) + steps(prod)
+        if total > limits.max_steps:
+            reasons.append(f"the prologue would have {total} steps, over max-steps={limits.max_steps}")
+        elif len(merged) > limits.max_inputs:
+            reasons.append(
+                f"the reduction would read {len(merged)} inputs, over max-inputs={limits.max_inputs}"
+            )
+        else:
             return prod
     return None
 
@@ -129,8 +147,13 @@ class FuseIntoReduce(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AnyReduce, rewriter: PatternRewriter) -> None:
-        prod = absorbable(op, self.limits)
+        reasons: list[str] = []
+        prod = absorbable(op, self.limits, reasons)
         if prod is None:
+            for reason in reasons:
+                missed(PASS, op, reason)
+            return
+        if not may_fuse(PASS, op, "fused.reduce"):
             return
         new, constants = absorb(op, prod)
         rewriter.replace(op, new)
@@ -141,7 +164,7 @@ class FuseIntoReduce(RewritePattern):
 
 @dataclass(frozen=True)
 class FuseReductionsPass(ModulePass):
-    name = "fuse-reductions"
+    name = PASS
 
     max_steps: int = 32
     """The most scalar steps (ops other than constants) a prologue may hold."""

@@ -40,4 +40,4 @@ class FuseResidualLayerNormPass(ModulePass):
     name = "fuse-residual-layer-norm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseResidualNorm(nn.LayerNormOp, build)).rewrite_module(op)
+        PatternRewriteWalker(FuseResidualNorm(nn.LayerNormOp, build, self.name)).rewrite_module(op)

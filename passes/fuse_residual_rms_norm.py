@@ -38,4 +38,4 @@ class FuseResidualRmsNormPass(ModulePass):
     name = "fuse-residual-rms-norm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseResidualNorm(nn.RmsNormOp, build)).rewrite_module(op)
+        PatternRewriteWalker(FuseResidualNorm(nn.RmsNormOp, build, self.name)).rewrite_module(op)

@@ -31,7 +31,17 @@ from xdsl.pattern_rewriter import (
 
 from fusec.dialects import nn
 from fusec.dialects.common import float_prop, int_prop
-from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
+from fusec.passes._util import (
+    feeds_only,
+    is_last_axis,
+    located_at,
+    producer,
+    shape_of,
+    why_shared,
+)
+from fusec.passes.remarks import may_fuse, missed
+
+PASS = "fuse-rms-norm-reshape"
 
 
 def flattens_leading(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
@@ -43,12 +53,22 @@ class FoldReshapeIntoRmsNorm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nn.ReshapeOp, rewriter: PatternRewriter) -> None:
         norm = producer(op.input)
-        if not isinstance(norm, nn.RmsNormOp) or not feeds_only(op.input, op):
+        if not isinstance(norm, nn.RmsNormOp):
+            return
+        if not feeds_only(op.input, op):
+            missed(PASS, op, why_shared(op.input, op, "the rms_norm result"))
             return
         src = shape_of(norm.input)
-        if norm.result.type != norm.input.type or not is_last_axis(norm, len(src)):
+        if norm.result.type != norm.input.type:
+            missed(PASS, op, "the rms_norm changes the type")
+            return
+        if not is_last_axis(norm, len(src)):
+            missed(PASS, op, "the rms_norm is not over the last axis")
             return
         if not flattens_leading(src, shape_of(op.result)):
+            missed(PASS, op, "the reshape does not fold the leading dimensions into one")
+            return
+        if not may_fuse(PASS, op, "nn.rms_norm over the reshaped rows"):
             return
         flat = nn.RmsNormOp(
             norm.input,
@@ -57,13 +77,13 @@ class FoldReshapeIntoRmsNorm(RewritePattern):
             eps=float_prop(norm, "eps"),
             result_type=op.result.type,
         )
-        rewriter.replace(op, flat)
+        rewriter.replace(op, located_at(flat, op))
         rewriter.erase(norm)
 
 
 @dataclass(frozen=True)
 class FuseRmsNormReshapePass(ModulePass):
-    name = "fuse-rms-norm-reshape"
+    name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(FoldReshapeIntoRmsNorm()).rewrite_module(op)

@@ -39,7 +39,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import Pure
 
 from fusec.dialects import nn
-from fusec.passes._util import producer, shape_of
+from fusec.passes._util import located_at, producer, shape_of
+from fusec.passes.remarks import may_fuse, missed
+
+PASS = "fuse-shared-input-matmul"
 
 
 @dataclass
@@ -160,9 +163,11 @@ def merge(group: Group, pos: Positions) -> None:
     narrows: list[Operation] = []
     start = 0
     for mm, width in zip(group.matmuls, widths, strict=True):
-        narrows.append(nn.NarrowOp(merged.result, axis, start, width))
+        narrows.append(located_at(nn.NarrowOp(merged.result, axis, start, width), mm))
         narrows[-1].result.name_hint = mm.result.name_hint
         start += width
+    located_at(weights, first)
+    located_at(merged, first)
     new_ops: list[Operation] = [weights, merged, *narrows]
     # Nothing reads the originals: the last of them is a valid place (every weight precedes it).
     anchor = group.first_user or group.matmuls[-1]
@@ -197,13 +202,39 @@ def fuse_block(block: Block) -> None:
         done.add(x)
         candidates = {u.operation for u in x.uses if u.index == 0}
         matmuls = [mm for mm in candidates if mergeable(mm, block)]
-        for group in groups_of(matmuls, pos):  # type: ignore[arg-type]
-            merge(group, pos)
+        groups = groups_of(matmuls, pos)  # type: ignore[arg-type]
+        if len(candidates) >= 2:
+            report_left_out(candidates, matmuls, groups, pos)
+        for group in groups:
+            if may_fuse(PASS, group.matmuls[0], f"{len(group.matmuls)} matmuls into one"):
+                merge(group, pos)
+
+
+def report_left_out(
+    candidates: set[Operation], matmuls: list[Operation], groups: list[Group], pos: Positions
+) -> None:
+    """A remark for each matmul of a shared input that no group took, in program order."""
+    grouped = {mm for group in groups for mm in group.matmuls}
+    in_block = sorted((op for op in candidates if op.parent is pos.block), key=pos.of_op)
+    for op in in_block:
+        if not isinstance(op, nn.MatmulOp) or op in grouped:
+            continue
+        if op not in matmuls:
+            missed(PASS, op, f"the weight {op.rhs.type} is not 2-D")
+        elif len(matmuls) < 2:
+            missed(PASS, op, "no other matmul of its input has a 2-D weight")
+        else:
+            missed(
+                PASS,
+                op,
+                "no other matmul of its input can merge with it: its weight is not available "
+                "before their results are read",
+            )
 
 
 @dataclass(frozen=True)
 class FuseSharedInputMatmulPass(ModulePass):
-    name = "fuse-shared-input-matmul"
+    name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         blocks = [b for o in op.walk() for r in o.regions for b in r.blocks]

@@ -37,7 +37,10 @@ from xdsl.pattern_rewriter import (
 from fusec.dialects import nn
 from fusec.dialects.common import int_prop
 from fusec.dialects.fused import SwigluOp
-from fusec.passes._util import feeds_only, is_last_axis, producer, shape_of
+from fusec.passes._util import discard, first_shared, is_last_axis, located_at, producer, shape_of
+from fusec.passes.remarks import may_fuse, missed
+
+PASS = "fuse-swiglu"
 
 
 def last_axis_half(narrow: nn.NarrowOp) -> tuple[SSAValue, int, int] | None:
@@ -56,25 +59,36 @@ class FuseSwiglu(RewritePattern):
                 continue
             gate = producer(silu.input)
             if not isinstance(gate, nn.NarrowOp):
+                missed(PASS, op, "the silu's input is not a narrow")
                 continue
-            if not (
-                feeds_only(silu_value, op)
-                and feeds_only(up_value, op)
-                and feeds_only(silu.input, silu)
-            ):
+            shared = first_shared(
+                (silu_value, op, "the silu result"),
+                (up_value, op, "the up narrow's result"),
+                (silu.input, silu, "the gate narrow's result"),
+            )
+            if shared is not None:
+                missed(PASS, op, shared)
                 continue
             up_half, gate_half = last_axis_half(up), last_axis_half(gate)
             if up_half is None or gate_half is None:
+                missed(PASS, op, "a narrow is not over the last axis")
                 continue
             (cat, up_start, n), (gate_cat, gate_start, gate_n) = up_half, gate_half
-            if cat != gate_cat or n != gate_n or shape_of(cat)[-1] != 2 * n:
+            if cat != gate_cat:
+                missed(PASS, op, "the narrows slice different tensors")
                 continue
-            if {up_start, gate_start} != {0, n}:
+            if n != gate_n or shape_of(cat)[-1] != 2 * n or {up_start, gate_start} != {0, n}:
+                missed(PASS, op, "the narrows are not the two halves of their tensor")
                 continue
             fused = SwigluOp(cat, gate_first=gate_start == 0)
             if fused.result.type != op.result.type:
+                discard(fused)
+                missed(PASS, op, "the mul's result type differs from the halves'")
                 continue
-            rewriter.replace(op, fused)
+            if not may_fuse(PASS, op, "fused.swiglu"):
+                discard(fused)
+                return
+            rewriter.replace(op, located_at(fused, op))
             rewriter.erase(silu)
             rewriter.erase(gate)
             rewriter.erase(up)
@@ -83,7 +97,7 @@ class FuseSwiglu(RewritePattern):
 
 @dataclass(frozen=True)
 class FuseSwigluPass(ModulePass):
-    name = "fuse-swiglu"
+    name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(FuseSwiglu()).rewrite_module(op)

@@ -35,7 +35,10 @@ from xdsl.pattern_rewriter import (
 
 from fusec.dialects import nn
 from fusec.dialects.fused import SwigluOp
-from fusec.passes._util import feeds_only, producer, shape_of
+from fusec.passes._util import first_shared, located_at, producer, shape_of
+from fusec.passes.remarks import may_fuse, missed
+
+PASS = "fuse-swiglu-dual-matmul"
 
 
 def with_last_dim(t: TensorType, size: int) -> TensorType:
@@ -52,26 +55,37 @@ class FuseDualMatmulSwiglu(RewritePattern):
             if not isinstance(silu, nn.SiluOp) or not isinstance(up, nn.MatmulOp):
                 continue
             gate = producer(silu.input)
-            if not isinstance(gate, nn.MatmulOp) or gate.lhs != up.lhs:
+            if not isinstance(gate, nn.MatmulOp):
+                missed(PASS, op, "the silu's input is not a matmul")
                 continue
-            if not (
-                feeds_only(silu_value, op)
-                and feeds_only(up_value, op)
-                and feeds_only(silu.input, silu)
-            ):
+            if gate.lhs != up.lhs:
+                missed(PASS, op, "the gate and up matmuls read different inputs")
+                continue
+            shared = first_shared(
+                (silu_value, op, "the silu result"),
+                (up_value, op, "the up matmul result"),
+                (silu.input, silu, "the gate matmul result"),
+            )
+            if shared is not None:
+                missed(PASS, op, shared)
                 continue
             w_shape = shape_of(up.rhs)
             if len(w_shape) != 2 or shape_of(gate.rhs) != w_shape:
+                missed(PASS, op, "the gate and up weights are not 2-D of one shape")
                 continue
             if op.result.type != up.result.type:
+                missed(PASS, op, "the mul's result type differs from the matmuls'")
                 continue
+            if not may_fuse(PASS, op, "concat + nn.matmul + fused.swiglu"):
+                return
             n = w_shape[1]
             w_type = up.rhs.type
             assert isinstance(w_type, TensorType) and isinstance(up.result.type, TensorType)
             weights = nn.ConcatOp([up.rhs, gate.rhs], 1, with_last_dim(w_type, 2 * n))
             cat = nn.MatmulOp(up.lhs, weights.result, with_last_dim(up.result.type, 2 * n))
             weights.result.name_hint, cat.result.name_hint = "up_gate_w", "up_gate"
-            rewriter.replace(op, [weights, cat, SwigluOp(cat.result)])
+            swiglu = located_at(SwigluOp(cat.result), op)
+            rewriter.replace(op, [located_at(weights, op), located_at(cat, op), swiglu])
             rewriter.erase(silu)
             rewriter.erase(gate)
             rewriter.erase(up)
@@ -80,7 +94,7 @@ class FuseDualMatmulSwiglu(RewritePattern):
 
 @dataclass(frozen=True)
 class FuseSwigluDualMatmulPass(ModulePass):
-    name = "fuse-swiglu-dual-matmul"
+    name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(FuseDualMatmulSwiglu()).rewrite_module(op)

@@ -42,7 +42,10 @@ from fusec.dialects.fused import (
     ResidualLayerNormOp,
     TransformerLayerOp,
 )
-from fusec.passes._util import feeds_only, producer, shape_of
+from fusec.passes._util import discard, feeds_only, located_at, producer, shape_of, why_shared
+from fusec.passes.remarks import may_fuse, missed
+
+PASS = "fuse-transformer-layer"
 
 
 def linear(op: Operation | None, with_activation: bool) -> MatmulBiasActOp | None:
@@ -70,19 +73,45 @@ class FuseTransformerLayer(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ResidualLayerNormOp, rewriter: PatternRewriter) -> None:
         for ffn_value, h1 in sum_operands(op):
+            if not isinstance(producer(ffn_value), MatmulBiasActOp):
+                continue
             fc2 = linear(producer(ffn_value), with_activation=False)
-            if fc2 is None or not feeds_only(ffn_value, op):
+            if fc2 is None:
+                missed(PASS, op, "the FFN's second projection has an activation or a bias "
+                       "that is not 1-D")
+                continue
+            if not feeds_only(ffn_value, op):
+                missed(PASS, op, why_shared(ffn_value, op, "the FFN output"))
                 continue
             fc1 = linear(producer(fc2.x), with_activation=True)
-            if fc1 is None or not feeds_only(fc2.x, fc2) or fc1.x != h1:
+            if fc1 is None:
+                missed(PASS, op, "the FFN's first projection is not a matmul_bias_act with an "
+                       "activation and a 1-D bias")
+                continue
+            if not feeds_only(fc2.x, fc2):
+                missed(PASS, op, why_shared(fc2.x, fc2, "the FFN's activation"))
+                continue
+            if fc1.x != h1:
+                missed(PASS, op, "the FFN does not read the residual it is added to")
                 continue
             ln1 = producer(h1)
-            if not isinstance(ln1, ResidualLayerNormOp) or ln1.parent is not op.parent:
+            if not isinstance(ln1, ResidualLayerNormOp):
+                missed(PASS, op, "the FFN's input is not a residual_layer_norm")
+                continue
+            if ln1.parent is not op.parent:
+                missed(PASS, op, "the first norm is in another block")
                 continue
             if h1.uses.get_length() != 2:  # fc1's x and this norm, nothing else
+                missed(
+                    PASS,
+                    op,
+                    f"the first norm's result has {h1.uses.get_length()} uses "
+                    "(the FFN and the residual add only)",
+                )
                 continue
             attn = self.attention_of(ln1)
-            if attn is None:
+            if isinstance(attn, str):
+                missed(PASS, op, attn)
                 continue
             layer = TransformerLayerOp(
                 [
@@ -109,29 +138,40 @@ class FuseTransformerLayer(RewritePattern):
                 activation=str_prop(fc1, "activation"),
             )
             if layer.result.type != op.result.type:
+                discard(layer)
+                missed(PASS, op, "the layer's result type would differ from the norm's")
                 continue
-            rewriter.replace(op, layer)
+            if not may_fuse(PASS, op, "fused.transformer_layer"):
+                discard(layer)
+                return
+            rewriter.replace(op, located_at(layer, op))
             for absorbed in (fc2, fc1, ln1, attn):
                 rewriter.erase(absorbed)
             return
 
-    def attention_of(self, ln1: ResidualLayerNormOp) -> AttentionBlockOp | None:
-        """The attention block ``ln1`` adds to its own input, when small enough to fuse."""
+    def attention_of(self, ln1: ResidualLayerNormOp) -> AttentionBlockOp | str:
+        """The attention block ``ln1`` adds to its own input, when small enough to fuse; else
+        why not (a remark)."""
+        reason = "the first norm does not add an attention_block to its input"
         for attn_value, hidden in sum_operands(ln1):
             attn = producer(attn_value)
-            if not isinstance(attn, AttentionBlockOp) or not feeds_only(attn_value, ln1):
-                continue
-            if attn.hidden != hidden:
+            if not isinstance(attn, AttentionBlockOp):
                 continue
             batch, seq, _ = shape_of(hidden)
-            if batch * seq <= self.max_tokens:
+            if not feeds_only(attn_value, ln1):
+                reason = why_shared(attn_value, ln1, "the attention_block result")
+            elif attn.hidden != hidden:
+                reason = "the attention_block does not read the residual it is added to"
+            elif batch * seq > self.max_tokens:
+                reason = f"batch * seq = {batch * seq} is over max-tokens={self.max_tokens}"
+            else:
                 return attn
-        return None
+        return reason
 
 
 @dataclass(frozen=True)
 class FuseTransformerLayerPass(ModulePass):
-    name = "fuse-transformer-layer"
+    name = PASS
 
     max_tokens: int = 64
     """Largest ``batch * seq`` the fused layer is used for (as in fuse-attention-block)."""

@@ -1,12 +1,10 @@
 """Build OpenCL programs once.
 
 `get_program` keeps built programs in-process, keyed by (device identity, source, build
-options), and returns the very same `cl.Program` object for the same key. Below it, PyOpenCL's
-own on-disk binary cache (``~/.cache/pyopencl``) makes a second process cheap: its key already
-hashes the source, the final build options and the device identity (platform and device name,
-version and driver version), and it works with Intel's CPU runtime (measured: 0.23 s cold,
-0.01 s from another process). For PoCL, PyOpenCL skips its cache because PoCL keeps its own
-(``~/.cache/pocl``), which works across processes too.
+options), and returns the very same `cl.Program` object for the same key. Below it, fusec's
+on-disk binary cache (`fusec.runtime.binary_cache`, ``$XDG_CACHE_HOME/fusec/opencl``) makes a
+second process cheap; its entries are checksummed, written atomically, and a damaged one is
+rebuilt with a warning (PyOpenCL's own disk cache is not used: it trusts what it reads).
 
 A compiler failure raises `BuildError` carrying the device, options, build log and source.
 """
@@ -20,6 +18,7 @@ from typing import Protocol
 
 import pyopencl as cl
 
+from . import binary_cache
 from .errors import BuildError
 
 
@@ -49,8 +48,8 @@ def get_program(
     """The built program for `source` on `device`, compiled at most once per process.
 
     `options` are OpenCL build options, one per item (e.g. ``["-cl-fast-relaxed-math"]``);
-    they are part of the key, as is the device. `disk_cache=False` bypasses PyOpenCL's
-    on-disk binary cache for a first build (the in-process cache still applies).
+    they are part of the key, as is the device. `disk_cache=False` bypasses the on-disk binary
+    cache for a first build (the in-process cache still applies).
     """
     key: ProgramKey = (device.key, source, normalize_options(options))
     with _lock:
@@ -73,30 +72,29 @@ def build_program(
 ) -> cl.Program:
     """Compile `source` for one device, without the in-process cache; raise BuildError.
 
-    A failure of the disk-cached path other than a compile error (an invalid build option, an
-    unreadable cache) is retried once without the disk cache, so that the error reported is
-    the compiler's: PyOpenCL 2026.1.4 turns such failures into
-    ``KeyError('PYOPENCL_CACHE_FAILURE_FATAL')`` unless that variable is set.
-    """
-    program = cl.Program(context, source)
-    # PyOpenCL takes cache_dir=False to skip its disk cache, though its stubs say str | None.
-    cache_dir: str | None = None if disk_cache else False  # pyright: ignore[reportAssignmentType]
-    try:
-        with warnings.catch_warnings():
-            # Intel's compiler reports "Compilation started/done" even on success.
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            program.build(options=list(options), devices=[device], cache_dir=cache_dir)
-    except cl.Error as error:
-        raise BuildError(
-            device=f"{device.name.strip()} ({device.platform.name.strip()})",
-            log=extract_build_log(str(error)),
-            source=source,
-            options=options,
-        ) from error
-    except KeyError:
-        if not disk_cache:
-            raise
-        return build_program(context, device, source, options, disk_cache=False)
+    With `disk_cache`, a binary cached by an earlier build (`binary_cache`) is used when it is
+    intact, and a fresh build is cached."""
+    with warnings.catch_warnings():
+        # Intel's compiler reports "Compilation started/done" even on success.
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        if disk_cache:
+            cached = binary_cache.load(context, device, source, options)
+            if cached is not None:
+                return cached
+        program = cl.Program(context, source)
+        # PyOpenCL takes cache_dir=False to skip its disk cache, though its stubs say str | None.
+        no_cache: str | None = False  # pyright: ignore[reportAssignmentType]
+        try:
+            program.build(options=list(options), devices=[device], cache_dir=no_cache)
+        except cl.Error as error:
+            raise BuildError(
+                device=f"{device.name.strip()} ({device.platform.name.strip()})",
+                log=extract_build_log(str(error)),
+                source=source,
+                options=options,
+            ) from error
+    if disk_cache:
+        binary_cache.store(program, device, source, options)
     return program
 
 

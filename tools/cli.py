@@ -58,6 +58,29 @@ def signals_raise() -> Iterator[None]:
             signal.signal(s, h)
 
 
+def show_warnings(prog: str) -> None:
+    """Prints fusec's logged warnings (a damaged cache entry rebuilt, an unwritable cache) on
+    stderr as ``<prog>: warning: ...`` (tools call this for ``--verbose``)."""
+    import logging
+
+    hide_warnings()
+    logger = logging.getLogger("fusec")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{prog}: warning: %(message)s"))
+    handler.fusec_tool = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+
+
+def hide_warnings() -> None:
+    """Removes what `show_warnings` added (`run_cli` does, when its command ends)."""
+    import logging
+
+    logger = logging.getLogger("fusec")
+    for handler in [h for h in logger.handlers if getattr(h, "fusec_tool", False)]:
+        logger.removeHandler(handler)
+
+
 def run_cli(
     command: click.Command,
     prog: str,
@@ -98,4 +121,6 @@ def run_cli(
             raise
         click.echo(f"{prog}: internal error: {type(e).__name__}: {e}", err=True)
         return INTERNAL_ERROR
+    finally:
+        hide_warnings()
     return 0

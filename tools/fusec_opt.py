@@ -46,6 +46,7 @@ from fusec.compiler.pipeline import (
 )
 from fusec.compiler.progress import Progress
 from fusec.compiler.timing import Timing
+from fusec.passes.remarks import Remark, RemarkLog
 from fusec.compiler.targets import build_target, target_names
 from fusec.compiler.registry import XDSL_SUMMARIES, get_all_passes
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
@@ -140,7 +141,7 @@ def process(
     with timing.measure("parse"):
         module = parse_module(ctx, chunk, lambda m, f: timing_verify(timing, verifier, m, f))
     before = count(module) if reports is not None else None
-    hooks = PipelineHooks(debug.dumper, timing, debug.progress, verifier)
+    hooks = PipelineHooks(debug.dumper, timing, debug.progress, verifier, debug.remarks)
     run_passes(ctx, module, passes, chunk.name, hooks=hooks)
     if reports is not None and before is not None:
         label = f"{chunk.name}:{chunk.line_offset + 1}" if chunk.line_offset else chunk.name
@@ -166,6 +167,20 @@ class DebugOptions:
     dumper: IRDumper | None = None
     timing: Timing | None = None
     progress: Progress | None = None
+    remarks: RemarkLog | None = None
+
+
+def remark_printer(kinds: str | None) -> Callable[[Remark], None] | None:
+    """Prints the remarks ``--remarks`` asks for on stderr, as the passes make them."""
+    if kinds is None:
+        return None
+    wanted = {"missed", "applied"} if kinds == "all" else {kinds}
+
+    def emit(remark: Remark) -> None:
+        if remark.kind in wanted:
+            click.echo(str(remark), err=True)
+
+    return emit
 
 
 def pass_names(values: tuple[str, ...]) -> list[str]:
@@ -252,6 +267,22 @@ file), 2 bad command line (unknown option, pass or target), 70 internal error.
     help="Print the IR on stderr after every pass that changed it.",
 )
 @click.option(
+    "--remarks",
+    "remark_kinds",
+    type=click.Choice(["missed", "applied", "all"]),
+    default=None,
+    help="Print on stderr, at each candidate's location, why a fusion did not happen (missed), "
+    "each fusion made (applied), or both.",
+)
+@click.option(
+    "--rewrite-limit",
+    type=click.IntRange(0),
+    default=None,
+    metavar="N",
+    help="Make only the first N fusion rewrites of the pipeline (numbered from 0, in a "
+    "deterministic order; --remarks names each one's number).",
+)
+@click.option(
     "--timing",
     is_flag=True,
     help="Print the wall time of parsing, each pass, verification and printing on stderr.",
@@ -279,6 +310,8 @@ def cli(
     print_ir_after: tuple[str, ...],
     print_ir_after_all: bool,
     print_ir_after_change: bool,
+    remark_kinds: str | None,
+    rewrite_limit: int | None,
     timing: bool,
     force_progress: bool,
 ) -> None:
@@ -313,6 +346,7 @@ def cli(
         dumper if dumper.active else None,
         Timing() if timing else None,
         Progress.for_stream(sys.stderr, "fusec-opt", force_progress),
+        RemarkLog(rewrite_limit, remark_printer(remark_kinds)),
     )
 
     for out in (output, fusion_stats_json):

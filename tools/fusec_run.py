@@ -51,7 +51,7 @@ from xdsl.dialects.builtin import ModuleOp
 from fusec import __version__
 from fusec.compiler.diagnostics import FusecError
 from fusec.files import atomic_write, check_not_input
-from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
 
 EXIT_DEVICE = 3
 EXIT_BUILD = 4
@@ -318,8 +318,8 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--allow-tf32", is_flag=True,
               help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
 @click.option("--verbose", is_flag=True,
-              help="On a build error, print the log and source; print what was found out "
-                   "about the device (e.g. tensor cores the driver rejected).")
+              help="On a build error, print the log and source; show cache warnings and what "
+                   "was found out about the device (e.g. tensor cores the driver rejected).")
 @click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
               help="An ONNX model's dynamic input shape, e.g. input_ids=1x128 (repeatable).")
 @click.version_option(__version__, prog_name="fusec-run")
@@ -337,6 +337,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("missing FILE")
     if inputs is not None and seed is not None:
         raise click.UsageError("--inputs and --random exclude each other")
+    if verbose:
+        show_warnings("fusec-run")
     if device != "auto" and (offload_thresholds or offload_report):
         raise click.UsageError("--offload-threshold and --offload-report need --device auto")
     from fusec.placement.cost_model import OffloadOptionError, parse_overrides

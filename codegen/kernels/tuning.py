@@ -3,18 +3,26 @@
 `autotune_gemm` builds the GEMM template with each candidate `GemmTiles`, times it on every shape
 with OpenCL profiling events (median of a few launches after a warm-up), and returns the
 candidate with the smallest total time. The choice is stored under the device's name in a JSON
-file (``~/.cache/fusec/tuning.json`` unless a path is given), written atomically, and returned
-without timing on the next call; `cached_gemm_tiles` reads it without tuning. Calling the tuner
-is optional: `gemm` never reads the cache itself.
+file (``$XDG_CACHE_HOME/fusec/tuning.json``, ``~/.cache`` without the variable, unless a path
+is given) and returned without timing on the next call; `cached_gemm_tiles` reads it without
+tuning. Calling the tuner is optional: `gemm` never reads the cache itself.
+
+The file is shared by every process: an update takes an exclusive ``flock`` on
+``tuning.json.lock``, reads the file, changes its device's entry and replaces the file
+atomically, so concurrent tuners of different devices keep each other's entries. A file that
+does not parse, or an entry that does not make tiles, is ignored (a warning on the
+``fusec.cache`` logger) and replaced by the next tuning; a cache that cannot be written
+(read-only, full disk) leaves the tuned choice unsaved, with a warning, not an error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import json
-import os
-import tempfile
-from collections.abc import Sequence
+import logging
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +30,7 @@ import numpy as np
 import pyopencl as cl
 
 from fusec.codegen.kernels.common import DeviceInfo
+from fusec.files import OutputError, atomic_write, cache_dir
 from fusec.codegen.kernels.gemm import CPU_TILES, GPU_LARGE_TILES, GPU_TILES, GemmTiles, gemm
 
 GemmShape = tuple[int, int, int, int, bool]
@@ -44,8 +53,12 @@ GPU_CANDIDATES = (
 )
 
 
+log = logging.getLogger("fusec.cache")
+log.addHandler(logging.NullHandler())
+
+
 def default_tuning_path() -> Path:
-    return Path.home() / ".cache" / "fusec" / "tuning.json"
+    return Path(cache_dir("tuning.json"))
 
 
 def device_key(device: cl.Device) -> str:
@@ -59,9 +72,29 @@ def cached_gemm_tiles(device: cl.Device, path: Path | None = None) -> GemmTiles 
     if not isinstance(entry, dict):
         return None
     try:
-        return GemmTiles(**entry["tiles"])
-    except (KeyError, TypeError, ValueError):
+        tiles = GemmTiles(**entry["tiles"])
+        if not plausible(tiles):
+            raise ValueError(f"tiles beyond any the tuner tries: {tiles}")
+        return tiles
+    except (KeyError, TypeError, ValueError) as e:
+        log.warning("%s: ignoring the damaged tuning entry of %s (%s)", path or
+                    default_tuning_path(), device_key(device), e)
         return None
+
+
+MAX_THREAD_TILE = 64
+MAX_BLOCK_K = 4096
+
+
+def plausible(tiles: GemmTiles) -> bool:
+    """Whether cached tiles are sizes a tuner could have chosen (integers, per-work-item tiles up
+    to `MAX_THREAD_TILE`, `block_k` up to `MAX_BLOCK_K`): an edited or damaged file must not
+    make the GEMM template unroll a million-row tile."""
+    sizes = (tiles.thread_m, tiles.thread_n, tiles.group_m, tiles.group_n, tiles.block_k,
+             tiles.vector_width)
+    return (all(type(v) is int for v in sizes)
+            and max(tiles.thread_m, tiles.thread_n) <= MAX_THREAD_TILE
+            and tiles.block_k <= MAX_BLOCK_K)
 
 
 def autotune_gemm(
@@ -136,23 +169,42 @@ def _time_gemm(ctx: cl.Context, queue: cl.CommandQueue, info: DeviceInfo, tiles:
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        log.warning("%s: cannot read the tuning cache (%s); ignoring it", path, e)
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        log.warning("%s: damaged tuning cache (%s); ignoring it", path, e)
         return {}
     return data if isinstance(data, dict) else {}
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``<path>.lock`` for the block (other processes wait)."""
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def _update(path: Path, device: str, gemm_entry: dict[str, Any]) -> None:
-    """Set the device's GEMM entry, replacing the file atomically (write a temporary file in
-    the same folder, then rename it over the old one)."""
-    data = _load(path)
-    data.setdefault(device, {})["gemm"] = gemm_entry
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tuning-", suffix=".json")
+    """Set the device's GEMM entry: under the lock, read the file, change the entry, replace
+    the file atomically (see the module docstring). A warning if it cannot be written."""
     try:
-        with os.fdopen(handle, "w") as file:
-            json.dump(data, file, indent=2, sort_keys=True)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path):
+            data = _load(path)
+            if not isinstance(data.get(device), dict):
+                data[device] = {}
+            data[device]["gemm"] = gemm_entry
+            atomic_write(path, json.dumps(data, indent=2, sort_keys=True))
+    except (OSError, OutputError) as e:
+        log.warning("%s: cannot write the tuning cache (%s); the choice is not saved", path,
+                    getattr(e, "strerror", None) or e)

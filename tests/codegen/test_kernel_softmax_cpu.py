@@ -1,5 +1,6 @@
-"""The CPU shape of the softmax template (one work-item per one or two rows, float8 vectors,
-`vector_exp_function`) and the exp function itself, against float64 numpy.
+"""The CPU shapes of the softmax template (a row of at most `CPU_REGISTER_ROW` in registers as
+float16 vectors and a tail; longer rows, or two rows per work-item, in three passes of float8
+vectors; `vector_exp_function`) and the exp function itself, against float64 numpy.
 
 Tolerances: softmax as in ``test_kernel_norm`` (rtol 1e-5, atol 1e-6); the exp function within
 the bounds its docstring states (2e-7 relative for ``|x| <= 1``, 1e-6 for ``|x| <= 17``, 4e-6
@@ -12,7 +13,12 @@ import numpy as np
 import pytest
 
 from fusec.codegen.kernels.common import KernelArg, KernelSource, vector_exp_function
-from fusec.codegen.kernels.softmax import softmax
+from fusec.codegen.kernels.softmax import (
+    CPU_REGISTER_ROW,
+    register_chunks,
+    register_rows_per_group,
+    softmax,
+)
 
 SOFTMAX_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 
@@ -42,10 +48,70 @@ def test_cpu_softmax_matches_numpy(launch, rows, cols, rows_per_group, rows_per_
     np.testing.assert_allclose(result, reference(x), **SOFTMAX_TOLERANCE)
 
 
-def test_two_rows_per_work_item_by_default_when_rows_are_even():
-    assert softmax("s", 6144, 128).global_size == (1, 3072)
-    assert softmax("s", 7, 128).global_size == (1, 7)
-    assert "_exp8(" in softmax("s", 6, 16).source
+def test_register_rows_by_default_two_rows_per_item_for_longer_even_rows():
+    register = softmax("s", 6144, 128)
+    assert register.global_size == (1, 6144) and register.local_size == (1, 64)
+    assert "in registers" in register.source and "_exp16(" in register.source
+    assert softmax("s", 6144, CPU_REGISTER_ROW + 1).global_size == (1, 3072)
+    assert softmax("s", 7, 300).global_size == (1, 7)
+    assert "_exp8(" in softmax("s", 6, 16, rows_per_item=2).source
+
+
+def test_register_chunks_cover_the_row_once():
+    for cols in (1, 2, 3, 5, 15, 16, 17, 31, 37, 128, 255, 256):
+        chunks = register_chunks(cols)
+        assert [offset for offset, _ in chunks] == [
+            sum(w for _, w in chunks[:i]) for i in range(len(chunks))]
+        assert sum(w for _, w in chunks) == cols
+    assert register_chunks(37) == [(0, 16), (16, 16), (32, 4), (36, 1)]
+
+
+def test_few_rows_still_make_several_work_groups():
+    """Intel's runtime runs a work-group on one thread: 16 rows make 8 groups of 2, not one."""
+    assert register_rows_per_group(6144) == 64
+    assert register_rows_per_group(16) == 2
+    assert register_rows_per_group(3) == 1
+    assert softmax("s", 16, 64).local_size == (1, 2)
+
+
+ADVERSARIAL_SHAPES = [(1, 1), (5, 1), (3, 2), (9, 17), (16, 31), (6, 128), (4, 255), (3, 256),
+                      (2, 257), (3, 300)]
+
+
+@pytest.mark.parametrize("rows,cols", ADVERSARIAL_SHAPES)
+def test_cpu_softmax_adversarial_rows(launch, rows, cols):
+    """Huge magnitudes (a difference of 1e30 between entries), -inf entries (exp gives 0 up to
+    the clamp's 1.2e-38), a row all equal, a row of one large value and the rest -inf, rows
+    of both signs at +-3e38: every row sums to 1 and matches float64 numpy."""
+    rng = np.random.default_rng(rows * 1000 + cols)
+    x = (rng.standard_normal((rows, cols)) * 30).astype(np.float32)
+    x[0] = 7.25  # all equal: uniform
+    if rows > 1:
+        x[1] = rng.standard_normal(cols) * 1e30
+    if rows > 2:
+        x[2] = -np.inf
+        x[2, cols // 2] = 1e38
+    if rows > 3:
+        x[3, ::2] = -np.inf
+        x[3, -1] = -3e38
+    if rows > 4:
+        x[4] = np.where(rng.random(cols) < 0.5, 3e38, -3e38)
+        x[4, 0] = 3e38
+    kernel = softmax("softmax_adv", rows, cols)
+    result = launch(kernel, {"x": x}, {"out": (rows, cols)})["out"]
+    expected = reference(x)
+    assert np.isfinite(expected).all()
+    np.testing.assert_allclose(result, expected, **SOFTMAX_TOLERANCE)
+    np.testing.assert_allclose(result.astype(np.float64).sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_row_of_minus_inf_is_nan_as_numpy(launch):
+    """Every entry -inf: max is -inf, -inf - -inf is NaN, as in numpy; other rows untouched."""
+    x = np.random.default_rng(1).standard_normal((3, 40)).astype(np.float32)
+    x[1] = -np.inf
+    result = launch(softmax("s", 3, 40), {"x": x}, {"out": (3, 40)})["out"]
+    assert np.isnan(result[1]).all()
+    np.testing.assert_allclose(result[[0, 2]], reference(x[[0, 2]]), **SOFTMAX_TOLERANCE)
 
 
 def test_rows_per_item_must_divide_rows():
@@ -53,12 +119,13 @@ def test_rows_per_item_must_divide_rows():
         softmax("s", 7, 16, rows_per_item=2)
 
 
-def test_nan_in_a_row_makes_that_row_nan(launch):
+@pytest.mark.parametrize("cols", [24, 300])
+def test_nan_in_a_row_makes_that_row_nan(launch, cols):
     """As numpy: the max ignores nothing here (fmax skips NaN, but exp(NaN - max) is NaN and
     so is the sum), so the whole row is NaN and the other rows are untouched."""
-    x = np.random.default_rng(0).standard_normal((4, 24)).astype(np.float32)
+    x = np.random.default_rng(0).standard_normal((4, cols)).astype(np.float32)
     x[1, 9] = np.nan
-    result = launch(softmax("s", 4, 24), {"x": x}, {"out": (4, 24)})["out"]
+    result = launch(softmax("s", 4, cols), {"x": x}, {"out": (4, cols)})["out"]
     assert np.isnan(result[1]).all()
     rest = [0, 2, 3]
     np.testing.assert_allclose(result[rest], reference(x[rest]), **SOFTMAX_TOLERANCE)
@@ -75,7 +142,7 @@ def exp_kernel(width: int) -> KernelSource:
                         (0,), None)
 
 
-@pytest.mark.parametrize("width", [4, 8])
+@pytest.mark.parametrize("width", [2, 4, 8, 16])
 def test_vector_exp_accuracy(launch, width):
     x = np.linspace(-87.0, 88.0, 1 << 16, dtype=np.float32)
     kernel = exp_kernel(width)

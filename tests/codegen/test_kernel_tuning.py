@@ -24,7 +24,7 @@ def test_autotune_picks_a_candidate_and_caches_it(cpu_device, tmp_path, monkeypa
     entry = json.loads(path.read_text())[tuning.device_key(cpu_device.device)]["gemm"]
     assert set(entry["seconds"]) == {SMALL.key(), STAGED.key()}
     assert tuning.cached_gemm_tiles(cpu_device.device, path) == chosen
-    assert not list(tmp_path.glob(".tuning-*"))  # no temporary file left behind
+    assert not list(tmp_path.glob(".tuning*"))  # no temporary file left behind
 
     def no_timing(*args, **kwargs):
         raise AssertionError("a cached choice must not be timed again")

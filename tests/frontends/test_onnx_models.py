@@ -22,6 +22,7 @@ from fusec.bench.export_models import (  # noqa: E402
     bert_layer,
     bert_model,
     gpt2_block,
+    llama_block,
 )
 from fusec.compiler.onnx_driver import import_onnx  # noqa: E402
 
@@ -210,3 +211,28 @@ def test_rotary_sin_cos() -> None:
     y = g.op("Add", g.op("Mul", x, g.op("Cos", phase)), g.op("Mul", rotated, g.op("Sin", phase)))
     g.result(y, "y", [1, 6, 8])
     check_model(g.model(opset=18))
+
+
+def test_llama_block_with_rotary() -> None:
+    """RMSNorm written out -> nn.rms_norm, rotary on q and k heads-first (the attention takes
+    them packed back), causal attention, gate * sigmoid(gate) -> nn.silu; the default pipeline
+    then makes the SwiGLU of the gate and up projections."""
+    from fusec.compiler.context import make_context
+    from fusec.compiler.pipeline import run_pipeline
+
+    model = llama_block(batch=1, seq=8, width=32, heads=2, ffn=48)
+    ops = ops_in(model)
+    for name in ("nn.rms_norm", "nn.attention", "nn.silu"):
+        assert name in ops, (name, ops)
+    for name in ("nn.softmax", "nn.sigmoid", "nn.sqrt", "nn.reduce_mean"):
+        assert name not in ops, (name, ops)
+    imported = import_onnx(model)
+    run_pipeline(make_context(), imported.module, "default", "<test>")
+    fused = str(imported.module)
+    assert "fused.swiglu" in fused
+    check_model(model)
+
+
+def test_gpt2_tanh_gelu_is_recognised() -> None:
+    ops = ops_in(gpt2_block(batch=1, seq=8, width=32, heads=2))
+    assert "nn.gelu" in ops and "nn.tanh" not in ops and "nn.pow" not in ops

@@ -1,0 +1,120 @@
+"""Built OpenCL programs on disk, so that a second process skips the compiler.
+
+An entry is the device binary of one program, keyed by a hash of the device's identity
+(platform, device, device and driver versions), the build options and the source, under
+``$XDG_CACHE_HOME/fusec/opencl`` (`fusec.files.cache_dir`). It is written atomically (a
+temporary file, then a rename: concurrent writers of one key each write a whole entry, and an
+interrupted one leaves none) and carries a checksum of its payload. Nothing read from the cache
+is trusted: a truncated or corrupt entry, one of another format version, or a binary the driver
+refuses is reported as a warning (logger ``fusec.cache``, which ``fusec-run --verbose`` shows),
+removed and rebuilt. A cache folder that cannot be created, read or written (read-only, full
+disk) only means building from source: a warning, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import struct
+from collections.abc import Sequence
+
+import pyopencl as cl
+
+from fusec.files import OutputError, atomic_write, cache_dir
+
+log = logging.getLogger("fusec.cache")
+log.addHandler(logging.NullHandler())  # silent unless a tool shows warnings (--verbose)
+
+MAGIC = b"fusec-opencl-binary 1\n"
+"""First bytes of an entry: the format and its version."""
+HEADER = struct.Struct("<32sQ")
+"""After the magic: the payload's SHA-256 and its length in bytes."""
+
+
+def folder() -> str:
+    return cache_dir("opencl")
+
+
+def key(device: cl.Device, source: str, options: Sequence[str]) -> str:
+    """The entry's name: a hash of everything the binary depends on."""
+    parts = [MAGIC.decode(), device.platform.name, device.platform.version, device.name,
+             device.version, device.driver_version, " ".join(options), source]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def path_of(name: str) -> str:
+    return os.path.join(folder(), f"{name}.bin")
+
+
+def encode(binary: bytes) -> bytes:
+    return MAGIC + HEADER.pack(hashlib.sha256(binary).digest(), len(binary)) + binary
+
+
+def decode(data: bytes) -> bytes:
+    """The payload of an entry; ValueError saying what is wrong with it."""
+    if not data.startswith(MAGIC):
+        raise ValueError("not a fusec cache entry of this version")
+    body = data[len(MAGIC):]
+    if len(body) < HEADER.size:
+        raise ValueError("truncated header")
+    digest, length = HEADER.unpack_from(body)
+    payload = body[HEADER.size:]
+    if len(payload) != length:
+        raise ValueError(f"truncated: {len(payload)} of {length} bytes")
+    if hashlib.sha256(payload).digest() != digest:
+        raise ValueError("checksum mismatch")
+    return payload
+
+
+def discard(path: str, reason: str) -> None:
+    log.warning("%s: damaged program cache entry (%s); rebuilding it", path, reason)
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def load(context: cl.Context, device: cl.Device, source: str,
+         options: Sequence[str]) -> cl.Program | None:
+    """The program built from its cached binary, or None (no entry, or a damaged one)."""
+    path = path_of(key(device, source, options))
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        log.warning("%s: cannot read the program cache (%s); building from source", path,
+                    e.strerror or e)
+        return None
+    try:
+        binary = decode(data)
+    except ValueError as e:
+        discard(path, str(e))
+        return None
+    try:
+        program = cl.Program(context, [device], [binary])
+        program.build(options=list(options), devices=[device])
+    except cl.Error as e:
+        discard(path, f"the driver refused the binary: {str(e).splitlines()[0]}")
+        return None
+    return program
+
+
+def store(program: cl.Program, device: cl.Device, source: str, options: Sequence[str]) -> None:
+    """Writes the built program's binary (a warning, not an error, if it cannot)."""
+    try:
+        devices = program.get_info(cl.program_info.DEVICES)
+        binaries = program.get_info(cl.program_info.BINARIES)
+        binary = next(b for d, b in zip(devices, binaries, strict=True) if d == device)
+    except (cl.Error, StopIteration):
+        return
+    if not binary:
+        return
+    path = path_of(key(device, source, options))
+    try:
+        os.makedirs(folder(), exist_ok=True)
+        atomic_write(path, encode(bytes(binary)))
+    except (OSError, OutputError) as e:
+        log.warning("%s: cannot write the program cache (%s); going on without it", path,
+                    getattr(e, "strerror", None) or e)

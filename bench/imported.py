@@ -4,7 +4,8 @@ Runtime, in the same process, interleaved (``--workload onnx_bert_b1``, ``onnx_g
 The models come from `fusec.bench.export_models` (written as the TorchScript exporter writes
 them: a BERT-base layer, B=1 S=128, with its int64 attention mask; a GPT-2-small-width block,
 S=128, causal; a Llama-style block of the same width with rotary embeddings). Both runners get the same model: fusec imports it (weights bound to the
-device), ONNX Runtime loads it with every graph optimisation on. Their outputs are checked
+device), ONNX Runtime loads it with every graph optimisation on and its thread pool not
+spinning between runs (see `run_imported`). Their outputs are checked
 against each other (f32: atol 1e-4, rtol 1e-3) before anything is timed; the row reports each
 one's median wall time per call, fusec's kernel time, and the ratio fusec / ONNX Runtime.
 """
@@ -64,6 +65,11 @@ def run_imported(name: str, settings: Settings) -> dict[str, Any]:
             options.intra_op_num_threads = peers.THREADS
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # ONNX Runtime's pool spins after each run by default; interleaved with fusec on a
+        # machine of few cores the spinning threads take the cores fusec's kernels run on
+        # (BERT-base on 2 cores: fusec 75 ms interleaved, 52 ms alone). Without spinning both
+        # time as they do alone, and ONNX Runtime itself was no slower (35 vs 48 ms).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(model.SerializeToString(), options,
                                        providers=["CPUExecutionProvider"])
         ours = exe(**feeds)

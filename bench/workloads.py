@@ -164,6 +164,55 @@ def sgemm(m: int, k: int, n: int, element: str = "f32") -> ProgramWriter:
     return p
 
 
+def row_stat(p: ProgramWriter, kind: str, x: Value) -> Value:
+    """``kind`` over the last axis of ``x``, keeping it."""
+    rank = len(x.shape)
+    return p.op(f"nn.reduce_{kind}", [x], [*x.shape[:-1], 1],
+                f"axes = array<i64: {rank - 1}>, keepdims = true")
+
+
+def row_softmax(rows: int, cols: int) -> ProgramWriter:
+    """Softmax written out: ``exp(x - max) / sum(exp(x - max))`` (fuse-row-reduce: 1 kernel)."""
+    p = ProgramWriter("row_softmax")
+    x = p.arg("x", [rows, cols])
+    e = p.unary("exp", p.sub(x, row_stat(p, "max", x)))
+    p.ret(p.binary("div", e, row_stat(p, "sum", e)))
+    return p
+
+
+def row_layernorm(rows: int, cols: int) -> ProgramWriter:
+    """LayerNorm written out: centre, mean of squares, ``/ sqrt(var + eps)``, gain, bias."""
+    p = ProgramWriter("row_layernorm")
+    x, eps = p.arg("x", [rows, cols]), p.arg("eps", [])
+    gamma, beta = p.arg("gamma", [cols]), p.arg("beta", [cols])
+    d = p.sub(x, row_stat(p, "mean", x))
+    var = row_stat(p, "mean", p.mul(d, d))
+    n = p.binary("div", d, p.unary("sqrt", p.add(var, eps)))
+    p.ret(p.add(p.mul(n, gamma), beta))
+    return p
+
+
+def multi_output_chain(rows: int, cols: int) -> ProgramWriter:
+    """``t = a * b + c`` returned, and ``tanh(t) * a`` (fuse-multi-output: 1 kernel)."""
+    p = ProgramWriter("multi_output")
+    a, b, c = p.arg("a", [rows, cols]), p.arg("b", [rows, cols]), p.arg("c", [cols])
+    t = p.add(p.mul(a, b), c)
+    p.ret(p.mul(p.unary("tanh", t), a), t)
+    return p
+
+
+def gemm_epilogue(m: int, k: int, n: int) -> ProgramWriter:
+    """``clamp((alpha * (A @ B) + beta * C) * rows * cols, lo, hi)`` (one GEMM + epilogue)."""
+    p = ProgramWriter("gemm_epilogue")
+    a, b, c = p.arg("a", [m, k]), p.arg("b", [k, n]), p.arg("c", [m, n])
+    alpha, beta, lo, hi = (p.arg(name, []) for name in ("alpha", "beta", "lo", "hi"))
+    row_scale, col_scale = p.arg("row_scale", [m, 1]), p.arg("col_scale", [n])
+    y = p.add(p.mul(p.matmul(a, b), alpha), p.mul(c, beta))
+    y = p.mul(p.mul(y, row_scale), col_scale)
+    p.ret(p.binary("min", p.binary("max", y, lo), hi))
+    return p
+
+
 def bert_layer_ops(
     p: ProgramWriter, x: Value, mask: Value, prefix: str, hidden: int, heads: int, ffn: int
 ) -> Value:
@@ -298,6 +347,19 @@ def all_workloads() -> list[Workload]:
         _workload("7", "llama_b32", "Llama block, B=32 S=128", lambda: llama(32, 128),
                   inits=LLAMA_INITS, tolerance=1e-3, devices=("gpu",),
                   params=tuple(LLAMA_INITS)),
+        # Issue 13: numeric fusions written out in nn ops.
+        _workload("13", "row_softmax", "exp(x-max)/sum(exp(x-max)), 6144x128",
+                  lambda: row_softmax(6144, 128)),
+        _workload("13", "row_layernorm", "LayerNorm written out, 512x768",
+                  lambda: row_layernorm(512, 768),
+                  inits={"eps": Init(scale=0.0, offset=1e-5), "gamma": GAMMA}),
+        _workload("13", "multi_output", "t=a*b+c returned, tanh(t)*a, 2048x2048",
+                  lambda: multi_output_chain(2048, 2048)),
+        _workload("13", "gemm_epilogue", "clamp((1.5AB-0.5C)*r*c), 512x768x768",
+                  lambda: gemm_epilogue(512, 768, 768),
+                  inits={"b": weight(768), "alpha": Init(scale=0.0, offset=1.5),
+                         "beta": Init(scale=0.0, offset=-0.5), "lo": Init(scale=0.0, offset=-2),
+                         "hi": Init(scale=0.0, offset=2)}),
     ]
 
 

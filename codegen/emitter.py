@@ -201,8 +201,11 @@ def c_identifier(name: str | None) -> str | None:
 class CEmitter:
     """Prints one ``kernel.func`` or one epilogue region as OpenCL C."""
 
-    def __init__(self, index_type: str = "int"):
+    def __init__(self, index_type: str = "int",
+                 calls: dict[type[Operation], str] | None = None):
         self.index_type = index_type
+        self.calls = {**CALLS, **(calls or {})}
+        """Function spelled for each call-like op (``calls`` overrides `CALLS`)."""
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
         self.depth = 1
@@ -267,6 +270,20 @@ class CEmitter:
         self.block(block)
         body = "\n".join(self.lines)
         return f"{self.preamble()}inline float {name}({', '.join(params)}) {{\n{body}\n}}\n"
+
+    def value_function(self, name: str, block: Block, arg_names: Sequence[str]) -> str:
+        """``inline T name(T0 a0, ...) { ...; return v; }`` of a block of scalar (or vector)
+        ops whose arguments are values and which ends in ``kernel.yield`` of one value."""
+        params = []
+        for arg, arg_name in zip(block.args, arg_names, strict=True):
+            self.names[arg] = arg_name
+            params.append(f"{self.value_type(arg.type)} {arg_name}")
+        self.block(block)
+        term = block.last_op
+        assert term is not None and len(term.operands) == 1
+        result = self.value_type(term.operands[0].type)
+        body = "\n".join(self.lines)
+        return f"inline {result} {name}({', '.join(params)}) {{\n{body}\n}}\n"
 
     def pointer(self, t: Attribute, name: str, const: bool) -> str:
         if not isinstance(t, MemRefType):
@@ -347,7 +364,7 @@ class CEmitter:
 
     def call(self, op: Operation) -> None:
         args = ", ".join(self.ref(v) for v in op.operands)
-        self.define(op, f"{CALLS[type(op)]}({args})")
+        self.define(op, f"{self.calls[type(op)]}({args})")
 
     def nan_propagating(self, op: Operation) -> None:
         lhs, rhs = (self.ref(v) for v in op.operands)
@@ -549,4 +566,11 @@ def emit_epilogue(name: str, block: Block, extra_names: Sequence[str]) -> str:
     return CEmitter().epilogue_function(name, block, extra_names)
 
 
-__all__ = ["CEmitter", "EmitError", "emit_epilogue", "emit_kernel"]
+def emit_value_function(name: str, block: Block, arg_names: Sequence[str],
+                        calls: dict[type[Operation], str] | None = None) -> str:
+    """The OpenCL C function of a block of value ops ending in ``kernel.yield`` (see
+    `CEmitter.value_function`); ``calls`` respells call-like ops (``math.exp`` -> a helper)."""
+    return CEmitter(calls=calls).value_function(name, block, arg_names)
+
+
+__all__ = ["CEmitter", "EmitError", "emit_epilogue", "emit_kernel", "emit_value_function"]

@@ -24,8 +24,10 @@ from fusec.codegen.kernels.common import (
 from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
 from fusec.codegen.kernels.norm import layer_norm
+from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
+from fusec.codegen.row_functions import row_inputs, stage_functions
 from fusec.dialects import kernel
 
 
@@ -161,6 +163,22 @@ def instantiate_gather(
                   p.str("dtype"))
 
 
+def instantiate_row_reduce(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+    assert op.epilogue is not None, "a row_reduce template carries its row body"
+    width = ROW_REDUCE_VECTOR_WIDTH if device is None or device.is_cpu else 1
+    functions, stages = stage_functions(name, op.epilogue.block, width)
+    inputs = row_inputs(op.inputs, op.outputs[0])
+    return row_reduce(name, p.int("rows"), p.int("cols"), inputs, stages, functions,
+                      width=width, device_info=device)
+
+
+ROW_REDUCE_VECTOR_WIDTH = 8
+"""Floats per vector of a CPU row_reduce kernel (AVX2)."""
+
+
 INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {
     "gemm": instantiate_gemm,
     "gemm_split_sum": instantiate_gemm_split_sum,
@@ -169,6 +187,7 @@ INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], Ker
     "softmax": instantiate_softmax,
     "attention": instantiate_attention,
     "gather": instantiate_gather,
+    "row_reduce": instantiate_row_reduce,
 }
 
 

@@ -4,7 +4,8 @@ intermediate bytes no longer written to memory.
 Counted over the top-level ops of every ``func.func`` (the scalar ops inside fused bodies are
 not ops of the program):
   * ops: every ``nn`` and ``fused`` op, constants included;
-  * regions: ``fused.elementwise`` and ``fused.reduce`` ops;
+  * regions: ``fused.elementwise``, ``fused.reduce``, ``fused.row_reduce`` and
+    ``fused.matmul_epilogue`` ops;
   * kernel launches: ops that run a kernel, i.e. every ``nn`` and ``fused`` op but
     ``nn.constant`` (data, not a kernel);
   * bytes written: the size of every result of a kernel op (elements x element size, ``i1`` as
@@ -27,7 +28,7 @@ from xdsl.ir import Attribute
 
 from fusec.dialects import fused, nn
 
-REGION_OPS = (fused.ElementwiseOp, fused.ReduceOp)
+REGION_OPS = (fused.ElementwiseOp, fused.ReduceOp, fused.RowReduceOp, fused.MatmulEpilogueOp)
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,11 @@ from fusec.compiler.timing import Timing, pass_labels
 from fusec.compiler.registry import get_all_passes
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.passes.remarks import RemarkLog, collecting
+from fusec.passes.remarks import current as current_remark_log
 
 # Named pipelines: name -> (spec, one-line summary).
 NAMED_PIPELINES: dict[str, tuple[str, str]] = {
-    "default": ("fuse-matmul-bias-act,fuse-attention-block,fuse-residual-layer-norm,fuse-residual-rms-norm,fuse-rms-norm-reshape,fuse-transformer-layer,fuse-swiglu-dual-matmul,fuse-shared-input-matmul,fuse-swiglu,fuse-elementwise,fuse-reductions", "The fusions in the order that lets them compose (see README)."),  # noqa: E501
+    "default": ("fuse-matmul-bias-act,fuse-attention-block,fuse-residual-layer-norm,fuse-residual-rms-norm,fuse-rms-norm-reshape,fuse-transformer-layer,fuse-swiglu-dual-matmul,fuse-shared-input-matmul,fuse-swiglu,fuse-row-reduce,fuse-elementwise,fuse-matmul-epilogue,fuse-multi-output,fuse-reductions", "The fusions in the order that lets them compose (see README)."),  # noqa: E501
 }
 
 NAMED_PIPELINES["lower-opencl"] = (
@@ -114,7 +115,8 @@ class PipelineHooks:
     """Shared with `parse_module` so that the first verification after a pass is incremental
     too; a fresh one (which verifies everything once) when None."""
     remarks: RemarkLog | None = None
-    """Receives the fusion passes' remarks and applies ``--rewrite-limit``."""
+    """Receives the fusion passes' remarks and applies ``--rewrite-limit`` (default: the log a
+    caller installed with `fusec.passes.remarks.collecting`, else a fresh one)."""
 
 
 def run_passes(
@@ -134,7 +136,7 @@ def run_passes(
     verifier = hooks.verifier or IncrementalVerifier()
     timing = hooks.timing or Timing()
     labels = pass_labels([p.name for p in passes])
-    remarks = hooks.remarks or RemarkLog()
+    remarks = hooks.remarks or current_remark_log() or RemarkLog()
     with paused_gc(), collecting(remarks):
         for index, (p, label) in enumerate(zip(passes, labels, strict=True)):
             if hooks.progress is not None:

@@ -15,6 +15,7 @@ itself back into ``nn`` ops; the ``unfuse`` passes are written once on top of th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -39,6 +40,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -459,20 +461,23 @@ class TransformerLayerOp(IRDLOperation):
 
 
 class RegionOp(IRDLOperation):
-    """An op over broadcast ``inputs`` whose scalar ``body`` computes one value per element.
+    """An op over broadcast ``inputs`` whose scalar ``body`` computes values per element.
 
     The body has one block argument per input (that input's element type) and ends in
-    ``fused.yield`` of one scalar. The body holds scalar ``arith`` and ``math`` ops only.
+    ``fused.yield`` of one scalar per result. The body holds scalar ``arith`` and ``math`` ops
+    only (``fused.row_reduce`` also ``fused.reduce_value``).
     """
 
     inputs = var_operand_def()
-    result = result_def()
     body = region_def("single_block")
     traits = traits_def(Pure())
 
-    def verify_body(self) -> tuple[tuple[int, ...], Attribute]:
+    BODY_EXTRA_OPS: ClassVar[tuple[str, ...]] = ()
+    """Names of non-``arith``/``math`` ops the body may also hold."""
+
+    def verify_body(self, yields: int = 1) -> tuple[tuple[int, ...], list[Attribute]]:
         """Checks the body against the inputs; returns the inputs' broadcast shape and the
-        element type the body yields."""
+        element types the body yields (``yields`` of them)."""
         types = [tensor_type(self, f"input #{i}", v) for i, v in enumerate(self.inputs)]
         for i, t in enumerate(types):
             check_element_type(self, f"input #{i}", t, ALL_TYPES)
@@ -489,12 +494,13 @@ class RegionOp(IRDLOperation):
                     f"input #{i} is {type_name(t)}"
                 )
         term = block.last_op
-        if not isinstance(term, YieldOp) or len(term.values) != 1:
-            raise VerifyException(f"'{self.name}' body must end in fused.yield of one value")
+        if not isinstance(term, YieldOp) or len(term.values) != yields:
+            what = "one value" if yields == 1 else f"{yields} values (one per result)"
+            raise VerifyException(f"'{self.name}' body must end in fused.yield of {what}")
         for op in block.ops:
             if op is term:
                 continue
-            if op.dialect_name() not in ("arith", "math"):
+            if op.dialect_name() not in ("arith", "math") and op.name not in self.BODY_EXTRA_OPS:
                 raise VerifyException(
                     f"'{self.name}' body may hold only arith and math ops, found '{op.name}'"
                 )
@@ -505,30 +511,58 @@ class RegionOp(IRDLOperation):
                         f"got {type_name(r.type)}"
                     )
         shape = broadcast_or_fail(self, [(f"input #{i}", t) for i, t in enumerate(types)])
-        return shape, term.values[0].type
+        return shape, [v.type for v in term.values]
 
 
 @irdl_op_definition
 class ElementwiseOp(RegionOp):
-    """A fused elementwise region; the inputs broadcast (numpy rules) to the result shape."""
+    """A fused elementwise region; the inputs broadcast (numpy rules) to the result shape.
+
+    A region may have several results (``fused.yield`` then yields one scalar per result, in
+    order): the extra ones are intermediates that other code reads, stored by the same kernel
+    (``fuse-multi-output``). All results have one shape; element types may differ.
+    """
 
     name = "fused.elementwise"
-    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result) $body"
+    outputs = var_result_def()
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs) $body"
 
-    def __init__(self, inputs: Sequence[SSAValue], result_type: Attribute, body: Region):
-        super().__init__(operands=[list(inputs)], result_types=[result_type], regions=[body])
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        result_type: Attribute | Sequence[Attribute],
+        body: Region,
+    ):
+        types = [result_type] if isinstance(result_type, Attribute) else list(result_type)
+        super().__init__(operands=[list(inputs)], result_types=[types], regions=[body])
+
+    @property
+    def result(self) -> SSAValue:
+        """The first (for a one-result region: the) result."""
+        return self.results[0]
 
     def verify_(self) -> None:
-        shape, elem = self.verify_body()
-        res = tensor_type(self, "result", self.result)
-        if res.element_type != elem:
-            raise VerifyException(
-                f"'{self.name}' body yields {type_name(elem)}, but the result is {type_name(res)}"
-            )
-        if broadcast_shapes(shape, res.get_shape()) != tuple(res.get_shape()):
+        if not self.results:
+            raise VerifyException(f"'{self.name}' must have at least one result")
+        shape, elems = self.verify_body(len(self.results))
+        first = tensor_type(self, "result", self.results[0])
+        for i, (r, elem) in enumerate(zip(self.results, elems, strict=True)):
+            what = "result" if len(self.results) == 1 else f"result #{i}"
+            res = tensor_type(self, what, r)
+            if res.element_type != elem:
+                raise VerifyException(
+                    f"'{self.name}' body yields {type_name(elem)}, but the {what} is "
+                    f"{type_name(res)}"
+                )
+            if tuple(res.get_shape()) != tuple(first.get_shape()):
+                raise VerifyException(
+                    f"'{self.name}' results must have one shape: {type_name(first)} and "
+                    f"{type_name(res)}"
+                )
+        if broadcast_shapes(shape, first.get_shape()) != tuple(first.get_shape()):
             raise VerifyException(
                 f"'{self.name}' inputs of broadcast shape {list(shape)} do not broadcast to "
-                f"the result {type_name(res)}"
+                f"the result {type_name(first)}"
             )
 
     def decompose(self) -> Decomposition:
@@ -546,6 +580,7 @@ class ReduceOp(RegionOp):
     """
 
     name = "fused.reduce"
+    result = result_def()
     kind = prop_def(StringAttr)
     axes = prop_def(I64Array)
     keepdims = prop_def(BoolAttr, default_value=bool_attr(False))
@@ -580,7 +615,7 @@ class ReduceOp(RegionOp):
 
     def verify_(self) -> None:
         check_choice(self, "kind", str_prop(self, "kind"), REDUCE_KINDS)
-        shape, elem = self.verify_body()
+        shape, (elem,) = self.verify_body()
         res = tensor_type(self, "result", self.result)
         if res.element_type != elem:
             raise VerifyException(
@@ -597,12 +632,173 @@ class ReduceOp(RegionOp):
 
 
 @irdl_op_definition
+class ReduceValueOp(IRDLOperation):
+    """In a ``fused.row_reduce`` body: ``kind`` (sum, mean, max, min) of ``value`` over the row.
+
+    ``value`` is a per-element scalar of the row; the result is the same at every element of
+    the row, so later body ops can combine it with per-element values (reduce, then
+    broadcast). A ``max``/``min`` of a row holding NaN is NaN, as numpy's.
+    """
+
+    name = "fused.reduce_value"
+    value = operand_def()
+    result = result_def()
+    kind = prop_def(StringAttr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$value attr-dict `:` type($value) `->` type($result)"
+
+    def __init__(self, value: SSAValue, kind: str):
+        super().__init__(
+            operands=[value], result_types=[value.type], properties={"kind": StringAttr(kind)}
+        )
+
+    def verify_(self) -> None:
+        check_choice(self, "kind", str_prop(self, "kind"), REDUCE_KINDS)
+        if self.result.type != self.value.type:
+            raise VerifyException(
+                f"'{self.name}' result type {type_name(self.result.type)} must equal the "
+                f"operand type {type_name(self.value.type)}"
+            )
+        parent = self.parent_op()
+        if parent is None or parent.name not in ("fused.row_reduce", "kernel.template"):
+            raise VerifyException(f"'{self.name}' must be in the body of a fused.row_reduce")
+
+
+@irdl_op_definition
+class RowReduceOp(RegionOp):
+    """Rows reduced and broadcast back, in one kernel: softmax, centering, LayerNorm written out.
+
+    The body runs at every element of the result shape; the row is its last axis. Besides
+    scalar ``arith``/``math`` ops it holds ``fused.reduce_value`` ops (at least one), each the
+    reduction of a per-element value over the row; later ops may use it at every element of
+    the row, and later reductions may read it (chains: max, then the sum of ``exp(x - max)``).
+    The inputs broadcast (numpy rules) to the result shape; an input whose last dimension is 1
+    is per row, one of rank 1 per column.
+    """
+
+    name = "fused.row_reduce"
+    result = result_def()
+    BODY_EXTRA_OPS: ClassVar[tuple[str, ...]] = ("fused.reduce_value",)
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result) $body"
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: Attribute, body: Region):
+        super().__init__(operands=[list(inputs)], result_types=[result_type], regions=[body])
+
+    def reductions(self) -> list[ReduceValueOp]:
+        return [o for o in self.body.block.ops if isinstance(o, ReduceValueOp)]
+
+    def verify_(self) -> None:
+        shape, (elem,) = self.verify_body()
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "result", res, FLOAT_TYPES)
+        if res.element_type != elem:
+            raise VerifyException(
+                f"'{self.name}' body yields {type_name(elem)}, but the result is {type_name(res)}"
+            )
+        if res.get_num_dims() < 1:
+            raise VerifyException(f"'{self.name}' result ({type_name(res)}) must have rank >= 1")
+        if broadcast_shapes(shape, res.get_shape()) != tuple(res.get_shape()):
+            raise VerifyException(
+                f"'{self.name}' inputs of broadcast shape {list(shape)} do not broadcast to "
+                f"the result {type_name(res)}"
+            )
+        if not self.reductions():
+            raise VerifyException(
+                f"'{self.name}' body must hold at least one fused.reduce_value "
+                "(else it is a fused.elementwise)"
+            )
+
+    def decompose(self) -> Decomposition:
+        """nn ops computing the body; each reduction an ``nn.reduce_*`` over the last axis with
+        ``keepdims`` (see ``scalar_ops``)."""
+        from fusec.dialects.scalar_ops import decompose_row_reduce
+
+        return decompositions.located(self, decompose_row_reduce(self))
+
+
+@irdl_op_definition
+class MatmulEpilogueOp(IRDLOperation):
+    """``epilogue(x @ w, extras...)``: a matmul whose every output element goes through a scalar
+    ``body`` before it is stored (alpha and beta, an added matrix, row and column scales,
+    clamps, activations), generalizing ``fused.matmul_bias_act``.
+
+    The body's arguments are the product's element, then one scalar per ``extras`` operand,
+    each broadcast (numpy rules) to the product's shape; it holds scalar ``arith``/``math``
+    ops and ends in ``fused.yield`` of one value.
+    """
+
+    name = "fused.matmul_epilogue"
+    x = operand_def()
+    w = operand_def()
+    extras = var_operand_def()
+    result = result_def()
+    body = region_def("single_block")
+    traits = traits_def(Pure())
+    assembly_format = "operands attr-dict `:` functional-type(operands, results) $body"
+
+    def __init__(
+        self,
+        x: SSAValue,
+        w: SSAValue,
+        extras: Sequence[SSAValue],
+        result_type: Attribute,
+        body: Region,
+    ):
+        super().__init__(operands=[x, w, list(extras)], result_types=[result_type],
+                         regions=[body])
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "x", self.x)
+        w = tensor_type(self, "w", self.w)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "x", x, FLOAT_TYPES)
+        check_same_element_type(self, [("x", x), ("w", w)])
+        shape = matmul_shape(self, x, w, "x", "w")
+        check_result_shape(self, res, shape)
+        block = self.body.block
+        extras = [tensor_type(self, f"extra #{i}", v) for i, v in enumerate(self.extras)]
+        want = [x.element_type, *(t.element_type for t in extras)]
+        if [a.type for a in block.args] != want:
+            raise VerifyException(
+                f"'{self.name}' body arguments must be the product's element type, then one "
+                f"per extra of its element type: ({', '.join(type_name(t) for t in want)})"
+            )
+        for i, t in enumerate(extras):
+            if broadcast_shapes(tuple(t.get_shape()), tuple(shape)) != tuple(shape):
+                raise VerifyException(
+                    f"'{self.name}' extra #{i} ({type_name(t)}) does not broadcast to the "
+                    f"product's shape {list(shape)}"
+                )
+        term = block.last_op
+        if not isinstance(term, YieldOp) or len(term.values) != 1:
+            raise VerifyException(f"'{self.name}' body must end in fused.yield of one value")
+        if term.values[0].type != res.element_type:
+            raise VerifyException(
+                f"'{self.name}' body yields {type_name(term.values[0].type)}, but the result is "
+                f"{type_name(res)}"
+            )
+        for op in block.ops:
+            if op is not term and op.dialect_name() not in ("arith", "math"):
+                raise VerifyException(
+                    f"'{self.name}' body may hold only arith and math ops, found '{op.name}'"
+                )
+
+    def decompose(self) -> Decomposition:
+        """``nn.matmul``, then nn ops computing the body over the product and the extras."""
+        from fusec.dialects.scalar_ops import decompose_matmul_epilogue
+
+        return decompositions.located(self, decompose_matmul_epilogue(self))
+
+
+@irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Ends the scalar body of ``fused.elementwise`` and ``fused.reduce``."""
+    """Ends the scalar body of ``fused.elementwise``, ``fused.reduce``, ``fused.row_reduce`` and
+    ``fused.matmul_epilogue``."""
 
     name = "fused.yield"
     values = var_operand_def()
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ElementwiseOp, ReduceOp), Pure()))
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ElementwiseOp, ReduceOp, RowReduceOp, MatmulEpilogueOp), Pure()))
     assembly_format = "$values attr-dict `:` type($values)"
 
     def __init__(self, *values: SSAValue):
@@ -624,9 +820,11 @@ FUSED_OPS: tuple[type[IRDLOperation], ...] = (
     TransformerLayerOp,
     ElementwiseOp,
     ReduceOp,
+    RowReduceOp,
+    MatmulEpilogueOp,
 )
 
-Fused = Dialect("fused", [*FUSED_OPS, YieldOp], [])
+Fused = Dialect("fused", [*FUSED_OPS, ReduceValueOp, YieldOp], [])
 
 __all__ = [
     "ACTIVATIONS",
@@ -635,9 +833,12 @@ __all__ = [
     "ElementwiseOp",
     "Fused",
     "MatmulBiasActOp",
+    "MatmulEpilogueOp",
     "ReduceOp",
+    "ReduceValueOp",
     "ResidualLayerNormOp",
     "ResidualRmsNormOp",
+    "RowReduceOp",
     "SwigluOp",
     "TransformerLayerOp",
     "YieldOp",

@@ -271,6 +271,11 @@ class LaunchOp(IRDLOperation):
                 )
 
 
+ROW_BODY_TEMPLATES: tuple[str, ...] = ("row_reduce",)
+"""Templates whose region is a row body (one scalar argument per input, ``fused.reduce_value``
+ops among its scalar ops, ending in ``kernel.yield``) rather than an epilogue."""
+
+
 @irdl_op_definition
 class TemplateOp(IRDLOperation):
     """Launches the kernel template ``template`` with ``params`` on buffers.
@@ -279,6 +284,7 @@ class TemplateOp(IRDLOperation):
     region, when it has a block, computes each stored value: its arguments are the accumulated
     value, the flattened output row and the output column, then one memref per ``extras``
     operand; it ends in ``kernel.yield`` of one scalar. An empty region means the identity.
+    For the ``ROW_BODY_TEMPLATES`` the region is the row's body instead.
     """
 
     name = "kernel.template"
@@ -313,10 +319,23 @@ class TemplateOp(IRDLOperation):
     def param(self, key: str) -> Attribute:
         return self.params.data[key]
 
+    def verify_row_body(self, block: Block) -> None:
+        if len(block.args) != len(self.inputs):
+            raise VerifyException(
+                f"'{self.name}' {self.template.data} body has {len(block.args)} arguments, "
+                f"expected one per input ({len(self.inputs)})"
+            )
+        term = block.last_op
+        if not isinstance(term, YieldOp) or len(term.values) != 1:
+            raise VerifyException(f"'{self.name}' row body must end in kernel.yield of one value")
+
     def verify_(self) -> None:
         if self.epilogue is None:
             return
         block = self.epilogue.block
+        if self.template.data in ROW_BODY_TEMPLATES:
+            self.verify_row_body(block)
+            return
         want = 3 + len(self.extras)
         if len(block.args) != want:
             raise VerifyException(

@@ -418,14 +418,27 @@ def match_composite(value: SSAValue) -> tuple[Template, SSAValue] | None:
 
 
 class Decomposer:
-    """Rebuilds the scalar body of a fused region op as ``nn`` ops over its tensor inputs."""
+    """Rebuilds a scalar body (``block``, whose arguments stand for ``inputs``) as ``nn`` ops.
 
-    def __init__(self, op: fused.ElementwiseOp | fused.ReduceOp):
-        self.op = op
+    With ``row`` (the result shape of a ``fused.row_reduce``), each ``fused.reduce_value`` becomes
+    an ``nn.reduce_<kind>`` over the last axis with ``keepdims``, of its operand broadcast to
+    ``row`` first (a per-row value summed over the row counts once per element).
+    """
+
+    def __init__(
+        self,
+        block: Block,
+        inputs: Sequence[SSAValue],
+        row: tuple[int, ...] | None = None,
+    ):
+        self.block = block
+        self.row = row
         self.new_ops: list[Operation] = []
-        self.tensor: dict[SSAValue, SSAValue] = dict(
-            zip(op.body.block.args, op.inputs, strict=True)
-        )
+        self.tensor: dict[SSAValue, SSAValue] = dict(zip(block.args, inputs, strict=True))
+
+    @classmethod
+    def of(cls, op: fused.ElementwiseOp | fused.ReduceOp) -> Decomposer:
+        return cls(op.body.block, list(op.inputs))
 
     def emit(self, new_op: Operation) -> SSAValue:
         self.new_ops.append(new_op)
@@ -446,16 +459,19 @@ class Decomposer:
         dense = DenseIntOrFPElementsAttr.from_list(TensorType(attr.type, []), [value])
         return self.emit(nn.ConstantOp(dense))
 
+    def terminator(self) -> fused.YieldOp:
+        term = self.block.last_op
+        assert isinstance(term, fused.YieldOp)
+        return term
+
     def plan(self) -> list[tuple[Operation, tuple[Template, SSAValue] | None]]:
-        """The body ops that the yielded value needs, in program order, each with the composite
+        """The body ops that the yielded values need, in program order, each with the composite
         pattern it is the last op of (if any). Walks back from the yield, so the ops inside a
         recognised pattern are planned only when something else needs them."""
-        block = self.op.body.block
-        term = block.last_op
-        assert isinstance(term, fused.YieldOp)
-        needed: set[SSAValue] = {term.values[0]}
+        term = self.terminator()
+        needed: set[SSAValue] = set(term.values)
         plan: list[tuple[Operation, tuple[Template, SSAValue] | None]] = []
-        for body_op in reversed(list(block.ops)):
+        for body_op in reversed(list(self.block.ops)):
             if body_op is term or not any(r in needed for r in body_op.results):
                 continue
             found = match_composite(body_op.results[0])
@@ -467,12 +483,33 @@ class Decomposer:
         plan.reverse()
         return plan
 
-    def run(self, target: tuple[int, ...]) -> SSAValue:
-        """Emits the nn ops; returns the yielded value, broadcast to ``target``."""
+    def broadcast(self, value: SSAValue, target: tuple[int, ...]) -> SSAValue:
+        """``value`` broadcast to ``target`` (``nn.where`` of an all-true constant)."""
+        if shape_of(value) == target:
+            return value
+        true = DenseIntOrFPElementsAttr.from_list(TensorType(i1, target), [1])
+        cond = self.emit(nn.ConstantOp(true))
+        return self.emit(
+            nn.WhereOp(cond, value, value, TensorType(element_type(value.type), target))
+        )
+
+    def reduce_row(self, op: fused.ReduceValueOp) -> SSAValue:
+        if self.row is None:
+            raise ScalarOpError("'fused.reduce_value' outside a fused.row_reduce body", op)
+        full = self.broadcast(self.tensor[op.value], self.row)
+        kept = TensorType(element_type(full.type), [*self.row[:-1], 1])
+        reduce_cls = nn.REDUCE_OPS[str_prop(op, "kind")]
+        return self.emit(reduce_cls(full, [len(self.row) - 1], kept, True))
+
+    def run_values(self) -> list[SSAValue]:
+        """Emits the nn ops; returns the tensors of the yielded values (not broadcast)."""
         for body_op, found in self.plan():
             result = body_op.results[0]
             if isinstance(body_op, arith.ConstantOp):
                 self.tensor[result] = self.constant(body_op)
+                continue
+            if isinstance(body_op, fused.ReduceValueOp):
+                self.tensor[result] = self.reduce_row(body_op)
                 continue
             if found is not None:
                 template, x = found
@@ -480,17 +517,12 @@ class Decomposer:
             else:
                 make, args = inverse_factory(body_op), [self.tensor[v] for v in body_op.operands]
             self.tensor[result] = self.emit(make(args, self.result_type(result.type, args)))
-        term = self.op.body.block.last_op
-        assert isinstance(term, fused.YieldOp)
-        value = self.tensor[term.values[0]]
-        if shape_of(value) != target:
-            # Inputs the body does not read (or its constants) gave the shape: broadcast.
-            true = DenseIntOrFPElementsAttr.from_list(TensorType(i1, target), [1])
-            cond = self.emit(nn.ConstantOp(true))
-            value = self.emit(
-                nn.WhereOp(cond, value, value, TensorType(element_type(value.type), target))
-            )
-        return value
+        return [self.tensor[v] for v in self.terminator().values]
+
+    def run(self, target: tuple[int, ...]) -> SSAValue:
+        """Emits the nn ops; returns the (first) yielded value, broadcast to ``target``.
+        Inputs the body does not read (or its constants) may have given a smaller shape."""
+        return self.broadcast(self.run_values()[0], target)
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
@@ -500,15 +532,17 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 
 
 def decompose_elementwise(op: fused.ElementwiseOp) -> tuple[list[Operation], list[SSAValue]]:
-    """New detached ``nn`` ops computing ``op``, in program order, and the value replacing it."""
-    decomposer = Decomposer(op)
-    value = decomposer.run(shape_of(op.result))
-    return decomposer.new_ops, [value]
+    """New detached ``nn`` ops computing ``op``, in program order, and the values replacing its
+    results (one per result)."""
+    decomposer = Decomposer.of(op)
+    target = shape_of(op.results[0])
+    values = [decomposer.broadcast(v, target) for v in decomposer.run_values()]
+    return decomposer.new_ops, values
 
 
 def decompose_reduce(op: fused.ReduceOp) -> tuple[list[Operation], list[SSAValue]]:
     """New detached ``nn`` ops computing ``op``: its prologue, then one ``nn.reduce_*``."""
-    decomposer = Decomposer(op)
+    decomposer = Decomposer.of(op)
     shape = broadcast_shapes(*(shape_of(v) for v in op.inputs))
     assert shape is not None, "verified inputs broadcast"
     value = decomposer.run(shape)
@@ -518,3 +552,21 @@ def decompose_reduce(op: fused.ReduceOp) -> tuple[list[Operation], list[SSAValue
     )
     decomposer.new_ops.append(reduce)
     return decomposer.new_ops, [reduce.result]
+
+
+def decompose_row_reduce(op: fused.RowReduceOp) -> tuple[list[Operation], list[SSAValue]]:
+    """New detached ``nn`` ops computing ``op``: the body's ops, each ``fused.reduce_value`` an
+    ``nn.reduce_<kind>`` over the last axis with ``keepdims``."""
+    row = shape_of(op.result)
+    decomposer = Decomposer(op.body.block, list(op.inputs), row)
+    return decomposer.new_ops, [decomposer.run(row)]
+
+
+def decompose_matmul_epilogue(
+    op: fused.MatmulEpilogueOp,
+) -> tuple[list[Operation], list[SSAValue]]:
+    """``nn.matmul``, then the body's ops over the product and the extras."""
+    product = nn.MatmulOp(op.x, op.w, op.result.type)
+    decomposer = Decomposer(op.body.block, [product.result, *op.extras])
+    decomposer.new_ops.append(product)
+    return decomposer.new_ops, [decomposer.run(shape_of(op.result))]

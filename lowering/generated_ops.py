@@ -71,8 +71,20 @@ def lower_nn_elementwise(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 
 def lower_elementwise(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    """One kernel; a region with several results stores each of them (``extra_stores``)."""
     assert isinstance(op, fused.ElementwiseOp)
-    return map_kernel(lo, "elementwise", op.inputs, op.body.block, op.result)
+    if len(op.results) == 1:
+        return map_kernel(lo, "elementwise", op.inputs, op.body.block, op.result)
+    out_shape = shape_of(op.result)
+    outs = [lo.alloc(r.type) for r in op.results]
+    buffers = [*(lo.buffer(v) for v in op.inputs), *outs]
+    loads = [broadcast_access(i, shape_of(v), out_shape) for i, v in enumerate(op.inputs)]
+    first = len(op.inputs)
+    stores = [identity_access(first + i, len(out_shape)) for i in range(len(outs))]
+    names = [*(f"in{i}" for i in range(len(op.inputs))), *(f"out{i}" for i in range(len(outs)))]
+    lo.launch("elementwise", buffers, out_shape, loads, op.body.block, stores[0],
+              arg_names=names, extra_stores=stores[1:])
+    return outs
 
 
 # --- reductions ----------------------------------------------------------------------------------

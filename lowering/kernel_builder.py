@@ -173,6 +173,9 @@ class LoopKernel:
     reduce_width: int = 1
     """Without ``group_reduce``: reduced elements folded at once, as ``vector<reduce_width>``
     loads along the innermost reduced dimension (see `choose_reduce_width`)."""
+    extra_stores: tuple[Access, ...] = ()
+    """Where the body's further yielded values go, in order (a multi-result
+    ``fused.elementwise`` stores its intermediates in the same kernel); no reduction."""
     @property
     def work_items(self) -> int:
         return max(1, math.prod(self.parallel) // self.vector_width)
@@ -196,7 +199,7 @@ def choose_vector_width(k: LoopKernel, width: int = 4) -> int:
     if k.reduced or not k.parallel or k.parallel[-1] % width:
         return 1
     inner = len(k.parallel) - 1
-    for access in [*k.loads, k.store]:
+    for access in [*k.loads, k.store, *k.extra_stores]:
         uses = access.uses(inner)
         if uses and uses != [len(access.index) - 1]:
             return 1
@@ -299,10 +302,17 @@ def clone_body(
     """Appends the ops of ``body`` with its arguments bound to ``args``; returns the value its
     terminator yields. With ``lanes > 1`` every value becomes a ``vector<lanes x T>`` and scalar
     constants are broadcast."""
+    return clone_body_values(b, body, args, lanes)[0]
+
+
+def clone_body_values(
+    b: KernelBuilder, body: Block, args: Sequence[SSAValue], lanes: int
+) -> list[SSAValue]:
+    """`clone_body`, returning every value the terminator yields."""
     mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args, strict=False))
     for op in body.ops:
         if op is body.last_op:
-            return mapping.get(op.operands[0], op.operands[0])
+            return [mapping.get(v, v) for v in op.operands]
         operands = [mapping.get(v, v) for v in op.operands]
         if lanes == 1:
             new = op.clone()
@@ -346,17 +356,19 @@ def build_kernel(k: LoopKernel) -> kernel.FuncOp:
     point = b.delinearize(gid, shape)
     if lanes > 1:
         point[-1] = b.add(arith.MuliOp(point[-1], b.index(lanes)))
-    out_type = k.arg_types[k.store.arg]
     if k.reduced:
-        value = _work_item_reduction(b, k, args, point)
+        assert not k.extra_stores, "a reduction stores one value"
+        values = [_work_item_reduction(b, k, args, point)]
     else:
-        value = clone_body(b, k.body, _loads(b, k, args, point, lanes), lanes)
-    store_at = b.subscript(k.store, point)
-    if lanes > 1:
-        b.add(vector.StoreOp(value, args[k.store.arg], store_at))
-    else:
-        assert value.type == out_type.element_type, (value.type, out_type)
-        b.add(memref.StoreOp.get(value, args[k.store.arg], store_at))
+        values = clone_body_values(b, k.body, _loads(b, k, args, point, lanes), lanes)
+    for store, value in zip((k.store, *k.extra_stores), values, strict=True):
+        store_at = b.subscript(store, point)
+        if lanes > 1:
+            b.add(vector.StoreOp(value, args[store.arg], store_at))
+        else:
+            out_type = k.arg_types[store.arg]
+            assert value.type == out_type.element_type, (value.type, out_type)
+            b.add(memref.StoreOp.get(value, args[store.arg], store_at))
     b.add(scf.YieldOp())
     entry.add(scf.IfOp(inside, [], Region(then)))
     entry.add(kernel.ReturnOp())

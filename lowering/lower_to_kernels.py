@@ -18,6 +18,9 @@ How each op is lowered (tables in ``generated_ops`` and ``template_ops``):
   whose body is the op's scalar IR, launched with ``kernel.launch``;
 - float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
   scalar IR), the norms, softmax and attention: ``kernel.template``;
+- ``fused.row_reduce``: the ``row_reduce`` template, its body as the region (``row_reduce_ops``);
+- ``fused.matmul_epilogue``: the ``gemm`` template with the body as its epilogue
+  (``matmul_epilogue_ops``);
 - ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
   once, read with ``memref.get_global``.
 
@@ -89,7 +92,9 @@ SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (
 NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.elementwise",
     "fused.reduce",
+    "fused.row_reduce",
     "fused.matmul_bias_act",
+    "fused.matmul_epilogue",
     "fused.residual_layer_norm",
     "fused.residual_rms_norm",
     "fused.swiglu",
@@ -205,6 +210,7 @@ class FunctionLowering:
         reduced: Sequence[int] = (),
         reduce_kind: str | None = None,
         arg_names: Sequence[str] | None = None,
+        extra_stores: Sequence[Access] = (),
     ) -> None:
         """Generates a loop kernel over ``buffers`` (see ``kernel_builder``) and launches it.
 
@@ -214,7 +220,8 @@ class FunctionLowering:
         each output and a second kernel combines their partial results."""
         if math.prod(parallel) == 0:
             return  # an empty result: nothing to compute
-        spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind)
+        spec = self.loop_kernel(kind, buffers, parallel, loads, body, store, reduced, reduce_kind,
+                                tuple(extra_stores))
         count = math.prod(reduced) if reduced else 0
         per_output = self.options.split_outputs // math.prod(parallel)
         if self.options.device == "cpu":
@@ -239,6 +246,7 @@ class FunctionLowering:
         store: Access,
         reduced: Sequence[int],
         reduce_kind: str | None,
+        extra_stores: tuple[Access, ...] = (),
     ) -> LoopKernel:
         types = [b.type for b in buffers]
         assert all(isinstance(t, MemRefType) for t in types)
@@ -252,6 +260,7 @@ class FunctionLowering:
             reduced=tuple(reduced),
             reduce_kind=reduce_kind,
             local_size=self.options.local_size,
+            extra_stores=extra_stores,
         )
         spec.vector_width = choose_vector_width(spec, self.options.vector_width)
         if self.options.device == "cpu":
@@ -453,9 +462,12 @@ class LowerToKernelsPass(ModulePass):
     def lower(self, op: ModuleOp) -> dict[Operation, list[Operation]]:
         """Lowers every function of ``op`` in place; returns each tensor op's host ops."""
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
+        from fusec.lowering.matmul_epilogue_ops import MATMUL_EPILOGUE_LOWERINGS
+        from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
         from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
 
-        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS}
+        lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS,
+                     **MATMUL_EPILOGUE_LOWERINGS}
         if self.local_size <= 0 or self.local_size & (self.local_size - 1):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"

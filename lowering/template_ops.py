@@ -185,8 +185,10 @@ def gemm(
     result_type: Attribute,
     bias: SSAValue | None = None,
     activation: str = "none",
+    custom: tuple[Block, list[SSAValue]] | None = None,
 ) -> SSAValue:
-    """``act(x @ w + bias)`` with the ``gemm`` template; leading dimensions of ``x`` are rows."""
+    """``act(x @ w + bias)`` with the ``gemm`` template; leading dimensions of ``x`` are rows.
+    ``custom`` is an epilogue block and its extra buffers, used instead of bias and act."""
     a, b = shape_of(x), shape_of(w)
     if len(b) == 2:
         batch, rows, rhs_batched = 1, math.prod(a[:-1]), False
@@ -194,7 +196,10 @@ def gemm(
         batch, rows, rhs_batched = math.prod(a[:-2]), a[-2], True
     n, k = b[-1], a[-1]
     out = lo.alloc(result_type)
-    block, extras = epilogue(lo.buffer(bias) if bias is not None else None, activation)
+    if custom is not None:
+        block, extras = custom
+    else:
+        block, extras = epilogue(lo.buffer(bias) if bias is not None else None, activation)
     dtype = dtype_of(x)
     typed = params(dtype=dtype) if dtype != "f32" else {}  # f32 is the template's default
     if dtype == "f32" and lo.options.allow_tf32:

@@ -50,8 +50,9 @@ class Limits:
 
 
 def fusible(op: Operation) -> bool:
-    """``op`` computes each element from the same element of its (broadcast) operands."""
-    return is_elementwise(op) or isinstance(op, fused.ElementwiseOp)
+    """``op`` computes each element from the same element of its (broadcast) operands, and has
+    one result (a multi-result ``fused.elementwise`` is left as it is)."""
+    return is_elementwise(op) or (isinstance(op, fused.ElementwiseOp) and len(op.results) == 1)
 
 
 def sole_user(value: SSAValue) -> Operation | None:
@@ -83,7 +84,9 @@ _STEPS: dict[tuple[object, ...], int] = {}
 
 def steps(op: Operation) -> int:
     """The scalar steps ``op`` adds to a region body."""
-    if isinstance(op, fused.ElementwiseOp | fused.ReduceOp):
+    if isinstance(
+        op, fused.ElementwiseOp | fused.ReduceOp | fused.RowReduceOp | fused.MatmulEpilogueOp
+    ):
         return step_count(list(op.body.block.ops))
     types = tuple(element_type(v.type) for v in (*op.operands, *op.results))
     key = (op.name, tuple(sorted(op.properties.items())), types)

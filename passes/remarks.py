@@ -124,6 +124,11 @@ def collecting(log: RemarkLog) -> Iterator[RemarkLog]:
         _log.pop()
 
 
+def current() -> RemarkLog | None:
+    """The log `collecting` installed, if any."""
+    return _log[-1] if _log else None
+
+
 def missed(pass_name: str, op: Operation, reason: str) -> None:
     """A candidate rooted at ``op`` that ``pass_name`` did not fuse, and why (the guard)."""
     if _log:

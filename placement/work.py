@@ -24,12 +24,12 @@ from xdsl.ir import Operation, SSAValue
 from fusec.dialects import fused, scalar_ops
 from fusec.placement.cost_model import Kind
 
-MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act"}
+MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act", "fused.matmul_epilogue"}
 ATTENTION_OPS = {"nn.attention", "fused.attention_block", "fused.transformer_layer"}
 REDUCTION_OPS = {
     "nn.reduce_sum", "nn.reduce_mean", "nn.reduce_max", "nn.reduce_min", "fused.reduce",
     "nn.softmax", "nn.layer_norm", "nn.rms_norm", "fused.residual_layer_norm",
-    "fused.residual_rms_norm",
+    "fused.residual_rms_norm", "fused.row_reduce",
 }
 ELEMENTWISE_OPS = {
     "nn.add", "nn.sub", "nn.mul", "nn.div", "nn.max", "nn.min", "nn.pow", "nn.cmp", "nn.where",
@@ -40,7 +40,7 @@ STEPS = {"nn.sigmoid": 4, "nn.gelu": 5, "nn.silu": 5, "nn.softmax": 5, "nn.layer
 """Scalar steps per element of the ops that take more than one (the elementwise ones as
 fuse-elementwise counts them; for norms and softmax, their arithmetic); a fused group's are its
 body's (a fused reduction's, plus the reduction)."""
-GROUP_OPS = {"fused.elementwise", "fused.reduce"}
+GROUP_OPS = {"fused.elementwise", "fused.reduce", "fused.row_reduce"}
 """Fused elementwise and reduction groups: what the fusion-override rule keeps together."""
 VIEW_OPS = {"nn.reshape"}
 NOT_UNITS = {"nn.constant"}
@@ -148,6 +148,8 @@ def step_count(op: Operation) -> int:
         return max(1, scalar_ops.step_count(list(op.body.block.ops)))
     if isinstance(op, fused.ReduceOp):
         return 1 + scalar_ops.step_count(list(op.body.block.ops))
+    if isinstance(op, fused.RowReduceOp | fused.MatmulEpilogueOp):
+        return max(1, scalar_ops.step_count(list(op.body.block.ops)))
     return STEPS.get(op.name, 1)
 
 

@@ -26,6 +26,7 @@ from fusec.reference.ops import (
     int_div,
     location_prefix,
     compute_dtype,
+    matmul,
     numpy_dtype,
     round_to_type,
     reduce,
@@ -274,16 +275,31 @@ SCALAR_IMPLS: dict[str, ScalarImpl] = {
 
 def run_body(block: Block, inputs: Sequence[Array]) -> Array:
     """Evaluates a scalar body once on whole arrays; returns the yielded array (unbroadcast)."""
+    return run_body_values(block, inputs)[0]
+
+
+def run_body_values(
+    block: Block, inputs: Sequence[Array], row: Sequence[int] | None = None
+) -> list[Array]:
+    """Evaluates a scalar body once on whole arrays; returns every yielded array (unbroadcast).
+
+    With ``row`` (a ``fused.row_reduce``'s result shape), a ``fused.reduce_value`` is its
+    operand broadcast to ``row`` and reduced over the last axis, keeping it."""
     values: dict[SSAValue, Array] = dict(zip(block.args, inputs, strict=True))
     for op in block.ops:
         if isinstance(op, fused.YieldOp):
-            return values[op.values[0]]
-        impl = SCALAR_IMPLS.get(op.name)
-        if impl is None:
-            raise UnsupportedOpError(
-                f"{location_prefix(op)}the numpy reference has no implementation of '{op.name}'"
-            )
-        result = impl(op, [values[v] for v in op.operands])
+            return [values[v] for v in op.values]
+        if isinstance(op, fused.ReduceValueOp) and row is not None:
+            full = np.broadcast_to(values[op.value], tuple(row))
+            result = reduce(wide(full), str_prop(op, "kind"), [len(row) - 1], True)
+        else:
+            impl = SCALAR_IMPLS.get(op.name)
+            if impl is None:
+                raise UnsupportedOpError(
+                    f"{location_prefix(op)}the numpy reference has no implementation of "
+                    f"'{op.name}'"
+                )
+            result = impl(op, [values[v] for v in op.operands])
         values[op.results[0]] = to_scalar_type(result, op.results[0].type)
     raise UnsupportedOpError("a fused body must end in fused.yield")
 
@@ -294,9 +310,11 @@ def prologue(op: fused.RegionOp, args: Sequence[Array]) -> Array:
     return np.broadcast_to(run_body(op.body.block, args), shape)
 
 
-def run_elementwise(op: Operation, args: Sequence[Array]) -> Array:
+def run_elementwise(op: Operation, args: Sequence[Array]) -> Array | list[Array]:
     assert isinstance(op, fused.ElementwiseOp)
-    return np.broadcast_to(prologue(op, args), op.result.type.get_shape())  # type: ignore
+    shape = op.results[0].type.get_shape()  # type: ignore[attr-defined]
+    values = [np.broadcast_to(v, shape) for v in run_body_values(op.body.block, args)]
+    return values[0] if len(values) == 1 else values
 
 
 def run_reduce(op: Operation, args: Sequence[Array]) -> Array:
@@ -306,7 +324,23 @@ def run_reduce(op: Operation, args: Sequence[Array]) -> Array:
     )
 
 
+def run_row_reduce(op: Operation, args: Sequence[Array]) -> Array:
+    assert isinstance(op, fused.RowReduceOp)
+    row = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+    (value,) = run_body_values(op.body.block, args, row)
+    return np.broadcast_to(value, row)
+
+
+def run_matmul_epilogue(op: Operation, args: Sequence[Array]) -> Array:
+    assert isinstance(op, fused.MatmulEpilogueOp)
+    product = to_scalar_type(matmul(wide(args[0]), wide(args[1])), op.x.type.element_type)  # type: ignore[attr-defined]
+    (value,) = run_body_values(op.body.block, [product, *args[2:]])
+    return np.broadcast_to(value, tuple(op.result.type.get_shape()))  # type: ignore[attr-defined]
+
+
 REGION_IMPLS: dict[type[Operation], OpImpl] = {
     fused.ElementwiseOp: run_elementwise,
     fused.ReduceOp: run_reduce,
+    fused.RowReduceOp: run_row_reduce,
+    fused.MatmulEpilogueOp: run_matmul_epilogue,
 }

@@ -241,6 +241,32 @@ def run(
                             "beyond tolerance", EXIT_CHECK)
 
 
+def differential(file: str, function: str | None, seed: int | None, device: str,
+                 platform: str | None, pipeline: str, atol: float | None, rtol: float | None,
+                 bisect: bool) -> None:
+    """``--verify-fusion`` and ``--bisect`` (`fusec.compiler.differential`)."""
+    from fusec.compiler import differential as diff
+    from fusec.compiler.driver import load, select_function
+    from fusec.runtime.device import select_device
+
+    module = load(read_source(file), file)
+    name = select_function(module, function, file)
+    runner = diff.Runner(module, name, pipeline, select_device(device, platform), file)
+    if bisect:
+        result = diff.bisect(runner, seed or 0, atol, rtol)
+        click.echo(result.describe())
+        if result.first_bad is not None or result.unfused_differs:
+            sys.exit(EXIT_CHECK)
+        return
+    reports = diff.verify_fusion(runner, seed or 0, atol, rtol)
+    for report in reports:
+        for line in report.lines():
+            click.echo(line)
+    if not all(r.ok for r in reports):
+        raise ToolError(f"{file}: error: --verify-fusion: fused and unfused outputs differ "
+                        "beyond tolerance", EXIT_CHECK)
+
+
 def write_report(path: str, report: dict) -> None:
     """The offload report: a table on stderr for ``-``, else JSON written atomically."""
     from fusec.placement.report import to_json, to_table
@@ -314,6 +340,12 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
                    "stderr).")
 @click.option("--dot", metavar="FILE.dot",
               help="Also write the fused graph as Graphviz DOT, each op naming its kernels.")
+@click.option("--verify-fusion", is_flag=True,
+              help="Run the program fused and unfused on random and adversarial inputs (large, "
+                   "ties, signed zeros, subnormals); print the largest differences per output.")
+@click.option("--bisect", is_flag=True,
+              help="Find the first fusion rewrite after which the outputs differ from the "
+                   "reference (as --rewrite-limit is searched in fusec-opt).")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--allow-tf32", is_flag=True,
               help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
@@ -327,7 +359,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
         atol: float | None, rtol: float | None, profile: bool, dump_kernels: str | None,
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
-        list_only: bool,
+        verify_fusion: bool, bisect: bool, list_only: bool,
         allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...]) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
@@ -347,9 +379,18 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         parse_overrides(offload_thresholds)
     except OffloadOptionError as e:
         raise click.UsageError(str(e)) from None
+    if verify_fusion or bisect:
+        if verify_fusion and bisect:
+            raise click.UsageError("--verify-fusion and --bisect exclude each other")
+        if inputs is not None or output or profile or check or file.endswith(".onnx"):
+            raise click.UsageError("--verify-fusion and --bisect take an .mlir file and "
+                                   "--random, not --inputs, -o, --profile or --check")
     try:
         from fusec.tools.fusec_import import parse_shapes
 
+        if verify_fusion or bisect:
+            differential(file, function, seed, device, platform, pipeline, atol, rtol, bisect)
+            return
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
             profile, dump_kernels, offload_thresholds, offload_report, dot,
             parse_shapes(shape_specs), allow_tf32, verbose)

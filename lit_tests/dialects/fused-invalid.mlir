@@ -454,7 +454,7 @@ func.func @yield_not_last(%x: tensor<4xf32>) {
 
 func.func @yield_outside_a_region(%x: f32) {
   fused.yield %x : f32
-  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.yield' expects parent op to be one of 'fused.elementwise', 'fused.reduce'{{$}}
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.yield' expects parent op to be one of 'fused.elementwise', 'fused.reduce', 'fused.row_reduce', 'fused.matmul_epilogue'{{$}}
 }
 
 // -----

@@ -6,20 +6,19 @@
 // CHECK:        n0 [label="%x\n4x16xf32", shape=ellipse
 // CHECK:        n3 [label="%r\n4x32xf32", shape=ellipse
 // CHECK:        subgraph cluster_[[C:[0-9]+]] {
-// CHECK-NEXT:     label="fused.matmul_bias_act\n4x32xf32"; style="rounded"
+// CHECK-NEXT:     label="fused.matmul_epilogue\n4x32xf32"; style="rounded"
 // CHECK-NEXT:     [[MM:n[0-9]+]] [label="nn.matmul\n4x32xf32"];
 // CHECK-NEXT:     [[ADD:n[0-9]+]] [label="nn.add\n4x32xf32"];
 // CHECK-NEXT:     [[RELU:n[0-9]+]] [label="nn.relu\n4x32xf32"];
+// CHECK-NEXT:     [[EXP:n[0-9]+]] [label="nn.exp\n4x32xf32"];
 // CHECK-NEXT:   }
-// CHECK-NEXT:   [[EXP:n[0-9]+]] [label="nn.exp\n4x32xf32"];
 // CHECK:        n0 -> [[MM]] [label="4x16xf32, 256 B"];
 // CHECK:        [[RELU]] -> [[EXP]] [label="4x32xf32, 512 B"];
 // CHECK:      }
 
 // kernels=true names each op's kernels on the chosen device.
 // RUN: fusec-opt %s -p default -t 'dot{kernels=true device=gpu}' | filecheck %s --check-prefix=KERNELS
-// KERNELS: label="fused.matmul_bias_act\n4x32xf32\nkernel: gemm"
-// KERNELS: [label="nn.exp\n4x32xf32\nkernel: block_exp_{{[0-9]+}}"];
+// KERNELS: label="fused.matmul_epilogue\n4x32xf32\nkernel: gemm"
 
 // Errors: a bad option value, and kernel-level IR.
 // RUN: not fusec-opt %s -t 'dot{device=tpu}' 2>&1 | filecheck %s --check-prefix=BADDEV
@@ -37,7 +36,6 @@
 // RUN: test -c /dev/null
 // RAN: result0: max abs error {{.*}}: ok
 // RUNDOT: kernel: gemm
-// RUNDOT: kernel: block_exp_
 // SAME: error: the output is an input of this run
 // NODIR: x.dot: error: cannot write output: No such file or directory
 // DEVNULL: rc=0

@@ -6,7 +6,8 @@
 
 // RUN: fusec-opt %s -p default --disable-pass=fuse-matmul-bias-act | filecheck %s --check-prefix=NOMM
 // NOMM-NOT: fused.matmul_bias_act
-// NOMM:     nn.matmul
+// (the bias add then becomes the epilogue of fuse-matmul-epilogue)
+// NOMM:     fused.matmul_epilogue
 // NOMM:     fused.residual_layer_norm
 
 // RUN: fusec-opt %s -p default --disable-pass fuse-matmul-bias-act,fuse-residual-layer-norm --print-ir-after-all 2>&1 >/dev/null | filecheck %s --check-prefix=NONE

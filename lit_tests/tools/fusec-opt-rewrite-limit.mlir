@@ -15,11 +15,13 @@
 // RUN: diff %t.limit %t.all
 
 // RUN: fusec-opt %s -p default --rewrite-limit=2 --remarks=all 2>&1 >/dev/null | filecheck %s --check-prefix=REMARKS
-// REMARKS:      fusec-opt-rewrite-limit.mlir:[[# @LINE + 12]]:3: remark: [fuse-matmul-bias-act] fused #0: fused.matmul_bias_act
-// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 12]]:3: remark: [fuse-matmul-bias-act] fused #1: fused.matmul_bias_act{activation=gelu}
-// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 13]]:3: remark: [fuse-matmul-bias-act] not fused: rewrite #2 is beyond --rewrite-limit=2
-// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 14]]:3: remark: [fuse-residual-layer-norm] not fused: rewrite #3 is beyond --rewrite-limit=2
-// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 12]]:3: remark: [fuse-elementwise] not fused: rewrite #4 is beyond --rewrite-limit=2
+// REMARKS:      fusec-opt-rewrite-limit.mlir:[[# @LINE + 14]]:3: remark: [fuse-matmul-bias-act] fused #0: fused.matmul_bias_act
+// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 14]]:3: remark: [fuse-matmul-bias-act] fused #1: fused.matmul_bias_act{activation=gelu}
+// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 15]]:3: remark: [fuse-matmul-bias-act] not fused: rewrite #2 is beyond --rewrite-limit=2
+// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 16]]:3: remark: [fuse-residual-layer-norm] not fused: rewrite #3 is beyond --rewrite-limit=2
+// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 14]]:3: remark: [fuse-elementwise] not fused: rewrite #4 is beyond --rewrite-limit=2
+// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 12]]:3: remark: [fuse-matmul-epilogue] not fused: rewrite #5 is beyond --rewrite-limit=2
+// REMARKS-NEXT: fusec-opt-rewrite-limit.mlir:[[# @LINE + 12]]:3: remark: [fuse-multi-output] not fused: rewrite #6 is beyond --rewrite-limit=2
 // REMARKS-NOT:  remark
 
 // RUN: not fusec-opt %s --rewrite-limit=-1 2>&1 | filecheck %s --check-prefix=BAD

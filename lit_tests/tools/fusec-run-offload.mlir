@@ -8,13 +8,12 @@
 // TABLE: offload: thresholds from built-in-default
 // TABLE: binary_min_elems=4096 {{.*}} small_batch_max_dim=8
 // TABLE: kernel {{ +}}elements {{ +}}flops {{ +}}batch {{ +}}decision {{ +}}reason
-// TABLE-NEXT: fused.matmul_bias_act %s {{ +}}512 {{ +}}2048 {{ +}}- {{ +}}{{cpu|gpu}} {{ +}}disabled
-// TABLE-NEXT: nn.tanh %y {{ +}}256 {{ +}}0 {{ +}}- {{ +}}{{cpu|gpu}} {{ +}}disabled
+// TABLE-NEXT: fused.matmul_epilogue %y {{ +}}512 {{ +}}2048 {{ +}}- {{ +}}{{cpu|gpu}} {{ +}}disabled
 // TABLE: result0: max abs error {{.*}}: ok
 
 // RUN: env XDG_CACHE_HOME=%t.cache fusec-run %s --offload-report %t.json --offload-threshold small_batch_max_dim=2 --offload-threshold cpu_elem_per_elem=1e-9
 // RUN: python -c "import json; r = json.load(open('%t.json')); print(r['base_source'], r['thresholds']['small_batch_max_dim'], r['thresholds']['cpu_elem_per_elem'], [(d['kernel'], d['reason']) for d in r['decisions']])" | filecheck %s --check-prefix=JSON
-// JSON: built-in-default 2 1e-09 [('fused.matmul_bias_act %s', 'disabled'), ('nn.tanh %y', 'disabled')]
+// JSON: built-in-default 2 1e-09 [('fused.matmul_epilogue %y', 'disabled')]
 
 // RUN: sh -c 'fusec-run %s --offload-threshold small_batch=3 2>&1; echo "exit=$?"' | filecheck %s --check-prefix=UNKNOWN
 // UNKNOWN: fusec-run: error: unknown offload threshold 'small_batch' (known: unary_min_elems, {{.*}}) (see 'fusec-run --help')

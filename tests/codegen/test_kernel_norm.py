@@ -26,6 +26,8 @@ NORM_SHAPES = [  # rows, cols, local_size (None: the default)
     (3, 200, 24),    # not a power of two
     (4, 1, None),
     (2, 3, 8),       # more work-items than elements
+    (100, 64, None),  # CPU default: 12 rows per work-group, the last one padded
+    (300, 40, None),  # CPU default: 32 rows per work-group, the last one padded
 ]
 
 
@@ -92,6 +94,16 @@ def test_norm_parameters_and_geometry():
     assert kernel.local_size == (1, 1)  # on a CPU one work-item reads a row as vectors
     assert kernel.global_size == (1, 5)
     assert "1e-06f" in kernel.source
+
+
+def test_cpu_norm_rows_share_work_groups_and_still_spread_over_cores():
+    """On a CPU up to 32 rows share a work-group, but there are at least 8 work-groups."""
+    assert layer_norm("n", 512, 768, 1e-5).local_size == (1, 32)
+    assert layer_norm("n", 512, 768, 1e-5).global_size == (1, 512)
+    assert layer_norm("n", 100, 64, 1e-5).local_size == (1, 12)
+    assert layer_norm("n", 100, 64, 1e-5).global_size == (1, 108)
+    assert layer_norm("n", 7, 64, 1e-5).local_size == (1, 1)
+    assert layer_norm("n", 64, 768, 1e-5, local_size=16).local_size == (16, 1)
 
 
 def test_gpu_defaults_run_on_the_cpu_device(launch):

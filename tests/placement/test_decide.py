@@ -72,11 +72,12 @@ def test_no_override_when_the_consumer_stays_on_the_host() -> None:
 
 
 def test_residency_after_a_unit_on_the_accelerator() -> None:
+    # %m is returned too, so the relu stays its own unit (not the GEMM's epilogue).
     text = """
-    func.func @g(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    func.func @g(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
       %m = nn.matmul %x, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
       %r = nn.relu %m : tensor<8x8xf32> -> tensor<8x8xf32>
-      func.return %r : tensor<8x8xf32>
+      func.return %r, %m : tensor<8x8xf32>, tensor<8x8xf32>
     }
     """
     p = place(fused(text), Thresholds(matmul_min_flops=1), None)

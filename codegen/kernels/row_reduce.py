@@ -1,0 +1,264 @@
+"""Reduce-then-broadcast over rows: a ``fused.row_reduce`` body in one kernel.
+
+``out[row, c] = final(inputs at (row, c), r_0, ..., r_{R-1})`` where ``r_j`` is the reduction
+(sum, mean, max or min) over the row of ``stage_j(inputs at (row, c), r_0, ..., r_{j-1})``.
+The stage functions are C functions the caller emits (``codegen/row_functions.py``); this
+template only visits the rows: once per reduction, then once to store. The row stays in cache
+between the visits (a row of 16K floats is 64 KiB).
+
+Parameters: the inputs in order (``in0``, ...; float32), then ``out`` (``[rows, cols]``).
+Each input has a row offset (a C expression of ``row``, the index of the row's first element
+in that input) and a column stride (1: one value per column; 0: one value per row), which
+together express numpy broadcasting of the input to ``[rows, cols]``.
+
+On a CPU (or an unknown device) a work-item takes a row and reads it as vectors of `width`
+floats (when vector stage functions are given), then one at a time for the remainder. On a GPU
+a work-group of `local_size` work-items strides over a row and combines its partial results by
+a tree in local memory. A ``max`` or ``min`` is NaN when any element is (numpy's semantics;
+OpenCL's ``fmax`` would drop it), and a mean is the sum times ``1 / cols``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fusec.codegen.kernels.common import (
+    DeviceInfo,
+    KernelArg,
+    KernelSource,
+    check_positive,
+    default_row_local_size,
+    float_literal,
+    round_up,
+    tree_reduction,
+)
+
+ROW_REDUCE_KINDS = ("sum", "mean", "max", "min")
+
+CPU_ROWS_PER_GROUP = 16
+"""Work-items (rows) per work-group on a CPU, as the CPU softmax (`CPU_SOFTMAX_GROUP`)."""
+
+INIT = {"sum": "0.0f", "mean": "0.0f", "max": "-INFINITY", "min": "INFINITY"}
+
+
+@dataclass(frozen=True)
+class RowInput:
+    """How one input is read at (``row``, ``c``): ``name[row_offset + c * column_stride]``."""
+
+    name: str
+    row_offset: str
+    column_stride: int
+
+
+@dataclass(frozen=True)
+class RowStage:
+    """One visit of the row: the C functions it calls on each element (``scalar`` on floats,
+    ``vector`` on ``float<width>`` or None), and the reduction it folds them with (None for the
+    last stage, which stores). Stage ``j`` takes the inputs, then ``r_0 .. r_{j-1}``."""
+
+    scalar: str
+    vector: str | None
+    kind: str | None
+
+
+def row_exp_function(name: str, width: int) -> str:
+    """C source of ``float<width> name(float<width> x)``: ``e^x`` for the vector stage functions
+    (the built-in ``exp`` of vectors is a library call on Intel's CPU runtime).
+
+    ``e^x = 2^t``, ``t = x log2(e)``: ``2^(t - rint(t))`` by Cephes' degree-6 ``exp2f``
+    polynomial (1.7e-7 relative), times ``2^rint(t)`` as two factors built in the exponent bits,
+    so that the whole float range comes out right: overflow to ``inf`` above 88.72, gradual
+    underflow to denormals and 0 below -87.3 (``x`` is clamped to ``[-104, 89]`` first, beyond
+    which the result is 0 or ``inf`` anyway; ``select`` keeps NaN). Rounding ``t`` to a float
+    adds a relative error of about ``|x| * 6e-8`` (5e-6 at ``|x| = 88``)."""
+    vtype, itype = f"float{width}", f"int{width}"
+    return f"""#ifndef FUSEC_ROW_EXP_{name}
+#define FUSEC_ROW_EXP_{name}
+inline {vtype} {name}({vtype} x) {{
+    x = select(x, ({vtype})(-104.0f), x < -104.0f);
+    x = select(x, ({vtype})(89.0f), x > 89.0f);
+    const {vtype} t = x * 1.44269504088896341f;
+    const {vtype} n = rint(t);
+    const {vtype} f = t - n;
+    {vtype} p = 1.535336188319500e-4f;
+    p = mad(p, f, 1.339887440266574e-3f);
+    p = mad(p, f, 9.618437357674640e-3f);
+    p = mad(p, f, 5.550332471162809e-2f);
+    p = mad(p, f, 2.402264791363012e-1f);
+    p = mad(p, f, 6.931472028550421e-1f);
+    p = mad(p, f, 1.0f);
+    const {itype} whole = convert_{itype}(n);
+    const {itype} low = whole >> 1;
+    return p * as_{vtype}((low + 127) << 23) * as_{vtype}((whole - low + 127) << 23);
+}}
+#endif
+"""
+
+
+def combine(kind: str, a: str, b: str) -> str:
+    """C expression folding ``b`` into ``a`` (scalars or vectors alike)."""
+    if kind in ("sum", "mean"):
+        return f"{a} + {b}"
+    fn = "fmax" if kind == "max" else "fmin"
+    return f"select({fn}({a}, {b}), {a} + {b}, isnan({a}) | isnan({b}))"
+
+
+def call(function: str, inputs: Sequence[RowInput], reductions: int, width: int,
+         column: str) -> str:
+    """The call of a stage function at column ``column``: inputs loaded (as vectors of
+    ``width`` when ``width > 1``; per-row inputs broadcast), then the reductions so far."""
+    args = []
+    for value in inputs:
+        at = value.row_offset if not value.column_stride else f"{value.row_offset} + {column}"
+        if width == 1:
+            args.append(f"{value.name}[{at}]")
+        elif value.column_stride:
+            args.append(f"vload{width}(0, {value.name} + {at})")
+        else:
+            args.append(f"(float{width})({value.name}[{at}])")
+    for j in range(reductions):
+        args.append(f"r{j}" if width == 1 else f"(float{width})(r{j})")
+    return f"{function}({', '.join(args)})"
+
+
+def row_reduce(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
+               stages: Sequence[RowStage], functions: str, width: int = 8,
+               device_info: DeviceInfo | None = None,
+               local_size: int | None = None) -> KernelSource:
+    """The kernel; `functions` is the C source of the stage functions (emitted first)."""
+    check_positive(name, rows=rows, cols=cols)
+    if not stages or stages[-1].kind is not None or any(s.kind is None for s in stages[:-1]):
+        raise ValueError(f"kernel '{name}': stages must be reductions, then one store")
+    for stage in stages[:-1]:
+        if stage.kind not in ROW_REDUCE_KINDS:
+            raise ValueError(f"kernel '{name}': unknown reduction kind '{stage.kind}'")
+    args = (*(KernelArg(v.name, "in") for v in inputs), KernelArg("out", "out"))
+    gpu = device_info is not None and not device_info.is_cpu
+    if gpu or (local_size is not None and local_size > 1):
+        size = local_size or default_row_local_size(cols, device_info)
+        return _work_group_per_row(name, rows, cols, inputs, stages, functions, size, args)
+    return _work_item_per_row(name, rows, cols, inputs, stages, functions, width, args)
+
+
+def _fold_lanes(kind: str, acc: str, width: int, into: str) -> list[str]:
+    """Statements folding the lanes of the vector ``acc`` into the scalar ``into``: halves
+    combined pairwise (``.lo`` with ``.hi``) down to one lane."""
+    lines = ["{"]
+    current = acc
+    while width > 2:
+        width //= 2
+        half = f"{acc}_{width}"
+        lines.append(f"    const float{width} {half} = "
+                     f"{combine(kind, f'{current}.lo', f'{current}.hi')};")
+        current = half
+    lines += [f"    {into} = {combine(kind, f'{current}.s0', f'{current}.s1')};", "}"]
+    return lines
+
+
+def _finish(kind: str, cols: int, value: str) -> str:
+    return f"{value} * {float_literal(1.0 / cols)}" if kind == "mean" else value
+
+
+def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
+                       stages: Sequence[RowStage], functions: str, width: int,
+                       args: tuple[KernelArg, ...]) -> KernelSource:
+    vectorized = width > 1 and all(s.vector is not None for s in stages) and cols >= width
+    full = cols // width * width if vectorized else 0
+    group = min(CPU_ROWS_PER_GROUP, rows)
+    lines = [f"if (row >= {rows}) return;"]
+    for j, stage in enumerate(stages[:-1]):
+        kind = stage.kind
+        assert kind is not None
+        lines.append(f"float r{j} = {INIT[kind]};")
+        if full:
+            lines += [
+                f"float{width} acc{j} = (float{width})({INIT[kind]});",
+                f"for (int c = 0; c < {full}; c += {width}) {{",
+                f"    const float{width} v = {call(stage.vector, inputs, j, width, 'c')};",  # type: ignore[arg-type]
+                f"    acc{j} = {combine(kind, f'acc{j}', 'v')};",
+                "}",
+            ]
+            lines += _fold_lanes(kind, f"acc{j}", width, f"r{j}")
+        if full < cols:
+            lines += [
+                f"for (int c = {full}; c < {cols}; ++c) {{",
+                f"    const float v = {call(stage.scalar, inputs, j, 1, 'c')};",
+                f"    r{j} = {combine(kind, f'r{j}', 'v')};",
+                "}",
+            ]
+        if kind == "mean":
+            lines.append(f"r{j} = {_finish(kind, cols, f'r{j}')};")
+    last = stages[-1]
+    reductions = len(stages) - 1
+    lines.append(f"__global float *restrict y = out + row * {cols};")
+    if full:
+        lines += [
+            f"for (int c = 0; c < {full}; c += {width}) {{",
+            f"    vstore{width}({call(last.vector, inputs, reductions, width, 'c')}, 0, y + c);",  # type: ignore[arg-type]
+            "}",
+        ]
+    if full < cols:
+        lines += [
+            f"for (int c = {full}; c < {cols}; ++c) {{",
+            f"    y[c] = {call(last.scalar, inputs, reductions, 1, 'c')};",
+            "}",
+        ]
+    body = "".join(f"    {line}\n" for line in lines)
+    how = f"float{width} vectors" if full else "scalars"
+    source = (
+        f"// {name}: row_reduce of [{rows}x{cols}], {len(stages) - 1} reduction(s), "
+        f"one row per work-item ({how})\n"
+        f"{functions}"
+        f"__kernel __attribute__((reqd_work_group_size({group}, 1, 1))) void {name}(\n    "
+        + ",\n    ".join(a.declaration() for a in args)
+        + ")\n{\n    const int row = get_global_id(0);\n"
+        f"{body}}}\n"
+    )
+    return KernelSource(name, source, args, (round_up(rows, group),), (group,))
+
+
+def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
+                        stages: Sequence[RowStage], functions: str, size: int,
+                        args: tuple[KernelArg, ...]) -> KernelSource:
+    check_positive(name, local_size=size)
+    lines = [
+        "const int lid = get_local_id(0);",
+        "const int row = get_group_id(0);",
+        f"__local float scratch[{size}];",
+    ]
+    for j, stage in enumerate(stages[:-1]):
+        kind = stage.kind
+        assert kind is not None
+
+        def fold(into: str, other: str, kind: str = kind) -> list[str]:
+            a, b = f"scratch[{into}]", f"scratch[{other}]"
+            return [f"{a} = {combine(kind, a, b)};"]
+
+        lines += [
+            f"float p{j} = {INIT[kind]};",
+            f"for (int c = lid; c < {cols}; c += {size}) {{",
+            f"    const float v = {call(stage.scalar, inputs, j, 1, 'c')};",
+            f"    p{j} = {combine(kind, f'p{j}', 'v')};",
+            "}",
+            f"scratch[lid] = p{j};",
+            *tree_reduction(size, "lid", fold, indent="").splitlines(),
+            f"const float r{j} = {_finish(kind, cols, 'scratch[0]')};",
+            "barrier(CLK_LOCAL_MEM_FENCE);",
+        ]
+    last = stages[-1]
+    lines += [
+        f"for (int c = lid; c < {cols}; c += {size}) {{",
+        f"    out[row * {cols} + c] = {call(last.scalar, inputs, len(stages) - 1, 1, 'c')};",
+        "}",
+    ]
+    body = "".join(f"    {line}\n" for line in lines)
+    source = (
+        f"// {name}: row_reduce of [{rows}x{cols}], {len(stages) - 1} reduction(s), "
+        f"{size} work-items per row\n"
+        f"{functions}"
+        f"__kernel __attribute__((reqd_work_group_size({size}, 1, 1))) void {name}(\n    "
+        + ",\n    ".join(a.declaration() for a in args)
+        + f")\n{{\n{body}}}\n"
+    )
+    return KernelSource(name, source, args, (rows * size,), (size,))

@@ -1,0 +1,151 @@
+"""The C side of a ``row_reduce`` template: its body split into stage functions, and how each
+input is read from a row.
+
+A row body holds scalar ops and ``fused.reduce_value`` ops ``R_0 .. R_{n-1}`` (program order).
+Stage ``j`` computes the operand of ``R_j`` from the inputs and ``R_0 .. R_{j-1}`` (SSA order
+guarantees it needs no later one); the last stage computes the yielded value from the inputs
+and every reduction. Each stage becomes one C function (``<kernel>_s<j>``) and, when every op
+works lane-wise on f32 vectors, a ``float<width>`` twin (``<kernel>_s<j>_v``). Ops a stage
+does not need are printed too and left to the OpenCL compiler to drop. The vector twins spell
+``math.exp`` as `row_exp_function` (a polynomial; the built-in is a library call on the CPU).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import MemRefType, VectorType, f32
+from xdsl.ir import Block, Operation, SSAValue
+
+from fusec.codegen.emitter import emit_value_function
+from fusec.codegen.kernels.row_reduce import RowInput, RowStage, row_exp_function
+from fusec.dialects import fused, kernel
+from fusec.dialects.common import str_prop
+from fusec.lowering.kernel_builder import VECTOR_SAFE, KernelBuilder, clone_body
+
+
+def stage_blocks(body: Block) -> list[tuple[Block, str | None]]:
+    """One block per stage (arguments: the inputs, then the reductions so far; ending in
+    ``kernel.yield``) with its reduction kind (None for the last)."""
+    ops = [o for o in body.ops if o is not body.last_op]
+    reductions = [o for o in ops if isinstance(o, fused.ReduceValueOp)]
+    term = body.last_op
+    assert term is not None
+    stages: list[tuple[Block, str | None]] = []
+    for j in range(len(reductions) + 1):
+        stop = reductions[j] if j < len(reductions) else None
+        target = stop.value if stop is not None else term.operands[0]
+        stages.append((_stage(body, ops, reductions[:j], stop, target),
+                       str_prop(stop, "kind") if stop is not None else None))
+    return stages
+
+
+def _stage(body: Block, ops: Sequence[Operation], before: Sequence[fused.ReduceValueOp],
+           stop: Operation | None, target: SSAValue) -> Block:
+    block = Block(arg_types=[*(a.type for a in body.args), *(r.result.type for r in before)])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, block.args, strict=False))
+    for r, arg in zip(before, block.args[len(body.args):], strict=True):
+        mapping[r.result] = arg
+    for op in ops:
+        if op is stop:
+            break
+        if isinstance(op, fused.ReduceValueOp):
+            continue
+        new = op.clone()
+        for i, v in enumerate(op.operands):
+            new.operands[i] = mapping.get(v, v)
+        block.add_op(new)
+        for old, res in zip(op.results, new.results, strict=True):
+            mapping[old] = res
+    block.add_op(kernel.YieldOp(mapping.get(target, target)))
+    return block
+
+
+def vector_safe(block: Block) -> bool:
+    """Every value is f32 and every op works lane-wise on vectors."""
+    if any(a.type != f32 for a in block.args):
+        return False
+    for op in block.ops:
+        if op is block.last_op:
+            return all(v.type == f32 for v in op.operands)
+        if op.name not in VECTOR_SAFE or any(r.type != f32 for r in op.results):
+            return False
+    return True
+
+
+def vector_twin(block: Block, width: int) -> Block:
+    """``block`` on ``vector<width x f32>`` values."""
+    twin = Block(arg_types=[VectorType(f32, [width])] * len(block.args))
+    builder = KernelBuilder(twin)
+    value = clone_body(builder, block, twin.args, width)
+    if value.owner is not None and value not in _values_of(twin):
+        # A constant (or an argument) of the scalar block: splat it.
+        from xdsl.dialects import vector
+
+        if isinstance(value.type, VectorType):
+            raise AssertionError("unexpected vector value from outside the block")
+        from xdsl.dialects import arith
+
+        owner = value.owner
+        assert isinstance(owner, arith.ConstantOp)
+        scalar = builder.add(owner.clone())
+        value = builder.add(vector.BroadcastOp(scalar, VectorType(f32, [width])))
+    twin.add_op(kernel.YieldOp(value))
+    return twin
+
+
+def _values_of(block: Block) -> set[SSAValue]:
+    return {*block.args, *(r for o in block.ops for r in o.results)}
+
+
+def stage_functions(name: str, body: Block, width: int) -> tuple[str, list[RowStage]]:
+    """The C source of every stage function of ``body`` and the stages calling them."""
+    inputs = len(body.args)
+    exp = f"{name}_exp{width}"
+    sources: list[str] = [row_exp_function(exp, width)] if width > 1 else []
+    calls = {mathd.ExpOp: exp}
+    stages: list[RowStage] = []
+    for j, (block, kind) in enumerate(stage_blocks(body)):
+        names = [*(f"a{i}" for i in range(inputs)), *(f"r{k}" for k in range(j))]
+        scalar = f"{name}_s{j}"
+        sources.append(emit_value_function(scalar, block, names))
+        vector_name = None
+        if width > 1 and vector_safe(block):
+            vector_name = f"{scalar}_v"
+            sources.append(
+                emit_value_function(vector_name, vector_twin(block, width), names, calls))
+        stages.append(RowStage(scalar, vector_name, kind))
+    return "".join(sources), stages
+
+
+def row_inputs(inputs: Sequence[SSAValue], out: SSAValue) -> list[RowInput]:
+    """How each input buffer is read at (``row``, ``c``) of the ``[rows, cols]`` output."""
+    out_type = out.type
+    assert isinstance(out_type, MemRefType)
+    shape = tuple(out_type.get_shape())
+    return [row_input(f"in{i}", v, shape) for i, v in enumerate(inputs)]
+
+
+def row_input(name: str, value: SSAValue, out_shape: tuple[int, ...]) -> RowInput:
+    t = value.type
+    assert isinstance(t, MemRefType)
+    rank = len(out_shape)
+    shape = (1,) * (rank - len(t.get_shape())) + tuple(t.get_shape())
+    cols = out_shape[-1]
+    column_stride = 1 if shape[-1] == cols and cols != 1 else 0
+    lead, own = out_shape[:-1], shape[:-1]
+    strides = [math.prod(shape[d + 1:]) for d in range(rank - 1)]
+    if own == lead and all(s != 1 for s in lead):
+        return RowInput(name, f"row * {shape[-1]}" if shape[-1] != 1 else "row", column_stride)
+    terms = []
+    for d in range(rank - 1):
+        if own[d] == 1 or lead[d] == 1:
+            continue
+        inner = math.prod(lead[d + 1:])
+        index = "row" if inner == 1 else f"(row / {inner})"
+        if d > 0 and math.prod(lead[:d]) > 1:
+            index = f"({index} % {lead[d]})"
+        terms.append(index if strides[d] == 1 else f"{index} * {strides[d]}")
+    return RowInput(name, " + ".join(terms) or "0", column_stride)

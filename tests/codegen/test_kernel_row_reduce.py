@@ -1,0 +1,99 @@
+"""The row_reduce template in both layouts (a work-item per row with float8 vectors, the CPU
+shape; a work-group per row with tree reductions, the GPU shape), both run on the test device,
+and its vector exp (`row_exp_function`) against numpy over the whole float range."""
+
+# ruff: noqa: E501 - IR programs are written one op per line
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyopencl as cl
+import pytest
+
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.kernels.row_reduce import row_exp_function
+from fusec.compiler.check import compare
+from fusec.compiler.driver import load, lower
+from fusec.reference.executor import run_function
+from fusec.runtime.device import select_device
+from fusec.runtime.executable import Executable
+
+DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
+
+LAYOUTS = {
+    "cpu": DeviceInfo(name="CPU layout", is_cpu=True),
+    "gpu": DeviceInfo(name="GPU layout", is_cpu=False, max_work_group_size=256),
+}
+
+
+def row_program(rows: int, cols: int) -> str:
+    """Per-column gain read inside a softmax, then the row's mean of squares: three reductions
+    (max, sum, mean), chained."""
+    t, r, v = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}x1xf32>", f"tensor<{cols}xf32>"
+    return f"""
+func.func @f(%x: {t}, %g: {v}) -> {t} {{
+  %a = fused.row_reduce %x, %g : ({t}, {v}) -> {t} {{
+  ^bb0(%xi: f32, %gi: f32):
+    %s = arith.mulf %xi, %gi : f32
+    %m = fused.reduce_value %s {{kind = "max"}} : f32 -> f32
+    %d = arith.subf %s, %m : f32
+    %e = math.exp %d : f32
+    %z = fused.reduce_value %e {{kind = "sum"}} : f32 -> f32
+    %p = arith.divf %e, %z : f32
+    %q = arith.mulf %p, %p : f32
+    %ms = fused.reduce_value %q {{kind = "mean"}} : f32 -> f32
+    %y = arith.divf %p, %ms : f32
+    fused.yield %y : f32
+  }}
+  func.return %a : {t}
+}}"""
+
+
+@pytest.mark.parametrize("layout", ["cpu", "gpu"])
+@pytest.mark.parametrize("rows,cols", [(1, 1), (3, 7), (5, 8), (4, 17), (2, 300), (3, 2049)])
+def test_layouts(layout: str, rows: int, cols: int) -> None:
+    text = row_program(rows, cols)
+    rng = np.random.default_rng(rows * 1000 + cols)
+    args = [rng.standard_normal((rows, cols)).astype(np.float32),
+            rng.standard_normal(cols).astype(np.float32)]
+    if rows > 2:
+        args[0][1, cols // 2] = np.nan  # a NaN row stays NaN in both layouts
+        args[0][2, 0] = -np.inf
+    expected = run_function(load(text), args)
+    plan = lower(load(text), pipeline="none", device_info=LAYOUTS[layout]).plan
+    assert len(plan.launches) == 1
+    outputs = Executable(plan, select_device(DEVICE))(*args)  # type: ignore[arg-type]
+    for result in compare(outputs, expected, 1e-5, 1e-4):
+        assert result.ok, result.describe(1e-5, 1e-4)
+
+
+def test_row_exp_function() -> None:
+    """Relative error below 4e-6 where e^x is a normal float (|x| * 6e-8 from rounding
+    x log2(e)), inf above 88.72, denormals and 0 below, NaN kept."""
+    device = select_device(DEVICE)
+    ctx, queue = device.context, device.queue  # type: ignore[attr-defined]
+    source = row_exp_function("e8", 8) + (
+        "__kernel void k(__global const float *x, __global float *y) {"
+        " const int i = get_global_id(0); vstore8(e8(vload8(i, x)), i, y); }")
+    program = cl.Program(ctx, source).build()
+    specials = [np.inf, -np.inf, np.nan, 0.0, -0.0, 88.72, 88.73, -87.5, -100.0, -103.5, 1e-30, 5.0]
+    x = np.concatenate([np.linspace(-110, 95, 40000), specials]).astype(np.float32)
+    x = np.concatenate([x, np.zeros((-len(x)) % 8, np.float32)])
+    flags = cl.mem_flags
+    x_buffer = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=x)
+    y_buffer = cl.Buffer(ctx, flags.WRITE_ONLY, x.nbytes)
+    program.k(queue, (len(x) // 8,), None, x_buffer, y_buffer)
+    y = np.empty_like(x)
+    cl.enqueue_copy(queue, y, y_buffer)
+    queue.finish()
+    with np.errstate(all="ignore"):
+        exact = np.exp(x.astype(np.float64))
+        rounded = exact.astype(np.float32)
+    normal = np.isfinite(rounded) & (exact > np.finfo(np.float32).tiny)
+    assert np.max(np.abs(y[normal] - exact[normal]) / exact[normal]) < 4e-6
+    assert np.array_equal(np.isinf(y), np.isinf(rounded))
+    assert np.array_equal(np.isnan(y), np.isnan(exact))
+    small = exact <= np.finfo(np.float32).tiny
+    assert np.max(np.abs(y[small] - exact[small])) < 1e-43

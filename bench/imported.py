@@ -1,11 +1,13 @@
 """Imported-model workloads: one ONNX model file, run by fusec (imported, fused) and by ONNX
-Runtime, in the same process, interleaved (``--workload onnx_bert_b1``, ``onnx_gpt2_b1``, ``onnx_llama_b1``).
+Runtime, in the same process, interleaved (``--workload onnx_bert_b1``, ``onnx_gpt2_b1``,
+``onnx_llama_b1``).
 
 The models come from `fusec.bench.export_models` (written as the TorchScript exporter writes
-them: a BERT-base layer, B=1 S=128, with its int64 attention mask; a GPT-2-small-width block,
-S=128, causal; a Llama-style block of the same width with rotary embeddings). Both runners get the same model: fusec imports it (weights bound to the
-device), ONNX Runtime loads it with every graph optimisation on and its thread pool not
-spinning between runs (see `run_imported`). Their outputs are checked
+them): a BERT-base layer, B=1 S=128, with its int64 attention mask; a GPT-2 block of BERT-base
+width, S=128, causal; a Llama-style block of the same width with rotary embeddings. Both
+runners get the same model: fusec imports it (weights bound to the device), ONNX Runtime loads
+it with every graph optimisation on and its thread pool not spinning between runs (see
+`run_imported`). Their outputs are checked
 against each other (f32: atol 1e-4, rtol 1e-3) before anything is timed; the row reports each
 one's median wall time per call, fusec's kernel time, and the ratio fusec / ONNX Runtime.
 """

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -46,6 +46,10 @@ class _Lexer(MLIRLexer):
 _STATIC_TENSOR_TYPE = re.compile(r"tensor<(?:[0-9]+x)*(?:f16|bf16|f32|f64|i1|i8|i16|i32|i64|index)>")
 
 
+# An attribute dictionary without nested braces (strings may hold anything but quotes).
+_FLAT_ATTR_DICT = re.compile(r'\{(?:[^{}"]|"[^"\\\n]*")*\}')
+
+
 class LineIndex:
     """``file:line:col`` of an offset in a text in O(log lines): the line starts are found once.
 
@@ -65,10 +69,10 @@ class LineIndex:
 class LocatedParser(Parser):
     """A parser that gives every op the location of its first token.
 
-    It also parses a static tensor type it has seen before by looking its text up: a program of
-    10^5 ops spells a handful of types hundreds of thousands of times, and xDSL's type parser
-    (a dozen tokens and calls per type) was a third of the parse time. Types are immutable, so
-    ops may share one.
+    It also parses a static tensor type or a flat attribute dictionary it has seen before by
+    looking its text up: a program of 10^5 ops spells a handful of types hundreds of thousands of
+    times, and xDSL's type parser (a dozen tokens and calls per type) was a third of the parse
+    time. Attributes are immutable, so ops may share them; each op gets its own dictionary.
     """
 
     def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
@@ -78,6 +82,7 @@ class LocatedParser(Parser):
         self._text = text
         self._lines: LineIndex | None = None
         self._types: dict[str, TypeAttribute] = {}
+        self._attr_dicts: dict[str, dict[str, Attribute]] = {}
         self._file_attr = StringAttr(name)
 
     def parse_optional_type(self) -> TypeAttribute | None:
@@ -97,6 +102,25 @@ class LocatedParser(Parser):
             return parsed
         self._resume_from(match.end())
         return cached
+
+    def parse_optional_attr_dict(self) -> dict[str, Attribute]:
+        """An attribute dictionary seen before is looked up by its spelling, as types are
+        (``{axis = 2 : i64, start = 0 : i64, length = 64 : i64}`` costs ~40 tokens)."""
+        token = self._current_token
+        if token.kind is not MLIRTokenKind.L_BRACE:
+            return super().parse_optional_attr_dict()
+        match = _FLAT_ATTR_DICT.match(self._text, token.span.start)
+        if match is None:
+            return super().parse_optional_attr_dict()
+        spelled = match.group()
+        cached = self._attr_dicts.get(spelled)
+        if cached is None:
+            parsed = super().parse_optional_attr_dict()
+            if self._current_token.span.start >= match.end():
+                self._attr_dicts[spelled] = dict(parsed)
+            return parsed
+        self._resume_from(match.end())
+        return dict(cached)
 
     def location_of(self, offset: int) -> tuple[int, int]:
         if self._lines is None:

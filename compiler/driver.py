@@ -10,7 +10,9 @@ Steps: parse and verify (one-line errors with ``file:line:col``), run the fusion
 (default: the ``default`` fusion pipeline; ``""`` or ``"none"`` for none), then ``lower-opencl``,
 then read the host schedule into a plan, select the device and build the program (once per
 source, device and options, see ``fusec.runtime.program_cache``). The device's kind reaches the
-lowering as its ``device`` option, and its `DeviceInfo` the kernel templates.
+lowering as its ``device`` option, and its `DeviceInfo` the kernel templates; its global memory
+size is launch fusion's default budget (``fuse-launches``: ``launch_budget=`` bytes,
+``launch_fusion=False`` for none).
 """
 
 from __future__ import annotations
@@ -85,14 +87,25 @@ def lower(
     pipeline: str = "default",
     device_info: DeviceInfo | None = None,
     filename: str = "<input>",
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
     allow_tf32: bool = False,
 ) -> Compiled:
-    """Fuses, lowers and plans ``module`` in place (``allow_tf32``: f32 matmuls may use TF32
-    tensor cores)."""
+    """Fuses, lowers and plans ``module`` in place. Launch fusion's budget is ``launch_budget``
+    bytes, by default the device's global memory size; ``allow_tf32`` lets f32 matmuls use TF32
+    tensor cores."""
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
-    lowering = lower_opencl_spec(device_info.kind if device_info else None, allow_tf32)
+    # The device's memory as the default budget; a kernel alone over it is left to the
+    # runtime, which says what does not fit (an explicit budget fails the pass instead).
+    device_default = launch_budget is None and device_info is not None
+    if device_default and device_info is not None:
+        launch_budget = device_info.global_mem_size
+    lowering = lower_opencl_spec(
+        device_info.kind if device_info else None, launch_budget, launch_fusion,
+        allow_oversized=device_default, allow_tf32=allow_tf32,
+    )
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     try:
         plan = build_plan(module, name, device_info)
@@ -111,6 +124,8 @@ def compile(  # noqa: A001 - the public name the package exports
     params: Mapping[str, np.ndarray] | None = None,
     offload_thresholds: Mapping[str, str | int | float] | None = None,
     shapes: Mapping[str, Sequence[int]] | None = None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
     allow_tf32: bool = False,
 ) -> Executable | PlacedExecutable | OnnxExecutable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
@@ -123,25 +138,30 @@ def compile(  # noqa: A001 - the public name the package exports
     relative to ``filename``) binds those weights unless ``params`` is given. An
     ``onnx.ModelProto`` or the path of a ``.onnx`` file is imported first (``shapes`` fixes its
     dynamic input dimensions) and called with its ONNX input names (`OnnxExecutable`).
+    ``launch_budget`` (bytes, default the device's global memory size) bounds what one merged
+    launch touches; ``launch_fusion=False`` keeps one launch per kernel.
     ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
     """
     if is_onnx_source(source_or_module):
         imported = import_onnx(source_or_module, shapes,
                                None if filename == "<input>" else filename)
         exe = compile(imported.module, None, pipeline, device, platform, filename,
-                      imported.params, offload_thresholds, allow_tf32=allow_tf32)
+                      imported.params, offload_thresholds, launch_budget=launch_budget,
+                      launch_fusion=launch_fusion, allow_tf32=allow_tf32)
         return OnnxExecutable(exe, imported)  # type: ignore[arg-type]
     module = load(source_or_module, filename)  # type: ignore[arg-type]
     if params is None:
         params = module_params(module, filename)
     if device == "auto":
         return compile_placed(module, function, pipeline, platform, filename, params,
-                              offload_thresholds, allow_tf32=allow_tf32).executable
+                              offload_thresholds, launch_budget=launch_budget,
+                              launch_fusion=launch_fusion,
+                              allow_tf32=allow_tf32).executable
     if offload_thresholds:
         raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
-                     allow_tf32)
+                     launch_budget, launch_fusion, allow_tf32)
     return Executable(compiled.plan, dev, params)
 
 
@@ -165,6 +185,8 @@ def compile_placed(
     params: Mapping[str, np.ndarray] | None = None,
     offload_thresholds: Mapping[str, str | int | float] | None = None,
     devices: DevicePair | None = None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
     allow_tf32: bool = False,
 ) -> Placed:
     """Fuses the function, places each unit on the host (CPU) or the accelerator (GPU) by the
@@ -192,7 +214,7 @@ def compile_placed(
             single[0] if single else ACCELERATOR)
         dev = pair.device(role)
         compiled = lower(module, name, "none", DeviceInfo.from_device(dev.device), filename,
-                         allow_tf32)
+                         launch_budget, launch_fusion, allow_tf32)
         note = pair.note or f"every kernel on the {role} ({dev.description})"
         report = build_report(setup, placement, host or "none", accelerator, note=note)
         return Placed(Executable(compiled.plan, dev, params), report, name, (compiled.plan,))
@@ -201,7 +223,8 @@ def compile_placed(
     for segment in segments:
         dev = pair.device(segment.device)
         compiled = lower(segment.module, segment.name, "none",
-                         DeviceInfo.from_device(dev.device), filename, allow_tf32)
+                         DeviceInfo.from_device(dev.device), filename, launch_budget,
+                         launch_fusion, allow_tf32)
         reads = {s.name for s in compiled.plan.inputs}
         bound = {k: v for k, v in (params or {}).items() if k in reads}
         placed.append(PlacedSegment(segment, Executable(compiled.plan, dev, bound)))

@@ -1,4 +1,5 @@
-"""ONNX models through the driver (`fusec.compiler.driver.compile` calls these): ``fusec.compile(model)`` and the weights files of imported IR.
+"""ONNX models through the driver (`fusec.compiler.driver.compile` calls these):
+``fusec.compile(model)`` and the weights files of imported IR.
 
     exe = fusec.compile("bert.onnx", shapes={"input_ids": [1, 128]})   # or an onnx.ModelProto
     (hidden,) = exe(input_ids=ids, attention_mask=mask)    # ONNX input names, ONNX dtypes
@@ -23,7 +24,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from fusec.compiler.diagnostics import FusecError
+from fusec.compiler.diagnostics import FusecError, verify_module
 from fusec.errors import InputError
 from fusec.frontends.onnx_import import (
     INLINE_ELEMENTS,
@@ -54,12 +55,17 @@ def import_onnx(
     filename: str | None = None,
     inline_elements: int = INLINE_ELEMENTS,
 ) -> ImportedModel:
-    """The imported model of a ``ModelProto`` or ``.onnx`` path; `FusecError` on bad input."""
+    """The imported model of a ``ModelProto`` or ``.onnx`` path, verified (a model whose
+    tensors the verifier rejects, e.g. too large to index, is a one-line error here, not IR
+    that does not parse back); `FusecError` on bad input."""
+    name = filename or (os.fspath(source) if isinstance(source, str | os.PathLike) else "<model>")
     try:
         if isinstance(source, str | os.PathLike):
-            path = os.fspath(source)
-            return import_model(load_model(path), shapes, filename or path, inline_elements)
-        return import_model(source, shapes, filename or "<model>", inline_elements)
+            imported = import_model(load_model(os.fspath(source)), shapes, name, inline_elements)
+        else:
+            imported = import_model(source, shapes, name, inline_elements)
+        verify_module(imported.module, name)
+        return imported
     except OnnxImportError as e:
         raise FusecError(str(e)) from None
     except ImportError as e:

@@ -129,7 +129,21 @@ def tensor_type(op: Operation, what: str, value: SSAValue) -> TensorType:
             f"'{op.name}' {what} has a dynamic dimension ({type_name(t)}); "
             "fusec needs static shapes"
         )
+    elements = 1
+    for d in shape:
+        elements *= d
+    if elements > MAX_ELEMENTS:
+        raise VerifyException(
+            f"'{op.name}' {what} ({type_name(t)}) has {elements:.3g} elements; fusec indexes "
+            "at most 2^48"
+        )
     return t
+
+
+MAX_ELEMENTS = 1 << 48
+"""The most elements a tensor may have (2^48: byte offsets of 8-byte elements stay far from
+int64 overflow; 1 PiB of float32, beyond any device). Larger shapes are a verifier error, not
+an overflow later in the lowering."""
 
 
 def check_element_type(

@@ -26,7 +26,6 @@ and masks); a graph input or output of int64 is converted at the call boundary
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -379,10 +378,6 @@ def load_model(path: str) -> object:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise OnnxImportError(f"{path}: error: invalid ONNX model: {first}") from None
     return model
-
-
-def element_count(shape: Sequence[int]) -> int:
-    return math.prod(shape)
 
 
 def params_attribute(module: ModuleOp, file_name: str) -> None:

@@ -113,16 +113,32 @@ DEVICES: tuple[str, ...] = ("cpu", "gpu")
 """The device kinds the generated kernels are shaped for (``lower-to-kernels{device=...}``)."""
 
 
-def lower_opencl_spec(device: str | None = None, allow_tf32: bool = False) -> str:
-    """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, plan buffers;
-    the lowering shapes its kernels for ``device`` (the pass's default when None) and lets f32
-    matmuls use TF32 tensor cores with ``allow_tf32``."""
+def lower_opencl_spec(
+    device: str | None = None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
+    allow_oversized: bool = False,
+    allow_tf32: bool = False,
+) -> str:
+    """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, merge adjacent
+    launches (``fuse-launches``, unless ``launch_fusion`` is off), plan buffers; the lowering
+    shapes its kernels for ``device`` and launch fusion uses ``launch_budget`` bytes (the
+    passes' defaults when None), leaving kernels alone over it unfused with
+    ``allow_oversized``; ``allow_tf32`` lets f32 matmuls use TF32 tensor cores."""
     unfuse = non_native_fused_ops()
     first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
     options = " ".join([*([f"device={device}"] if device else []),
                         *(["allow-tf32=true"] if allow_tf32 else [])])
     lowering = f"lower-to-kernels{{{options}}}" if options else "lower-to-kernels"
-    return f"{first}{lowering},plan-buffers"
+    fusion = ""
+    if launch_fusion:
+        options = []
+        if launch_budget is not None:
+            options.append(f"budget={launch_budget}")
+        if allow_oversized:
+            options.append("allow-oversized=true")
+        fusion = f"fuse-launches{{{' '.join(options)}}}," if options else "fuse-launches,"
+    return f"{first}{lowering},{fusion}plan-buffers"
 
 
 class LoweringError(Exception):

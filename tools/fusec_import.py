@@ -29,6 +29,7 @@ import click
 import numpy as np
 
 from fusec import __version__
+from fusec.files import check_not_input
 from fusec.compiler.diagnostics import FusecError
 from fusec.tools.cli import EXIT_INPUT, run_cli
 
@@ -61,10 +62,6 @@ def parse_shapes(specs: tuple[str, ...]) -> dict[str, list[int]]:
 def params_path(output: str) -> str:
     base = output[:-5] if output.endswith(".mlir") else output
     return base + PARAMS_SUFFIX
-
-
-def same_file(a: str, b: str) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def print_module(module: object) -> str:
@@ -156,8 +153,7 @@ def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
     shapes = parse_shapes(shape_specs)
     if output is not None:
         for written in (output, params_path(output)):
-            if same_file(written, model):
-                raise click.UsageError(f"-o {output} would overwrite the input {model}")
+            check_not_input(written, [model])  # also through symlinks and hard links: exit 1
     try:
         run(model, output, shapes, inline_weights)
     except FusecError as e:

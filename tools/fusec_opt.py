@@ -33,7 +33,13 @@ from fusec import __version__
 from fusec.files import atomic_write, check_not_input
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module, split_input
-from fusec.compiler.fusion_stats import FusionReport, count, reports_json, reports_text
+from fusec.compiler.fusion_stats import (
+    FusionReport,
+    LaunchFusionTracker,
+    count,
+    reports_json,
+    reports_text,
+)
 from fusec.compiler.incremental_verify import IncrementalVerifier
 from fusec.compiler.ir_dump import IRDumper
 from fusec.compiler.pipeline import (
@@ -142,10 +148,12 @@ def process(
         module = parse_module(ctx, chunk, lambda m, f: timing_verify(timing, verifier, m, f))
     before = count(module) if reports is not None else None
     hooks = PipelineHooks(debug.dumper, timing, debug.progress, verifier, debug.remarks)
-    run_passes(ctx, module, passes, chunk.name, hooks=hooks)
-    if reports is not None and before is not None:
+    tracker = LaunchFusionTracker(module) if reports is not None else None
+    run_passes(ctx, module, passes, chunk.name, tracker.after_pass if tracker else None,
+               hooks=hooks)
+    if reports is not None and before is not None and tracker is not None:
         label = f"{chunk.name}:{chunk.line_offset + 1}" if chunk.line_offset else chunk.name
-        reports.append(FusionReport(label, before, count(module)))
+        reports.append(FusionReport(label, before, count(module), tracker.counts()))
     if debug.progress is not None:
         debug.progress.step("printing")
     with timing.measure("print"):

@@ -16,7 +16,9 @@ fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (t
 the output's dtype unless given: f32 1e-4/1e-3, f16 1e-2, bf16 6e-2; normwise: random
 weights make long sums whose rounding shows in the elements near zero). ``--profile`` runs
 once to warm up, then prints each kernel's time from OpenCL profiling events and the host
-overhead of a call.
+overhead of a call. Adjacent launches are merged (``fuse-launches``) under a budget of the
+device's global memory size; ``--launch-budget BYTES`` sets it, ``--no-launch-fusion`` keeps
+one launch per kernel.
 
 ``--device auto`` places each kernel on the CPU or the GPU where both exist (``fusec.placement``:
 the cost model, calibrated by ``fusec-calibrate`` or the built-in defaults);
@@ -130,6 +132,8 @@ def run(
     offload_report: str | None = None,
     dot: str | None = None,
     shapes: dict[str, list[int]] | None = None,
+    launch_budget: int | None = None,
+    launch_fusion: bool = True,
     allow_tf32: bool = False,
     verbose: bool = False,
 ) -> None:
@@ -161,6 +165,7 @@ def run(
         placed = compile_placed(original.clone(), function, pipeline, platform, file,
                                 params=params or None,
                                 offload_thresholds=parse_overrides(offload_thresholds),
+                                launch_budget=launch_budget, launch_fusion=launch_fusion,
                                 allow_tf32=allow_tf32)
         for warning in placed.report["warnings"]:
             click.echo(f"fusec-run: warning: {warning}", err=True)
@@ -178,7 +183,8 @@ def run(
         if verbose:
             for note in info.notes:
                 click.echo(f"fusec-run: note: {note}", err=True)
-        compiled = lower(original.clone(), function, pipeline, info, file, allow_tf32)
+        compiled = lower(original.clone(), function, pipeline, info, file, launch_budget,
+                         launch_fusion, allow_tf32)
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])
@@ -346,6 +352,9 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--bisect", is_flag=True,
               help="Find the first fusion rewrite after which the outputs differ from the "
                    "reference (as --rewrite-limit is searched in fusec-opt).")
+@click.option("--launch-budget", type=click.IntRange(min=0), metavar="BYTES",
+              help="Bytes one merged launch may touch (default: the device's global memory).")
+@click.option("--no-launch-fusion", is_flag=True, help="Keep one launch per kernel.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--allow-tf32", is_flag=True,
               help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
@@ -359,7 +368,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
         atol: float | None, rtol: float | None, profile: bool, dump_kernels: str | None,
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
-        verify_fusion: bool, bisect: bool, list_only: bool,
+        verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
+        list_only: bool,
         allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...]) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
@@ -369,6 +379,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("missing FILE")
     if inputs is not None and seed is not None:
         raise click.UsageError("--inputs and --random exclude each other")
+    if launch_budget is not None and no_launch_fusion:
+        raise click.UsageError("--launch-budget and --no-launch-fusion exclude each other")
     if verbose:
         show_warnings("fusec-run")
     if device != "auto" and (offload_thresholds or offload_report):
@@ -393,7 +405,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
             return
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
             profile, dump_kernels, offload_thresholds, offload_report, dot,
-            parse_shapes(shape_specs), allow_tf32, verbose)
+            parse_shapes(shape_specs), launch_budget, not no_launch_fusion, allow_tf32, verbose)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

@@ -107,6 +107,9 @@ class DeviceInfo:
     gemm_tiles: GemmTiles | None = None
     """The GEMM tiles `tuning.autotune_gemm` chose for this device, used instead of the
     defaults; None when it has not run."""
+    global_mem_size: int | None = None
+    """Bytes of global memory: the default budget of launch fusion (``fuse-launches``); None
+    when unknown (the pass's own default then)."""
     tensor_cores: tuple[str, ...] = ()
     """The tensor-core products (``f16``, ``bf16``, ``tf32``) whose inline PTX built on this
     device (`gemm_mma.probe_tensor_cores`): the GEMM uses them there."""
@@ -137,6 +140,7 @@ class DeviceInfo:
             is_cpu=bool(device.type & cl.device_type.CPU),
             local_mem_size=int(device.local_mem_size),
             max_work_group_size=int(device.max_work_group_size),
+            global_mem_size=int(device.global_mem_size),
             tensor_cores=tensor_cores,
             notes=(note,) if note else (),
         )

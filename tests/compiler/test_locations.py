@@ -58,3 +58,26 @@ def test_errors_late_in_a_long_file_are_located(last: str, message: str) -> None
     with pytest.raises(FusecError) as e:
         parse_module(make_context(), Source(chain(300, last), "c.mlir"))
     assert str(e.value).startswith(message), str(e.value)
+
+
+NARROW = (
+    "  %n{i} = nn.narrow %v0 {{axis = 1 : i64, start = {start} : i64, length = 4 : i64}}"
+    ' : tensor<4x8xf32> -> tensor<4x4xf32>\n'
+)
+
+
+def test_repeated_attribute_dicts_are_each_checked() -> None:
+    """Attribute dictionaries are looked up by spelling after the first: each op still gets its
+    own properties, and a cached dictionary that is wrong for its op (start 4 + length 4 fits
+    the 8 columns of %v0, not the 6 of %v1) is reported at that op's own line."""
+    lines = [NARROW.format(i=i, start=i % 5) for i in range(20)]
+    bad = NARROW.format(i=99, start=4).replace("%v0", "%v1").replace("4x8xf32", "4x6xf32")
+    head = "func.func @f(%v0: tensor<4x8xf32>, %v1: tensor<4x6xf32>) -> tensor<4x8xf32> {\n"
+    tail = "  func.return %v0 : tensor<4x8xf32>\n}\n"
+    module = parse_module(make_context(), Source(head + "".join(lines) + tail, "n.mlir"))
+    starts = [op.properties["start"].value.data for op in module.walk() if op.name == "nn.narrow"]
+    assert starts == [i % 5 for i in range(20)]
+    lines.insert(15, bad)
+    with pytest.raises(FusecError) as e:
+        parse_module(make_context(), Source(head + "".join(lines) + tail, "n.mlir"))
+    assert str(e.value).startswith("n.mlir:17:3: error: 'nn.narrow'"), str(e.value)

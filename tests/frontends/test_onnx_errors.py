@@ -194,3 +194,17 @@ def test_initializer_as_weight_argument() -> None:
     assert sorted(imported.params) == ["big", "small"]
     np.testing.assert_array_equal(imported.params["big"],
                                   numpy_helper.to_array(g.initializers[0]))
+
+
+def test_compile_path_with_dynamic_shape(tmp_path) -> None:
+    """``fusec.compile("model.onnx", shapes=...)``: a path, a dynamic batch fixed, ONNX names."""
+    import fusec
+
+    path = tmp_path / "relu.onnx"
+    onnx.save(relu_model(["batch", 3]), str(path))
+    with pytest.raises(FusecError) as e:
+        fusec.compile(str(path), device="cpu")
+    assert "has dynamic dimension 'batch'" in one_line(e)
+    exe = fusec.compile(str(path), device="cpu", shapes={"x": [4, 3]})
+    x = np.arange(-6, 6, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(exe.run({"x": x})["y"], np.maximum(x, 0))

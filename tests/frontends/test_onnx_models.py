@@ -13,7 +13,6 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 from onnx import numpy_helper  # noqa: E402
-
 from onnx_helpers import check_model, random_feeds  # noqa: E402
 
 from fusec.bench.export_models import (  # noqa: E402

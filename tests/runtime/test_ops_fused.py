@@ -196,7 +196,7 @@ def test_lower_opencl_unfuses_what_the_backend_does_not_implement(monkeypatch) -
     native = tuple(n for n in lower_to_kernels.NATIVE_FUSED_OPS if n != "fused.swiglu")
     monkeypatch.setattr(lower_to_kernels, "NATIVE_FUSED_OPS", native)
     spec = lower_to_kernels.lower_opencl_spec()
-    assert spec == "unfuse{ops=swiglu},lower-to-kernels,plan-buffers"
+    assert spec == "unfuse{ops=swiglu},lower-to-kernels,fuse-launches,plan-buffers"
     monkeypatch.setitem(pipeline.NAMED_PIPELINES, "lower-opencl", (spec, "test"))
     source = """
 func.func @f(%x: tensor<3x5x14xf32>) -> tensor<3x5x7xf32> {
@@ -205,9 +205,11 @@ func.func @f(%x: tensor<3x5x14xf32>) -> tensor<3x5x7xf32> {
 }"""
     from fusec.compiler.driver import load, lower
 
-    lowered = lower(load(source), pipeline="none").module
+    lowered = lower(load(source), pipeline="none", launch_fusion=False).module
     names = {op.name for op in lowered.walk()}
     assert "fused.swiglu" not in names and "kernel.launch" in names
     launches = [op for op in lowered.walk() if op.name == "kernel.launch"]
     assert len(launches) > 1  # the narrows, silu and mul of the decomposition
+    merged = lower(load(source), pipeline="none").module  # fuse-launches merges them again
+    assert len([op for op in merged.walk() if op.name == "kernel.launch"]) < len(launches)
     check(source, TRANSCENDENTAL)

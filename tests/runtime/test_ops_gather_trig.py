@@ -13,7 +13,6 @@ import os
 
 import numpy as np
 import pytest
-
 from xdsl.dialects.builtin import TensorType, f32, i32
 from xdsl.ir import Attribute, Block, SSAValue
 

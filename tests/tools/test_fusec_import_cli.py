@@ -3,6 +3,8 @@ weights beside the IR and named by it), exit codes, one-line errors, nothing hal
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 import numpy as np
@@ -91,7 +93,12 @@ def test_never_overwrites_input(tmp_path: Path, capsys: pytest.CaptureFixture[st
     model = write_mlp(tmp_path / "mlp.onnx")
     before = model.read_bytes()
     code, _, err = run(capsys, import_main, str(model), "-o", str(model))
-    assert code == 2 and "would overwrite the input" in err and err.count("\n") == 1
+    assert code == 1 and "the output is an input of this run" in err and err.count("\n") == 1
+    assert model.read_bytes() == before
+    hard = tmp_path / "hard.mlir"
+    os.link(model, hard)  # the same file under another name
+    code, _, err = run(capsys, import_main, str(model), "-o", str(hard))
+    assert code == 1 and "the output is an input of this run" in err
     assert model.read_bytes() == before
 
 

@@ -1,0 +1,6000 @@
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+builtin.module {
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}

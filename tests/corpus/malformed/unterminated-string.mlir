@@ -1,0 +1,4 @@
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = nn.gelu %x {approximate = "tanh : tensor<4xf32> -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}

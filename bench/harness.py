@@ -155,7 +155,8 @@ def run_workload(workload: Workload, peers: Sequence[Peer], settings: Settings,
         outcomes.append(prepare_and_check(
             fusec_runner.NAME,
             lambda: fusec_runner.prepare(workload.text, inputs, settings.device,
-                                         settings.pipeline, params, settings.fusec_arrays,
+                                         workload.pipeline or settings.pipeline, params,
+                                         settings.fusec_arrays, workload.launch_fusion,
                                          allow_tf32=workload.tf32),
             reference, workload, loud=True))
     for peer in peers:

@@ -77,6 +77,11 @@ class Workload:
     params: tuple[str, ...] = ()
     """Inputs held fixed from call to call (weights): fusec binds them to the device, ONNX
     Runtime gets them as initializers; PyTorch holds every input as a tensor anyway."""
+    pipeline: str | None = None
+    """fusec's fusion pipeline for this workload (``"none"``: every op lowered on its own);
+    None: the run's (``fusec-bench -p``)."""
+    launch_fusion: bool = True
+    """Whether ``lower-opencl`` merges adjacent launches (``fuse-launches``)."""
     element: str = "f32"
     """The element type of every input: ``f32``, ``f16`` or ``bf16`` (drawn in float32, then
     rounded; bf16 inputs are uint16 bit patterns, see `fusec.dtypes`)."""
@@ -123,6 +128,20 @@ def eight_op_chain(rows: int, cols: int) -> ProgramWriter:
     m = p.mul(h, p.sigmoid(y))
     w = p.where(p.cmp("gt", x, y), m, x)
     p.ret(p.mul(p.sub(w, y), bias))
+    return p
+
+
+def launch_chain(ops: int, rows: int, cols: int) -> ProgramWriter:
+    """``ops`` elementwise ops in a chain, cycling ``x * scale``, ``+ shift``, ``tanh``,
+    ``neg`` (bounded values); run with ``-p none`` it is ``ops`` small kernels, which launch
+    fusion merges into one launch."""
+    p = ProgramWriter("launch_chain")
+    x, scale, shift = p.arg("x", [rows, cols]), p.arg("scale", [cols]), p.arg("shift", [cols])
+    steps = (lambda v: p.mul(v, scale), lambda v: p.add(v, shift),
+             lambda v: p.unary("tanh", v), lambda v: p.unary("neg", v))
+    for i in range(ops):
+        x = steps[i % len(steps)](x)
+    p.ret(x)
     return p
 
 
@@ -360,6 +379,11 @@ def all_workloads() -> list[Workload]:
                   inits={"b": weight(768), "alpha": Init(scale=0.0, offset=1.5),
                          "beta": Init(scale=0.0, offset=-0.5), "lo": Init(scale=0.0, offset=-2),
                          "hi": Init(scale=0.0, offset=2)}),
+        # Issue 14: 64 small kernels (-p none) as one launch and as 64.
+        _workload("14", "launch_chain64", "64-op chain, 16x256, -p none: 1 launch",
+                  lambda: launch_chain(64, 16, 256), pipeline="none"),
+        _workload("14", "launch_chain64_unfused", "64-op chain, 16x256, -p none: 64 launches",
+                  lambda: launch_chain(64, 16, 256), pipeline="none", launch_fusion=False),
     ]
 
 

@@ -97,3 +97,17 @@ def test_fusec_with_device_arrays():
                         "--warmup", "0")
     assert doc["fusec_arrays"] == "numpy"
     assert "arrays" not in doc["workloads"][0]["results"]["fusec"]
+
+
+def test_launch_chain_rows_run_one_launch_and_sixty_four():
+    """The launch fusion rows: the same 64-op program with -p none, fused into one launch and
+    unfused, both checked against the reference (the kernel counts come from the plans)."""
+    code, doc = run_cli("-w", "launch_chain", "--peers", "numpy", "--repeat", "1",
+                        "--warmup", "0")
+    assert code == 0, doc
+    rows = {w["name"]: w["results"]["fusec"] for w in doc["workloads"]}
+    assert set(rows) == {"launch_chain64", "launch_chain64_unfused"}
+    assert rows["launch_chain64"]["status"] == "ok"
+    assert rows["launch_chain64_unfused"]["status"] == "ok"
+    assert rows["launch_chain64"]["kernels"] == 1
+    assert rows["launch_chain64_unfused"]["kernels"] == 64

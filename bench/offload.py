@@ -32,6 +32,7 @@ from fusec.bench.graph import parse
 from fusec.bench.harness import check, reference_outputs
 from fusec.bench.timing import interleaved, wall_call
 from fusec.bench.workloads import Workload, all_workloads, offload_workloads, tiny_workloads
+from fusec.files import atomic_write
 
 RUNNERS = ("cpu", "gpu", "auto")
 
@@ -160,9 +161,8 @@ def main(workloads: tuple[str, ...], runners: str, repeat: int, warmup: int, pip
         click.echo(f"offload: {workload.name} ...", err=True)
         rows.append(run_workload(workload, chosen_runners, repeat, warmup, pipeline, seed))
         if json_out:
-            with open(json_out, "w", encoding="utf-8") as f:
-                json.dump([dataclasses.asdict(r) | {"auto_over_best": r.ratio} for r in rows],
-                          f, indent=1)
+            atomic_write(json_out, json.dumps(
+                [dataclasses.asdict(r) | {"auto_over_best": r.ratio} for r in rows], indent=1))
     click.echo(render(rows, chosen_runners))
     if any(p.startswith("wrong") for r in rows for p in r.problems.values()):
         sys.exit(1)

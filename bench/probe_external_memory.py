@@ -34,6 +34,8 @@ from typing import Any
 
 import click
 
+from fusec.files import atomic_write
+
 EXTERNAL = ("cl_khr_external_memory", "cl_khr_external_semaphore")
 
 CL_PLATFORM_EXTERNAL_MEMORY_IMPORT_HANDLE_TYPES_KHR = 0x2044
@@ -328,8 +330,7 @@ def main(json_out: str | None, mib: int) -> None:
     text = json.dumps(report, indent=1)
     click.echo(text)
     if json_out:
-        with open(json_out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        atomic_write(json_out, text + "\n")
 
 
 if __name__ == "__main__":

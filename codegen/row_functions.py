@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import MemRefType, VectorType, f32
 from xdsl.ir import Block, Operation, SSAValue
@@ -28,26 +29,51 @@ from fusec.lowering.kernel_builder import VECTOR_SAFE, KernelBuilder, clone_body
 
 def stage_blocks(body: Block) -> list[tuple[Block, str | None]]:
     """One block per stage (arguments: the inputs, then the reductions so far; ending in
-    ``kernel.yield``) with its reduction kind (None for the last)."""
+    ``kernel.yield``) with its reduction kind (None for the last). When `kept_value` gives a
+    value, the last block takes it as one more argument instead of computing it."""
     ops = [o for o in body.ops if o is not body.last_op]
     reductions = [o for o in ops if isinstance(o, fused.ReduceValueOp)]
     term = body.last_op
     assert term is not None
+    kept = kept_value(body)
     stages: list[tuple[Block, str | None]] = []
     for j in range(len(reductions) + 1):
         stop = reductions[j] if j < len(reductions) else None
         target = stop.value if stop is not None else term.operands[0]
-        stages.append((_stage(body, ops, reductions[:j], stop, target),
+        stages.append((_stage(body, ops, reductions[:j], stop, target,
+                              kept if stop is None else None),
                        str_prop(stop, "kind") if stop is not None else None))
     return stages
 
 
+def kept_value(body: Block) -> SSAValue | None:
+    """The value the last reduction folds, when it is computed (not an argument or a
+    constant) and the ops after that reduction use it again: the kernel then stores it while
+    it reduces and reads it back (softmax's ``exp(x - max)`` is computed once)."""
+    ops = [o for o in body.ops]
+    reductions = [i for i, o in enumerate(ops) if isinstance(o, fused.ReduceValueOp)]
+    if not reductions:
+        return None
+    last = ops[reductions[-1]]
+    value = last.operands[0]
+    owner = value.owner
+    if not isinstance(owner, Operation) or isinstance(owner, arith.ConstantOp):
+        return None
+    if value.type != f32:
+        return None
+    later = ops[reductions[-1] + 1:]
+    return value if any(value in o.operands for o in later) else None
+
+
 def _stage(body: Block, ops: Sequence[Operation], before: Sequence[fused.ReduceValueOp],
-           stop: Operation | None, target: SSAValue) -> Block:
-    block = Block(arg_types=[*(a.type for a in body.args), *(r.result.type for r in before)])
+           stop: Operation | None, target: SSAValue, kept: SSAValue | None = None) -> Block:
+    types = [*(a.type for a in body.args), *(r.result.type for r in before)]
+    block = Block(arg_types=[*types, *([kept.type] if kept is not None else [])])
     mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, block.args, strict=False))
-    for r, arg in zip(before, block.args[len(body.args):], strict=True):
+    for r, arg in zip(before, block.args[len(body.args):], strict=False):
         mapping[r.result] = arg
+    if kept is not None:
+        mapping[kept] = block.args[-1]
     for op in ops:
         if op is stop:
             break
@@ -58,7 +84,8 @@ def _stage(body: Block, ops: Sequence[Operation], before: Sequence[fused.ReduceV
             new.operands[i] = mapping.get(v, v)
         block.add_op(new)
         for old, res in zip(op.results, new.results, strict=True):
-            mapping[old] = res
+            if old is not kept:
+                mapping[old] = res
     block.add_op(kernel.YieldOp(mapping.get(target, target)))
     return block
 
@@ -107,8 +134,12 @@ def stage_functions(name: str, body: Block, width: int) -> tuple[str, list[RowSt
     sources: list[str] = [row_exp_function(exp, width)] if width > 1 else []
     calls = {mathd.ExpOp: exp}
     stages: list[RowStage] = []
-    for j, (block, kind) in enumerate(stage_blocks(body)):
+    blocks = stage_blocks(body)
+    keeps = kept_value(body) is not None
+    for j, (block, kind) in enumerate(blocks):
         names = [*(f"a{i}" for i in range(inputs)), *(f"r{k}" for k in range(j))]
+        if kind is None and keeps:
+            names.append("kept")
         scalar = f"{name}_s{j}"
         sources.append(emit_value_function(scalar, block, names))
         vector_name = None
@@ -116,7 +147,8 @@ def stage_functions(name: str, body: Block, width: int) -> tuple[str, list[RowSt
             vector_name = f"{scalar}_v"
             sources.append(
                 emit_value_function(vector_name, vector_twin(block, width), names, calls))
-        stages.append(RowStage(scalar, vector_name, kind))
+        stages.append(RowStage(scalar, vector_name, kind,
+                               keeps=keeps and j == len(blocks) - 2))
     return "".join(sources), stages
 
 

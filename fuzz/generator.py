@@ -195,7 +195,8 @@ class Generator:
         x = self.pick(("f32", "i32"), min_rank=2)
         perm = [int(p) for p in self.rng.permutation(len(x.shape))]
         shape = tuple(x.shape[p] for p in perm)
-        self.emit("nn.transpose", x.elem, shape, [x], f"perm = array<i64: {', '.join(map(str, perm))}>")
+        spelled = ", ".join(map(str, perm))
+        self.emit("nn.transpose", x.elem, shape, [x], f"perm = array<i64: {spelled}>")
 
     def reshape(self) -> None:
         x = self.pick(("f32", "i32"), min_rank=1)

@@ -3,10 +3,10 @@
 `mutate` applies one random edit to a program's text (bytes): truncation, a deleted or
 duplicated span, random or non-UTF-8 bytes, a number made huge, zero or negative, a type or
 op name changed, lines swapped, or deep nesting (brackets, parentheses, regions). `run_tool`
-runs ``fusec-opt`` (its ``main``, given) in this process on the result, once to print and fuse it and once to lower
-it to OpenCL C, and `judge` says what is wrong with the outcome: an exit code other than 0 or
-1, more than one line on stderr, an internal error, a traceback, or no end within the time
-limit.
+runs ``fusec-opt`` (its ``main``, given) in this process on the result, once to print and fuse
+it and once to lower it to OpenCL C, and `judge` says what is wrong with the outcome: an exit
+code other than 0 or 1, more than one line on stderr, an internal error, a traceback, or no end
+within the time limit.
 """
 
 from __future__ import annotations

@@ -10,12 +10,14 @@ A `ResourceError` is not: a program too large for the device is a user error, an
 an element type the OpenCL backend does not support (`Finding.kind` ``unsupported``).
 
 A mismatch is then traced to the first op that goes wrong (`localize`: every value made an
-output, run unfused), and called ``inconclusive`` rather than a failure in two cases where
+output, run unfused), and called ``inconclusive`` rather than a failure in three cases where
 the numbers differ for a reason that is not a bug: the first op to differ is a comparison (or
 a cast to ``i1``) whose operands agree within the tolerance but not bit for bit (a value within
 rounding of the threshold falls on either side), or it is a norm, softmax, reduction or matmul
 with an operand beyond ``sqrt(FLT_MAX)`` in magnitude, whose float32 squares and sums overflow
-where the reference computes in float64.
+where the reference computes in float64, or its reference result alone changes beyond the
+tolerance when its inputs move by a few float32 ulps (`ill_conditioned`: a sum that cancels to
+near zero, then multiplied by infinity, has no reliable sign).
 """
 
 from __future__ import annotations
@@ -149,7 +151,51 @@ def _excuse(op: Op, ref: dict[str, np.ndarray], ker: dict[str, np.ndarray]) -> s
                 return (f"first difference at {op.result.ref} = {op.name}, whose operand %{n} "
                         f"holds {values[big].flat[0]:.3g}: float32 squares and sums overflow "
                         "(the reference computes in float64)")
+    if ill_conditioned(op, ref):
+        return (f"first difference at {op.result.ref} = {op.name}, whose reference result "
+                f"changes beyond tolerance when its inputs change by {PERTURBATION_ULPS} float32 "
+                "ulps (ill-conditioned: e.g. a sum cancelling to near 0, times infinity)")
     return None
+
+
+PERTURBATION_ULPS = 4
+"""How far `ill_conditioned` moves each input element, relative to itself, in float32 ulps:
+about what rounding in a different order does."""
+
+
+def ill_conditioned(op: Op, ref: dict[str, np.ndarray], tries: int = 3) -> bool:
+    """Whether the reference result of ``op`` alone changes beyond the tolerance when every
+    finite float input element is moved by `PERTURBATION_ULPS` ulps of itself: then a float32
+    kernel that rounds differently cannot be held to it (backward stability)."""
+    names = list(dict.fromkeys(v.name for v in op.operands))
+    if not names:
+        return False
+    values = {v.name: v for v in op.operands}
+    alone = Program([values[n] for n in names], [op], [op.result])
+    try:
+        module = load(alone.text(), "<op>")
+        inputs = [ref[n] for n in names]
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base = run_function(module, inputs)
+            rng = np.random.default_rng(0)
+            for _ in range(tries):
+                moved = [_perturb(a, rng) for a in inputs]
+                if _compare("", alone, run_function(module, moved), base):
+                    return True
+    except Exception:
+        return False
+    return False
+
+
+def _perturb(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if array.dtype.kind != "f":
+        return array
+    step = PERTURBATION_ULPS * float(np.finfo(array.dtype).eps)
+    factor = 1 + step * rng.uniform(-1, 1, array.shape)
+    with np.errstate(all="ignore"):
+        moved = (array.astype(np.float64) * factor).astype(array.dtype)
+    return np.where(np.isfinite(array), moved, array)
 
 
 def _compare(where: str, program: Program, got: list[np.ndarray],

@@ -1,11 +1,15 @@
 """Calibration: measure what work costs on each OpenCL device, and cache it per device.
 
-`measure_device` runs small fusec programs on one device (an elementwise add, a fused body of
-eight scalar ops, a sum, a square matmul, each at a few sizes) and fits a linear model of
-seconds against elements (or flops) to each kind's kernel times from OpenCL profiling events;
-the host time one more kernel adds to a call is measured apart (`launch_seconds`), as
-`DeviceProfile.launch_s`. On a device with memory of its own (a GPU) it also fits
-host->device and device->host copies against bytes. The profile is stored per device in
+`measure_device` runs small fusec programs on one device (an elementwise add, fused bodies of
+eight arithmetic ops and of eight ops five of them transcendentals, a sum, a square matmul, each
+at a few sizes) and fits a linear model of seconds against elements (or flops) to each kind's
+kernel times from OpenCL profiling events; the host time one more kernel adds to a call is
+measured apart (`launch_seconds`), as `DeviceProfile.launch_s`, and so is what a whole call of
+a tiny kernel costs besides its kernel, launch and transfers (`DeviceProfile.call_s`: the
+enqueues and the wait, paid once per piece a placement runs on the device). On a device with
+memory of its own (a GPU) it also fits host->device and device->host copies against bytes (the
+fixed latency is the smallest copy's time; copies back go into new arrays, as a call makes
+them). The profile is stored per device in
 ``$XDG_CACHE_HOME/fusec/offload/<platform>-<device>-<driver>.json`` (``~/.cache`` without
 ``XDG_CACHE_HOME``), with `CALIBRATION_VERSION`; the file is written to a temporary name and
 renamed, so a reader sees the old file or the new one, never half of one.
@@ -47,8 +51,9 @@ from fusec.runtime.device import OpenCLDevice
 from fusec.runtime.executable import Executable
 from fusec.runtime.host_memory import shares_host_memory
 
-CALIBRATION_VERSION = 2
-"""2: profiles have `DeviceProfile.elementwise_step`."""
+CALIBRATION_VERSION = 3
+"""2: profiles have `DeviceProfile.elementwise_step`; 3: `call_s` and `transcendental_step`,
+and the step is measured with arithmetic alone."""
 BUILT_IN_DEFAULT = "built-in-default"
 LOADED_FROM_CACHE = "loaded-from-cache"
 CALIBRATED = "calibrated"
@@ -114,7 +119,9 @@ MODEL_FIELDS = ("elementwise", "reduction", "matmul", "upload", "download")
 
 def profile_to_json(profile: DeviceProfile) -> dict[str, Any]:
     out: dict[str, Any] = {"launch_s": profile.launch_s,
-                           "elementwise_step": profile.elementwise_step}
+                           "elementwise_step": profile.elementwise_step,
+                           "transcendental_step": profile.transcendental_step,
+                           "call_s": profile.call_s}
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         out[name] = None if model is None else {"slope": model.slope,
@@ -136,7 +143,9 @@ def profile_from_json(data: object) -> DeviceProfile:
             raise ValueError(f"'{name}' is not an object")
         models[name] = LinearModel(_number(entry, "slope"), _number(entry, "intercept"))
     return DeviceProfile(launch_s=_number(data, "launch_s"),
-                         elementwise_step=_number(data, "elementwise_step"), **models)
+                         elementwise_step=_number(data, "elementwise_step"),
+                         transcendental_step=_number(data, "transcendental_step"),
+                         call_s=_number(data, "call_s"), **models)
 
 
 def _number(data: dict[str, Any], key: str) -> float:
@@ -235,7 +244,8 @@ def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
         t = replace(t, cpu_reduction_per_elem=host.reduction.slope)
     if host.matmul:
         t = replace(t, cpu_matmul_per_flop=host.matmul.slope)
-    t = replace(t, cpu_launch_s=host.launch_s, cpu_step_per_elem=host.elementwise_step)
+    t = replace(t, cpu_launch_s=host.launch_s, cpu_step_per_elem=host.elementwise_step,
+                cpu_transcendental_per_elem=host.transcendental_step, cpu_call_s=host.call_s)
 
     def crossover(kind: Kind, default: int) -> int:
         for n in CROSSOVER_GRID:
@@ -287,11 +297,31 @@ def elementwise_program(n: int) -> str:
 
 HEAVY_STEPS = 8
 """Scalar ops per element of `heavy_program` (one input, one output: traffic 2)."""
+HEAVY_TRANSCENDENTALS = 5
+"""How many of them are transcendentals (tanh, exp)."""
+LIGHT_STEPS = 8
+"""Scalar ops per element of `light_program`, arithmetic alone (traffic 2)."""
+
+
+def light_program(n: int) -> str:
+    """A fused elementwise body of `LIGHT_STEPS` arithmetic steps: what one more step of
+    arithmetic per element costs (`DeviceProfile.elementwise_step`)."""
+    t = f"tensor<{n}xf32>"
+    return (f"func.func @cal_light(%a: {t}) -> {t} {{\n"
+            f"  %0 = fused.elementwise %a : ({t}) -> {t} {{\n"
+            "  ^bb0(%x: f32):\n"
+            "    %1 = arith.mulf %x, %x : f32\n    %2 = arith.addf %1, %x : f32\n"
+            "    %3 = arith.mulf %2, %x : f32\n    %4 = arith.subf %3, %1 : f32\n"
+            "    %5 = arith.mulf %4, %2 : f32\n    %6 = arith.addf %5, %3 : f32\n"
+            "    %7 = arith.maximumf %6, %x : f32\n    %8 = arith.mulf %7, %4 : f32\n"
+            "    fused.yield %8 : f32\n  }\n"
+            f"  func.return %0 : {t}\n}}\n")
 
 
 def heavy_program(n: int) -> str:
-    """A fused elementwise body of `HEAVY_STEPS` steps, transcendentals and arithmetic mixed:
-    what one more scalar op per element costs (`DeviceProfile.elementwise_step`)."""
+    """A fused elementwise body of `HEAVY_STEPS` steps, `HEAVY_TRANSCENDENTALS` of them
+    transcendentals: what one more transcendental per element costs
+    (`DeviceProfile.transcendental_step`)."""
     t = f"tensor<{n}xf32>"
     return (f"func.func @cal_heavy(%a: {t}) -> {t} {{\n"
             f"  %0 = fused.elementwise %a : ({t}) -> {t} {{\n"
@@ -304,12 +334,24 @@ def heavy_program(n: int) -> str:
             f"  func.return %0 : {t}\n}}\n")
 
 
-def step_seconds(add: LinearModel | None, heavy: LinearModel | None) -> float:
-    """Seconds per element per further step: the heavy kernel's slope less what its traffic
-    (2 elements against the add's 3) costs at the add's rate, over its further steps."""
+def step_seconds(add: LinearModel | None, light: LinearModel | None) -> float:
+    """Seconds per element per further step of arithmetic: the light kernel's slope less
+    what its traffic (2 elements against the add's 3) costs at the add's rate, over its
+    further steps."""
+    if add is None or light is None:
+        return 0.0
+    return max(0.0, (light.slope - add.slope * 2 / ADD_TRAFFIC) / (LIGHT_STEPS - 1))
+
+
+def transcendental_seconds(add: LinearModel | None, heavy: LinearModel | None,
+                           step: float) -> float:
+    """Seconds per element per transcendental: the heavy kernel's slope less its traffic at
+    the add's rate and its other further steps at `step`, over its transcendentals."""
     if add is None or heavy is None:
         return 0.0
-    return max(0.0, (heavy.slope - add.slope * 2 / ADD_TRAFFIC) / (HEAVY_STEPS - 1))
+    plain = HEAVY_STEPS - 1 - HEAVY_TRANSCENDENTALS
+    return max(0.0, (heavy.slope - add.slope * 2 / ADD_TRAFFIC - plain * step)
+               / HEAVY_TRANSCENDENTALS)
 
 
 def reduction_program(n: int) -> str:
@@ -354,12 +396,13 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
     elements = QUICK_ELEMENT_SIZES if quick else ELEMENT_SIZES
     matmuls = QUICK_MATMUL_SIZES if quick else MATMUL_SIZES
     samples: dict[str, list[tuple[float, float]]] = {
-        "elementwise": [], "heavy": [], "reduction": [], "matmul": [], "upload": [],
-        "download": []}
+        "elementwise": [], "light": [], "heavy": [], "reduction": [], "matmul": [],
+        "upload": [], "download": []}
     try:
-        launch_s = launch_seconds(device, build, repeat)
+        launch_s, trivial_call_s = launch_seconds(device, build, repeat)
         for kind, program, sizes, units in (
             ("elementwise", elementwise_program, elements, lambda n: n),
+            ("light", light_program, elements, lambda n: n),
             ("heavy", heavy_program, elements, lambda n: n),
             ("reduction", reduction_program, elements, lambda n: n),
             ("matmul", matmul_program, matmuls, lambda n: n * n * n),
@@ -376,15 +419,19 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
     except cl.Error as e:
         raise CalibrationError(f"calibration failed on {device.description}: {e}") from None
     elementwise = fit_linear_model(samples["elementwise"])
+    step = step_seconds(elementwise, fit_linear_model(samples["light"]))
     profile = DeviceProfile(
         elementwise=elementwise,
-        elementwise_step=step_seconds(elementwise, fit_linear_model(samples["heavy"])),
+        elementwise_step=step,
+        transcendental_step=transcendental_seconds(
+            elementwise, fit_linear_model(samples["heavy"]), step),
         reduction=fit_linear_model(samples["reduction"]),
         matmul=fit_linear_model(samples["matmul"]),
-        upload=fit_linear_model(samples["upload"]),
-        download=fit_linear_model(samples["download"]),
+        upload=fit_transfer(samples["upload"]),
+        download=fit_transfer(samples["download"]),
         launch_s=launch_s,
     )
+    profile = replace(profile, call_s=call_seconds(profile, trivial_call_s, CHAIN_BYTES))
     return Measurement(profile, samples, (time.perf_counter() - started) * 1e3)
 
 
@@ -396,12 +443,15 @@ def chain_program(kernels: int, n: int = 64) -> str:
 
 
 CHAIN_KERNELS = 9
+CHAIN_BYTES = 64 * 4
+"""Bytes of the input and of the output of `chain_program`."""
 
 
-def launch_seconds(device: OpenCLDevice, build: Build, repeat: int) -> float:
+def launch_seconds(device: OpenCLDevice, build: Build, repeat: int) -> tuple[float, float]:
     """The host time one more kernel adds to a call: calls of 1 and of `CHAIN_KERNELS` tiny
     kernels, wall time less kernel time, the difference per extra kernel (a call's own fixed
-    cost, its wait and copies, cancels out)."""
+    cost, its wait and copies, cancels out); and the host time of the call of one kernel
+    (what a whole call costs besides its kernel time, for `call_seconds`)."""
     rng = np.random.default_rng(0)
     host_times = []
     for kernels in (1, CHAIN_KERNELS):
@@ -413,13 +463,37 @@ def launch_seconds(device: OpenCLDevice, build: Build, repeat: int) -> float:
             return prof.wall_seconds - prof.kernel_seconds
 
         host_times.append(median_call(host_time, repeat))
-    return max(0.0, (host_times[1] - host_times[0]) / (CHAIN_KERNELS - 1))
+    return max(0.0, (host_times[1] - host_times[0]) / (CHAIN_KERNELS - 1)), host_times[0]
+
+
+def call_seconds(profile: DeviceProfile, trivial_call_s: float, nbytes: int) -> float:
+    """`DeviceProfile.call_s`: the host time of a call of one tiny kernel with one input and
+    one output of `nbytes` (`launch_seconds`) less what the model counts apart: the kernel's
+    launch and the two transfers' own costs (with their fixed latencies)."""
+    return max(0.0, trivial_call_s - profile.launch_s - profile.upload_s(nbytes)
+               - profile.download_s(nbytes))
+
+
+def fit_transfer(samples: Sequence[tuple[float, float]]) -> LinearModel | None:
+    """A transfer's model: its fixed latency is the time of the smallest copy measured (a
+    least-squares intercept over sizes up to megabytes says little about it), its cost per
+    byte the least-squares slope through that latency of the larger ones."""
+    if len(samples) < 2:
+        return fit_linear_model(samples)
+    ordered = sorted(samples)
+    latency = ordered[0][1]
+    rest = [(x, y - latency) for x, y in ordered[1:] if x > 0]
+    sum_xx = sum(x * x for x, _ in rest)
+    slope = sum(x * y for x, y in rest) / sum_xx if sum_xx > 0 else 0.0
+    return LinearModel(slope, latency) if math.isfinite(slope) and slope > 0 else None
 
 
 def transfer_seconds(device: OpenCLDevice, size: int, repeat: int) -> tuple[float, float]:
-    """Median wall seconds of a blocking host->device and device->host copy of `size` bytes."""
+    """Median wall seconds of a blocking host->device and device->host copy of `size` bytes,
+    as a call makes them: from the caller's array into a buffer kept from call to call, and
+    into a new array (`Executable` returns new arrays: their pages are first touched by the
+    copy)."""
     host = np.ones(size, np.uint8)
-    back = np.empty_like(host)
     buffer = cl.Buffer(device.context, cl.mem_flags.READ_WRITE, size)
     queue = device.queue
 
@@ -428,6 +502,11 @@ def transfer_seconds(device: OpenCLDevice, size: int, repeat: int) -> tuple[floa
         cl.enqueue_copy(queue, dst, src, is_blocking=True)
         return time.perf_counter() - start
 
+    def copy_back() -> float:
+        start = time.perf_counter()
+        cl.enqueue_copy(queue, np.empty(size, np.uint8), buffer, is_blocking=True)
+        return time.perf_counter() - start
+
     up = median_call(lambda: copy(buffer, host), repeat)
-    down = median_call(lambda: copy(back, buffer), repeat)
+    down = median_call(copy_back, repeat)
     return up, down

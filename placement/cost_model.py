@@ -14,8 +14,12 @@ device (a CPU OpenCL device) or on the accelerator (a GPU) by these rules, in th
 4. **profile-model**: where the accelerator was calibrated, its fitted linear model estimates the
    unit's time there; the accelerator wins when ``0.95 x`` that estimate is below the host's
    (per-unit costs ``cpu_*``); the inputs that must cross to the device that would run the unit
-   are part of each side's estimate, and elementwise work scales with the elements it reads
-   and writes and with its scalar ops (a fused body of many steps costs more than an add);
+   are part of each side's estimate, and so is a call's fixed cost on a device where the unit
+   opens a new piece there (`DeviceProfile.call_s`, `Thresholds.cpu_call_s`); elementwise
+   work scales with the elements it reads and writes and with its scalar ops, transcendentals
+   apart from arithmetic (a fused body of many steps costs more than an add). A split whose
+   whole call the model estimates dearer than one device's is undone
+   (`fusec.placement.decide.unsplit`);
 5. **threshold**: otherwise the unit goes to the accelerator when its elements (or matmul flops)
    reach the kind's threshold.
 
@@ -106,6 +110,12 @@ class Thresholds:
     cpu_step_per_elem: float = 0.0
     """Host seconds per element for each scalar op of a unit's body after the first (an
     elementwise body, or a norm's or softmax's arithmetic); 0 until calibrated."""
+    cpu_transcendental_per_elem: float = 0.0
+    """Host seconds per element for each transcendental of a unit's body (exp, tanh, ...),
+    in place of `cpu_step_per_elem`; 0 (until calibrated): they cost a step."""
+    cpu_call_s: float = 0.0
+    """Host seconds a call on the host device costs besides its kernels (checking, wrapping
+    the arrays, the wait); paid once per piece of a program run there. 0 until calibrated."""
 
     @classmethod
     def names(cls) -> list[str]:
@@ -218,9 +228,20 @@ class DeviceProfile:
     """Host seconds one more kernel adds to a call (enqueueing it), besides its own time."""
     elementwise_step: float = 0.0
     """Seconds per element for each scalar op of an elementwise body after the first."""
+    transcendental_step: float = 0.0
+    """Seconds per element for each transcendental op (exp, tanh, ...) of a body, in place of
+    `elementwise_step`; 0 where not measured (they then cost a step)."""
+    call_s: float = 0.0
+    """Host seconds a call on this device costs besides its kernels and its transfers' own
+    costs (checking, the enqueues, the wait for the device): paid once per piece of a program
+    run there (a placement that splits a program pays it for every piece)."""
+
+    def steps_s(self, elements: int, steps: int, transcendentals: int) -> float:
+        return body_seconds(self.elementwise_step, self.transcendental_step, elements, steps,
+                            transcendentals)
 
     def compute(self, kind: Kind, elements: int, flops: int, traffic: float | None = None,
-                steps: int = 1) -> float | None:
+                steps: int = 1, transcendentals: int = 0) -> float | None:
         """Estimated seconds of a unit's work (a kernel launch plus its kernel time, without
         transfers); None without a model for its kind. Elementwise and reduction work is the
         calibrated add's (or sum's) per element, scaled by the unit's traffic, plus
@@ -231,7 +252,7 @@ class DeviceProfile:
         if seconds is None:
             return None
         if kind is not Kind.MATMUL:
-            seconds += self.elementwise_step * elements * max(0, steps - 1)
+            seconds += self.steps_s(elements, steps, transcendentals)
         return self.launch_s + seconds
 
     def upload_s(self, nbytes: int) -> float:
@@ -241,8 +262,20 @@ class DeviceProfile:
         return (self.download.estimate(nbytes) or 0.0) if self.download and nbytes else 0.0
 
 
+def body_seconds(step: float, transcendental: float, elements: int, steps: int,
+                 transcendentals: int) -> float:
+    """Seconds of a body's further steps: each transcendental at `transcendental` per element
+    and each other step after the first at `step`; where `transcendental` is 0 (not
+    measured), every step after the first at `step`."""
+    if transcendental <= 0:
+        return elements * step * max(0, steps - 1)
+    plain = max(0, steps - 1 - transcendentals)
+    return elements * (step * plain + transcendental * transcendentals)
+
+
 def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int,
-                 traffic: float | None = None, steps: int = 1) -> float | None:
+                 traffic: float | None = None, steps: int = 1,
+                 transcendentals: int = 0) -> float | None:
     """The host's seconds for a unit: its per-unit cost times the units (the seed's
     `cpu_estimate`, None for a per-unit cost that is not a positive number) plus a launch (0
     until calibrated); units scale with their traffic and further steps as in
@@ -254,7 +287,9 @@ def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int,
         return None
     extra = 0.0
     if kind is not Kind.MATMUL:
-        extra = thresholds.cpu_step_per_elem * elements * max(0, steps - 1)
+        extra = body_seconds(thresholds.cpu_step_per_elem,
+                             thresholds.cpu_transcendental_per_elem, elements, steps,
+                             transcendentals)
     return (thresholds.cpu_launch_s + per_unit * scaled_units(kind, elements, flops, traffic)
             + extra)
 
@@ -302,19 +337,22 @@ def evaluate(
     to_accelerator_s: float = 0.0,
     traffic: float | None = None,
     steps: int = 1,
+    transcendentals: int = 0,
 ) -> Evaluation:
     """Rules 1, 3, 4 and 5 of the module docstring for one unit (rule 2 looks at the units
     after it, so `fusec.placement.decide` applies it). `to_host_s` and `to_accelerator_s` are
-    the transfers the unit's inputs need to reach each device."""
+    what running the unit on each device costs besides its work: the transfers its inputs
+    need to get there, and the fixed cost of a call where it opens a new piece there."""
     threshold = threshold_for(thresholds, kind)
-    cpu = cpu_estimate(thresholds, kind, elements, flops, traffic, steps)
+    cpu = cpu_estimate(thresholds, kind, elements, flops, traffic, steps, transcendentals)
     cpu_total = None if cpu is None else cpu + to_host_s
     pointwise = kind in (Kind.UNARY, Kind.ELEMENTWISE)
     if pointwise and input_on_accelerator:
         return Evaluation(True, Reason.RESIDENCY, cpu_total, None, threshold)
     if pointwise and small_batch_guard(thresholds, elements, batch):
         return Evaluation(False, Reason.SMALL_BATCH_GUARD, cpu_total, None, threshold)
-    gpu = accelerator.compute(kind, elements, flops, traffic, steps) if accelerator else None
+    gpu = (accelerator.compute(kind, elements, flops, traffic, steps, transcendentals)
+           if accelerator else None)
     if gpu is not None:
         gpu_total = gpu + to_accelerator_s
         cpu_cmp = math.inf if cpu_total is None else cpu_total

@@ -15,6 +15,7 @@ the devices. With one device every unit is on it, reason ``disabled``.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
@@ -113,19 +114,52 @@ def place(
     if single is not None:
         decisions = [Decision(w, single, Reason.DISABLED.value,
                               cpu_estimate(thresholds, w.kind, w.elements, w.flops, w.traffic,
-                                           w.steps), None,
+                                           w.steps, w.transcendentals), None,
                               threshold_for(thresholds, w.kind)) for w in works]
         return Placement(tuple(decisions), (), (single,))
     decisions: list[Decision] = []
+    pieces = Pieces()
     for op, w in zip(ops, works, strict=True):
-        decision = decide_unit(op, w, where, thresholds, accelerator, returned)
+        decision = decide_unit(op, w, where, thresholds, accelerator, returned, pieces)
         decisions.append(decision)
+        pieces.add(op, decision.device)
         for r in op.results:
             where[r] = decision.device
     decisions = fusion_override(ops, decisions)
     decisions = follow_views(function, ops, decisions, params)
+    if accelerator is not None:
+        decisions = unsplit(function, ops, decisions, thresholds, accelerator, params)
     transfers = crossings(function, ops, decisions, accelerator, params)
     return Placement(tuple(decisions), tuple(transfers), (HOST, ACCELERATOR))
+
+
+class Pieces:
+    """The pieces (runs of units on one device, `fusec.placement.partition.assign`) of the
+    units placed so far, to tell whether a unit would open a new one: each piece is a call of
+    its own on its device, whose fixed cost (`DeviceProfile.call_s`, `Thresholds.cpu_call_s`)
+    the unit that opens it pays."""
+
+    def __init__(self) -> None:
+        self.devices: list[str] = []
+        self.piece_of: dict[Operation, int] = {}
+
+    def joins(self, op: Operation, device: str) -> int | None:
+        """The piece `op` would join on `device` (as `partition.assign` groups), or None."""
+        lowest = 0
+        for value in op.operands:
+            producer = value.owner
+            if isinstance(producer, Operation) and producer in self.piece_of:
+                s = self.piece_of[producer]
+                lowest = max(lowest, s if self.devices[s] == device else s + 1)
+        return next((s for s in range(lowest, len(self.devices)) if self.devices[s] == device),
+                    None)
+
+    def add(self, op: Operation, device: str) -> None:
+        piece = self.joins(op, device)
+        if piece is None:
+            self.devices.append(device)
+            piece = len(self.devices) - 1
+        self.piece_of[op] = piece
 
 
 def located(where: dict[SSAValue, str], value: SSAValue) -> str:
@@ -140,6 +174,7 @@ def decide_unit(
     thresholds: Thresholds,
     accelerator: DeviceProfile | None,
     returned: Collection[SSAValue],
+    pieces: Pieces | None = None,
 ) -> Decision:
     if w.view:
         source = located(where, op.operands[0])
@@ -156,9 +191,14 @@ def decide_unit(
                 to_accelerator += accelerator.upload_s(size)
         to_accelerator += sum(accelerator.download_s(nbytes(r)) for r in op.results
                               if r in returned)
+        if pieces is not None:
+            if pieces.joins(op, HOST) is None:
+                to_host += thresholds.cpu_call_s
+            if pieces.joins(op, ACCELERATOR) is None:
+                to_accelerator += accelerator.call_s
     on_accelerator = any(located(where, v) == ACCELERATOR for v in op.operands)
     e = evaluate(thresholds, accelerator, w.kind, w.elements, w.flops, w.batch, on_accelerator,
-                 to_host, to_accelerator, w.traffic, w.steps)
+                 to_host, to_accelerator, w.traffic, w.steps, w.transcendentals)
     return Decision(w, ACCELERATOR if e.accelerate else HOST, e.reason.value, e.cpu_s, e.gpu_s,
                     e.threshold)
 
@@ -192,6 +232,71 @@ def follow_views(function: func.FuncOp, ops: Sequence[Operation], decisions: lis
         for r in op.results:
             where[r] = out[i].device
     return out
+
+
+def plan_seconds(
+    function: func.FuncOp,
+    ops: Sequence[Operation],
+    decisions: Sequence[Decision],
+    thresholds: Thresholds,
+    accelerator: DeviceProfile,
+    params: Collection[str],
+) -> float:
+    """The estimated seconds of a whole call placed as `decisions`: every unit's work on its
+    device, every transfer (values crossing between the devices, the caller's arrays read on
+    the accelerator, results made there read back), and a call's fixed cost for every piece
+    of units run together on one device."""
+    total = 0.0
+    pieces = Pieces()
+    for op, d in zip(ops, decisions, strict=True):
+        w = d.work
+        if pieces.joins(op, d.device) is None:
+            total += thresholds.cpu_call_s if d.device == HOST else accelerator.call_s
+        pieces.add(op, d.device)
+        if w.view:
+            continue
+        seconds = (cpu_estimate(thresholds, w.kind, w.elements, w.flops, w.traffic, w.steps,
+                                w.transcendentals) if d.device == HOST else
+                   accelerator.compute(w.kind, w.elements, w.flops, w.traffic, w.steps,
+                                       w.transcendentals))
+        if seconds is None:
+            return math.inf
+        total += seconds
+    total += sum(t.seconds or 0.0 for t in crossings(function, ops, decisions, accelerator,
+                                                      params))
+    made = {r: d.device for op, d in zip(ops, decisions, strict=True) for r in op.results}
+    returned = function.body.block.last_op.operands if function.body.block.last_op else ()
+    total += sum(accelerator.download_s(nbytes(v)) for v in set(returned)
+                 if made.get(v) == ACCELERATOR)
+    return total
+
+
+def unsplit(
+    function: func.FuncOp,
+    ops: Sequence[Operation],
+    decisions: list[Decision],
+    thresholds: Thresholds,
+    accelerator: DeviceProfile,
+    params: Collection[str],
+) -> list[Decision]:
+    """A split placement, or all its units on one device where the model estimates that the
+    whole call costs less so: each unit was placed knowing only the units before it, so a
+    split may pay for a piece and transfers that the units after it make needless (a norm
+    on the host before the matmuls of the accelerator). Units the small-batch guard keeps on
+    the host stay there. The units moved keep their estimates, reason ``profile-model``."""
+    if len({d.device for d in decisions}) < 2:
+        return decisions
+    guarded = any(d.reason == Reason.SMALL_BATCH_GUARD.value for d in decisions)
+    best = decisions
+    best_s = plan_seconds(function, ops, decisions, thresholds, accelerator, params)
+    for device in (HOST,) if guarded else (HOST, ACCELERATOR):
+        moved = [d if d.device == device else
+                 replace(d, device=device, reason=Reason.PROFILE_MODEL.value)
+                 for d in decisions]
+        seconds = plan_seconds(function, ops, moved, thresholds, accelerator, params)
+        if seconds < best_s:
+            best, best_s = moved, seconds
+    return best
 
 
 def crossings(

@@ -40,6 +40,13 @@ STEPS = {"nn.sigmoid": 4, "nn.gelu": 5, "nn.silu": 5, "nn.softmax": 5, "nn.layer
 """Scalar steps per element of the ops that take more than one (the elementwise ones as
 fuse-elementwise counts them; for norms and softmax, their arithmetic); a fused group's are its
 body's (a fused reduction's, plus the reduction)."""
+TRANSCENDENTAL_OPS = {"nn.exp", "nn.log", "nn.tanh", "nn.sqrt", "nn.rsqrt", "nn.erf",
+                     "nn.pow", "nn.sigmoid", "nn.gelu", "nn.silu", "nn.softmax", "fused.swiglu"}
+"""Ops with one transcendental per element (a softmax's exp; a norm's square root is once
+per row, not per element, so norms have none)."""
+CHEAP_MATH = {"math.absf", "math.absi", "math.copysign", "math.fma", "math.floor",
+              "math.ceil", "math.round", "math.roundeven", "math.trunc"}
+"""``math`` ops of a fused body that are not transcendentals."""
 GROUP_OPS = {"fused.elementwise", "fused.reduce", "fused.row_reduce"}
 """Fused elementwise and reduction groups: what the fusion-override rule keeps together."""
 VIEW_OPS = {"nn.reshape"}
@@ -65,6 +72,9 @@ class Work:
     operand broadcasts)."""
     steps: int
     """Scalar ops per element (a fused body's, constants aside; 1 for a plain op)."""
+    transcendentals: int
+    """How many of `steps` are transcendentals (exp, tanh, erf, ...): they cost more than
+    arithmetic, and calibration measures them apart."""
     input_bytes: tuple[int, ...]
     """Bytes of each operand, in operand order."""
     output_bytes: tuple[int, ...]
@@ -136,6 +146,7 @@ def work_of(index: int, op: Operation) -> Work:
         batch=min(batches) if batches else None,
         traffic=moved / elements if elements else 0.0,
         steps=step_count(op),
+        transcendentals=transcendental_count(op),
         input_bytes=tuple(nbytes(v) for v in op.operands),
         output_bytes=tuple(nbytes(v) for v in op.results),
         group=op.name in GROUP_OPS,
@@ -151,6 +162,14 @@ def step_count(op: Operation) -> int:
     if isinstance(op, fused.RowReduceOp | fused.MatmulEpilogueOp):
         return max(1, scalar_ops.step_count(list(op.body.block.ops)))
     return STEPS.get(op.name, 1)
+
+
+def transcendental_count(op: Operation) -> int:
+    if isinstance(op, fused.ElementwiseOp | fused.ReduceOp | fused.RowReduceOp
+                  | fused.MatmulEpilogueOp):
+        return sum(1 for o in op.body.block.ops
+                   if o.name.startswith("math.") and o.name not in CHEAP_MATH)
+    return 1 if op.name in TRANSCENDENTAL_OPS else 0
 
 
 def matmul_flops(op: Operation) -> int:

@@ -198,7 +198,8 @@ def empty(device: OpenCLDevice, shape: tuple[int, ...], dtype: Any) -> DeviceArr
 def to_device(device: OpenCLDevice, array: Any) -> DeviceArray:
     """A device array with a copy of the host array `array` (the copy is done on return, so
     the caller may change `array` at once)."""
-    host = np.ascontiguousarray(array)
+    shape = np.shape(array)
+    host = np.ascontiguousarray(array).reshape(shape)  # ascontiguousarray makes 0-d 1-d
     out = empty(device, host.shape, host.dtype)
     if out.buffer is not None:
         cl.enqueue_copy(out.queue, out.buffer, host, is_blocking=True)

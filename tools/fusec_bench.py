@@ -23,6 +23,7 @@ from fusec.bench.peers import peers_for, set_threads
 from fusec.bench.report import to_json
 from fusec.bench.suite import SPECIAL, SuiteResult, plan, render, run_suite
 from fusec.bench.workloads import all_workloads, tiny_workloads
+from fusec.files import atomic_write
 
 EXIT_WRONG = 1
 EXIT_INPUT = 1
@@ -95,9 +96,8 @@ def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer
         return json.dumps(to_json(suite.rows, settings, peer_names, suite.extra), indent=1)
 
     def save(suite: SuiteResult) -> None:
-        if json_out:
-            with open(json_out, "w", encoding="utf-8") as f:
-                f.write(document(suite) + "\n")
+        if json_out:  # atomically: an interrupted run leaves the last checkpoint whole
+            atomic_write(json_out, document(suite) + "\n")
 
     suite = run_suite(chosen, peers, settings,
                       progress=lambda line: None if quiet else click.echo(line, err=True),

@@ -4,8 +4,9 @@
     fusec-calibrate --refresh   # measure again, replacing the caches
     fusec-calibrate --json out.json
 
-For the host (the CPU OpenCL device) and the accelerator (the GPU), it times an elementwise add,
-a fused body of eight scalar ops, a sum and a square matmul at a few sizes and (on the GPU)
+For the host (the CPU OpenCL device) and the accelerator (the GPU), it times a call of a tiny
+kernel (the fixed cost of a call), an elementwise add, fused bodies of eight arithmetic ops and of
+eight ops with transcendentals, a sum and a square matmul at a few sizes and (on the GPU)
 copies to and from the device, fits a linear model to each (`fusec.placement.calibration`), and
 stores them per device under ``$XDG_CACHE_HOME/fusec/offload/``; ``fusec-run --device auto``
 and ``fusec.compile`` read them. It prints the fitted models, the thresholds derived from them
@@ -25,6 +26,7 @@ from typing import Any
 import click
 
 from fusec import __version__
+from fusec.files import OutputError, atomic_write
 from fusec.tools.cli import EXIT_INPUT, run_cli
 
 EXIT_DEVICE = 3
@@ -45,7 +47,9 @@ def describe_profile(profile: object) -> list[str]:
     from fusec.placement.calibration import MODEL_FIELDS
 
     p: Any = profile
-    lines = [f"    launch_s: {p.launch_s:.3g}", f"    elementwise_step: {p.elementwise_step:.3g}"]
+    lines = [f"    call_s: {p.call_s:.3g}", f"    launch_s: {p.launch_s:.3g}",
+             f"    elementwise_step: {p.elementwise_step:.3g}",
+             f"    transcendental_step: {p.transcendental_step:.3g}"]
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         if model is not None:
@@ -128,11 +132,9 @@ def cli(refresh: bool, platform: str | None, quick: bool, json_out: str | None) 
         return
     if json_out:
         try:
-            with open(json_out, "w", encoding="utf-8") as f:
-                json.dump(summary, f, indent=1)
-                f.write("\n")
-        except OSError as e:
-            fail(f"{json_out}: error: cannot write: {e.strerror}", EXIT_INPUT)
+            atomic_write(json_out, json.dumps(summary, indent=1) + "\n")
+        except OutputError as e:
+            fail(str(e), EXIT_INPUT)
 
 
 def fail(message: str, code: int) -> None:

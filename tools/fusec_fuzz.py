@@ -44,9 +44,9 @@ def cli(seed: int, count: int, mutations: int | None, out: str | None, device: s
         max_ops: int, verbose: bool) -> None:
     """Fuzz fusec: random programs against the reference, mangled text against fusec-opt."""
     from fusec.fuzz.campaign import run
-    from fusec.tools.fusec_opt import main as opt_main
     from fusec.runtime.device import select_device
     from fusec.runtime.errors import DeviceError
+    from fusec.tools.fusec_opt import main as opt_main
 
     try:
         select_device(device)  # type: ignore[arg-type]

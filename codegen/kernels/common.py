@@ -104,6 +104,9 @@ class DeviceInfo:
     local_mem_size: int = 32768
     """Bytes of ``__local`` memory per work-group."""
     max_work_group_size: int = 256
+    float_vector_width: int = 8
+    """Floats in the device's native vector (``CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT``): 16 on a
+    CPU with AVX-512, where the CPU GEMM tiles are `gemm.CPU_WIDE_TILES`."""
     gemm_tiles: GemmTiles | None = None
     """The GEMM tiles `tuning.autotune_gemm` chose for this device, used instead of the
     defaults; None when it has not run."""
@@ -131,6 +134,7 @@ class DeviceInfo:
             is_cpu=bool(device.type & cl.device_type.CPU),
             local_mem_size=int(device.local_mem_size),
             max_work_group_size=int(device.max_work_group_size),
+            float_vector_width=int(device.native_vector_width_float),
             global_mem_size=int(device.global_mem_size),
         )
         if not tuned:

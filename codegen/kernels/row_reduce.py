@@ -60,6 +60,10 @@ class RowStage:
     scalar: str
     vector: str | None
     kind: str | None
+    keeps: bool = False
+    """The last reduction stage stores each value it folds into ``out`` (where the row's
+    results go), and the store stage reads it back as its last argument instead of computing
+    it again (softmax's ``exp(x - max)``, computed once)."""
 
 
 def row_exp_function(name: str, width: int) -> str:
@@ -100,14 +104,16 @@ def combine(kind: str, a: str, b: str) -> str:
     """C expression folding ``b`` into ``a`` (scalars or vectors alike)."""
     if kind in ("sum", "mean"):
         return f"{a} + {b}"
-    fn = "fmax" if kind == "max" else "fmin"
-    return f"select({fn}({a}, {b}), {a} + {b}, isnan({a}) | isnan({b}))"
+    # ``b`` replaces ``a`` when it is larger (smaller), or NaN; a NaN ``a`` stays.
+    compare = "isgreater" if kind == "max" else "isless"
+    return f"select({a}, {b}, {compare}({b}, {a}) | isnan({b}))"
 
 
 def call(function: str, inputs: Sequence[RowInput], reductions: int, width: int,
-         column: str) -> str:
+         column: str, kept: str | None = None) -> str:
     """The call of a stage function at column ``column``: inputs loaded (as vectors of
-    ``width`` when ``width > 1``; per-row inputs broadcast), then the reductions so far."""
+    ``width`` when ``width > 1``; per-row inputs broadcast), then the reductions so far, then
+    the value kept at ``kept[column]`` when given."""
     args = []
     for value in inputs:
         at = value.row_offset if not value.column_stride else f"{value.row_offset} + {column}"
@@ -119,6 +125,8 @@ def call(function: str, inputs: Sequence[RowInput], reductions: int, width: int,
             args.append(f"(float{width})({value.name}[{at}])")
     for j in range(reductions):
         args.append(f"r{j}" if width == 1 else f"(float{width})(r{j})")
+    if kept is not None:
+        args.append(f"{kept}[{column}]" if width == 1 else f"vload{width}(0, {kept} + {column})")
     return f"{function}({', '.join(args)})"
 
 
@@ -166,7 +174,8 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
     vectorized = width > 1 and all(s.vector is not None for s in stages) and cols >= width
     full = cols // width * width if vectorized else 0
     group = min(CPU_ROWS_PER_GROUP, rows)
-    lines = [f"if (row >= {rows}) return;"]
+    lines = [f"if (row >= {rows}) return;",
+             f"__global float *restrict y = out + row * {cols};"]
     for j, stage in enumerate(stages[:-1]):
         kind = stage.kind
         assert kind is not None
@@ -176,6 +185,7 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
                 f"float{width} acc{j} = (float{width})({INIT[kind]});",
                 f"for (int c = 0; c < {full}; c += {width}) {{",
                 f"    const float{width} v = {call(stage.vector, inputs, j, width, 'c')};",  # type: ignore[arg-type]
+                *([f"    vstore{width}(v, 0, y + c);"] if stage.keeps else []),
                 f"    acc{j} = {combine(kind, f'acc{j}', 'v')};",
                 "}",
             ]
@@ -184,6 +194,7 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
             lines += [
                 f"for (int c = {full}; c < {cols}; ++c) {{",
                 f"    const float v = {call(stage.scalar, inputs, j, 1, 'c')};",
+                *(["    y[c] = v;"] if stage.keeps else []),
                 f"    r{j} = {combine(kind, f'r{j}', 'v')};",
                 "}",
             ]
@@ -191,17 +202,17 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
             lines.append(f"r{j} = {_finish(kind, cols, f'r{j}')};")
     last = stages[-1]
     reductions = len(stages) - 1
-    lines.append(f"__global float *restrict y = out + row * {cols};")
+    kept = "y" if reductions and stages[-2].keeps else None
     if full:
         lines += [
             f"for (int c = 0; c < {full}; c += {width}) {{",
-            f"    vstore{width}({call(last.vector, inputs, reductions, width, 'c')}, 0, y + c);",  # type: ignore[arg-type]
+            f"    vstore{width}({call(last.vector, inputs, reductions, width, 'c', kept)}, 0, y + c);",  # type: ignore[arg-type]
             "}",
         ]
     if full < cols:
         lines += [
             f"for (int c = {full}; c < {cols}; ++c) {{",
-            f"    y[c] = {call(last.scalar, inputs, reductions, 1, 'c')};",
+            f"    y[c] = {call(last.scalar, inputs, reductions, 1, 'c', kept)};",
             "}",
         ]
     body = "".join(f"    {line}\n" for line in lines)
@@ -226,6 +237,7 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
         "const int lid = get_local_id(0);",
         "const int row = get_group_id(0);",
         f"__local float scratch[{size}];",
+        f"__global float *restrict y = out + row * {cols};",
     ]
     for j, stage in enumerate(stages[:-1]):
         kind = stage.kind
@@ -239,6 +251,7 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
             f"float p{j} = {INIT[kind]};",
             f"for (int c = lid; c < {cols}; c += {size}) {{",
             f"    const float v = {call(stage.scalar, inputs, j, 1, 'c')};",
+            *(["    y[c] = v;"] if stage.keeps else []),
             f"    p{j} = {combine(kind, f'p{j}', 'v')};",
             "}",
             f"scratch[lid] = p{j};",
@@ -247,9 +260,11 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
             "barrier(CLK_LOCAL_MEM_FENCE);",
         ]
     last = stages[-1]
+    reductions = len(stages) - 1
+    kept = "y" if reductions and stages[-2].keeps else None
     lines += [
         f"for (int c = lid; c < {cols}; c += {size}) {{",
-        f"    out[row * {cols} + c] = {call(last.scalar, inputs, len(stages) - 1, 1, 'c')};",
+        f"    y[c] = {call(last.scalar, inputs, reductions, 1, 'c', kept)};",
         "}",
     ]
     body = "".join(f"    {line}\n" for line in lines)

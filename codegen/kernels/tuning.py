@@ -30,14 +30,22 @@ import numpy as np
 import pyopencl as cl
 
 from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.kernels.gemm import (
+    CPU_TILES,
+    CPU_WIDE_TILES,
+    GPU_LARGE_TILES,
+    GPU_TILES,
+    GemmTiles,
+    gemm,
+)
 from fusec.files import OutputError, atomic_write, cache_dir
-from fusec.codegen.kernels.gemm import CPU_TILES, GPU_LARGE_TILES, GPU_TILES, GemmTiles, gemm
 
 GemmShape = tuple[int, int, int, int, bool]
 """(batch, m, n, k, rhs_batched)."""
 
 CPU_CANDIDATES = (
     CPU_TILES,
+    CPU_WIDE_TILES,
     GemmTiles(thread_m=6, thread_n=16, vector_width=8, group_m=16, staging="rhs", block_k=1024),
     GemmTiles(thread_m=4, thread_n=24, vector_width=8, group_m=16, staging="rhs", block_k=256),
     GemmTiles(thread_m=6, thread_n=16, vector_width=8, group_m=32, staging="rhs", block_k=128),

@@ -6,23 +6,28 @@ so float32 accumulation error is about 1e-6 relative).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from fusec.codegen.kernels.common import DeviceInfo, Epilogue, KernelArg
-from fusec.dtypes import bf16_bits, bf16_to_f32
 from fusec.codegen.kernels.gemm import (
     CPU_TILES,
+    CPU_WIDE_TILES,
     GPU_LARGE_TILES,
     GPU_TILES,
     GemmTiles,
+    default_gemm_tiles,
     gemm,
 )
+from fusec.dtypes import bf16_bits, bf16_to_f32
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 TILINGS = {
     "cpu-default": CPU_TILES,
+    "cpu-wide": CPU_WIDE_TILES,
     "registers": GemmTiles(thread_m=3, thread_n=8, vector_width=4, group_m=2, group_n=2),
     "registers-scalar": GemmTiles(thread_m=2, thread_n=3, group_m=1, group_n=4),
     "rhs-staged": GemmTiles(thread_m=4, thread_n=16, vector_width=8, group_m=3,
@@ -183,3 +188,17 @@ def test_gemm_16_bit_loads_converts_and_rounds_the_result_once(launch, dtype, ti
     # and the float64 reference fall on either side) equal the reference rounded to 16 bits.
     rounded = expected.astype(np.float16) if dtype == "f16" else bf16_bits(expected)
     assert np.mean(out == rounded) >= 0.97
+
+
+def test_cpu_default_tiles_follow_the_native_vector_width():
+    """AVX-512 (16 floats in a native vector): 6x32 tiles of float16; otherwise 6x16 of
+    float8; autotuned tiles win over both."""
+    wide = DeviceInfo(name="avx512", is_cpu=True, float_vector_width=16)
+    narrow = DeviceInfo(name="avx2", is_cpu=True, float_vector_width=8)
+    assert default_gemm_tiles(wide, 512, 512) == CPU_WIDE_TILES
+    assert default_gemm_tiles(narrow, 512, 512) == CPU_TILES
+    assert default_gemm_tiles(None, 512, 512) == CPU_TILES
+    tuned = replace(wide, gemm_tiles=GPU_TILES)
+    assert default_gemm_tiles(tuned, 512, 512) == GPU_TILES
+    assert "tiles 6x32v16_g16x1_rhs256" in gemm("g", 1, 64, 64, 256, False,
+                                                device_info=wide).source

@@ -11,12 +11,20 @@ import numpy as np
 import pytest
 
 from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, Epilogue, KernelArg
-from fusec.codegen.kernels.gemm import CPU_TILES, GPU_TILES, GemmTiles, gemm, gemm_split_sum
+from fusec.codegen.kernels.gemm import (
+    CPU_TILES,
+    CPU_WIDE_TILES,
+    GPU_TILES,
+    GemmTiles,
+    gemm,
+    gemm_split_sum,
+)
 
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 TILINGS = {
     "cpu-default": CPU_TILES,
+    "cpu-wide": CPU_WIDE_TILES,
     "registers-scalar": GemmTiles(thread_m=2, thread_n=3, group_m=1, group_n=4),
     "rhs-staged": GemmTiles(thread_m=4, thread_n=16, vector_width=8, group_m=3,
                             staging="rhs", block_k=7),

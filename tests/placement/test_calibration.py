@@ -57,7 +57,7 @@ def test_missing_cache_is_silent() -> None:
 @pytest.mark.parametrize("text, warning", [
     ("{not json", "corrupt calibration cache"),
     ("[]", "corrupt calibration cache"),
-    (None, "version 1, expected 2"),     # a cache of the version before elementwise_step
+    (None, "version 2, expected 3"),     # a cache of the version before call_s
     ("stale-field", "corrupt calibration cache"),
     ("other-device", "another device"),
 ])
@@ -65,7 +65,7 @@ def test_bad_caches_warn_and_give_nothing(text: str | None, warning: str) -> Non
     path = write_cache(IDENTITY, PROFILE, 1.0)
     record = json.loads(path.read_text())
     if text is None:
-        record["version"] = 1
+        record["version"] = 2
         text = json.dumps(record)
     elif text == "stale-field":
         record["profile"]["launch_s"] = -1
@@ -134,10 +134,11 @@ def build(text: str, device: OpenCLDevice) -> Executable:
 def test_quick_measurement_of_the_cpu(host: OpenCLDevice) -> None:
     measured = measure_device(host, build, quick=True, repeat=2)
     counts = {k: len(v) for k, v in measured.samples.items()}
-    assert counts == {"elementwise": 2, "heavy": 2, "reduction": 2, "matmul": 2, "upload": 0,
-                      "download": 0}                          # the CPU reads host memory
+    assert counts == {"elementwise": 2, "light": 2, "heavy": 2, "reduction": 2, "matmul": 2,
+                      "upload": 0, "download": 0}   # the CPU reads host memory
     assert all(seconds > 0 for v in measured.samples.values() for _, seconds in v)
     assert measured.profile.upload is None and measured.profile.launch_s >= 0
+    assert measured.profile.call_s >= 0   # two noisy repeats on a shared machine: maybe 0
     assert [units for units, _ in measured.samples["matmul"]] == [16.0 ** 3, 32.0 ** 3]
     assert measured.duration_ms > 0
 
@@ -151,10 +152,39 @@ def test_transfers_are_measured_on_a_device_with_its_own_memory(
 
 def test_step_seconds_from_the_two_elementwise_kernels() -> None:
     add = LinearModel(3e-10)                 # 1e-10 s per element read or written
-    heavy = LinearModel(2e-10 + 7 * 5e-10)   # 2 elements moved, 7 further steps of 5e-10
-    assert calibration.step_seconds(add, heavy) == pytest.approx(5e-10)
+    light = LinearModel(2e-10 + 7 * 5e-10)   # 2 elements moved, 7 further steps of 5e-10
+    assert calibration.step_seconds(add, light) == pytest.approx(5e-10)
     assert calibration.step_seconds(add, LinearModel(1e-10)) == 0.0   # never negative
-    assert calibration.step_seconds(None, heavy) == 0.0
+    assert calibration.step_seconds(None, light) == 0.0
+
+
+def test_transcendental_seconds_from_the_heavy_kernel() -> None:
+    add = LinearModel(3e-10)
+    # 2 elements moved, 2 further arithmetic steps of 5e-10, 5 transcendentals of 2e-9
+    heavy = LinearModel(2e-10 + 2 * 5e-10 + 5 * 2e-9)
+    assert calibration.transcendental_seconds(add, heavy, 5e-10) == pytest.approx(2e-9)
+    assert calibration.transcendental_seconds(add, LinearModel(1e-10), 5e-10) == 0.0
+    assert calibration.transcendental_seconds(None, heavy, 5e-10) == 0.0
+
+
+def test_call_seconds_leave_out_the_launch_and_the_transfers() -> None:
+    gpu = DeviceProfile(upload=LinearModel(1e-10, 2e-5), download=LinearModel(1e-10, 3e-5),
+                        launch_s=1e-5)
+    # a trivial call of 170 us: 10 us launch, 20 + 30 us transfer latencies (+ 2 x 25.6 ns)
+    assert calibration.call_seconds(gpu, 1.7e-4, 256) == pytest.approx(1.7e-4 - 6e-5 - 5.12e-8)
+    assert calibration.call_seconds(DeviceProfile(launch_s=1e-5), 4e-5, 256) == \
+        pytest.approx(3e-5)                   # a CPU: no transfers
+    assert calibration.call_seconds(gpu, 1e-5, 256) == 0.0   # never negative
+
+
+def test_transfer_latency_is_the_smallest_copy() -> None:
+    samples = [(4096.0, 2e-5 + 4096e-10), (1 << 20, 2e-5 + (1 << 20) * 1e-10 + 1e-6),
+               (1 << 24, 2e-5 + (1 << 24) * 1e-10)]
+    model = calibration.fit_transfer(samples)
+    assert model is not None
+    assert model.intercept == pytest.approx(2e-5 + 4096e-10)
+    assert model.slope == pytest.approx(1e-10, rel=1e-3)
+    assert calibration.fit_transfer([(4096.0, 1e-5), (8192.0, 1e-6)]) is None  # slope < 0
 
 
 def test_the_heavy_program_has_its_steps(host: OpenCLDevice) -> None:
@@ -164,4 +194,8 @@ def test_the_heavy_program_has_its_steps(host: OpenCLDevice) -> None:
 
     module = load(calibration.heavy_program(64))
     (w,) = measure(next(op for op in module.ops if isinstance(op, func.FuncOp)))
-    assert (w.steps, w.traffic) == (calibration.HEAVY_STEPS, 2.0)
+    assert (w.steps, w.transcendentals, w.traffic) == (
+        calibration.HEAVY_STEPS, calibration.HEAVY_TRANSCENDENTALS, 2.0)
+    module = load(calibration.light_program(64))
+    (w,) = measure(next(op for op in module.ops if isinstance(op, func.FuncOp)))
+    assert (w.steps, w.transcendentals, w.traffic) == (calibration.LIGHT_STEPS, 0, 2.0)

@@ -3,6 +3,8 @@ the 0.95 factor, and threshold overrides with their errors."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from fusec.placement.cost_model import (
@@ -182,6 +184,40 @@ def test_elementwise_cost_scales_with_traffic_and_steps() -> None:
         1e-5 + 1e-6 + 2e-9 + 8e-9)
     # reductions and matmuls do not take steps
     assert gpu.compute(Kind.REDUCTION, 1000, 0, steps=9) is None
+
+
+def test_transcendentals_cost_their_own_step() -> None:
+    # 8 steps, 5 of them transcendentals: 2 further arithmetic steps and 5 transcendentals
+    t = Thresholds(cpu_elem_per_elem=3e-10, cpu_step_per_elem=1e-10,
+                   cpu_transcendental_per_elem=1e-9)
+    assert cpu_estimate(t, Kind.ELEMENTWISE, 1000, 0, traffic=2.0, steps=8,
+                        transcendentals=5) == pytest.approx(2e-7 + 2e-7 + 5e-6)
+    gpu = DeviceProfile(elementwise=LinearModel(3e-12), elementwise_step=1e-13,
+                        transcendental_step=1e-12)
+    assert gpu.compute(Kind.REDUCTION, 1000, 0, traffic=1.0, steps=5,
+                       transcendentals=1) is None   # no reduction model
+    gpu = dataclasses.replace(gpu, reduction=LinearModel(1e-12))
+    # a softmax: traffic 2 against the sum's 1, 5 steps, one of them an exp
+    assert gpu.compute(Kind.REDUCTION, 1000, 0, traffic=2.0, steps=5,
+                       transcendentals=1) == pytest.approx(2e-9 + 3e-10 + 1e-9)
+    # not measured apart (0): every further step costs a step, as before
+    old = Thresholds(cpu_elem_per_elem=3e-10, cpu_step_per_elem=1e-10)
+    assert cpu_estimate(old, Kind.ELEMENTWISE, 1000, 0, traffic=2.0, steps=8,
+                        transcendentals=5) == pytest.approx(2e-7 + 7e-7)
+
+
+def test_a_call_cost_is_paid_where_a_unit_opens_a_piece() -> None:
+    t = Thresholds(cpu_elem_per_elem=1e-9, cpu_call_s=1e-5)
+    gpu = DeviceProfile(elementwise=LinearModel(1e-12), call_s=2e-3)
+    # the accelerator's work is far cheaper, but not its call
+    alone = evaluate(t, gpu, Kind.ELEMENTWISE, 10**6, 0, None, False,
+                     to_host_s=t.cpu_call_s, to_accelerator_s=gpu.call_s)
+    assert not alone.accelerate
+    assert alone.cpu_s == pytest.approx(1e-3 + 1e-5) and alone.gpu_s == pytest.approx(
+        1e-6 + 2e-3)
+    joined = evaluate(t, gpu, Kind.ELEMENTWISE, 10**6, 0, None, False,
+                      to_host_s=t.cpu_call_s)
+    assert joined.accelerate
 
 
 def test_a_heavy_body_can_tip_the_balance() -> None:

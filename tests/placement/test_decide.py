@@ -203,9 +203,11 @@ def test_norms_and_softmax_have_steps() -> None:
       func.return %s, %n : tensor<8x16xf32>, tensor<8x16xf32>
     }
     """
-    works = {w.label: (w.kind, w.steps, w.traffic) for w in measure(fused(text))}
-    assert works == {"nn.softmax %s": (Kind.REDUCTION, 5, 2.0),
-                     "fused.residual_rms_norm %n": (Kind.REDUCTION, 5, (128 * 3 + 16) / 128)}
+    works = {w.label: (w.kind, w.steps, w.traffic, w.transcendentals)
+             for w in measure(fused(text))}
+    # a softmax's exp is a transcendental per element; a norm's root is one per row
+    assert works == {"nn.softmax %s": (Kind.REDUCTION, 5, 2.0, 1),
+                     "fused.residual_rms_norm %n": (Kind.REDUCTION, 5, (128 * 3 + 16) / 128, 0)}
 
 
 def test_a_fused_reduction_counts_its_prologue() -> None:
@@ -219,3 +221,40 @@ def test_a_fused_reduction_counts_its_prologue() -> None:
     """
     (w,) = measure(fused(text))
     assert (w.label, w.kind, w.steps, w.group) == ("fused.reduce %s", Kind.REDUCTION, 3, True)
+    assert w.transcendentals == 1   # the exp of its body
+
+
+# A softmax whose rows a matmul reads (two kernels: nothing fuses them).
+CHAIN = """
+func.func @c(%a: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %x = nn.softmax %a : tensor<256x256xf32> -> tensor<256x256xf32>
+  %m = nn.matmul %x, %w : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  func.return %m : tensor<256x256xf32>
+}
+"""
+GPU_WITH_A_CALL = DeviceProfile(reduction=LinearModel(1e-13), matmul=LinearModel(1e-14),
+                                upload=LinearModel(1e-10), download=LinearModel(1e-10),
+                                call_s=2e-3)
+
+
+def test_only_the_unit_that_opens_a_piece_pays_a_call() -> None:
+    t = Thresholds(cpu_reduction_per_elem=1e-7, cpu_matmul_per_flop=1e-9)
+    p = place(fused(CHAIN), t, GPU_WITH_A_CALL, params=["w"])
+    softmax, matmul = p.decisions
+    assert (softmax.device, matmul.device) == ("gpu", "gpu")
+    # the softmax opens the accelerator's piece and pays its call; the matmul joins it
+    assert softmax.gpu_s is not None and softmax.gpu_s >= 2e-3
+    assert matmul.gpu_s is not None and matmul.gpu_s < 2e-3
+
+
+def test_a_split_that_costs_more_than_one_device_is_undone() -> None:
+    # Each unit alone: the softmax (1 ms on the host, whose call is free) stays there, as the
+    # accelerator's call costs 2 ms; the matmul (17 ms on the host) goes to the accelerator.
+    # But that split pays the accelerator's call anyway, and a copy of the softmax's result:
+    # the whole call costs less on the accelerator alone.
+    t = Thresholds(cpu_reduction_per_elem=1e-3 / (2 * 65536), cpu_matmul_per_flop=1e-9)
+    p = place(fused(CHAIN), t, GPU_WITH_A_CALL, params=["w"])
+    assert [d.device for d in p.decisions] == ["gpu", "gpu"] and not p.split
+    assert p.decisions[0].reason == "profile-model"
+    assert p.decisions[0].cpu_s is not None and p.decisions[0].gpu_s is not None
+    assert p.decisions[0].cpu_s < p.decisions[0].gpu_s   # alone, it was the host's

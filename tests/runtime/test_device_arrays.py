@@ -311,3 +311,21 @@ def test_arrays_of_no_elements(mode: str) -> None:
     a, b = exe(exe.to_device(np.zeros((0, 4), np.float32)), exe.to_device(y))
     assert a.shape == (0, 4) and a.buffer is None and a.get().shape == (0, 4)
     np.testing.assert_array_equal(b.get(), np.maximum(y, 0))
+
+
+SCALAR = """
+func.func @scale(%x: tensor<3x4xf32>, %s: tensor<f32>) -> tensor<3x4xf32> {
+  %y = nn.mul %x, %s : tensor<3x4xf32>, tensor<f32> -> tensor<3x4xf32>
+  func.return %y : tensor<3x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_zero_dimensional_inputs_keep_their_shape(mode: str) -> None:
+    exe = compile_in(mode, SCALAR)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    s = exe.to_device(np.float32(2.5) * np.ones((), np.float32))
+    assert s.shape == () and s.get().shape == ()
+    (y,) = exe(exe.to_device(x), s)
+    np.testing.assert_array_equal(y.get(), x * 2.5)

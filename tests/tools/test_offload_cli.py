@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from fusec.placement.calibration import CALIBRATION_VERSION
 from fusec.tools import fusec_calibrate, fusec_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +51,7 @@ def test_calibrate_writes_then_reuses_then_refreshes(
     cache.write_text("{ corrupt")
     code, out, err = run(capsys, fusec_calibrate.main, "--quick")
     assert code == 0 and "warning:" in err and "corrupt calibration cache" in err
-    assert "calibrated:" in out and json.loads(cache.read_text())["version"] == 2
+    assert "calibrated:" in out and json.loads(cache.read_text())["version"] == CALIBRATION_VERSION
 
     code, out, err = run(capsys, fusec_calibrate.main, "--quick", "--refresh")
     assert code == 0 and "calibrated:" in out

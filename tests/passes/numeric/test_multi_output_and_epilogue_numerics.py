@@ -71,7 +71,9 @@ def random(shape, seed: int) -> np.ndarray:
 def test_chain_with_returned_intermediate(numeric) -> None:
     assert numeric.top_ops(CHAIN) == ["fused.elementwise"]
     assert numeric.launches(CHAIN) == 1
-    assert numeric.launches(CHAIN, "fuse-elementwise") == 2
+    # fuse-elementwise alone leaves the intermediate as its own op (the kernel-level
+    # fuse-launches of lower-opencl may merge the two launches again).
+    assert numeric.top_ops(CHAIN, "fuse-elementwise") == ["nn.mul", "fused.elementwise"]
     a, b = random((33, 20), 0), random((20,), 1)
     t = a * b
     numeric.check(CHAIN, [a, b], [np.tanh(t.astype(np.float64) + a), t], tol=(1e-6, 1e-5))

@@ -11,6 +11,8 @@ process (the machine is shared, so wall time also counts other people's work) an
 Every layer must fuse into one ``fused.transformer_layer``, so the passes do real work.
 """
 
+# ruff: noqa: E501 - IR text is written one op per line
+
 from __future__ import annotations
 
 import cProfile

@@ -43,7 +43,9 @@ class _Lexer(MLIRLexer):
 
 
 # A ranked tensor type with static dimensions, spelled the one way the printer spells it.
-_STATIC_TENSOR_TYPE = re.compile(r"tensor<(?:[0-9]+x)*(?:f16|bf16|f32|f64|i1|i8|i16|i32|i64|index)>")
+_STATIC_TENSOR_TYPE = re.compile(
+    r"tensor<(?:[0-9]+x)*(?:f16|bf16|f32|f64|i1|i8|i16|i32|i64|index)>"
+)
 
 
 # An attribute dictionary without nested braces (strings may hold anything but quotes).
@@ -88,7 +90,9 @@ class LocatedParser(Parser):
     def parse_optional_type(self) -> TypeAttribute | None:
         token = self._current_token
         start = token.span.start
-        if token.kind is not MLIRTokenKind.BARE_IDENT or not self._text.startswith("tensor<", start):
+        if token.kind is not MLIRTokenKind.BARE_IDENT or not self._text.startswith(
+            "tensor<", start
+        ):
             return super().parse_optional_type()
         match = _STATIC_TENSOR_TYPE.match(self._text, start)
         if match is None:

@@ -24,9 +24,9 @@ from xdsl.dialects.builtin import ModuleOp
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.check import Comparison, compare
 from fusec.compiler.driver import lower
+from fusec.passes.remarks import Remark, RemarkLog, collecting
 from fusec.reference.executor import find_function, random_inputs, run_function
 from fusec.runtime.executable import Executable
-from fusec.passes.remarks import Remark, RemarkLog, collecting
 
 Arrays = list[np.ndarray]
 
@@ -77,7 +77,9 @@ class Runner:
     """A `fusec.runtime.device.Device` (``select_device``'s result)."""
     filename: str = "<input>"
 
-    def compile(self, limit: int | None, pipeline: str | None = None) -> tuple[Executable, RemarkLog]:
+    def compile(
+        self, limit: int | None, pipeline: str | None = None
+    ) -> tuple[Executable, RemarkLog]:
         log = RemarkLog(limit, filename=self.filename)
         info = DeviceInfo.from_device(self.device.device)  # type: ignore[attr-defined]
         with collecting(log):
@@ -108,8 +110,12 @@ class SetReport:
     def lines(self) -> list[str]:
         out = []
         for i, (fu, fr, ur) in enumerate(
-            zip(self.fused_vs_unfused, self.fused_vs_reference, self.unfused_vs_reference,
-                strict=True)
+            zip(
+                self.fused_vs_unfused,
+                self.fused_vs_reference,
+                self.unfused_vs_reference,
+                strict=True,
+            )
         ):
             verdict = "ok" if fu.ok and fr.ok and ur.ok else "DIFFERS"
             out.append(

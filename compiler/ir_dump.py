@@ -1,4 +1,5 @@
-"""``--print-ir-before``, ``--print-ir-after``, ``--print-ir-after-all``, ``--print-ir-after-change``.
+"""The ``--print-ir-before``, ``--print-ir-after``, ``--print-ir-after-all`` and
+``--print-ir-after-change`` options.
 
 Each dump goes to stderr, headed as MLIR heads its dumps, then the module as ``fusec-opt``
 prints it (custom or generic form)::

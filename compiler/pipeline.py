@@ -21,8 +21,8 @@ from fusec.compiler.gc_pause import paused_gc
 from fusec.compiler.incremental_verify import IncrementalVerifier
 from fusec.compiler.ir_dump import IRDumper
 from fusec.compiler.progress import Progress
-from fusec.compiler.timing import Timing, pass_labels
 from fusec.compiler.registry import get_all_passes
+from fusec.compiler.timing import Timing, pass_labels
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.passes.remarks import RemarkLog, collecting
 from fusec.passes.remarks import current as current_remark_log

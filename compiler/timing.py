@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-
 # Rows shown after the passes, in this order, wherever they first ran.
 LAST = ("verify", "print")
 

@@ -48,7 +48,11 @@ class FuseResidualNorm(RewritePattern):
             missed(self.pass_name, op, why_shared(x_plus_r, op, "the add"))
             return
         if not add.lhs.type == add.rhs.type == add.result.type == result.type:
-            missed(self.pass_name, op, "the add broadcasts (x, the residual and the sum differ in type)")
+            missed(
+                self.pass_name,
+                op,
+                "the add broadcasts (x, the residual and the sum differ in type)",
+            )
             return
         if not is_last_axis(op, len(shape_of(result))):
             missed(self.pass_name, op, "the norm is not over the last axis")

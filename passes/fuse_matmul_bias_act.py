@@ -110,7 +110,11 @@ class FoldActivation(RewritePattern):
         if act is None or not isinstance(fused, MatmulBiasActOp):
             return
         if act not in self.activations:
-            missed(PASS, op, f"activation {act} is not in activations={','.join(sorted(self.activations))}")
+            missed(
+                PASS,
+                op,
+                f"activation {act} is not in activations={','.join(sorted(self.activations))}",
+            )
             return
         if str_prop(fused, "activation") != "none":
             missed(PASS, op, f"the matmul already applies {str_prop(fused, 'activation')}")

@@ -64,8 +64,8 @@ from fusec.passes._elementwise import (
     tensor_inputs,
 )
 from fusec.passes._util import producer, why_shared
-from fusec.passes.remarks import may_fuse, missed
 from fusec.passes.fuse_elementwise import check_limits
+from fusec.passes.remarks import may_fuse, missed
 
 AnyReduce = nn.ReduceOp | fused.ReduceOp
 PASS = "fuse-reductions"
@@ -97,10 +97,13 @@ def absorbable(
             continue
         total = prologue_steps(op) + steps(prod)
         if total > limits.max_steps:
-            reasons.append(f"the prologue would have {total} steps, over max-steps={limits.max_steps}")
+            reasons.append(
+                f"the prologue would have {total} steps, over max-steps={limits.max_steps}"
+            )
         elif len(merged) > limits.max_inputs:
             reasons.append(
-                f"the reduction would read {len(merged)} inputs, over max-inputs={limits.max_inputs}"
+                f"the reduction would read {len(merged)} inputs, "
+                f"over max-inputs={limits.max_inputs}"
             )
         else:
             return prod

@@ -89,7 +89,9 @@ class RemarkLog:
             message = f"not fused: rewrite #{index} is beyond --rewrite-limit={self.rewrite_limit}"
             self.missed(pass_name, op, message.removeprefix("not fused: "))
             return False
-        self._order.append(("applied", Remark("applied", pass_name, where, f"fused #{index}: {what}")))
+        self._order.append(
+            ("applied", Remark("applied", pass_name, where, f"fused #{index}: {what}"))
+        )
         return True
 
     def end_pass(self) -> None:

@@ -14,8 +14,12 @@ device (a CPU OpenCL device) or on the accelerator (a GPU) by these rules, in th
 4. **profile-model**: where the accelerator was calibrated, its fitted linear model estimates the
    unit's time there; the accelerator wins when ``0.95 x`` that estimate is below the host's
    (per-unit costs ``cpu_*``); the inputs that must cross to the device that would run the unit
-   are part of each side's estimate, and elementwise work scales with the elements it reads
-   and writes and with its scalar ops (a fused body of many steps costs more than an add);
+   are part of each side's estimate, and so is a call's fixed cost on a device where the unit
+   opens a new piece there (`DeviceProfile.call_s`, `Thresholds.cpu_call_s`); elementwise
+   work scales with the elements it reads and writes and with its scalar ops, transcendentals
+   apart from arithmetic (a fused body of many steps costs more than an add). A split whose
+   whole call the model estimates dearer than one device's is undone
+   (`fusec.placement.decide.unsplit`);
 5. **threshold**: otherwise the unit goes to the accelerator when its elements (or matmul flops)
    reach the kind's threshold.
 

@@ -30,7 +30,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, get_pass_option_infos
 
 from fusec import __version__
-from fusec.files import atomic_write, check_not_input
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module, split_input
 from fusec.compiler.fusion_stats import (
@@ -51,10 +50,11 @@ from fusec.compiler.pipeline import (
     run_passes,
 )
 from fusec.compiler.progress import Progress
-from fusec.compiler.timing import Timing
-from fusec.passes.remarks import Remark, RemarkLog
-from fusec.compiler.targets import build_target, target_names
 from fusec.compiler.registry import XDSL_SUMMARIES, get_all_passes
+from fusec.compiler.targets import build_target, target_names
+from fusec.compiler.timing import Timing
+from fusec.files import atomic_write, check_not_input
+from fusec.passes.remarks import Remark, RemarkLog
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
 

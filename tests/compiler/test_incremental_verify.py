@@ -6,6 +6,8 @@ at its location, as a full verification would. And an unchanged module costs no 
 (apart from functions and terminators).
 """
 
+# ruff: noqa: E501 - IR text is written one op per line
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -6,6 +6,8 @@ counted like a fusion. In a pipeline of three rewrites (a correct bias fusion #0
 must report that fused and unfused outputs differ; the same pipeline without it is clean.
 """
 
+# ruff: noqa: E501 - IR text is written one op per line
+
 from __future__ import annotations
 
 import importlib.util

@@ -47,13 +47,15 @@ ARRAYS = ("numpy", "device")
 
 def prepare(text: str, inputs: Sequence[np.ndarray], device: str, pipeline: str,
             params: Mapping[str, np.ndarray] | None = None, arrays: str = "numpy",
-            launch_fusion: bool = True) -> Prepared:
+            launch_fusion: bool = True, allow_tf32: bool = False) -> Prepared:
     """Compiles `text` for `device` and returns its timed call. `params` (input name ->
     array, `Workload.params`) are bound to the device once; `inputs` are every input in order,
     and a call passes those not in `params`, as numpy arrays or device arrays (`arrays`).
     `launch_fusion=False` keeps one launch per kernel (``fuse-launches`` off)."""
     params = dict(params or {})
-    options = {} if launch_fusion else {"launch_fusion": False}
+    options: dict[str, bool] = {} if launch_fusion else {"launch_fusion": False}
+    if allow_tf32:
+        options["allow_tf32"] = True
     executable = compile_function()(text, pipeline=pipeline, device=device, params=params,
                                     **options)
     args: list[Any] = [a for a, spec in zip(inputs, executable.plan.inputs, strict=True)

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from fusec.bench import fusec_runner
+from fusec.dtypes import host_as_float
 from fusec.bench.graph import Graph, Unsupported, parse
-from fusec.bench.peers import Peer, Prepared, Unavailable, first_line
+from fusec.bench.peers import Peer, Prepared, TorchPeer, Unavailable, first_line
 from fusec.bench.timing import Timing, interleaved, wall_call
 from fusec.bench.workloads import Workload
 
@@ -79,7 +80,7 @@ def relative_error(out: np.ndarray, ref: np.ndarray) -> float:
     out, ref = np.asarray(out), np.asarray(ref)
     if out.shape != ref.shape:
         return float("inf")
-    o, r = out.astype(np.float64), ref.astype(np.float64)
+    o, r = host_as_float(out).astype(np.float64), host_as_float(ref).astype(np.float64)
     if not np.all(np.isfinite(o)):
         return float("inf")
     scale = float(np.linalg.norm(r))
@@ -155,11 +156,15 @@ def run_workload(workload: Workload, peers: Sequence[Peer], settings: Settings,
             fusec_runner.NAME,
             lambda: fusec_runner.prepare(workload.text, inputs, settings.device,
                                          workload.pipeline or settings.pipeline, params,
-                                         settings.fusec_arrays, workload.launch_fusion),
+                                         settings.fusec_arrays, workload.launch_fusion,
+                                         allow_tf32=workload.tf32),
             reference, workload, loud=True))
     for peer in peers:
         outcomes.append(prepare_and_check(
-            peer.name, lambda peer=peer: peer.prepare(graph, inputs, settings.device),
+            peer.name, lambda peer=peer: peer.prepare(
+                graph, inputs, settings.device,
+                **({"allow_tf32": True} if workload.tf32 and isinstance(peer, TorchPeer)
+                   else {})),
             reference, workload, loud=False))
     ready = [o for o in outcomes if isinstance(o, Ready)]
     timed = {r.name: r for r in time_all(ready, settings)}

@@ -105,6 +105,25 @@ def torch_device(device: str) -> str:
     return "cuda"
 
 
+def tensor_of(array: np.ndarray, dtype: str, where: str) -> Any:
+    """A torch tensor of a workload input; bf16 inputs (uint16 bit patterns) as bfloat16."""
+    import torch
+
+    array = np.ascontiguousarray(array)
+    if dtype == "bfloat16":
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16).to(where)
+    return torch.from_numpy(array).to(where)
+
+
+def host_array(tensor: Any) -> np.ndarray:
+    """A torch result as the numpy array fusec returns (bfloat16: uint16 bit patterns)."""
+    import torch
+
+    if tensor.dtype == torch.bfloat16:
+        return tensor.view(torch.int16).cpu().numpy().view(np.uint16)
+    return tensor.cpu().numpy()
+
+
 class TorchPeer:
     """PyTorch eager, or ``torch.compile`` of the same function when `compiled`."""
 
@@ -114,7 +133,10 @@ class TorchPeer:
         self.compiled = compiled
         self.name = "torch.compile" if compiled else "torch"
 
-    def prepare(self, graph: Graph, inputs: Sequence[np.ndarray], device: str) -> Prepared:
+    def prepare(self, graph: Graph, inputs: Sequence[np.ndarray], device: str,
+                allow_tf32: bool = False) -> Prepared:
+        """With `allow_tf32`, float32 matmuls run in TF32 on CUDA (as the workload allows
+        fusec too); otherwise in float32."""
         where = torch_device(device)
         import torch
 
@@ -126,9 +148,10 @@ class TorchPeer:
             # count each workload as a recompilation and, past its limit, silently run eager.
             torch._dynamo.reset()
             forward = torch.compile(forward)
-        args = [torch.from_numpy(np.ascontiguousarray(a)).to(where) for a in inputs]
+        args = [tensor_of(a, t.dtype, where) for a, t in zip(inputs, graph.inputs, strict=True)]
 
         def call() -> object:
+            torch.backends.cuda.matmul.allow_tf32 = allow_tf32
             with torch.inference_mode():
                 out = forward(*args)
             if where == "cuda":
@@ -136,10 +159,12 @@ class TorchPeer:
             return out
 
         def outputs() -> list[np.ndarray]:
+            torch.backends.cuda.matmul.allow_tf32 = allow_tf32
             with torch.inference_mode():
-                return [t.cpu().numpy() for t in forward(*args)]
+                return [host_array(t) for t in forward(*args)]
 
         def device_call() -> float:
+            torch.backends.cuda.matmul.allow_tf32 = allow_tf32
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             with torch.inference_mode():
                 start.record()

@@ -141,7 +141,8 @@ class ProgramWriter:
 
     def matmul(self, lhs: Value, rhs: Value) -> Value:
         assert lhs.shape[-1] == rhs.shape[-2], (lhs.shape, rhs.shape)
-        return self.op("nn.matmul", [lhs, rhs], (*lhs.shape[:-1], rhs.shape[-1]))
+        return self.op("nn.matmul", [lhs, rhs], (*lhs.shape[:-1], rhs.shape[-1]),
+                       element=lhs.element)
 
     def linear(self, x: Value, weight: Value, bias: Value | None = None) -> Value:
         """``x @ weight (+ bias)``: the shape the matmul-epilogue fusions look for."""

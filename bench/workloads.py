@@ -82,15 +82,31 @@ class Workload:
     None: the run's (``fusec-bench -p``)."""
     launch_fusion: bool = True
     """Whether ``lower-opencl`` merges adjacent launches (``fuse-launches``)."""
+    element: str = "f32"
+    """The element type of every input: ``f32``, ``f16`` or ``bf16`` (drawn in float32, then
+    rounded; bf16 inputs are uint16 bit patterns, see `fusec.dtypes`)."""
+    tf32: bool = False
+    """f32 matmuls may use TF32 tensor cores: fusec's ``allow_tf32`` and PyTorch's."""
 
     def inputs(self, arg_names: Sequence[str], shapes: Sequence[tuple[int, ...]], seed: int = 0,
                alignment: int | None = None) -> list[np.ndarray]:
         """The inputs drawn from `seed`; with `alignment`, each placed in an array whose data
         starts at a multiple of that many bytes (numpy itself aligns large arrays to 16)."""
         rng = np.random.default_rng(seed)
-        drawn = [self.inits.get(name, NORMAL).draw(rng, shape)
+        drawn = [self.typed(self.inits.get(name, NORMAL).draw(rng, shape))
                  for name, shape in zip(arg_names, shapes, strict=True)]
         return drawn if alignment is None else [aligned_copy(a, alignment) for a in drawn]
+
+
+    def typed(self, drawn: np.ndarray) -> np.ndarray:
+        """A float32 draw as an input of this workload's element type."""
+        if self.element == "f16":
+            return drawn.astype(np.float16)
+        if self.element == "bf16":
+            from fusec.dtypes import bf16_bits
+
+            return bf16_bits(drawn)
+        return drawn
 
 
 # --- program writers -------------------------------------------------------------------------
@@ -161,9 +177,9 @@ def matmul_bias_gelu(m: int, k: int, n: int) -> ProgramWriter:
     return p
 
 
-def sgemm(m: int, k: int, n: int) -> ProgramWriter:
-    p = ProgramWriter("sgemm")
-    p.ret(p.matmul(p.arg("a", [m, k]), p.arg("b", [k, n])))
+def sgemm(m: int, k: int, n: int, element: str = "f32") -> ProgramWriter:
+    p = ProgramWriter("sgemm" if element == "f32" else f"gemm_{element}")
+    p.ret(p.matmul(p.arg("a", [m, k], element), p.arg("b", [k, n], element)))
     return p
 
 
@@ -327,6 +343,18 @@ def all_workloads() -> list[Workload]:
                   params=("w", "b")),
         _workload("5", "sgemm1024", "SGEMM 1024^3", lambda: sgemm(1024, 1024, 1024)),
         _workload("5", "sgemm4096", "SGEMM 4096^3", lambda: sgemm(4096, 4096, 4096),
+                  devices=("gpu",)),
+        # 16-bit and TF32 products (tensor cores on NVIDIA): f32 accumulation, the result
+        # rounded once; the tolerance is the output's rounding (bf16: 2^-9) plus TF32's.
+        _workload("5", "hgemm1024", "GEMM 1024^3 f16", lambda: sgemm(1024, 1024, 1024, "f16"),
+                  element="f16", tolerance=2e-3),
+        _workload("5", "hgemm4096", "GEMM 4096^3 f16", lambda: sgemm(4096, 4096, 4096, "f16"),
+                  element="f16", tolerance=2e-3, devices=("gpu",)),
+        _workload("5", "bgemm4096", "GEMM 4096^3 bf16",
+                  lambda: sgemm(4096, 4096, 4096, "bf16"), element="bf16", tolerance=8e-3,
+                  devices=("gpu",)),
+        _workload("5", "tf32gemm4096", "GEMM 4096^3 f32, TF32 allowed",
+                  lambda: sgemm(4096, 4096, 4096), tf32=True, tolerance=2e-3,
                   devices=("gpu",)),
         _workload("6", "bert_b1", "BERT-base layer, B=1 S=128", lambda: bert(1, 128),
                   inits=bert_inits(1, 768, 3072), tolerance=1e-3, params=bert_params(1)),

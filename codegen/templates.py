@@ -96,6 +96,7 @@ def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         device_info=device,
         split_k=p.int("split_k", 1),
         dtype=p.str("dtype", "f32"),
+        allow_tf32=bool(p.int("allow_tf32", 0)),
     )
 
 

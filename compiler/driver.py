@@ -89,9 +89,11 @@ def lower(
     filename: str = "<input>",
     launch_budget: int | None = None,
     launch_fusion: bool = True,
+    allow_tf32: bool = False,
 ) -> Compiled:
     """Fuses, lowers and plans ``module`` in place. Launch fusion's budget is ``launch_budget``
-    bytes, by default the device's global memory size."""
+    bytes, by default the device's global memory size; ``allow_tf32`` lets f32 matmuls use TF32
+    tensor cores."""
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
@@ -102,7 +104,7 @@ def lower(
         launch_budget = device_info.global_mem_size
     lowering = lower_opencl_spec(
         device_info.kind if device_info else None, launch_budget, launch_fusion,
-        allow_oversized=device_default,
+        allow_oversized=device_default, allow_tf32=allow_tf32,
     )
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     try:
@@ -124,6 +126,7 @@ def compile(  # noqa: A001 - the public name the package exports
     shapes: Mapping[str, Sequence[int]] | None = None,
     launch_budget: int | None = None,
     launch_fusion: bool = True,
+    allow_tf32: bool = False,
 ) -> Executable | PlacedExecutable | OnnxExecutable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
@@ -137,13 +140,14 @@ def compile(  # noqa: A001 - the public name the package exports
     dynamic input dimensions) and called with its ONNX input names (`OnnxExecutable`).
     ``launch_budget`` (bytes, default the device's global memory size) bounds what one merged
     launch touches; ``launch_fusion=False`` keeps one launch per kernel.
+    ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
     """
     if is_onnx_source(source_or_module):
         imported = import_onnx(source_or_module, shapes,
                                None if filename == "<input>" else filename)
         exe = compile(imported.module, None, pipeline, device, platform, filename,
                       imported.params, offload_thresholds, launch_budget=launch_budget,
-                      launch_fusion=launch_fusion)
+                      launch_fusion=launch_fusion, allow_tf32=allow_tf32)
         return OnnxExecutable(exe, imported)  # type: ignore[arg-type]
     module = load(source_or_module, filename)  # type: ignore[arg-type]
     if params is None:
@@ -151,12 +155,13 @@ def compile(  # noqa: A001 - the public name the package exports
     if device == "auto":
         return compile_placed(module, function, pipeline, platform, filename, params,
                               offload_thresholds, launch_budget=launch_budget,
-                              launch_fusion=launch_fusion).executable
+                              launch_fusion=launch_fusion,
+                              allow_tf32=allow_tf32).executable
     if offload_thresholds:
         raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
-                     launch_budget, launch_fusion)
+                     launch_budget, launch_fusion, allow_tf32)
     return Executable(compiled.plan, dev, params)
 
 
@@ -182,6 +187,7 @@ def compile_placed(
     devices: DevicePair | None = None,
     launch_budget: int | None = None,
     launch_fusion: bool = True,
+    allow_tf32: bool = False,
 ) -> Placed:
     """Fuses the function, places each unit on the host (CPU) or the accelerator (GPU) by the
     calibrated cost model (`fusec.placement`), lowers each device's segments for that device
@@ -208,7 +214,7 @@ def compile_placed(
             single[0] if single else ACCELERATOR)
         dev = pair.device(role)
         compiled = lower(module, name, "none", DeviceInfo.from_device(dev.device), filename,
-                         launch_budget, launch_fusion)
+                         launch_budget, launch_fusion, allow_tf32)
         note = pair.note or f"every kernel on the {role} ({dev.description})"
         report = build_report(setup, placement, host or "none", accelerator, note=note)
         return Placed(Executable(compiled.plan, dev, params), report, name, (compiled.plan,))
@@ -218,7 +224,7 @@ def compile_placed(
         dev = pair.device(segment.device)
         compiled = lower(segment.module, segment.name, "none",
                          DeviceInfo.from_device(dev.device), filename, launch_budget,
-                         launch_fusion)
+                         launch_fusion, allow_tf32)
         reads = {s.name for s in compiled.plan.inputs}
         bound = {k: v for k, v in (params or {}).items() if k in reads}
         placed.append(PlacedSegment(segment, Executable(compiled.plan, dev, bound)))

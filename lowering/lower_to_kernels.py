@@ -118,15 +118,18 @@ def lower_opencl_spec(
     launch_budget: int | None = None,
     launch_fusion: bool = True,
     allow_oversized: bool = False,
+    allow_tf32: bool = False,
 ) -> str:
     """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, merge adjacent
     launches (``fuse-launches``, unless ``launch_fusion`` is off), plan buffers; the lowering
     shapes its kernels for ``device`` and launch fusion uses ``launch_budget`` bytes (the
     passes' defaults when None), leaving kernels alone over it unfused with
-    ``allow_oversized``."""
+    ``allow_oversized``; ``allow_tf32`` lets f32 matmuls use TF32 tensor cores."""
     unfuse = non_native_fused_ops()
     first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
-    lowering = f"lower-to-kernels{{device={device}}}" if device else "lower-to-kernels"
+    options = " ".join([*([f"device={device}"] if device else []),
+                        *(["allow-tf32=true"] if allow_tf32 else [])])
+    lowering = f"lower-to-kernels{{{options}}}" if options else "lower-to-kernels"
     fusion = ""
     if launch_fusion:
         options = []
@@ -165,6 +168,7 @@ class LoweringOptions:
     cpu_chunk_min: int = 4096
     gemm_split_outputs: int = 1 << 19
     gemm_split_depth: int = 256
+    allow_tf32: bool = False
 
 
 class FunctionLowering:
@@ -463,6 +467,11 @@ class LowerToKernelsPass(ModulePass):
     gemm_split_depth: int = 256
     """GPU: the least depth (K) of one part of a matmul split along K."""
 
+    allow_tf32: bool = False
+    """Let f32 matmuls run on tensor cores in TF32 (operands rounded to 10 mantissa bits,
+    float32 accumulation), as PyTorch's ``allow_tf32``, where the device has them; off, f32
+    matmuls are computed in float32."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.lower(op)
 
@@ -500,7 +509,7 @@ class LowerToKernelsPass(ModulePass):
         options = LoweringOptions(
             self.vector_width, self.local_size, self.group_reduce_min, self.split_outputs,
             self.device, self.reduce_vector_width, self.cpu_chunk_min,
-            self.gemm_split_outputs, self.gemm_split_depth,
+            self.gemm_split_outputs, self.gemm_split_depth, self.allow_tf32,
         )
         emitted: dict[Operation, list[Operation]] = {}
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:

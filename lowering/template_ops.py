@@ -202,6 +202,8 @@ def gemm(
         block, extras = epilogue(lo.buffer(bias) if bias is not None else None, activation)
     dtype = dtype_of(x)
     typed = params(dtype=dtype) if dtype != "f32" else {}  # f32 is the template's default
+    if dtype == "f32" and lo.options.allow_tf32:
+        typed = params(allow_tf32=True)
     shape = {**params(batch=batch, m=rows, n=n, k=k, rhs_batched=rhs_batched), **typed}
     split = gemm_split(lo.options, batch * rows * n, k)
     if split == 1:

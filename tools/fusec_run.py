@@ -134,6 +134,8 @@ def run(
     shapes: dict[str, list[int]] | None = None,
     launch_budget: int | None = None,
     launch_fusion: bool = True,
+    allow_tf32: bool = False,
+    verbose: bool = False,
 ) -> None:
     from fusec.codegen.program import argument_name
     from fusec.compiler.driver import compile_placed, load, lower
@@ -163,7 +165,8 @@ def run(
         placed = compile_placed(original.clone(), function, pipeline, platform, file,
                                 params=params or None,
                                 offload_thresholds=parse_overrides(offload_thresholds),
-                                launch_budget=launch_budget, launch_fusion=launch_fusion)
+                                launch_budget=launch_budget, launch_fusion=launch_fusion,
+                                allow_tf32=allow_tf32)
         for warning in placed.report["warnings"]:
             click.echo(f"fusec-run: warning: {warning}", err=True)
         exe = placed.executable
@@ -176,8 +179,12 @@ def run(
             write_report(offload_report, placed.report)
     else:
         dev = select_device(device, platform)  # type: ignore[arg-type]
-        compiled = lower(original.clone(), function, pipeline,
-                         DeviceInfo.from_device(dev.device), file, launch_budget, launch_fusion)
+        info = DeviceInfo.from_device(dev.device)
+        if verbose:
+            for note in info.notes:
+                click.echo(f"fusec-run: note: {note}", err=True)
+        compiled = lower(original.clone(), function, pipeline, info, file, launch_budget,
+                         launch_fusion, allow_tf32)
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])
@@ -349,8 +356,11 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
               help="Bytes one merged launch may touch (default: the device's global memory).")
 @click.option("--no-launch-fusion", is_flag=True, help="Keep one launch per kernel.")
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
+@click.option("--allow-tf32", is_flag=True,
+              help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
 @click.option("--verbose", is_flag=True,
-              help="On a build error, print the log and source; show cache warnings.")
+              help="On a build error, print the log and source; show cache warnings and what "
+                   "was found out about the device (e.g. tensor cores the driver rejected).")
 @click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
               help="An ONNX model's dynamic input shape, e.g. input_ids=1x128 (repeatable).")
 @click.version_option(__version__, prog_name="fusec-run")
@@ -360,7 +370,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
         verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
         list_only: bool,
-        verbose: bool, shape_specs: tuple[str, ...]) -> None:
+        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...]) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -395,7 +405,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
             return
         run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
             profile, dump_kernels, offload_thresholds, offload_report, dot,
-            parse_shapes(shape_specs), launch_budget, not no_launch_fusion)
+            parse_shapes(shape_specs), launch_budget, not no_launch_fusion, allow_tf32, verbose)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

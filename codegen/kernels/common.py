@@ -113,6 +113,12 @@ class DeviceInfo:
     global_mem_size: int | None = None
     """Bytes of global memory: the default budget of launch fusion (``fuse-launches``); None
     when unknown (the pass's own default then)."""
+    tensor_cores: tuple[str, ...] = ()
+    """The tensor-core products (``f16``, ``bf16``, ``tf32``) whose inline PTX built on this
+    device (`gemm_mma.probe_tensor_cores`): the GEMM uses them there."""
+    notes: tuple[str, ...] = ()
+    """What was found out about the device while reading it (tools print these under
+    ``--verbose``), e.g. which tensor-core products the driver rejected."""
 
     @property
     def kind(self) -> str:
@@ -129,6 +135,9 @@ class DeviceInfo:
         cached apart."""
         import pyopencl as cl
 
+        from fusec.codegen.kernels.gemm_mma import probe_tensor_cores
+
+        tensor_cores, note = probe_tensor_cores(device)
         info = cls(
             name=device.name.strip(),
             is_cpu=bool(device.type & cl.device_type.CPU),
@@ -136,6 +145,8 @@ class DeviceInfo:
             max_work_group_size=int(device.max_work_group_size),
             float_vector_width=int(device.native_vector_width_float),
             global_mem_size=int(device.global_mem_size),
+            tensor_cores=tensor_cores,
+            notes=(note,) if note else (),
         )
         if not tuned:
             return info

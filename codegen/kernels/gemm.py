@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass, replace
 
 from fusec.codegen.kernels import half
+from fusec.codegen.kernels.gemm_mma import gemm_mma, mma_kind
 from fusec.codegen.kernels.common import (
     IDENTITY_EPILOGUE,
     DeviceInfo,
@@ -193,15 +194,23 @@ def gemm(
     device_info: DeviceInfo | None = None,
     split_k: int = 1,
     dtype: str = "f32",
+    allow_tf32: bool = False,
 ) -> KernelSource:
     """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for matrices of element
     type `dtype` (``f32``, ``f16`` or ``bf16``: converted to float as they are loaded, the
     products accumulated in float32, the result rounded once when stored); with `split_k` > 1,
     ``out[p, b]`` = the float32 product over the `p`-th of `split_k` chunks of K (no
-    epilogue: `gemm_split_sum` applies it)."""
+    epilogue: `gemm_split_sum` applies it).
+
+    On a device with tensor cores for `dtype` (`DeviceInfo.tensor_cores`; f32 only with
+    `allow_tf32`) and no explicit `tiles`, the product is `gemm_mma.gemm_mma` instead (not
+    split along K)."""
     check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
     if dtype not in half.STORAGE:
         raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")
+    if (device_info is not None and tiles is None and split_k == 1
+            and mma_kind(dtype) in device_info.tensor_cores and (dtype != "f32" or allow_tf32)):
+        return gemm_mma(name, batch, m, n, k, rhs_batched, epilogue, dtype)
     if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
         raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "
                          "its epilogue belongs to gemm_split_sum")

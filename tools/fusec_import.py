@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import stat
 import sys
 import tempfile
 
@@ -74,11 +75,17 @@ def print_module(module: object) -> str:
 
 
 def write_atomically(files: list[tuple[str, bytes]]) -> None:
-    """Writes every file to a temporary name beside it, then renames them all."""
+    """Writes every file to a temporary name beside it, then renames them all. A target that
+    exists and is not a regular file (``/dev/null``, a FIFO) is written in place, last: a
+    rename would put a regular file where the device was."""
     temps: list[tuple[str, str]] = []
+    in_place: list[tuple[str, bytes]] = []
     try:
         for path, data in files:
             target = os.path.realpath(path)
+            if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+                in_place.append((target, data))
+                continue
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fusec-import-")
             temps.append((tmp, target))
             with os.fdopen(fd, "wb") as f:
@@ -88,6 +95,9 @@ def write_atomically(files: list[tuple[str, bytes]]) -> None:
             os.chmod(tmp, 0o666 & ~umask)
         for tmp, target in temps:
             os.replace(tmp, target)
+        for target, data in in_place:
+            with open(target, "wb") as f:
+                f.write(data)
     except OSError as e:
         for tmp, _ in temps:
             with contextlib.suppress(OSError):
@@ -103,7 +113,7 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
 
 
 def run(model_path: str, output: str | None, shapes: dict[str, list[int]],
-        inline_weights: bool) -> None:
+        inline_weights: bool, dot: str | None = None) -> None:
     from fusec.compiler.onnx_driver import import_onnx
     from fusec.frontends import onnx_import
 
@@ -118,12 +128,16 @@ def run(model_path: str, output: str | None, shapes: dict[str, list[int]],
         npz = params_path(output)
         onnx_import.params_attribute(imported.module, os.path.basename(npz))
         files.append((npz, npz_bytes(imported.params)))
+    if dot is not None:
+        from fusec.compiler.dot import draw
+
+        files.append((dot, draw(imported.module).encode("utf-8")))
     text = print_module(imported.module)
+    if output is not None:
+        files.append((output, text.encode("utf-8")))
+    write_atomically(files)
     if output is None:
         sys.stdout.write(text)
-        return
-    files.append((output, text.encode("utf-8")))
-    write_atomically(files)
 
 
 EPILOG = """\b
@@ -131,6 +145,7 @@ Examples:
   fusec-import model.onnx -o model.mlir
   fusec-import bert.onnx --shape input_ids=1x128 -o bert.mlir
   fusec-import tiny.onnx --inline-weights
+  fusec-import model.onnx -o model.mlir --dot model.dot   # and: dot -Tsvg model.dot
 
 \b
 Exit codes: 0 success, 1 bad input (unreadable or corrupt model, unsupported
@@ -146,16 +161,19 @@ op or opset, missing external data), 2 bad command line, 70 internal error.
               help="Fix a dynamic input's shape, e.g. input_ids=1x128 (repeatable).")
 @click.option("--inline-weights", is_flag=True,
               help="Write every weight inline in the IR (small models, tests).")
+@click.option("--dot", metavar="FILE.dot",
+              help="Also write the imported graph as Graphviz DOT (see fusec-opt -t dot).")
 @click.version_option(__version__, prog_name="fusec-import")
 def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
-        inline_weights: bool) -> None:
+        inline_weights: bool, dot: str | None) -> None:
     """Import the ONNX model MODEL.onnx as fusec nn IR."""
     shapes = parse_shapes(shape_specs)
     if output is not None:
         for written in (output, params_path(output)):
             check_not_input(written, [model])  # also through symlinks and hard links: exit 1
+    check_not_input(dot, [model, output])
     try:
-        run(model, output, shapes, inline_weights)
+        run(model, output, shapes, inline_weights, dot)
     except FusecError as e:
         message = str(e)
         click.echo(message if ": error:" in message else f"fusec-import: {message}", err=True)

@@ -142,3 +142,30 @@ def test_corrupt_model_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         code, out, err = run(capsys, main, str(path))
         assert code == 1 and out == ""
         assert err.startswith(f"{path}: error: ") and err.count("\n") == 1
+
+
+def test_dot_beside_the_ir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pydot = pytest.importorskip("pydot")
+    model = write_mlp(tmp_path / "mlp.onnx")
+    dot = tmp_path / "mlp.dot"
+    code, stdout, err = run(capsys, import_main, str(model), "-o", str(tmp_path / "mlp.mlir"),
+                            "--dot", str(dot))
+    assert (code, stdout, err) == (0, "", "")
+    (graph,) = pydot.graph_from_dot_data(dot.read_text())
+    ops = [n.get_label().strip('"').split("\\n")[0] for n in graph.get_nodes() if n.get_label()]
+    assert ops == ["%input1", "%fc_weight", "%fc_bias", "nn.matmul", "nn.add", "nn.relu",
+                   "return"]
+    # never the model itself; /dev/null stays a device
+    code, _, err = run(capsys, import_main, str(model), "--inline-weights", "--dot", str(model))
+    assert code == 1 and "the output is an input" in err
+    code, _, err = run(capsys, import_main, str(model), "--inline-weights", "--dot", os.devnull)
+    assert code == 0, err
+    assert not Path(os.devnull).is_file()
+
+
+def test_outputs_to_dev_null_stay_devices(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    model = write_mlp(tmp_path / "mlp.onnx")
+    code, _, err = run(capsys, import_main, str(model), "--inline-weights", "-o", os.devnull)
+    assert code == 0, err
+    assert not Path(os.devnull).is_file()

@@ -24,7 +24,6 @@ Reports, as JSON on stdout, one step at a time (each step's failure is reported,
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import json
 import statistics
 import sys
@@ -35,6 +34,16 @@ from typing import Any
 import click
 
 from fusec.files import atomic_write
+from fusec.runtime.cuda_interop import (  # the ctypes declarations the runtime uses
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    CU_MEM_ALLOCATION_TYPE_PINNED,
+    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    CU_MEM_LOCATION_TYPE_DEVICE,
+    CUmemAccessDesc,
+    CUmemAllocationProp,
+    CUmemLocation,
+    opencl_library,
+)
 
 EXTERNAL = ("cl_khr_external_memory", "cl_khr_external_semaphore")
 
@@ -58,20 +67,6 @@ def step(report: dict[str, Any], name: str, fn: Callable[[], Any]) -> Any:
         return None
     report[name] = result
     return result
-
-
-def opencl_library() -> ctypes.CDLL:
-    """The ICD loader pyopencl uses (its wheel bundles one), else the system's."""
-    import pathlib
-
-    import pyopencl
-
-    here = pathlib.Path(pyopencl.__file__).parent
-    for libs in (here / ".libs", here.parent / "pyopencl.libs"):
-        for candidate in sorted(libs.glob("libOpenCL*.so*")) if libs.is_dir() else []:
-            return ctypes.CDLL(str(candidate))
-    name = ctypes.util.find_library("OpenCL") or "libOpenCL.so.1"
-    return ctypes.CDLL(name)
 
 
 def extensions() -> list[dict[str, Any]]:
@@ -139,31 +134,6 @@ def handle_types() -> list[dict[str, Any]]:
 
 
 # --- CUDA driver API, just what the import needs ---------------------------------------------
-
-
-class CUmemLocation(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
-
-
-class CUmemAllocFlags(ctypes.Structure):
-    _fields_ = [("compressionType", ctypes.c_ubyte), ("gpuDirectRDMACapable", ctypes.c_ubyte),
-                ("usage", ctypes.c_ushort), ("reserved", ctypes.c_ubyte * 4)]
-
-
-class CUmemAllocationProp(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("requestedHandleTypes", ctypes.c_int),
-                ("location", CUmemLocation), ("win32HandleMetaData", ctypes.c_void_p),
-                ("allocFlags", CUmemAllocFlags)]
-
-
-class CUmemAccessDesc(ctypes.Structure):
-    _fields_ = [("location", CUmemLocation), ("flags", ctypes.c_int)]
-
-
-CU_MEM_ALLOCATION_TYPE_PINNED = 1
-CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
-CU_MEM_LOCATION_TYPE_DEVICE = 1
-CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
 
 
 def cuda_check(status: int, what: str) -> None:

@@ -7,7 +7,7 @@ guarantees it needs no later one); the last stage computes the yielded value fro
 and every reduction. Each stage becomes one C function (``<kernel>_s<j>``) and, when every op
 works lane-wise on f32 vectors, a ``float<width>`` twin (``<kernel>_s<j>_v``). Ops a stage
 does not need are printed too and left to the OpenCL compiler to drop. The vector twins spell
-``math.exp`` as `row_exp_function` (a polynomial; the built-in is a library call on the CPU).
+``math.exp`` as `vector_exp_function` (a polynomial; the built-in is a library call on the CPU).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from xdsl.dialects.builtin import MemRefType, VectorType, f32
 from xdsl.ir import Block, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_value_function
-from fusec.codegen.kernels.row_reduce import RowInput, RowStage, row_exp_function
+from fusec.codegen.kernels.common import vector_exp_function
+from fusec.codegen.kernels.row_reduce import RowInput, RowStage
 from fusec.dialects import fused, kernel
 from fusec.dialects.common import str_prop
 from fusec.lowering.kernel_builder import VECTOR_SAFE, KernelBuilder, clone_body
@@ -131,7 +132,7 @@ def stage_functions(name: str, body: Block, width: int) -> tuple[str, list[RowSt
     """The C source of every stage function of ``body`` and the stages calling them."""
     inputs = len(body.args)
     exp = f"{name}_exp{width}"
-    sources: list[str] = [row_exp_function(exp, width)] if width > 1 else []
+    sources: list[str] = [vector_exp_function(exp, width)] if width > 1 else []
     calls = {mathd.ExpOp: exp}
     stages: list[RowStage] = []
     blocks = stage_blocks(body)

@@ -66,40 +66,6 @@ class RowStage:
     it again (softmax's ``exp(x - max)``, computed once)."""
 
 
-def row_exp_function(name: str, width: int) -> str:
-    """C source of ``float<width> name(float<width> x)``: ``e^x`` for the vector stage functions
-    (the built-in ``exp`` of vectors is a library call on Intel's CPU runtime).
-
-    ``e^x = 2^t``, ``t = x log2(e)``: ``2^(t - rint(t))`` by Cephes' degree-6 ``exp2f``
-    polynomial (1.7e-7 relative), times ``2^rint(t)`` as two factors built in the exponent bits,
-    so that the whole float range comes out right: overflow to ``inf`` above 88.72, gradual
-    underflow to denormals and 0 below -87.3 (``x`` is clamped to ``[-104, 89]`` first, beyond
-    which the result is 0 or ``inf`` anyway; ``select`` keeps NaN). Rounding ``t`` to a float
-    adds a relative error of about ``|x| * 6e-8`` (5e-6 at ``|x| = 88``)."""
-    vtype, itype = f"float{width}", f"int{width}"
-    return f"""#ifndef FUSEC_ROW_EXP_{name}
-#define FUSEC_ROW_EXP_{name}
-inline {vtype} {name}({vtype} x) {{
-    x = select(x, ({vtype})(-104.0f), x < -104.0f);
-    x = select(x, ({vtype})(89.0f), x > 89.0f);
-    const {vtype} t = x * 1.44269504088896341f;
-    const {vtype} n = rint(t);
-    const {vtype} f = t - n;
-    {vtype} p = 1.535336188319500e-4f;
-    p = mad(p, f, 1.339887440266574e-3f);
-    p = mad(p, f, 9.618437357674640e-3f);
-    p = mad(p, f, 5.550332471162809e-2f);
-    p = mad(p, f, 2.402264791363012e-1f);
-    p = mad(p, f, 6.931472028550421e-1f);
-    p = mad(p, f, 1.0f);
-    const {itype} whole = convert_{itype}(n);
-    const {itype} low = whole >> 1;
-    return p * as_{vtype}((low + 127) << 23) * as_{vtype}((whole - low + 127) << 23);
-}}
-#endif
-"""
-
-
 def combine(kind: str, a: str, b: str) -> str:
     """C expression folding ``b`` into ``a`` (scalars or vectors alike)."""
     if kind in ("sum", "mean"):

@@ -1,6 +1,6 @@
 """The row_reduce template in both layouts (a work-item per row with float8 vectors, the CPU
 shape; a work-group per row with tree reductions, the GPU shape), both run on the test device,
-and its vector exp (`row_exp_function`) against numpy over the whole float range."""
+and its vector exp (`vector_exp_function`, shared with softmax) against numpy over the whole float range."""
 
 # ruff: noqa: E501 - IR programs are written one op per line
 
@@ -13,7 +13,7 @@ import pyopencl as cl
 import pytest
 
 from fusec.codegen.kernels.common import DeviceInfo
-from fusec.codegen.kernels.row_reduce import row_exp_function
+from fusec.codegen.kernels.common import vector_exp_function
 from fusec.compiler.check import compare
 from fusec.compiler.driver import load, lower
 from fusec.reference.executor import run_function
@@ -74,7 +74,7 @@ def test_row_exp_function() -> None:
     x log2(e)), inf above 88.72, denormals and 0 below, NaN kept."""
     device = select_device(DEVICE)
     ctx, queue = device.context, device.queue  # type: ignore[attr-defined]
-    source = row_exp_function("e8", 8) + (
+    source = vector_exp_function("e8", 8) + (
         "__kernel void k(__global const float *x, __global float *y) {"
         " const int i = get_global_id(0); vstore8(e8(vload8(i, x)), i, y); }")
     program = cl.Program(ctx, source).build()

@@ -84,6 +84,12 @@ INFIX: dict[type[Operation], str] = {
     arith.XOrIOp: "^",
 }
 
+WRAPPING: tuple[type[Operation], ...] = (arith.AddiOp, arith.SubiOp, arith.MuliOp)
+"""On ``i32`` these wrap modulo 2**32 (as numpy's int32 does): they are printed in ``uint``,
+because signed overflow is undefined in OpenCL C and the compiler reasons from it (with
+``x * x`` taken to never wrap, ``x * x == 0 ? 0 : y / (x * x)`` became ``x == 0 ? ..``, and
+``x = INT_MIN`` divided by the wrapped 0: SIGFPE in the CPU runtime, fuzz seed 1839)."""
+
 NAN_PROPAGATING: dict[type[Operation], str] = {
     arith.MaximumfOp: "fmax",
     arith.MinimumfOp: "fmin",
@@ -360,6 +366,9 @@ class CEmitter:
 
     def infix(self, op: Operation) -> None:
         lhs, rhs = (self.ref(v) for v in op.operands)
+        if isinstance(op, WRAPPING) and op.results[0].type == i32:
+            self.define(op, f"(int)((uint){lhs} {INFIX[type(op)]} (uint){rhs})")
+            return
         self.define(op, f"{lhs} {INFIX[type(op)]} {rhs}")
 
     def call(self, op: Operation) -> None:
@@ -375,8 +384,23 @@ class CEmitter:
         self.define(op, f"-{self.ref(op.operands[0])}")
 
     def divsi(self, op: Operation) -> None:
+        """Truncating division as the reference's: ``x / 0`` is 0 and ``x / -1`` is ``-x``
+        wrapped (``INT_MIN / -1`` is ``INT_MIN``). Both are undefined in OpenCL C (and trap in
+        x86's ``idiv``), so the division is by a safe divisor (1 in their place) and the two
+        cases are selected after: no division sits behind a branch the compiler could hoist
+        it out of."""
         lhs, rhs = (self.ref(v) for v in op.operands)
-        self.define(op, f"{rhs} == 0 ? 0 : {lhs} / {rhs}")  # numpy-compatible: x / 0 -> 0
+        divisor = op.operands[1].owner
+        if (isinstance(divisor, arith.ConstantOp) and isinstance(divisor.value, IntegerAttr)
+                and divisor.value.value.data not in (0, -1)):
+            self.define(op, f"{lhs} / {rhs}")
+            return
+        t = self.value_type(op.results[0].type)
+        safe = f"v{self.counter}"
+        self.counter += 1
+        self.line(f"const {t} {safe} = ({rhs} == 0 | {rhs} == -1) ? 1 : {rhs};")
+        negated = f"({t})(({'u' + t})0 - ({'u' + t}){lhs})"
+        self.define(op, f"{rhs} == 0 ? 0 : {rhs} == -1 ? {negated} : {lhs} / {safe}")
 
     def absi(self, op: Operation) -> None:
         self.define(op, f"(int)abs({self.ref(op.operands[0])})")

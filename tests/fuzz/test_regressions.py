@@ -103,3 +103,45 @@ def test_saved_case_passes(case: Path) -> None:
         inputs = [data[n] for n in names]
     findings = [f for f in check(text, inputs, name=case.name) if f.failed]
     assert not findings, "\n".join(map(str, findings))
+
+
+SQUARE_THEN_DIVIDE = """func.func @f(%x: tensor<8xi32>, %y: tensor<8xi32>) -> (tensor<8xi32>, tensor<8xi32>,
+                                                       tensor<8xi32>) {
+  %s = nn.mul %x, %x : tensor<8xi32>, tensor<8xi32> -> tensor<8xi32>
+  %q = nn.div %y, %s : tensor<8xi32>, tensor<8xi32> -> tensor<8xi32>
+  %n = nn.neg %q : tensor<8xi32> -> tensor<8xi32>
+  %z = nn.add %n, %x : tensor<8xi32>, tensor<8xi32> -> tensor<8xi32>
+  %d = nn.div %y, %x : tensor<8xi32>, tensor<8xi32> -> tensor<8xi32>
+  func.return %q, %z, %d : tensor<8xi32>, tensor<8xi32>, tensor<8xi32>
+}
+"""
+
+INT_EDGES_CHILD = """
+import sys
+import numpy as np
+from tests.fuzz.test_regressions import SQUARE_THEN_DIVIDE, both_pipelines
+lo, hi = -2**31, 2**31 - 1
+# x * x wraps to 0 (INT_MIN, 65536) or to 1 (INT_MAX, -1); y / x has INT_MIN / -1 and 5 / 0
+x = np.array([lo, 65536, hi, -1, 3, 0, 46341, lo], np.int32)
+y = np.array([7, lo, lo, lo, hi, 5, lo, 0], np.int32)
+ref, fused, unfused = both_pipelines(SQUARE_THEN_DIVIDE, x, y)
+for got in (fused, unfused):
+    for g, r in zip(got, ref, strict=True):
+        np.testing.assert_array_equal(g, r)
+print("ok")
+"""
+
+
+def test_int32_overflow_and_division_edges_run_in_a_child() -> None:
+    """Fuzz seed 1839: ``y / (x * x)`` killed the process with SIGFPE in the CPU OpenCL
+    runtime. Signed overflow is undefined in OpenCL C, so the compiler took ``x * x`` as never
+    wrapping, turned the guard ``x * x == 0`` into ``x == 0``, and ``x = INT_MIN`` (whose square
+    wraps to 0) reached ``idiv`` with a zero divisor. i32 add/sub/mul now wrap in ``uint`` and
+    the division divides by a safe divisor. Run in a child so a crash fails this test only."""
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", INT_EDGES_CHILD], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == "ok"

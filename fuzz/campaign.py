@@ -6,6 +6,10 @@ Each failing program is minimized and, with an output folder, written there as a
 case: ``program-<seed>.mlir`` (the finding in its leading comments) and ``program-<seed>.npz``
 (its inputs by argument name), the form ``tests/fuzz/cases`` keeps; each failing mangled text
 as ``mutant-<seed>.mlir`` with ``mutant-<seed>.txt`` saying what went wrong.
+
+With ``isolate`` the programs run in a child process (`isolation.ChildOracle`, as
+``fusec-fuzz`` does): a program that kills its process is a ``crash`` for its seed and the
+campaign goes on.
 """
 
 from __future__ import annotations
@@ -21,10 +25,15 @@ from fusec.files import atomic_write
 
 from .generator import generate
 from .inputs import make_inputs
+from .isolation import ChildOracle
 from .minimize import minimize
 from .mutate import TOOL_RUNS, ToolMain, judge, mutate, run_tool
 from .oracle import Finding, check
 from .program import Program
+
+Oracle = Callable[[Program, bool], list[Finding]]
+"""``oracle(program, specials) -> findings``: `check` on the program's inputs (with edge values
+when ``specials``), in this process or in a child."""
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -72,26 +81,52 @@ def run(
     minimize_budget: int = 40,
     progress: Callable[[str], None] | None = None,
     opt_main: ToolMain | None = None,
+    isolate: bool = False,
+    child: ChildOracle | None = None,
 ) -> Report:
     """See the module docstring; ``opt_main`` is ``fusec-opt``'s entry point, which the
-    mangled texts go through (needed when ``mutations`` is not 0)."""
+    mangled texts go through (needed when ``mutations`` is not 0). With ``isolate`` (or a
+    ``child``) the programs run in ``child``, by default a new `ChildOracle` on ``device``."""
     if mutations and opt_main is None:
         raise ValueError("mangled texts need fusec-opt's entry point (opt_main)")
     report = Report()
     started = time.perf_counter()
+    if isolate and child is None:
+        child = ChildOracle(device)
+    oracle: Oracle = (child if child is not None else
+                      lambda p, specials: check(p, make_inputs(p, specials), device))
+    try:
+        run_programs(report, seed, count, out, max_ops, minimize_budget, progress, oracle)
+    finally:
+        if child is not None:
+            child.close()
+    run_mutations(report, seed, mutations, max_ops, progress, out, opt_main)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def run_programs(report: Report, seed: int, count: int, out: Path | None, max_ops: int,
+                 minimize_budget: int, progress: Callable[[str], None] | None,
+                 oracle: Oracle) -> None:
     for s in range(seed, seed + count):
         program = generate(s, max_ops)
         specials = specials_for(s)
-        findings = check(program, make_inputs(program, specials), device)
+        findings = oracle(program, specials)
         report.programs += 1
         report.unsupported += any(f.kind == "unsupported" for f in findings)
         report.inconclusive += [f"seed {s}: {f}" for f in findings if f.kind == "inconclusive"]
         failed = [f for f in findings if f.failed]
         if failed:
-            failure = program_failure(program, failed[0], specials, device, out, minimize_budget)
+            failure = program_failure(program, failed[0], specials, oracle, out,
+                                      minimize_budget)
             report.failures.append(failure)
             if progress:
                 progress(str(failure))
+
+
+def run_mutations(report: Report, seed: int, mutations: int, max_ops: int,
+                  progress: Callable[[str], None] | None, out: Path | None,
+                  opt_main: ToolMain | None) -> None:
     examples = sorted(EXAMPLES.glob("*.mlir"))
     for s in range(seed, seed + mutations):
         rng = np.random.default_rng([s, 1])
@@ -111,18 +146,15 @@ def run(
                 if progress:
                     progress(str(failure))
                 break
-    report.seconds = time.perf_counter() - started
-    return report
 
 
-def program_failure(program: Program, finding: Finding, specials: bool, device: str,
+def program_failure(program: Program, finding: Finding, specials: bool, oracle: Oracle,
                     out: Path | None, budget: int) -> Failure:
     """Minimizes a failing program and writes it out (with ``out``)."""
-    small = minimize(program, finding,
-                     lambda p: check(p, make_inputs(p, specials), device), budget)
+    small = minimize(program, finding, lambda p: oracle(p, specials), budget)
     failure = Failure(program.seed, "program", str(finding))
     if out is not None:
-        final = check(small, make_inputs(small, specials), device)
+        final = oracle(small, specials)
         shown = next((f for f in final if f.signature == finding.signature), finding)
         small.note = [f"found by: fusec-fuzz --seed {program.seed} --count 1",
                       f"edge-value inputs: {'yes' if specials else 'no'}",

@@ -39,9 +39,11 @@ EXIT_DEVICE = 3
 @click.option("--max-ops", type=click.IntRange(min=1), default=10, show_default=True,
               help="Most ops in a program.")
 @click.option("--verbose", is_flag=True, help="Also list inconclusive cases.")
+@click.option("--in-process", is_flag=True,
+              help="Run the programs in this process (faster; one that crashes it ends the run).")
 @click.version_option(__version__, prog_name="fusec-fuzz")
 def cli(seed: int, count: int, mutations: int | None, out: str | None, device: str,
-        max_ops: int, verbose: bool) -> None:
+        max_ops: int, verbose: bool, in_process: bool) -> None:
     """Fuzz fusec: random programs against the reference, mangled text against fusec-opt."""
     from fusec.fuzz.campaign import run
     from fusec.runtime.device import select_device
@@ -55,7 +57,8 @@ def cli(seed: int, count: int, mutations: int | None, out: str | None, device: s
         sys.exit(EXIT_DEVICE)
     report = run(seed, count, count if mutations is None else mutations,
                  Path(out) if out else None, device, max_ops,
-                 progress=lambda line: click.echo(f"FAIL {line}"), opt_main=opt_main)
+                 progress=lambda line: click.echo(f"FAIL {line}"), opt_main=opt_main,
+                 isolate=not in_process)
     if verbose:
         for line in report.inconclusive:
             click.echo(f"inconclusive {line}")

@@ -56,7 +56,7 @@ def test_a_failure_is_minimized_written_and_exits_1(
     monkeypatch.setattr(campaign, "check", lambda p, inputs, device="cpu": has_softmax(p))
     seed = softmax_seed().seed
     code = fusec_fuzz.main(["--seed", str(seed), "--count", "1", "--mutations", "0",
-                            "--out", str(tmp_path)])
+                            "--out", str(tmp_path), "--in-process"])  # the patched check
     out = capsys.readouterr().out
     assert code == 1
     assert f"FAIL program seed {seed}: mismatch (default vs reference): softmax differs" in out
@@ -87,3 +87,39 @@ def test_float32_limits_are_inconclusive_not_failures(seed: int, reason: str) ->
     findings = check(program, make_inputs(program, campaign.specials_for(seed)))
     assert findings and all(f.kind == "inconclusive" for f in findings)
     assert reason in findings[0].message
+
+
+CRASHING_CHECK = '''
+import os
+import signal
+
+
+def check(program, inputs, device):
+    """Kills its own process on seed 3, passes every other program."""
+    if program.seed == 3:
+        os.kill(os.getpid(), signal.SIGFPE)
+    return []
+'''
+
+
+def test_a_program_that_kills_its_process_fails_only_its_seed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``isolate`` each program runs in a child process: one that dies (as fuzz seed 1839
+    did, SIGFPE in the OpenCL runtime) is a crash for its seed and the campaign goes on in a
+    fresh child."""
+    import importlib
+    import sys
+
+    from fusec.fuzz.isolation import WHERE, ChildOracle
+
+    (tmp_path / "crashing_check_for_fuzz.py").write_text(CRASHING_CHECK)
+    monkeypatch.syspath_prepend(str(tmp_path))  # the spawned child takes sys.path along
+    module = importlib.import_module("crashing_check_for_fuzz")
+    try:
+        report = campaign.run(seed=2, count=3, minimize_budget=1,
+                              child=ChildOracle("cpu", module.check))
+    finally:
+        sys.modules.pop("crashing_check_for_fuzz", None)
+    assert report.programs == 3
+    assert [f.seed for f in report.failures] == [3]
+    assert f"crash ({WHERE}): killed by SIGFPE" in report.failures[0].message

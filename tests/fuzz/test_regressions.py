@@ -105,8 +105,8 @@ def test_saved_case_passes(case: Path) -> None:
     assert not findings, "\n".join(map(str, findings))
 
 
-SQUARE_THEN_DIVIDE = """func.func @f(%x: tensor<8xi32>, %y: tensor<8xi32>) -> (tensor<8xi32>, tensor<8xi32>,
-                                                       tensor<8xi32>) {
+SQUARE_THEN_DIVIDE = """func.func @f(%x: tensor<8xi32>, %y: tensor<8xi32>)
+    -> (tensor<8xi32>, tensor<8xi32>, tensor<8xi32>) {
   %s = nn.mul %x, %x : tensor<8xi32>, tensor<8xi32> -> tensor<8xi32>
   %q = nn.div %y, %s : tensor<8xi32>, tensor<8xi32> -> tensor<8xi32>
   %n = nn.neg %q : tensor<8xi32> -> tensor<8xi32>

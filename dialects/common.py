@@ -34,6 +34,20 @@ ARITH_TYPES: tuple[Attribute, ...] = (*FLOAT_TYPES, IntegerType(32))
 ALL_TYPES: tuple[Attribute, ...] = (*ARITH_TYPES, i1)
 
 
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The static shape of a tensor value (the nn verifiers guarantee tensors)."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def element_of(value: SSAValue) -> Attribute:
+    """The element type of a tensor value."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.element_type
+
+
 def type_name(t: Attribute) -> str:
     """The MLIR spelling of a type, for messages."""
     return str(t)

@@ -49,6 +49,7 @@ from fusec.dialects.common import (
     bool_prop,
     broadcast_shapes,
     ints_prop,
+    shape_of,
     str_prop,
 )
 
@@ -524,11 +525,6 @@ class Decomposer:
         Inputs the body does not read (or its constants) may have given a smaller shape."""
         return self.broadcast(self.run_values()[0], target)
 
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
 
 
 def decompose_elementwise(op: fused.ElementwiseOp) -> tuple[list[Operation], list[SSAValue]]:

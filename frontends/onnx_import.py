@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fusec.dialects import nn
+from fusec.dialects.common import element_of, shape_of
 
 INLINE_ELEMENTS = 16
 """Constants up to this many elements are written inline; larger ones become weights."""
@@ -119,16 +120,6 @@ def sanitize(name: str) -> str:
     return clean if not clean[0].isdigit() else f"v{clean}"
 
 
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
-
-
-def element_of(value: SSAValue) -> Attribute:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.element_type
 
 
 @dataclass

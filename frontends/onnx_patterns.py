@@ -42,6 +42,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from fusec.dialects import nn
+from fusec.dialects.common import shape_of
 
 TOLERANCE = 1e-5
 
@@ -251,9 +252,6 @@ BIG_NEGATIVE = -1e4
 def single(value: SSAValue, cls: type[Operation]) -> Operation | None:
     return producer(value, cls)
 
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())  # type: ignore[attr-defined]
 
 
 def perm_of(op: Operation) -> list[int]:

@@ -11,11 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fusec.dialects import fused, kernel, nn
-from fusec.dialects.common import bool_prop, broadcast_shapes, int_prop, ints_prop
+from fusec.dialects.common import (
+    bool_prop,
+    broadcast_shapes,
+    element_of,
+    int_prop,
+    ints_prop,
+    shape_of,
+)
 from fusec.dialects.scalar_ops import ELEMENTWISE_OPS, build_scalar
 from fusec.lowering.kernel_builder import Access, broadcast_access, identity_access
 from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError, buffer_type
@@ -23,16 +30,6 @@ from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError, buf
 Lowering = Callable[[FunctionLowering, Operation], list[SSAValue]]
 
 
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
-
-
-def element_of(value: SSAValue) -> Attribute:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.element_type
 
 
 def identity_body(t: Attribute) -> Block:

@@ -211,20 +211,25 @@ class BodyBuilder:
         self.scalar[value] = scalar
         return scalar
 
+    def inline(self, body: Block, operands: Sequence[SSAValue]) -> list[SSAValue]:
+        """Moves the ops of a region body (a ``fused.elementwise``'s or a ``fused.reduce``'s
+        prologue) into the new body, its arguments replaced by ``operands``; returns the
+        scalars its ``fused.yield`` yields."""
+        for arg, scalar in zip(body.args, operands, strict=True):
+            arg.replace_all_uses_with(scalar)
+        term = body.last_op
+        assert isinstance(term, fused.YieldOp)
+        for body_op in list(body.ops):
+            if body_op is not term:
+                body_op.detach()
+                self.ops.append(body_op)
+        return list(term.values)
+
     def add(self, op: Operation) -> SSAValue:
         """Appends the scalar form of the fusible ``op``; returns the scalar of its result."""
         operands = [self.scalar_of(v) for v in op.operands]
         if isinstance(op, fused.ElementwiseOp):
-            body = op.body.block
-            for arg, scalar in zip(body.args, operands, strict=True):
-                arg.replace_all_uses_with(scalar)
-            term = body.last_op
-            assert isinstance(term, fused.YieldOp)
-            value = term.values[0]
-            for body_op in list(body.ops):
-                if body_op is not term:
-                    body_op.detach()
-                    self.ops.append(body_op)
+            (value, *_) = self.inline(op.body.block, operands)
         else:
             new_ops, value = build_scalar(op, operands)
             self.ops.extend(new_ops)

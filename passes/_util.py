@@ -9,12 +9,11 @@ the return) and is never absorbed.
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import nn
-from fusec.dialects.common import int_prop, normalize_axis, str_prop
+from fusec.dialects.common import int_prop, normalize_axis, shape_of, str_prop
 
 # nn unary op -> the fused epilogue activation it is (``nn.gelu`` depends on ``approximate``).
 _ACTIVATIONS: dict[type[Operation], str] = {
@@ -67,12 +66,6 @@ def feeds_only(value: SSAValue, user: Operation) -> bool:
         and value.get_user_of_unique_use() is user
     )
 
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    """The static shape of a tensor value (the nn verifiers guarantee tensors)."""
-    t = value.type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
 
 
 def is_last_axis(op: Operation, rank: int, prop: str = "axis") -> bool:

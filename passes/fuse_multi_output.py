@@ -68,17 +68,9 @@ def add_all(builder: BodyBuilder, op: Operation) -> None:
     """Appends the scalar form of ``op``, binding the scalar of each of its results."""
     if isinstance(op, fused.ElementwiseOp) and len(op.results) > 1:
         operands = [builder.scalar_of(v) for v in op.operands]
-        body = op.body.block
-        for arg, scalar in zip(body.args, operands, strict=True):
-            arg.replace_all_uses_with(scalar)
-        term = body.last_op
-        assert isinstance(term, fused.YieldOp)
-        for result, value in zip(op.results, term.values, strict=True):
+        values = builder.inline(op.body.block, operands)
+        for result, value in zip(op.results, values, strict=True):
             builder.scalar[result] = value
-        for body_op in list(body.ops):
-            if body_op is not term:
-                body_op.detach()
-                builder.ops.append(body_op)
     else:
         builder.add(op)
 

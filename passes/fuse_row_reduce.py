@@ -185,17 +185,7 @@ def roots_row(op: Operation, max_row: int) -> bool:
 def add_reduction(builder: BodyBuilder, op: AnyReduce) -> None:
     """Appends ``op``'s prologue (a ``fused.reduce``'s body, moved) and a ``fused.reduce_value``."""
     if isinstance(op, fused.ReduceOp):
-        operands = [builder.scalar_of(v) for v in op.inputs]
-        body = op.body.block
-        for arg, scalar in zip(body.args, operands, strict=True):
-            arg.replace_all_uses_with(scalar)
-        term = body.last_op
-        assert isinstance(term, fused.YieldOp)
-        value = term.values[0]
-        for body_op in list(body.ops):
-            if body_op is not term:
-                body_op.detach()
-                builder.ops.append(body_op)
+        (value, *_) = builder.inline(op.body.block, [builder.scalar_of(v) for v in op.inputs])
     else:
         value = builder.scalar_of(op.input)
     reduce = fused.ReduceValueOp(value, kind_of(op))

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fusec.compiler.driver import load
 from fusec.fuzz import campaign
 from fusec.fuzz.generator import generate
 from fusec.fuzz.inputs import make_inputs
 from fusec.fuzz.minimize import minimize
-from fusec.compiler.driver import load
 from fusec.fuzz.oracle import Finding, check, float32_range
 from fusec.fuzz.program import Op, Program, Value
 from fusec.reference.executor import run_function

@@ -193,12 +193,13 @@ def instantiate_column_stats(
     template = op.template.data
     if template == "column_mean":
         return column_mean(name, p.int("rows"), p.int("cols"))
+    tile = p.int("tile", 16)
     if template == "centered_gram":
-        return centered_gram(name, p.int("rows"), p.int("cols"), p.float("scale"))
+        return centered_gram(name, p.int("rows"), p.int("cols"), p.float("scale"), tile)
     if template == "gemm_column_sums":
-        return gemm_column_sums(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"))
+        return gemm_column_sums(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"), tile)
     return column_finish(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),
-                         p.float("eps"))
+                         p.float("eps"), tile)
 
 
 INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {

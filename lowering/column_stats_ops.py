@@ -16,12 +16,15 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Operation, SSAValue
 
-from fusec.codegen.kernels.column_stats import partial_rows
 from fusec.dialects import fused
 from fusec.dialects.common import float_prop
 from fusec.lowering.generated_ops import shape_of
 from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError
 from fusec.lowering.template_ops import params
+
+TILE = 16
+"""Side of the kernels' square tiles (a template parameter): the row count of a partials
+buffer is ``ceil(m / TILE)``."""
 
 
 def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
@@ -33,7 +36,7 @@ def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     x = lo.buffer(op.x)
     mean = lo.alloc(TensorType(f32, [d]), "col_mean")
     lo.template("column_mean", params(rows=n, cols=d), [x], [mean])
-    scale = params(rows=n, cols=d, scale=float_prop(op, "scale"))
+    scale = params(rows=n, cols=d, scale=float_prop(op, "scale"), tile=TILE)
     lo.template("centered_gram", scale, [x, mean], [out])
     return [out]
 
@@ -42,10 +45,10 @@ def column_sums(lo: FunctionLowering, a: SSAValue, b: SSAValue, mode: str,
                 y: SSAValue | None) -> tuple[SSAValue, int]:
     """Launches ``gemm_column_sums`` of ``a @ b``; its partials buffer and row count."""
     (m, k), (_, c) = shape_of(a), shape_of(b)
-    parts = partial_rows(m)
+    parts = -(-m // TILE)
     partials = lo.alloc(TensorType(f32, [parts, c]), "col_partials")
     outs = [y, partials] if y is not None else [partials]
-    lo.template("gemm_column_sums", params(m=m, k=k, c=c, mode=mode),
+    lo.template("gemm_column_sums", params(m=m, k=k, c=c, mode=mode, tile=TILE),
                 [lo.buffer(a), lo.buffer(b)], outs)
     return partials, parts
 
@@ -61,7 +64,7 @@ def lower_power_step_normalize(lo: FunctionLowering, op: Operation) -> list[SSAV
     y = lo.alloc(op.result.type, "step")
     partials, parts = column_sums(lo, op.a, op.q, "squares", y)
     lo.template("column_finish", params(parts=parts, m=m, c=c, mode="normalize",
-                                        eps=float_prop(op, "eps")), [partials, y], [out])
+                                        eps=float_prop(op, "eps"), tile=TILE), [partials, y], [out])
     return [out]
 
 
@@ -74,7 +77,7 @@ def lower_explained_variance(lo: FunctionLowering, op: Operation) -> list[SSAVal
     if d == 0:
         raise_empty(op)
     partials, parts = column_sums(lo, op.g, op.q, "times_rhs", None)
-    lo.template("column_finish", params(parts=parts, m=d, c=k, mode="sum", eps=0.0),
+    lo.template("column_finish", params(parts=parts, m=d, c=k, mode="sum", eps=0.0, tile=TILE),
                 [partials], [out])
     return [out]
 

@@ -35,6 +35,9 @@ TILE = 16
 MEAN_GROUP = 64
 """Work-items per work-group of column_mean."""
 
+TILES = (2, 4, 8, 16)
+"""Tile sides a kernel may be asked for (powers of two: the column sums are trees)."""
+
 GEMM_MODES = ("squares", "times_rhs")
 FINISH_MODES = ("sum", "normalize")
 
@@ -51,36 +54,41 @@ def c_float(value: float) -> str:
     return f"{text}f"
 
 
-def tile_loop(k: int, load_a: str, load_b: str) -> str:
+def check_tile(name: str, tile: int) -> None:
+    if tile not in TILES:
+        raise ValueError(f"kernel '{name}': tile must be one of {TILES}, got {tile}")
+
+
+def tile_loop(k: int, load_a: str, load_b: str, tile: int) -> str:
     """The k-loop of a 16 x 16 tile: ``load_a`` fills ``As[kk][ty]`` for reduction index
     ``kk = t + ty``... given as C statements over ``t`` (the tile's first reduction index),
     ``tx``, ``ty``; then ``acc += As[p][ty] * Bs[p][tx]``. ``As`` holds the lhs transposed, so
     both tiles are read along a row of local memory."""
     return (
-        f"    __local float As[{TILE}][{TILE + 1}];\n"
-        f"    __local float Bs[{TILE}][{TILE + 1}];\n"
+        f"    __local float As[{tile}][{tile + 1}];\n"
+        f"    __local float Bs[{tile}][{tile + 1}];\n"
         "    float acc = 0.0f;\n"
-        f"    for (int t = 0; t < {k}; t += {TILE}) {{\n"
+        f"    for (int t = 0; t < {k}; t += {tile}) {{\n"
         f"{load_a}"
         f"{load_b}"
         "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-        f"        for (int p = 0; p < {TILE}; ++p) acc += As[p][ty] * Bs[p][tx];\n"
+        f"        for (int p = 0; p < {tile}; ++p) acc += As[p][ty] * Bs[p][tx];\n"
         "        barrier(CLK_LOCAL_MEM_FENCE);\n"
         "    }\n"
     )
 
 
-def group_header() -> str:
+def group_header(tile: int) -> str:
     return (
         "    const int tx = get_local_id(0);\n"
         "    const int ty = get_local_id(1);\n"
-        f"    const int col = get_group_id(0) * {TILE} + tx;\n"
-        f"    const int row = get_group_id(1) * {TILE} + ty;\n"
+        f"    const int col = get_group_id(0) * {tile} + tx;\n"
+        f"    const int row = get_group_id(1) * {tile} + ty;\n"
     )
 
 
-def attributes() -> str:
-    return f"__attribute__((reqd_work_group_size({TILE}, {TILE}, 1)))"
+def attributes(tile: int) -> str:
+    return f"__attribute__((reqd_work_group_size({tile}, {tile}, 1)))"
 
 
 def column_mean(name: str, rows: int, cols: int) -> KernelSource:
@@ -100,13 +108,15 @@ def column_mean(name: str, rows: int, cols: int) -> KernelSource:
     return KernelSource(name, source, args, (round_up(cols, MEAN_GROUP),), (MEAN_GROUP,))
 
 
-def centered_gram(name: str, rows: int, cols: int, scale: float) -> KernelSource:
+def centered_gram(name: str, rows: int, cols: int, scale: float,
+                  tile: int = TILE) -> KernelSource:
     """``out[i, j] = sum_r (x[r, i] - mean[i]) (x[r, j] - mean[j]) * scale``."""
     check_positive(name, rows=rows, cols=cols)
+    check_tile(name, tile)
     args = (KernelArg("x", "in"), KernelArg("mean", "in"), KernelArg("out", "out"))
     d = cols
     load_a = (  # As[kk][ty] = xc[t + kk, i0 + ty], loaded by (tx, ty) as xc[t + ty, i0 + tx]
-        f"        {{ const int r = t + ty; const int i = get_group_id(1) * {TILE} + tx;\n"
+        f"        {{ const int r = t + ty; const int i = get_group_id(1) * {tile} + tx;\n"
         f"          As[ty][tx] = (r < {rows} && i < {d}) ? x[(long)r * {d} + i] - mean[i] : 0.0f; }}\n"
     )
     load_b = (
@@ -115,20 +125,22 @@ def centered_gram(name: str, rows: int, cols: int, scale: float) -> KernelSource
     )
     source = (
         f"// {name}: centered Gram of [{rows}x{cols}], scale {scale!r}\n"
-        f"{kernel_signature(name, args, attributes())}\n{{\n"
-        f"{group_header()}"
-        f"{tile_loop(rows, load_a, load_b)}"
+        f"{kernel_signature(name, args, attributes(tile))}\n{{\n"
+        f"{group_header(tile)}"
+        f"{tile_loop(rows, load_a, load_b, tile)}"
         f"    if (row < {d} && col < {d}) out[(long)row * {d} + col] = acc * {c_float(scale)};\n"
         "}\n"
     )
-    side = round_up(d, TILE)
-    return KernelSource(name, source, args, (side, side), (TILE, TILE))
+    side = round_up(d, tile)
+    return KernelSource(name, source, args, (side, side), (tile, tile))
 
 
-def gemm_column_sums(name: str, m: int, k: int, c: int, mode: str) -> KernelSource:
+def gemm_column_sums(name: str, m: int, k: int, c: int, mode: str,
+                     tile: int = TILE) -> KernelSource:
     """``y = a @ b`` by tiles, each tile's column sums of ``y^2`` (``squares``, y stored too)
     or of ``b[i, j] * y[i, j]`` (``times_rhs``) stored in ``partials[tile row, j]``."""
     check_positive(name, m=m, k=k, c=c)
+    check_tile(name, tile)
     if mode not in GEMM_MODES:
         raise ValueError(f"kernel '{name}': mode must be one of {GEMM_MODES}, got '{mode}'")
     if mode == "times_rhs" and m != k:
@@ -151,64 +163,65 @@ def gemm_column_sums(name: str, m: int, k: int, c: int, mode: str) -> KernelSour
         store = f"    red[ty][tx] = ({inside}) ? acc * b[(long)row * {c} + col] : 0.0f;\n"
     source = (
         f"// {name}: [{m}x{k}] @ [{k}x{c}], column sums per tile ({mode})\n"
-        f"{kernel_signature(name, args, attributes())}\n{{\n"
-        f"{group_header()}"
-        f"{tile_loop(k, load_a, load_b)}"
-        f"    __local float red[{TILE}][{TILE + 1}];\n"
+        f"{kernel_signature(name, args, attributes(tile))}\n{{\n"
+        f"{group_header(tile)}"
+        f"{tile_loop(k, load_a, load_b, tile)}"
+        f"    __local float red[{tile}][{tile + 1}];\n"
         f"{store}"
         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-        f"    for (int s = {TILE // 2}; s > 0; s >>= 1) {{\n"
+        f"    for (int s = {tile // 2}; s > 0; s >>= 1) {{\n"
         "        if (ty < s) red[ty][tx] += red[ty + s][tx];\n"
         "        barrier(CLK_LOCAL_MEM_FENCE);\n"
         "    }\n"
         f"    if (ty == 0 && col < {c}) partials[(long)get_group_id(1) * {c} + col] = red[0][tx];\n"
         "}\n"
     )
-    return KernelSource(name, source, args, (round_up(c, TILE), round_up(m, TILE)), (TILE, TILE))
+    return KernelSource(name, source, args, (round_up(c, tile), round_up(m, tile)), (tile, tile))
 
 
-def partial_rows(m: int) -> int:
+def partial_rows(m: int, tile: int = TILE) -> int:
     """Rows of the partials of a ``gemm_column_sums`` over ``m`` rows."""
-    return ceil_div(m, TILE)
+    return ceil_div(m, tile)
 
 
 def column_finish(name: str, parts: int, m: int, c: int, mode: str,
-                  eps: float = 0.0) -> KernelSource:
+                  eps: float = 0.0, tile: int = TILE) -> KernelSource:
     """Adds the ``parts`` partial sums of each column: ``sum`` stores them (``out [c]``);
     ``normalize`` divides ``y [m, c]`` by the square root of them plus ``eps``."""
     check_positive(name, parts=parts, m=m, c=c)
+    check_tile(name, tile)
     if mode not in FINISH_MODES:
         raise ValueError(f"kernel '{name}': mode must be one of {FINISH_MODES}, got '{mode}'")
     ins = (KernelArg("partials", "in"), *((KernelArg("y", "in"),) if mode == "normalize" else ()))
     args = (*ins, KernelArg("out", "out"))
     total = (  # the work-group's 16 columns' sums, in sums[tx]: rows of partials by ty, a tree
-        f"    __local float red[{TILE}][{TILE + 1}];\n"
+        f"    __local float red[{tile}][{tile + 1}];\n"
         "    float s = 0.0f;\n"
-        f"    if (col < {c}) for (int t = ty; t < {parts}; t += {TILE}) "
+        f"    if (col < {c}) for (int t = ty; t < {parts}; t += {tile}) "
         f"s += partials[(long)t * {c} + col];\n"
         "    red[ty][tx] = s;\n"
         "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-        f"    for (int h = {TILE // 2}; h > 0; h >>= 1) {{\n"
+        f"    for (int h = {tile // 2}; h > 0; h >>= 1) {{\n"
         "        if (ty < h) red[ty][tx] += red[ty + h][tx];\n"
         "        barrier(CLK_LOCAL_MEM_FENCE);\n"
         "    }\n"
     )
     if mode == "sum":
         body = f"    if (ty == 0 && col < {c}) out[col] = red[0][tx];\n"
-        glob = (round_up(c, TILE), TILE)
+        glob = (round_up(c, tile), tile)
     else:
         body = (
             f"    const float denom = sqrt(red[0][tx]) + {c_float(eps)};\n"
             f"    if (row < {m} && col < {c}) "
             f"out[(long)row * {c} + col] = y[(long)row * {c} + col] / denom;\n"
         )
-        glob = (round_up(c, TILE), round_up(m, TILE))
+        glob = (round_up(c, tile), round_up(m, tile))
     source = (
         f"// {name}: column sums of [{parts}x{c}] partials ({mode})\n"
-        f"{kernel_signature(name, args, attributes())}\n{{\n"
-        f"{group_header()}"
+        f"{kernel_signature(name, args, attributes(tile))}\n{{\n"
+        f"{group_header(tile)}"
         f"{total}"
         f"{body}"
         "}\n"
     )
-    return KernelSource(name, source, args, glob, (TILE, TILE))
+    return KernelSource(name, source, args, glob, (tile, tile))

@@ -76,6 +76,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused, kernel
+from fusec.dialects.locations import stamp
 from fusec.passes._util import OpPassFailure
 from fusec.lowering.kernel_builder import (
     Access,
@@ -383,6 +384,7 @@ class FunctionLowering:
             if lower is None:
                 raise self.failure(op, self.unsupported(op))
             last = self.block.last_op
+            kernels, globals_ = len(self.kernels), len(self.globals)
             try:
                 results = lower(self, op)
             except LoweringError as e:
@@ -392,6 +394,10 @@ class FunctionLowering:
             while added is not None:
                 self.emitted[op].append(added)
                 added = added.next_op
+            # What this op became carries its location (a kernel's build or launch error
+            # names it): its host ops, its kernels and its constants.
+            stamp([*self.emitted[op], *self.kernels[kernels:], *self.globals[globals_:]],
+                  op.location)
             for old, new in zip(op.results, results, strict=False):
                 if old in self.deferred:
                     continue

@@ -101,6 +101,9 @@ NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.swiglu",
     "fused.attention_block",
     "fused.transformer_layer",
+    "fused.centered_gram",
+    "fused.power_step_normalize",
+    "fused.explained_variance",
 )
 """Fused ops the OpenCL backend implements itself; ``lower-opencl`` un-fuses every other one."""
 
@@ -483,13 +486,14 @@ class LowerToKernelsPass(ModulePass):
 
     def lower(self, op: ModuleOp) -> dict[Operation, list[Operation]]:
         """Lowers every function of ``op`` in place; returns each tensor op's host ops."""
+        from fusec.lowering.column_stats_ops import COLUMN_STATS_LOWERINGS
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
         from fusec.lowering.matmul_epilogue_ops import MATMUL_EPILOGUE_LOWERINGS
         from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
         from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
 
         lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS,
-                     **MATMUL_EPILOGUE_LOWERINGS}
+                     **MATMUL_EPILOGUE_LOWERINGS, **COLUMN_STATS_LOWERINGS}
         if self.local_size <= 0 or self.local_size & (self.local_size - 1):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"

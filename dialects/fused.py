@@ -71,6 +71,7 @@ from fusec.dialects.common import (
     type_name,
 )
 from fusec.dialects.decompositions import Decomposition
+from fusec.dialects.image_normalize import ImageNormalizeOp
 from fusec.dialects.nn import REDUCE_KINDS, check_mask, check_reduce_axes, reduced_shape
 
 I64Attr = IntegerAttr[I64]
@@ -822,6 +823,7 @@ FUSED_OPS: tuple[type[IRDLOperation], ...] = (
     ReduceOp,
     RowReduceOp,
     MatmulEpilogueOp,
+    ImageNormalizeOp,
 )
 
 Fused = Dialect("fused", [*FUSED_OPS, ReduceValueOp, YieldOp], [])
@@ -832,6 +834,7 @@ __all__ = [
     "AttentionBlockOp",
     "ElementwiseOp",
     "Fused",
+    "ImageNormalizeOp",
     "MatmulBiasActOp",
     "MatmulEpilogueOp",
     "ReduceOp",

@@ -118,15 +118,12 @@ class ImageNormalizeOp(IRDLOperation):
         gamma: float | None = None,
         gamma_first: bool = False,
     ):
-        props: dict[str, Attribute] = {
-            "eps": f32_attr(eps),
-            "variance": StringAttr(variance),
-            "gamma_first": bool_attr(gamma_first),
-        }
+        props: dict[str, Attribute] = {"eps": f32_attr(eps), "variance": StringAttr(variance)}
         for name, value in (("clamp_min", clamp_min), ("clamp_max", clamp_max),
                             ("gamma", gamma)):
             if value is not None:
                 props[name] = f32_attr(value)
+        props["gamma_first"] = bool_attr(gamma_first)
         super().__init__(
             operands=[x, gain, bias], result_types=[x.type], properties=props
         )

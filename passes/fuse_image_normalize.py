@@ -264,7 +264,7 @@ def finish_core(op: Operation, centred: tuple[SSAValue, Mean, Operation],
     if plane > max_plane:
         raise NotFused(f"a plane has {plane} elements, more than max-plane ({max_plane})")
     if not (eps >= 0 and math.isfinite(eps)):
-        raise NotFused(f"eps ({eps}) is negative or not finite")
+        raise NotFused(f"eps ({eps:g}) is negative or not finite")
     return Match(x, op, eps, variance, absorbed, op)
 
 
@@ -310,8 +310,6 @@ def check_private(match: Match) -> None:
     """Every absorbed value is read only by absorbed ops."""
     inside = {*match.absorbed, match.end}
     for op, what in match.absorbed.items():
-        if op.parent is not match.core.parent:
-            raise NotFused(f"{what} is defined in another block")
         readers = {use.operation for use in op.results[0].uses}
         outside = [r for r in readers if r not in inside]
         if outside:
@@ -393,7 +391,7 @@ def take_bound(match: Match, user: Operation, other: SSAValue, x_shape: tuple[in
         return False
     low, high = (c, match.clamp_max) if lower else (match.clamp_min, c)
     if low is not None and high is not None and low > high:
-        missed(PASS, user, f"the clamp bounds are crossed (lower {low} > upper {high})")
+        missed(PASS, user, f"the clamp bounds are crossed (lower {low:g} > upper {high:g})")
         return False
     if lower:
         match.clamp_min = c

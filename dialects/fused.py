@@ -46,6 +46,12 @@ from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fusec.dialects import decompositions
+from fusec.dialects.column_stats import (
+    COLUMN_STATS_OPS,
+    CenteredGramOp,
+    ExplainedVarianceOp,
+    PowerStepNormalizeOp,
+)
 from fusec.dialects.common import (
     ALL_TYPES,
     FLOAT_TYPES,
@@ -823,6 +829,7 @@ FUSED_OPS: tuple[type[IRDLOperation], ...] = (
     ReduceOp,
     RowReduceOp,
     MatmulEpilogueOp,
+    *COLUMN_STATS_OPS,
     ImageNormalizeOp,
 )
 
@@ -832,6 +839,9 @@ __all__ = [
     "ACTIVATIONS",
     "FUSED_OPS",
     "AttentionBlockOp",
+    "CenteredGramOp",
+    "ExplainedVarianceOp",
+    "PowerStepNormalizeOp",
     "ElementwiseOp",
     "Fused",
     "ImageNormalizeOp",

@@ -2,9 +2,9 @@
 
     python3 -m fusec.bench.tensor_core_sweep [--size 4096] [--repeat 20] VARIANT...
 
-A VARIANT is ``DTYPE:BM,BN,WM,WN,STAGES[,late]`` (the pipelined kernel, `gemm_mma_pipelined`,
-with those `PipelineTiles`; ``late``: no fragment prefetch), ``DTYPE:default`` (its default
-tiles) or ``DTYPE:staged`` (the register-staged kernel, `gemm_mma.gemm_mma`); DTYPE is f16,
+A VARIANT is ``DTYPE:BM,BN,WM,WN,STAGES[,late][,gG]`` (the pipelined kernel,
+`gemm_mma_pipelined`, with those `PipelineTiles`; ``late``: no fragment prefetch; ``gG``:
+``group_m=G``), ``DTYPE:default`` (its default tiles) or ``DTYPE:staged`` (the register-staged kernel, `gemm_mma.gemm_mma`); DTYPE is f16,
 bf16 or f32 (TF32 products; torch with ``allow_tf32``). Each variant is built,
 checked once against torch's float32 product of the same inputs (max error relative to max
 |C|), then timed by OpenCL profiling events (median of ``--repeat`` launches after 3 warm-up
@@ -40,6 +40,7 @@ def main() -> None:
     parser.add_argument("variants", nargs="+")
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--ptx-dir", help="write each variant's program binary (PTX) here")
     options = parser.parse_args()
 
     import pyopencl as cl
@@ -90,8 +91,10 @@ def main() -> None:
             kernel = gemm_mma("gemm", 1, size, size, size, False, dtype=dtype)
         else:
             fields = blocking.split(",")
+            groups = [int(f[1:]) for f in fields[5:] if f.startswith("g")]
             tiles = DEFAULT_TILES if blocking == "default" else PipelineTiles(
-                *map(int, fields[:5]), fragment_prefetch=fields[5:] != ["late"])
+                *map(int, fields[:5]), fragment_prefetch="late" not in fields,
+                group_m=groups[0] if groups else 0)
             kernel = gemm_mma_pipelined("gemm", 1, size, size, size, False, dtype=dtype,
                                         tiles=tiles)
         try:
@@ -99,6 +102,10 @@ def main() -> None:
         except cl.Error as error:
             print(f"{variant}: build failed: {str(error)[:3000]}", flush=True)
             continue
+        if options.ptx_dir:
+            import pathlib
+            name = variant.replace(":", "_").replace(",", "_")
+            pathlib.Path(options.ptx_dir, f"{name}.ptx").write_bytes(program.binaries[0])
         knl = program.gemm
         knl.set_args(buf_a, buf_b, buf_c)
         nan = np.uint32(0x7FC00000) if elem == 4 else np.uint16(0x7E00)

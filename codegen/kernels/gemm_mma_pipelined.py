@@ -68,7 +68,7 @@ FRAGMENT_BYTES = 32
 RESERVED_NAMES = frozenset({
     "batch", "a", "b", "c", "tid", "lane", "warp", "g", "t", "warp_row", "warp_col",
     "row_base", "col_base", "smem", "smem_base", "xch", "mma_scratch", "kt", "read_stage",
-    "write_stage", "row", "col", "st", "k0",
+    "write_stage", "row", "col", "st", "k0", "block_id", "first_row", "group_rows",
 })
 
 
@@ -83,6 +83,10 @@ class PipelineTiles:
     stages: int = 3
     fragment_prefetch: bool = True
     """Load the next fragment step's fragments before this one's products."""
+    group_m: int = 0
+    """Run the blocks in groups of ``group_m`` block rows, column by column within a group
+    (so the blocks running at once share rows of A and columns of B in the L2 cache); 0: row
+    by row, as launched."""
 
     @property
     def threads(self) -> int:
@@ -120,6 +124,8 @@ class PipelineTiles:
             problems.append("block_n a multiple of 64 (the B swizzle spans 8 chunks)")
         if (4 * self.block_m) % self.threads or (4 * self.block_n) % self.threads:
             problems.append("tiles whose 16-byte chunks divide evenly among the work-items")
+        if self.group_m < 0:
+            problems.append("group_m >= 0")
         if problems:
             raise ValueError(f"pipelined tensor-core tiles {self}: need {'; '.join(problems)}")
 
@@ -309,8 +315,7 @@ class _Body:
             "    const int g = lane >> 2, t = lane & 3;\n",
             f"    const int warp_row = (warp / {tl.warps_n}) * {tl.warp_m};\n",
             f"    const int warp_col = (warp % {tl.warps_n}) * {tl.warp_n};\n",
-            f"    const int row_base = get_group_id(1) * {tl.block_m};\n",
-            f"    const int col_base = get_group_id(0) * {tl.block_n};\n",
+            *self.block_origin(),
             f"    __local ushort smem[{tl.local_bytes // 2}] __attribute__((aligned(128)));\n",
         ]
         if self.emulated:
@@ -375,6 +380,23 @@ class _Body:
         lines += self.stores()
         return "".join(lines)
 
+    def block_origin(self) -> list[str]:
+        """``row_base`` and ``col_base``: where this work-group's block of C starts."""
+        tl = self.tiles
+        if tl.group_m == 0:
+            return [f"    const int row_base = get_group_id(1) * {tl.block_m};\n",
+                    f"    const int col_base = get_group_id(0) * {tl.block_n};\n"]
+        across, down = ceil_div(self.n, tl.block_n), ceil_div(self.m, tl.block_m)
+        per_group = tl.group_m * across
+        return [
+            f"    const int block_id = get_group_id(1) * {across} + get_group_id(0);\n",
+            f"    const int first_row = block_id / {per_group} * {tl.group_m};\n",
+            f"    const int group_rows = min({down} - first_row, {tl.group_m});\n",
+            f"    const int row_base = (first_row + block_id % {per_group} % group_rows) * "
+            f"{tl.block_m};\n",
+            f"    const int col_base = (block_id % {per_group} / group_rows) * {tl.block_n};\n",
+        ]
+
     def fragment_offsets(self) -> list[str]:
         """Each lane's fragment addresses within a stage, in bytes: ``a_ld<fs>`` (its
         ``ldmatrix`` row) for the warp's first mma row at fragment step ``fs`` (the others
@@ -421,7 +443,7 @@ class _Body:
                 f"    const int ar{i} = ({at}) >> 2, ac{i} = ({at}) & 3;\n",
                 f"    const uint ad{i} = (uint)(ar{i} * {ROW_BYTES} + "
                 f"(ac{i} ^ ((ar{i} >> 1) & 3)) * 16);\n",
-                f"    const int av{i} = row_base + ar{i} < {m};\n",
+                f"    const int av{i} = {'1' if m % tl.block_m == 0 else f'row_base + ar{i} < {m}'};\n",
                 f"    __global const ushort *ap{i} = a + (av{i} ? (row_base + ar{i}) * {k * e} "
                 f"+ ac{i} * 8 : 0);\n",
             ]
@@ -431,7 +453,8 @@ class _Body:
                 f"    const int br{i} = ({at}) / {per_row_b}, bc{i} = ({at}) % {per_row_b};\n",
                 f"    const uint bd{i} = (uint)({tl.a_bytes} + br{i} * {self.b_row_bytes} "
                 f"+ {self.b_swizzle(f'bc{i}', f'br{i}')} * 16);\n",
-                f"    const int bv{i} = col_base * {e} + bc{i} * 8 < {n * e};\n",
+                f"    const int bv{i} = "
+                f"{'1' if n % tl.block_n == 0 else f'col_base * {e} + bc{i} * 8 < {n * e}'};\n",
                 f"    __global const ushort *bp{i} = b + (bv{i} ? br{i} * {n * e} + "
                 f"col_base * {e} + bc{i} * 8 : 0);\n",
             ]
@@ -442,13 +465,16 @@ class _Body:
         the stage at byte ``stage``."""
         tl, n, k, e = self.tiles, self.n, self.k, self.halves
         lead = "smem, " if self.emulated else ""
+        # a step that starts inside K is whole when K is a multiple of the step (the copies
+        # run only for steps that start inside K): then only the rows and columns are checked
+        whole_steps = k % self.block_k == 0 and self.k >= (self.tiles.stages - 1) * self.block_k
         lines = [f"{ind}{{ const int k0 = {k0}; const uint st = smem_base + {stage};\n"]
         for i in range(4 * tl.block_m // tl.threads):
-            ok = f"av{i} && k0 * {e} + ac{i} * 8 < {k * e}"
+            ok = f"av{i}" if whole_steps else f"av{i} && k0 * {e} + ac{i} * 8 < {k * e}"
             lines.append(f"{ind}  {self.name}_cp16({lead}st + ad{i}, ({ok}) ? ap{i} + k0 * {e} "
                          f": a, ({ok}) ? 16u : 0u);\n")
         for i in range(4 * tl.block_n // tl.threads):
-            ok = f"bv{i} && k0 + br{i} < {k}"
+            ok = f"bv{i}" if whole_steps else f"bv{i} && k0 + br{i} < {k}"
             lines.append(f"{ind}  {self.name}_cp16({lead}st + bd{i}, ({ok}) ? bp{i} + k0 * {n * e} "
                          f": b, ({ok}) ? 16u : 0u);\n")
         lines.append(f"{ind}}}\n")
@@ -495,6 +521,8 @@ class _Body:
         return lines
 
     def stores(self) -> list[str]:
+        """Each work-item's two adjacent columns of a row (``2t``, ``2t + 1`` of an mma tile)
+        go out in one 4- or 8-byte store: N is even (`fits`), so both are in C or neither."""
         m, n = self.m, self.n
         lines: list[str] = []
         for i in range(self.tiles_m):
@@ -502,11 +530,21 @@ class _Body:
                 row = f"row_base + warp_row + {i * 16 + half_row} + g"
                 lines.append(f"    if ({row} < {m}) {{\n        const int row = {row};\n")
                 for j in range(self.tiles_n):
-                    for lane_col in (0, 1):
-                        q = lane_col + (2 if half_row else 0)
-                        col = f"col_base + warp_col + {j * 8 + lane_col} + 2 * t"
-                        value = self.epilogue.call(f"c{i}_{j}_{q}", f"batch * {m} + row", col)
-                        store = half.store(self.dtype, "c", f"row * {n} + {col}", value)
-                        lines.append(f"        if ({col} < {n}) {store};\n")
+                    q = 2 if half_row else 0
+                    col = f"col_base + warp_col + {j * 8} + 2 * t"
+                    v0, v1 = (self.epilogue.call(f"c{i}_{j}_{q + d}", f"batch * {m} + row",
+                                                 f"col + {d}") for d in (0, 1))
+                    lines.append(f"        {{ const int col = {col};\n"
+                                 f"          if (col < {n}) {self.pair_store('row * ' + str(n) + ' + col', v0, v1)}; }}\n")
                 lines.append("    }\n")
         return lines
+
+    def pair_store(self, index: str, v0: str, v1: str) -> str:
+        """C statement: floats ``v0``, ``v1`` stored at ``c[index]``, ``c[index + 1]`` (index
+        even), rounded to the output type."""
+        if self.dtype == "f16":
+            return f"vstore_half2_rte((float2)({v0}, {v1}), 0, c + {index})"
+        if self.dtype == "bf16":
+            return (f"*(__global uint *)(c + {index}) = (uint)fusec_float_to_bf16({v0}) | "
+                    f"((uint)fusec_float_to_bf16({v1}) << 16)")
+        return f"vstore2((float2)({v0}, {v1}), 0, c + {index})"

@@ -53,11 +53,15 @@ def interleaved(
     min_time_s: float = MIN_TIME_S,
     block: int = 1,
     balanced: bool = False,
+    max_time_s: float | None = None,
+    min_calls: int = 1,
 ) -> list[Timing]:
     """Times each of `calls` (each returns the ms it measured) in rounds; one Timing each.
 
     Each turn makes ``block`` calls of one runner in a row; the turns go round in the order of
-    `calls`, or with ``balanced`` in `turn_order`'s (see the module docstring)."""
+    `calls`, or with ``balanced`` in `turn_order`'s (see the module docstring). With
+    ``max_time_s`` a slow runner makes fewer than `repeat` calls, about that long in all, but
+    at least ``min_calls``."""
     order = turn_order(len(calls)) if balanced else list(range(len(calls)))
     estimates = [0.0] * len(calls)
     for _ in range(max(warmup, 1)):
@@ -66,6 +70,9 @@ def interleaved(
     wanted = [
         max(repeat, min(MAX_CALLS, int(min_time_s * 1e3 / max(ms, 1e-3)))) for ms in estimates
     ]
+    if max_time_s is not None:
+        wanted = [min(n, max(min_calls, int(max_time_s * 1e3 / max(ms, 1e-3))))
+                  for n, ms in zip(wanted, estimates, strict=True)]
     samples: list[list[float]] = [[] for _ in calls]
     while any(len(s) < n for s, n in zip(samples, wanted, strict=True)):
         for i in order:

@@ -66,3 +66,12 @@ def test_a_slow_runner_gets_repeat_calls_a_fast_one_more() -> None:
     calls = [lambda: log.append(0) or 1.0, lambda: log.append(1) or 100.0]
     timings = interleaved(calls, warmup=1, repeat=4, min_time_s=0.02, block=2, balanced=True)
     assert [len(t.samples_ms) for t in timings] == [20, 4]
+
+
+def test_max_time_cuts_a_slow_runner_to_min_calls() -> None:
+    log: list[int] = []
+    calls = [lambda: log.append(0) or 1.0, lambda: log.append(1) or 100.0]
+    timings = interleaved(calls, warmup=1, repeat=10, min_time_s=0.02, block=5, balanced=True,
+                          max_time_s=0.25, min_calls=3)
+    # 1 ms: 20 calls (min_time_s), under 250 ms; 100 ms: 10 wanted, cut to 2, at least 3
+    assert [len(t.samples_ms) for t in timings] == [20, 3]

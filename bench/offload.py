@@ -2,6 +2,8 @@
 
     python -m fusec.bench.offload                      # every fusec-bench workload + mixed
     python -m fusec.bench.offload -w mixed_host_gpu -w sgemm1024 --json-out offload.json
+    python -m fusec.bench.offload --first softmax --budget-s 240   # softmax first; no start
+                                                                   # after 240 s
 
 For each workload, fusec compiles it three ways: for the CPU OpenCL device alone
 (``device="cpu"``), for the GPU alone (``device="gpu"``), and placed between them
@@ -12,6 +14,12 @@ numpy arrays in and out (the weights of `Workload.params` bound to the device(s)
 table gives each median, ``auto / best`` (the better single device) and where auto put the
 kernels. A device that is missing shows as ``n/a``; nothing is estimated.
 
+The runners take turns of `BLOCK` calls in a row, in an order where each follows each other
+one equally often (``balanced``): a CPU call right after a GPU call is slower (the CPU runtime's
+worker threads fell asleep meanwhile: 10-24% of a 0.1-0.3 ms call after a 1 ms gap, Intel CPU
+OpenCL on 2 cores). In the fixed order cpu, gpu, auto the auto column alone paid for that, even
+where it ran the very same CPU executable as the cpu column.
+
 Exit codes: 0 when every runner that ran agreed with the reference, 1 otherwise, 2 for a bad
 command line.
 """
@@ -20,7 +28,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +45,11 @@ from fusec.bench.workloads import Workload, all_workloads, offload_workloads, ti
 from fusec.files import atomic_write
 
 RUNNERS = ("cpu", "gpu", "auto")
+BLOCK = 5
+"""Calls of one runner in a row, per turn."""
+MAX_RUNNER_S = 8.0
+"""A runner's timed calls add up to about this at most (a 4096^3 f16 GEMM on a CPU)."""
+MIN_CALLS = 3
 
 
 @dataclass
@@ -56,26 +71,30 @@ class Row:
 def prepare(runner: str, workload: Workload, inputs: list[np.ndarray], names: list[str],
             params: dict[str, np.ndarray], pipeline: str
             ) -> tuple[Callable[[], list[np.ndarray]], str]:
-    """A call of the compiled workload, and (for auto) where its kernels went."""
+    """A call of the compiled workload, and (for auto) where its kernels went. The workload's
+    own pipeline, launch fusion and TF32 setting apply, as in fusec-bench."""
     import fusec
     from fusec.compiler.driver import compile_placed
 
     where = ""
+    options: dict[str, Any] = {"pipeline": workload.pipeline or pipeline, "params": params,
+                               "launch_fusion": workload.launch_fusion,
+                               "allow_tf32": workload.tf32}
     if runner == "auto":
-        placed = compile_placed(workload.text, pipeline=pipeline, params=params)
+        placed = compile_placed(workload.text, **options)
         exe: Any = placed.executable
         counts: dict[str, int] = {}
         for d in placed.report["decisions"]:
             counts[d["decision"]] = counts.get(d["decision"], 0) + 1
         where = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     else:
-        exe = fusec.compile(workload.text, pipeline=pipeline, device=runner, params=params)
+        exe = fusec.compile(workload.text, device=runner, **options)
     args = [a for a, n in zip(inputs, names, strict=True) if n not in params]
     return (lambda: exe(*args)), where
 
 
 def run_workload(workload: Workload, runners: Sequence[str], repeat: int, warmup: int,
-                 pipeline: str, seed: int) -> Row:
+                 pipeline: str, seed: int, max_runner_s: float | None = None) -> Row:
     graph = dataclasses.replace(parse(workload.text, workload.name),
                                 params=frozenset(workload.params))
     names = [t.name for t in graph.inputs]
@@ -97,7 +116,9 @@ def run_workload(workload: Workload, runners: Sequence[str], repeat: int, warmup
         if where:
             row.placement = where
         ready[runner] = call
-    timings = interleaved([lambda c=c: wall_call(c) for c in ready.values()], warmup, repeat)
+    timings = interleaved([lambda c=c: wall_call(c) for c in ready.values()], warmup, repeat,
+                          block=BLOCK, balanced=True, max_time_s=max_runner_s,
+                          min_calls=MIN_CALLS)
     for runner, timing in zip(ready, timings, strict=True):
         row.ms[runner] = timing.median_ms
     return row
@@ -142,6 +163,8 @@ def select(names: Sequence[str]) -> list[Workload]:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-w", "--workload", "workloads", multiple=True,
               help="Run only this workload (repeatable; a prefix selects several).")
+@click.option("--first", "first", multiple=True, metavar="NAME",
+              help="Run this workload before the others (repeatable; as -w, a prefix).")
 @click.option("--runners", default=",".join(RUNNERS), show_default=True,
               help="Comma-separated: cpu, gpu, auto.")
 @click.option("--repeat", type=click.IntRange(1), default=5, show_default=True)
@@ -149,23 +172,59 @@ def select(names: Sequence[str]) -> list[Workload]:
 @click.option("-p", "--pipeline", default="default", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json-out", metavar="FILE", help="Also write the rows as JSON.")
-def main(workloads: tuple[str, ...], runners: str, repeat: int, warmup: int, pipeline: str,
-         seed: int, json_out: str | None) -> None:
+@click.option("--budget-s", type=click.FloatRange(0), default=None, metavar="SECONDS",
+              help="Start no workload after this many seconds; list those left out.")
+@click.option("--max-runner-s", type=click.FloatRange(0), default=MAX_RUNNER_S,
+              show_default=True, help="Time one runner's calls for about this long at most "
+              f"(at least {MIN_CALLS} calls, even under --repeat).")
+def main(workloads: tuple[str, ...], first: tuple[str, ...], runners: str, repeat: int,
+         warmup: int, pipeline: str, seed: int, json_out: str | None, budget_s: float | None,
+         max_runner_s: float) -> None:
     """Time fusec on the CPU alone, the GPU alone and placed between them."""
     chosen_runners = [r.strip() for r in runners.split(",") if r.strip()]
     unknown = [r for r in chosen_runners if r not in RUNNERS]
     if unknown:
         raise click.BadParameter(f"unknown runner(s) {', '.join(unknown)}")
-    rows = []
-    for workload in select(workloads):
-        click.echo(f"offload: {workload.name} ...", err=True)
-        rows.append(run_workload(workload, chosen_runners, repeat, warmup, pipeline, seed))
-        if json_out:
-            atomic_write(json_out, json.dumps(
-                [dataclasses.asdict(r) | {"auto_over_best": r.ratio} for r in rows], indent=1))
+    rows: list[Row] = []
+    chosen = select(workloads)
+    leading = [w for w in select(first) if w in chosen] if first else []
+    chosen = leading + [w for w in chosen if w not in leading]
+    began = time.perf_counter()
+    previous = signal.signal(signal.SIGTERM, stop)   # `timeout`: the table so far, then exit
+    try:
+        for workload in chosen:
+            if rows and budget_s is not None and time.perf_counter() - began >= budget_s:
+                break
+            click.echo(f"offload: {workload.name} ...", err=True)
+            start = time.perf_counter()
+            rows.append(run_workload(workload, chosen_runners, repeat, warmup, pipeline, seed,
+                                     max_runner_s))
+            click.echo(f"offload: {workload.name} took {time.perf_counter() - start:.1f} s",
+                       err=True)
+            if json_out:
+                atomic_write(json_out, json.dumps(
+                    [dataclasses.asdict(r) | {"auto_over_best": r.ratio} for r in rows],
+                    indent=1))
+    except Stopped:
+        click.echo(f"offload: stopped (SIGTERM) after {time.perf_counter() - began:.0f} s",
+                   err=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     click.echo(render(rows, chosen_runners))
+    left = [w.name for w in chosen if w.name not in {r.workload for r in rows}]
+    if left:
+        click.echo(f"not run ({time.perf_counter() - began:.0f} s spent): {' '.join(left)}; "
+                   f"run them with -w {' -w '.join(left)}")
     if any(p.startswith("wrong") for r in rows for p in r.problems.values()):
         sys.exit(1)
+
+
+class Stopped(Exception):
+    """SIGTERM arrived (``timeout``): stop and show what was measured."""
+
+
+def stop(signum: int, frame: object) -> None:
+    raise Stopped
 
 
 if __name__ == "__main__":

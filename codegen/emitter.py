@@ -96,8 +96,10 @@ NAN_PROPAGATING: dict[type[Operation], str] = {
     arith.MaximumfOp: "fmax",
     arith.MinimumfOp: "fmin",
 }
-"""arith.maximumf/minimumf return NaN when either operand is NaN (as numpy's maximum does);
-OpenCL's fmax/fmin return the other operand, so the NaN case is selected around them."""
+"""arith.maximumf/minimumf are IEEE 754-2019 maximum/minimum: NaN when either operand is NaN
+(as numpy's maximum), and -0 < +0 whatever the order (``relu(-0)`` is +0: fuzz seed 1878).
+OpenCL's fmax/fmin return the other operand for a NaN, and either zero for two zeros, so both
+cases are selected around them (`Emitter.nan_propagating`)."""
 
 CALLS: dict[type[Operation], str] = {
     arith.MaxSIOp: "max",
@@ -387,7 +389,12 @@ class CEmitter:
     def nan_propagating(self, op: Operation) -> None:
         lhs, rhs = (self.ref(v) for v in op.operands)
         call = f"{NAN_PROPAGATING[type(op)]}({lhs}, {rhs})"
-        self.define(op, f"select({call}, {lhs} + {rhs}, isnan({lhs}) | isnan({rhs}))")
+        # Where an operand is NaN or both are zeros, the result is their sum: NaN, or the zero
+        # signed as IEEE maximum has it (-0 + +0 is +0); for minimum, -(-a - b) (-0 if either
+        # is). |a| + |b| has the result's type (vector or scalar), so its tests select by lane.
+        both = f"{lhs} + {rhs}" if isinstance(op, arith.MaximumfOp) else f"-(-({lhs}) - {rhs})"
+        size = f"fabs({lhs}) + fabs({rhs})"
+        self.define(op, f"select({call}, {both}, isnan({size}) | ({size} == 0.0f))")
 
     def negf(self, op: Operation) -> None:
         self.define(op, f"-{self.ref(op.operands[0])}")

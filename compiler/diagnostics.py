@@ -24,6 +24,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from fusec.compiler.gc_pause import paused_gc
+from fusec.compiler.op_templates import TemplateParser
 
 
 class FusecError(Exception):
@@ -68,20 +69,27 @@ class LineIndex:
         return line, offset - self.starts[line - 1] + 1
 
 
-class LocatedParser(Parser):
+class LocatedParser(TemplateParser):
     """A parser that gives every op the location of its first token.
 
     It also parses a static tensor type or a flat attribute dictionary it has seen before by
     looking its text up: a program of 10^5 ops spells a handful of types hundreds of thousands of
     times, and xDSL's type parser (a dozen tokens and calls per type) was a third of the parse
     time. Attributes are immutable, so ops may share them; each op gets its own dictionary.
+    A whole op line seen before up to its SSA names is built from its template
+    (`TemplateParser`).
     """
 
-    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
-        super().__init__(ctx, "", name)
-        self._parser_state = ParserState(_Lexer(Input(text, name)))
+    def __init__(
+        self,
+        ctx: Context,
+        text: str,
+        name: str,
+        line_offset: int = 0,
+        use_templates: bool = True,
+    ):
+        super().__init__(ctx, text, name, _Lexer(Input(text, name)), use_templates)
         self.line_offset = line_offset
-        self._text = text
         self._lines: LineIndex | None = None
         self._types: dict[str, TypeAttribute] = {}
         self._attr_dicts: dict[str, dict[str, Attribute]] = {}

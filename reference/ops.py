@@ -159,8 +159,32 @@ def gelu(x: Array, approximate: str = "none") -> Array:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
+def maximum(a: Array, b: Array) -> Array:
+    """IEEE 754-2019 ``maximum`` (MLIR's ``arith.maximumf``): NaN if either operand is NaN,
+    and -0 < +0, so ``maximum(-0, +0)`` is +0 in either order. numpy's ``maximum`` returns its
+    second operand for equal zeros, which makes a reduction's sign of zero depend on the order."""
+    return _signed_zeros(np.maximum(a, b), a, b, negative=np.logical_and)
+
+
+def minimum(a: Array, b: Array) -> Array:
+    """IEEE 754-2019 ``minimum``: NaN if either operand is NaN, ``minimum(-0, +0)`` is -0."""
+    return _signed_zeros(np.minimum(a, b), a, b, negative=np.logical_or)
+
+
+def _signed_zeros(result: Array, a: Array, b: Array, negative: Callable[..., Array]) -> Array:
+    """``result`` with each zero of two zero operands signed -0 where ``negative`` of their
+    sign bits holds (both for maximum, either for minimum), else +0."""
+    result = np.array(result)
+    if result.dtype.kind != "f":
+        return result
+    both_zero = np.broadcast_to((a == 0) & (b == 0), result.shape)
+    sign = np.broadcast_to(negative(np.signbit(a), np.signbit(b)), result.shape)
+    result[both_zero] = np.where(sign[both_zero], -0.0, 0.0)
+    return result
+
+
 def relu(x: Array) -> Array:
-    return np.maximum(x, 0)
+    return maximum(x, np.zeros((), x.dtype))
 
 
 def rsqrt(x: Array) -> Array:
@@ -244,7 +268,16 @@ def attention(
 def reduce(x: Array, kind: str, axes: Sequence[int], keepdims: bool) -> Array:
     """``kind`` (sum, mean, max, min) over ``axes``."""
     fn = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}[kind]
-    return fn(x, axis=tuple(axes), keepdims=keepdims)
+    result = fn(x, axis=tuple(axes), keepdims=keepdims)
+    if kind in ("max", "min") and x.dtype.kind == "f":
+        # a zero result is signed as IEEE 754-2019 maximum/minimum fold it in any order:
+        # max is +0 if any element is +0, min is -0 if any element is -0
+        zero = (x == 0) & (np.signbit(x) == (kind == "min"))
+        either = np.any(zero, axis=tuple(axes), keepdims=keepdims)
+        result = np.array(result)
+        result[result == 0] = -0.0 if kind == "max" else 0.0
+        result[(result == 0) & either] = 0.0 if kind == "max" else -0.0
+    return result
 
 
 # Activation name (fused.ACTIVATIONS) -> kernel.
@@ -270,8 +303,8 @@ BINARY: dict[type[Operation], Callable[[Array, Array], Array]] = {
     nn.SubOp: np.subtract,
     nn.MulOp: np.multiply,
     nn.DivOp: divide,
-    nn.MaxOp: np.maximum,
-    nn.MinOp: np.minimum,
+    nn.MaxOp: maximum,
+    nn.MinOp: minimum,
     nn.PowOp: np.power,
 }
 

@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass, replace
 
 from fusec.codegen.kernels import half
+from fusec.codegen.kernels import gemm_mma_pipelined as pipelined
 from fusec.codegen.kernels.gemm_mma import gemm_mma, mma_kind
 from fusec.codegen.kernels.common import (
     IDENTITY_EPILOGUE,
@@ -210,6 +211,8 @@ def gemm(
         raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")
     if (device_info is not None and tiles is None and split_k == 1
             and mma_kind(dtype) in device_info.tensor_cores and (dtype != "f32" or allow_tf32)):
+        if pipelined.fits(dtype, n, k):
+            return pipelined.gemm_mma_pipelined(name, batch, m, n, k, rhs_batched, epilogue, dtype)
         return gemm_mma(name, batch, m, n, k, rhs_batched, epilogue, dtype)
     if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
         raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "

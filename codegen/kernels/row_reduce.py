@@ -70,9 +70,12 @@ def combine(kind: str, a: str, b: str) -> str:
     """C expression folding ``b`` into ``a`` (scalars or vectors alike)."""
     if kind in ("sum", "mean"):
         return f"{a} + {b}"
-    # ``b`` replaces ``a`` when it is larger (smaller), or NaN; a NaN ``a`` stays.
-    compare = "isgreater" if kind == "max" else "isless"
-    return f"select({a}, {b}, {compare}({b}, {a}) | isnan({b}))"
+    # ``b`` replaces ``a`` when it is larger (smaller), or NaN; a NaN ``a`` stays. Of two equal
+    # zeros, +0 is the larger (IEEE 754-2019 maximum): ``b`` replaces a -0 ``a`` (for max), or
+    # replaces ``a`` when ``b`` is -0 (for min), so the sign does not depend on the order.
+    compare, negative = ("isgreater", a) if kind == "max" else ("isless", b)
+    return (f"select({a}, {b}, {compare}({b}, {a}) | isnan({b}) | "
+            f"(({b} == {a}) & signbit({negative})))")
 
 
 def call(function: str, inputs: Sequence[RowInput], reductions: int, width: int,

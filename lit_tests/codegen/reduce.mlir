@@ -155,7 +155,7 @@
 // CL-NEXT:         const int [[COL:v[0-9]+]] = [[R]] % 9000;
 // CL-NEXT:         const int [[ROW:v[0-9]+]] = [[R]] / 9000;
 // CL-NEXT:         const float8 [[X:v[0-9]+]] = vload8(0, in0 + [[ROW]] * 9000 + [[COL]]);
-// CL-NEXT:         const float8 [[MAX:v[0-9]+]] = select(fmax([[VACC]], [[X]]), [[VACC]] + [[X]], isnan([[VACC]]) | isnan([[X]]));
+// CL-NEXT:         const float8 [[MAX:v[0-9]+]] = select(fmax([[VACC]], [[X]]), [[VACC]] + [[X]], isnan(fabs([[VACC]]) + fabs([[X]])) | (fabs([[VACC]]) + fabs([[X]]) == 0.0f));
 // CL-NEXT:         [[VACC]] = [[MAX]];
 // CL-NEXT:       }
 // CL:            out[[[PART]]] = {{v[0-9]+}};

@@ -5,6 +5,10 @@ Found and fixed:
 - ``arith.maximumf``/``minimumf`` were OpenCL ``fmax``/``fmin``, which drop a NaN operand:
   ``relu(NaN)`` was 0, ``max``/``min`` and ``reduce_max``/``reduce_min`` skipped NaN where numpy
   (the reference) propagates it.
+- ... and ``fmax(-0, +0)`` is either zero: ``relu(-0)`` was -0 in the fused program, so
+  ``y / relu(x)`` was +inf for a negative ``y`` (seed 1878). ``max``/``min`` (and their
+  reductions) are now IEEE 754-2019 ``maximum``/``minimum`` in the kernels and the reference:
+  -0 < +0 in either order (numpy's ``maximum`` returns the second of two zeros).
 - The CPU softmax's vector ``exp`` clamped its argument to ``[-87.3, 88.4]``: ``e^-inf`` (a masked
   entry) was 1.2e-38 instead of 0, so ``log(softmax)`` gave -87.9 instead of -inf and a comparison
   with a tiny threshold flipped; above the range it gave 2.4e38 instead of inf.
@@ -22,7 +26,7 @@ import numpy as np
 import pytest
 
 import fusec
-from fusec.compiler.driver import load
+from fusec.compiler.driver import load, lower
 from fusec.fuzz.oracle import check
 from fusec.reference.executor import find_function, run_function
 
@@ -89,6 +93,95 @@ def test_masked_softmax_entries_are_exactly_zero() -> None:
         assert 0 < s[2, 7] < np.finfo(np.float32).tiny
         assert np.isneginf(log[0, :5]).all()
         np.testing.assert_allclose(s, ref_s, rtol=1e-5, atol=1e-7)
+
+
+SIGNED_ZEROS_X = np.array([-0.0, 0.0, -0.0, 0.0, -1.0, 2.0, np.nan, 0.0], np.float32)
+SIGNED_ZEROS_Y = np.array([0.0, -0.0, -0.0, 0.0, -0.0, 0.0, -0.0, np.nan], np.float32)
+IEEE_SIGN = {  # the sign bit of IEEE 754-2019 maximum/minimum (-0 < +0) of the pairs above
+    "max": [False, False, True, False, True, False, None, None],
+    "min": [True, True, True, False, True, False, None, None],
+}
+
+
+def binary(op: str, t: str) -> str:
+    return (f"func.func @f(%x: {t}, %y: {t}) -> {t} {{\n  %z = {op} %x, %y : {t}, {t} -> {t}\n"
+            f"  func.return %z : {t}\n}}\n")
+
+
+@pytest.mark.parametrize("repeat", [1, 5], ids=["8", "40"])
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_signed_zeros_in_max_and_min(kind: str, repeat: int) -> None:
+    """Fuzz seed 1878: ``max``/``min`` of +0 and -0 follow IEEE 754-2019 (and MLIR's
+    ``arith.maximumf``): -0 < +0 whatever the operands' order, in the reference and in both
+    pipelines; NaN still propagates. OpenCL's ``fmax`` returned its first operand, numpy's
+    ``maximum`` its second. 40 elements: a vector part and a scalar remainder."""
+    x, y = np.tile(SIGNED_ZEROS_X, repeat), np.tile(SIGNED_ZEROS_Y, repeat)
+    want = IEEE_SIGN[kind] * repeat
+    for got in both_pipelines(binary(f"nn.{kind}", f"tensor<{x.size}xf32>"), x, y):
+        (z,) = got
+        assert np.isnan(z[6::8]).all() and np.isnan(z[7::8]).all()
+        signs = [None if np.isnan(v) else bool(np.signbit(v)) for v in z]
+        assert signs == want
+        expected = (np.maximum if kind == "max" else np.minimum)(x, y)
+        np.testing.assert_array_equal(z, expected)  # equal as numbers; signs checked above
+
+
+def test_relu_of_negative_zero_is_positive_zero() -> None:
+    """Fuzz seed 1878: ``y / relu(-0)`` was +inf for a negative ``y`` in the fused program
+    (``relu(-0)`` kept the sign), where the reference's ``max(-0, +0)`` is +0: -inf."""
+    x = np.array([-0.0, 0.0, -1.0, np.nan, -0.0, 3.0, -np.inf, -0.0] * 5, np.float32)
+    y = np.full(40, -2.0, np.float32)
+    t = "tensor<40xf32>"
+    text = (f"func.func @f(%x: {t}, %y: {t}) -> ({t}, {t}) {{\n"
+            f"  %r = nn.relu %x : {t} -> {t}\n  %q = nn.div %y, %r : {t}, {t} -> {t}\n"
+            f"  func.return %r, %q : {t}, {t}\n}}\n")
+    for relu, quotient in both_pipelines(text, x, y):
+        assert not np.signbit(relu[x == 0]).any()
+        assert np.isneginf(quotient[x == 0]).all() and np.isneginf(quotient[x == -1]).all()
+        assert np.isnan(relu[3::8]).all()
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_signed_zeros_in_max_and_min_reductions(kind: str, axis: int) -> None:
+    """A row of zeros reduces to +0 by ``max`` when any is +0, to -0 by ``min`` when any is -0,
+    wherever in the row it sits (IEEE 754-2019; numpy's ``max`` depends on the order)."""
+    x = np.full((5, 37), -0.0 if kind == "max" else 0.0, np.float32)
+    other = 0.0 if kind == "max" else -0.0
+    x[1, 0] = x[2, 36] = x[3, 17] = other  # first, last (scalar remainder), middle
+    x[4, :] = other
+    if axis == 0:
+        x = np.ascontiguousarray(x.T)
+    rows, cols = x.shape
+    out = rows if axis == 1 else cols
+    text = (f"func.func @f(%x: tensor<{rows}x{cols}xf32>) -> tensor<{out}xf32> {{\n"
+            f"  %y = nn.reduce_{kind} %x {{axes = array<i64: {axis}>}} : "
+            f"tensor<{rows}x{cols}xf32> -> tensor<{out}xf32>\n"
+            f"  func.return %y : tensor<{out}xf32>\n}}\n")
+    negative = [True, False, False, False, False] if kind == "max" else [False] + [True] * 4
+    for (z,) in both_pipelines(text, x):
+        assert (z == 0).all()
+        assert np.signbit(z).tolist() == negative
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_signed_zeros_in_a_row_reduce(kind: str) -> None:
+    """The same in a fused ``row_reduce`` (``-1 / reduce_<kind>(x)`` broadcast over the row, one
+    kernel in the default pipeline): the quotient's infinity has the sign of the zero."""
+    x = np.full((5, 37), -0.0 if kind == "max" else 0.0, np.float32)
+    x[1, 0] = x[2, 36] = x[3, 17] = 0.0 if kind == "max" else -0.0
+    x[4, :] = x[1, 0]
+    y = np.full_like(x, -1.0)
+    t, r = "tensor<5x37xf32>", "tensor<5x1xf32>"
+    text = (f"func.func @f(%x: {t}, %y: {t}) -> {t} {{\n"
+            f"  %m = nn.reduce_{kind} %x {{axes = array<i64: 1>, keepdims = true}} : {t} -> {r}\n"
+            f"  %q = nn.div %y, %m : {t}, {r} -> {t}\n  func.return %q : {t}\n}}\n")
+    assert "row_reduce of [5x37]" in lower(load(text), pipeline="default").plan.source
+    positive = [False] + [True] * 4 if kind == "max" else [True] + [False] * 4
+    minus_inf = np.broadcast_to(np.array(positive)[:, None], x.shape)  # -1 / +0 is -inf
+    for (q,) in both_pipelines(text, x, y):
+        assert np.isinf(q).all()
+        np.testing.assert_array_equal(np.isneginf(q), minus_inf)
 
 
 def saved_cases() -> list[Path]:

@@ -15,6 +15,7 @@ from fusec.placement.devices import DevicePair
 from fusec.placement.executor import PlacedExecutable
 from fusec.reference.executor import find_function, random_inputs, run_function
 from fusec.runtime.device_array import DeviceArray, to_device
+from fusec.runtime.executable import Executable
 
 # host-side work around two matmuls: an exp before, a softmax between, a reshape and a softmax
 # of another input beside them
@@ -44,6 +45,8 @@ SPLITS = {
     "all_accelerator": {"matmul_min_flops": 0, "binary_min_elems": 0, "unary_min_elems": 0,
                         "reduction_min_elems": 0},
 }
+ALL_HOST = {"matmul_min_flops": NEVER, "binary_min_elems": NEVER, "unary_min_elems": NEVER,
+            "reduction_min_elems": NEVER}
 
 
 def reference_and_inputs(seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -88,6 +91,40 @@ def test_all_on_one_device_is_that_devices_executable(pair: DevicePair) -> None:
     assert not isinstance(placed.executable, PlacedExecutable)
     assert placed.executable.device is pair.accelerator
     assert "every kernel on the gpu" in placed.report["note"]
+
+
+def plan_fields(exe: Executable) -> dict[str, object]:
+    """What a call of `exe` does, as data: the kernels' source and build options, the
+    buffers (constants by their bytes), the launches and the inputs and outputs."""
+    plan = exe.plan
+    return {
+        "source": plan.source, "build_options": plan.build_options,
+        "buffers": [(b.nbytes, b.role, b.label, None if b.data is None else b.data.tobytes())
+                    for b in plan.buffers],
+        "inputs": plan.inputs, "outputs": plan.outputs, "launches": plan.launches,
+        "launched": [(k.function_name, g, loc) for k, g, loc in exe.launches],
+        "call_inputs": [p.spec.name for p in exe.call_inputs],
+    }
+
+
+def test_all_on_the_host_is_the_cpu_only_executable(pair: DevicePair) -> None:
+    """Everything placed on the host: the very executable ``compile(device="cpu")`` makes (the
+    same plan, launches and build options, the same built program, device and queue), so an
+    all-CPU auto call costs what a cpu-only call costs."""
+    args, expected = reference_and_inputs()
+    params = {"w": args[1]}
+    placed = compile_placed(PROGRAM, devices=pair, offload_thresholds=ALL_HOST, params=params)
+    single = fusec.compile(PROGRAM, device="cpu", params=params)
+    exe = placed.executable
+    assert {d["decision"] for d in placed.report["decisions"]} == {"cpu"}
+    assert type(exe) is Executable and type(single) is Executable
+    assert exe.device is pair.host and single.device is pair.host
+    assert plan_fields(exe) == plan_fields(single)
+    assert exe.program is single.program and exe.queue is single.queue
+    assert exe.input_names == single.input_names == ["x", "b", "s", "v"]
+    call = [args[0], args[2], args[3], args[4]]
+    assert_close(exe(*call), expected)
+    assert_close(exe(*call), single(*call))
 
 
 def test_random_inputs_several_seeds(pair: DevicePair) -> None:

@@ -1,0 +1,79 @@
+"""bench/offload.py's command line on the one CPU device here (cpu and auto columns; the gpu
+column is n/a): the budget, the --first order, and the workload's own compile options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from fusec.bench import offload
+from fusec.bench.workloads import Workload
+
+
+@pytest.fixture(autouse=True)
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def run(args: list[str], tmp_path: Path) -> tuple[Any, list[dict[str, Any]]]:
+    out = tmp_path / "rows.json"
+    result = CliRunner().invoke(offload.main, [*args, "--runners", "cpu,auto", "--repeat", "1",
+                                               "--json-out", str(out)])
+    return result, json.loads(out.read_text())
+
+
+def test_budget_starts_no_workload_after_it(tmp_path: Path) -> None:
+    result, rows = run(["-w", "tiny_elementwise", "-w", "tiny_mixed_host_gpu", "--budget-s", "0"],
+                       tmp_path)
+    assert result.exit_code == 0, result.output
+    assert [r["workload"] for r in rows] == ["tiny_elementwise"]
+    assert rows[0]["ms"]["cpu"] > 0 and rows[0]["ms"]["auto"] > 0
+    assert "not run (" in result.output
+    assert "run them with -w tiny_mixed_host_gpu" in result.output
+
+
+def test_first_runs_first(tmp_path: Path) -> None:
+    result, rows = run(["-w", "tiny_elementwise", "-w", "tiny_mixed_host_gpu",
+                        "--first", "tiny_mixed_host_gpu"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert [r["workload"] for r in rows] == ["tiny_mixed_host_gpu", "tiny_elementwise"]
+    assert "not run" not in result.output
+
+
+TEXT = """
+func.func @f(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %e = nn.exp %x : tensor<64xf32> -> tensor<64xf32>
+  %r = nn.relu %e : tensor<64xf32> -> tensor<64xf32>
+  func.return %r : tensor<64xf32>
+}
+"""
+
+
+def test_the_workloads_compile_options_reach_every_column(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import fusec
+    from fusec.compiler import driver
+
+    seen: list[dict[str, Any]] = []
+
+    def spy(real: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            seen.append({k: kwargs.get(k) for k in ("pipeline", "launch_fusion", "allow_tf32")})
+            return real(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(fusec, "compile", spy(fusec.compile))
+    monkeypatch.setattr(driver, "compile_placed", spy(driver.compile_placed))
+    workload = Workload("w", "exp then relu", TEXT, pipeline="none", launch_fusion=False,
+                        tf32=True)
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    for runner in ("cpu", "auto"):
+        call, where = offload.prepare(runner, workload, [x], ["x"], {}, "default")
+        np.testing.assert_allclose(call()[0], np.maximum(np.exp(x), 0), rtol=1e-6)
+    assert seen == [{"pipeline": "none", "launch_fusion": False, "allow_tf32": True}] * 2
+    assert where == "cpu 2"   # -p none: exp and relu are two units

@@ -46,6 +46,12 @@ from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from fusec.dialects import decompositions
+from fusec.dialects.column_stats import (
+    COLUMN_STATS_OPS,
+    CenteredGramOp,
+    ExplainedVarianceOp,
+    PowerStepNormalizeOp,
+)
 from fusec.dialects.common import (
     CAST_TYPES,
     FLOAT_TYPES,
@@ -822,6 +828,7 @@ FUSED_OPS: tuple[type[IRDLOperation], ...] = (
     ReduceOp,
     RowReduceOp,
     MatmulEpilogueOp,
+    *COLUMN_STATS_OPS,
 )
 
 Fused = Dialect("fused", [*FUSED_OPS, ReduceValueOp, YieldOp], [])
@@ -830,6 +837,9 @@ __all__ = [
     "ACTIVATIONS",
     "FUSED_OPS",
     "AttentionBlockOp",
+    "CenteredGramOp",
+    "ExplainedVarianceOp",
+    "PowerStepNormalizeOp",
     "ElementwiseOp",
     "Fused",
     "MatmulBiasActOp",

@@ -25,6 +25,7 @@ becomes::
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, scf, vector
@@ -139,6 +140,8 @@ CALLS: dict[type[Operation], str] = {
     mathd.TruncOp: "trunc",
 }
 
+_CALLED = frozenset([*CALLS.values(), *NAN_PROPAGATING.values()])
+
 CMPF: dict[str, str] = {
     "oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!=",
 }
@@ -200,10 +203,36 @@ def where(op: Operation) -> str:
     return ""
 
 
+_C_WORDS = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if
+    inline int long register restrict return short signed sizeof static struct switch typedef
+    union unsigned void volatile while bool true false _Bool _Complex _Imaginary
+    __kernel kernel __global global __local local __constant constant __private private
+    __read_only read_only __write_only write_only __read_write read_write uniform pipe
+    uchar ushort uint ulong half size_t ptrdiff_t intptr_t uintptr_t event_t sampler_t
+    image1d_t image2d_t image3d_t NULL
+    abs fabs fmax fmin max min mad select isnan isinf isfinite signbit barrier mem_fence
+    get_global_id get_local_id get_group_id get_global_size get_local_size get_num_groups
+    get_work_dim convert_float convert_int sign clamp mix step dot length
+""".split())
+"""Words an argument of a generated kernel may not be named: C and OpenCL C keywords and
+types, and the built-ins that fusec's kernels call (a parameter ``exp`` would hide ``exp()``)."""
+
+_C_TYPE_OR_BUILTIN = re.compile(
+    r"(?:char|uchar|short|ushort|int|uint|long|ulong|float|double|half|bool)(?:2|3|4|8|16)?"
+    r"|(?:vload|vstore|convert_|as_|native_|half_|atomic_|async_|read_image|write_image)\w*"
+    r"|__\w*"
+)
+
+
 def c_identifier(name: str | None) -> str | None:
-    if name and name.isidentifier() and not name.startswith("v"):
-        return name
-    return None
+    """``name`` (an argument's name in the IR) if it is safe as an OpenCL C identifier: not a
+    keyword, type or built-in the kernel may use, and not ``v...`` (fusec's temporaries)."""
+    if not name or not name.isidentifier() or not name.isascii() or name.startswith("v"):
+        return None
+    if name in _C_WORDS or name in _CALLED or _C_TYPE_OR_BUILTIN.fullmatch(name):
+        return None
+    return name
 
 
 class CEmitter:

@@ -10,14 +10,18 @@ A `ResourceError` is not: a program too large for the device is a user error, an
 an element type the OpenCL backend does not support (`Finding.kind` ``unsupported``).
 
 A mismatch is then traced to the first op that goes wrong (`localize`: every value made an
-output, run unfused), and called ``inconclusive`` rather than a failure in three cases where
+output, run unfused), and called ``inconclusive`` rather than a failure in four cases where
 the numbers differ for a reason that is not a bug: the first op to differ is a comparison (or
 a cast to ``i1``) whose operands agree within the tolerance but not bit for bit (a value within
 rounding of the threshold falls on either side), or it is a norm, softmax, reduction or matmul
 with an operand beyond ``sqrt(FLT_MAX)`` in magnitude, whose float32 squares and sums overflow
 where the reference computes in float64, or its reference result alone changes beyond the
 tolerance when its inputs move by a few float32 ulps (`ill_conditioned`: a sum that cancels to
-near zero, then multiplied by infinity, has no reliable sign).
+near zero, then multiplied by infinity, has no reliable sign), or the kernel's result is what
+the reference's own formula gives evaluated in float32 on the reference's operands
+(`float32_range`: an intermediate that underflows to 0 in float32, then multiplied by
+infinity, is NaN where float64 keeps it). Each excuse is about the first op to differ, on the
+reference's operands: a kernel that computes wrongly is still a failure.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from fusec.compiler.check import compare
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.driver import compile, load
 from fusec.reference.executor import find_function, run_function
+from fusec.reference.ops import computing_in
 from fusec.runtime.limits import ResourceError
 
 from .program import Op, Program, Value
@@ -155,6 +160,10 @@ def _excuse(op: Op, ref: dict[str, np.ndarray], ker: dict[str, np.ndarray]) -> s
         return (f"first difference at {op.result.ref} = {op.name}, whose reference result "
                 f"changes beyond tolerance when its inputs change by {PERTURBATION_ULPS} float32 "
                 "ulps (ill-conditioned: e.g. a sum cancelling to near 0, times infinity)")
+    if float32_range(op, ref, ker):
+        return (f"first difference at {op.result.ref} = {op.name}, whose reference evaluated "
+                "in float32 (every step rounded to float32) gives the kernel's result: an "
+                "intermediate under- or overflows float32 (the reference computes in float64)")
     return None
 
 
@@ -163,15 +172,43 @@ PERTURBATION_ULPS = 4
 about what rounding in a different order does."""
 
 
-def ill_conditioned(op: Op, ref: dict[str, np.ndarray], tries: int = 3) -> bool:
+def float32_range(op: Op, ref: dict[str, np.ndarray], ker: dict[str, np.ndarray]) -> bool:
+    """Whether the kernel's result of ``op`` agrees with the reference's formula for ``op``
+    evaluated in float32 (`computing_in`) on the reference's operands, where the reference in
+    float64 does not: the difference is one of float32's range, which any float32 evaluation
+    of the op has (seed 1431: ``x / rms`` underflows to 0 for a subnormal ``x`` in a row
+    holding 1e15, and 0 times an infinite gamma is NaN where float64 gives -inf). A kernel that
+    differs from that evaluation too is not excused; nor is one whose operands (computed by
+    earlier kernels) differ: the operands are the reference's."""
+    if op.result.elem != "f32":
+        return False
+    alone, names = _alone(op)
+    try:
+        module = load(alone.text(), "<op>")
+        inputs = [ref[n] for n in names]
+        with np.errstate(all="ignore"), warnings.catch_warnings(), computing_in(np.float32):
+            warnings.simplefilter("ignore")
+            narrow = run_function(module, inputs)
+    except Exception:
+        return False
+    have, want = [ker[op.result.name]], [ref[op.result.name]]
+    return not _compare("", alone, have, narrow) and bool(_compare("", alone, narrow, want))
+
+
+def _alone(op: Op) -> tuple[Program, list[str]]:
+    """A program of ``op`` alone, its operands its arguments, and their names."""
+    names = list(dict.fromkeys(v.name for v in op.operands))
+    values = {v.name: v for v in op.operands}
+    return Program([values[n] for n in names], [op], [op.result]), names
+
+
+def ill_conditioned(op: Op, ref: dict[str, np.ndarray], tries: int = 8) -> bool:
     """Whether the reference result of ``op`` alone changes beyond the tolerance when every
     finite float input element is moved by `PERTURBATION_ULPS` ulps of itself: then a float32
     kernel that rounds differently cannot be held to it (backward stability)."""
-    names = list(dict.fromkeys(v.name for v in op.operands))
+    alone, names = _alone(op)
     if not names:
         return False
-    values = {v.name: v for v in op.operands}
-    alone = Program([values[n] for n in names], [op], [op.result])
     try:
         module = load(alone.text(), "<op>")
         inputs = [ref[n] for n in names]

@@ -17,13 +17,16 @@ division by zero gives 0. ``nn.cast`` to ``i1`` is ``x != 0``; float to integer 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 from fusec.dialects import fused, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
 from fusec.dtypes import BF16_HOST, bf16_bits, bf16_to_f32, round_bf16
 from fusec.errors import FusecRuntimeError
+from fusec.reference.image_normalize import run_image_normalize
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -114,11 +117,29 @@ def location_prefix(op: Operation) -> str:
     return ""
 
 
+WIDE_FLOAT: ContextVar[type[np.floating]] = ContextVar("fusec_reference_wide_float",
+                                                        default=np.float64)
+"""The float dtype `wide` computes in: float64, except within `computing_in`."""
+
+
+@contextmanager
+def computing_in(dtype: type[np.floating]) -> Iterator[None]:
+    """Within it, the reference computes floats in ``dtype`` rather than float64: e.g. in
+    float32, every step of an op rounded to float32 as a plain float32 kernel's are (the fuzz
+    oracle's test of whether a kernel's difference is one of float32 range, `fuzz.oracle`)."""
+    token = WIDE_FLOAT.set(dtype)
+    try:
+        yield
+    finally:
+        WIDE_FLOAT.reset(token)
+
+
 def wide(x: Array) -> Array:
-    """``x`` in float64 (floats) or int64 (integers); booleans stay booleans."""
+    """``x`` in float64 (floats; see `computing_in`) or int64 (integers); booleans stay
+    booleans."""
     x = np.asarray(x)
     if x.dtype.kind == "f":
-        return x.astype(np.float64)
+        return x.astype(WIDE_FLOAT.get())
     if x.dtype.kind in "iu":
         return x.astype(np.int64)
     return x
@@ -475,4 +496,5 @@ FUSED_IMPLS: dict[type[Operation], OpImpl] = {
     fused.SwigluOp: run_swiglu,
     fused.AttentionBlockOp: run_attention_block,
     fused.TransformerLayerOp: run_transformer_layer,
+    fused.ImageNormalizeOp: run_image_normalize,
 }

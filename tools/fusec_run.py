@@ -31,7 +31,8 @@ Exit codes:
        an output that is one of the inputs, a program larger than the device or host memory
     2  bad command line (unknown option, pass or pipeline)
     3  no usable OpenCL device
-    4  an OpenCL program failed to build, or a kernel failed to launch
+    4  an OpenCL program failed to build, or a kernel failed to launch (the message starts
+       with the file:line:col of the op(s) the kernel computes, and names the kernel)
     5  ``--check`` found an output beyond tolerance
    70  internal error (a bug in fusec)
   130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): no output is left half-written
@@ -423,7 +424,9 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         elif isinstance(e, BuildError | LaunchError):
             code = EXIT_BUILD
         hint = "" if verbose or not isinstance(e, BuildError) else " (--verbose for the log)"
-        fail(f"fusec-run: error: {e}{hint}", code, e.details() if verbose else None)
+        # A kernel's error that names its source op starts with that op's file:line:col.
+        prefix = "" if getattr(e, "places", ()) else "fusec-run: error: "
+        fail(f"{prefix}{e}{hint}", code, e.details() if verbose else None)
 
 
 def fail(message: str, code: int, details: str | None = None) -> None:

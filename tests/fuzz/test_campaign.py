@@ -8,12 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fusec.compiler.driver import load
 from fusec.fuzz import campaign
 from fusec.fuzz.generator import generate
 from fusec.fuzz.inputs import make_inputs
 from fusec.fuzz.minimize import minimize
-from fusec.fuzz.oracle import Finding, check
-from fusec.fuzz.program import Program
+from fusec.fuzz.oracle import Finding, check, float32_range
+from fusec.fuzz.program import Op, Program, Value
+from fusec.reference.executor import run_function
+from fusec.reference.ops import computing_in
 from fusec.tools import fusec_fuzz, fusec_opt
 
 SEEDS = 40
@@ -78,11 +81,16 @@ def test_the_command_line_runs_clean(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize("seed, reason", [
     (270, "float32 squares and sums overflow"),
     (1263, "ill-conditioned"),
+    (1743, "ill-conditioned"),
+    (1431, "evaluated in float32"),
 ])
 def test_float32_limits_are_inconclusive_not_failures(seed: int, reason: str) -> None:
-    """Seed 270: a layer_norm over 4.9e19 (its float32 variance overflows); seed 1263: a
-    layer_norm whose row of +-1e15 cancels, times an infinite gamma (the sign of a result
-    within rounding of 0 decides +-inf). The reference computes in float64."""
+    """Seed 270: a layer_norm over 4.9e19 (its float32 variance overflows); seeds 1263 and
+    1743: a layer_norm whose row of +-1e15 cancels, times an infinite gamma (the sign of a
+    result within rounding of 0 decides +-inf; 1743 was a failure while `ill_conditioned`
+    tried 3 perturbations, none of which flipped it); seed 1431: an rms_norm whose ``x / rms``
+    underflows to 0 in float32 (x = 1e-40 in a row holding 1e15), times an infinite gamma: NaN,
+    where float64 gives -inf. The reference computes in float64."""
     program = generate(seed)
     findings = check(program, make_inputs(program, campaign.specials_for(seed)))
     assert findings and all(f.kind == "inconclusive" for f in findings)
@@ -123,3 +131,46 @@ def test_a_program_that_kills_its_process_fails_only_its_seed(
     assert report.programs == 3
     assert [f.seed for f in report.failures] == [3]
     assert f"crash ({WHERE}): killed by SIGFPE" in report.failures[0].message
+
+
+def test_float32_range_excuses_only_the_float32_result() -> None:
+    """`float32_range` excuses a kernel whose result is the reference's formula in float32
+    (seed 1431's rms_norm: NaN where float64 gives -inf), not one that differs from it."""
+    x = np.array([[1e-40, 1e15, -1.0, 0.5]], np.float32)
+    gamma = np.array([-np.inf, 1.0, 2.0, 3.0], np.float32)
+    xv, gv = Value("x", "f32", (1, 4)), Value("g", "f32", (4,))
+    op = Op("nn.rms_norm", Value("y", "f32", (1, 4)), (xv, gv))
+    program = Program([xv, gv], [op], [op.result])
+    with np.errstate(all="ignore"):
+        (want,) = run_function(load(program.text()), [x, gamma])
+        with computing_in(np.float32):
+            (narrow,) = run_function(load(program.text()), [x, gamma])
+    assert np.isneginf(want[0, 0]) and np.isnan(narrow[0, 0])
+    ref = {"x": x, "g": gamma, "y": want}
+    assert float32_range(op, ref, {**ref, "y": narrow})
+    wrong = narrow.copy()
+    wrong[0, 1] = -wrong[0, 1]  # a sign error elsewhere in the row
+    assert not float32_range(op, ref, {**ref, "y": wrong})
+    assert not float32_range(op, ref, {**ref, "y": np.full_like(narrow, np.nan)})
+
+
+def test_a_planted_signed_zero_bug_is_still_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With fuzz seed 1878's fix undone in the emitter (``max`` as ``fmax`` with only the NaN
+    case selected: ``relu(-0)`` is -0), the oracle reports its saved case as a failure: no
+    excuse (float32 evaluation, ill-conditioning) hides it."""
+    from fusec.codegen import emitter
+
+    def old_nan_propagating(self, op) -> None:  # type: ignore[no-untyped-def]
+        lhs, rhs = (self.ref(v) for v in op.operands)
+        call = f"{emitter.NAN_PROPAGATING[type(op)]}({lhs}, {rhs})"
+        self.define(op, f"select({call}, {lhs} + {rhs}, isnan({lhs}) | isnan({rhs}))")
+
+    monkeypatch.setattr(emitter.CEmitter, "nan_propagating", old_nan_propagating)
+    case = Path(__file__).parent / "cases" / "program-1878.mlir"
+    with np.load(case.with_suffix(".npz")) as data:
+        inputs = [data["a3"], data["a7"]]
+    findings = check(case.read_text(), inputs)
+    assert any(f.failed and f.kind == "mismatch" for f in findings), findings
+    program = generate(1878)
+    findings = check(program, make_inputs(program, campaign.specials_for(1878)))
+    assert any(f.failed and f.kind == "mismatch" for f in findings), findings

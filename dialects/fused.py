@@ -77,6 +77,7 @@ from fusec.dialects.common import (
     type_name,
 )
 from fusec.dialects.decompositions import Decomposition
+from fusec.dialects.image_normalize import ImageNormalizeOp
 from fusec.dialects.nn import REDUCE_KINDS, check_mask, check_reduce_axes, reduced_shape
 
 I64Attr = IntegerAttr[I64]
@@ -829,6 +830,7 @@ FUSED_OPS: tuple[type[IRDLOperation], ...] = (
     RowReduceOp,
     MatmulEpilogueOp,
     *COLUMN_STATS_OPS,
+    ImageNormalizeOp,
 )
 
 Fused = Dialect("fused", [*FUSED_OPS, ReduceValueOp, YieldOp], [])
@@ -842,6 +844,7 @@ __all__ = [
     "PowerStepNormalizeOp",
     "ElementwiseOp",
     "Fused",
+    "ImageNormalizeOp",
     "MatmulBiasActOp",
     "MatmulEpilogueOp",
     "ReduceOp",

@@ -20,6 +20,8 @@ How each op is lowered (tables in ``generated_ops`` and ``template_ops``):
 - float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
   scalar IR), the norms, softmax and attention: ``kernel.template``;
 - ``fused.row_reduce``: the ``row_reduce`` template, its body as the region (``row_reduce_ops``);
+- ``fused.image_normalize``: the same template over planes, its body built from the op's
+  properties (``image_normalize_ops``);
 - ``fused.matmul_epilogue``: the ``gemm`` template with the body as its epilogue
   (``matmul_epilogue_ops``);
 - ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
@@ -106,6 +108,7 @@ NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.centered_gram",
     "fused.power_step_normalize",
     "fused.explained_variance",
+    "fused.image_normalize",
 )
 """Fused ops the OpenCL backend implements itself; ``lower-opencl`` un-fuses every other one."""
 
@@ -490,12 +493,14 @@ class LowerToKernelsPass(ModulePass):
         """Lowers every function of ``op`` in place; returns each tensor op's host ops."""
         from fusec.lowering.column_stats_ops import COLUMN_STATS_LOWERINGS
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
+        from fusec.lowering.image_normalize_ops import IMAGE_NORMALIZE_LOWERINGS
         from fusec.lowering.matmul_epilogue_ops import MATMUL_EPILOGUE_LOWERINGS
         from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
         from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
 
         lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS,
-                     **MATMUL_EPILOGUE_LOWERINGS, **COLUMN_STATS_LOWERINGS}
+                     **MATMUL_EPILOGUE_LOWERINGS, **COLUMN_STATS_LOWERINGS,
+                     **IMAGE_NORMALIZE_LOWERINGS}
         if self.local_size <= 0 or self.local_size & (self.local_size - 1):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"

@@ -28,6 +28,7 @@ from fusec.dialects import fused, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
 from fusec.dtypes import BF16_HOST, bf16_bits, bf16_to_f32, round_bf16
 from fusec.errors import FusecRuntimeError
+from fusec.reference.image_normalize import run_image_normalize
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -509,4 +510,5 @@ FUSED_IMPLS: dict[type[Operation], OpImpl] = {
     fused.SwigluOp: run_swiglu,
     fused.AttentionBlockOp: run_attention_block,
     fused.TransformerLayerOp: run_transformer_layer,
+    fused.ImageNormalizeOp: run_image_normalize,
 }

@@ -16,6 +16,7 @@ GRAPH_PASSES: dict[str, tuple[str, str]] = {
     "fuse-matmul-bias-act": ("fuse_matmul_bias_act", "FuseMatmulBiasActPass"),
     "fuse-matmul-epilogue": ("fuse_matmul_epilogue", "FuseMatmulEpiloguePass"),
     "fuse-multi-output": ("fuse_multi_output", "FuseMultiOutputPass"),
+    "fuse-power-step-normalize": ("fuse_power_step_normalize", "FusePowerStepNormalizePass"),
     "fuse-reductions": ("fuse_reductions", "FuseReductionsPass"),
     "fuse-row-reduce": ("fuse_row_reduce", "FuseRowReducePass"),
     "fuse-residual-layer-norm": ("fuse_residual_layer_norm", "FuseResidualLayerNormPass"),

@@ -172,3 +172,87 @@ def test_power_step_large_eps_and_tiny_columns(numeric) -> None:
     a, q = random((33, 8), 6), random((8, 3), 7) * 1e-3
     text = power_ir(33, 8, 3, eps=0.01)
     numeric.check(text, [a, q], [power_step(a, q, 0.01)], tol=(1e-6, 1e-4))
+
+
+# --- explained variance ------------------------------------------------------------------------
+
+
+def variance_ir(d: int, k: int, form: str = "columns") -> str:
+    """diag(q^T g q): ``columns`` as sum(q * (g @ q), 0); ``masked`` as the k x k matrix
+    times an identity constant, summed over axis 1."""
+    g, q, r = f"tensor<{d}x{d}xf32>", f"tensor<{d}x{k}xf32>", f"tensor<{k}xf32>"
+    body = f"  %gq = nn.matmul %g, %q : {g}, {q} -> {q}\n"
+    if form == "columns":
+        body += (f"  %p = nn.mul %gq, %q : {q}, {q} -> {q}\n"
+                 f"  %v = nn.reduce_sum %p {{axes = array<i64: 0>}} : {q} -> {r}\n")
+    else:
+        kk = f"tensor<{k}x{k}xf32>"
+        eye = ", ".join("[" + ", ".join("1.0" if i == j else "0.0" for j in range(k)) + "]"
+                        for i in range(k))
+        body += (f"  %qt = nn.transpose %q {{perm = array<i64: 1, 0>}} : {q} -> tensor<{k}x{d}xf32>\n"
+                 f"  %m = nn.matmul %qt, %gq : tensor<{k}x{d}xf32>, {q} -> {kk}\n"
+                 f"  %i = nn.constant {{value = dense<[{eye}]> : {kk}}} : {kk}\n"
+                 f"  %md = nn.mul %i, %m : {kk}, {kk} -> {kk}\n"
+                 f"  %v = nn.reduce_sum %md {{axes = array<i64: 1>}} : {kk} -> {r}\n")
+    return f"func.func @variance(%g: {g}, %q: {q}) -> {r} {{\n{body}  func.return %v : {r}\n}}"
+
+
+def explained(g: np.ndarray, q: np.ndarray) -> np.ndarray:
+    g, q = g.astype(np.float64), q.astype(np.float64)
+    return np.diag(q.T @ g @ q)
+
+
+@pytest.mark.parametrize("d,k", [(1, 1), (17, 4), (300, 8), (40, 33)])
+@pytest.mark.parametrize("form", ["columns", "masked"])
+def test_explained_variance(numeric, d: int, k: int, form: str) -> None:
+    text = variance_ir(d, k, form)
+    assert numeric.top_ops(text) == ["fused.explained_variance"]
+    assert numeric.launches(text) == 2
+    x = random((d + 3, d), d)
+    g = (x.T @ x / (d + 2)).astype(np.float32)  # a covariance: symmetric, >= 0
+    q = random((d, k), k)
+    numeric.check(text, [g, q], [explained(g, q)], tol=(1e-4, 1e-4))
+
+
+def test_explained_variance_adversarial(numeric) -> None:
+    """A zero column of q explains 0; a non-symmetric, indefinite g gives negative values."""
+    g, q = random((17, 17), 8), random((17, 3), 9)
+    q[:, 2] = 0.0
+    text = variance_ir(17, 3)
+    (fused,) = numeric.run_all(text, [g, q])["fused on the device"]
+    assert fused[2] == 0.0
+    numeric.check(text, [g, q], [explained(g, q)], tol=(1e-4, 1e-4))
+
+
+# --- the three together: PCA by power iteration ------------------------------------------------
+
+PCA = """
+func.func @pca(%x: tensor<200x12xf32>, %q0: tensor<12x3xf32>) -> (tensor<12x3xf32>, tensor<3xf32>) {
+  %m = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<200x12xf32> -> tensor<1x12xf32>
+  %c = nn.sub %x, %m : tensor<200x12xf32>, tensor<1x12xf32> -> tensor<200x12xf32>
+  %t = nn.transpose %c {perm = array<i64: 1, 0>} : tensor<200x12xf32> -> tensor<12x200xf32>
+  %g0 = nn.matmul %t, %c : tensor<12x200xf32>, tensor<200x12xf32> -> tensor<12x12xf32>
+  %n1 = nn.constant {value = dense<199.0> : tensor<f32>} : tensor<f32>
+  %g = nn.div %g0, %n1 : tensor<12x12xf32>, tensor<f32> -> tensor<12x12xf32>
+  %y = nn.matmul %g, %q0 : tensor<12x12xf32>, tensor<12x3xf32> -> tensor<12x3xf32>
+  %s = nn.mul %y, %y : tensor<12x3xf32>, tensor<12x3xf32> -> tensor<12x3xf32>
+  %ss = nn.reduce_sum %s {axes = array<i64: 0>, keepdims = true} : tensor<12x3xf32> -> tensor<1x3xf32>
+  %nrm = nn.sqrt %ss : tensor<1x3xf32> -> tensor<1x3xf32>
+  %eps = nn.constant {value = dense<1.0e-06> : tensor<f32>} : tensor<f32>
+  %den = nn.add %nrm, %eps : tensor<1x3xf32>, tensor<f32> -> tensor<1x3xf32>
+  %q = nn.div %y, %den : tensor<12x3xf32>, tensor<1x3xf32> -> tensor<12x3xf32>
+  %gq = nn.matmul %g, %q : tensor<12x12xf32>, tensor<12x3xf32> -> tensor<12x3xf32>
+  %p = nn.mul %q, %gq : tensor<12x3xf32>, tensor<12x3xf32> -> tensor<12x3xf32>
+  %v = nn.reduce_sum %p {axes = array<i64: 0>} : tensor<12x3xf32> -> tensor<3xf32>
+  func.return %q, %v : tensor<12x3xf32>, tensor<3xf32>
+}"""
+
+
+def test_pca_step(numeric) -> None:
+    assert numeric.top_ops(PCA) == ["fused.centered_gram", "fused.power_step_normalize",
+                                    "fused.explained_variance"]
+    assert numeric.launches(PCA) == 6
+    x, q0 = random((200, 12), 10) + 5, random((12, 3), 11)
+    cov = covariance(x, 199)
+    q = power_step(cov, q0, 1e-6)
+    numeric.check(PCA, [x, q0], [q, explained(cov, q)], tol=(1e-4, 1e-4))

@@ -14,6 +14,7 @@ GRAPH_PASSES: dict[str, tuple[str, str]] = {
     "fuse-centered-gram": ("fuse_centered_gram", "FuseCenteredGramPass"),
     "fuse-elementwise": ("fuse_elementwise", "FuseElementwisePass"),
     "fuse-explained-variance": ("fuse_explained_variance", "FuseExplainedVariancePass"),
+    "fuse-image-normalize": ("fuse_image_normalize", "FuseImageNormalizePass"),
     "fuse-matmul-bias-act": ("fuse_matmul_bias_act", "FuseMatmulBiasActPass"),
     "fuse-matmul-epilogue": ("fuse_matmul_epilogue", "FuseMatmulEpiloguePass"),
     "fuse-multi-output": ("fuse_multi_output", "FuseMultiOutputPass"),

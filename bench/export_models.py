@@ -1,13 +1,12 @@
 """ONNX models for the importer's tests and benchmarks, written the way exporters write them.
 
-With ``torch`` and ``transformers`` installed, `export_hf` exports a randomly initialised
-Hugging Face model (``BertModel``, ``GPT2Model``, ``LlamaModel``, ``DistilBertModel``) with
-``torch.onnx.export``. Without them (this repository's CI), the builders below write the same
-graphs with ``onnx.helper``: the node sequences of the TorchScript exporter at opset 17, shape
+Real exports of Hugging Face models come from `export_hf` (it needs torch and transformers);
+the builders here write graphs of the same kinds at benchmark sizes with ``onnx.helper``
+alone: the node sequences of the TorchScript exporter at opset 17, shape
 subgraphs included (``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``), the additive
 attention mask (``(1 - mask) * finfo.min``), the erf GELU written out, and ``LayerNormalization``.
 
-    python -m fusec.bench.export_models OUT_DIR [--hf]     # writes bert_layer.onnx, ...
+    python -m fusec.bench.export_models OUT_DIR     # writes bert_layer.onnx, ...
 """
 
 from __future__ import annotations
@@ -275,27 +274,6 @@ def llama_block(batch: int = 1, seq: int = 16, width: int = 64, heads: int = 4,
     return g.model(name="llama_block")
 
 
-def export_hf(kind: str, path: str, seq: int = 128, layers: int = 1) -> None:
-    """Exports a randomly initialised Hugging Face model (needs torch and transformers)."""
-    import torch  # type: ignore[import-not-found]
-    import transformers  # type: ignore[import-not-found]
-
-    configs = {
-        "bert": (transformers.BertConfig, transformers.BertModel),
-        "distilbert": (transformers.DistilBertConfig, transformers.DistilBertModel),
-        "gpt2": (transformers.GPT2Config, transformers.GPT2Model),
-        "llama": (transformers.LlamaConfig, transformers.LlamaModel),
-    }
-    config_cls, model_cls = configs[kind]
-    layer_key = "n_layer" if kind == "gpt2" else (
-        "n_layers" if kind == "distilbert" else "num_hidden_layers")
-    model = model_cls(config_cls(**{layer_key: layers})).eval()
-    ids = torch.randint(0, 1000, (1, seq))
-    mask = torch.ones(1, seq, dtype=torch.int64)
-    torch.onnx.export(model, (ids, mask), path, input_names=["input_ids", "attention_mask"],
-                      output_names=["last_hidden_state"], opset_version=17, dynamo=False)
-
-
 BUILDERS = {
     "bert_layer": lambda: bert_layer(1, 128, 768, 12, 3072),
     "bert_small": lambda: bert_model(),
@@ -312,9 +290,6 @@ def main(argv: list[str]) -> int:
         return 2
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
-    if "--hf" in argv:
-        for kind in ("bert", "distilbert", "gpt2", "llama"):
-            export_hf(kind, str(out / f"hf_{kind}.onnx"))
     for name, build in BUILDERS.items():
         onnx.save(build(), str(out / f"{name}.onnx"))  # type: ignore[arg-type]
     return 0

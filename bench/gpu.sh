@@ -4,7 +4,8 @@
 #   compile time;  all: both (may need most of a 10-minute command).
 #   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).
 #   offload [-w NAME...]: fusec-calibrate, then bench/offload.py (cpu-only, gpu-only, auto;
-#   without -w the whole table, within about 6 minutes).
+#   without -w the whole table, within about 6 minutes).  offload-order: the rows near the
+#   10% bound, timed in the old fixed order and the balanced one (about 2 minutes).
 # fusec gets device arrays made once (--fusec-arrays device, the default with --device gpu).
 # Needs the .gpu folder carried (wheels of pyopencl, xdsl, click and their needs for
 # CPython 3.12); PyTorch with CUDA and numpy come with the machine. Results: $OUT/gpu_*.json
@@ -50,5 +51,16 @@ case "${1:-all}" in
              --first mixed_host_gpu --json-out "$out/gpu_offload.json" "$@" \
              > "$out/gpu_offload.log" 2>&1
            echo "== offload: exit $?"; cat "$out/gpu_offload.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|probes|external|offload [-w NAME...]|all]"; exit 2 ;;
+  offload-order)  # the three rows near the bound timed the old way (always cpu, gpu, auto,
+                  # one call a turn) and the new (balanced turns of 5), twice each
+           export XDG_CACHE_HOME="$PWD/.gpu/cache"
+           timeout 60 python3 -m fusec.tools.fusec_calibrate > /dev/null 2>&1
+           for m in fixed balanced fixed balanced; do
+             b=5; [ $m = fixed ] && b=1
+             timeout 60 python3 -m fusec.bench.offload --order $m --block $b -w residual \
+               -w softmax >> "$out/gpu_offload_order.log" 2>&1
+             echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
+           done; cat "$out/gpu_offload_order.log" ;;
+  *) echo "usage: sh bench/gpu.sh [table|probes|external|offload [-w NAME...]|offload-order|all]"
+     exit 2 ;;
 esac

@@ -94,7 +94,8 @@ def prepare(runner: str, workload: Workload, inputs: list[np.ndarray], names: li
 
 
 def run_workload(workload: Workload, runners: Sequence[str], repeat: int, warmup: int,
-                 pipeline: str, seed: int, max_runner_s: float | None = None) -> Row:
+                 pipeline: str, seed: int, max_runner_s: float | None = None,
+                 block: int = BLOCK, balanced: bool = True) -> Row:
     graph = dataclasses.replace(parse(workload.text, workload.name),
                                 params=frozenset(workload.params))
     names = [t.name for t in graph.inputs]
@@ -117,7 +118,7 @@ def run_workload(workload: Workload, runners: Sequence[str], repeat: int, warmup
             row.placement = where
         ready[runner] = call
     timings = interleaved([lambda c=c: wall_call(c) for c in ready.values()], warmup, repeat,
-                          block=BLOCK, balanced=True, max_time_s=max_runner_s,
+                          block=block, balanced=balanced, max_time_s=max_runner_s,
                           min_calls=MIN_CALLS)
     for runner, timing in zip(ready, timings, strict=True):
         row.ms[runner] = timing.median_ms
@@ -172,14 +173,19 @@ def select(names: Sequence[str]) -> list[Workload]:
 @click.option("-p", "--pipeline", default="default", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json-out", metavar="FILE", help="Also write the rows as JSON.")
+@click.option("--order", type=click.Choice(["balanced", "fixed"]), default="balanced",
+              show_default=True, help="Turns in a balanced order, or always cpu, gpu, auto "
+              "(the old method, to compare).")
+@click.option("--block", type=click.IntRange(1), default=BLOCK, show_default=True,
+              help="Calls of one runner in a row, per turn.")
 @click.option("--budget-s", type=click.FloatRange(0), default=None, metavar="SECONDS",
               help="Start no workload after this many seconds; list those left out.")
 @click.option("--max-runner-s", type=click.FloatRange(0), default=MAX_RUNNER_S,
               show_default=True, help="Time one runner's calls for about this long at most "
               f"(at least {MIN_CALLS} calls, even under --repeat).")
 def main(workloads: tuple[str, ...], first: tuple[str, ...], runners: str, repeat: int,
-         warmup: int, pipeline: str, seed: int, json_out: str | None, budget_s: float | None,
-         max_runner_s: float) -> None:
+         warmup: int, pipeline: str, seed: int, json_out: str | None, order: str, block: int,
+         budget_s: float | None, max_runner_s: float) -> None:
     """Time fusec on the CPU alone, the GPU alone and placed between them."""
     chosen_runners = [r.strip() for r in runners.split(",") if r.strip()]
     unknown = [r for r in chosen_runners if r not in RUNNERS]
@@ -198,7 +204,7 @@ def main(workloads: tuple[str, ...], first: tuple[str, ...], runners: str, repea
             click.echo(f"offload: {workload.name} ...", err=True)
             start = time.perf_counter()
             rows.append(run_workload(workload, chosen_runners, repeat, warmup, pipeline, seed,
-                                     max_runner_s))
+                                     max_runner_s, block, order == "balanced"))
             click.echo(f"offload: {workload.name} took {time.perf_counter() - start:.1f} s",
                        err=True)
             if json_out:

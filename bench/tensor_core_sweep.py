@@ -2,9 +2,10 @@
 
     python3 -m fusec.bench.tensor_core_sweep [--size 4096] [--repeat 20] VARIANT...
 
-A VARIANT is ``DTYPE:BM,BN,WM,WN,STAGES`` (the pipelined kernel, `gemm_mma_pipelined`, with
-those `PipelineTiles`), ``DTYPE:default`` (its default tiles) or ``DTYPE:staged`` (the
-register-staged kernel, `gemm_mma.gemm_mma`); DTYPE is f16 or bf16. Each variant is built,
+A VARIANT is ``DTYPE:BM,BN,WM,WN,STAGES[,late][,gG]`` (the pipelined kernel,
+`gemm_mma_pipelined`, with those `PipelineTiles`; ``late``: no fragment prefetch; ``gG``:
+``group_m=G``), ``DTYPE:default`` (its default tiles) or ``DTYPE:staged`` (the register-staged kernel, `gemm_mma.gemm_mma`); DTYPE is f16,
+bf16 or f32 (TF32 products; torch with ``allow_tf32``). Each variant is built,
 checked once against torch's float32 product of the same inputs (max error relative to max
 |C|), then timed by OpenCL profiling events (median of ``--repeat`` launches after 3 warm-up
 launches); torch's f16/bf16 matmul is timed by CUDA events in the same process. Prints one
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("variants", nargs="+")
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--ptx-dir", help="write each variant's program binary (PTX) here")
     options = parser.parse_args()
 
     import pyopencl as cl
@@ -63,28 +65,36 @@ def main() -> None:
           f"{torch.cuda.get_device_name(0)}; {size}^3", flush=True)
     for variant in options.variants:
         dtype, _, blocking = variant.partition(":")
-        torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+        torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[dtype]
+        elem = 4 if dtype == "f32" else 2
         if dtype not in inputs:
             a32 = rng.standard_normal((size, size), dtype=np.float32)
             b32 = rng.standard_normal((size, size), dtype=np.float32)
             ta = torch.from_numpy(a32).cuda().to(torch_dtype)
             tb = torch.from_numpy(b32).cuda().to(torch_dtype)
-            host_a = ta.view(torch.int16).cpu().numpy()
-            host_b = tb.view(torch.int16).cpu().numpy()
+            bits = torch.int32 if dtype == "f32" else torch.int16
+            host_a = ta.view(bits).cpu().numpy()
+            host_b = tb.view(bits).cpu().numpy()
+            torch.backends.cuda.matmul.allow_tf32 = False
             ref = torch.matmul(ta.float(), tb.float())
             flags = cl.mem_flags
             buf_a = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=host_a)
             buf_b = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=host_b)
-            buf_c = cl.Buffer(context, flags.READ_WRITE, size * size * 2)
+            buf_c = cl.Buffer(context, flags.READ_WRITE, size * size * elem)
+            torch.backends.cuda.matmul.allow_tf32 = dtype == "f32"
             torch_ms = _torch_ms(torch, ta, tb, options.repeat)
+            torch.backends.cuda.matmul.allow_tf32 = False
             inputs[dtype] = (buf_a, buf_b, buf_c, ref, torch_ms)
-            rows.append((f"torch {dtype}", torch_ms, flops / torch_ms / 1e9, 1.0, 0.0))
+            rows.append((f"torch {dtype}{' (tf32)' if elem == 4 else ''}", torch_ms, flops / torch_ms / 1e9, 1.0, 0.0))
         buf_a, buf_b, buf_c, ref, torch_ms = inputs[dtype]
         if blocking == "staged":
             kernel = gemm_mma("gemm", 1, size, size, size, False, dtype=dtype)
         else:
+            fields = blocking.split(",")
+            groups = [int(f[1:]) for f in fields[5:] if f.startswith("g")]
             tiles = DEFAULT_TILES if blocking == "default" else PipelineTiles(
-                *map(int, blocking.split(",")))
+                *map(int, fields[:5]), fragment_prefetch="late" not in fields,
+                group_m=groups[0] if groups else 0)
             kernel = gemm_mma_pipelined("gemm", 1, size, size, size, False, dtype=dtype,
                                         tiles=tiles)
         try:
@@ -92,14 +102,19 @@ def main() -> None:
         except cl.Error as error:
             print(f"{variant}: build failed: {str(error)[:3000]}", flush=True)
             continue
+        if options.ptx_dir:
+            import pathlib
+            name = variant.replace(":", "_").replace(",", "_")
+            pathlib.Path(options.ptx_dir, f"{name}.ptx").write_bytes(program.binaries[0])
         knl = program.gemm
         knl.set_args(buf_a, buf_b, buf_c)
-        cl.enqueue_fill_buffer(queue, buf_c, np.uint16(0x7E00), 0, size * size * 2)
+        nan = np.uint32(0x7FC00000) if elem == 4 else np.uint16(0x7E00)
+        cl.enqueue_fill_buffer(queue, buf_c, nan, 0, size * size * elem)
         cl.enqueue_nd_range_kernel(queue, knl, kernel.global_size, kernel.local_size).wait()
-        out = np.empty((size, size), dtype=np.int16)
+        out = np.empty((size, size), dtype=np.int32 if elem == 4 else np.int16)
         cl.enqueue_copy(queue, out, buf_c).wait()
         got = torch.from_numpy(out).cuda().view(torch_dtype).float()
-        error = float((got - ref).abs().max() / ref.abs().max())
+        error = float((got - ref).abs().max() / ref.abs().max())  # NaN if any is unwritten
         for _ in range(3):
             cl.enqueue_nd_range_kernel(queue, knl, kernel.global_size, kernel.local_size)
         queue.finish()

@@ -25,6 +25,7 @@ becomes::
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref, scf, vector
@@ -46,6 +47,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fusec.codegen.kernels import half
 from fusec.dialects import kernel
+from fusec.dialects.common import I8
 
 
 class EmitError(ValueError):
@@ -58,12 +60,13 @@ class EmitError(ValueError):
 # floats are computed on as float (see `fusec.codegen.kernels.half`).
 VALUE_TYPES: dict[Attribute, str] = {
     Float32Type(): "float", Float16Type(): "float", BFloat16Type(): "float", i32: "int", i1: "int",
+    I8: "char",
 }
 
 # Element types of buffers (numpy's bool is one byte; bf16 is held as its bit pattern).
 BUFFER_TYPES: dict[Attribute, str] = {
     Float32Type(): "float", Float16Type(): "half", BFloat16Type(): "ushort", i32: "int",
-    i1: "uchar",
+    i1: "uchar", I8: "char",
 }
 
 HALF_TYPES: tuple[Attribute, ...] = (Float16Type(), BFloat16Type())
@@ -139,6 +142,8 @@ CALLS: dict[type[Operation], str] = {
     mathd.TruncOp: "trunc",
 }
 
+_CALLED = frozenset([*CALLS.values(), *NAN_PROPAGATING.values()])
+
 CMPF: dict[str, str] = {
     "oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!=",
 }
@@ -154,12 +159,17 @@ WORK_ITEM_IDS: dict[type[Operation], str] = {
 }
 
 CASTS: tuple[type[Operation], ...] = (
-    arith.SIToFPOp,
     arith.UIToFPOp,
-    arith.FPToSIOp,
     arith.ExtUIOp,
+    arith.ExtSIOp,
+    arith.TruncIOp,
     arith.IndexCastOp,
 )
+"""Conversions that are a C cast: exact, or (``trunci``) keeping the low bits."""
+
+SATURATING: dict[Attribute, str] = {i32: "convert_int_sat_rtz", I8: "convert_char_sat_rtz"}
+"""``arith.fptosi`` to each integer type: toward zero, saturated, NaN -> 0 (fusec's meaning of
+``fptosi``, see ``fusec.dialects.scalar_ops``; a C cast is undefined out of range)."""
 
 VECTOR_LANES = "0123456789abcdef"
 """Lane names of OpenCL vector components (``.s0`` .. ``.sf``)."""
@@ -200,10 +210,36 @@ def where(op: Operation) -> str:
     return ""
 
 
+_C_WORDS = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if
+    inline int long register restrict return short signed sizeof static struct switch typedef
+    union unsigned void volatile while bool true false _Bool _Complex _Imaginary
+    __kernel kernel __global global __local local __constant constant __private private
+    __read_only read_only __write_only write_only __read_write read_write uniform pipe
+    uchar ushort uint ulong half size_t ptrdiff_t intptr_t uintptr_t event_t sampler_t
+    image1d_t image2d_t image3d_t NULL
+    abs fabs fmax fmin max min mad select isnan isinf isfinite signbit barrier mem_fence
+    get_global_id get_local_id get_group_id get_global_size get_local_size get_num_groups
+    get_work_dim convert_float convert_int sign clamp mix step dot length
+""".split())
+"""Words an argument of a generated kernel may not be named: C and OpenCL C keywords and
+types, and the built-ins that fusec's kernels call (a parameter ``exp`` would hide ``exp()``)."""
+
+_C_TYPE_OR_BUILTIN = re.compile(
+    r"(?:char|uchar|short|ushort|int|uint|long|ulong|float|double|half|bool)(?:2|3|4|8|16)?"
+    r"|(?:vload|vstore|convert_|as_|native_|half_|atomic_|async_|read_image|write_image)\w*"
+    r"|__\w*"
+)
+
+
 def c_identifier(name: str | None) -> str | None:
-    if name and name.isidentifier() and not name.startswith("v"):
-        return name
-    return None
+    """``name`` (an argument's name in the IR) if it is safe as an OpenCL C identifier: not a
+    keyword, type or built-in the kernel may use, and not ``v...`` (fusec's temporaries)."""
+    if not name or not name.isidentifier() or not name.isascii() or name.startswith("v"):
+        return None
+    if name in _C_WORDS or name in _CALLED or _C_TYPE_OR_BUILTIN.fullmatch(name):
+        return None
+    return name
 
 
 class CEmitter:
@@ -227,6 +263,8 @@ class CEmitter:
             arith.ConstantOp: self.constant,
             arith.ExtFOp: self.convertf,
             arith.TruncFOp: self.convertf,
+            arith.SIToFPOp: self.sitofp,
+            arith.FPToSIOp: self.fptosi,
             arith.NegfOp: self.negf,
             arith.DivSIOp: self.divsi,
             arith.CmpfOp: self.cmpf,
@@ -438,6 +476,20 @@ class CEmitter:
         if to in HALF_TYPES:
             self.uses_half = True
         self.define(op, half.round_to(str(to), self.ref(op.operands[0])))
+
+    def sitofp(self, op: Operation) -> None:
+        """``arith.sitofp``: to float (nearest even), then to a 16-bit type's precision (so i32
+        -> bf16 rounds through f32, as the reference does)."""
+        to = op.results[0].type
+        if to in HALF_TYPES:
+            self.uses_half = True
+        self.define(op, half.round_to(str(to), f"(float){self.ref(op.operands[0])}"))
+
+    def fptosi(self, op: Operation) -> None:
+        to = op.results[0].type
+        if to not in SATURATING:
+            raise EmitError(f"the OpenCL backend has no conversion of floats to {to}{where(op)}")
+        self.define(op, f"{SATURATING[to]}({self.ref(op.operands[0])})")
 
     def cast(self, op: Operation) -> None:
         to = self.value_type(op.results[0].type)

@@ -46,6 +46,18 @@ class LaunchSpec:
     buffers: tuple[int, ...]
     global_size: tuple[int, ...]
     local_size: tuple[int, ...] | None
+    places: tuple[str, ...] = ()
+    """``file:line:col`` of the source op(s) the kernel computes (several for merged launches
+    or a kernel shared by several ops), for the messages of build and launch errors."""
+
+
+@dataclass(frozen=True)
+class KernelLines:
+    """Where one kernel's OpenCL C lies in the program source (1-based, inclusive)."""
+
+    kernel: str
+    first: int
+    last: int
 
 
 @dataclass(frozen=True)
@@ -59,3 +71,14 @@ class ProgramPlan:
     inputs: tuple[ValueSpec, ...]
     outputs: tuple[ValueSpec, ...]
     launches: tuple[LaunchSpec, ...]
+    kernel_lines: tuple[KernelLines, ...] = ()
+    """Each built kernel's lines in `source` (a compiler error at a line names its kernel)."""
+
+    def kernel_at(self, line: int) -> str | None:
+        """The kernel whose source holds ``line`` of `source`, if any."""
+        return next((k.kernel for k in self.kernel_lines if k.first <= line <= k.last), None)
+
+    def places_of(self, kernel: str) -> tuple[str, ...]:
+        """``file:line:col`` of every source op whose launch runs ``kernel``, in order."""
+        return tuple(dict.fromkeys(p for launch in self.launches if launch.kernel == kernel
+                                   for p in launch.places))

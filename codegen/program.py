@@ -26,13 +26,15 @@ from fusec.dtypes import BF16_HOST, bf16_bits
 from fusec.codegen.emitter import emit_kernel
 from fusec.codegen.templates import instantiate
 from fusec.dialects import kernel
-from fusec.codegen.plan import BufferSpec, LaunchSpec, ProgramPlan, ValueSpec
+from fusec.dialects.locations import file_line_cols
+from fusec.codegen.plan import BufferSpec, KernelLines, LaunchSpec, ProgramPlan, ValueSpec
 
 NUMPY_TYPES: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32),
     "f16": np.dtype(np.float16),
     "bf16": BF16_HOST,
     "i32": np.dtype(np.int32),
+    "i8": np.dtype(np.int8),
     "i1": np.dtype(np.bool_),
 }
 
@@ -85,6 +87,8 @@ class PlanBuilder:
     slots: dict[int, int] = field(default_factory=dict)
     launches: list[LaunchSpec] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    kernel_names: list[str] = field(default_factory=list)
+    """The name of the kernel of each of `sources`."""
     emitted: dict[str, str] = field(default_factory=dict)
     """The name of each ``kernel.func`` launched -> the name of the kernel built for it."""
     distinct: dict[str, str] = field(default_factory=dict)
@@ -114,6 +118,7 @@ class PlanBuilder:
         built = self.distinct.setdefault(anonymous, name)
         if built == name:
             self.sources.append(anonymous.replace(NAME_PLACEHOLDER, name))
+            self.kernel_names.append(name)
         return built
 
     def build(self, options: tuple[str, ...]) -> ProgramPlan:
@@ -132,6 +137,12 @@ class PlanBuilder:
             self.returned = {viewed_buffer(v) for v in ret.operands}
         for op in self.fn.body.block.ops:
             self.visit(op)
+        lines: list[KernelLines] = []
+        first = PROGRAM_HEADER.count("\n") + 1
+        for source in self.sources:
+            last = first + source.count("\n")
+            lines.append(KernelLines(self.kernel_names[len(lines)], first, last))
+            first = last + 1
         return ProgramPlan(
             function=self.fn.sym_name.data,
             source=PROGRAM_HEADER + "\n".join(self.sources),
@@ -140,6 +151,7 @@ class PlanBuilder:
             inputs=tuple(inputs),
             outputs=tuple(self.outputs),
             launches=tuple(self.launches),
+            kernel_lines=tuple(lines),
         )
 
     def visit(self, op: Operation) -> None:
@@ -204,7 +216,7 @@ class PlanBuilder:
         glob, loc = op.sizes()
         self.launches.append(
             LaunchSpec(self.emitted[name], tuple(self.where[a] for a in op.args), glob,
-                       loc or None)
+                       loc or None, file_line_cols(op.location))
         )
 
     def template(self, op: kernel.TemplateOp) -> None:
@@ -214,7 +226,7 @@ class PlanBuilder:
         name = self.add_kernel(name, src.source)
         self.launches.append(
             LaunchSpec(name, tuple(self.where[b] for b in instance.buffers), src.global_size,
-                       src.local_size)
+                       src.local_size, file_line_cols(op.location))
         )
 
 

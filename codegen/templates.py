@@ -21,6 +21,12 @@ from fusec.codegen.kernels.common import (
     KernelArg,
     KernelSource,
 )
+from fusec.codegen.kernels.column_stats import (
+    centered_gram,
+    column_finish,
+    column_mean,
+    gemm_column_sums,
+)
 from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
 from fusec.codegen.kernels.norm import layer_norm
@@ -179,6 +185,23 @@ ROW_REDUCE_VECTOR_WIDTH = 8
 """Floats per vector of a CPU row_reduce kernel (AVX2)."""
 
 
+def instantiate_column_stats(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    """The column-statistics kernels (``codegen/kernels/column_stats.py``)."""
+    p = Params(op)
+    template = op.template.data
+    if template == "column_mean":
+        return column_mean(name, p.int("rows"), p.int("cols"))
+    tile = p.int("tile", 16)
+    if template == "centered_gram":
+        return centered_gram(name, p.int("rows"), p.int("cols"), p.float("scale"), tile)
+    if template == "gemm_column_sums":
+        return gemm_column_sums(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"), tile)
+    return column_finish(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),
+                         p.float("eps"), tile)
+
+
 INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {
     "gemm": instantiate_gemm,
     "gemm_split_sum": instantiate_gemm_split_sum,
@@ -188,6 +211,10 @@ INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], Ker
     "attention": instantiate_attention,
     "gather": instantiate_gather,
     "row_reduce": instantiate_row_reduce,
+    "column_mean": instantiate_column_stats,
+    "centered_gram": instantiate_column_stats,
+    "gemm_column_sums": instantiate_column_stats,
+    "column_finish": instantiate_column_stats,
 }
 
 

@@ -134,7 +134,9 @@ class Importer:
     block: Block = field(default_factory=Block)
     values: dict[str, Value] = field(default_factory=dict)
     params: dict[str, np.ndarray] = field(default_factory=dict)
-    materialized: dict[int, SSAValue] = field(default_factory=dict)
+    materialized: dict[int, tuple[np.ndarray, SSAValue]] = field(default_factory=dict)
+    """Each constant array already written as IR, by ``id``; the array is held so that its id
+    cannot be reused by a later (temporary) array while the import runs."""
     constant_names: dict[int, str] = field(default_factory=dict)
     """The ONNX name of each constant array (the first one it had), for its argument name."""
     names: set[str] = field(default_factory=set)
@@ -178,7 +180,7 @@ class Importer:
             return value
         key = id(value)
         if key in self.materialized:
-            return self.materialized[key]
+            return self.materialized[key][1]
         name = self.constant_names.get(key, name)
         array = self.ir_array(value)
         t = TensorType(ir_element_type(array.dtype), array.shape)
@@ -190,7 +192,7 @@ class Importer:
         else:
             result = self.add_argument(name, t)
             self.params[result.name_hint or name] = array
-        self.materialized[key] = result
+        self.materialized[key] = (value, result)
         return result
 
     def ir_array(self, value: np.ndarray) -> np.ndarray:

@@ -532,6 +532,62 @@ def convert_gather(imp: Importer, node: object, args: list[Value | None]) -> lis
     return [imp.emit(nn.GatherOp(x, idx, axis, tensor_type(element_of(x), out)))]
 
 
+
+def convert_gather_nd(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """GatherND (batch_dims 0) as one ``nn.gather`` on the data flattened over the indexed
+    axes: each index tuple becomes one linear index. Constant indices (what exporters write
+    for ``mask[:, None, None, :]``) are linearised at import time; others with ``nn`` ops."""
+    x = imp.tensor(args[0], node.input[0])  # type: ignore[arg-type, attr-defined]
+    if int(attribute(node, "batch_dims", 0)) != 0:  # type: ignore[arg-type]
+        raise imp.error("batch_dims other than 0 is not supported")
+    shape = shape_of(x)
+    indices = args[1]
+    idx_shape = indices.shape if isinstance(indices, np.ndarray) else shape_of(
+        imp.tensor(indices))  # type: ignore[arg-type]
+    depth = idx_shape[-1] if idx_shape else 0
+    if not idx_shape or not 1 <= depth <= len(shape):
+        raise imp.error(f"indices of shape {list(idx_shape)} do not index data of rank "
+                        f"{len(shape)}")
+    indexed, rest = shape[:depth], shape[depth:]
+    strides = [math.prod(indexed[i + 1:]) for i in range(depth)]
+    flat = reshape(imp, x, [math.prod(indexed), *rest])
+    lead = list(idx_shape[:-1]) or [1]
+    if isinstance(indices, np.ndarray):
+        bounds = np.array(indexed)
+        if ((indices < -bounds) | (indices >= bounds)).any():
+            raise imp.error(f"an index is out of range for the data's shape {list(shape)}")
+        wrapped = np.where(indices < 0, indices + bounds, indices)
+        linear = imp.tensor((wrapped * np.array(strides)).sum(-1).reshape(lead))
+    else:
+        linear = dynamic_linear_index(imp, imp.tensor(indices), indexed,  # type: ignore
+                                      strides, lead)
+    gathered = imp.emit(nn.GatherOp(flat, linear, 0,
+                                    tensor_type(element_of(x), [*lead, *rest])))
+    return [reshape(imp, gathered, [*idx_shape[:-1], *rest])]
+
+
+def dynamic_linear_index(imp: Importer, idx: SSAValue, dims: Sequence[int],
+                         strides: Sequence[int], lead: list[int]) -> SSAValue:
+    """sum_k wrap(idx[..., k]) * strides[k], with a negative index counting from the end."""
+    if str(element_of(idx)) != "i32":
+        raise imp.error("indices must be integers")
+    i32 = element_of(idx)
+    lead_shape = shape_of(idx)[:-1]
+    total: SSAValue | None = None
+    for k, (dim, stride) in enumerate(zip(dims, strides, strict=True)):
+        column = reshape(imp, narrow(imp, idx, len(shape_of(idx)) - 1, k, 1), lead_shape)
+        negative = imp.emit(nn.CmpOp(column, splat(imp, 0, i32), "lt",
+                                     tensor_type(i1, lead_shape)))
+        t = tensor_type(i32, lead_shape)
+        shifted = imp.emit(nn.AddOp(column, splat(imp, dim, i32), t))
+        column = where(imp, negative, shifted, column)
+        if stride != 1:
+            column = imp.emit(nn.MulOp(column, splat(imp, stride, i32), t))
+        total = column if total is None else imp.emit(nn.AddOp(total, column, t))
+    assert total is not None
+    return reshape(imp, total, lead)
+
+
 # --- normalisation, softmax, reductions ----------------------------------------------------------
 
 
@@ -645,6 +701,7 @@ ONNX_OPS: dict[str, Converter] = {
     "Concat": convert_concat,
     "Expand": convert_expand,
     "Gather": convert_gather,
+    "GatherND": convert_gather_nd,
     "Softmax": convert_softmax,
     "LayerNormalization": convert_layer_norm,
     "ReduceSum": reduction("sum", 13),

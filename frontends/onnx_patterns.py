@@ -12,9 +12,10 @@ The attention subgraph is what the exporters write for multi-head attention: eac
 v (``[B, S, H*D]``) reshaped to ``[B, S, H, D]`` and transposed to heads-first (k to
 ``[B, H, D, S]``, directly or by a second transpose), the scores scaled by a division or a
 multiplication by a constant, optionally a causal mask (``where(tril, scores, -big)`` with a
-lower-triangular constant: ``causal``), optionally Hugging Face's additive key mask
-``(1 - cast(mask[:, None, None, :])) * -big`` (its ``mask`` becomes the op's key mask, 1 =
-attend), softmax over the keys, the product with v, transposed back and reshaped to
+lower-triangular constant: ``causal``), optionally an additive mask: Hugging Face's
+``(1 - cast(mask[:, None, None, :])) * -big`` or ``where(cond, 0, -big)`` with ``cond`` a key
+mask and/or causal triangle however the exporter built it (`onnx_mask`); its ``mask`` becomes
+the op's key mask (nonzero = attend), softmax over the keys, the product with v, transposed back and reshaped to
 ``[B, S, H*D]``. One difference: a query whose every key is masked gets zeros from
 ``nn.attention`` where the export averages all values; such rows carry no information.
 
@@ -43,6 +44,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from fusec.dialects import nn
 from fusec.dialects.common import shape_of
+from fusec.frontends.onnx_mask import key_mask_layout
 
 TOLERANCE = 1e-5
 
@@ -316,6 +318,28 @@ def key_mask(value: SSAValue, batch: int, keys: int) -> SSAValue | None:
     return None
 
 
+def additive_mask(value: SSAValue, batch: int, keys: int,
+                  params: Mapping[str, np.ndarray]) -> tuple[SSAValue | None, bool] | None:
+    """The key mask and causality of an additive attention mask: HF's ``(1 - mask) * -big``
+    (`key_mask`), or ``where(cond, 0, -big)`` with ``cond`` any spelling of a key mask and/or
+    a causal triangle (`onnx_mask.key_mask_layout`)."""
+    mask = key_mask(value, batch, keys)
+    if mask is not None:
+        return mask, False
+    where = defined_by(value, nn.WhereOp)
+    if where is None or splat_of(where.operands[1]) != 0.0:
+        return None
+    big = splat_of(where.operands[2])
+    if big is None or big > BIG_NEGATIVE:
+        return None
+    layout = key_mask_layout(where.operands[0], params)
+    if layout is None or (layout.source is not None and shape_of(layout.source)[0] != batch):
+        return None
+    if shape_of(where.operands[0])[3] != keys:
+        return None
+    return layout.source, layout.causal
+
+
 def constant_value(value: SSAValue, params: Mapping[str, np.ndarray]) -> np.ndarray | None:
     """The data of an ``nn.constant`` or of a weight argument (by its name in ``params``)."""
     if isinstance(value, OpResult) and isinstance(value.op, nn.ConstantOp):
@@ -390,17 +414,19 @@ class ExportedAttention(RewritePattern):
         batch = shape_of(scores)[0]
         keys = shape_of(scores)[3]
         mask: SSAValue | None = None
+        causal = False
         add = single(scores, nn.AddOp)
         if add is not None:
+            found = None
             for s, m in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
                 if shape_of(s) == shape_of(scores):
-                    mask = key_mask(m, batch, keys)
-                    if mask is not None:
+                    found = additive_mask(m, batch, keys, self.params)
+                    if found is not None:
                         scores = s
                         break
-            if mask is None:
+            if found is None:
                 return
-        causal = False
+            mask, causal = found
         where = single(scores, nn.WhereOp)
         if where is not None:
             big = splat_of(where.operands[2])
@@ -428,7 +454,9 @@ class ExportedAttention(RewritePattern):
         q, k = q_src[0], k_src[0]
         if (q_src[1], q_src[2]) != (heads, dim) or (k_src[1], k_src[2]) != (heads, dim):
             return
-        if shape_of(k) != shape_of(v) or shape_of(op.result) != shape_of(q):
+        out_shape = shape_of(op.result)
+        if shape_of(k) != shape_of(v) or out_shape[-1:] != shape_of(q)[-1:] or \
+                math.prod(out_shape) != math.prod(shape_of(q)):
             return
         default = 1.0 / math.sqrt(dim)
         attention = nn.AttentionOp(
@@ -436,7 +464,10 @@ class ExportedAttention(RewritePattern):
             scale=None if math.isclose(scale, default, rel_tol=1e-6) else scale,
             causal=causal,
         )
-        rewriter.replace(op, [*q_src[3], *k_src[3], *new_ops, attention], [attention.result])
+        ops: list[Operation] = [*q_src[3], *k_src[3], *new_ops, attention]
+        if out_shape != shape_of(q):  # the context merged with the batch: [B*S, H*D]
+            ops.append(nn.ReshapeOp(attention.result, op.result.type))
+        rewriter.replace(op, ops, [ops[-1].results[0]])
 
 
 def canonicalize(module: ModuleOp, params: dict[str, np.ndarray]) -> None:

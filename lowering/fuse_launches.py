@@ -61,6 +61,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import kernel
+from fusec.dialects.locations import fuse_locations
 from fusec.lowering.launch_plan import (
     LaunchFusionError,
     LaunchGroup,
@@ -383,12 +384,16 @@ class FunctionFusion:
         assert first is not None
         name = f"{first.fn.sym_name.data}_fused{len(members)}"
         fused = build_fused_kernel(name, members, buffers, kept)
+        # The merged launch stands for every member's source op (MLIR's FusedLoc).
+        fused.location = fuse_locations(op.location for op in launches)
         self.module.body.block.insert_op_before(fused, first.fn)
         last = launches[-1]
         assert isinstance(last, kernel.LaunchOp)
         glob, loc = last.sizes()
         block = self.fn.body.block
-        block.insert_op_after(kernel.LaunchOp(SymbolRefAttr(name), buffers, glob, loc), last)
+        launch = kernel.LaunchOp(SymbolRefAttr(name), buffers, glob, loc)
+        launch.location = fused.location
+        block.insert_op_after(launch, last)
         for op in launches:
             block.erase_op(op)
         for value in dropped:

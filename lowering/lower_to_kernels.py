@@ -5,7 +5,8 @@
                                           + one kernel.func per generated kernel
 
 Preconditions: every function takes and returns static ranked tensors of f32, f16, bf16 (held
-in 16 bits, computed on in float32 registers), i32 or i1; every
+in 16 bits, computed on in float32 registers), i32, i8 (a storage type: only casts compute on
+it) or i1; every
 op is an ``nn`` op or a fused op in ``NATIVE_FUSED_OPS`` (the ``lower-opencl`` pipeline runs
 ``unfuse`` on the others first). An op that cannot be lowered fails the pass with its name and
 location; no tensor op is ever left behind.
@@ -19,6 +20,8 @@ How each op is lowered (tables in ``generated_ops`` and ``template_ops``):
 - float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
   scalar IR), the norms, softmax and attention: ``kernel.template``;
 - ``fused.row_reduce``: the ``row_reduce`` template, its body as the region (``row_reduce_ops``);
+- ``fused.image_normalize``: the same template over planes, its body built from the op's
+  properties (``image_normalize_ops``);
 - ``fused.matmul_epilogue``: the ``gemm`` template with the body as its epilogue
   (``matmul_epilogue_ops``);
 - ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
@@ -76,6 +79,8 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused, kernel
+from fusec.dialects.common import I8
+from fusec.dialects.locations import stamp
 from fusec.passes._util import OpPassFailure
 from fusec.lowering.kernel_builder import (
     Access,
@@ -86,7 +91,7 @@ from fusec.lowering.kernel_builder import (
 )
 
 SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (
-    Float32Type(), Float16Type(), BFloat16Type(), i32, i1,
+    Float32Type(), Float16Type(), BFloat16Type(), i32, i1, I8,
 )
 
 NATIVE_FUSED_OPS: tuple[str, ...] = (
@@ -100,6 +105,10 @@ NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.swiglu",
     "fused.attention_block",
     "fused.transformer_layer",
+    "fused.centered_gram",
+    "fused.power_step_normalize",
+    "fused.explained_variance",
+    "fused.image_normalize",
 )
 """Fused ops the OpenCL backend implements itself; ``lower-opencl`` un-fuses every other one."""
 
@@ -152,7 +161,7 @@ def buffer_type(t: Attribute) -> MemRefType:
     if t.element_type not in SUPPORTED_ELEMENT_TYPES:
         raise LoweringError(
             f"element type {t.element_type} is not supported by the OpenCL backend "
-            "(f32, f16, bf16, i32 and i1 are)"
+            "(f32, f16, bf16, i32, i8 and i1 are)"
         )
     return MemRefType(t.element_type, t.get_shape())
 
@@ -380,6 +389,7 @@ class FunctionLowering:
             if lower is None:
                 raise self.failure(op, self.unsupported(op))
             last = self.block.last_op
+            kernels, globals_ = len(self.kernels), len(self.globals)
             try:
                 results = lower(self, op)
             except LoweringError as e:
@@ -389,6 +399,10 @@ class FunctionLowering:
             while added is not None:
                 self.emitted[op].append(added)
                 added = added.next_op
+            # What this op became carries its location (a kernel's build or launch error
+            # names it): its host ops, its kernels and its constants.
+            stamp([*self.emitted[op], *self.kernels[kernels:], *self.globals[globals_:]],
+                  op.location)
             for old, new in zip(op.results, results, strict=False):
                 if old in self.deferred:
                     continue
@@ -477,13 +491,16 @@ class LowerToKernelsPass(ModulePass):
 
     def lower(self, op: ModuleOp) -> dict[Operation, list[Operation]]:
         """Lowers every function of ``op`` in place; returns each tensor op's host ops."""
+        from fusec.lowering.column_stats_ops import COLUMN_STATS_LOWERINGS
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
+        from fusec.lowering.image_normalize_ops import IMAGE_NORMALIZE_LOWERINGS
         from fusec.lowering.matmul_epilogue_ops import MATMUL_EPILOGUE_LOWERINGS
         from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
         from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
 
         lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS,
-                     **MATMUL_EPILOGUE_LOWERINGS}
+                     **MATMUL_EPILOGUE_LOWERINGS, **COLUMN_STATS_LOWERINGS,
+                     **IMAGE_NORMALIZE_LOWERINGS}
         if self.local_size <= 0 or self.local_size & (self.local_size - 1):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"

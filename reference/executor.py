@@ -30,12 +30,14 @@ from fusec.reference.ops import (
     round_to_type,
     to_host,
 )
+from fusec.reference.column_stats import COLUMN_STATS_IMPLS
 from fusec.reference.scalar import REGION_IMPLS
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-OP_IMPLS: dict[type[Operation], OpImpl] = {**NN_IMPLS, **FUSED_IMPLS, **REGION_IMPLS}
+OP_IMPLS: dict[type[Operation], OpImpl] = {**NN_IMPLS, **FUSED_IMPLS, **REGION_IMPLS,
+                                           **COLUMN_STATS_IMPLS}
 
 
 def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:

@@ -46,7 +46,7 @@ from fusec.codegen.plan import LaunchSpec, ProgramPlan, ValueSpec
 
 from .device import OpenCLDevice
 from .device_array import DeviceArray, device_queue, same_context, to_device, wrap
-from .errors import InputError, LaunchError
+from .errors import BuildError, InputError, LaunchError, first_error_source_line
 from .host_memory import (
     aligned_empty,
     host_alignment,
@@ -137,7 +137,10 @@ class Executable:
         check_plan(plan, device)  # before any allocation: a ResourceError names the sizes
         self.plan = plan
         self.device = device
-        self.program = get_program(device, plan.source, plan.build_options)
+        try:
+            self.program = get_program(device, plan.source, plan.build_options)
+        except BuildError as e:
+            raise locate_build_error(e, plan) from e
         self.host_memory = shares_host_memory(device.device)
         """Whether calls use host arrays in place (see the module docstring)."""
         self.map_outputs = self.host_memory and not device.host_pointers
@@ -214,7 +217,8 @@ class Executable:
             for position, b in enumerate(launch.buffers):
                 k.set_arg(position, self.buffers[b])
         except cl.Error as e:
-            raise LaunchError(f"cannot prepare the launch: {e}", kernel=launch.kernel) from e
+            raise LaunchError(f"cannot prepare the launch: {e}", kernel=launch.kernel,
+                              places=launch.places) from e
         return k
 
     def argument_uses(self) -> dict[int, list[ArgUse]]:
@@ -397,8 +401,9 @@ class Executable:
                 if event is not None:
                     events.append(event)
         except cl.Error as e:
-            raise LaunchError(f"enqueue failed: {e}",
-                              kernel=self.plan.launches[done].kernel) from e
+            failed = self.plan.launches[done]
+            raise LaunchError(f"enqueue failed: {e}", kernel=failed.kernel,
+                              places=failed.places) from e
         return events
 
     def kernel_times(self, events: list[cl.Event]) -> tuple[KernelTime, ...]:
@@ -519,6 +524,18 @@ class Executable:
             else:
                 cl.enqueue_copy(queue, array, buffer, is_blocking=False)
         return maps
+
+
+def locate_build_error(error: BuildError, plan: ProgramPlan) -> BuildError:
+    """``error`` naming the kernel its first compiler error is in (by the line the log gives,
+    or the program's only kernel) and the source ops that kernel computes."""
+    line = first_error_source_line(error.log)
+    kernel = plan.kernel_at(line) if line is not None else None
+    if kernel is None and len(plan.kernel_lines) == 1:
+        kernel = plan.kernel_lines[0].kernel
+    if kernel is None:
+        return error
+    return error.in_kernel(kernel, plan.places_of(kernel))
 
 
 def _size(shape: tuple[int, ...]) -> int:

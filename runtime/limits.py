@@ -21,10 +21,17 @@ from fusec.codegen.plan import ProgramPlan
 from fusec.errors import FusecRuntimeError
 
 from .device import OpenCLDevice
+from .errors import located
 
 
 class ResourceError(FusecRuntimeError):
-    """The program needs more memory or a larger launch than the machine offers."""
+    """The program needs more memory or a larger launch than the machine offers; a launch's
+    error starts with the ``file:line:col`` of the op(s) its kernel computes."""
+
+    def __init__(self, message: str, places: tuple[str, ...] = ()) -> None:
+        super().__init__(located(places) + message)
+        self.places = places
+        """``file:line:col`` of the source op(s) of the kernel at fault, if one is."""
 
 
 def format_bytes(n: int) -> str:
@@ -74,7 +81,7 @@ def check_plan(plan: ProgramPlan, device: OpenCLDevice) -> None:
         if group > caps.max_work_group_size:
             raise ResourceError(
                 f"kernel '{launch.kernel}' needs work-groups of {group} work-items; the device "
-                f"'{name}' launches at most {caps.max_work_group_size}")
+                f"'{name}' launches at most {caps.max_work_group_size}", launch.places)
 
 
 def host_memory_available() -> int | None:

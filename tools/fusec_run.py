@@ -31,7 +31,8 @@ Exit codes:
        an output that is one of the inputs, a program larger than the device or host memory
     2  bad command line (unknown option, pass or pipeline)
     3  no usable OpenCL device
-    4  an OpenCL program failed to build, or a kernel failed to launch
+    4  an OpenCL program failed to build, or a kernel failed to launch (the message starts
+       with the file:line:col of the op(s) the kernel computes, and names the kernel)
     5  ``--check`` found an output beyond tolerance
    70  internal error (a bug in fusec)
   130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): no output is left half-written
@@ -51,7 +52,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from fusec import __version__
+from fusec.compiler import progress
 from fusec.compiler.diagnostics import FusecError
+from fusec.compiler.progress import Progress
 from fusec.files import atomic_write, check_not_input
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
 
@@ -138,7 +141,7 @@ def run(
     verbose: bool = False,
 ) -> None:
     from fusec.codegen.program import argument_name
-    from fusec.compiler.driver import compile_placed, load, lower
+    from fusec.compiler.driver import building, compile_placed, load, lower
     from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
@@ -167,6 +170,7 @@ def run(
                                 offload_thresholds=parse_overrides(offload_thresholds),
                                 launch_budget=launch_budget, launch_fusion=launch_fusion,
                                 allow_tf32=allow_tf32)
+        progress.pause()
         for warning in placed.report["warnings"]:
             click.echo(f"fusec-run: warning: {warning}", err=True)
         exe = placed.executable
@@ -181,6 +185,7 @@ def run(
         dev = select_device(device, platform)  # type: ignore[arg-type]
         info = DeviceInfo.from_device(dev.device)
         if verbose:
+            progress.pause()
             for note in info.notes:
                 click.echo(f"fusec-run: note: {note}", err=True)
         compiled = lower(original.clone(), function, pipeline, info, file, launch_budget,
@@ -188,6 +193,7 @@ def run(
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])
+        building(compiled.plan)
         exe = Executable(compiled.plan, dev, params or None)
         name = compiled.plan.function
         description = dev.description
@@ -196,6 +202,7 @@ def run(
                 else "gpu")
         write_dot(dot, [file, inputs], original, pipeline, kind)
     compile_seconds = time.perf_counter() - started
+    progress.step("running")
     fn = find_function(original, name)
     every_input = [argument_name(a, i) for i, a in enumerate(fn.args)]
     if inputs is not None and imported is not None:
@@ -215,6 +222,7 @@ def run(
     if profile:
         exe(*args)  # warm-up
         outputs, prof = exe.profile(*args)
+        progress.pause()
         click.echo(f"device: {description}")
         click.echo(f"compile: {compile_seconds * 1e3:.1f} ms")
         for k in prof.kernels:
@@ -224,6 +232,7 @@ def run(
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
         outputs = exe(*args)
+    progress.pause()
     names = [f"result{i}" for i in range(len(outputs))]
     if imported is not None:
         names = [v.onnx_name for v in imported.outputs]
@@ -260,11 +269,13 @@ def differential(file: str, function: str | None, seed: int | None, device: str,
     runner = diff.Runner(module, name, pipeline, select_device(device, platform), file)
     if bisect:
         result = diff.bisect(runner, seed or 0, atol, rtol)
+        progress.pause()
         click.echo(result.describe())
         if result.first_bad is not None or result.unfused_differs:
             sys.exit(EXIT_CHECK)
         return
     reports = diff.verify_fusion(runner, seed or 0, atol, rtol)
+    progress.pause()
     for report in reports:
         for line in report.lines():
             click.echo(line)
@@ -363,6 +374,9 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
                    "was found out about the device (e.g. tensor cores the driver rejected).")
 @click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
               help="An ONNX model's dynamic input shape, e.g. input_ids=1x128 (repeatable).")
+@click.option("--progress", "force_progress", is_flag=True,
+              help="Report each compile step on stderr (shown anyway on a terminal after about "
+                   "a second).")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
@@ -370,7 +384,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
         verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
         list_only: bool,
-        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...]) -> None:
+        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...],
+        force_progress: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -400,12 +415,15 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
     try:
         from fusec.tools.fusec_import import parse_shapes
 
-        if verify_fusion or bisect:
-            differential(file, function, seed, device, platform, pipeline, atol, rtol, bisect)
-            return
-        run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels, offload_thresholds, offload_report, dot,
-            parse_shapes(shape_specs), launch_budget, not no_launch_fusion, allow_tf32, verbose)
+        with progress.reporting(Progress.for_stream(sys.stderr, "fusec-run", force_progress)):
+            if verify_fusion or bisect:
+                differential(file, function, seed, device, platform, pipeline, atol, rtol,
+                             bisect)
+                return
+            run(file, function, inputs, seed, device, platform, pipeline, output, check, atol,
+                rtol, profile, dump_kernels, offload_thresholds, offload_report, dot,
+                parse_shapes(shape_specs), launch_budget, not no_launch_fusion, allow_tf32,
+                verbose)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:
@@ -423,7 +441,9 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         elif isinstance(e, BuildError | LaunchError):
             code = EXIT_BUILD
         hint = "" if verbose or not isinstance(e, BuildError) else " (--verbose for the log)"
-        fail(f"fusec-run: error: {e}{hint}", code, e.details() if verbose else None)
+        # A kernel's error that names its source op starts with that op's file:line:col.
+        prefix = "" if getattr(e, "places", ()) else "fusec-run: error: "
+        fail(f"{prefix}{e}{hint}", code, e.details() if verbose else None)
 
 
 def fail(message: str, code: int, details: str | None = None) -> None:

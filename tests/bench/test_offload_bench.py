@@ -77,3 +77,22 @@ def test_the_workloads_compile_options_reach_every_column(
         np.testing.assert_allclose(call()[0], np.maximum(np.exp(x), 0), rtol=1e-6)
     assert seen == [{"pipeline": "none", "launch_fusion": False, "allow_tf32": True}] * 2
     assert where == "cpu 2"   # -p none: exp and relu are two units
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ([], {"block": offload.BLOCK, "balanced": True}),
+    (["--order", "fixed", "--block", "1"], {"block": 1, "balanced": False}),
+])
+def test_order_and_block_reach_the_timing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          args: list[str], expected: dict[str, Any]) -> None:
+    seen: list[dict[str, Any]] = []
+    real = offload.interleaved
+
+    def spy(*a: Any, **kwargs: Any) -> Any:
+        seen.append({k: kwargs[k] for k in expected})
+        return real(*a, **kwargs)
+
+    monkeypatch.setattr(offload, "interleaved", spy)
+    result, _ = run(["-w", "tiny_elementwise", *args], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert seen == [expected]

@@ -1,4 +1,4 @@
-"""The pipelined tensor-core GEMM (`gemm_mma_pipelined`) against numpy.
+"""The pipelined tensor-core GEMM (`gemm_mma_pipelined`) against numpy, f16, bf16 and TF32.
 
 On the CPU (CI) it runs with ``mma="emulated"``: ``cp.async`` becomes a plain copy, ``ldmatrix``
 an exchange of the lanes' row addresses through local memory and reads by the PTX layouts, and
@@ -37,9 +37,11 @@ GPU_SHAPES = [
 
 OTHER_TILES = [
     PipelineTiles(128, 128, 2, 4, 2),
-    PipelineTiles(128, 256, 2, 4, 2),
-    PipelineTiles(64, 128, 2, 2, 4),
-]
+    PipelineTiles(128, 128, 2, 2, 3, fragment_prefetch=False),
+    PipelineTiles(64, 128, 2, 2, 4, group_m=2),
+] + ([PipelineTiles(128, 256, 2, 4, 2)] if MMA == "ptx" else [])
+"""8 warps and 2 stages; fragments loaded just before use; 4 stages, 32-row warp tiles and
+blocks run in groups of 2 block rows (the test's 3 block rows make a short last group)."""
 
 
 def product_error(dtype, shape, tiles=DEFAULT_TILES, launch=None, epilogue=False):
@@ -62,9 +64,10 @@ def product_error(dtype, shape, tiles=DEFAULT_TILES, launch=None, epilogue=False
     return float(np.abs(as_float(out) - expected).max()) / scale
 
 
-CASES = [(dtype, shape) for dtype in ("f16", "bf16")
+CASES = [(dtype, shape) for dtype in ("f16", "bf16", "f32")
          for shape in SHAPES + (GPU_SHAPES if MMA == "ptx" else [])
          if dtype == "f16" or MMA == "ptx" or shape == SHAPES[2]]
+"""Every shape in f16; on the CPU one shape for bf16 and for TF32 (f32 operands)."""
 
 
 @pytest.mark.parametrize(("dtype", "shape"), CASES,
@@ -75,20 +78,30 @@ def test_pipelined_tensor_core_gemm_matches_numpy(launch, dtype, shape):
 
 
 @pytest.mark.parametrize("tiles", OTHER_TILES, ids=lambda t: f"{t.block_m}x{t.block_n}"
-                         f"w{t.warps_m}x{t.warps_n}s{t.stages}")
+                         f"w{t.warps_m}x{t.warps_n}s{t.stages}"
+                         f"{'' if t.fragment_prefetch else 'late'}g{t.group_m}")
 def test_pipelined_gemm_with_other_blockings(launch, tiles):
-    error = product_error("f16", (1, 130, 264, 104, False), tiles=tiles, launch=launch)
+    error = product_error("f16", (1, 150, 264, 104, False), tiles=tiles, launch=launch)
     assert error <= TOLERANCE["f16"], f"max error {error:.3g} of max |C|"
 
 
-def test_pipelined_gemm_applies_the_epilogue_at_each_row_and_column(launch):
-    error = product_error("f16", (2, 131, 24, 24, False), launch=launch, epilogue=True)
-    assert error <= TOLERANCE["f16"]
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_pipelined_gemm_applies_the_epilogue_at_each_row_and_column(launch, dtype):
+    error = product_error(dtype, (2, 131, 24, 24, False), launch=launch, epilogue=True)
+    assert error <= TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("tiles", OTHER_TILES[:1], ids=lambda t: f"{t.block_m}x{t.block_n}"
+                         f"w{t.warps_m}x{t.warps_n}s{t.stages}")
+def test_pipelined_tf32_gemm_with_other_blockings(launch, tiles):
+    error = product_error("f32", (1, 70, 132, 52, False), tiles=tiles, launch=launch)
+    assert error <= TOLERANCE["f32"], f"max error {error:.3g} of max |C|"
 
 
 def test_pipelined_gemm_takes_only_16_bit_operands_with_rows_of_whole_chunks():
-    assert fits("f16", 8, 16) and fits("bf16", 4096, 4096)
-    assert not fits("f32", 8, 16) and not fits("f16", 12, 16) and not fits("f16", 8, 20)
+    assert fits("f16", 8, 16) and fits("bf16", 4096, 4096) and fits("f32", 12, 20)
+    assert not fits("f16", 12, 16) and not fits("f16", 8, 20) and not fits("f32", 6, 8)
+    assert not fits("i32", 8, 8)
     with pytest.raises(ValueError, match="multiples of 8"):
         gemm_mma_pipelined("g", 1, 4, 12, 16, False)
     with pytest.raises(ValueError, match="block_n a multiple of 64"):

@@ -91,6 +91,12 @@ CASES: dict[str, Callable[[GraphBuilder], tuple[str, list[int]]]] = {
         lambda g, x: g.op("Gather", x, g.const(I64(-2)), axis=1), [3, 4, 5], [3, 5]),
     "Gather_rows_by_input": lambda g: (g.op("Gather", g.weight("table", [100, 6], 1.0),
                                             g.input("ids", [2, 3], "int64")), [2, 3, 6]),
+    "GatherND_rows_negative": with_consts(
+        lambda g, x: g.op("GatherND", x, g.const(np.array(
+            [[[0, -1], [2, 1]], [[1, 0], [-3, 3]]], I64))), [3, 4, 5], [2, 2, 5]),
+    "GatherND_elements": with_consts(
+        lambda g, x: g.op("GatherND", x, g.const(np.array([[0, 1, 2], [2, 3, -1]], I64))),
+        [3, 4, 5], [2]),
     "LayerNormalization_no_bias": with_consts(
         lambda g, x: g.op("LayerNormalization", x, g.weight("scale", [8], 1.0), axis=-1,
                           epsilon=1e-5), [3, 8], [3, 8]),
@@ -127,3 +133,13 @@ def test_op(case: str) -> None:
     g.result(value, "y", shape)
     model = g.model(opset=20 if case.startswith("Gelu") else 18)  # Gelu is an opset-20 op
     check_model(model)
+
+
+def test_gathernd_with_computed_indices() -> None:
+    """GatherND whose indices are a graph input: linearised with nn ops, negatives wrapped."""
+    g = GraphBuilder(7)
+    y = g.op("GatherND", g.input("x", [3, 4, 5]), g.input("idx", [2, 3, 2], "int64"))
+    g.result(y, "y", [2, 3, 5])
+    idx = np.array([[[0, 0], [2, 3], [-1, -4]], [[1, -1], [-3, 2], [2, 0]]], I64)
+    x = np.random.default_rng(7).standard_normal((3, 4, 5)).astype(np.float32)
+    check_model(g.model(), {"x": x, "idx": idx})

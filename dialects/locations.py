@@ -1,0 +1,66 @@
+"""Source locations carried from the input through fusion and lowering, as MLIR carries them.
+
+Every parsed op has a ``FileLineColLoc`` (``fusec.compiler.diagnostics``); a fused op takes the
+location of the op it replaces, each op its lowering adds (a launch, a template, the
+``kernel.func`` it launches) takes the location of the op it lowers, and an op standing for
+several (launches merged by ``fuse-launches``) gets a ``FusedLoc`` of theirs, as MLIR's
+``FusedLoc`` after a fusion. The plan of a program keeps `file_line_cols` of each launch's
+location, and a build or launch error names them on one line (``fusec.runtime.errors``)::
+
+    model.mlir:12:9 (and 3 more): error: kernel 'f_fused4': ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    CallSiteLoc,
+    FileLineColLoc,
+    FusedLoc,
+    LocationAttr,
+    NameLoc,
+    NoneAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Operation
+
+
+def _leaves(loc: Attribute) -> Iterable[FileLineColLoc]:
+    if isinstance(loc, FileLineColLoc):
+        yield loc
+    elif isinstance(loc, FusedLoc):
+        for inner in loc.locations.data:  # type: ignore[attr-defined]
+            yield from _leaves(inner)
+    elif isinstance(loc, NameLoc):
+        yield from _leaves(loc.location)
+    elif isinstance(loc, CallSiteLoc):
+        yield from _leaves(loc.callee)
+
+
+def fuse_locations(locations: Iterable[Attribute]) -> LocationAttr:
+    """One location standing for all of ``locations``: their distinct ``file:line:col``
+    leaves in order, as a ``FusedLoc`` when there are several, the one when there is one,
+    ``UnknownLoc`` when there is none."""
+    leaves = list(dict.fromkeys(leaf for loc in locations for leaf in _leaves(loc)))
+    if not leaves:
+        return UnknownLoc()
+    if len(leaves) == 1:
+        return leaves[0]
+    return FusedLoc(ArrayAttr(leaves), NoneAttr())
+
+
+def file_line_cols(loc: Attribute) -> tuple[str, ...]:
+    """``file:line:col`` of each place ``loc`` stands for, in order, without repeats."""
+    return tuple(dict.fromkeys(
+        f"{leaf.filename.data}:{leaf.line.data}:{leaf.column.data}" for leaf in _leaves(loc)))
+
+
+def stamp(ops: Iterable[Operation], loc: Attribute) -> None:
+    """Gives each op of ``ops`` that has no location of its own the location ``loc``."""
+    if isinstance(loc, UnknownLoc):
+        return
+    for op in ops:
+        if isinstance(op.location, UnknownLoc):
+            op.location = loc  # type: ignore[assignment]

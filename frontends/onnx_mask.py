@@ -1,0 +1,171 @@
+"""Which attention mask a boolean tensor of an export is, found by running its data movement on
+element identities rather than by matching how the exporter spelled it.
+
+Exporters build the ``[B, 1, S_q, S_k]`` condition of an attention mask from the ``[B, S_k]``
+key mask in many ways (TorchScript: Expand, GatherElements, Unsqueeze; dynamo: GatherND with a
+constant index table; both combine it with a causal triangle by And or Where). After import
+they are chains of copies: reshapes, transposes, narrows, gathers with constant indices, and
+``where`` with a constant condition. `key_mask_layout` evaluates such a chain on an array of
+identities (element ``i`` of the key mask is ``i``; constant true and false are `TRUE` and
+`FALSE`), which gives, for every element of the condition, exactly which key-mask element or
+constant it equals. Anything else in the chain (arithmetic on the mask, a gather with computed
+indices) makes the answer None. So the attention pattern can then compare the layout with
+"key mask broadcast over the queries" and "the same, below the diagonal only" exactly, for every
+element, whatever the spelling.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import BlockArgument, OpResult, SSAValue
+
+from fusec.dialects import nn
+from fusec.dialects.common import shape_of
+
+TRUE, FALSE = -2, -1
+"""The identities of the constants true and false; key-mask elements are 0, 1, 2, ..."""
+
+MAX_ELEMENTS = 1 << 24
+"""Conditions larger than this are not evaluated (the pattern then does not apply)."""
+
+MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class KeyMaskLayout:
+    """What a ``[B, 1, S_q, S_k]`` condition is in terms of a key mask ``source`` (``[B, S_k]``,
+    nonzero = attend) and the causal triangle."""
+
+    source: SSAValue | None
+    """The key mask read (before its cast to bool), or None when the condition reads none."""
+
+    causal: bool
+    """Keys after the query are hidden too."""
+
+
+def key_mask_layout(cond: SSAValue, params: Mapping[str, np.ndarray]) -> KeyMaskLayout | None:
+    """The key mask and causality that ``cond`` (boolean, ``[B or 1, 1, S_q, S_k]``) encodes
+    exactly, or None when it is not such a mask."""
+    shape = shape_of(cond)
+    if len(shape) != 4 or shape[1] != 1 or math.prod(shape) > MAX_ELEMENTS:
+        return None
+    tracer = _Tracer(params)
+    ids = tracer.identities(cond, 0)
+    if ids is None:
+        return None
+    batch, _, queries, keys = shape
+    below = np.tri(queries, keys, dtype=bool)[None, None]  # key <= query
+    if tracer.source is None:
+        if (ids == TRUE).all():
+            return KeyMaskLayout(None, False)
+        if (ids == np.where(below, TRUE, FALSE)).all():
+            return KeyMaskLayout(None, True)
+        return None
+    if shape_of(tracer.source) != (batch, keys):
+        return None
+    key = np.arange(batch * keys).reshape(batch, 1, 1, keys)
+    full = np.broadcast_to(key, shape)
+    if (ids == full).all():
+        return KeyMaskLayout(tracer.source, False)
+    if (ids == np.where(below, full, FALSE)).all():
+        return KeyMaskLayout(tracer.source, True)
+    return None
+
+
+class _Tracer:
+    """Evaluates copy chains on identities; remembers the one key mask they read."""
+
+    def __init__(self, params: Mapping[str, np.ndarray]) -> None:
+        self.params = params
+        self.source: SSAValue | None = None
+
+    def identities(self, value: SSAValue, depth: int) -> np.ndarray | None:
+        if depth > MAX_DEPTH:
+            return None
+        constant = self.constant_bools(value)
+        if constant is not None:
+            return np.where(constant, TRUE, FALSE)
+        if not isinstance(value, OpResult):
+            return None
+        op = value.op
+        if isinstance(op, nn.CastOp) and self.is_bool(value):
+            return self.key_mask(op.operands[0])
+        if isinstance(op, nn.WhereOp):
+            return self.where(op, depth)
+        if not isinstance(op, (nn.ReshapeOp, nn.TransposeOp, nn.NarrowOp, nn.GatherOp)):
+            return None
+        ids = self.identities(op.operands[0], depth + 1)
+        if ids is None:
+            return None
+        if isinstance(op, nn.ReshapeOp):
+            return ids.reshape(shape_of(value))
+        if isinstance(op, nn.TransposeOp):
+            return ids.transpose(list(op.perm.get_values()))  # type: ignore[attr-defined]
+        axis = op.axis.value.data  # type: ignore[attr-defined]
+        if isinstance(op, nn.NarrowOp):
+            start = op.start.value.data  # type: ignore[attr-defined]
+            length = op.length.value.data  # type: ignore[attr-defined]
+            return np.take(ids, range(start, start + length), axis=axis)
+        indices = self.constant_ints(op.indices)  # a gather: nn.gather's wrap and clamp
+        if indices is None:
+            return None
+        dim = ids.shape[axis]
+        indices = np.clip(np.where(indices < 0, indices + dim, indices), 0, dim - 1)
+        return np.take(ids, indices, axis=axis)
+
+    def where(self, op: nn.WhereOp, depth: int) -> np.ndarray | None:
+        """``where(c, a, b)`` with a constant ``c``, or with constant ``a`` and ``b`` (then
+        ``c`` itself, or its negation, when they are true and false)."""
+        cond, a, b = op.operands
+        shape = shape_of(op.results[0])
+        select = self.constant_bools(cond)
+        if select is not None:
+            ids_a, ids_b = self.identities(a, depth + 1), self.identities(b, depth + 1)
+            if ids_a is None or ids_b is None:
+                return None
+            return np.broadcast_to(np.where(select, ids_a, ids_b), shape)
+        const_a, const_b = self.constant_bools(a), self.constant_bools(b)
+        if const_a is None or const_b is None or const_a.size != 1 or const_b.size != 1:
+            return None
+        if bool(const_a.reshape(-1)[0]) and not bool(const_b.reshape(-1)[0]):
+            ids = self.identities(cond, depth + 1)
+            return None if ids is None else np.broadcast_to(ids, shape)
+        return None
+
+    def key_mask(self, value: SSAValue) -> np.ndarray | None:
+        """The identities of the key mask ``value`` (an argument of the function); one per
+        condition."""
+        if not isinstance(value, BlockArgument) or value.name_hint in self.params:
+            return None
+        if self.source is not None and self.source is not value:
+            return None
+        self.source = value
+        return np.arange(math.prod(shape_of(value))).reshape(shape_of(value))
+
+    def is_bool(self, value: SSAValue) -> bool:
+        elem = value.type.element_type  # type: ignore[attr-defined]
+        return isinstance(elem, IntegerType) and elem.width.data == 1
+
+    def constant_data(self, value: SSAValue) -> np.ndarray | None:
+        if isinstance(value, OpResult) and isinstance(value.op, nn.ConstantOp):
+            attr = value.op.value  # type: ignore[attr-defined]
+            data = np.array(attr.get_values())
+            if attr.is_splat():
+                return np.broadcast_to(data.reshape(-1)[:1].reshape(()), attr.get_shape())
+            return data.reshape(attr.get_shape())
+        if isinstance(value, BlockArgument) and value.name_hint in self.params:
+            return np.asarray(self.params[value.name_hint])
+        return None
+
+    def constant_bools(self, value: SSAValue) -> np.ndarray | None:
+        data = self.constant_data(value)
+        return None if data is None or not self.is_bool(value) else data.astype(bool)
+
+    def constant_ints(self, value: SSAValue) -> np.ndarray | None:
+        data = self.constant_data(value)
+        return None if data is None or data.dtype.kind not in "iu" else data.astype(np.int64)

@@ -24,6 +24,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from fusec.compiler.gc_pause import paused_gc
+from fusec.dialects.locations import first_place
 from fusec.compiler.op_templates import TemplateParser
 from fusec.compiler.signature_verify import SignatureVerifier
 
@@ -182,9 +183,9 @@ def op_name_at(text: str, offset: int) -> str | None:
 def format_location(op: Operation | None, fallback: str) -> str:
     """``file:line:col`` of ``op`` or of its nearest located ancestor; else ``fallback``."""
     while op is not None:
-        loc = op.location
-        if isinstance(loc, FileLineColLoc):
-            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        place = first_place(op.location)  # a fused op: the op it replaced
+        if place is not None:
+            return place
         op = op.parent_op()
     return fallback
 

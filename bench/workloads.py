@@ -232,6 +232,32 @@ def gemm_epilogue(m: int, k: int, n: int) -> ProgramWriter:
     return p
 
 
+def image_normalize(n: int, c: int, h: int, w: int) -> ProgramWriter:
+    """Per image and channel: ``(x - mean) * rsqrt(var + eps) * gain + bias``, clamped to
+    [0, 6], the statistics over H and W (fuse-image-normalize: 1 kernel)."""
+    p = ProgramWriter("image_normalize")
+    x = p.arg("x", [n, c, h, w])
+    gain, bias = p.arg("gain", [c, 1, 1]), p.arg("bias", [c, 1, 1])
+    eps, lo, hi = (scalar_constant(p, v) for v in (1e-5, 0.0, 6.0))
+
+    def plane_mean(v: Value) -> Value:
+        return p.op("nn.reduce_mean", [v], [n, c, 1, 1], "axes = array<i64: 2, 3>, keepdims = true")
+
+    d = p.sub(x, plane_mean(x))
+    var = plane_mean(p.mul(d, d))
+    y = p.add(p.mul(p.mul(d, p.unary("rsqrt", p.add(var, eps))), gain), bias)
+    p.ret(p.binary("min", p.binary("max", y, lo), hi))
+    return p
+
+
+def scalar_constant(p: ProgramWriter, value: float) -> Value:
+    """A rank-0 f32 ``nn.constant`` appended to ``p``."""
+    result = Value(str(len(p.lines)), ())
+    p.lines.append(f"  %{result.name} = nn.constant {{value = dense<{value:e}> : tensor<f32>}} "
+                   ": tensor<f32>")
+    return result
+
+
 def bert_layer_ops(
     p: ProgramWriter, x: Value, mask: Value, prefix: str, hidden: int, heads: int, ffn: int
 ) -> Value:
@@ -379,6 +405,9 @@ def all_workloads() -> list[Workload]:
                   inits={"b": weight(768), "alpha": Init(scale=0.0, offset=1.5),
                          "beta": Init(scale=0.0, offset=-0.5), "lo": Init(scale=0.0, offset=-2),
                          "hi": Init(scale=0.0, offset=2)}),
+        _workload("13", "image_normalize", "per-channel normalize, gain, bias, clamp, 32x3x128x128",
+                  lambda: image_normalize(32, 3, 128, 128),
+                  inits={"x": Init(scale=2.0, offset=0.5), "gain": GAMMA}),
         # Issue 14: 64 small kernels (-p none) as one launch and as 64.
         _workload("14", "launch_chain64", "64-op chain, 16x256, -p none: 1 launch",
                   lambda: launch_chain(64, 16, 256), pipeline="none"),

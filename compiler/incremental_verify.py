@@ -7,7 +7,8 @@ xDSL 0.74: a new type is a new value, hence a new operand).
 On the next call it verifies only the ops that are new or whose record differs. Ops with regions
 and terminators (whose checks read their neighbours: a function's body, a return's function) are
 verified every time; there are few of them. Errors are the same one-line messages, in the same
-order (innermost first), as a full verification gives.
+order (innermost first), as a full verification gives. An op whose signature passed before is
+not verified again (`SignatureVerifier`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from xdsl.ir import Operation
 from xdsl.traits import IsTerminator
 
 from fusec.compiler.diagnostics import verify_op
+from fusec.compiler.signature_verify import SignatureVerifier
 
 Record = tuple[object, ...]
 
@@ -41,6 +43,8 @@ class IncrementalVerifier:
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Operation, Record]] = {}
+        self._filename = ""
+        self._signatures = SignatureVerifier(lambda op: verify_op(op, self._filename))
         self.checked = 0
         """Ops verified by the last call (for tests and ``--timing``)."""
 
@@ -49,11 +53,12 @@ class IncrementalVerifier:
         seen = self._seen
         current: dict[int, tuple[Operation, Record]] = {}
         checked = 0
+        self._filename = filename
         for op in module.walk(region_first=True):
             record = record_of(op)
             old = seen.get(id(op))
             if old is None or old[0] is not op or old[1] != record or always_verified(op):
-                verify_op(op, filename)
+                self._signatures.verify(op)
                 checked += 1
             current[id(op)] = (op, record)
         self._seen = current

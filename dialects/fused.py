@@ -53,7 +53,7 @@ from fusec.dialects.column_stats import (
     PowerStepNormalizeOp,
 )
 from fusec.dialects.common import (
-    ALL_TYPES,
+    CAST_TYPES,
     FLOAT_TYPES,
     bool_attr,
     bool_prop,
@@ -77,6 +77,7 @@ from fusec.dialects.common import (
     type_name,
 )
 from fusec.dialects.decompositions import Decomposition
+from fusec.dialects.image_normalize import ImageNormalizeOp
 from fusec.dialects.nn import REDUCE_KINDS, check_mask, check_reduce_axes, reduced_shape
 
 I64Attr = IntegerAttr[I64]
@@ -486,7 +487,7 @@ class RegionOp(IRDLOperation):
         element types the body yields (``yields`` of them)."""
         types = [tensor_type(self, f"input #{i}", v) for i, v in enumerate(self.inputs)]
         for i, t in enumerate(types):
-            check_element_type(self, f"input #{i}", t, ALL_TYPES)
+            check_element_type(self, f"input #{i}", t, CAST_TYPES)
         block = self.body.block
         if len(block.args) != len(types):
             raise VerifyException(
@@ -829,6 +830,7 @@ FUSED_OPS: tuple[type[IRDLOperation], ...] = (
     RowReduceOp,
     MatmulEpilogueOp,
     *COLUMN_STATS_OPS,
+    ImageNormalizeOp,
 )
 
 Fused = Dialect("fused", [*FUSED_OPS, ReduceValueOp, YieldOp], [])
@@ -842,6 +844,7 @@ __all__ = [
     "PowerStepNormalizeOp",
     "ElementwiseOp",
     "Fused",
+    "ImageNormalizeOp",
     "MatmulBiasActOp",
     "MatmulEpilogueOp",
     "ReduceOp",

@@ -5,7 +5,8 @@
                                           + one kernel.func per generated kernel
 
 Preconditions: every function takes and returns static ranked tensors of f32, f16, bf16 (held
-in 16 bits, computed on in float32 registers), i32 or i1; every
+in 16 bits, computed on in float32 registers), i32, i8 (a storage type: only casts compute on
+it) or i1; every
 op is an ``nn`` op or a fused op in ``NATIVE_FUSED_OPS`` (the ``lower-opencl`` pipeline runs
 ``unfuse`` on the others first). An op that cannot be lowered fails the pass with its name and
 location; no tensor op is ever left behind.
@@ -19,6 +20,8 @@ How each op is lowered (tables in ``generated_ops`` and ``template_ops``):
 - float ``nn.matmul``, ``fused.matmul_bias_act`` (bias and activation as an epilogue region of
   scalar IR), the norms, softmax and attention: ``kernel.template``;
 - ``fused.row_reduce``: the ``row_reduce`` template, its body as the region (``row_reduce_ops``);
+- ``fused.image_normalize``: the same template over planes, its body built from the op's
+  properties (``image_normalize_ops``);
 - ``fused.matmul_epilogue``: the ``gemm`` template with the body as its epilogue
   (``matmul_epilogue_ops``);
 - ``nn.reshape``: ``kernel.view`` (no kernel); ``nn.constant``: a ``memref.global`` uploaded
@@ -76,6 +79,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused, kernel
+from fusec.dialects.common import I8
 from fusec.dialects.locations import stamp
 from fusec.passes._util import OpPassFailure
 from fusec.lowering.kernel_builder import (
@@ -87,7 +91,7 @@ from fusec.lowering.kernel_builder import (
 )
 
 SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (
-    Float32Type(), Float16Type(), BFloat16Type(), i32, i1,
+    Float32Type(), Float16Type(), BFloat16Type(), i32, i1, I8,
 )
 
 NATIVE_FUSED_OPS: tuple[str, ...] = (
@@ -104,6 +108,7 @@ NATIVE_FUSED_OPS: tuple[str, ...] = (
     "fused.centered_gram",
     "fused.power_step_normalize",
     "fused.explained_variance",
+    "fused.image_normalize",
 )
 """Fused ops the OpenCL backend implements itself; ``lower-opencl`` un-fuses every other one."""
 
@@ -156,7 +161,7 @@ def buffer_type(t: Attribute) -> MemRefType:
     if t.element_type not in SUPPORTED_ELEMENT_TYPES:
         raise LoweringError(
             f"element type {t.element_type} is not supported by the OpenCL backend "
-            "(f32, f16, bf16, i32 and i1 are)"
+            "(f32, f16, bf16, i32, i8 and i1 are)"
         )
     return MemRefType(t.element_type, t.get_shape())
 
@@ -488,12 +493,14 @@ class LowerToKernelsPass(ModulePass):
         """Lowers every function of ``op`` in place; returns each tensor op's host ops."""
         from fusec.lowering.column_stats_ops import COLUMN_STATS_LOWERINGS
         from fusec.lowering.generated_ops import GENERATED_LOWERINGS
+        from fusec.lowering.image_normalize_ops import IMAGE_NORMALIZE_LOWERINGS
         from fusec.lowering.matmul_epilogue_ops import MATMUL_EPILOGUE_LOWERINGS
         from fusec.lowering.row_reduce_ops import ROW_REDUCE_LOWERINGS
         from fusec.lowering.template_ops import TEMPLATE_LOWERINGS
 
         lowerings = {**GENERATED_LOWERINGS, **TEMPLATE_LOWERINGS, **ROW_REDUCE_LOWERINGS,
-                     **MATMUL_EPILOGUE_LOWERINGS, **COLUMN_STATS_LOWERINGS}
+                     **MATMUL_EPILOGUE_LOWERINGS, **COLUMN_STATS_LOWERINGS,
+                     **IMAGE_NORMALIZE_LOWERINGS}
         if self.local_size <= 0 or self.local_size & (self.local_size - 1):
             raise PassFailedException(
                 f"lower-to-kernels: local-size must be a power of 2, got {self.local_size}"

@@ -13,6 +13,7 @@ GRAPH_PASSES: dict[str, tuple[str, str]] = {
     "fuse-attention-block": ("fuse_attention_block", "FuseAttentionBlockPass"),
     "fuse-centered-gram": ("fuse_centered_gram", "FuseCenteredGramPass"),
     "fuse-elementwise": ("fuse_elementwise", "FuseElementwisePass"),
+    "fuse-image-normalize": ("fuse_image_normalize", "FuseImageNormalizePass"),
     "fuse-matmul-bias-act": ("fuse_matmul_bias_act", "FuseMatmulBiasActPass"),
     "fuse-matmul-epilogue": ("fuse_matmul_epilogue", "FuseMatmulEpiloguePass"),
     "fuse-multi-output": ("fuse_multi_output", "FuseMultiOutputPass"),

@@ -29,14 +29,15 @@ ATTENTION_OPS = {"nn.attention", "fused.attention_block", "fused.transformer_lay
 REDUCTION_OPS = {
     "nn.reduce_sum", "nn.reduce_mean", "nn.reduce_max", "nn.reduce_min", "fused.reduce",
     "nn.softmax", "nn.layer_norm", "nn.rms_norm", "fused.residual_layer_norm",
-    "fused.residual_rms_norm", "fused.row_reduce",
+    "fused.residual_rms_norm", "fused.row_reduce", "fused.image_normalize",
 }
 ELEMENTWISE_OPS = {
     "nn.add", "nn.sub", "nn.mul", "nn.div", "nn.max", "nn.min", "nn.pow", "nn.cmp", "nn.where",
     "fused.elementwise", "fused.swiglu",
 }
 STEPS = {"nn.sigmoid": 4, "nn.gelu": 5, "nn.silu": 5, "nn.softmax": 5, "nn.layer_norm": 6,
-         "nn.rms_norm": 4, "fused.residual_layer_norm": 7, "fused.residual_rms_norm": 5}
+         "nn.rms_norm": 4, "fused.residual_layer_norm": 7, "fused.residual_rms_norm": 5,
+         "fused.image_normalize": 6}
 """Scalar steps per element of the ops that take more than one (the elementwise ones as
 fuse-elementwise counts them; for norms and softmax, their arithmetic); a fused group's are its
 body's (a fused reduction's, plus the reduction)."""

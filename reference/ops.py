@@ -11,7 +11,9 @@ The kernels (``gelu``, ``layer_norm``, ``attention``...) are plain functions of 
 by the nn ops and the fused ops that contain them.
 
 Integer conventions (signless integers are signed): ``nn.div`` truncates toward zero, as C does;
-division by zero gives 0. ``nn.cast`` to ``i1`` is ``x != 0``; float to integer truncates.
+division by zero gives 0. ``nn.cast`` to ``i1`` is ``x != 0``; to an integer it truncates toward
+zero and saturates to the type's range, NaN giving 0 (`saturate_to_int`); to bf16 from an
+integer it rounds through float32.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from fusec.dialects import fused, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
 from fusec.dtypes import BF16_HOST, bf16_bits, bf16_to_f32, round_bf16
 from fusec.errors import FusecRuntimeError
+from fusec.reference.image_normalize import run_image_normalize
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -360,13 +363,25 @@ def unary_impl(fn: Callable[[Array], Array]) -> OpImpl:
     return lambda op, args: fn(wide(args[0]))
 
 
+def saturate_to_int(x: Array, dtype: np.dtype[np.generic]) -> Array:
+    """``x`` (floats or integers) truncated toward zero and clamped to the range of the integer
+    ``dtype``; NaN gives 0. What ``nn.cast`` to an integer type computes."""
+    info = np.iinfo(dtype)  # type: ignore[type-var]
+    x = wide(x)
+    if x.dtype.kind == "f":
+        x = np.where(np.isnan(x), 0.0, np.clip(np.trunc(x), info.min, info.max))
+    else:
+        x = np.clip(x, info.min, info.max)
+    return x.astype(dtype)
+
+
 def run_cast(op: Operation, args: Sequence[Array]) -> Array:
     target = compute_dtype(op.results[0].type)
     x = np.asarray(args[0])
     if target == np.bool_:
         return x != 0
-    if target.kind in "iu" and x.dtype.kind == "f":
-        x = np.trunc(x)
+    if target.kind in "iu" and x.dtype != np.bool_:
+        return saturate_to_int(x, target)
     return x.astype(target)
 
 
@@ -495,4 +510,5 @@ FUSED_IMPLS: dict[type[Operation], OpImpl] = {
     fused.SwigluOp: run_swiglu,
     fused.AttentionBlockOp: run_attention_block,
     fused.TransformerLayerOp: run_transformer_layer,
+    fused.ImageNormalizeOp: run_image_normalize,
 }

@@ -47,6 +47,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fusec.codegen.kernels import half
 from fusec.dialects import kernel
+from fusec.dialects.common import I8
 
 
 class EmitError(ValueError):
@@ -59,12 +60,13 @@ class EmitError(ValueError):
 # floats are computed on as float (see `fusec.codegen.kernels.half`).
 VALUE_TYPES: dict[Attribute, str] = {
     Float32Type(): "float", Float16Type(): "float", BFloat16Type(): "float", i32: "int", i1: "int",
+    I8: "char",
 }
 
 # Element types of buffers (numpy's bool is one byte; bf16 is held as its bit pattern).
 BUFFER_TYPES: dict[Attribute, str] = {
     Float32Type(): "float", Float16Type(): "half", BFloat16Type(): "ushort", i32: "int",
-    i1: "uchar",
+    i1: "uchar", I8: "char",
 }
 
 HALF_TYPES: tuple[Attribute, ...] = (Float16Type(), BFloat16Type())
@@ -157,12 +159,17 @@ WORK_ITEM_IDS: dict[type[Operation], str] = {
 }
 
 CASTS: tuple[type[Operation], ...] = (
-    arith.SIToFPOp,
     arith.UIToFPOp,
-    arith.FPToSIOp,
     arith.ExtUIOp,
+    arith.ExtSIOp,
+    arith.TruncIOp,
     arith.IndexCastOp,
 )
+"""Conversions that are a C cast: exact, or (``trunci``) keeping the low bits."""
+
+SATURATING: dict[Attribute, str] = {i32: "convert_int_sat_rtz", I8: "convert_char_sat_rtz"}
+"""``arith.fptosi`` to each integer type: toward zero, saturated, NaN -> 0 (fusec's meaning of
+``fptosi``, see ``fusec.dialects.scalar_ops``; a C cast is undefined out of range)."""
 
 VECTOR_LANES = "0123456789abcdef"
 """Lane names of OpenCL vector components (``.s0`` .. ``.sf``)."""
@@ -256,6 +263,8 @@ class CEmitter:
             arith.ConstantOp: self.constant,
             arith.ExtFOp: self.convertf,
             arith.TruncFOp: self.convertf,
+            arith.SIToFPOp: self.sitofp,
+            arith.FPToSIOp: self.fptosi,
             arith.NegfOp: self.negf,
             arith.DivSIOp: self.divsi,
             arith.CmpfOp: self.cmpf,
@@ -467,6 +476,20 @@ class CEmitter:
         if to in HALF_TYPES:
             self.uses_half = True
         self.define(op, half.round_to(str(to), self.ref(op.operands[0])))
+
+    def sitofp(self, op: Operation) -> None:
+        """``arith.sitofp``: to float (nearest even), then to a 16-bit type's precision (so i32
+        -> bf16 rounds through f32, as the reference does)."""
+        to = op.results[0].type
+        if to in HALF_TYPES:
+            self.uses_half = True
+        self.define(op, half.round_to(str(to), f"(float){self.ref(op.operands[0])}"))
+
+    def fptosi(self, op: Operation) -> None:
+        to = op.results[0].type
+        if to not in SATURATING:
+            raise EmitError(f"the OpenCL backend has no conversion of floats to {to}{where(op)}")
+        self.define(op, f"{SATURATING[to]}({self.ref(op.operands[0])})")
 
     def cast(self, op: Operation) -> None:
         to = self.value_type(op.results[0].type)

@@ -34,6 +34,7 @@ NUMPY_TYPES: dict[str, np.dtype] = {
     "f16": np.dtype(np.float16),
     "bf16": BF16_HOST,
     "i32": np.dtype(np.int32),
+    "i8": np.dtype(np.int8),
     "i1": np.dtype(np.bool_),
 }
 

@@ -25,6 +25,7 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from fusec.compiler.gc_pause import paused_gc
 from fusec.compiler.op_templates import TemplateParser
+from fusec.compiler.signature_verify import SignatureVerifier
 
 
 class FusecError(Exception):
@@ -270,9 +271,11 @@ def at_first_use(e: ParseError) -> ParseError:
 
 
 def verify_module(module: ModuleOp, filename: str) -> None:
-    """Verifies op by op, innermost first, so that an error names the op that failed."""
+    """Verifies op by op, innermost first, so that an error names the op that failed (an op
+    whose signature passed before only once: `SignatureVerifier`)."""
+    signatures = SignatureVerifier(lambda op: verify_op(op, filename))
     for op in module.walk(region_first=True):
-        verify_op(op, filename)
+        signatures.verify(op)
 
 
 def verify_op(op: Operation, filename: str) -> None:

@@ -32,6 +32,10 @@ from xdsl.utils.exceptions import VerifyException
 FLOAT_TYPES: tuple[Attribute, ...] = (Float32Type(), Float16Type(), BFloat16Type())
 ARITH_TYPES: tuple[Attribute, ...] = (*FLOAT_TYPES, IntegerType(32))
 ALL_TYPES: tuple[Attribute, ...] = (*ARITH_TYPES, i1)
+I8 = IntegerType(8)
+CAST_TYPES: tuple[Attribute, ...] = (*ALL_TYPES, I8)
+"""What ``nn.cast`` converts between, and what a fused region may read and write: every type,
+plus ``i8``, a storage type (quantized values) that only casts compute on."""
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:

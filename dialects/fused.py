@@ -53,7 +53,7 @@ from fusec.dialects.column_stats import (
     PowerStepNormalizeOp,
 )
 from fusec.dialects.common import (
-    ALL_TYPES,
+    CAST_TYPES,
     FLOAT_TYPES,
     bool_attr,
     bool_prop,
@@ -487,7 +487,7 @@ class RegionOp(IRDLOperation):
         element types the body yields (``yields`` of them)."""
         types = [tensor_type(self, f"input #{i}", v) for i, v in enumerate(self.inputs)]
         for i, t in enumerate(types):
-            check_element_type(self, f"input #{i}", t, ALL_TYPES)
+            check_element_type(self, f"input #{i}", t, CAST_TYPES)
         block = self.body.block
         if len(block.args) != len(types):
             raise VerifyException(

@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import VerifyException
 from fusec.dialects.common import (
     ALL_TYPES,
     ARITH_TYPES,
+    CAST_TYPES,
     FLOAT_TYPES,
     bool_attr,
     bool_prop,
@@ -255,7 +256,14 @@ class AbsOp(UnaryOp):
 
 @irdl_op_definition
 class CastOp(IRDLOperation):
-    """Converts every element to the result's element type; the shape is kept."""
+    """Converts every element to the result's element type; the shape is kept.
+
+    Between f32, f16, bf16, i32, i8 and i1. To a float: rounded to nearest even (through f32
+    for bf16; a value past the type's range is infinite). To ``i1``: ``x != 0`` (NaN is
+    true). To an integer (i32, i8): truncated toward zero and saturated to the type's range,
+    NaN gives 0 (OpenCL's ``convert_char_sat_rtz``), from an integer as from a float. From
+    ``i1``: 0 or 1.
+    """
 
     name = "nn.cast"
     input = operand_def()
@@ -269,8 +277,8 @@ class CastOp(IRDLOperation):
     def verify_(self) -> None:
         x = tensor_type(self, "input", self.input)
         res = tensor_type(self, "result", self.result)
-        check_element_type(self, "input", x, ALL_TYPES)
-        check_element_type(self, "result", res, ALL_TYPES)
+        check_element_type(self, "input", x, CAST_TYPES)
+        check_element_type(self, "result", res, CAST_TYPES)
         check_result_shape(self, res, x.get_shape())
 
 

@@ -6,6 +6,8 @@ an ``nn`` elementwise op from scalar operands (block arguments or earlier scalar
     nn.silu          ->  x * (1 / (1 + exp(-x)))           arith.negf, math.exp, arith.addf, ...
     nn.gelu          ->  0.5 * x * (1 + erf(x * 0.7071..))  math.erf
     nn.cast f32->f16 ->  arith.truncf        (a real conversion; same-type casts vanish)
+    nn.cast f32->i8  ->  arith.fptosi        (saturating, NaN -> 0: see "Casts" below)
+    nn.cast i32->i8  ->  arith.trunci(arith.maxsi(arith.minsi(x, 127), -128))
     nn.cmp "lt"      ->  arith.cmpf olt | arith.cmpi slt
     nn.where         ->  arith.select
     splat nn.constant -> arith.constant
@@ -21,9 +23,17 @@ follows. Only the ops a value actually needs are emitted.
 Scalar ops a body may hold (whether written by a user or by ``build_scalar``):
     arith.addf/addi subf/subi mulf/muli divf/divsi maximumf/maxsi minimumf/minsi negf
     arith.cmpf (oeq une olt ole ogt oge) arith.cmpi (eq ne slt sle sgt sge) arith.select
-    arith.extf truncf sitofp fptosi uitofp extui arith.constant (scalar)
+    arith.extf truncf sitofp fptosi uitofp extui extsi trunci arith.constant (scalar)
     math.powf tanh exp log sqrt rsqrt erf sin cos absf absi.
 Anything else raises ``ScalarOpError`` naming the op and where it is.
+
+Casts. ``nn.cast`` to an integer type truncates toward zero and saturates to the type's range,
+NaN giving 0, from a float as from a wider integer. In a body, ``arith.fptosi`` carries that
+meaning: MLIR leaves an out-of-range ``fptosi`` poison, so defining it (as LLVM's
+``fptosi.sat`` does) refines MLIR's semantics rather than changing them. ``arith.trunci``
+keeps MLIR's meaning (the low bits), so a saturating i32 -> i8 cast is a clamp then a
+``trunci``, recognised as one ``nn.cast`` by the decomposition; a bare ``trunci`` has no
+``nn`` counterpart. i8 -> i32 is ``arith.extsi``; i1 -> integer ``arith.extui`` (0 or 1).
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from fusec.dialects import fused, nn
 from fusec.dialects.common import (
     FLOAT_TYPES,
+    I8,
     bool_prop,
     broadcast_shapes,
     ints_prop,
@@ -74,6 +85,8 @@ def is_bool(t: Attribute) -> bool:
 
 
 def float_width(t: Attribute) -> int:
+    """16 for f16, 32 for f32, and 32 for bf16 (its exponent is f32's: f16 -> bf16 is an
+    ``extf``, bf16 -> f16 a ``truncf``; both round)."""
     return 16 if t == FLOAT_TYPES[1] else 32
 
 
@@ -200,15 +213,22 @@ def cast(b: ScalarBuilder, x: SSAValue, to: Attribute) -> SSAValue:
         return b.add(arith.CmpiOp(x, b.const(0, src), "ne"))
     if is_float(to):
         if is_float(src):
-            widen = float_width(to) > float_width(src)
+            widen = to == FLOAT_TYPES[0] or float_width(to) > float_width(src)
             return b.add(arith.ExtFOp(x, to) if widen else arith.TruncFOp(x, to))
         if is_bool(src):
             return b.add(arith.UIToFPOp(x, to))  # type: ignore[arg-type]
         return b.add(arith.SIToFPOp(x, to))  # type: ignore[arg-type]
     assert isinstance(to, IntegerType)
     if is_float(src):
-        return b.add(arith.FPToSIOp(x, to))
-    return b.add(arith.ExtUIOp(x, to))  # i1 -> i32
+        return b.add(arith.FPToSIOp(x, to))  # saturating, NaN -> 0 (see the module doc)
+    if is_bool(src):
+        return b.add(arith.ExtUIOp(x, to))  # i1 -> i8, i32
+    assert isinstance(src, IntegerType)
+    if to.width.data > src.width.data:
+        return b.add(arith.ExtSIOp(x, to))  # i8 -> i32
+    low, high = -(1 << (to.width.data - 1)), (1 << (to.width.data - 1)) - 1
+    clamped = b.add(arith.MaxSIOp(b.add(arith.MinSIOp(x, b.const(high, src))), b.const(low, src)))
+    return b.add(arith.TruncIOp(clamped, to))  # i32 -> i8, saturated
 
 
 def unary(b: ScalarBuilder, op: Operation, x: SSAValue) -> SSAValue:
@@ -298,6 +318,7 @@ INVERSE: dict[type[Operation], NNFactory] = {
     arith.FPToSIOp: cast_factory,
     arith.UIToFPOp: cast_factory,
     arith.ExtUIOp: cast_factory,
+    arith.ExtSIOp: cast_factory,
 }
 
 # arith.cmpf / arith.cmpi predicate -> nn.cmp predicate
@@ -348,6 +369,7 @@ COMPOSITES: tuple[tuple[NNFactory, Attribute | None], ...] = (
     (lambda args, t: nn.GeluOp(args[0], "none"), None),
     (lambda args, t: nn.GeluOp(args[0], "tanh"), None),
     (cast_factory, i1),
+    (cast_factory, I8),  # i32 -> i8: clamp, then truncate
 )
 
 

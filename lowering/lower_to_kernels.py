@@ -5,7 +5,8 @@
                                           + one kernel.func per generated kernel
 
 Preconditions: every function takes and returns static ranked tensors of f32, f16, bf16 (held
-in 16 bits, computed on in float32 registers), i32 or i1; every
+in 16 bits, computed on in float32 registers), i32, i8 (a storage type: only casts compute on
+it) or i1; every
 op is an ``nn`` op or a fused op in ``NATIVE_FUSED_OPS`` (the ``lower-opencl`` pipeline runs
 ``unfuse`` on the others first). An op that cannot be lowered fails the pass with its name and
 location; no tensor op is ever left behind.
@@ -78,6 +79,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused, kernel
+from fusec.dialects.common import I8
 from fusec.dialects.locations import stamp
 from fusec.passes._util import OpPassFailure
 from fusec.lowering.kernel_builder import (
@@ -89,7 +91,7 @@ from fusec.lowering.kernel_builder import (
 )
 
 SUPPORTED_ELEMENT_TYPES: tuple[Attribute, ...] = (
-    Float32Type(), Float16Type(), BFloat16Type(), i32, i1,
+    Float32Type(), Float16Type(), BFloat16Type(), i32, i1, I8,
 )
 
 NATIVE_FUSED_OPS: tuple[str, ...] = (
@@ -159,7 +161,7 @@ def buffer_type(t: Attribute) -> MemRefType:
     if t.element_type not in SUPPORTED_ELEMENT_TYPES:
         raise LoweringError(
             f"element type {t.element_type} is not supported by the OpenCL backend "
-            "(f32, f16, bf16, i32 and i1 are)"
+            "(f32, f16, bf16, i32, i8 and i1 are)"
         )
     return MemRefType(t.element_type, t.get_shape())
 

@@ -42,7 +42,7 @@ from xdsl.rewriter import Rewriter
 
 from fusec.dialects import kernel
 
-ELEMENT_BYTES = {"f32": 4, "i32": 4, "i1": 1}
+ELEMENT_BYTES = {"f32": 4, "i32": 4, "i1": 1, "i8": 1}
 
 
 def nbytes(t: MemRefType) -> int:

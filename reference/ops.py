@@ -11,7 +11,9 @@ The kernels (``gelu``, ``layer_norm``, ``attention``...) are plain functions of 
 by the nn ops and the fused ops that contain them.
 
 Integer conventions (signless integers are signed): ``nn.div`` truncates toward zero, as C does;
-division by zero gives 0. ``nn.cast`` to ``i1`` is ``x != 0``; float to integer truncates.
+division by zero gives 0. ``nn.cast`` to ``i1`` is ``x != 0``; to an integer it truncates toward
+zero and saturates to the type's range, NaN giving 0 (`saturate_to_int`); to bf16 from an
+integer it rounds through float32.
 """
 
 from __future__ import annotations
@@ -361,13 +363,25 @@ def unary_impl(fn: Callable[[Array], Array]) -> OpImpl:
     return lambda op, args: fn(wide(args[0]))
 
 
+def saturate_to_int(x: Array, dtype: np.dtype[np.generic]) -> Array:
+    """``x`` (floats or integers) truncated toward zero and clamped to the range of the integer
+    ``dtype``; NaN gives 0. What ``nn.cast`` to an integer type computes."""
+    info = np.iinfo(dtype)  # type: ignore[type-var]
+    x = wide(x)
+    if x.dtype.kind == "f":
+        x = np.where(np.isnan(x), 0.0, np.clip(np.trunc(x), info.min, info.max))
+    else:
+        x = np.clip(x, info.min, info.max)
+    return x.astype(dtype)
+
+
 def run_cast(op: Operation, args: Sequence[Array]) -> Array:
     target = compute_dtype(op.results[0].type)
     x = np.asarray(args[0])
     if target == np.bool_:
         return x != 0
-    if target.kind in "iu" and x.dtype.kind == "f":
-        x = np.trunc(x)
+    if target.kind in "iu" and x.dtype != np.bool_:
+        return saturate_to_int(x, target)
     return x.astype(target)
 
 

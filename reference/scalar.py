@@ -185,6 +185,17 @@ def to_int(x: Array) -> Array:
     return np.trunc(signed(x)).astype(np.int64)
 
 
+def fptosi(op: Operation, args: Sequence[Array]) -> Array:
+    """``arith.fptosi`` as fusec defines it: toward zero, saturated to the result's range, NaN
+    gives 0 (MLIR leaves the out-of-range case poison; see ``fusec.dialects.scalar_ops``)."""
+    t = op.results[0].type
+    assert isinstance(t, IntegerType)
+    bits = t.width.data
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    x = signed(args[0])
+    return np.where(np.isnan(x), 0.0, np.clip(np.trunc(x), low, high)).astype(np.int64)
+
+
 SCALAR_IMPLS: dict[str, ScalarImpl] = {
     # arith, floating point
     "arith.addf": binary(np.add),
@@ -228,7 +239,7 @@ SCALAR_IMPLS: dict[str, ScalarImpl] = {
     "arith.truncf": unary(lambda x: x),
     "arith.sitofp": unary(lambda x: x.astype(np.float64)),
     "arith.uitofp": lambda op, a: unsigned(a[0], width(op)).astype(np.float64),
-    "arith.fptosi": lambda op, a: to_int(a[0]),
+    "arith.fptosi": fptosi,
     "arith.fptoui": lambda op, a: to_int(a[0]),
     "arith.extsi": unary(lambda x: x),
     "arith.extui": lambda op, a: unsigned(a[0], width(op)),

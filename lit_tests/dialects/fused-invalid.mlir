@@ -418,7 +418,7 @@ func.func @ew_result_shape(%x: tensor<4x8xf32>) {
 
 func.func @ew_input_element_type(%x: tensor<4xf64>) {
   %0 = fused.elementwise %x : (tensor<4xf64>) -> tensor<4xf32> {
-  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.elementwise' input #0 has element type f64 (tensor<4xf64>); expected one of f32, f16, bf16, i32, i1{{$}}
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.elementwise' input #0 has element type f64 (tensor<4xf64>); expected one of f32, f16, bf16, i32, i1, i8{{$}}
   ^bb0(%a: f64):
     %t = arith.truncf %a : f64 to f32
     fused.yield %t : f32

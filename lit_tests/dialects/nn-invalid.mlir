@@ -131,7 +131,7 @@ func.func @gelu_approximate_not_a_string(%x: tensor<4xf32>) {
 
 func.func @cast_to_f64(%x: tensor<4xf32>) {
   %0 = nn.cast %x : tensor<4xf32> -> tensor<4xf64>
-  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.cast' result has element type f64 (tensor<4xf64>); expected one of f32, f16, bf16, i32, i1{{$}}
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.cast' result has element type f64 (tensor<4xf64>); expected one of f32, f16, bf16, i32, i1, i8{{$}}
   func.return
 }
 

@@ -14,7 +14,7 @@
 // DEPTH: error: lower-to-kernels: gemm-split-depth must be positive, got 0
 
 // Element types without an OpenCL lowering fail with the function and its location.
-// CHECK: lower-to-kernels-invalid.mlir:[[# @LINE + 1]]:1: error: lower-to-kernels: cannot lower the arguments of @negative_f64: element type f64 is not supported by the OpenCL backend (f32, f16, bf16, i32 and i1 are)
+// CHECK: lower-to-kernels-invalid.mlir:[[# @LINE + 1]]:1: error: lower-to-kernels: cannot lower the arguments of @negative_f64: element type f64 is not supported by the OpenCL backend (f32, f16, bf16, i32, i8 and i1 are)
 func.func @negative_f64(%x: tensor<4xf64>) -> tensor<2x2xf64> {
   %y = nn.reshape %x : tensor<4xf64> -> tensor<2x2xf64>
   func.return %y : tensor<2x2xf64>

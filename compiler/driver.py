@@ -35,6 +35,7 @@ from fusec.compiler.onnx_driver import (
     is_onnx_source,
     module_params,
 )
+from fusec.compiler import progress
 from fusec.compiler.pipeline import run_pipeline
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
@@ -60,6 +61,7 @@ def load(source_or_module: str | ModuleOp, name: str = "<input>") -> ModuleOp:
     """A verified module: the text parsed, or a clone of the given module."""
     if isinstance(source_or_module, ModuleOp):
         return source_or_module.clone()
+    progress.step(f"parsing {name}")
     return parse_module(make_context(), Source(source_or_module, name))
 
 
@@ -107,6 +109,7 @@ def lower(
         allow_oversized=device_default, allow_tf32=allow_tf32,
     )
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
+    progress.step(f"generating the OpenCL C of @{name}")
     try:
         plan = build_plan(module, name, device_info)
     except (PlanError, ValueError) as e:
@@ -162,6 +165,7 @@ def compile(  # noqa: A001 - the public name the package exports
     dev = select_device(device, platform)  # type: ignore[arg-type]
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
                      launch_budget, launch_fusion, allow_tf32)
+    building(compiled.plan)
     return Executable(compiled.plan, dev, params)
 
 
@@ -202,6 +206,7 @@ def compile_placed(
         run_pipeline(make_context(), module, spec, filename)
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     single = pair.single
+    progress.step("placing the kernels")
     setup = load_setup(pair.host, None if single else pair.accelerator)
     setup = replace(setup, thresholds=setup.thresholds.with_overrides(overrides),
                     overrides=dict(overrides))
@@ -217,6 +222,7 @@ def compile_placed(
                          launch_budget, launch_fusion, allow_tf32)
         note = pair.note or f"every kernel on the {role} ({dev.description})"
         report = build_report(setup, placement, host or "none", accelerator, note=note)
+        building(compiled.plan)
         return Placed(Executable(compiled.plan, dev, params), report, name, (compiled.plan,))
     segments = partition(fn, placement)
     placed = []
@@ -227,6 +233,7 @@ def compile_placed(
                          launch_fusion, allow_tf32)
         reads = {s.name for s in compiled.plan.inputs}
         bound = {k: v for k, v in (params or {}).items() if k in reads}
+        building(compiled.plan)
         placed.append(PlacedSegment(segment, Executable(compiled.plan, dev, bound)))
     keys = ValueKeys(fn)
     inputs = [ValueSpec(argument_name(a, i), tuple(a.type.get_shape()),  # type: ignore
@@ -236,6 +243,14 @@ def compile_placed(
     exe = PlacedExecutable(name, inputs, outputs, placed, params)
     report = build_report(setup, placement, host or "none", accelerator, segments)
     return Placed(exe, report, name, tuple(p.executable.plan for p in placed))
+
+
+def building(plan: ProgramPlan) -> None:
+    """Reports the OpenCL build of ``plan`` to the installed progress (the slowest step of
+    many compiles)."""
+    count = len(plan.kernel_lines)
+    progress.step(f"building the OpenCL program of @{plan.function} "
+                  f"({count} kernel{'s' if count != 1 else ''})")
 
 
 def parse_thresholds(overrides: Mapping[str, str | int | float]) -> dict[str, str]:

@@ -25,6 +25,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from fusec.compiler.diagnostics import FusecError, verify_module
+from fusec.compiler import progress
 from fusec.errors import InputError
 from fusec.frontends.onnx_import import (
     INLINE_ELEMENTS,
@@ -61,9 +62,13 @@ def import_onnx(
     name = filename or (os.fspath(source) if isinstance(source, str | os.PathLike) else "<model>")
     try:
         if isinstance(source, str | os.PathLike):
-            imported = import_model(load_model(os.fspath(source)), shapes, name, inline_elements)
+            progress.step(f"reading {name}")
+            model = load_model(os.fspath(source))
         else:
-            imported = import_model(source, shapes, name, inline_elements)
+            model = source
+        progress.step(f"importing {name}")
+        imported = import_model(model, shapes, name, inline_elements)
+        progress.step("verifying the imported IR")
         verify_module(imported.module, name)
         return imported
     except OnnxImportError as e:

@@ -21,6 +21,7 @@ from fusec.compiler.gc_pause import paused_gc
 from fusec.compiler.incremental_verify import IncrementalVerifier
 from fusec.compiler.ir_dump import IRDumper
 from fusec.compiler.progress import Progress
+from fusec.compiler.progress import current as current_progress
 from fusec.compiler.registry import get_all_passes
 from fusec.compiler.timing import Timing, pass_labels
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
@@ -29,7 +30,7 @@ from fusec.passes.remarks import current as current_remark_log
 
 # Named pipelines: name -> (spec, one-line summary).
 NAMED_PIPELINES: dict[str, tuple[str, str]] = {
-    "default": ("fuse-centered-gram,fuse-matmul-bias-act,fuse-attention-block,fuse-residual-layer-norm,fuse-residual-rms-norm,fuse-rms-norm-reshape,fuse-transformer-layer,fuse-swiglu-dual-matmul,fuse-shared-input-matmul,fuse-swiglu,fuse-image-normalize,fuse-row-reduce,fuse-elementwise,fuse-matmul-epilogue,fuse-multi-output,fuse-reductions", "The fusions in the order that lets them compose (see README)."),  # noqa: E501
+    "default": ("fuse-centered-gram,fuse-power-step-normalize,fuse-explained-variance,fuse-matmul-bias-act,fuse-attention-block,fuse-residual-layer-norm,fuse-residual-rms-norm,fuse-rms-norm-reshape,fuse-transformer-layer,fuse-swiglu-dual-matmul,fuse-shared-input-matmul,fuse-swiglu,fuse-image-normalize,fuse-row-reduce,fuse-elementwise,fuse-matmul-epilogue,fuse-multi-output,fuse-reductions", "The fusions in the order that lets them compose (see README)."),  # noqa: E501
 }
 
 NAMED_PIPELINES["lower-opencl"] = (
@@ -137,10 +138,11 @@ def run_passes(
     timing = hooks.timing or Timing()
     labels = pass_labels([p.name for p in passes])
     remarks = hooks.remarks or current_remark_log() or RemarkLog()
+    progress = hooks.progress or current_progress()
     with paused_gc(), collecting(remarks):
         for index, (p, label) in enumerate(zip(passes, labels, strict=True)):
-            if hooks.progress is not None:
-                hooks.progress.step(f"pass {index + 1}/{len(passes)}: {p.name}")
+            if progress is not None:
+                progress.step(f"pass {index + 1}/{len(passes)}: {p.name}")
             if hooks.dumper is not None:
                 hooks.dumper.before_pass(p, module)
             try:

@@ -31,7 +31,9 @@ import numpy as np
 
 from fusec import __version__
 from fusec.files import check_not_input
+from fusec.compiler import progress
 from fusec.compiler.diagnostics import FusecError
+from fusec.compiler.progress import Progress
 from fusec.tools.cli import EXIT_INPUT, run_cli
 
 PARAMS_SUFFIX = ".params.npz"
@@ -132,10 +134,14 @@ def run(model_path: str, output: str | None, shapes: dict[str, list[int]],
         from fusec.compiler.dot import draw
 
         files.append((dot, draw(imported.module).encode("utf-8")))
+    progress.step("printing the IR")
     text = print_module(imported.module)
     if output is not None:
         files.append((output, text.encode("utf-8")))
+    if files:
+        progress.step(f"writing {', '.join(path for path, _ in files)}")
     write_atomically(files)
+    progress.pause()
     if output is None:
         sys.stdout.write(text)
 
@@ -163,9 +169,12 @@ op or opset, missing external data), 2 bad command line, 70 internal error.
               help="Write every weight inline in the IR (small models, tests).")
 @click.option("--dot", metavar="FILE.dot",
               help="Also write the imported graph as Graphviz DOT (see fusec-opt -t dot).")
+@click.option("--progress", "force_progress", is_flag=True,
+              help="Report each step on stderr (shown anyway on a terminal after about a "
+                   "second).")
 @click.version_option(__version__, prog_name="fusec-import")
 def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
-        inline_weights: bool, dot: str | None) -> None:
+        inline_weights: bool, dot: str | None, force_progress: bool) -> None:
     """Import the ONNX model MODEL.onnx as fusec nn IR."""
     shapes = parse_shapes(shape_specs)
     if output is not None:
@@ -173,7 +182,8 @@ def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
             check_not_input(written, [model])  # also through symlinks and hard links: exit 1
     check_not_input(dot, [model, output])
     try:
-        run(model, output, shapes, inline_weights, dot)
+        with progress.reporting(Progress.for_stream(sys.stderr, "fusec-import", force_progress)):
+            run(model, output, shapes, inline_weights, dot)
     except FusecError as e:
         message = str(e)
         click.echo(message if ": error:" in message else f"fusec-import: {message}", err=True)

@@ -49,7 +49,7 @@ from fusec.compiler.pipeline import (
     check_pass_names,
     run_passes,
 )
-from fusec.compiler.progress import Progress
+from fusec.compiler.progress import Progress, reporting
 from fusec.compiler.registry import XDSL_SUMMARIES, get_all_passes
 from fusec.compiler.targets import build_target, target_names
 from fusec.compiler.timing import Timing
@@ -365,15 +365,14 @@ def cli(
         outputs = []
         want_stats = fusion_stats or fusion_stats_json is not None
         reports: list[FusionReport] | None = [] if want_stats else None
-        for chunk in chunks:
-            try:
-                outputs.append(process(chunk, pass_list, emit, reports, debug))
-            except FusecError as e:
-                if not verify_diagnostics:
-                    raise
-                outputs.append(f"{e}\n")
-        if debug.progress is not None:
-            debug.progress.done()
+        with reporting(debug.progress):  # erased (its timer stopped) however this ends
+            for chunk in chunks:
+                try:
+                    outputs.append(process(chunk, pass_list, emit, reports, debug))
+                except FusecError as e:
+                    if not verify_diagnostics:
+                        raise
+                    outputs.append(f"{e}\n")
         write_output(output, "// -----\n".join(outputs))
         if debug.timing is not None:
             click.echo(debug.timing.report(), err=True, nl=False)

@@ -52,7 +52,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from fusec import __version__
+from fusec.compiler import progress
 from fusec.compiler.diagnostics import FusecError
+from fusec.compiler.progress import Progress
 from fusec.files import atomic_write, check_not_input
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
 
@@ -139,7 +141,7 @@ def run(
     verbose: bool = False,
 ) -> None:
     from fusec.codegen.program import argument_name
-    from fusec.compiler.driver import compile_placed, load, lower
+    from fusec.compiler.driver import building, compile_placed, load, lower
     from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
@@ -168,6 +170,7 @@ def run(
                                 offload_thresholds=parse_overrides(offload_thresholds),
                                 launch_budget=launch_budget, launch_fusion=launch_fusion,
                                 allow_tf32=allow_tf32)
+        progress.pause()
         for warning in placed.report["warnings"]:
             click.echo(f"fusec-run: warning: {warning}", err=True)
         exe = placed.executable
@@ -182,6 +185,7 @@ def run(
         dev = select_device(device, platform)  # type: ignore[arg-type]
         info = DeviceInfo.from_device(dev.device)
         if verbose:
+            progress.pause()
             for note in info.notes:
                 click.echo(f"fusec-run: note: {note}", err=True)
         compiled = lower(original.clone(), function, pipeline, info, file, launch_budget,
@@ -189,6 +193,7 @@ def run(
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])
+        building(compiled.plan)
         exe = Executable(compiled.plan, dev, params or None)
         name = compiled.plan.function
         description = dev.description
@@ -197,6 +202,7 @@ def run(
                 else "gpu")
         write_dot(dot, [file, inputs], original, pipeline, kind)
     compile_seconds = time.perf_counter() - started
+    progress.step("running")
     fn = find_function(original, name)
     every_input = [argument_name(a, i) for i, a in enumerate(fn.args)]
     if inputs is not None and imported is not None:
@@ -216,6 +222,7 @@ def run(
     if profile:
         exe(*args)  # warm-up
         outputs, prof = exe.profile(*args)
+        progress.pause()
         click.echo(f"device: {description}")
         click.echo(f"compile: {compile_seconds * 1e3:.1f} ms")
         for k in prof.kernels:
@@ -225,6 +232,7 @@ def run(
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
         outputs = exe(*args)
+    progress.pause()
     names = [f"result{i}" for i in range(len(outputs))]
     if imported is not None:
         names = [v.onnx_name for v in imported.outputs]
@@ -261,11 +269,13 @@ def differential(file: str, function: str | None, seed: int | None, device: str,
     runner = diff.Runner(module, name, pipeline, select_device(device, platform), file)
     if bisect:
         result = diff.bisect(runner, seed or 0, atol, rtol)
+        progress.pause()
         click.echo(result.describe())
         if result.first_bad is not None or result.unfused_differs:
             sys.exit(EXIT_CHECK)
         return
     reports = diff.verify_fusion(runner, seed or 0, atol, rtol)
+    progress.pause()
     for report in reports:
         for line in report.lines():
             click.echo(line)
@@ -364,6 +374,9 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
                    "was found out about the device (e.g. tensor cores the driver rejected).")
 @click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
               help="An ONNX model's dynamic input shape, e.g. input_ids=1x128 (repeatable).")
+@click.option("--progress", "force_progress", is_flag=True,
+              help="Report each compile step on stderr (shown anyway on a terminal after about "
+                   "a second).")
 @click.version_option(__version__, prog_name="fusec-run")
 def cli(file: str | None, function: str | None, inputs: str | None, seed: int | None,
         device: str, platform: str | None, pipeline: str, output: str | None, check: bool,
@@ -371,7 +384,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
         verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
         list_only: bool,
-        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...]) -> None:
+        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...],
+        force_progress: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -401,12 +415,15 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
     try:
         from fusec.tools.fusec_import import parse_shapes
 
-        if verify_fusion or bisect:
-            differential(file, function, seed, device, platform, pipeline, atol, rtol, bisect)
-            return
-        run(file, function, inputs, seed, device, platform, pipeline, output, check, atol, rtol,
-            profile, dump_kernels, offload_thresholds, offload_report, dot,
-            parse_shapes(shape_specs), launch_budget, not no_launch_fusion, allow_tf32, verbose)
+        with progress.reporting(Progress.for_stream(sys.stderr, "fusec-run", force_progress)):
+            if verify_fusion or bisect:
+                differential(file, function, seed, device, platform, pipeline, atol, rtol,
+                             bisect)
+                return
+            run(file, function, inputs, seed, device, platform, pipeline, output, check, atol,
+                rtol, profile, dump_kernels, offload_thresholds, offload_report, dot,
+                parse_shapes(shape_specs), launch_budget, not no_launch_fusion, allow_tf32,
+                verbose)
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
     except FusecError as e:

@@ -159,3 +159,18 @@ func.func @negative_one_matmul(%x: tensor<4x32xf32>, %w: tensor<32x16xf32>) -> t
   %y = nn.mul %s, %m : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
   func.return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// The silu's input is an argument, not a second projection of the input.
+// CHECK-LABEL: func.func @negative_gate_not_matmul(
+// CHECK-NEXT:  %[[U:[^ ]+]] = nn.matmul %x, %w : tensor<4x32xf32>, tensor<32x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  %[[S:[^ ]+]] = nn.silu %g : tensor<4x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  %[[Y:[^ ]+]] = nn.mul %[[S]], %[[U]] : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:  func.return %[[Y]] : tensor<4x16xf32>
+func.func @negative_gate_not_matmul(%x: tensor<4x32xf32>, %w: tensor<32x16xf32>, %g: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %u = nn.matmul %x, %w : tensor<4x32xf32>, tensor<32x16xf32> -> tensor<4x16xf32>
+  %s = nn.silu %g : tensor<4x16xf32> -> tensor<4x16xf32>
+  %y = nn.mul %s, %u : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  func.return %y : tensor<4x16xf32>
+}

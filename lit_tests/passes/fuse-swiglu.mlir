@@ -225,3 +225,18 @@ func.func @negative_unequal_halves(%cat: tensor<4x9xf32>) -> tensor<4x8xf32> {
   %y = nn.mul %u, %s : tensor<4x1xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   func.return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// The silu's input is an argument, not the other half of a narrowed tensor.
+// CHECK-LABEL: func.func @negative_gate_not_narrow(
+// CHECK-NEXT:  %[[U:[^ ]+]] = nn.narrow %cat {axis = 1 : i64, start = 0 : i64, length = 8 : i64} : tensor<4x16xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[S:[^ ]+]] = nn.silu %x : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[Y:[^ ]+]] = nn.mul %[[U]], %[[S]] : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  func.return %[[Y]] : tensor<4x8xf32>
+func.func @negative_gate_not_narrow(%cat: tensor<4x16xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %u = nn.narrow %cat {axis = 1 : i64, start = 0 : i64, length = 8 : i64} : tensor<4x16xf32> -> tensor<4x8xf32>
+  %s = nn.silu %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = nn.mul %u, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}

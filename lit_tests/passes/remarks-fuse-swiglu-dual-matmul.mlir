@@ -10,6 +10,7 @@
 // CHECK-NEXT: fuse-swiglu-dual-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu-dual-matmul] not fused: the gate and up weights are not 2-D of one shape
 // CHECK-NEXT: fuse-swiglu-dual-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu-dual-matmul] not fused: the gate and up weights are not 2-D of one shape
 // CHECK-NEXT: fuse-swiglu-dual-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu-dual-matmul] not fused: the up matmul result has 2 uses
+// CHECK-NEXT: fuse-swiglu-dual-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu-dual-matmul] not fused: the silu's input is not a matmul
 // CHECK-NOT: remark
 
 // APPLIED: fuse-swiglu-dual-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu-dual-matmul] fused #0: concat + nn.matmul + fused.swiglu

@@ -12,6 +12,7 @@
 // CHECK-NEXT: fuse-swiglu.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu] not fused: the narrows slice different tensors
 // CHECK-NEXT: fuse-swiglu.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu] not fused: a narrow is not over the last axis
 // CHECK-NEXT: fuse-swiglu.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu] not fused: the narrows are not the two halves of their tensor
+// CHECK-NEXT: fuse-swiglu.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu] not fused: the silu's input is not a narrow
 // CHECK-NOT: remark
 
 // APPLIED: fuse-swiglu.mlir:{{[0-9]+}}:3: remark: [fuse-swiglu] fused #0: fused.swiglu

@@ -181,10 +181,11 @@ def instantiate_row_reduce(
     p = Params(op)
     assert op.epilogue is not None, "a row_reduce template carries its row body"
     width = ROW_REDUCE_VECTOR_WIDTH if device is None or device.is_cpu else 1
-    functions, stages = stage_functions(name, op.epilogue.block, width)
+    out = op.outputs[0].type.element_type  # type: ignore[attr-defined]
+    functions, stages = stage_functions(name, op.epilogue.block, width, out)
     inputs = row_inputs(op.inputs, op.outputs[0])
     return row_reduce(name, p.int("rows"), p.int("cols"), inputs, stages, functions,
-                      width=width, device_info=device)
+                      width=width, device_info=device, out_dtype=str(out))
 
 
 ROW_REDUCE_VECTOR_WIDTH = 8

@@ -46,13 +46,40 @@ def fuse_locations(locations: Iterable[Attribute]) -> LocationAttr:
     """One location standing for all of ``locations``: their distinct ``file:line:col``
     leaves in order, as a ``FusedLoc`` when there are several, the one when there is one,
     ``UnknownLoc`` when there is none."""
-    leaves = list(dict.fromkeys(
-        leaf for loc in locations for leaf in file_line_col_leaves(loc)))
-    if not leaves:
+    distinct: Places = {}
+    for loc in locations:
+        add_places(distinct, loc)
+    return location_of_places(distinct)
+
+
+Places = dict[tuple[str, int, int], FileLineColLoc]
+"""Distinct places by `place_key`, in the order they were added."""
+
+_NO_METADATA = NoneAttr()
+
+
+def add_places(places: Places, loc: Attribute) -> None:
+    """Adds the places of ``loc`` that ``places`` lacks, in order."""
+    if isinstance(loc, FileLineColLoc):  # the common case, without a generator
+        places.setdefault((loc.filename.data, loc.line.data, loc.column.data), loc)
+    elif not isinstance(loc, UnknownLoc):
+        for leaf in file_line_col_leaves(loc):
+            places.setdefault(place_key(leaf), leaf)
+
+
+def location_of_places(places: Places) -> LocationAttr:
+    """One location for ``places``: a ``FusedLoc`` of several, the one, or ``UnknownLoc``."""
+    if not places:
         return UnknownLoc()
-    if len(leaves) == 1:
-        return leaves[0]
-    return FusedLoc(ArrayAttr(leaves), NoneAttr())
+    if len(places) == 1:
+        return next(iter(places.values()))
+    return FusedLoc(ArrayAttr(tuple(places.values())), _NO_METADATA)
+
+
+def place_key(leaf: FileLineColLoc) -> tuple[str, int, int]:
+    """``(file, line, column)``: what two places are compared and sorted by (cheaper to hash
+    than the attribute)."""
+    return leaf.filename.data, leaf.line.data, leaf.column.data
 
 
 def first_place(loc: Attribute) -> str | None:

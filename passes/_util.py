@@ -14,7 +14,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import nn
 from fusec.dialects.common import int_prop, normalize_axis, shape_of, str_prop
-from fusec.dialects.locations import file_line_col_leaves, fuse_locations
+from fusec.dialects.locations import Places, add_places, location_of_places
 
 # nn unary op -> the fused epilogue activation it is (``nn.gelu`` depends on ``approximate``).
 _ACTIVATIONS: dict[type[Operation], str] = {
@@ -127,9 +127,18 @@ def located_at(new: Operation, *roots: Operation) -> Operation:
             seen.add(op)
             group.append(op)
             pending.extend(op.operands)
-    others = sorted((leaf for op in group for leaf in file_line_col_leaves(op.location)),
-                    key=lambda leaf: (leaf.filename.data, leaf.line.data, leaf.column.data))
-    new.location = fuse_locations([*(root.location for root in roots), *others])
+    if not group and len(roots) == 1:
+        new.location = roots[0].location
+        return new
+    places: Places = {}
+    for root in roots:
+        add_places(places, root.location)
+    others: Places = {}
+    for op in group:
+        add_places(others, op.location)
+    for key in sorted(others):
+        places.setdefault(key, others[key])
+    new.location = location_of_places(places)
     return new
 
 

@@ -103,28 +103,29 @@ def located_at(new: Operation, *roots: Operation) -> Operation:
     new ops not yet inserted that make them, e.g. a concatenation of weights), in source order.
     When that walk does not end at ``new``'s operands (``new`` is a helper that computes none
     of the group, such as that concatenation), the first root's location alone."""
+    # Sets of id()s: IR objects hash in Python, and this runs once per fusion.
     block = roots[0].parent
-    boundary: set[SSAValue] = set()
+    boundary: set[int] = set()
     fresh = list(new.operands)
     while fresh:  # an operand made by another new op stands for that op's operands
         value = fresh.pop()
-        if value not in boundary:
-            boundary.add(value)
+        if id(value) not in boundary:
+            boundary.add(id(value))
             if isinstance(value, OpResult) and value.op.parent is None:
                 fresh.extend(value.op.operands)
-    seen: set[Operation] = set(roots)
+    seen = {id(root) for root in roots}
     group: list[Operation] = []
     pending = [v for root in roots for v in root.operands]
     while pending:
         value = pending.pop()
-        if value in boundary:
+        if id(value) in boundary:
             continue
         op = value.op if isinstance(value, OpResult) else None
         if op is None or op.parent is not block or len(seen) > GROUP_WALK_LIMIT:
             group = []  # past the group: an input new does not read
             break
-        if op not in seen:
-            seen.add(op)
+        if id(op) not in seen:
+            seen.add(id(op))
             group.append(op)
             pending.extend(op.operands)
     if not group and len(roots) == 1:

@@ -19,8 +19,10 @@ merged), and reductions over the last axis with ``keepdims`` (or of a rank-1 ten
   * every member's value broadcasts to ``S`` and every reduction reads a value whose last
     dimension is the row (``S[-1]``) and which broadcasts to ``S``; a region without a reduction
     is left to ``fuse-elementwise``;
-  * element types are f32; rows are at most ``max-row`` long (longer rows keep the split
-    reduction plan of ``fuse-reductions`` and ``lower-to-kernels``);
+  * element types are f32, and so are the region's inputs (the kernel reads f32: a region that
+    would read an i1 mask or i32 values is left to ``fuse-elementwise``; fuzz seed 5971); rows
+    are at most ``max-row`` long (longer rows keep the split reduction plan of
+    ``fuse-reductions`` and ``lower-to-kernels``);
   * a region stays within ``max-steps`` scalar steps (a reduction is one) and ``max-inputs``
     tensor inputs.
 
@@ -169,7 +171,12 @@ def plan_rows(ops: Sequence[Operation], limits: Limits, max_row: int) -> list[Ro
     plans.reverse()
     for plan in plans:
         plan.members.reverse()
-    return [p for p in plans if p.reductions]
+    return [p for p in plans if p.reductions and all(is_f32(v) for v in p.inputs)]
+
+
+def is_f32(value: SSAValue) -> bool:
+    t = value.type
+    return isinstance(t, TensorType) and t.element_type == f32
 
 
 def roots_row(op: Operation, max_row: int) -> bool:

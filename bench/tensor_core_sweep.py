@@ -4,11 +4,12 @@
 
 A VARIANT is ``DTYPE:BM,BN,WM,WN,STAGES[,late][,gG]`` (the pipelined kernel,
 `gemm_mma_pipelined`, with those `PipelineTiles`; ``late``: no fragment prefetch; ``gG``:
-``group_m=G``), ``DTYPE:default`` (its default tiles) or ``DTYPE:staged`` (the register-staged kernel, `gemm_mma.gemm_mma`); DTYPE is f16,
-bf16 or f32 (TF32 products; torch with ``allow_tf32``). Each variant is built,
-checked once against torch's float32 product of the same inputs (max error relative to max
-|C|), then timed by OpenCL profiling events (median of ``--repeat`` launches after 3 warm-up
-launches); torch's f16/bf16 matmul is timed by CUDA events in the same process. Prints one
+``group_m=G``), ``DTYPE:default`` (its default tiles) or ``DTYPE:staged`` (the
+register-staged kernel, `gemm_mma.gemm_mma`); DTYPE is f16, bf16 or f32 (TF32 products;
+torch with ``allow_tf32``). Each variant is built, checked once against torch's float32
+product of the same inputs (max error relative to max |C|), then timed by OpenCL profiling
+events (median of ``--repeat`` launches after 3 warm-up launches); torch's matmul of the same
+dtype is timed by CUDA events in the same process. Prints one
 table row per variant: kernel ms, TFLOP/s, ratio to torch. A variant that fails to build prints
 the start of the build log and the sweep goes on.
 """
@@ -85,7 +86,8 @@ def main() -> None:
             torch_ms = _torch_ms(torch, ta, tb, options.repeat)
             torch.backends.cuda.matmul.allow_tf32 = False
             inputs[dtype] = (buf_a, buf_b, buf_c, ref, torch_ms)
-            rows.append((f"torch {dtype}{' (tf32)' if elem == 4 else ''}", torch_ms, flops / torch_ms / 1e9, 1.0, 0.0))
+            label = f"torch {dtype}{' (tf32)' if elem == 4 else ''}"
+            rows.append((label, torch_ms, flops / torch_ms / 1e9, 1.0, 0.0))
         buf_a, buf_b, buf_c, ref, torch_ms = inputs[dtype]
         if blocking == "staged":
             kernel = gemm_mma("gemm", 1, size, size, size, False, dtype=dtype)
@@ -126,7 +128,7 @@ def main() -> None:
         ms = statistics.median(times)
         rows.append((variant, ms, flops / ms / 1e9, ms / torch_ms, error))
         print(f"{variant}: {ms:.3f} ms, error {error:.2e}", flush=True)
-    print(f"\n| variant | kernel ms | TFLOP/s | / torch | max err / max|C| |")
+    print("\n| variant | kernel ms | TFLOP/s | / torch | max err / max|C| |")
     print("|---|---|---|---|---|")
     for name, ms, tflops, ratio, error in rows:
         print(f"| {name} | {ms:.3f} | {tflops:.0f} | {ratio:.2f}x | {error:.1e} |")

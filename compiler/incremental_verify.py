@@ -4,9 +4,11 @@ Verifying the whole module after each of the dozen passes of ``-p default`` cost
 passes themselves. `IncrementalVerifier` remembers, for each op it verified, what its verifier
 reads: its operands, properties, attributes and parent block (a value's type cannot change in
 xDSL 0.74: a new type is a new value, hence a new operand).
-On the next call it verifies only the ops that are new or whose record differs. Ops with regions
-and terminators (whose checks read their neighbours: a function's body, a return's function) are
-verified every time; there are few of them. Errors are the same one-line messages, in the same
+On the next call it verifies only the ops that are new or whose record differs (which includes
+whether the op ends its block). An op with regions (whose checks read its body: a function's
+``IsolatedFromAbove`` walks all of it) is verified again when it changed, when an op in its
+regions changed, or when its direct children are not the same ops in the same order (one was
+added, erased or moved); terminators (whose checks read their parent op) are verified every time. Errors are the same one-line messages, in the same
 order (innermost first), as a full verification gives. An op whose signature passed before is
 not verified again (`SignatureVerifier`).
 """
@@ -25,17 +27,14 @@ Record = tuple[object, ...]
 
 def record_of(op: Operation) -> Record:
     """What ``op``'s verifier reads of it, compared by identity first (attributes are immutable:
-    a changed value is a new object)."""
+    a changed value is a new object; xDSL replaces an op's operand tuple on every change)."""
     return (
-        tuple(op.operands),
-        tuple(op.properties.items()),
-        tuple(op.attributes.items()),
+        op._operands,  # pyright: ignore[reportPrivateUsage]
+        tuple(op.properties.items()) if op.properties else (),
+        tuple(op.attributes.items()) if op.attributes else (),
         op.parent,
+        op._next_op is None,  # pyright: ignore[reportPrivateUsage]  # ends its block?
     )
-
-
-def always_verified(op: Operation) -> bool:
-    return bool(op.regions) or op.has_trait(IsTerminator)
 
 
 class IncrementalVerifier:
@@ -43,6 +42,10 @@ class IncrementalVerifier:
 
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Operation, Record]] = {}
+        self._children: dict[int, list[int]] = {}
+        self._current: dict[int, tuple[Operation, Record]] = {}
+        self._new_children: dict[int, list[int]] = {}
+        self._terminators: dict[type[Operation], bool] = {}
         self._filename = ""
         self._signatures = SignatureVerifier(lambda op: verify_op(op, self._filename))
         self.checked = 0
@@ -50,16 +53,37 @@ class IncrementalVerifier:
 
     def verify(self, module: ModuleOp, filename: str) -> None:
         """Raises `FusecError` (one line, at the op) for the first invalid op, innermost first."""
-        seen = self._seen
-        current: dict[int, tuple[Operation, Record]] = {}
-        checked = 0
         self._filename = filename
-        for op in module.walk(region_first=True):
-            record = record_of(op)
-            old = seen.get(id(op))
-            if old is None or old[0] is not op or old[1] != record or always_verified(op):
-                self._signatures.verify(op)
-                checked += 1
-            current[id(op)] = (op, record)
-        self._seen = current
-        self.checked = checked
+        self._current = {}
+        self._new_children = {}
+        self.checked = 0
+        self._visit(module)
+        self._seen = self._current
+        self._children = self._new_children
+
+    def _visit(self, op: Operation) -> bool:
+        """Verifies what changed in ``op`` and inside it, innermost first (an op with regions
+        after everything in them); whether anything did."""
+        key = id(op)
+        record = record_of(op)
+        old = self._seen.get(key)
+        changed = old is None or old[0] is not op or old[1] != record
+        if op.regions:
+            children: list[int] = []
+            for region in op.regions:
+                for block in region.blocks:
+                    for child in block.ops:
+                        if self._visit(child):
+                            changed = True
+                        children.append(id(child))
+            changed = changed or children != self._children.get(key)
+            self._new_children[key] = children
+        cls = type(op)
+        terminator = self._terminators.get(cls)
+        if terminator is None:
+            terminator = self._terminators[cls] = op.has_trait(IsTerminator)
+        if changed or terminator:
+            self._signatures.verify(op)
+            self.checked += 1
+        self._current[key] = (op, record)
+        return changed

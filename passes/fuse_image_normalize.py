@@ -14,7 +14,8 @@ its variance: ``mean(t * t)`` or ``mean(pow(t, 2))`` with ``t = x - m`` (``varia
 so the fused and unfused programs round alike). Then, each only if the value before it has no
 other use: ``* gain``, ``+ bias`` (operands holding one value per plane: ``[C, 1, 1]``, ``[1, C,
 1, 1]``, ``[N, C, 1, 1]`` or a scalar), ``max``/``min`` with constant bounds (the clamp), and
-``pow`` with a constant exponent (the gamma), the clamp and the gamma in either order.
+``pow`` with a constant exponent (the gamma), the clamp and the gamma in either order
+(``nn.relu`` is ``max(y, 0)``).
 
 Guards (each a located missed remark at the core op, or at the epilogue op it stops before):
   * the statistics reduce the last two axes (a reduction over the last axis alone is a row
@@ -336,7 +337,17 @@ def extend(match: Match) -> None:
         if user is None:
             note_shared(value)
             return
-        if user.parent is not match.end.parent or not isinstance(user, nn.BinaryOp):
+        if user.parent is not match.end.parent:
+            return
+        if isinstance(user, nn.ReluOp):  # max(y, 0)
+            if not take_bound(match, user, True, 0.0):
+                return
+            stage = 2
+            match.absorbed[match.end] = "the normalized value"
+            match.epilogue.append(user)
+            match.end = user
+            continue
+        if not isinstance(user, nn.BinaryOp):
             return
         if user.lhs is user.rhs:
             return
@@ -355,7 +366,7 @@ def extend(match: Match) -> None:
                 match.bias = other
             stage = slot + 1
         elif isinstance(user, nn.MaxOp | nn.MinOp):
-            if not take_bound(match, user, other, x_shape):
+            if not take_bound(match, user, isinstance(user, nn.MaxOp), constant(other, x_shape)):
                 return
             stage = 2
         elif isinstance(user, nn.PowOp) and user.lhs is value:
@@ -375,16 +386,15 @@ def extend(match: Match) -> None:
         match.end = user
 
 
-def take_bound(match: Match, user: Operation, other: SSAValue, x_shape: tuple[int, ...]) -> bool:
-    """Adds the clamp bound of ``user`` (nn.max: the lower, nn.min: the upper); the bounds
-    must be next to each other (not split around the gamma)."""
-    lower = isinstance(user, nn.MaxOp)
+def take_bound(match: Match, user: Operation, lower: bool, c: float | None) -> bool:
+    """Adds the clamp bound ``c`` of ``user`` (nn.max or nn.relu: the lower, nn.min: the
+    upper; None: not a constant); the bounds must be next to each other (not split around the
+    gamma)."""
     if (match.clamp_min if lower else match.clamp_max) is not None:
         return False
     started = match.clamp_min is not None or match.clamp_max is not None
-    if started and not isinstance(match.epilogue[-1], nn.MaxOp | nn.MinOp):
+    if started and not isinstance(match.epilogue[-1], nn.MaxOp | nn.MinOp | nn.ReluOp):
         return False
-    c = constant(other, x_shape)
     name = "lower" if lower else "upper"
     if c is None or math.isnan(c):
         missed(PASS, user, f"the {name} clamp bound is not a constant (or is NaN)")
@@ -404,7 +414,7 @@ def note_shared(value: SSAValue) -> None:
     """The remark when the epilogue stops because ``value`` has several uses."""
     users = [use.operation for use in value.uses]
     for user in users:
-        if isinstance(user, nn.MulOp | nn.AddOp | nn.MaxOp | nn.MinOp | nn.PowOp):
+        if isinstance(user, nn.MulOp | nn.AddOp | nn.MaxOp | nn.MinOp | nn.PowOp | nn.ReluOp):
             where = ", and it is returned" if is_returned(value) else ""
             missed(PASS, user, f"the normalized value it reads has {len(users)} uses{where}")
             return

@@ -204,8 +204,9 @@ def gemm(
     epilogue: `gemm_split_sum` applies it).
 
     On a device with tensor cores for `dtype` (`DeviceInfo.tensor_cores`; f32 only with
-    `allow_tf32`) and no explicit `tiles`, the product is `gemm_mma.gemm_mma` instead (not
-    split along K)."""
+    `allow_tf32`) and no explicit `tiles`, the product is a tensor-core kernel instead (not
+    split along K): `gemm_mma_pipelined` where its rows are whole 16-byte chunks
+    (`gemm_mma_pipelined.fits`), else `gemm_mma.gemm_mma`."""
     check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
     if dtype not in half.STORAGE:
         raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")

@@ -131,8 +131,10 @@ class PipelineTiles:
 
 
 DEFAULT_TILES = PipelineTiles()
-"""128x128 blocks of 4 warps (64x64 each), 3 stages: 48 KiB of local memory, the most an
-NVIDIA OpenCL work-group gets."""
+"""128x128 blocks of 4 warps (64x64 each), 3 stages: 48 KiB of local memory, the
+``CL_DEVICE_LOCAL_MEM_SIZE`` NVIDIA's OpenCL reports. On an H100 (`bench/results/
+h100-2026-11-25-tensor-cores-2.log`) this was the fastest blocking within 48 KiB; more stages
+or 128x256 blocks (64-96 KiB, which the driver also ran) gained under 2%, and 2 stages lost 40%."""
 
 
 def fits(dtype: str, n: int, k: int) -> bool:
@@ -212,14 +214,19 @@ def _ptx_copies(name: str, stages: int) -> str:
             "    *r0 = x0; *r1 = x1; *r2 = x2; *r3 = x3;\n"
             "}\n")
     return (
-        f"inline void {name}_cp16(const uint dst, __global const ushort *src, const uint bytes) {{\n"
+        f"inline void {name}_cp16(const uint dst, __global const ushort *src,\n"
+        "                         const uint bytes) {\n"
         f'    asm volatile("{CP_ASYNC}" :: "r"(dst), "l"((ulong)src), "r"(bytes) : "memory");\n'
         "}\n"
-        f'inline void {name}_commit(void) {{ asm volatile("cp.async.commit_group;" ::: "memory"); }}\n'
+        f"inline void {name}_commit(void) {{\n"
+        '    asm volatile("cp.async.commit_group;" ::: "memory");\n'
+        "}\n"
         f"inline void {name}_wait(void) {{\n"
         f'    asm volatile("cp.async.wait_group {stages - 2};" ::: "memory");\n'
         "}\n"
-        f'inline void {name}_wait_all(void) {{ asm volatile("cp.async.wait_group 0;" ::: "memory"); }}\n'
+        f"inline void {name}_wait_all(void) {{\n"
+        '    asm volatile("cp.async.wait_group 0;" ::: "memory");\n'
+        "}\n"
         + "".join(ldsm)
     )
 
@@ -341,7 +348,8 @@ class _Body:
             lines.append(f"    /* prologue: step {s} into stage {s} */\n")
             lines += self.copies(f"{s * self.block_k}", f"{s * tl.stage_bytes}u", "    ")
             lines.append(f"    {self.name}_commit();\n")
-        lines.append(f"    uint read_stage = 0u, write_stage = {(tl.stages - 1) * tl.stage_bytes}u;\n")
+        last_stage = (tl.stages - 1) * tl.stage_bytes
+        lines.append(f"    uint read_stage = 0u, write_stage = {last_stage}u;\n")
         fragment_steps = ROW_BYTES // FRAGMENT_BYTES
         advance = [
             f"read_stage = read_stage + {tl.stage_bytes}u == {tl.local_bytes}u ? 0u : "
@@ -443,7 +451,8 @@ class _Body:
                 f"    const int ar{i} = ({at}) >> 2, ac{i} = ({at}) & 3;\n",
                 f"    const uint ad{i} = (uint)(ar{i} * {ROW_BYTES} + "
                 f"(ac{i} ^ ((ar{i} >> 1) & 3)) * 16);\n",
-                f"    const int av{i} = {'1' if m % tl.block_m == 0 else f'row_base + ar{i} < {m}'};\n",
+                f"    const int av{i} = "
+                f"{'1' if m % tl.block_m == 0 else f'row_base + ar{i} < {m}'};\n",
                 f"    __global const ushort *ap{i} = a + (av{i} ? (row_base + ar{i}) * {k * e} "
                 f"+ ac{i} * 8 : 0);\n",
             ]
@@ -534,8 +543,9 @@ class _Body:
                     col = f"col_base + warp_col + {j * 8} + 2 * t"
                     v0, v1 = (self.epilogue.call(f"c{i}_{j}_{q + d}", f"batch * {m} + row",
                                                  f"col + {d}") for d in (0, 1))
+                    store = self.pair_store(f"row * {n} + col", v0, v1)
                     lines.append(f"        {{ const int col = {col};\n"
-                                 f"          if (col < {n}) {self.pair_store('row * ' + str(n) + ' + col', v0, v1)}; }}\n")
+                                 f"          if (col < {n}) {store}; }}\n")
                 lines.append("    }\n")
         return lines
 

@@ -110,3 +110,23 @@ def test_pipelined_gemm_takes_only_16_bit_operands_with_rows_of_whole_chunks():
 
 def test_default_tiles_fit_the_local_memory_of_nvidia_opencl():
     assert DEFAULT_TILES.local_bytes <= 49152
+
+
+@pytest.mark.parametrize("kernel", ["pipelined", "staged"])
+def test_tf32_operands_are_rounded_to_nearest_before_the_product(launch, kernel):
+    """1 + 3 * 2^-12 is 1 + 2^-10 in TF32 (10 mantissa bits, to nearest), 1 truncated: each
+    product is then exactly (1 + 2^-10)^2 and the sum of 8 exact in float32, whereas unrounded
+    operands (or truncated ones, as the tensor cores take raw f32 bits) give another sum."""
+    from fusec.codegen.kernels.gemm_mma import gemm_mma
+
+    m, n, k = 3, 4, 8
+    value = np.float32(1 + 3 * 2.0 ** -12)
+    lhs = np.full((1, m, k), value, dtype=np.float32)
+    rhs = np.full((1, k, n), value, dtype=np.float32)
+    if kernel == "pipelined":
+        source = gemm_mma_pipelined("gemm_tf32_round", 1, m, n, k, False, dtype="f32", mma=MMA)
+    else:
+        source = gemm_mma("gemm_tf32_round_staged", 1, m, n, k, False, dtype="f32", mma=MMA)
+    out = launch(source, {"lhs": lhs, "rhs": rhs}, {"out": (1, m, n)})["out"]
+    expected = k * (1 + 2.0 ** -10) ** 2
+    assert np.all(out == np.float32(expected)), f"{out.ravel()[:4]} != {expected}"

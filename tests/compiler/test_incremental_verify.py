@@ -84,10 +84,69 @@ def test_a_change_is_verified(change: Callable[[ModuleOp], None], where: str) ->
     assert str(e.value).endswith("(after pass 'test-break')")
 
 
+def erased_terminator(m: ModuleOp) -> None:
+    ret = ops_named(m, "func.return")
+    ret.parent_block().erase_op(ret)  # type: ignore[union-attr]  # nn.relu now ends the body
+
+
+TWO_FUNCTIONS = """\
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+func.func @g(%y: tensor<4xf32>) -> tensor<4xf32> {
+  %r = nn.relu %y : tensor<4xf32> -> tensor<4xf32>
+  %unused = nn.neg %y : tensor<4xf32> -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+"""
+
+
+def use_across_functions(m: ModuleOp) -> None:
+    f = next(op for op in m.walk() if op.name == "func.func")
+    relu = ops_named(m, "nn.relu")
+    relu.operands = (f.regions[0].block.args[0],)  # @f's argument, used in @g
+
+
+def erase_unused(m: ModuleOp) -> None:
+    neg = ops_named(m, "nn.neg")
+    neg.parent_block().erase_op(neg)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "change", "where"),
+    [
+        # an op that ends its block without being a terminator, though its record is the same
+        (TEXT, erased_terminator, "m.mlir:4:3: error: 'nn.relu' terminates block"),
+        # a changed op inside a function makes the function (IsolatedFromAbove) verified again
+        (TWO_FUNCTIONS, use_across_functions, "m.mlir:4:1: error: 'func.func' Operation using"),
+    ],
+)
+def test_a_change_inside_is_verified(
+    text: str, change: Callable[[ModuleOp], None], where: str
+) -> None:
+    ctx = make_context()
+    verifier = IncrementalVerifier()
+    module = parse_module(ctx, Source(text, "m.mlir"), verifier.verify)
+    hooks = PipelineHooks(verifier=verifier)
+    with pytest.raises(FusecError) as e:
+        run_passes(ctx, module, [Breaker(), Breaker(change)], "m.mlir", hooks=hooks)
+    assert str(e.value).startswith(where), str(e.value)
+
+
 def test_unchanged_ops_are_not_verified_again() -> None:
     ctx = make_context()
     verifier = IncrementalVerifier()
     module = parse_module(ctx, Source(TEXT, "m.mlir"), verifier.verify)
     assert verifier.checked == 6  # module, func, add, narrow, relu, return
     verifier.verify(module, "m.mlir")
-    assert verifier.checked == 3  # module, func, return: regions and terminators every time
+    assert verifier.checked == 1  # the return: terminators every time
+
+
+def test_functions_are_verified_again_after_a_change_inside() -> None:
+    ctx = make_context()
+    verifier = IncrementalVerifier()
+    module = parse_module(ctx, Source(TWO_FUNCTIONS, "m.mlir"), verifier.verify)
+    assert verifier.checked == 7  # module, @f, its return, @g, relu, neg, its return
+    erase_unused(module)  # no op left changes
+    verifier.verify(module, "m.mlir")
+    assert verifier.checked == 4  # the two returns, @g (one op fewer) and the module, not @f

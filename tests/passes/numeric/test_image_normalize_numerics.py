@@ -145,6 +145,32 @@ def nested_np(x, g):
     return d / np.sqrt((d * d).mean(axis=(1, 2), keepdims=True)) * g
 
 
+def relu_gamma_ir(shape: tuple[int, ...]) -> str:
+    """No gain or bias; nn.relu as the clamp, then gamma 0.5 (a fractional power of values
+    that the relu keeps >= 0)."""
+    n, c, h, w = shape
+    t, s = tensor(shape), tensor((n, c, 1, 1))
+    return f"""
+func.func @relu_gamma(%x: {t}) -> {t} {{
+{const("eps", 1e-5)}{const("half", 0.5)}  %mu = nn.reduce_mean %x {{axes = array<i64: 2, 3>, keepdims = true}} : {t} -> {s}
+  %d = nn.sub %x, %mu : {t}, {s} -> {t}
+  %sq = nn.mul %d, %d : {t}, {t} -> {t}
+  %var = nn.reduce_mean %sq {{axes = array<i64: 2, 3>, keepdims = true}} : {t} -> {s}
+  %ve = nn.add %var, %eps : {s}, tensor<f32> -> {s}
+  %rs = nn.rsqrt %ve : {s} -> {s}
+  %nrm = nn.mul %d, %rs : {t}, {s} -> {t}
+  %r = nn.relu %nrm : {t} -> {t}
+  %y = nn.pow %r, %half : {t}, tensor<f32> -> {t}
+  func.return %y : {t}
+}}"""
+
+
+def relu_gamma_np(x):
+    x = x.astype(np.float64)
+    d = x - x.mean(axis=(2, 3), keepdims=True)
+    return np.sqrt(np.maximum(d / np.sqrt((d * d).mean(axis=(2, 3), keepdims=True) + 1e-5), 0))
+
+
 def random(shape: tuple[int, ...], seed: int = 0, scale: float = 1.0, offset: float = 0.0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return (rng.standard_normal(shape) * scale + offset).astype(np.float32)
@@ -154,10 +180,11 @@ PLANES = [(1, 1), (1, 17), (25, 40), (100, 100)]
 """Planes of 1, 17, 1000 and 10,000 elements."""
 
 
-@pytest.mark.parametrize("spelling", ["canonical", "seed_order", "reciprocal", "nested"])
+@pytest.mark.parametrize("spelling", ["canonical", "seed_order", "reciprocal", "nested", "relu_gamma"])
 def test_one_launch(numeric, spelling: str) -> None:
     text = {"canonical": canonical_ir((2, 3, 4, 5)), "seed_order": seed_order_ir((2, 3, 4, 5)),
-            "reciprocal": reciprocal_ir((2, 3, 4, 5)), "nested": nested_ir((3, 4, 5))}[spelling]
+            "reciprocal": reciprocal_ir((2, 3, 4, 5)), "nested": nested_ir((3, 4, 5)),
+            "relu_gamma": relu_gamma_ir((2, 3, 4, 5))}[spelling]
     ops = [name for name in numeric.top_ops(text) if name != "nn.constant"]
     assert ops == ["fused.image_normalize"]
     assert numeric.launches(text) == 1
@@ -179,10 +206,11 @@ def test_seed_order(numeric, plane) -> None:
 
 
 @pytest.mark.parametrize("plane", [(1, 17), (25, 40)])
-def test_reciprocal_and_nested(numeric, plane) -> None:
+def test_reciprocal_nested_relu(numeric, plane) -> None:
     shape = (2, 3, *plane)
     x = random(shape, 7, scale=3.0)
     numeric.check(reciprocal_ir(shape), [x], [reciprocal_np(x)], tol=(1e-5, 1e-4))
+    numeric.check(relu_gamma_ir(shape), [x], [relu_gamma_np(x)], tol=(1e-5, 1e-4))
     image = random((3, *plane), 8)
     g = random((3, 1, 1), 9)
     numeric.check(nested_ir((3, *plane)), [image, g], [nested_np(image, g)], tol=(1e-5, 1e-4))

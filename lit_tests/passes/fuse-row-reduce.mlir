@@ -117,17 +117,3 @@ func.func @negative_integer(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
   %y = nn.sub %x, %m : tensor<4x8xi32>, tensor<4x1xi32> -> tensor<4x8xi32>
   func.return %y : tensor<4x8xi32>
 }
-
-// -----
-
-// A region that would read a mask (i1) is not fused either (the kernel reads f32 inputs;
-// fuzz seed 5971), though its values are f32.
-// CHECK-LABEL: func.func @negative_mask_input
-// CHECK-NEXT:    nn.reduce_mean
-// CHECK-NEXT:    nn.where
-// CHECK-NOT:     fused.row_reduce
-func.func @negative_mask_input(%c: tensor<8x5xi1>, %x: tensor<8x5xf32>) -> tensor<8x5xf32> {
-  %m = nn.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<8x5xf32> -> tensor<8x1xf32>
-  %y = nn.where %c, %m, %x : tensor<8x5xi1>, tensor<8x1xf32>, tensor<8x5xf32> -> tensor<8x5xf32>
-  func.return %y : tensor<8x5xf32>
-}

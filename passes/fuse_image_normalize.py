@@ -143,7 +143,7 @@ def as_mean(value: SSAValue) -> Mean | None:
         c = constant(scale, shape_of(total))
         if c is None or count == 0:
             continue
-        if (abs(c * count - 1) <= 1e-6) if reciprocal else c == count:
+        if (abs(c * count - 1) <= 2e-7) if reciprocal else c == count:
             return Mean(source, axes, value, [*ops, op])
     return None
 

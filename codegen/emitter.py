@@ -306,7 +306,8 @@ class CEmitter:
                 f"{{\n{body}\n}}\n")
 
     def epilogue_function(self, name: str, block: Block, extra_names: Sequence[str]) -> str:
-        """``inline float name(float acc, int row, int col, <buffers>) { ... }``."""
+        """``inline T name(float acc, int row, int col, <buffers>) { ... }``; ``T`` is the value
+        type of what the region yields (``float``, or ``int``/``char`` after a cast)."""
         acc, row, col, *extras = block.args
         self.names.update({acc: "acc", row: "row", col: "col"})
         params = [f"{self.value_type(acc.type)} acc", "int row", "int col"]
@@ -315,7 +316,10 @@ class CEmitter:
             params.append(self.pointer(arg.type, extra, const=True))
         self.block(block)
         body = "\n".join(self.lines)
-        return f"{self.preamble()}inline float {name}({', '.join(params)}) {{\n{body}\n}}\n"
+        term = block.last_op
+        assert term is not None and len(term.operands) == 1
+        result = self.value_type(term.operands[0].type)
+        return f"{self.preamble()}inline {result} {name}({', '.join(params)}) {{\n{body}\n}}\n"
 
     def value_function(self, name: str, block: Block, arg_names: Sequence[str]) -> str:
         """``inline T name(T0 a0, ...) { ...; return v; }`` of a block of scalar (or vector)
@@ -329,7 +333,7 @@ class CEmitter:
         assert term is not None and len(term.operands) == 1
         result = self.value_type(term.operands[0].type)
         body = "\n".join(self.lines)
-        return f"inline {result} {name}({', '.join(params)}) {{\n{body}\n}}\n"
+        return f"{self.preamble()}inline {result} {name}({', '.join(params)}) {{\n{body}\n}}\n"
 
     def pointer(self, t: Attribute, name: str, const: bool) -> str:
         if not isinstance(t, MemRefType):

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import MemRefType, VectorType, f32
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, VectorType, f32
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_value_function
 from fusec.codegen.kernels.common import vector_exp_function
@@ -28,15 +28,16 @@ from fusec.dialects.common import str_prop
 from fusec.lowering.kernel_builder import VECTOR_SAFE, KernelBuilder, clone_body
 
 
-def stage_blocks(body: Block) -> list[tuple[Block, str | None]]:
+def stage_blocks(body: Block, keep: bool = True) -> list[tuple[Block, str | None]]:
     """One block per stage (arguments: the inputs, then the reductions so far; ending in
     ``kernel.yield``) with its reduction kind (None for the last). When `kept_value` gives a
-    value, the last block takes it as one more argument instead of computing it."""
+    value (and ``keep``), the last block takes it as one more argument instead of computing
+    it."""
     ops = [o for o in body.ops if o is not body.last_op]
     reductions = [o for o in ops if isinstance(o, fused.ReduceValueOp)]
     term = body.last_op
     assert term is not None
-    kept = kept_value(body)
+    kept = kept_value(body) if keep else None
     stages: list[tuple[Block, str | None]] = []
     for j in range(len(reductions) + 1):
         stop = reductions[j] if j < len(reductions) else None
@@ -91,6 +92,40 @@ def _stage(body: Block, ops: Sequence[Operation], before: Sequence[fused.ReduceV
     return block
 
 
+HALF_FLOATS = (Float16Type(), BFloat16Type())
+
+
+def float_view(block: Block, out: Attribute | None = None) -> Block:
+    """``block`` as the vector stages see it: f16 and bf16 arguments are floats (the template
+    loads them so), so an ``arith.extf`` of one to f32 is dropped; and when ``block`` yields an
+    ``arith.truncf`` to ``out`` (a 16-bit type), that rounding is left to the store, so the
+    view yields the float before it. Other ops are copied unchanged."""
+    view = Block(arg_types=[f32 if t in HALF_FLOATS else t for t in (a.type for a in block.args)])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, view.args, strict=True))
+    term = block.last_op
+    assert term is not None
+    for op in block.ops:
+        operands = [mapping.get(v, v) for v in op.operands]
+        dropped = (
+            isinstance(op, arith.ExtFOp) and op.operands[0].type in HALF_FLOATS
+            and op.results[0].type == f32
+        ) or (
+            isinstance(op, arith.TruncFOp) and out in HALF_FLOATS and op.results[0].type == out
+            and op.results[0] is term.operands[0] and op.operands[0].type == f32
+            and op.results[0].has_one_use()
+        )
+        if dropped:
+            mapping[op.results[0]] = operands[0]
+            continue
+        new = op.clone()
+        for i, v in enumerate(operands):
+            new.operands[i] = v
+        view.add_op(new)
+        for old, res in zip(op.results, new.results, strict=True):
+            mapping[old] = res
+    return view
+
+
 def vector_safe(block: Block) -> bool:
     """Every value is f32 and every op works lane-wise on vectors."""
     if any(a.type != f32 for a in block.args):
@@ -128,15 +163,19 @@ def _values_of(block: Block) -> set[SSAValue]:
     return {*block.args, *(r for o in block.ops for r in o.results)}
 
 
-def stage_functions(name: str, body: Block, width: int) -> tuple[str, list[RowStage]]:
-    """The C source of every stage function of ``body`` and the stages calling them."""
+def stage_functions(name: str, body: Block, width: int,
+                    out: Attribute = f32) -> tuple[str, list[RowStage]]:
+    """The C source of every stage function of ``body`` and the stages calling them; ``out``
+    is the element type the template stores (the kept value needs f32, vector stages a
+    float type)."""
     inputs = len(body.args)
     exp = f"{name}_exp{width}"
     sources: list[str] = [vector_exp_function(exp, width)] if width > 1 else []
     calls = {mathd.ExpOp: exp}
     stages: list[RowStage] = []
-    blocks = stage_blocks(body)
-    keeps = kept_value(body) is not None
+    blocks = stage_blocks(body, keep=out == f32)
+    keeps = out == f32 and kept_value(body) is not None
+    vectors = width > 1 and out in (f32, *HALF_FLOATS)
     for j, (block, kind) in enumerate(blocks):
         names = [*(f"a{i}" for i in range(inputs)), *(f"r{k}" for k in range(j))]
         if kind is None and keeps:
@@ -144,10 +183,11 @@ def stage_functions(name: str, body: Block, width: int) -> tuple[str, list[RowSt
         scalar = f"{name}_s{j}"
         sources.append(emit_value_function(scalar, block, names))
         vector_name = None
-        if width > 1 and vector_safe(block):
+        view = float_view(block, out if kind is None else None) if vectors else None
+        if view is not None and vector_safe(view):
             vector_name = f"{scalar}_v"
             sources.append(
-                emit_value_function(vector_name, vector_twin(block, width), names, calls))
+                emit_value_function(vector_name, vector_twin(view, width), names, calls))
         stages.append(RowStage(scalar, vector_name, kind,
                                keeps=keeps and j == len(blocks) - 2))
     return "".join(sources), stages
@@ -164,6 +204,7 @@ def row_inputs(inputs: Sequence[SSAValue], out: SSAValue) -> list[RowInput]:
 def row_input(name: str, value: SSAValue, out_shape: tuple[int, ...]) -> RowInput:
     t = value.type
     assert isinstance(t, MemRefType)
+    dtype = str(t.element_type)
     rank = len(out_shape)
     shape = (1,) * (rank - len(t.get_shape())) + tuple(t.get_shape())
     cols = out_shape[-1]
@@ -171,7 +212,8 @@ def row_input(name: str, value: SSAValue, out_shape: tuple[int, ...]) -> RowInpu
     lead, own = out_shape[:-1], shape[:-1]
     strides = [math.prod(shape[d + 1:]) for d in range(rank - 1)]
     if own == lead and all(s != 1 for s in lead):
-        return RowInput(name, f"row * {shape[-1]}" if shape[-1] != 1 else "row", column_stride)
+        return RowInput(name, f"row * {shape[-1]}" if shape[-1] != 1 else "row", column_stride,
+                        dtype)
     terms = []
     for d in range(rank - 1):
         if own[d] == 1 or lead[d] == 1:
@@ -181,4 +223,4 @@ def row_input(name: str, value: SSAValue, out_shape: tuple[int, ...]) -> RowInpu
         if d > 0 and math.prod(lead[:d]) > 1:
             index = f"({index} % {lead[d]})"
         terms.append(index if strides[d] == 1 else f"{index} * {strides[d]}")
-    return RowInput(name, " + ".join(terms) or "0", column_stride)
+    return RowInput(name, " + ".join(terms) or "0", column_stride, dtype)

@@ -22,10 +22,16 @@ from fusec.codegen.kernels.common import (
     KernelSource,
 )
 from fusec.codegen.kernels.column_stats import (
+    c_float,
     centered_gram,
     column_finish,
     column_mean,
     gemm_column_sums,
+)
+from fusec.codegen.kernels.column_stats_cpu import (
+    centered_gram_cpu,
+    column_finish_cpu,
+    gemm_column_sums_cpu,
 )
 from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
@@ -175,10 +181,11 @@ def instantiate_row_reduce(
     p = Params(op)
     assert op.epilogue is not None, "a row_reduce template carries its row body"
     width = ROW_REDUCE_VECTOR_WIDTH if device is None or device.is_cpu else 1
-    functions, stages = stage_functions(name, op.epilogue.block, width)
+    out = op.outputs[0].type.element_type  # type: ignore[attr-defined]
+    functions, stages = stage_functions(name, op.epilogue.block, width, out)
     inputs = row_inputs(op.inputs, op.outputs[0])
     return row_reduce(name, p.int("rows"), p.int("cols"), inputs, stages, functions,
-                      width=width, device_info=device)
+                      width=width, device_info=device, out_dtype=str(out))
 
 
 ROW_REDUCE_VECTOR_WIDTH = 8
@@ -194,10 +201,20 @@ def instantiate_column_stats(
     if template == "column_mean":
         return column_mean(name, p.int("rows"), p.int("cols"))
     tile = p.int("tile", 16)
+    cpu = p.str("shape", "gpu") == "cpu"  # the lowering's device kind, not this device's
     if template == "centered_gram":
+        if cpu:
+            return centered_gram_cpu(name, p.int("rows"), p.int("cols"),
+                                     c_float(p.float("scale")), tile)
         return centered_gram(name, p.int("rows"), p.int("cols"), p.float("scale"), tile)
     if template == "gemm_column_sums":
+        if cpu:
+            return gemm_column_sums_cpu(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"),
+                                        tile)
         return gemm_column_sums(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"), tile)
+    if cpu:
+        return column_finish_cpu(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),
+                                 c_float(p.float("eps")))
     return column_finish(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),
                          p.float("eps"), tile)
 

@@ -7,7 +7,9 @@ every op.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -117,16 +119,34 @@ def ints_prop(op: Operation, name: str) -> tuple[int, ...]:
     return tuple(attr.get_values())  # type: ignore[arg-type]
 
 
+# Attributes are immutable, so ops share them: the passes build tens of thousands of fused ops
+# with the same few parameters, and constructing an attribute checks it (~10 us). The cache key
+# holds the value's type (True is not 1) and a float's sign (-0.0 == 0.0 in Python).
+
+
 def i64_attr(value: int) -> IntegerAttr:
-    return IntegerAttr(value, i64)
+    return _i64_attr(type(value), value)
 
 
 def f32_attr(value: float) -> FloatAttr:
-    return FloatAttr(value, f32)
+    return _f32_attr(type(value), value, math.copysign(1.0, value))
 
 
 def bool_attr(value: bool) -> BoolAttr:
-    return IntegerAttr(1 if value else 0, i1)
+    return _BOOL_ATTRS[bool(value)]
+
+
+@lru_cache(maxsize=4096)
+def _i64_attr(_kind: type, value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+@lru_cache(maxsize=4096)
+def _f32_attr(_kind: type, value: float, _sign: float) -> FloatAttr:
+    return FloatAttr(value, f32)
+
+
+_BOOL_ATTRS: dict[bool, BoolAttr] = {False: IntegerAttr(0, i1), True: IntegerAttr(1, i1)}
 
 
 def ints_attr(values: Iterable[int]) -> DenseArrayBase:

@@ -698,7 +698,7 @@ class RowReduceOp(RegionOp):
     def verify_(self) -> None:
         shape, (elem,) = self.verify_body()
         res = tensor_type(self, "result", self.result)
-        check_element_type(self, "result", res, FLOAT_TYPES)
+        check_element_type(self, "result", res, CAST_TYPES)
         if res.element_type != elem:
             raise VerifyException(
                 f"'{self.name}' body yields {type_name(elem)}, but the result is {type_name(res)}"

@@ -19,8 +19,11 @@ merged), and reductions over the last axis with ``keepdims`` (or of a rank-1 ten
   * every member's value broadcasts to ``S`` and every reduction reads a value whose last
     dimension is the row (``S[-1]``) and which broadcasts to ``S``; a region without a reduction
     is left to ``fuse-elementwise``;
-  * element types are f32; rows are at most ``max-row`` long (longer rows keep the split
-    reduction plan of ``fuse-reductions`` and ``lower-to-kernels``);
+  * reductions are of f32 values; other members may have any element type (casts from f16,
+    bf16, i8 or i32 inputs in a prologue, a cast to any of them at the end: the kernel reads
+    each input and stores the result in its own type); rows are at most ``max-row`` long
+    (longer rows keep the split reduction plan of ``fuse-reductions`` and
+    ``lower-to-kernels``);
   * a region stays within ``max-steps`` scalar steps (a reduction is one) and ``max-inputs``
     tensor inputs.
 
@@ -61,7 +64,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import fused, nn
-from fusec.dialects.common import bool_prop, broadcast_shapes, ints_prop, str_prop
+from fusec.dialects.common import CAST_TYPES, bool_prop, broadcast_shapes, ints_prop, str_prop
 from fusec.dialects.scalar_ops import element_type
 from fusec.passes._elementwise import (
     BodyBuilder,
@@ -173,10 +176,12 @@ def plan_rows(ops: Sequence[Operation], limits: Limits, max_row: int) -> list[Ro
 
 
 def roots_row(op: Operation, max_row: int) -> bool:
+    """``op`` may end a row region: its row is no longer than ``max_row`` (of any element
+    type: a cast after the reductions, to f16, bf16, i8 or i32, is stored by the kernel)."""
     t = op.results[0].type
     return (
         isinstance(t, TensorType)
-        and t.element_type == f32
+        and t.element_type in CAST_TYPES
         and t.get_num_dims() >= 1
         and t.get_shape()[-1] <= max_row
     )

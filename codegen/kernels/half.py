@@ -72,6 +72,31 @@ def vload(dtype: str, width: int, offset: str, pointer: str) -> str:
     return f"vload{width}({offset}, {pointer})"
 
 
+def vstore(dtype: str, width: int, value: str, offset: str, pointer: str) -> str:
+    """C statement (no semicolon): the ``float<width>`` ``value`` stored at ``pointer + offset
+    * width`` (``vstore<width>``'s addressing), rounded to nearest even for a 16-bit type
+    (bf16 through `bf16_vector_helper`, which the caller includes)."""
+    if dtype == "f16":
+        return f"vstore_half{width}_rte({value}, {offset}, {pointer})"
+    if dtype == "bf16":
+        return f"vstore{width}(fusec_float{width}_to_bf16({value}), {offset}, {pointer})"
+    return f"vstore{width}({value}, {offset}, {pointer})"
+
+
+def bf16_vector_helper(width: int) -> str:
+    """C function ``fusec_float<width>_to_bf16``: `HELPERS`' rounding, lane-wise."""
+    return (
+        f"#ifndef FUSEC_BF16_VECTOR_{width}\n#define FUSEC_BF16_VECTOR_{width}\n"
+        f"inline ushort{width} fusec_float{width}_to_bf16(const float{width} f) {{\n"
+        f"    const uint{width} u = as_uint{width}(f);\n"
+        f"    const uint{width} rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;\n"
+        f"    const uint{width} quiet = (u >> 16) | 0x40u;\n"
+        f"    return convert_ushort{width}(select(rounded, quiet, "
+        f"(u & 0x7fffffffu) > 0x7f800000u));\n"
+        "}\n#endif\n"
+    )
+
+
 def round_to(dtype: str, value: str) -> str:
     """C expression: the float ``value`` rounded to ``dtype`` (a no-op for float)."""
     if dtype == "f16":

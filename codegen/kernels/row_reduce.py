@@ -6,7 +6,11 @@ The stage functions are C functions the caller emits (``codegen/row_functions.py
 template only visits the rows: once per reduction, then once to store. The row stays in cache
 between the visits (a row of 16K floats is 64 KiB).
 
-Parameters: the inputs in order (``in0``, ...; float32), then ``out`` (``[rows, cols]``).
+Parameters: the inputs in order (``in0``, ...), then ``out`` (``[rows, cols]``). Each buffer
+has its element type (`BUFFER_TYPES`: f32, f16, bf16, i32, i8, i1): a 16-bit float is read as
+a float and ``out`` written rounded to nearest even (`fusec.codegen.kernels.half`); the stage
+functions take each value in its register type (``float``, ``int``, ``char``) and the
+reductions fold floats.
 Each input has a row offset (a C expression of ``row``, the index of the row's first element
 in that input) and a column stride (1: one value per column; 0: one value per row), which
 together express numpy broadcasting of the input to ``[rows, cols]``.
@@ -23,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
     DeviceInfo,
     KernelArg,
@@ -41,6 +46,15 @@ CPU_ROWS_PER_GROUP = 16
 
 INIT = {"sum": "0.0f", "mean": "0.0f", "max": "-INFINITY", "min": "INFINITY"}
 
+BUFFER_TYPES: dict[str, str] = {**half.STORAGE, "i32": "int", "i8": "char", "i1": "uchar"}
+"""Element type name -> the OpenCL type of its buffers."""
+
+
+def check_dtype(name: str, dtype: str) -> None:
+    if dtype not in BUFFER_TYPES:
+        raise ValueError(f"kernel '{name}': unknown element type '{dtype}' "
+                         f"(known: {', '.join(BUFFER_TYPES)})")
+
 
 @dataclass(frozen=True)
 class RowInput:
@@ -49,6 +63,8 @@ class RowInput:
     name: str
     row_offset: str
     column_stride: int
+    dtype: str = "f32"
+    """Its element type (a key of `BUFFER_TYPES`)."""
 
 
 @dataclass(frozen=True)
@@ -87,11 +103,11 @@ def call(function: str, inputs: Sequence[RowInput], reductions: int, width: int,
     for value in inputs:
         at = value.row_offset if not value.column_stride else f"{value.row_offset} + {column}"
         if width == 1:
-            args.append(f"{value.name}[{at}]")
+            args.append(half.load(value.dtype, value.name, at))
         elif value.column_stride:
-            args.append(f"vload{width}(0, {value.name} + {at})")
+            args.append(half.vload(value.dtype, width, "0", f"{value.name} + {at}"))
         else:
-            args.append(f"(float{width})({value.name}[{at}])")
+            args.append(f"(float{width})({half.load(value.dtype, value.name, at)})")
     for j in range(reductions):
         args.append(f"r{j}" if width == 1 else f"(float{width})(r{j})")
     if kept is not None:
@@ -102,20 +118,38 @@ def call(function: str, inputs: Sequence[RowInput], reductions: int, width: int,
 def row_reduce(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
                stages: Sequence[RowStage], functions: str, width: int = 8,
                device_info: DeviceInfo | None = None,
-               local_size: int | None = None) -> KernelSource:
-    """The kernel; `functions` is the C source of the stage functions (emitted first)."""
+               local_size: int | None = None, out_dtype: str = "f32") -> KernelSource:
+    """The kernel; `functions` is the C source of the stage functions (emitted first).
+    Vector stage functions take ``float<width>`` values, so they are for f32, f16 and bf16
+    inputs (read as float vectors) and an f32 ``out``; a kept stage (`RowStage.keeps`) stores
+    into ``out``, so it needs an f32 ``out``."""
     check_positive(name, rows=rows, cols=cols)
+    for dtype in (*(v.dtype for v in inputs), out_dtype):
+        check_dtype(name, dtype)
+    floats = ("f32", "f16", "bf16")
+    if out_dtype != "f32" and any(s.keeps for s in stages):
+        raise ValueError(f"kernel '{name}': a kept stage needs an f32 out, not {out_dtype}")
+    if any(s.vector is not None for s in stages) and (
+            out_dtype not in floats or any(v.dtype not in floats for v in inputs)):
+        raise ValueError(f"kernel '{name}': vector stages read and write f32, f16 and bf16 only")
     if not stages or stages[-1].kind is not None or any(s.kind is None for s in stages[:-1]):
         raise ValueError(f"kernel '{name}': stages must be reductions, then one store")
     for stage in stages[:-1]:
         if stage.kind not in ROW_REDUCE_KINDS:
             raise ValueError(f"kernel '{name}': unknown reduction kind '{stage.kind}'")
-    args = (*(KernelArg(v.name, "in") for v in inputs), KernelArg("out", "out"))
+    args = (*(KernelArg(v.name, "in", BUFFER_TYPES[v.dtype]) for v in inputs),
+            KernelArg("out", "out", BUFFER_TYPES[out_dtype]))
+    if any(half.is_half(d) for d in (*(v.dtype for v in inputs), out_dtype)):
+        functions = half.HELPERS + functions
+    if out_dtype == "bf16" and width > 1:
+        functions = half.bf16_vector_helper(width) + functions
     gpu = device_info is not None and not device_info.is_cpu
     if gpu or (local_size is not None and local_size > 1):
         size = local_size or default_row_local_size(cols, device_info)
-        return _work_group_per_row(name, rows, cols, inputs, stages, functions, size, args)
-    return _work_item_per_row(name, rows, cols, inputs, stages, functions, width, args)
+        return _work_group_per_row(name, rows, cols, inputs, stages, functions, size, args,
+                                   out_dtype)
+    return _work_item_per_row(name, rows, cols, inputs, stages, functions, width, args,
+                              out_dtype)
 
 
 def _fold_lanes(kind: str, acc: str, width: int, into: str) -> list[str]:
@@ -139,12 +173,12 @@ def _finish(kind: str, cols: int, value: str) -> str:
 
 def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
                        stages: Sequence[RowStage], functions: str, width: int,
-                       args: tuple[KernelArg, ...]) -> KernelSource:
+                       args: tuple[KernelArg, ...], out_dtype: str = "f32") -> KernelSource:
     vectorized = width > 1 and all(s.vector is not None for s in stages) and cols >= width
     full = cols // width * width if vectorized else 0
     group = min(CPU_ROWS_PER_GROUP, rows)
     lines = [f"if (row >= {rows}) return;",
-             f"__global float *restrict y = out + row * {cols};"]
+             f"__global {BUFFER_TYPES[out_dtype]} *restrict y = out + row * {cols};"]
     for j, stage in enumerate(stages[:-1]):
         kind = stage.kind
         assert kind is not None
@@ -173,15 +207,17 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
     reductions = len(stages) - 1
     kept = "y" if reductions and stages[-2].keeps else None
     if full:
+        value = call(last.vector, inputs, reductions, width, 'c', kept)  # type: ignore[arg-type]
         lines += [
             f"for (int c = 0; c < {full}; c += {width}) {{",
-            f"    vstore{width}({call(last.vector, inputs, reductions, width, 'c', kept)}, 0, y + c);",  # type: ignore[arg-type]
+            f"    {half.vstore(out_dtype, width, value, '0', 'y + c')};",
             "}",
         ]
     if full < cols:
+        value = call(last.scalar, inputs, reductions, 1, 'c', kept)
         lines += [
             f"for (int c = {full}; c < {cols}; ++c) {{",
-            f"    y[c] = {call(last.scalar, inputs, reductions, 1, 'c', kept)};",
+            f"    {half.store(out_dtype, 'y', 'c', value)};",
             "}",
         ]
     body = "".join(f"    {line}\n" for line in lines)
@@ -200,13 +236,13 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
 
 def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
                         stages: Sequence[RowStage], functions: str, size: int,
-                        args: tuple[KernelArg, ...]) -> KernelSource:
+                        args: tuple[KernelArg, ...], out_dtype: str = "f32") -> KernelSource:
     check_positive(name, local_size=size)
     lines = [
         "const int lid = get_local_id(0);",
         "const int row = get_group_id(0);",
         f"__local float scratch[{size}];",
-        f"__global float *restrict y = out + row * {cols};",
+        f"__global {BUFFER_TYPES[out_dtype]} *restrict y = out + row * {cols};",
     ]
     for j, stage in enumerate(stages[:-1]):
         kind = stage.kind
@@ -231,9 +267,10 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
     last = stages[-1]
     reductions = len(stages) - 1
     kept = "y" if reductions and stages[-2].keeps else None
+    value = call(last.scalar, inputs, reductions, 1, 'c', kept)
     lines += [
         f"for (int c = lid; c < {cols}; c += {size}) {{",
-        f"    y[c] = {call(last.scalar, inputs, reductions, 1, 'c', kept)};",
+        f"    {half.store(out_dtype, 'y', 'c', value)};",
         "}",
     ]
     body = "".join(f"    {line}\n" for line in lines)

@@ -70,3 +70,36 @@ func.func @quantize(%x: tensor<16xf32>, %s: tensor<f32>, %q: tensor<16xi32>) -> 
   %h = nn.mul %g, %s : tensor<16xf32>, tensor<f32> -> tensor<16xf32>
   func.return %b, %d, %h : tensor<16xi8>, tensor<16xi8>, tensor<16xf32>
 }
+
+// -----
+
+// A softmax of bf16 rows, computed in f32: the casts are the row region's prologue and
+// epilogue, so the region reads bf16 and stores bf16 (one fused.row_reduce).
+// CHECK-LABEL: func.func @softmax_bf16
+// CHECK-NEXT:    %[[R:.*]] = fused.row_reduce %x : (tensor<4x40xbf16>) -> tensor<4x40xbf16> {
+// CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: bf16):
+// CHECK-NEXT:      %[[A:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-NEXT:      %[[M:.*]] = fused.reduce_value %[[A]] {kind = "max"} : f32 -> f32
+// CHECK:           %[[S:.*]] = fused.reduce_value %{{.*}} {kind = "sum"} : f32 -> f32
+// CHECK-NEXT:      %[[Y:.*]] = arith.divf %{{.*}}, %[[S]] : f32
+// CHECK-NEXT:      %[[Z:.*]] = arith.truncf %[[Y]] : f32 to bf16
+// CHECK-NEXT:      fused.yield %[[Z]] : bf16
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[R]] : tensor<4x40xbf16>
+// UNFUSE-LABEL: func.func @softmax_bf16
+// UNFUSE-NEXT:    nn.cast %x : tensor<4x40xbf16> -> tensor<4x40xf32>
+// UNFUSE:         nn.reduce_max
+// UNFUSE:         nn.reduce_sum
+// UNFUSE:         %[[Y:.*]] = nn.div
+// UNFUSE-NEXT:    %[[Z:.*]] = nn.cast %[[Y]] : tensor<4x40xf32> -> tensor<4x40xbf16>
+// UNFUSE-NEXT:    func.return %[[Z]] : tensor<4x40xbf16>
+func.func @softmax_bf16(%x: tensor<4x40xbf16>) -> tensor<4x40xbf16> {
+  %a = nn.cast %x : tensor<4x40xbf16> -> tensor<4x40xf32>
+  %m = nn.reduce_max %a {axes = array<i64: 1>, keepdims = true} : tensor<4x40xf32> -> tensor<4x1xf32>
+  %d = nn.sub %a, %m : tensor<4x40xf32>, tensor<4x1xf32> -> tensor<4x40xf32>
+  %e = nn.exp %d : tensor<4x40xf32> -> tensor<4x40xf32>
+  %s = nn.reduce_sum %e {axes = array<i64: 1>, keepdims = true} : tensor<4x40xf32> -> tensor<4x1xf32>
+  %y = nn.div %e, %s : tensor<4x40xf32>, tensor<4x1xf32> -> tensor<4x40xf32>
+  %z = nn.cast %y : tensor<4x40xf32> -> tensor<4x40xbf16>
+  func.return %z : tensor<4x40xbf16>
+}

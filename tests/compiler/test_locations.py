@@ -81,3 +81,15 @@ def test_repeated_attribute_dicts_are_each_checked() -> None:
     with pytest.raises(FusecError) as e:
         parse_module(make_context(), Source(head + "".join(lines) + tail, "n.mlir"))
     assert str(e.value).startswith("n.mlir:17:3: error: 'nn.narrow'"), str(e.value)
+
+
+def test_locations_equal_checked_ones() -> None:
+    """The parser builds locations without xDSL's parameter check: they are the same values."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
+    module = parse_module(make_context(), Source(chain(3), "c.mlir", line_offset=4))
+    relus = [op for op in module.walk() if op.name == "nn.relu"]
+    for i, op in enumerate(relus):
+        expected = FileLineColLoc(StringAttr("c.mlir"), IntAttr(6 + i), IntAttr(3))
+        assert op.location == expected and hash(op.location) == hash(expected)
+        assert type(op.location) is FileLineColLoc and str(op.location) == str(expected)

@@ -152,3 +152,23 @@ func.func @row(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %n = nn.mul %d, %rs : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>
   func.return %n : tensor<4x16xf32>
 }
+
+// -----
+// Not a normalization: the "mean" divides the sum by 7, not by the plane's 16 elements, and the
+// variance's square is a cube; neither fuses (the first is no mean: no remark).
+// CHECK-LABEL: func.func @not_a_mean
+// CHECK-NOT:     fused.image_normalize
+// CHECK:         func.return
+func.func @not_a_mean(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %seven = nn.constant {value = dense<7.0> : tensor<f32>} : tensor<f32>
+  %eps = nn.constant {value = dense<1.0e-5> : tensor<f32>} : tensor<f32>
+  %s = nn.reduce_sum %x {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  %mu = nn.div %s, %seven : tensor<1x2x1x1xf32>, tensor<f32> -> tensor<1x2x1x1xf32>
+  %d = nn.sub %x, %mu : tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32> -> tensor<1x2x4x4xf32>
+  %sq = nn.mul %d, %d : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %var = nn.reduce_mean %sq {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  %ve = nn.add %var, %eps : tensor<1x2x1x1xf32>, tensor<f32> -> tensor<1x2x1x1xf32>
+  %rs = nn.rsqrt %ve : tensor<1x2x1x1xf32> -> tensor<1x2x1x1xf32>
+  %n = nn.mul %d, %rs : tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32> -> tensor<1x2x4x4xf32>
+  func.return %n : tensor<1x2x4x4xf32>
+}

@@ -258,6 +258,38 @@ def scalar_constant(p: ProgramWriter, value: float) -> Value:
     return result
 
 
+def centered_gram(n: int, d: int) -> ProgramWriter:
+    """Sample covariance ``(x - mean(x, 0))^T (x - mean(x, 0)) / (n - 1)`` (fuse-centered-gram:
+    2 kernels, the nn ops 5)."""
+    p = ProgramWriter("centered_gram")
+    x = p.arg("x", [n, d])
+    mean = p.op("nn.reduce_mean", [x], [1, d], "axes = array<i64: 0>, keepdims = true")
+    c = p.sub(x, mean)
+    t = p.op("nn.transpose", [c], [d, n], "perm = array<i64: 1, 0>")
+    p.ret(p.binary("div", p.matmul(t, c), scalar_constant(p, float(n - 1))))
+    return p
+
+
+def power_step(m: int, k: int, c: int) -> ProgramWriter:
+    """``y = a @ q``, each column over its norm plus eps (fuse-power-step-normalize: 2
+    kernels)."""
+    p = ProgramWriter("power_step")
+    a, q = p.arg("a", [m, k]), p.arg("q", [k, c])
+    y = p.matmul(a, q)
+    total = p.op("nn.reduce_sum", [p.mul(y, y)], [1, c], "axes = array<i64: 0>, keepdims = true")
+    norm = p.add(p.unary("sqrt", total), scalar_constant(p, 1e-6))
+    p.ret(p.binary("div", y, norm))
+    return p
+
+
+def explained_variance(d: int, k: int) -> ProgramWriter:
+    """``diag(q^T g q)`` as ``sum(q * (g @ q), 0)`` (fuse-explained-variance: 2 kernels)."""
+    p = ProgramWriter("explained_variance")
+    g, q = p.arg("g", [d, d]), p.arg("q", [d, k])
+    p.ret(p.reduce_sum(p.mul(q, p.matmul(g, q)), [0]))
+    return p
+
+
 def bert_layer_ops(
     p: ProgramWriter, x: Value, mask: Value, prefix: str, hidden: int, heads: int, ffn: int
 ) -> Value:
@@ -408,6 +440,13 @@ def all_workloads() -> list[Workload]:
         _workload("13", "image_normalize", "per-channel normalize, gain, bias, clamp, 32x3x128x128",
                   lambda: image_normalize(32, 3, 128, 128),
                   inits={"x": Init(scale=2.0, offset=0.5), "gain": GAMMA}),
+        _workload("13", "centered_gram", "(x-mean)^T(x-mean)/(n-1), 4096x256",
+                  lambda: centered_gram(4096, 256), tolerance=1e-3),
+        _workload("13", "power_step", "a@q, columns / (norm + eps), 1024x1024x16",
+                  lambda: power_step(1024, 1024, 16), inits={"a": weight(1024)}),
+        _workload("13", "explained_variance", "diag(q^T g q), 1024x1024, k=16",
+                  lambda: explained_variance(1024, 16), inits={"g": weight(1024)},
+                  tolerance=1e-3),
         # Issue 14: 64 small kernels (-p none) as one launch and as 64.
         _workload("14", "launch_chain64", "64-op chain, 16x256, -p none: 1 launch",
                   lambda: launch_chain(64, 16, 256), pipeline="none"),

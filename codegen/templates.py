@@ -22,10 +22,16 @@ from fusec.codegen.kernels.common import (
     KernelSource,
 )
 from fusec.codegen.kernels.column_stats import (
+    c_float,
     centered_gram,
     column_finish,
     column_mean,
     gemm_column_sums,
+)
+from fusec.codegen.kernels.column_stats_cpu import (
+    centered_gram_cpu,
+    column_finish_cpu,
+    gemm_column_sums_cpu,
 )
 from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
@@ -196,10 +202,20 @@ def instantiate_column_stats(
     if template == "column_mean":
         return column_mean(name, p.int("rows"), p.int("cols"))
     tile = p.int("tile", 16)
+    cpu = p.str("shape", "gpu") == "cpu"  # the lowering's device kind, not this device's
     if template == "centered_gram":
+        if cpu:
+            return centered_gram_cpu(name, p.int("rows"), p.int("cols"),
+                                     c_float(p.float("scale")), tile)
         return centered_gram(name, p.int("rows"), p.int("cols"), p.float("scale"), tile)
     if template == "gemm_column_sums":
+        if cpu:
+            return gemm_column_sums_cpu(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"),
+                                        tile)
         return gemm_column_sums(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"), tile)
+    if cpu:
+        return column_finish_cpu(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),
+                                 c_float(p.float("eps")))
     return column_finish(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),
                          p.float("eps"), tile)
 

@@ -33,7 +33,7 @@ def record_of(op: Operation) -> Record:
         tuple(op.properties.items()) if op.properties else (),
         tuple(op.attributes.items()) if op.attributes else (),
         op.parent,
-        op.next_op is None,  # whether it ends its block (a non-terminator there is an error)
+        op._next_op is None,  # pyright: ignore[reportPrivateUsage]  # ends its block?
     )
 
 
@@ -43,6 +43,9 @@ class IncrementalVerifier:
     def __init__(self) -> None:
         self._seen: dict[int, tuple[Operation, Record]] = {}
         self._children: dict[int, list[int]] = {}
+        self._current: dict[int, tuple[Operation, Record]] = {}
+        self._new_children: dict[int, list[int]] = {}
+        self._terminators: dict[type[Operation], bool] = {}
         self._filename = ""
         self._signatures = SignatureVerifier(lambda op: verify_op(op, self._filename))
         self.checked = 0
@@ -50,32 +53,37 @@ class IncrementalVerifier:
 
     def verify(self, module: ModuleOp, filename: str) -> None:
         """Raises `FusecError` (one line, at the op) for the first invalid op, innermost first."""
-        seen = self._seen
-        old_children = self._children
-        current: dict[int, tuple[Operation, Record]] = {}
-        children: dict[int, list[int]] = {}
-        dirty: set[int] = set()
-        checked = 0
         self._filename = filename
-        # Innermost first: an op with regions comes after everything in them.
-        for op in module.walk(region_first=True):
-            key = id(op)
-            record = record_of(op)
-            old = seen.get(key)
-            changed = old is None or old[0] is not op or old[1] != record
-            if op.regions:
-                mine = children.pop(key, [])
-                changed = changed or key in dirty or mine != old_children.get(key)
-                children[key] = mine
-            if changed or op.has_trait(IsTerminator):
-                self._signatures.verify(op)
-                checked += 1
-            current[key] = (op, record)
-            parent = op.parent_op()
-            if parent is not None:
-                children.setdefault(id(parent), []).append(key)
-                if changed:
-                    dirty.add(id(parent))
-        self._seen = current
-        self._children = children
-        self.checked = checked
+        self._current = {}
+        self._new_children = {}
+        self.checked = 0
+        self._visit(module)
+        self._seen = self._current
+        self._children = self._new_children
+
+    def _visit(self, op: Operation) -> bool:
+        """Verifies what changed in ``op`` and inside it, innermost first (an op with regions
+        after everything in them); whether anything did."""
+        key = id(op)
+        record = record_of(op)
+        old = self._seen.get(key)
+        changed = old is None or old[0] is not op or old[1] != record
+        if op.regions:
+            children: list[int] = []
+            for region in op.regions:
+                for block in region.blocks:
+                    for child in block.ops:
+                        if self._visit(child):
+                            changed = True
+                        children.append(id(child))
+            changed = changed or children != self._children.get(key)
+            self._new_children[key] = children
+        cls = type(op)
+        terminator = self._terminators.get(cls)
+        if terminator is None:
+            terminator = self._terminators[cls] = op.has_trait(IsTerminator)
+        if changed or terminator:
+            self._signatures.verify(op)
+            self.checked += 1
+        self._current[key] = (op, record)
+        return changed

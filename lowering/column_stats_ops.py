@@ -14,7 +14,7 @@ intermediate buffers.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from fusec.dialects import fused
 from fusec.dialects.common import float_prop
@@ -22,9 +22,16 @@ from fusec.lowering.generated_ops import shape_of
 from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError
 from fusec.lowering.template_ops import params
 
-TILE = 16
-"""Side of the kernels' square tiles (a template parameter): the row count of a partials
-buffer is ``ceil(m / TILE)``."""
+TILES = {"gpu": 16, "cpu": 8}
+"""Rows of output summed into one row of partials, by device kind (a template parameter):
+the side of the GPU kernels' square tiles, the rows of a CPU work-item's register tile. A
+partials buffer has ``ceil(m / tile)`` rows."""
+
+
+def shape(lo: FunctionLowering) -> dict[str, Attribute]:
+    """The kernels' shape parameters: the device kind and its tile."""
+    kind = lo.options.device
+    return params(shape=kind, tile=TILES[kind])
 
 
 def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
@@ -36,7 +43,7 @@ def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     x = lo.buffer(op.x)
     mean = lo.alloc(TensorType(f32, [d]), "col_mean")
     lo.template("column_mean", params(rows=n, cols=d), [x], [mean])
-    scale = params(rows=n, cols=d, scale=float_prop(op, "scale"), tile=TILE)
+    scale = {**params(rows=n, cols=d, scale=float_prop(op, "scale")), **shape(lo)}
     lo.template("centered_gram", scale, [x, mean], [out])
     return [out]
 
@@ -45,10 +52,10 @@ def column_sums(lo: FunctionLowering, a: SSAValue, b: SSAValue, mode: str,
                 y: SSAValue | None) -> tuple[SSAValue, int]:
     """Launches ``gemm_column_sums`` of ``a @ b``; its partials buffer and row count."""
     (m, k), (_, c) = shape_of(a), shape_of(b)
-    parts = -(-m // TILE)
+    parts = -(-m // TILES[lo.options.device])
     partials = lo.alloc(TensorType(f32, [parts, c]), "col_partials")
     outs = [y, partials] if y is not None else [partials]
-    lo.template("gemm_column_sums", params(m=m, k=k, c=c, mode=mode, tile=TILE),
+    lo.template("gemm_column_sums", {**params(m=m, k=k, c=c, mode=mode), **shape(lo)},
                 [lo.buffer(a), lo.buffer(b)], outs)
     return partials, parts
 
@@ -63,8 +70,8 @@ def lower_power_step_normalize(lo: FunctionLowering, op: Operation) -> list[SSAV
         raise_empty(op)
     y = lo.alloc(op.result.type, "step")
     partials, parts = column_sums(lo, op.a, op.q, "squares", y)
-    lo.template("column_finish", params(parts=parts, m=m, c=c, mode="normalize",
-                                        eps=float_prop(op, "eps"), tile=TILE), [partials, y], [out])
+    finish = params(parts=parts, m=m, c=c, mode="normalize", eps=float_prop(op, "eps"))
+    lo.template("column_finish", {**finish, **shape(lo)}, [partials, y], [out])
     return [out]
 
 
@@ -77,7 +84,8 @@ def lower_explained_variance(lo: FunctionLowering, op: Operation) -> list[SSAVal
     if d == 0:
         raise_empty(op)
     partials, parts = column_sums(lo, op.g, op.q, "times_rhs", None)
-    lo.template("column_finish", params(parts=parts, m=d, c=k, mode="sum", eps=0.0, tile=TILE),
+    finish = params(parts=parts, m=d, c=k, mode="sum", eps=0.0)
+    lo.template("column_finish", {**finish, **shape(lo)},
                 [partials], [out])
     return [out]
 

@@ -11,6 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.compiler.check import compare
+from fusec.compiler.driver import load, lower
+from fusec.reference.executor import find_function, random_inputs, run_function
+from fusec.runtime.device import select_device
+from fusec.runtime.executable import Executable
+
 
 def random(shape, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
@@ -256,3 +263,49 @@ def test_pca_step(numeric) -> None:
     cov = covariance(x, 199)
     q = power_step(cov, q0, 1e-6)
     numeric.check(PCA, [x, q0], [q, explained(cov, q)], tol=(1e-4, 1e-4))
+
+
+# --- both kernel shapes: the CPU register tiles and the GPU local-memory tiles -----------------
+
+LAYOUTS = {
+    "cpu": DeviceInfo(name="CPU layout", is_cpu=True),
+    "gpu": DeviceInfo(name="GPU layout", is_cpu=False, max_work_group_size=256),
+}
+
+
+def fused_op_ir(kind: str, a: int, b: int, c: int) -> str:
+    if kind == "gram":
+        return f"""func.func @f(%x: tensor<{a}x{b}xf32>) -> tensor<{b}x{b}xf32> {{
+  %g = fused.centered_gram %x {{scale = 0.5 : f32}} : tensor<{a}x{b}xf32> -> tensor<{b}x{b}xf32>
+  func.return %g : tensor<{b}x{b}xf32>
+}}"""
+    if kind == "power":
+        return f"""func.func @f(%a: tensor<{a}x{b}xf32>, %q: tensor<{b}x{c}xf32>) -> tensor<{a}x{c}xf32> {{
+  %z = fused.power_step_normalize %a, %q {{eps = 1.0e-3 : f32}} : tensor<{a}x{b}xf32>, tensor<{b}x{c}xf32> -> tensor<{a}x{c}xf32>
+  func.return %z : tensor<{a}x{c}xf32>
+}}"""
+    return f"""func.func @f(%g: tensor<{a}x{a}xf32>, %q: tensor<{a}x{c}xf32>) -> tensor<1x{c}xf32> {{
+  %v = fused.explained_variance %g, %q : tensor<{a}x{a}xf32>, tensor<{a}x{c}xf32> -> tensor<1x{c}xf32>
+  func.return %v : tensor<1x{c}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("kind,a,b,c", [
+    ("gram", 1, 1, 0), ("gram", 3, 5, 0), ("gram", 70, 9, 0), ("gram", 33, 19, 0),
+    ("power", 1, 1, 1), ("power", 9, 3, 7), ("power", 70, 20, 17), ("power", 16, 16, 8),
+    ("variance", 1, 0, 1), ("variance", 9, 0, 3), ("variance", 70, 0, 17), ("variance", 33, 0, 9),
+])
+def test_kernel_shapes(layout: str, kind: str, a: int, b: int, c: int) -> None:
+    """Each op lowered for a CPU and for a GPU (both run on the test device), at sizes around
+    the tiles' edges: one element, fewer columns than a vector, not a multiple of a tile."""
+    text = fused_op_ir(kind, a, b, c)
+    module = load(text)
+    args = random_inputs(find_function(module), seed=a + b + c)
+    expected = run_function(module, args)
+    compiled = lower(load(text), pipeline="none", device_info=LAYOUTS[layout],
+                     launch_fusion=False)
+    assert len(compiled.plan.launches) == 2
+    outputs = Executable(compiled.plan, select_device("cpu"))(*args)  # type: ignore[arg-type]
+    for result in compare(outputs, expected, 1e-5, 1e-4):
+        assert result.ok, result.describe(1e-5, 1e-4)

@@ -109,6 +109,7 @@ def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         split_k=p.int("split_k", 1),
         dtype=p.str("dtype", "f32"),
         allow_tf32=bool(p.int("allow_tf32", 0)),
+        out_dtype=p.str("out_dtype", p.str("dtype", "f32")),
     )
 
 

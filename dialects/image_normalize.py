@@ -165,7 +165,8 @@ class ImageNormalizeOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' eps must be finite and >= 0, got {eps}")
         check_choice(self, "variance", str_prop(self, "variance"), VARIANCES)
         low, high = self.optional("clamp_min"), self.optional("clamp_max")
-        for name, value in (("clamp_min", low), ("clamp_max", high), ("gamma", self.optional("gamma"))):
+        gamma = self.optional("gamma")
+        for name, value in (("clamp_min", low), ("clamp_max", high), ("gamma", gamma)):
             if value is not None and math.isnan(value):
                 raise VerifyException(f"'{self.name}' {name} must not be NaN")
         if low is not None and high is not None and low > high:

@@ -59,6 +59,7 @@ from fusec.dialects.common import (
     I8,
     bool_prop,
     broadcast_shapes,
+    element_of,
     ints_prop,
     shape_of,
     str_prop,
@@ -583,8 +584,11 @@ def decompose_row_reduce(op: fused.RowReduceOp) -> tuple[list[Operation], list[S
 def decompose_matmul_epilogue(
     op: fused.MatmulEpilogueOp,
 ) -> tuple[list[Operation], list[SSAValue]]:
-    """``nn.matmul``, then the body's ops over the product and the extras."""
-    product = nn.MatmulOp(op.x, op.w, op.result.type)
+    """``nn.matmul`` (of the operands' type), then the body's ops over the product and the
+    extras (which may end in a cast to the result's type)."""
+    result = op.result.type
+    assert isinstance(result, TensorType)
+    product = nn.MatmulOp(op.x, op.w, TensorType(element_of(op.x), result.get_shape()))
     decomposer = Decomposer(op.body.block, [product.result, *op.extras])
     decomposer.new_ops.append(product)
     return decomposer.new_ops, [decomposer.run(shape_of(op.result))]

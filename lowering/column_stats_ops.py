@@ -70,8 +70,8 @@ def lower_power_step_normalize(lo: FunctionLowering, op: Operation) -> list[SSAV
         raise_empty(op)
     y = lo.alloc(op.result.type, "step")
     partials, parts = column_sums(lo, op.a, op.q, "squares", y)
-    lo.template("column_finish", {**params(parts=parts, m=m, c=c, mode="normalize",
-                                         eps=float_prop(op, "eps")), **shape(lo)}, [partials, y], [out])
+    finish = params(parts=parts, m=m, c=c, mode="normalize", eps=float_prop(op, "eps"))
+    lo.template("column_finish", {**finish, **shape(lo)}, [partials, y], [out])
     return [out]
 
 
@@ -84,7 +84,8 @@ def lower_explained_variance(lo: FunctionLowering, op: Operation) -> list[SSAVal
     if d == 0:
         raise_empty(op)
     partials, parts = column_sums(lo, op.g, op.q, "times_rhs", None)
-    lo.template("column_finish", {**params(parts=parts, m=d, c=k, mode="sum", eps=0.0), **shape(lo)},
+    finish = params(parts=parts, m=d, c=k, mode="sum", eps=0.0)
+    lo.template("column_finish", {**finish, **shape(lo)},
                 [partials], [out])
     return [out]
 

@@ -67,7 +67,8 @@ def extra_index(
 def epilogue_block(op: fused.MatmulEpilogueOp, buffers: Sequence[SSAValue]) -> Block:
     """The gemm epilogue computing ``op``'s body from the accumulator and the extras."""
     out = shape_of(op.result)
-    block = kernel.epilogue_block(op.result.type.element_type, [b.type for b in buffers])  # type: ignore[attr-defined]
+    # The accumulator has the product's type; the result may be another (a cast at the end).
+    block = kernel.epilogue_block(op.x.type.element_type, [b.type for b in buffers])  # type: ignore[attr-defined]
     acc, row, col, *extras = block.args
     mapping: dict[SSAValue, SSAValue] = {op.body.block.args[0]: acc}
     for arg, buffer, value in zip(op.body.block.args[1:], extras, op.extras, strict=True):
@@ -92,7 +93,8 @@ def epilogue_block(op: fused.MatmulEpilogueOp, buffers: Sequence[SSAValue]) -> B
 
 
 def require_f32(op: Operation, values: Sequence[SSAValue]) -> None:
-    """The product is f32 (the extras may be f32, i32 or i1, as the body reads them)."""
+    """The product is f32 (the extras and the result may be of any type the body reads and
+    yields: f32, f16, bf16, i32, i8, i1)."""
     for v in values:
         t = v.type
         if isinstance(t, TensorType) and t.element_type != f32:
@@ -101,7 +103,7 @@ def require_f32(op: Operation, values: Sequence[SSAValue]) -> None:
 
 def lower_matmul_epilogue(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.MatmulEpilogueOp)
-    require_f32(op, [op.x, op.w, op.result])
+    require_f32(op, [op.x, op.w])
     buffers = [lo.buffer(v) for v in op.extras]
     block = epilogue_block(op, buffers)
     return [gemm(lo, op.x, op.w, op.result.type, custom=(block, buffers))]

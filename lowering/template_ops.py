@@ -204,15 +204,20 @@ def gemm(
     typed = params(dtype=dtype) if dtype != "f32" else {}  # f32 is the template's default
     if dtype == "f32" and lo.options.allow_tf32:
         typed = params(allow_tf32=True)
+    result = str(result_type.element_type)  # type: ignore[attr-defined]
+    # An epilogue ending in a cast stores another type than the operands'.
+    stored = params(out_dtype=result) if result != dtype else {}
     shape = {**params(batch=batch, m=rows, n=n, k=k, rhs_batched=rhs_batched), **typed}
     split = gemm_split(lo.options, batch * rows * n, k)
     if split == 1:
-        lo.template("gemm", shape, [lo.buffer(x), lo.buffer(w)], [out], extras, block)
+        lo.template("gemm", {**shape, **stored}, [lo.buffer(x), lo.buffer(w)], [out], extras,
+                    block)
         return out
     partials = lo.alloc(TensorType(f32, [split, batch, rows, n]), "partials")
     lo.template("gemm", {**shape, **params(split_k=split)}, [lo.buffer(x), lo.buffer(w)],
                 [partials])
-    lo.template("gemm_split_sum", {**params(batch=batch, m=rows, n=n, split_k=split), **typed},
+    summed = params(dtype=result) if result != "f32" else {}
+    lo.template("gemm_split_sum", {**params(batch=batch, m=rows, n=n, split_k=split), **summed},
                 [partials], [out], extras, block)
     return out
 

@@ -102,7 +102,10 @@ class Mean:
         return self.value is other.value or (self.of is other.of and self.axes == other.axes)
 
 
-def reduction(value: SSAValue, kind: type[nn.ReduceOp]) -> tuple[SSAValue, tuple[int, ...], list[Operation]] | None:
+Reduction = tuple[SSAValue, tuple[int, ...], list[Operation]]
+
+
+def reduction(value: SSAValue, kind: type[nn.ReduceOp]) -> Reduction | None:
     """``value`` is a keepdims reduction of ``kind`` (or two nested ones, the inner one read
     only by the outer): its input, the axes and the ops."""
     op = producer(value)
@@ -143,7 +146,7 @@ def as_mean(value: SSAValue) -> Mean | None:
         c = constant(scale, shape_of(total))
         if c is None or count == 0:
             continue
-        if (abs(c * count - 1) <= 1e-6) if reciprocal else c == count:
+        if (abs(c * count - 1) <= 2e-7) if reciprocal else c == count:
             return Mean(source, axes, value, [*ops, op])
     return None
 
@@ -461,7 +464,8 @@ class FuseImageNormalizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_plane < 1:
-            raise PassFailedException(f"{self.name}: max-plane ({self.max_plane}) must be at least 1")
+            raise PassFailedException(
+                f"{self.name}: max-plane ({self.max_plane}) must be at least 1")
         for block in candidates(op):
             for candidate in list(block.ops):
                 if candidate.parent is None:

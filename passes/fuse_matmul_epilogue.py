@@ -10,9 +10,12 @@ activation become the first body ops) or a ``fused.matmul_epilogue`` (which abso
 consumers the same way, to a fixpoint).
 
 Preconditions: the product is read only by the consumer (perhaps more than once; a returned
-or shared product stays materialised); the consumer's result has the product's shape and f32
-elements, so every other input of the consumer broadcasts to the product's shape (an extra of
-the epilogue); the body stays within ``max-steps`` scalar steps and ``max-inputs`` extras.
+or shared product stays materialised); the product is f32; the consumer's result has the
+product's shape (and any element type: a cast to f16, bf16, i8 or i32 at the end is stored by
+the GEMM, extras of any type are read in their own), so every other input of the consumer
+broadcasts to the product's shape (an extra of the epilogue); the body stays within
+``max-steps`` scalar steps and ``max-inputs`` extras. A product that already ends in a cast
+(not f32) takes no further consumers.
 
 Before::
 
@@ -50,7 +53,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from fusec.dialects import fused, nn
-from fusec.dialects.common import str_prop
+from fusec.dialects.common import CAST_TYPES, str_prop
 from fusec.dialects.decompositions import ACTIVATION_OPS
 from fusec.dialects.scalar_ops import build_scalar
 from fusec.passes._elementwise import (
@@ -139,7 +142,7 @@ class FuseIntoEpilogue(RewritePattern):
             return
         prod, value = found
         t = op.results[0].type
-        if not isinstance(t, TensorType) or t.element_type != f32:
+        if not isinstance(t, TensorType) or t.element_type not in CAST_TYPES:
             return
         if shape_of(op.results[0]) != shape_of(value):
             return

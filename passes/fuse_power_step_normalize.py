@@ -47,7 +47,6 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from fusec.dialects import nn
 from fusec.dialects.column_stats import PowerStepNormalizeOp
 from fusec.passes._column_stats import (
-    Found,
     Missed,
     erase_dead,
     outside_uses,

@@ -117,11 +117,13 @@ def centered_gram(name: str, rows: int, cols: int, scale: float,
     d = cols
     load_a = (  # As[kk][ty] = xc[t + kk, i0 + ty], loaded by (tx, ty) as xc[t + ty, i0 + tx]
         f"        {{ const int r = t + ty; const int i = get_group_id(1) * {tile} + tx;\n"
-        f"          As[ty][tx] = (r < {rows} && i < {d}) ? x[(long)r * {d} + i] - mean[i] : 0.0f; }}\n"
+        f"          As[ty][tx] = (r < {rows} && i < {d})\n"
+        f"              ? x[(long)r * {d} + i] - mean[i] : 0.0f; }}\n"
     )
     load_b = (
         f"        {{ const int r = t + ty;\n"
-        f"          Bs[ty][tx] = (r < {rows} && col < {d}) ? x[(long)r * {d} + col] - mean[col] : 0.0f; }}\n"
+        f"          Bs[ty][tx] = (r < {rows} && col < {d})\n"
+        f"              ? x[(long)r * {d} + col] - mean[col] : 0.0f; }}\n"
     )
     source = (
         f"// {name}: centered Gram of [{rows}x{cols}], scale {scale!r}\n"

@@ -12,7 +12,15 @@ partials per ``rows`` output rows.
 
 from __future__ import annotations
 
-from fusec.codegen.kernels.common import KernelArg, KernelSource, ceil_div, check_positive, kernel_signature
+from collections.abc import Callable
+
+from fusec.codegen.kernels.common import (
+    KernelArg,
+    KernelSource,
+    ceil_div,
+    check_positive,
+    kernel_signature,
+)
 
 FINISH_ROWS = 64
 """Rows one work-item of the normalize kernel divides."""
@@ -56,14 +64,15 @@ def store_run(w: int, value: str, target: str) -> str:
     )
 
 
-def stream(rows: int, k: int, w: int, a: str, b: str) -> str:
-    """Accumulators ``acc<ii>`` of ``sum_kk a(r<ii>, kk) * b(kk)``; ``a`` and ``b`` are C
-    expressions in ``ROW`` and ``kk``."""
+def stream(rows: int, k: int, w: int, a: Callable[[int], str], b: str) -> str:
+    """Accumulators ``acc<ii>`` of ``sum_kk a(ii) * b``: ``a(ii)`` is the C expression of the
+    left operand's element for tile row ``ii`` at step ``kk``, ``b`` the right operand's
+    ``W``-wide slice at ``kk``."""
     t = vtype(w)
     lines = [f"    {t} acc{ii} = ({t})(0.0f);" for ii in range(rows)]
     lines.append(f"    for (int kk = 0; kk < {k}; ++kk) {{")
     lines.append(f"        const {t} bv = {b};")
-    lines += [f"        acc{ii} += ({a.replace('ROW', f'r{ii}')}) * bv;" for ii in range(rows)]
+    lines += [f"        acc{ii} += ({a(ii)}) * bv;" for ii in range(rows)]
     lines.append("    }")
     return "\n".join(lines) + "\n"
 
@@ -73,23 +82,36 @@ def geometry(c: int, m: int, w: int, rows: int) -> tuple[int, int]:
 
 
 def centered_gram_cpu(name: str, n: int, d: int, scale: str, rows: int) -> KernelSource:
-    """See ``column_stats.centered_gram``; ``scale`` is a C float expression."""
+    """See ``column_stats.centered_gram``; ``scale`` is a C float expression.
+
+    The Gram is symmetric: where the tiles are square and aligned (``W == rows`` and ``d`` a
+    multiple of it, so no run is shifted and no row clamped), a tile wholly below the diagonal
+    returns at once and the mirror tile above it stores its transpose too: half the work."""
     check_positive(name, rows=n, cols=d, tile=rows)
     w = width_for(d)
     t = vtype(w)
+    symmetric = w == rows and d % w == 0
     args = (KernelArg("x", "in"), KernelArg("mean", "in"), KernelArg("out", "out"))
+    skip = f"    if (i0 >= j0 + {w}) return;  // below the diagonal: the mirror tile stores it\n"
     means = "".join(f"    const float m{ii} = mean[r{ii}];\n" for ii in range(rows))
-    body = stream(rows, n, w, "x[(long)kk * %d + ROW] - m_ROW" % d,
+    body = stream(rows, n, w, lambda ii: f"x[(long)kk * {d} + r{ii}] - m{ii}",
                   f"{vload(w, f'x + (long)kk * {d} + js')} - mv")
-    body = body.replace("m_r", "m")  # m_r<ii> -> m<ii>
     stores = "".join(
         f"    if (i0 + {ii} < {d})\n"
         + store_run(w, f"acc{ii} * {scale}", f"out[(long)(i0 + {ii}) * {d} + LANE]")
         for ii in range(rows))
+    if symmetric:
+        stores += f"    if (i0 + {rows} <= j0) {{  // above the diagonal: the mirror too\n"
+        for ii in range(rows):
+            stores += (f"        {{ float lanes[{w}]; vstore{w}(acc{ii} * {scale}, 0, lanes);\n"
+                       f"          for (int l = 0; l < {w}; ++l) "
+                       f"out[(long)(j0 + l) * {d} + i0 + {ii}] = lanes[l]; }}\n")
+        stores += "    }\n"
     source = (
-        f"// {name}: centered Gram of [{n}x{d}] (CPU register tiles {rows}x{w})\n"
+        f"// {name}: centered Gram of [{n}x{d}] (CPU register tiles {rows}x{w}"
+        f"{', symmetric' if symmetric else ''})\n"
         f"{kernel_signature(name, args)}\n{{\n"
-        f"{header(rows, d, d, w)}{means}"
+        f"{header(rows, d, d, w)}{skip if symmetric else ''}{means}"
         f"    const {t} mv = {vload(w, 'mean + js')};\n"
         f"{body}{stores}}}\n"
     )
@@ -104,7 +126,8 @@ def gemm_column_sums_cpu(name: str, m: int, k: int, c: int, mode: str,
     t = vtype(w)
     outs = (KernelArg("y", "out"),) if mode == "squares" else ()
     args = (KernelArg("a", "in"), KernelArg("b", "in"), *outs, KernelArg("partials", "out"))
-    body = stream(rows, k, w, f"a[(long)ROW * {k} + kk]", vload(w, f"b + (long)kk * {c} + js"))
+    body = stream(rows, k, w, lambda ii: f"a[(long)r{ii} * {k} + kk]",
+                  vload(w, f"b + (long)kk * {c} + js"))
     tail = f"    {t} psum = ({t})(0.0f);\n"
     for ii in range(rows):
         own = f"i0 + {ii} < {m}"
@@ -144,7 +167,8 @@ def column_finish_cpu(name: str, parts: int, m: int, c: int, mode: str, eps: str
             f"    const float denom = sqrt(s) + {eps};\n"
             f"    const int r0 = get_global_id(1) * {FINISH_ROWS};\n"
             f"    const int r1 = min(r0 + {FINISH_ROWS}, {m});\n"
-            f"    for (int r = r0; r < r1; ++r) out[(long)r * {c} + j] = y[(long)r * {c} + j] / denom;\n"
+            f"    for (int r = r0; r < r1; ++r)\n"
+            f"        out[(long)r * {c} + j] = y[(long)r * {c} + j] / denom;\n"
         )
         glob = (c, ceil_div(m, FINISH_ROWS))
     source = (

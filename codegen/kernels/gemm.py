@@ -196,12 +196,15 @@ def gemm(
     split_k: int = 1,
     dtype: str = "f32",
     allow_tf32: bool = False,
+    out_dtype: str | None = None,
 ) -> KernelSource:
     """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for matrices of element
     type `dtype` (``f32``, ``f16`` or ``bf16``: converted to float as they are loaded, the
     products accumulated in float32, the result rounded once when stored); with `split_k` > 1,
     ``out[p, b]`` = the float32 product over the `p`-th of `split_k` chunks of K (no
-    epilogue: `gemm_split_sum` applies it).
+    epilogue: `gemm_split_sum` applies it). `out_dtype` (default `dtype`) is C's element type
+    when the epilogue ends in a cast (any of `half.BUFFER_TYPES`); such a product takes the
+    portable kernel, not the tensor-core ones.
 
     On a device with tensor cores for `dtype` (`DeviceInfo.tensor_cores`; f32 only with
     `allow_tf32`) and no explicit `tiles`, the product is a tensor-core kernel instead (not
@@ -210,7 +213,10 @@ def gemm(
     check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
     if dtype not in half.STORAGE:
         raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")
-    if (device_info is not None and tiles is None and split_k == 1
+    result = out_dtype or dtype
+    if result not in half.BUFFER_TYPES:
+        raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
+    if (device_info is not None and tiles is None and split_k == 1 and result == dtype
             and mma_kind(dtype) in device_info.tensor_cores and (dtype != "f32" or allow_tf32)):
         if pipelined.fits(dtype, n, k):
             return pipelined.gemm_mma_pipelined(name, batch, m, n, k, rhs_batched, epilogue, dtype)
@@ -230,14 +236,13 @@ def gemm(
     if device_info is not None:
         _check_fits(name, tiles, device_info)
     storage = half.STORAGE[dtype]
-    out_dtype = "f32" if split_k > 1 else dtype
+    shape = _Shape(batch, m, n, k, rhs_batched, split_k, dtype, result)
     args = (
         KernelArg("lhs", "in", storage),
         KernelArg("rhs", "in", storage),
-        KernelArg("out", "out", half.STORAGE[out_dtype]),
+        KernelArg("out", "out", half.BUFFER_TYPES[shape.out_dtype]),
         *epilogue.params,
     )
-    shape = _Shape(batch, m, n, k, rhs_batched, split_k, dtype)
     if tiles.staging == "both":
         body, global_size, local_size = _local_tiled(shape, tiles, epilogue)
     else:
@@ -247,7 +252,7 @@ def gemm(
     source = (
         f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], "
         f"tiles {tiles.key()}{split}, {dtype}\n"
-        f"{half.HELPERS if half.is_half(dtype) else ''}"
+        f"{half.HELPERS if half.is_half(dtype) or half.is_half(shape.out_dtype) else ''}"
         f"{epilogue.guarded_function()}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
@@ -276,10 +281,12 @@ class _Shape:
     split_k: int = 1
     dtype: str = "f32"
     """The element type of A and B, and of C unless split (partial products are float32)."""
+    result: str | None = None
+    """The element type of C when it is not `dtype` (an epilogue ending in a cast)."""
 
     @property
     def out_dtype(self) -> str:
-        return "f32" if self.split_k > 1 else self.dtype
+        return "f32" if self.split_k > 1 else (self.result or self.dtype)
 
     def load(self, pointer: str, index: str) -> str:
         """C expression: element ``index`` of operand ``pointer`` (A or B) as a float."""
@@ -302,7 +309,7 @@ class _Shape:
         A, rows of B and partial product when split)."""
         m, n, k = self.m, self.n, self.k
         rhs_offset = f"batch * {k * n}" if self.rhs_batched else "0"
-        t, out_t = half.STORAGE[self.dtype], half.STORAGE[self.out_dtype]
+        t, out_t = half.STORAGE[self.dtype], half.BUFFER_TYPES[self.out_dtype]
         if self.split_k == 1:
             return (
                 "    const int batch = get_global_id(2);\n"
@@ -530,7 +537,9 @@ def gemm_split_sum(
     check_positive(name, batch=batch, m=m, n=n, split_k=split_k)
     check_epilogue_names(name, epilogue, SPLIT_SUM_RESERVED)
     total = batch * m * n
-    args = (KernelArg("partials", "in"), KernelArg("out", "out", half.STORAGE[dtype]),
+    if dtype not in half.BUFFER_TYPES:
+        raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")
+    args = (KernelArg("partials", "in"), KernelArg("out", "out", half.BUFFER_TYPES[dtype]),
             *epilogue.params)
     parts = "".join(f"    acc += partials[e + {p * total}];\n" for p in range(1, split_k))
     source = (

@@ -16,6 +16,10 @@ from __future__ import annotations
 STORAGE: dict[str, str] = {"float": "float", "f32": "float", "f16": "half", "bf16": "ushort"}
 """Element type name (``f32``, ``f16``, ``bf16``) -> the OpenCL type of its buffers."""
 
+BUFFER_TYPES: dict[str, str] = {**STORAGE, "i32": "int", "i8": "char", "i1": "uchar"}
+"""Every element type a template may store (a result after a cast) -> its buffer type; `load`
+and `store` read and write the integer ones as they are."""
+
 HELPERS = """#ifndef FUSEC_HALF_HELPERS
 #define FUSEC_HALF_HELPERS
 inline float fusec_bf16_to_float(const ushort b) { return as_float((uint)b << 16); }

@@ -46,8 +46,7 @@ CPU_ROWS_PER_GROUP = 16
 
 INIT = {"sum": "0.0f", "mean": "0.0f", "max": "-INFINITY", "min": "INFINITY"}
 
-BUFFER_TYPES: dict[str, str] = {**half.STORAGE, "i32": "int", "i8": "char", "i1": "uchar"}
-"""Element type name -> the OpenCL type of its buffers."""
+BUFFER_TYPES = half.BUFFER_TYPES
 
 
 def check_dtype(name: str, dtype: str) -> None:

@@ -103,3 +103,32 @@ func.func @softmax_bf16(%x: tensor<4x40xbf16>) -> tensor<4x40xbf16> {
   %z = nn.cast %y : tensor<4x40xf32> -> tensor<4x40xbf16>
   func.return %z : tensor<4x40xbf16>
 }
+
+// -----
+
+// 0.5 * (A @ B) + C with C bf16, stored as bf16: one matmul epilogue reading C in bf16 and
+// ending in the cast; unfuse gives the f32 nn.matmul and the casts back.
+// CHECK-LABEL: func.func @gemm_bf16_out
+// CHECK-NEXT:    %[[R:.*]] = fused.matmul_epilogue %a, %b, %c : (tensor<8x16xf32>, tensor<16x12xf32>, tensor<8x12xbf16>) -> tensor<8x12xbf16> {
+// CHECK-NEXT:    ^{{.*}}(%[[ACC:.*]]: f32, %[[C:.*]]: bf16):
+// CHECK:           %[[S:.*]] = arith.mulf %[[ACC]], %{{.*}} : f32
+// CHECK-NEXT:      %[[CF:.*]] = arith.extf %[[C]] : bf16 to f32
+// CHECK-NEXT:      %[[T:.*]] = arith.addf %[[S]], %[[CF]] : f32
+// CHECK-NEXT:      %[[Y:.*]] = arith.truncf %[[T]] : f32 to bf16
+// CHECK-NEXT:      fused.yield %[[Y]] : bf16
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[R]] : tensor<8x12xbf16>
+// UNFUSE-LABEL: func.func @gemm_bf16_out
+// UNFUSE-NEXT:    %[[P:.*]] = nn.matmul %a, %b : tensor<8x16xf32>, tensor<16x12xf32> -> tensor<8x12xf32>
+// UNFUSE:         nn.cast %c : tensor<8x12xbf16> -> tensor<8x12xf32>
+// UNFUSE:         %[[Y:.*]] = nn.cast %{{.*}} : tensor<8x12xf32> -> tensor<8x12xbf16>
+// UNFUSE-NEXT:    func.return %[[Y]] : tensor<8x12xbf16>
+func.func @gemm_bf16_out(%a: tensor<8x16xf32>, %b: tensor<16x12xf32>, %c: tensor<8x12xbf16>) -> tensor<8x12xbf16> {
+  %p = nn.matmul %a, %b : tensor<8x16xf32>, tensor<16x12xf32> -> tensor<8x12xf32>
+  %h = nn.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+  %s = nn.mul %p, %h : tensor<8x12xf32>, tensor<f32> -> tensor<8x12xf32>
+  %cf = nn.cast %c : tensor<8x12xbf16> -> tensor<8x12xf32>
+  %t = nn.add %s, %cf : tensor<8x12xf32>, tensor<8x12xf32> -> tensor<8x12xf32>
+  %y = nn.cast %t : tensor<8x12xf32> -> tensor<8x12xbf16>
+  func.return %y : tensor<8x12xbf16>
+}

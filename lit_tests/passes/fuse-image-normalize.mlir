@@ -2,6 +2,8 @@
 // RUN: fusec-opt %s -p fuse-image-normalize,unfuse --split-input-file | filecheck %s --check-prefix=UNFUSE
 // RUN: fusec-opt %s -p 'fuse-image-normalize{max-plane=63}' --split-input-file | filecheck %s --check-prefix=SMALL
 // RUN: fusec-opt %s -p default --split-input-file | filecheck %s --check-prefix=DEFAULT
+// RUN: not fusec-opt %s -p 'fuse-image-normalize{max-plane=0}' 2>&1 | filecheck %s --check-prefix=BAD
+// BAD: fuse-image-normalize.mlir: error: fuse-image-normalize: max-plane (0) must be at least 1
 
 // NCHW, the canonical spelling: gain, bias and a clamp (max, then min) join the kernel.
 // CHECK-LABEL: func.func @canonical
@@ -149,4 +151,24 @@ func.func @row(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %rs = nn.rsqrt %ve : tensor<4x1xf32> -> tensor<4x1xf32>
   %n = nn.mul %d, %rs : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>
   func.return %n : tensor<4x16xf32>
+}
+
+// -----
+// Not a normalization: the "mean" divides the sum by 7, not by the plane's 16 elements, and the
+// variance's square is a cube; neither fuses (the first is no mean: no remark).
+// CHECK-LABEL: func.func @not_a_mean
+// CHECK-NOT:     fused.image_normalize
+// CHECK:         func.return
+func.func @not_a_mean(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %seven = nn.constant {value = dense<7.0> : tensor<f32>} : tensor<f32>
+  %eps = nn.constant {value = dense<1.0e-5> : tensor<f32>} : tensor<f32>
+  %s = nn.reduce_sum %x {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  %mu = nn.div %s, %seven : tensor<1x2x1x1xf32>, tensor<f32> -> tensor<1x2x1x1xf32>
+  %d = nn.sub %x, %mu : tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32> -> tensor<1x2x4x4xf32>
+  %sq = nn.mul %d, %d : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %var = nn.reduce_mean %sq {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  %ve = nn.add %var, %eps : tensor<1x2x1x1xf32>, tensor<f32> -> tensor<1x2x1x1xf32>
+  %rs = nn.rsqrt %ve : tensor<1x2x1x1xf32> -> tensor<1x2x1x1xf32>
+  %n = nn.mul %d, %rs : tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32> -> tensor<1x2x4x4xf32>
+  func.return %n : tensor<1x2x4x4xf32>
 }

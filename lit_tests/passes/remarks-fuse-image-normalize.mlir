@@ -215,4 +215,20 @@ func.func @normalized_shared(%x: tensor<1x2x4x4xf32>, %g: tensor<2x1x1xf32>) -> 
   %y = nn.mul %n, %g : tensor<1x2x4x4xf32>, tensor<2x1x1xf32> -> tensor<1x2x4x4xf32>
   func.return %y, %n : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+// The variance's square is a cube.
+// CHECK: remarks-fuse-image-normalize.mlir:[[# @LINE + 10]]:3: remark: [fuse-image-normalize] not fused: the divisor is not sqrt(variance + eps) of the same input and mean
+func.func @cube(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %eps = nn.constant {value = dense<1.0e-5> : tensor<f32>} : tensor<f32>
+  %three = nn.constant {value = dense<3.0> : tensor<f32>} : tensor<f32>
+  %mu = nn.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  %d = nn.sub %x, %mu : tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32> -> tensor<1x2x4x4xf32>
+  %sq = nn.pow %d, %three : tensor<1x2x4x4xf32>, tensor<f32> -> tensor<1x2x4x4xf32>
+  %var = nn.reduce_mean %sq {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  %ve = nn.add %var, %eps : tensor<1x2x1x1xf32>, tensor<f32> -> tensor<1x2x1x1xf32>
+  %rs = nn.rsqrt %ve : tensor<1x2x1x1xf32> -> tensor<1x2x1x1xf32>
+  %n = nn.mul %d, %rs : tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32> -> tensor<1x2x4x4xf32>
+  func.return %n : tensor<1x2x4x4xf32>
+}
 // CHECK-NOT: remark

@@ -37,7 +37,8 @@ def program(x: tuple[int, ...], gain: tuple[int, ...] | None, bias: tuple[int, .
     params = [("x", x), *((("g", gain),) if gain is not None else ()),
               *((("b", bias),) if bias is not None else ())]
     header = ", ".join(f"%{n}: {tensor(s)}" for n, s in params)
-    operands = "%x" + (" gain %g" if gain is not None else "") + (" bias %b" if bias is not None else "")
+    operands = ("%x" + (" gain %g" if gain is not None else "")
+                + (" bias %b" if bias is not None else ""))
     types = tensor(x) + (f" gain {tensor(gain)}" if gain is not None else "") + (
         f" bias {tensor(bias)}" if bias is not None else "")
     return f"""

@@ -32,7 +32,6 @@ from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    FileLineColLoc,
     Float16Type,
     Float32Type,
     FloatAttr,
@@ -48,6 +47,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from fusec.codegen.kernels import half
 from fusec.dialects import kernel
 from fusec.dialects.common import I8
+from fusec.dialects.locations import first_place
 
 
 class EmitError(ValueError):
@@ -204,10 +204,8 @@ def int_literal(value: int, t: Attribute) -> str:
 
 def where(op: Operation) -> str:
     """`` at file:line:col`` of ``op`` (body ops keep their source location), else ``""``."""
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f" at {loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return ""
+    place = first_place(op.location)
+    return "" if place is None else f" at {place}"
 
 
 _C_WORDS = frozenset("""

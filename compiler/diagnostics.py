@@ -24,6 +24,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from fusec.compiler.gc_pause import paused_gc
+from fusec.dialects.locations import first_place
 from fusec.compiler.op_templates import TemplateParser
 from fusec.compiler.signature_verify import SignatureVerifier
 
@@ -194,9 +195,9 @@ def op_name_at(text: str, offset: int) -> str | None:
 def format_location(op: Operation | None, fallback: str) -> str:
     """``file:line:col`` of ``op`` or of its nearest located ancestor; else ``fallback``."""
     while op is not None:
-        loc = op.location
-        if isinstance(loc, FileLineColLoc):
-            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        place = first_place(op.location)  # a fused op: the op it replaced
+        if place is not None:
+            return place
         op = op.parent_op()
     return fallback
 
@@ -248,19 +249,30 @@ def parse_module(
                 # As in mlir-opt: input without operations (empty, only comments) is an empty
                 # module.
                 return ModuleOp([])
-            module = parser.parse_module()
+            try:
+                module = parser.parse_module()
+            except AssertionError:
+                # xDSL's parser asserts on some malformed input (fuzz mutant 1457:
+                # ``dense<-2.5> : tensor<3x2xcomplex<f32>>``, a real for a complex type)
+                raise FusecError(f"{current_token(parser, source)}: error: malformed input "
+                                 "here (the parser could not read it)") from None
         with paused_gc():
             (verify or verify_module)(module, source.name)
             verify_defined_before_use(module, source.name)
     except ParseError as e:
         raise FusecError(parse_error_message(at_first_use(e), source.line_offset)) from None
     except RecursionError:
-        where = f"{source.name}:{source.line_offset + 1}:1"
-        if parser is not None:
-            loc = parser._current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
-            where = f"{loc.file}:{loc.line + source.line_offset}:{loc.col}"
+        where = current_token(parser, source)
         raise FusecError(f"{where}: error: input nested too deeply to parse") from None
     return module
+
+
+def current_token(parser: Parser | None, source: Source) -> str:
+    """``file:line:col`` of the token ``parser`` stopped at (the source's start without one)."""
+    if parser is None:
+        return f"{source.name}:{source.line_offset + 1}:1"
+    loc = parser._current_token.span.get_location()  # pyright: ignore[reportPrivateUsage]
+    return f"{loc.file}:{loc.line + source.line_offset}:{loc.col}"
 
 
 _UNDEFINED = re.compile(r"values used but not defined: \[(%[^\],]+)")

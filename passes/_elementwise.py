@@ -34,7 +34,7 @@ from fusec.dialects.scalar_ops import (
     splat_value,
     step_count,
 )
-from fusec.passes._util import producer, shape_of
+from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.remarks import may_fuse, missed
 
 
@@ -255,8 +255,8 @@ def fuse_region(plan: RegionPlan) -> fused.ElementwiseOp:
     block.add_ops(builder.ops)
     block.add_op(fused.YieldOp(values[-1]))
     root = plan.root
-    new = fused.ElementwiseOp(builder.inputs, root.results[0].type, Region(block))
-    new.location = root.location
+    new = located_at(fused.ElementwiseOp(builder.inputs, root.results[0].type, Region(block)),
+                     root)
     Rewriter.insert_op(new, InsertPoint.before(root))
     root.results[0].replace_all_uses_with(new.result)
     for member in reversed(plan.members):

@@ -14,6 +14,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from fusec.dialects import nn
 from fusec.dialects.common import int_prop, normalize_axis, shape_of, str_prop
+from fusec.dialects.locations import Places, add_places, location_of_places
 
 # nn unary op -> the fused epilogue activation it is (``nn.gelu`` depends on ``approximate``).
 _ACTIVATIONS: dict[type[Operation], str] = {
@@ -89,10 +90,56 @@ def why_shared(value: SSAValue, user: Operation, what: str) -> str:
     return f"{what} has {uses} uses"
 
 
-def located_at(new: Operation, root: Operation) -> Operation:
-    """``new`` (a fused op replacing the group rooted at ``root``) with ``root``'s location, so
-    that errors and remarks about it point into the source."""
-    new.location = root.location
+GROUP_WALK_LIMIT = 1024
+"""`located_at` gives up listing a group's ops past this many (a fused op computes its roots
+from its operands, so the walk ends at them; this bounds a walk that would not, so that no
+rewrite can make a pass quadratic)."""
+
+
+def located_at(new: Operation, *roots: Operation) -> Operation:
+    """``new`` (a fused op replacing the group rooted at ``roots``) with MLIR's fused location
+    of the group: the first root's location first (errors and remarks name it), then those of
+    the other ops ``new`` computes, found from the roots back to ``new``'s operands (through the
+    new ops not yet inserted that make them, e.g. a concatenation of weights), in source order.
+    When that walk does not end at ``new``'s operands (``new`` is a helper that computes none
+    of the group, such as that concatenation), the first root's location alone."""
+    # Sets of id()s: IR objects hash in Python, and this runs once per fusion.
+    block = roots[0].parent
+    boundary: set[int] = set()
+    fresh = list(new.operands)
+    while fresh:  # an operand made by another new op stands for that op's operands
+        value = fresh.pop()
+        if id(value) not in boundary:
+            boundary.add(id(value))
+            if isinstance(value, OpResult) and value.op.parent is None:
+                fresh.extend(value.op.operands)
+    seen = {id(root) for root in roots}
+    group: list[Operation] = []
+    pending = [v for root in roots for v in root.operands]
+    while pending:
+        value = pending.pop()
+        if id(value) in boundary:
+            continue
+        op = value.op if isinstance(value, OpResult) else None
+        if op is None or op.parent is not block or len(seen) > GROUP_WALK_LIMIT:
+            group = []  # past the group: an input new does not read
+            break
+        if id(op) not in seen:
+            seen.add(id(op))
+            group.append(op)
+            pending.extend(op.operands)
+    if not group and len(roots) == 1:
+        new.location = roots[0].location
+        return new
+    places: Places = {}
+    for root in roots:
+        add_places(places, root.location)
+    others: Places = {}
+    for op in group:
+        add_places(others, op.location)
+    for key in sorted(others):
+        places.setdefault(key, others[key])
+    new.location = location_of_places(places)
     return new
 
 

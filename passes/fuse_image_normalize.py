@@ -66,7 +66,7 @@ from fusec.dialects import fused, nn
 from fusec.dialects.common import bool_prop, broadcast_shapes, element_of, ints_prop
 from fusec.dialects.image_normalize import per_plane
 from fusec.dialects.scalar_ops import splat_value
-from fusec.passes._util import is_returned, producer, shape_of
+from fusec.passes._util import is_returned, located_at, producer, shape_of
 from fusec.passes.remarks import may_fuse, missed
 
 PASS = "fuse-image-normalize"
@@ -432,7 +432,7 @@ def rewrite(match: Match) -> fused.ImageNormalizeOp:
         match.x, match.gain, match.bias, match.eps, match.variance, match.clamp_min,
         match.clamp_max, match.gamma, match.gamma_first and clamped)
     end = match.end
-    new.location = end.location
+    located_at(new, end)
     Rewriter.insert_op(new, InsertPoint.before(end))
     end.results[0].replace_all_uses_with(new.result)
     block = end.parent

@@ -65,7 +65,7 @@ from fusec.passes._elementwise import (
     steps,
     tensor_inputs,
 )
-from fusec.passes._util import producer, shape_of
+from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.fuse_elementwise import check_limits
 from fusec.passes.remarks import may_fuse
 
@@ -163,7 +163,7 @@ class FuseIntoEpilogue(RewritePattern):
         block.add_op(fused.YieldOp(result))
         x, w = operands_of(prod)
         new = fused.MatmulEpilogueOp(x, w, builder.inputs[1:], op.results[0].type, Region(block))
-        new.location = op.location
+        located_at(new, op)
         rewriter.replace(op, new)
         rewriter.erase(prod)
         for const in dead_constants(builder.constants):

@@ -52,7 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from fusec.dialects import fused
 from fusec.dialects.scalar_ops import is_elementwise
 from fusec.passes._elementwise import BodyBuilder, Limits, dead_constants, steps, tensor_inputs
-from fusec.passes._util import producer, shape_of
+from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.fuse_elementwise import check_limits
 from fusec.passes.remarks import may_fuse
 
@@ -126,7 +126,7 @@ def merge(m: Merge) -> fused.ElementwiseOp:
     results = [*c.results, *m.kept]
     block.add_op(fused.YieldOp(*(builder.scalar[r] for r in results)))
     new = fused.ElementwiseOp(builder.inputs, [r.type for r in results], Region(block))
-    new.location = c.location
+    located_at(new, c)
     Rewriter.insert_op(new, InsertPoint.before(c if m.at_consumer else p))
     for old, res in zip(results, new.results, strict=True):
         res.name_hint = old.name_hint

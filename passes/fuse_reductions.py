@@ -63,7 +63,7 @@ from fusec.passes._elementwise import (
     steps,
     tensor_inputs,
 )
-from fusec.passes._util import producer, why_shared
+from fusec.passes._util import located_at, producer, why_shared
 from fusec.passes.fuse_elementwise import check_limits
 from fusec.passes.remarks import may_fuse, missed
 
@@ -140,7 +140,7 @@ def absorb(op: AnyReduce, prod: Operation) -> tuple[fused.ReduceOp, list[Operati
         region,
         bool_prop(op, "keepdims"),
     )
-    new.location = op.location
+    located_at(new, op)
     return new, builder.constants
 
 

@@ -74,7 +74,7 @@ from fusec.passes._elementwise import (
     steps,
     tensor_inputs,
 )
-from fusec.passes._util import producer, shape_of
+from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.fuse_elementwise import check_limits
 from fusec.passes.remarks import may_fuse
 
@@ -216,7 +216,7 @@ def fuse_row(plan: RowPlan) -> fused.RowReduceOp:
     root = plan.root
     block.add_op(fused.YieldOp(builder.scalar[root.results[0]]))
     new = fused.RowReduceOp(builder.inputs, root.results[0].type, Region(block))
-    new.location = root.location
+    located_at(new, root)
     Rewriter.insert_op(new, InsertPoint.before(root))
     root.results[0].replace_all_uses_with(new.result)
     for member in reversed(plan.members):

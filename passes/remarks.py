@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
+
+from fusec.dialects.locations import first_place
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,9 @@ class Remark:
 def location_of(op: Operation, fallback: str) -> str:
     node: Operation | None = op
     while node is not None:
-        loc = node.location
-        if isinstance(loc, FileLineColLoc):
-            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        place = first_place(node.location)
+        if place is not None:
+            return place
         node = node.parent_op()
     return fallback
 

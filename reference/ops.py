@@ -26,6 +26,7 @@ from contextvars import ContextVar
 import numpy as np
 from fusec.dialects import fused, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
+from fusec.dialects.locations import first_place
 from fusec.dtypes import BF16_HOST, bf16_bits, bf16_to_f32, round_bf16
 from fusec.errors import FusecRuntimeError
 from fusec.reference.image_normalize import run_image_normalize
@@ -33,7 +34,6 @@ from numpy.typing import NDArray
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
-    FileLineColLoc,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -113,10 +113,8 @@ def from_host(x: Array, t: Attribute) -> Array:
 
 def location_prefix(op: Operation) -> str:
     """``file:line:col: `` of ``op`` where it has a location, else nothing."""
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
-    return ""
+    place = first_place(op.location)
+    return "" if place is None else f"{place}: "
 
 
 WIDE_FLOAT: ContextVar[type[np.floating]] = ContextVar("fusec_reference_wide_float",

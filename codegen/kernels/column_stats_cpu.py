@@ -82,11 +82,17 @@ def geometry(c: int, m: int, w: int, rows: int) -> tuple[int, int]:
 
 
 def centered_gram_cpu(name: str, n: int, d: int, scale: str, rows: int) -> KernelSource:
-    """See ``column_stats.centered_gram``; ``scale`` is a C float expression."""
+    """See ``column_stats.centered_gram``; ``scale`` is a C float expression.
+
+    The Gram is symmetric: where the tiles are square and aligned (``W == rows`` and ``d`` a
+    multiple of it, so no run is shifted and no row clamped), a tile wholly below the diagonal
+    returns at once and the mirror tile above it stores its transpose too: half the work."""
     check_positive(name, rows=n, cols=d, tile=rows)
     w = width_for(d)
     t = vtype(w)
+    symmetric = w == rows and d % w == 0
     args = (KernelArg("x", "in"), KernelArg("mean", "in"), KernelArg("out", "out"))
+    skip = f"    if (i0 >= j0 + {w}) return;  // below the diagonal: the mirror tile stores it\n"
     means = "".join(f"    const float m{ii} = mean[r{ii}];\n" for ii in range(rows))
     body = stream(rows, n, w, lambda ii: f"x[(long)kk * {d} + r{ii}] - m{ii}",
                   f"{vload(w, f'x + (long)kk * {d} + js')} - mv")
@@ -94,10 +100,18 @@ def centered_gram_cpu(name: str, n: int, d: int, scale: str, rows: int) -> Kerne
         f"    if (i0 + {ii} < {d})\n"
         + store_run(w, f"acc{ii} * {scale}", f"out[(long)(i0 + {ii}) * {d} + LANE]")
         for ii in range(rows))
+    if symmetric:
+        stores += f"    if (i0 + {rows} <= j0) {{  // above the diagonal: the mirror too\n"
+        for ii in range(rows):
+            stores += (f"        {{ float lanes[{w}]; vstore{w}(acc{ii} * {scale}, 0, lanes);\n"
+                       f"          for (int l = 0; l < {w}; ++l) "
+                       f"out[(long)(j0 + l) * {d} + i0 + {ii}] = lanes[l]; }}\n")
+        stores += "    }\n"
     source = (
-        f"// {name}: centered Gram of [{n}x{d}] (CPU register tiles {rows}x{w})\n"
+        f"// {name}: centered Gram of [{n}x{d}] (CPU register tiles {rows}x{w}"
+        f"{', symmetric' if symmetric else ''})\n"
         f"{kernel_signature(name, args)}\n{{\n"
-        f"{header(rows, d, d, w)}{means}"
+        f"{header(rows, d, d, w)}{skip if symmetric else ''}{means}"
         f"    const {t} mv = {vload(w, 'mean + js')};\n"
         f"{body}{stores}}}\n"
     )

@@ -6,12 +6,15 @@
 
 // RUN: sh -c 'python %S/inputs/break_kernel.py 1 fusec-run %s --function mlp --device cpu 2>&1; echo "exit=$?"' | filecheck %s --check-prefix=SOFTMAX
 // SOFTMAX-NOT: Traceback
-// SOFTMAX: {{^}}{{.*}}fusec-run-kernel-locations.mlir:[[# @LINE + 21]]:3: error: kernel 'mlp_softmax_1': OpenCL build failed on {{.*}}: {{.*}}error: unknown type name 'planted_unknown_type' (--verbose for the log){{$}}
+// SOFTMAX: {{^}}{{.*}}fusec-run-kernel-locations.mlir:[[# @LINE + 24]]:3: error: kernel 'mlp_softmax_1': OpenCL build failed on {{.*}}: {{.*}}error: unknown type name 'planted_unknown_type' (--verbose for the log){{$}}
 // SOFTMAX-NEXT: exit=4
 
-// The GEMM with its bias (fused.matmul_bias_act) stands where the add it replaced stood.
-// RUN: not python %S/inputs/break_kernel.py 0 fusec-run %s --function mlp --device cpu 2>&1 | filecheck %s --check-prefix=GEMM
-// GEMM: {{^}}{{.*}}fusec-run-kernel-locations.mlir:[[# @LINE + 15]]:3: error: kernel 'mlp_gemm_0': OpenCL build failed on
+// The GEMM with its bias (fused.matmul_bias_act) has MLIR's fused location of the add it
+// replaced (first) and the matmul it absorbed.
+// RUN: not python %S/inputs/break_kernel.py 0 fusec-run %s --function mlp --device cpu --verbose 2>&1 | filecheck %s --check-prefix=GEMM
+// GEMM: {{^}}{{.*}}fusec-run-kernel-locations.mlir:[[# @LINE + 17]]:3 (and 1 more): error: kernel 'mlp_gemm_0': OpenCL build failed on
+// GEMM: kernel 'mlp_gemm_0' computes the op at {{.*}}fusec-run-kernel-locations.mlir:[[# @LINE + 16]]:3
+// GEMM-NEXT: kernel 'mlp_gemm_0' computes the op at {{.*}}fusec-run-kernel-locations.mlir:[[# @LINE + 14]]:3
 
 // Three elementwise ops, unfused (-p none), merged into one launch.
 // RUN: not python %S/inputs/break_kernel.py 0 fusec-run %s --function chain -p none --device cpu 2>&1 | filecheck %s --check-prefix=MERGED

@@ -16,6 +16,11 @@ Found and fixed:
   RecursionError (an internal error, exit 70); now a one-line error at the token.
 - A value used above its definition (two lines swapped) passed the verifier and crashed the
   lowering with a KeyError; now a one-line error at the use.
+- ``fuse-row-reduce`` took an ``nn.where`` with an ``i1`` mask into a ``fused.row_reduce``,
+  whose kernel read f32 only: the default pipeline failed to lower (seeds 5971, 6004, saved
+  below); the row_reduce kernel now reads each input in its own type.
+- xDSL's parser asserted on ``dense<-2.5> : tensor<3x2xcomplex<f32>>`` (mutant 1457): an
+  internal error; now a one-line error (``tests/corpus/malformed``).
 """
 
 from __future__ import annotations

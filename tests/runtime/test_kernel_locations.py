@@ -55,10 +55,10 @@ def test_every_launch_names_its_source_ops(device) -> None:  # type: ignore[no-u
     assert fused.endswith("_fused2") and plan.places_of(fused) == places[-1]
 
 
-def test_fused_op_keeps_the_location_of_the_op_it_replaced(device) -> None:  # type: ignore[no-untyped-def]
+def test_fused_op_names_the_op_it_replaced_then_the_ops_it_absorbed(device) -> None:  # type: ignore[no-untyped-def]
     plan = compiled(device, "fuse-matmul-bias-act").plan
     assert plan.launches[0].kernel.startswith("f_gemm") and plan.launches[0].places == (
-        "model.mlir:3:3",)
+        "model.mlir:3:3", "model.mlir:2:3")
 
 
 def test_build_error_names_the_kernel_and_its_source(device) -> None:  # type: ignore[no-untyped-def]
@@ -111,4 +111,5 @@ def test_work_group_too_large_names_the_kernel_and_its_source(device) -> None:  
 
 def test_unfused_ops_stand_where_the_fused_op_stood(device) -> None:  # type: ignore[no-untyped-def]
     plan = compiled(device, "fuse-matmul-bias-act,unfuse").plan
-    assert [launch.places for launch in plan.launches[:2]] == [("model.mlir:3:3",)] * 2
+    assert [launch.places for launch in plan.launches[:2]] == [
+        ("model.mlir:3:3", "model.mlir:2:3")] * 2

@@ -293,6 +293,7 @@ def fused_op_ir(kind: str, a: int, b: int, c: int) -> str:
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("kind,a,b,c", [
     ("gram", 1, 1, 0), ("gram", 3, 5, 0), ("gram", 70, 9, 0), ("gram", 33, 19, 0),
+    ("gram", 9, 8, 0), ("gram", 40, 32, 0),  # CPU: square aligned tiles, the symmetric kernel
     ("power", 1, 1, 1), ("power", 9, 3, 7), ("power", 70, 20, 17), ("power", 16, 16, 8),
     ("variance", 1, 0, 1), ("variance", 9, 0, 3), ("variance", 70, 0, 17), ("variance", 33, 0, 9),
 ])

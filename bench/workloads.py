@@ -232,6 +232,17 @@ def gemm_epilogue(m: int, k: int, n: int) -> ProgramWriter:
     return p
 
 
+def cast_chain(rows: int, cols: int) -> ProgramWriter:
+    """``f16(gelu_tanh(f32(x)) * f32(g))``: f16 in and out, computed in f32 (casts fused into
+    the region: one kernel)."""
+    p = ProgramWriter("cast_chain")
+    x, g = p.arg("x", [rows, cols], "f16"), p.arg("g", [cols], "f16")
+    h, s = p.op("nn.cast", [x], x.shape), p.op("nn.cast", [g], g.shape)
+    y = p.mul(p.gelu(h, "tanh"), s)
+    p.ret(p.op("nn.cast", [y], y.shape, element="f16"))
+    return p
+
+
 def image_normalize(n: int, c: int, h: int, w: int) -> ProgramWriter:
     """Per image and channel: ``(x - mean) * rsqrt(var + eps) * gain + bias``, clamped to
     [0, 6], the statistics over H and W (fuse-image-normalize: 1 kernel)."""
@@ -440,6 +451,8 @@ def all_workloads() -> list[Workload]:
         _workload("13", "image_normalize", "per-channel normalize, gain, bias, clamp, 32x3x128x128",
                   lambda: image_normalize(32, 3, 128, 128),
                   inits={"x": Init(scale=2.0, offset=0.5), "gain": GAMMA}),
+        _workload("13", "cast_chain", "f16 -> f32 gelu(x)*g -> f16, 4096x4096",
+                  lambda: cast_chain(4096, 4096), element="f16", tolerance=2e-3),
         _workload("13", "centered_gram", "(x-mean)^T(x-mean)/(n-1), 4096x256",
                   lambda: centered_gram(4096, 256), tolerance=1e-3),
         _workload("13", "power_step", "a@q, columns / (norm + eps), 1024x1024x16",
@@ -459,6 +472,8 @@ def tiny_workloads() -> list[Workload]:
     """Small versions for the smoke test (``--workload tiny_*``): milliseconds each."""
     return [
         _workload("t", "tiny_elementwise", "relu((a+b)*c), 4K", lambda: elementwise_chain(4096)),
+        _workload("t", "tiny_cast_chain", "f16 -> f32 gelu(x)*g -> f16, 64x64",
+                  lambda: cast_chain(64, 64), element="f16", tolerance=2e-3),
         _workload("t", "tiny_bert", "BERT layer, hidden 64, 4 heads, S=8",
                   lambda: bert(1, 8, hidden=64, heads=4, ffn=128),
                   inits=bert_inits(1, 64, 128), tolerance=1e-3, params=bert_params(1)),

@@ -128,3 +128,24 @@ def test_cast_in_region_is_one_kernel_and_bit_exact(numeric, src: str, dst: str)
         want = run_function(parse_module(make_context(), Source(text, "cast.mlir")), [x])
         for how, got in numeric.run_all(text, [x]).items():
             assert_bit_exact(how, got, want, x)
+
+
+def test_i8_tensors_move_through_views_and_copies(numeric) -> None:
+    """i8 is a storage type: transpose, reshape, narrow and concat move its bytes unchanged
+    (every value, -128 and 127 included), fused, unfused and in the reference."""
+    text = """
+func.func @f(%x: tensor<16x16xi8>, %y: tensor<4x16xi8>) -> (tensor<16x16xi8>, tensor<256xi8>, tensor<16x3xi8>, tensor<20x16xi8>) {
+  %t = nn.transpose %x {perm = array<i64: 1, 0>} : tensor<16x16xi8> -> tensor<16x16xi8>
+  %r = nn.reshape %x : tensor<16x16xi8> -> tensor<256xi8>
+  %n = nn.narrow %x {axis = 1 : i64, start = 5 : i64, length = 3 : i64} : tensor<16x16xi8> -> tensor<16x3xi8>
+  %c = nn.concat %x, %y {axis = 0 : i64} : (tensor<16x16xi8>, tensor<4x16xi8>) -> tensor<20x16xi8>
+  func.return %t, %r, %n, %c : tensor<16x16xi8>, tensor<256xi8>, tensor<16x3xi8>, tensor<20x16xi8>
+}"""
+    rng = np.random.default_rng(5)
+    x = rng.permutation(np.arange(-128, 128, dtype=np.int8)).reshape(16, 16)
+    y = rng.integers(-128, 128, (4, 16)).astype(np.int8)
+    expected = [x.T, x.reshape(256), x[:, 5:8], np.concatenate([x, y])]
+    for how, got in numeric.run_all(text, [x, y]).items():
+        for g, e in zip(got, expected, strict=True):
+            assert g.dtype == np.int8, how
+            np.testing.assert_array_equal(g, e, err_msg=how)

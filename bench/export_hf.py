@@ -1,4 +1,4 @@
-"""Exports small, randomly initialised Hugging Face models to ONNX, with both of PyTorch's exporters.
+"""Exports small, randomly initialised Hugging Face models to ONNX with both torch exporters.
 
     python -m fusec.bench.export_hf OUT_DIR [--opset 17 --opset 18] [--exporter torchscript|dynamo]
 
@@ -6,9 +6,10 @@ Needs torch, transformers (and onnxscript for the dynamo exporter); fusec itself
 Each model is `BertModel`, `DistilBertModel`, `GPT2Model` or `LlamaModel` with the architecture of
 the real one (embeddings, attention with its mask arithmetic, GELU or SwiGLU, LayerNorm or RMSNorm,
 rotary embeddings for Llama) at a small width, so that the files are a few hundred kilobytes and the
-tests that read them run in seconds. The inputs are `input_ids` and `attention_mask` (int64, batch 1
-unless --batch says otherwise, SEQ tokens); the output is `last_hidden_state`. Weights are seeded, so a re-export gives the same
-numbers (the files' bytes may still differ between torch versions).
+tests that read them run in seconds. The inputs are `input_ids` and `attention_mask` (int64,
+batch 1 unless --batch says otherwise, SEQ tokens); the output is `last_hidden_state`. Weights
+are seeded, so a re-export gives the same numbers (the files' bytes may still differ between
+torch versions).
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ def export(kind: str, exporter: str, opset: int, path: Path, seq: int = SEQ,
             self.model = model
 
         def forward(self, input_ids, attention_mask):  # type: ignore[no-untyped-def]
-            return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                              use_cache=False).last_hidden_state if kind in ("gpt2", "llama") \
-                else self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            extra = {"use_cache": False} if kind in ("gpt2", "llama") else {}
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, **extra)
+            return out.last_hidden_state
 
     ids = torch.randint(0, 64, (batch, seq))
     mask = torch.ones(batch, seq, dtype=torch.int64)

@@ -24,7 +24,6 @@ becomes::
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 
@@ -45,6 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fusec.codegen.kernels import half
+from fusec.codegen.kernels.common import float_expression
 from fusec.dialects import kernel
 from fusec.dialects.common import I8
 from fusec.dialects.locations import first_place
@@ -183,15 +183,7 @@ INDEX_LIMIT = 2**31 - 1
 
 def float_literal(value: float) -> str:
     """A C float literal for ``value``; infinities and NaN by their macros."""
-    if math.isnan(value):
-        return "NAN"
-    if math.isinf(value):
-        return "INFINITY" if value > 0 else "(-INFINITY)"
-    text = repr(float(value))
-    if "e" not in text and "." not in text:
-        text += ".0"
-    literal = f"{text}f"
-    return f"({literal})" if value < 0 else literal
+    return float_expression(value)
 
 
 def int_literal(value: int, t: Attribute) -> str:

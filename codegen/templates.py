@@ -13,16 +13,9 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
 from xdsl.ir import SSAValue
 
+from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.kernels.attention import HeadsLayout, attention
-from fusec.codegen.kernels.common import (
-    IDENTITY_EPILOGUE,
-    DeviceInfo,
-    Epilogue,
-    KernelArg,
-    KernelSource,
-)
 from fusec.codegen.kernels.column_stats import (
-    c_float,
     centered_gram,
     column_finish,
     column_mean,
@@ -33,12 +26,19 @@ from fusec.codegen.kernels.column_stats_cpu import (
     column_finish_cpu,
     gemm_column_sums_cpu,
 )
+from fusec.codegen.kernels.common import (
+    IDENTITY_EPILOGUE,
+    DeviceInfo,
+    Epilogue,
+    KernelArg,
+    KernelSource,
+    float_expression,
+)
 from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
-from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.row_functions import row_inputs, stage_functions
 from fusec.dialects import kernel
 
@@ -206,7 +206,7 @@ def instantiate_column_stats(
     if template == "centered_gram":
         if cpu:
             return centered_gram_cpu(name, p.int("rows"), p.int("cols"),
-                                     c_float(p.float("scale")), tile)
+                                     float_expression(p.float("scale")), tile)
         return centered_gram(name, p.int("rows"), p.int("cols"), p.float("scale"), tile)
     if template == "gemm_column_sums":
         if cpu:
@@ -215,7 +215,7 @@ def instantiate_column_stats(
         return gemm_column_sums(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"), tile)
     if cpu:
         return column_finish_cpu(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),
-                                 c_float(p.float("eps")))
+                                 float_expression(p.float("eps")))
     return column_finish(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),
                          p.float("eps"), tile)
 

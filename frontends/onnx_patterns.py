@@ -15,9 +15,9 @@ multiplication by a constant, optionally a causal mask (``where(tril, scores, -b
 lower-triangular constant: ``causal``), optionally an additive mask: Hugging Face's
 ``(1 - cast(mask[:, None, None, :])) * -big`` or ``where(cond, 0, -big)`` with ``cond`` a key
 mask and/or causal triangle however the exporter built it (`onnx_mask`); its ``mask`` becomes
-the op's key mask (nonzero = attend), softmax over the keys, the product with v, transposed back and reshaped to
-``[B, S, H*D]``. One difference: a query whose every key is masked gets zeros from
-``nn.attention`` where the export averages all values; such rows carry no information.
+the op's key mask (nonzero = attend), softmax over the keys, the product with v, transposed back
+and reshaped to ``[B, S, H*D]`` (or ``[B*S, H*D]``). One difference: a query whose every key
+is masked gets zeros from ``nn.attention`` where the export averages all values; such rows carry no information.
 
 Each rewrite is a pattern on the op that ends the decomposition, walking up through use-def; a
 value that something outside the decomposition reads stays as it was (a fusion never absorbs a

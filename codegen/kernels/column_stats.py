@@ -18,13 +18,12 @@ partial tile load zeros and store nothing.
 
 from __future__ import annotations
 
-import math
-
 from fusec.codegen.kernels.common import (
     KernelArg,
     KernelSource,
     ceil_div,
     check_positive,
+    float_expression,
     kernel_signature,
     round_up,
 )
@@ -40,18 +39,6 @@ TILES = (2, 4, 8, 16)
 
 GEMM_MODES = ("squares", "times_rhs")
 FINISH_MODES = ("sum", "normalize")
-
-
-def c_float(value: float) -> str:
-    """A C float expression for ``value``, infinities and NaN included."""
-    if math.isnan(value):
-        return "NAN"
-    if math.isinf(value):
-        return "INFINITY" if value > 0 else "(-INFINITY)"
-    text = repr(float(value))
-    if "." not in text and "e" not in text:
-        text += ".0"
-    return f"{text}f"
 
 
 def check_tile(name: str, tile: int) -> None:
@@ -102,7 +89,7 @@ def column_mean(name: str, rows: int, cols: int) -> KernelSource:
         f"    if (j >= {cols}) return;\n"
         "    float s = 0.0f;\n"
         f"    for (int r = 0; r < {rows}; ++r) s += x[(long)r * {cols} + j];\n"
-        f"    mean[j] = s / {c_float(float(rows))};\n"
+        f"    mean[j] = s / {float_expression(float(rows))};\n"
         "}\n"
     )
     return KernelSource(name, source, args, (round_up(cols, MEAN_GROUP),), (MEAN_GROUP,))
@@ -130,7 +117,8 @@ def centered_gram(name: str, rows: int, cols: int, scale: float,
         f"{kernel_signature(name, args, attributes(tile))}\n{{\n"
         f"{group_header(tile)}"
         f"{tile_loop(rows, load_a, load_b, tile)}"
-        f"    if (row < {d} && col < {d}) out[(long)row * {d} + col] = acc * {c_float(scale)};\n"
+        f"    if (row < {d} && col < {d})\n"
+        f"        out[(long)row * {d} + col] = acc * {float_expression(scale)};\n"
         "}\n"
     )
     side = round_up(d, tile)
@@ -213,7 +201,7 @@ def column_finish(name: str, parts: int, m: int, c: int, mode: str,
         glob = (round_up(c, tile), tile)
     else:
         body = (
-            f"    const float denom = sqrt(red[0][tx]) + {c_float(eps)};\n"
+            f"    const float denom = sqrt(red[0][tx]) + {float_expression(eps)};\n"
             f"    if (row < {m} && col < {c}) "
             f"out[(long)row * {c} + col] = y[(long)row * {c} + col] / denom;\n"
         )

@@ -12,6 +12,7 @@ concatenated into one program.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -205,6 +206,17 @@ def float_literal(value: float) -> str:
     if "." not in text and "e" not in text:
         text += ".0"
     return f"{text}f"
+
+
+def float_expression(value: float) -> str:
+    """A C float expression for any ``value``: `float_literal`, ``INFINITY`` or ``NAN``, and a
+    negative value in parentheses (so that it can follow any operator)."""
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    literal = float_literal(value)
+    return f"({literal})" if value < 0 else literal
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -149,3 +149,28 @@ func.func @f(%x: tensor<16x16xi8>, %y: tensor<4x16xi8>) -> (tensor<16x16xi8>, te
         for g, e in zip(got, expected, strict=True):
             assert g.dtype == np.int8, how
             np.testing.assert_array_equal(g, e, err_msg=how)
+
+
+def test_casts_in_reduction_prologues(numeric) -> None:
+    """``fuse-reductions``: a cast from bf16, f16 or i8 in a reduction's prologue is part of
+    one fused.reduce (read in the input's type, reduced in f32)."""
+    text = """
+func.func @f(%x: tensor<33x300xbf16>, %h: tensor<33x300xf16>, %q: tensor<33x300xi8>) -> (tensor<33xf32>, tensor<300xf32>, tensor<33xf32>) {
+  %a = nn.cast %x : tensor<33x300xbf16> -> tensor<33x300xf32>
+  %e = nn.exp %a : tensor<33x300xf32> -> tensor<33x300xf32>
+  %s = nn.reduce_sum %e {axes = array<i64: 1>} : tensor<33x300xf32> -> tensor<33xf32>
+  %b = nn.cast %h : tensor<33x300xf16> -> tensor<33x300xf32>
+  %c = nn.reduce_max %b {axes = array<i64: 0>} : tensor<33x300xf32> -> tensor<300xf32>
+  %d = nn.cast %q : tensor<33x300xi8> -> tensor<33x300xf32>
+  %m = nn.reduce_mean %d {axes = array<i64: 1>} : tensor<33x300xf32> -> tensor<33xf32>
+  func.return %s, %c, %m : tensor<33xf32>, tensor<300xf32>, tensor<33xf32>
+}"""
+    assert numeric.top_ops(text) == ["fused.reduce"] * 3
+    rng = np.random.default_rng(9)
+    x = bf16_bits(rng.standard_normal((33, 300)).astype(np.float32))
+    h = rng.standard_normal((33, 300)).astype(np.float16)
+    h[3, 7], h[5, 9] = np.float16(np.inf), np.float16(np.nan)  # max: inf in column 7, NaN in 9
+    q = rng.integers(-128, 128, (33, 300)).astype(np.int8)
+    q[0, :] = -128
+    with np.errstate(all="ignore"):
+        numeric.check(text, [x, h, q], tol=(1e-5, 1e-5))

@@ -195,7 +195,8 @@ def test_softmax_large_magnitudes(numeric) -> None:
 
 def test_special_values(numeric) -> None:
     """-inf elements weigh 0; a row of -inf is NaN (-inf - -inf); a NaN makes its row NaN, as
-    numpy's max and sum propagate it (OpenCL's fmax alone would drop it)."""
+    numpy's max and sum propagate it, and so do fusec's max/min (IEEE 754-2019 maximum and
+    minimum), fused and unfused."""
     x = random((6, 19), 8)
     x[0, 3] = -np.inf
     x[1, :] = -np.inf
@@ -207,10 +208,7 @@ def test_special_values(numeric) -> None:
         centred = x.astype(np.float64) - x.astype(np.float64).mean(axis=-1, keepdims=True)
         numeric.check(center_ir((6, 19)), [x], [centred], tol=(1e-5, 1e-4))
         lo, hi = x.min(axis=-1, keepdims=True), x.max(axis=-1, keepdims=True)
-        # The unfused nn.reduce_min/max kernels drop NaN (the emitter spells arith.maximumf
-        # as OpenCL's fmax; a known gap of the generated reductions, not of this fusion).
-        numeric.check(minmax_ir((6, 19)), [x], [(x - lo) / (hi - lo + 1)], tol=(1e-6, 1e-5),
-                      skip=["unfused on the device"])
+        numeric.check(minmax_ir((6, 19)), [x], [(x - lo) / (hi - lo + 1)], tol=(1e-6, 1e-5))
 
 
 def test_constant_rows(numeric) -> None:

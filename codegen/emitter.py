@@ -181,11 +181,6 @@ INDEX_LIMIT = 2**31 - 1
 """Largest element count indexed with ``int``; bigger buffers make a kernel index with ``long``."""
 
 
-def float_literal(value: float) -> str:
-    """A C float literal for ``value``; infinities and NaN by their macros."""
-    return float_expression(value)
-
-
 def int_literal(value: int, t: Attribute) -> str:
     if t == i1:
         return "1" if value else "0"
@@ -390,7 +385,7 @@ class CEmitter:
     def literal(self, op: arith.ConstantOp) -> str:
         value = op.value
         if isinstance(value, FloatAttr):
-            return float_literal(value.value.data)
+            return float_expression(value.value.data)
         if isinstance(value, IntegerAttr):
             return int_literal(value.value.data, value.type)
         raise EmitError(f"the OpenCL emitter cannot write the constant {value}")

@@ -151,21 +151,24 @@ class _Tracer:
         elem = value.type.element_type  # type: ignore[attr-defined]
         return isinstance(elem, IntegerType) and elem.width.data == 1
 
-    def constant_data(self, value: SSAValue) -> np.ndarray | None:
-        if isinstance(value, OpResult) and isinstance(value.op, nn.ConstantOp):
-            attr = value.op.value  # type: ignore[attr-defined]
-            data = np.array(attr.get_values())
-            if attr.is_splat():
-                return np.broadcast_to(data.reshape(-1)[:1].reshape(()), attr.get_shape())
-            return data.reshape(attr.get_shape())
-        if isinstance(value, BlockArgument) and value.name_hint in self.params:
-            return np.asarray(self.params[value.name_hint])
-        return None
-
     def constant_bools(self, value: SSAValue) -> np.ndarray | None:
-        data = self.constant_data(value)
+        data = constant_array(value, self.params)
         return None if data is None or not self.is_bool(value) else data.astype(bool)
 
     def constant_ints(self, value: SSAValue) -> np.ndarray | None:
-        data = self.constant_data(value)
+        data = constant_array(value, self.params)
         return None if data is None or data.dtype.kind not in "iu" else data.astype(np.int64)
+
+
+def constant_array(value: SSAValue, params: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """The data of an ``nn.constant`` (a splat broadcast to its shape) or of a weight argument
+    (by its name in ``params``); None for anything computed."""
+    if isinstance(value, OpResult) and isinstance(value.op, nn.ConstantOp):
+        attr = value.op.value  # type: ignore[attr-defined]
+        data = np.array(attr.get_values())
+        if attr.is_splat():
+            return np.broadcast_to(data.reshape(-1)[:1].reshape(()), attr.get_shape())
+        return data.reshape(attr.get_shape())
+    if isinstance(value, BlockArgument) and value.name_hint in params:
+        return np.asarray(params[value.name_hint])
+    return None

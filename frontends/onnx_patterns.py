@@ -17,7 +17,8 @@ lower-triangular constant: ``causal``), optionally an additive mask: Hugging Fac
 mask and/or causal triangle however the exporter built it (`onnx_mask`); its ``mask`` becomes
 the op's key mask (nonzero = attend), softmax over the keys, the product with v, transposed back
 and reshaped to ``[B, S, H*D]`` (or ``[B*S, H*D]``). One difference: a query whose every key
-is masked gets zeros from ``nn.attention`` where the export averages all values; such rows carry no information.
+is masked gets zeros from ``nn.attention`` where the export averages all values; such rows
+carry no information.
 
 Each rewrite is a pattern on the op that ends the decomposition, walking up through use-def; a
 value that something outside the decomposition reads stays as it was (a fusion never absorbs a
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -44,7 +45,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from fusec.dialects import nn
 from fusec.dialects.common import shape_of
-from fusec.frontends.onnx_mask import key_mask_layout
+from fusec.frontends.onnx_mask import constant_array, key_mask_layout
 
 TOLERANCE = 1e-5
 
@@ -340,23 +341,12 @@ def additive_mask(value: SSAValue, batch: int, keys: int,
     return layout.source, layout.causal
 
 
-def constant_value(value: SSAValue, params: Mapping[str, np.ndarray]) -> np.ndarray | None:
-    """The data of an ``nn.constant`` or of a weight argument (by its name in ``params``)."""
-    if isinstance(value, OpResult) and isinstance(value.op, nn.ConstantOp):
-        attr = value.op.value
-        return np.array(attr.get_values()).reshape(attr.get_shape()) if not attr.is_splat() \
-            else None
-    if isinstance(value, BlockArgument) and value.name_hint in params:
-        return params[value.name_hint]
-    return None
-
-
 def is_lower_triangular(value: SSAValue, size: int, params: Mapping[str, np.ndarray]) -> bool:
     """``value`` is a constant ``[1, 1, S, S]`` (or ``[S, S]``) boolean lower triangle."""
     shape = shape_of(value)
     if shape[-2:] != (size, size) or any(d != 1 for d in shape[:-2]):
         return False
-    data = constant_value(value, params)
+    data = constant_array(value, params)
     if data is None:
         return False
     return bool((data.reshape(size, size).astype(bool) == np.tri(size, dtype=bool)).all())

@@ -40,13 +40,11 @@ import numpy as np
 
 from fusec.bench.graph import parse
 from fusec.bench.harness import check, reference_outputs
-from fusec.bench.timing import interleaved, wall_call
+from fusec.bench.timing import BLOCK, interleaved, wall_call
 from fusec.bench.workloads import Workload, all_workloads, offload_workloads, tiny_workloads
 from fusec.files import atomic_write
 
 RUNNERS = ("cpu", "gpu", "auto")
-BLOCK = 5
-"""Calls of one runner in a row, per turn."""
 MAX_RUNNER_S = 8.0
 """A runner's timed calls add up to about this at most (a 4096^3 f16 GEMM on a CPU)."""
 MIN_CALLS = 3

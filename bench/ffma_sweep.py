@@ -181,7 +181,7 @@ def end_to_end(device: str = "gpu", shapes=END_TO_END) -> None:
                    if line.startswith("// ") and "@" in line]
         ok = error <= 1e-5
         bad += not ok
-        print(f"e2e {m}x{k}x{n}{' +bias+gelu' if epilogue else ''}: error {error:.1e} "
+        print(f"e2e M={m} K={k} N={n}{' +bias+gelu' if epilogue else ''}: error {error:.1e} "
               f"{'ok' if ok else 'FAILED'}; {'; '.join(kernels)}", flush=True)
     if bad:
         raise SystemExit(f"{bad} end-to-end checks failed")

@@ -9,10 +9,13 @@ run the real asynchronous copies (and larger shapes).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.kernels.gemm import GPU_TILES, gemm
 from fusec.codegen.kernels.gemm_ffma_pipelined import (
     DEFAULT_TILES,
     FfmaTiles,
@@ -44,6 +47,7 @@ GPU_SHAPES = [
 ]
 
 OTHER_TILES = [
+    FfmaTiles(128, 128, 16, 4, 2, 4, 3),  # 8 warps, 4x8 lanes
     FfmaTiles(128, 128, 8, 4, 2, 4, 3),  # two chunks per row: the swizzle spans 4 rows
     FfmaTiles(128, 128, 16, 2, 4, 8, 2),  # 8x4 lanes, 2 stages
     FfmaTiles(128, 128, 32, 4, 2, 4, 2),  # 8 chunks per row: swizzled by the row itself
@@ -111,3 +115,26 @@ def test_pipelined_ffma_gemm_takes_rows_of_whole_float4():
 
 def test_default_tiles_fit_the_local_memory_of_nvidia_opencl():
     assert DEFAULT_TILES.local_bytes <= 49152
+
+
+GPU_INFO = DeviceInfo("an NVIDIA GPU", is_cpu=False, tensor_cores=("f16", "bf16", "tf32"))
+
+
+def test_gemm_takes_the_ffma_kernel_for_float32_on_devices_with_ptx():
+    """`gemm` picks the kernel by device and shape: the FFMA kernel where ``mma.sync`` for
+    TF32 built (NVIDIA sm_80+) and rows are whole float4; else the portable kernel (or the
+    tensor cores when TF32 is allowed)."""
+    def header(**kw):
+        args = {"batch": 1, "m": 100, "n": 64, "k": 36, "rhs_batched": False,
+                "device_info": GPU_INFO, **kw}
+        return gemm("g", **args).source.splitlines()[0]
+
+    assert "FFMA" in header() and DEFAULT_TILES.key() in header()
+    assert "FFMA" in header(batch=3, rhs_batched=True, epilogue=BIAS_RELU)
+    assert "FFMA" not in header(k=18) and "FFMA" not in header(n=66)
+    assert "FFMA" not in header(device_info=replace(GPU_INFO, tensor_cores=()))
+    assert "FFMA" not in header(device_info=None)
+    assert "FFMA" not in header(split_k=2)
+    assert "FFMA" not in header(out_dtype="f16")
+    assert "FFMA" not in header(tiles=GPU_TILES)
+    assert "tensor cores" in header(allow_tf32=True)

@@ -4,7 +4,10 @@ Every runner is prepared (compiled), run once, and each output compared with the
 (``fusec.reference.executor.run_function``, which computes in float64 and rounds to float32) by
 ``||out - ref|| / ||ref||``. A runner that disagrees is marked ``wrong`` and never timed (the
 command exits non-zero). Those that agree are then timed together, interleaved
-(`fusec.bench.timing`).
+(`fusec.bench.timing`): in turns of `Settings.block` calls in a row, in an order where each
+runner follows each other one equally often (``balanced``), so that no runner alone pays for
+following a particular other one (a CPU runtime's worker threads wake up slower after a GPU
+call; see `fusec.bench.timing`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from fusec.bench import fusec_runner
 from fusec.dtypes import host_as_float
 from fusec.bench.graph import Graph, Unsupported, parse
 from fusec.bench.peers import Peer, Prepared, TorchPeer, Unavailable, first_line
-from fusec.bench.timing import Timing, interleaved, wall_call
+from fusec.bench.timing import BLOCK, Timing, interleaved, wall_call
 from fusec.bench.workloads import Workload
 
 OK, NA, WRONG, FAILED = "ok", "n/a", "wrong", "failed"
@@ -64,6 +67,11 @@ class Settings:
     """How fusec gets its inputs: "numpy" (host arrays in, host arrays out, one wait per
     call) or "device" (device arrays made once, as the torch peers' tensors are: a call
     enqueues, returns device arrays and is timed up to `synchronize`)."""
+    block: int = BLOCK
+    """Calls of one runner in a row, per turn of the interleaved timing."""
+    balanced: bool = True
+    """Turns in `fusec.bench.timing.turn_order` (each runner after each other one equally
+    often); False: always in the order of the runners (fusec first, then the peers)."""
 
 
 def reference_outputs(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -131,10 +139,13 @@ def prepare_and_check(
 def time_all(ready: list[Ready], settings: Settings) -> list[RunnerResult]:
     """Wall times of every ready runner, interleaved; then device times, likewise."""
     walls = interleaved([lambda r=r: wall_call(r.prepared.call) for r in ready],
-                        settings.warmup, settings.repeat)
+                        settings.warmup, settings.repeat, block=settings.block,
+                        balanced=settings.balanced)
     timed = [r for r in ready if r.prepared.device_call is not None]
+    device_calls = [r.prepared.device_call for r in timed if r.prepared.device_call]
     devices = dict(zip([r.name for r in timed], interleaved(
-        [r.prepared.device_call for r in timed], 0, settings.repeat), strict=True))  # type: ignore[misc]
+        device_calls, 0, settings.repeat, block=settings.block, balanced=settings.balanced),
+        strict=True))
     return [RunnerResult(r.name, OK, error=r.error, wall=wall, device=devices.get(r.name),
                          details=r.prepared.details)
             for r, wall in zip(ready, walls, strict=True)]

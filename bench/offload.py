@@ -14,6 +14,14 @@ numpy arrays in and out (the weights of `Workload.params` bound to the device(s)
 table gives each median, ``auto / best`` (the better single device) and where auto put the
 kernels. A device that is missing shows as ``n/a``; nothing is estimated.
 
+Where the model's estimates are a near tie (`fusec.placement.tie`), the auto executable
+measures its two candidates on its first calls (`fusec.placement.measured`); those calls are
+made before the timing, as warm-up, every one's outputs checked against the reference, so the
+auto column is what a caller calling it repeatedly gets once it has chosen. The placement
+column then says what was measured (``; tie measured: gpu 45.3, cpu 41.2 ms -> cpu``), and the
+JSON's ``choice`` has the estimates and the measured times (for every auto row: the estimates
+of its placement and of the best other one, measured or not).
+
 The runners take turns of `BLOCK` calls in a row, in an order where each follows each other
 one equally often (``balanced``): a CPU call right after a GPU call is slower (the CPU runtime's
 worker threads fell asleep meanwhile: 10-24% of a 0.1-0.3 ms call after a 1 ms gap, Intel CPU
@@ -40,13 +48,13 @@ import numpy as np
 
 from fusec.bench.graph import parse
 from fusec.bench.harness import check, reference_outputs
-from fusec.bench.timing import interleaved, wall_call
+from fusec.bench.timing import BLOCK, interleaved, wall_call
 from fusec.bench.workloads import Workload, all_workloads, offload_workloads, tiny_workloads
+from fusec.compiler.driver import Placed
+from fusec.placement.measured import MeasuredChoice
 from fusec.files import atomic_write
 
 RUNNERS = ("cpu", "gpu", "auto")
-BLOCK = 5
-"""Calls of one runner in a row, per turn."""
 MAX_RUNNER_S = 8.0
 """A runner's timed calls add up to about this at most (a 4096^3 f16 GEMM on a CPU)."""
 MIN_CALLS = 3
@@ -59,6 +67,9 @@ class Row:
     ms: dict[str, float | None]
     problems: dict[str, str]
     placement: str = ""
+    choice: dict[str, Any] | None = None
+    """auto's offload report ``choice``: the model's estimates for its placement and the best
+    other one, and, for a near tie, what was measured (`fusec.placement.measured`)."""
 
     @property
     def ratio(self) -> float | None:
@@ -68,15 +79,31 @@ class Row:
         return None if auto is None or not singles else auto / min(singles)
 
 
+@dataclass
+class Prepared:
+    """A runner's call of the compiled workload, and for auto where its kernels went."""
+
+    call: Callable[[], list[np.ndarray]]
+    placement: str = ""
+    placed: Placed | None = None
+    """auto's `compile_placed` result (its offload report, and its executable, which may be
+    measuring a near tie)."""
+
+    @property
+    def measuring(self) -> MeasuredChoice | None:
+        exe = self.placed.executable if self.placed is not None else None
+        return exe if isinstance(exe, MeasuredChoice) else None
+
+
 def prepare(runner: str, workload: Workload, inputs: list[np.ndarray], names: list[str],
-            params: dict[str, np.ndarray], pipeline: str
-            ) -> tuple[Callable[[], list[np.ndarray]], str]:
+            params: dict[str, np.ndarray], pipeline: str) -> Prepared:
     """A call of the compiled workload, and (for auto) where its kernels went. The workload's
     own pipeline, launch fusion and TF32 setting apply, as in fusec-bench."""
     import fusec
     from fusec.compiler.driver import compile_placed
 
     where = ""
+    placed = None
     options: dict[str, Any] = {"pipeline": workload.pipeline or pipeline, "params": params,
                                "launch_fusion": workload.launch_fusion,
                                "allow_tf32": workload.tf32}
@@ -90,7 +117,25 @@ def prepare(runner: str, workload: Workload, inputs: list[np.ndarray], names: li
     else:
         exe = fusec.compile(workload.text, device=runner, **options)
     args = [a for a, n in zip(inputs, names, strict=True) if n not in params]
-    return (lambda: exe(*args)), where
+    return Prepared(lambda: exe(*args), where, placed)
+
+
+def settle(prepared: Prepared, reference: list[np.ndarray]) -> float:
+    """Calls an auto executable that measures a near tie until it has chosen, checking every
+    call's outputs (both candidates run); the largest relative error (0 with nothing to do)."""
+    measuring = prepared.measuring
+    error = 0.0
+    while measuring is not None and measuring.chosen is None:
+        error = max(error, check(list(prepared.call()), reference))
+    return error
+
+
+def choice_summary(choice: dict[str, Any] | None) -> str:
+    """``; tie measured: gpu 45.3, cpu 41.2 ms -> cpu`` for a measured near tie, else ``""``."""
+    if not choice or not choice.get("measured"):
+        return ""
+    medians = ", ".join(f"{n} {m:.3g}" for n, m in choice["median_ms"].items() if m is not None)
+    return f"; tie measured: {medians} ms -> {choice['chosen']}"
 
 
 def run_workload(workload: Workload, runners: Sequence[str], repeat: int, warmup: int,
@@ -106,17 +151,18 @@ def run_workload(workload: Workload, runners: Sequence[str], repeat: int, warmup
     ready: dict[str, Callable[[], list[np.ndarray]]] = {}
     for runner in runners:
         try:
-            call, where = prepare(runner, workload, inputs, names, params, pipeline)
-            error = check(list(call()), reference)
+            prepared = prepare(runner, workload, inputs, names, params, pipeline)
+            error = max(check(list(prepared.call()), reference), settle(prepared, reference))
         except Exception as e:  # noqa: BLE001 - a missing device or a failure: in the table
             row.problems[runner] = str(e).splitlines()[0] if str(e) else type(e).__name__
             continue
         if not error <= workload.tolerance:
             row.problems[runner] = f"wrong: relative error {error:.3g}"
             continue
-        if where:
-            row.placement = where
-        ready[runner] = call
+        if prepared.placed is not None:
+            row.choice = prepared.placed.current_report()["choice"]
+            row.placement = prepared.placement + choice_summary(row.choice)
+        ready[runner] = prepared.call
     timings = interleaved([lambda c=c: wall_call(c) for c in ready.values()], warmup, repeat,
                           block=block, balanced=balanced, max_time_s=max_runner_s,
                           min_calls=MIN_CALLS)

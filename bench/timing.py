@@ -24,6 +24,9 @@ from dataclasses import dataclass
 MIN_TIME_S = 0.25
 """Fast calls are repeated until they have run this long, so their medians are stable."""
 MAX_CALLS = 200
+BLOCK = 5
+"""Calls of one runner in a row per turn, in the balanced order fusec-bench and
+``fusec.bench.offload`` use."""
 
 
 @dataclass(frozen=True)

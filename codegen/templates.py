@@ -209,15 +209,16 @@ def instantiate_column_stats(
         return column_mean(name, p.int("rows"), p.int("cols"))
     tile = p.int("tile", 16)
     cpu = p.str("shape", "gpu") == "cpu"  # the lowering's device kind, not this device's
+    width = device.float_vector_width if device is not None else 8
     if template == "centered_gram":
         if cpu:
             return centered_gram_cpu(name, p.int("rows"), p.int("cols"),
-                                     float_expression(p.float("scale")), tile)
+                                     float_expression(p.float("scale")), tile, width)
         return centered_gram(name, p.int("rows"), p.int("cols"), p.float("scale"), tile)
     if template == "gemm_column_sums":
         if cpu:
             return gemm_column_sums_cpu(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"),
-                                        tile)
+                                        tile, width)
         return gemm_column_sums(name, p.int("m"), p.int("k"), p.int("c"), p.str("mode"), tile)
     if cpu:
         return column_finish_cpu(name, p.int("parts"), p.int("m"), p.int("c"), p.str("mode"),

@@ -41,12 +41,14 @@ from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
 from fusec.codegen.plan import ProgramPlan, ValueSpec
-from fusec.placement.calibration import load_setup
-from fusec.placement.decide import ACCELERATOR, place
+from fusec.placement.calibration import Setup, load_setup
+from fusec.placement.decide import ACCELERATOR, Placement, place
 from fusec.placement.devices import DevicePair, find_devices
 from fusec.placement.executor import PlacedExecutable, PlacedSegment
-from fusec.placement.partition import ValueKeys, partition
-from fusec.placement.report import build_report
+from fusec.placement.measured import MeasuredChoice
+from fusec.placement.partition import Segment, ValueKeys, partition
+from fusec.placement.report import build_report, choice_entry
+from fusec.placement.tie import TieCheck, check_tie
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ def compile(  # noqa: A001 - the public name the package exports
     launch_budget: int | None = None,
     launch_fusion: bool = True,
     allow_tf32: bool = False,
-) -> Executable | PlacedExecutable | OnnxExecutable:
+) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
     ``params`` binds inputs (by name) to the device once, as `Executable.bind` does: a call
@@ -171,13 +173,30 @@ def compile(  # noqa: A001 - the public name the package exports
 
 @dataclass(frozen=True)
 class Placed:
-    """What `compile_placed` gives: the executable (one device's, or a `PlacedExecutable`
-    over two) and the offload report (`fusec.placement.report`)."""
+    """What `compile_placed` gives: the executable (one device's, a `PlacedExecutable` over
+    two, or a `MeasuredChoice` between two of those for a near tie) and the offload report
+    (`fusec.placement.report`) as it was at compile time (`current_report` adds what the
+    executable measured since)."""
 
-    executable: Executable | PlacedExecutable
+    executable: Executable | PlacedExecutable | MeasuredChoice
     report: dict[str, Any]
     function: str
     plans: tuple[ProgramPlan, ...]
+    """The model's placement's plans (a near tie's other candidate has plans of its own)."""
+    tie: TieCheck | None = None
+
+    def current_report(self) -> dict[str, Any]:
+        """The report, with the ``choice`` as it stands now (what was measured so far)."""
+        measuring = self.executable if isinstance(self.executable, MeasuredChoice) else None
+        return {**self.report, "choice": choice_entry(self.tie, measuring)}
+
+
+@dataclass(frozen=True)
+class LoweringOptions:
+    filename: str
+    launch_budget: int | None
+    launch_fusion: bool
+    allow_tf32: bool
 
 
 def compile_placed(
@@ -192,11 +211,15 @@ def compile_placed(
     launch_budget: int | None = None,
     launch_fusion: bool = True,
     allow_tf32: bool = False,
+    setup: Setup | None = None,
 ) -> Placed:
     """Fuses the function, places each unit on the host (CPU) or the accelerator (GPU) by the
     calibrated cost model (`fusec.placement`), lowers each device's segments for that device
     and returns them as one executable. Where every unit lands on one device the result is
-    that device's plain `Executable`. `devices` replaces the devices found (tests)."""
+    that device's plain `Executable`. Where the model's estimates of the placement and of the
+    best other one are a near tie (`fusec.placement.tie`), both are built and the executable
+    measures them on its first calls (`MeasuredChoice`). `devices` replaces the devices found
+    and `setup` the calibration cache's cost model (tests)."""
     pair = devices or find_devices(platform)
     overrides = parse_thresholds(offload_thresholds or {})
     module = load(source_or_module, filename)
@@ -207,30 +230,62 @@ def compile_placed(
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     single = pair.single
     progress.step("placing the kernels")
-    setup = load_setup(pair.host, None if single else pair.accelerator)
+    if setup is None:
+        setup = load_setup(pair.host, None if single else pair.accelerator)
     setup = replace(setup, thresholds=setup.thresholds.with_overrides(overrides),
                     overrides=dict(overrides))
     placement = place(fn, setup.thresholds, setup.accelerator,
                       single=single[0] if single else None, params=list(params or {}))
+    tie = None if single else check_tie(fn, placement, setup.thresholds, setup.accelerator,
+                                        list(params or {}))
+    options = LoweringOptions(filename, launch_budget, launch_fusion, allow_tf32)
+    exe, plans, segments = build_placed(module, name, fn, placement, pair, params, options)
     host = pair.host.description if pair.host else None
     accelerator = pair.accelerator.description if pair.accelerator else None
+    note = None
+    if not placement.split:
+        role = placement.decisions[0].device if placement.decisions else (
+            single[0] if single else ACCELERATOR)
+        note = pair.note or f"every kernel on the {role} ({pair.device(role).description})"
+    measuring = None
+    if tie is not None and tie.tie and tie.other is not None:
+        other, _, _ = build_placed(module, name, fn, tie.other.placement, pair, params, options)
+        measuring = MeasuredChoice([(tie.chosen.name, exe), (tie.other.name, other)],
+                                   tie.trials)
+    report = build_report(setup, placement, host or "none", accelerator, segments, note=note,
+                          choice=choice_entry(tie, measuring))
+    return Placed(measuring or exe, report, name, plans, tie)
+
+
+def build_placed(
+    module: ModuleOp,
+    name: str,
+    fn: func.FuncOp,
+    placement: Placement,
+    pair: DevicePair,
+    params: Mapping[str, np.ndarray] | None,
+    options: LoweringOptions,
+) -> tuple[Executable | PlacedExecutable, tuple[ProgramPlan, ...], list[Segment]]:
+    """The executable of one placement of `fn` (of `module`, fused; neither is changed): one
+    device's `Executable` where every unit is on one device (the very one
+    ``fusec.compile(device=...)`` makes), else a `PlacedExecutable` of its segments."""
+    single = pair.single
     if not placement.split:
         role = placement.decisions[0].device if placement.decisions else (
             single[0] if single else ACCELERATOR)
         dev = pair.device(role)
-        compiled = lower(module, name, "none", DeviceInfo.from_device(dev.device), filename,
-                         launch_budget, launch_fusion, allow_tf32)
-        note = pair.note or f"every kernel on the {role} ({dev.description})"
-        report = build_report(setup, placement, host or "none", accelerator, note=note)
+        compiled = lower(module.clone(), name, "none", DeviceInfo.from_device(dev.device),
+                         options.filename, options.launch_budget, options.launch_fusion,
+                         options.allow_tf32)
         building(compiled.plan)
-        return Placed(Executable(compiled.plan, dev, params), report, name, (compiled.plan,))
+        return Executable(compiled.plan, dev, params), (compiled.plan,), []
     segments = partition(fn, placement)
     placed = []
     for segment in segments:
         dev = pair.device(segment.device)
         compiled = lower(segment.module, segment.name, "none",
-                         DeviceInfo.from_device(dev.device), filename, launch_budget,
-                         launch_fusion, allow_tf32)
+                         DeviceInfo.from_device(dev.device), options.filename,
+                         options.launch_budget, options.launch_fusion, options.allow_tf32)
         reads = {s.name for s in compiled.plan.inputs}
         bound = {k: v for k, v in (params or {}).items() if k in reads}
         building(compiled.plan)
@@ -241,8 +296,7 @@ def compile_placed(
               for i, a in enumerate(fn.body.block.args)]
     outputs = [keys[v] for v in fn.body.block.last_op.operands]  # type: ignore[union-attr]
     exe = PlacedExecutable(name, inputs, outputs, placed, params)
-    report = build_report(setup, placement, host or "none", accelerator, segments)
-    return Placed(exe, report, name, tuple(p.executable.plan for p in placed))
+    return exe, tuple(p.executable.plan for p in placed), segments
 
 
 def building(plan: ProgramPlan) -> None:

@@ -116,6 +116,14 @@ class Thresholds:
     cpu_call_s: float = 0.0
     """Host seconds a call on the host device costs besides its kernels (checking, wrapping
     the arrays, the wait); paid once per piece of a program run there. 0 until calibrated."""
+    tie_margin: float = 0.25
+    """Where the model's seconds for a whole call of the chosen placement and of the best
+    other one (all on the host, all on the accelerator) are within this fraction of each
+    other, the auto executable measures both on its first calls and keeps the faster
+    (`fusec.placement.tie`); 0 turns measuring off."""
+    tie_trials: int = 3
+    """Timed calls of each candidate while measuring a near tie (each after an untimed one:
+    ``4 x tie_trials`` calls in all); 0 turns measuring off."""
 
     @classmethod
     def names(cls) -> list[str]:

@@ -8,8 +8,14 @@ overrides applied), ``base_source`` (``built-in-default``, ``loaded-from-cache``
 ``before``, ``after``, ``absolute``, ``ratio``), ``warnings``, ``decisions`` (the last 128:
 ``kernel``, ``kind``, ``elements``, ``flops``, ``batch``, ``decision`` (``cpu`` or ``gpu``),
 ``reason``, ``cpu_estimate_ms``, ``gpu_estimate_ms``, ``threshold``), ``decisions_total``,
-``transfers`` (``value``, ``from``, ``to``, ``bytes``, ``estimate_ms``) and ``segments``
-(``device`` and the kernels each runs).
+``transfers`` (``value``, ``from``, ``to``, ``bytes``, ``estimate_ms``), ``segments``
+(``device`` and the kernels each runs) and ``choice`` (None with one device or without a
+calibrated accelerator): the model's placement against the best other one
+(`fusec.placement.tie`): ``margin``, ``trials``, ``estimate_ratio``, ``tie``, the
+``candidates`` (``name``, ``model_choice``, ``estimate_ms``), ``measured`` (whether the
+executable measures them), ``chosen`` (the candidate that runs; None while measuring) and,
+where measured, `fusec.placement.measured.MeasuredChoice.record`'s ``state``, ``calls``,
+``calls_to_decide``, ``times_ms`` and ``median_ms``.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from typing import Any
 from fusec.placement.calibration import Setup
 from fusec.placement.cost_model import Thresholds
 from fusec.placement.decide import Placement
+from fusec.placement.measured import MeasuredChoice
 from fusec.placement.partition import Segment
+from fusec.placement.tie import TieCheck
 
 DELTA_FIELDS = ("cpu_elem_per_elem", "cpu_reduction_per_elem", "cpu_matmul_per_flop")
 
@@ -41,8 +49,20 @@ def delta(before: Thresholds, after: Thresholds) -> dict[str, dict[str, float | 
     return out
 
 
+def choice_entry(tie: TieCheck | None, measuring: MeasuredChoice | None) -> dict[str, Any] | None:
+    """The report's ``choice`` (module docstring); `measuring` is the executable that measures
+    the tie, where it does."""
+    if tie is None:
+        return None
+    entry = tie.as_dict() | {"measured": measuring is not None, "chosen": tie.chosen.name}
+    if measuring is not None:
+        entry |= measuring.record()
+    return entry
+
+
 def build_report(setup: Setup, placement: Placement, host: str, accelerator: str | None,
-                 segments: Sequence[Segment] = (), note: str | None = None) -> dict[str, Any]:
+                 segments: Sequence[Segment] = (), note: str | None = None,
+                 choice: dict[str, Any] | None = None) -> dict[str, Any]:
     calibration = None
     if setup.previous is not None:
         calibration = {"previous": setup.previous.as_dict(),
@@ -73,6 +93,7 @@ def build_report(setup: Setup, placement: Placement, host: str, accelerator: str
         "transfers": [{"value": t.value, "from": t.source, "to": t.target, "bytes": t.nbytes,
                        "estimate_ms": ms(t.seconds)} for t in placement.transfers],
         "segments": [{"device": s.device, "kernels": list(s.labels)} for s in segments],
+        "choice": choice,
     }
 
 
@@ -120,4 +141,22 @@ def to_table(report: dict[str, Any]) -> str:
     for t in report["transfers"]:
         lines.append(f"  transfer {t['value']}: {t['from']} -> {t['to']}, {t['bytes']} bytes"
                      + (f", {t['estimate_ms']:.4g} ms" if t["estimate_ms"] is not None else ""))
+    if report.get("choice"):
+        lines.append(choice_line(report["choice"]))
     return "\n".join(lines)
+
+
+def choice_line(choice: dict[str, Any]) -> str:
+    """One line: the candidates' estimates, and what was measured (if anything)."""
+    estimates = " vs ".join(f"{c['name']}{' (model)' if c['model_choice'] else ''} "
+                            f"{_cell(c['estimate_ms'])} ms" for c in choice["candidates"])
+    line = f"offload: choice: estimated {estimates}"
+    if not choice["measured"]:
+        within = "within" if choice["tie"] else "not within"
+        return line + f" ({within} the tie margin {choice['margin']:g}): {choice['chosen']}"
+    medians = " vs ".join(f"{n} {_cell(m)} ms" for n, m in choice["median_ms"].items())
+    if choice["state"] == "measuring":
+        return (line + f", a near tie: measuring ({choice['calls']} of "
+                f"{choice['calls_to_decide']} calls so far: {medians})")
+    return (line + f", a near tie: measured over {choice['calls']} calls, medians {medians}: "
+            f"{choice['chosen']}")

@@ -162,6 +162,7 @@ def run(
         original = load(read_source(file), file)
         params = module_params(original, file) or {}
     started = time.perf_counter()
+    measuring = False
     if device == "auto":
         from fusec.placement.cost_model import parse_overrides
 
@@ -179,7 +180,12 @@ def run(
         if dump_kernels:
             for plan in placed.plans:
                 dump(dump_kernels, plan.function, plan.source, "", [file, inputs])
-        if offload_report:
+        measuring = placed.tie is not None and placed.tie.tie
+        if verbose and placed.report.get("choice"):
+            from fusec.placement.report import choice_line
+
+            click.echo(f"fusec-run: note: {choice_line(placed.report['choice'])}", err=True)
+        if offload_report and not measuring:
             write_report(offload_report, placed.report)
     else:
         dev = select_device(device, platform)  # type: ignore[arg-type]
@@ -233,6 +239,8 @@ def run(
     else:
         outputs = exe(*args)
     progress.pause()
+    if device == "auto" and measuring and offload_report:   # a near tie: what was measured
+        write_report(offload_report, placed.current_report())
     names = [f"result{i}" for i in range(len(outputs))]
     if imported is not None:
         names = [v.onnx_name for v in imported.outputs]

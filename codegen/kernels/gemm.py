@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass, replace
 
 from fusec.codegen.kernels import half
+from fusec.codegen.kernels import gemm_ffma_pipelined as ffma
 from fusec.codegen.kernels import gemm_mma_pipelined as pipelined
 from fusec.codegen.kernels.gemm_mma import gemm_mma, mma_kind
 from fusec.codegen.kernels.common import (
@@ -221,6 +222,10 @@ def gemm(
         if pipelined.fits(dtype, n, k):
             return pipelined.gemm_mma_pipelined(name, batch, m, n, k, rhs_batched, epilogue, dtype)
         return gemm_mma(name, batch, m, n, k, rhs_batched, epilogue, dtype)
+    if (device_info is not None and tiles is None and split_k == 1 and dtype == "f32"
+            and result == "f32" and ffma_fits(device_info, n, k)):
+        return ffma.gemm_ffma_pipelined(name, batch, m, n, k, rhs_batched, epilogue,
+                                        tiles=ffma.default_tiles(m, n))
     if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
         raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "
                          "its epilogue belongs to gemm_split_sum")
@@ -258,6 +263,14 @@ def gemm(
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
     return KernelSource(name, source, args, global_size, local_size)
+
+
+def ffma_fits(device_info: DeviceInfo, n: int, k: int) -> bool:
+    """Whether a float32 product (no TF32) takes `gemm_ffma_pipelined` on this device: rows of
+    whole float4 (`gemm_ffma_pipelined.fits`) on a device whose inline PTX ``mma.sync`` for
+    TF32 built (`DeviceInfo.tensor_cores`): that is NVIDIA's OpenCL on sm_80 or newer, where
+    ``cp.async`` exists too."""
+    return "tf32" in device_info.tensor_cores and ffma.fits(n, k)
 
 
 def _check_fits(name: str, tiles: GemmTiles, device: DeviceInfo) -> None:

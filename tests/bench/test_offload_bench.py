@@ -73,10 +73,10 @@ def test_the_workloads_compile_options_reach_every_column(
                         tf32=True)
     x = np.linspace(-2, 2, 64, dtype=np.float32)
     for runner in ("cpu", "auto"):
-        call, where = offload.prepare(runner, workload, [x], ["x"], {}, "default")
-        np.testing.assert_allclose(call()[0], np.maximum(np.exp(x), 0), rtol=1e-6)
+        prepared = offload.prepare(runner, workload, [x], ["x"], {}, "default")
+        np.testing.assert_allclose(prepared.call()[0], np.maximum(np.exp(x), 0), rtol=1e-6)
     assert seen == [{"pipeline": "none", "launch_fusion": False, "allow_tf32": True}] * 2
-    assert where == "cpu 2"   # -p none: exp and relu are two units
+    assert prepared.placement == "cpu 2"   # -p none: exp and relu are two units
 
 
 @pytest.mark.parametrize(("args", "expected"), [
@@ -96,3 +96,49 @@ def test_order_and_block_reach_the_timing(tmp_path: Path, monkeypatch: pytest.Mo
     result, _ = run(["-w", "tiny_elementwise", *args], tmp_path)
     assert result.exit_code == 0, result.output
     assert seen == [expected]
+
+
+CHAIN = """
+func.func @c(%x: tensor<256x256xf32>, %y: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %a = nn.add %x, %y : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  %r = nn.relu %a : tensor<256x256xf32> -> tensor<256x256xf32>
+  func.return %r : tensor<256x256xf32>
+}
+"""
+
+
+def test_a_near_tie_is_settled_before_the_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two devices (the CPU device in a second context as the accelerator) and a planted cost
+    model whose estimates are a near tie: the auto row's executable measures both candidates
+    (every call checked) before it is timed, and the row says what it measured."""
+    import dataclasses
+
+    import pyopencl as cl
+
+    from fusec.compiler import driver
+    from fusec.placement.calibration import Setup
+    from fusec.placement.cost_model import DeviceProfile, LinearModel, Thresholds
+    from fusec.placement.devices import DevicePair
+    from fusec.runtime.device import select_device
+
+    host = select_device("cpu")
+    context = cl.Context(devices=[host.device])
+    second = dataclasses.replace(
+        host, context=context, key=(*host.key, "second-context"),
+        queue=cl.CommandQueue(context, host.device,
+                              properties=cl.command_queue_properties.PROFILING_ENABLE))
+    near = Setup(Thresholds(), DeviceProfile(elementwise=LinearModel(0.85e-7)), "calibrated",
+                 None, None)
+    monkeypatch.setattr(driver, "find_devices", lambda platform=None: DevicePair(host, second))
+    monkeypatch.setattr(driver, "load_setup", lambda host, accelerator: near)
+    checked: list[int] = []
+    real_check = offload.check
+    monkeypatch.setattr(offload, "check", lambda out, ref: checked.append(1) or real_check(
+        out, ref))
+    row = offload.run_workload(Workload("tie", "add relu", CHAIN), ["cpu", "auto"], repeat=2,
+                               warmup=1, pipeline="default", seed=0)
+    assert row.problems == {} and row.ms["auto"] is not None
+    assert row.choice is not None and row.choice["measured"]
+    assert row.choice["state"] == "decided" and row.choice["chosen"] in ("cpu", "gpu")
+    assert len(checked) == 1 + 12      # cpu's call, and each of auto's 12 measuring calls
+    assert "; tie measured: gpu " in row.placement and row.placement.startswith("gpu 1")

@@ -269,6 +269,7 @@ def test_pca_step(numeric) -> None:
 
 LAYOUTS = {
     "cpu": DeviceInfo(name="CPU layout", is_cpu=True),
+    "cpu16": DeviceInfo(name="CPU layout, AVX-512", is_cpu=True, float_vector_width=16),
     "gpu": DeviceInfo(name="GPU layout", is_cpu=False, max_work_group_size=256),
 }
 
@@ -294,6 +295,8 @@ def fused_op_ir(kind: str, a: int, b: int, c: int) -> str:
 @pytest.mark.parametrize("kind,a,b,c", [
     ("gram", 1, 1, 0), ("gram", 3, 5, 0), ("gram", 70, 9, 0), ("gram", 33, 19, 0),
     ("gram", 9, 8, 0), ("gram", 40, 32, 0),  # CPU: square aligned tiles, the symmetric kernel
+    ("gram", 40, 64, 0), ("gram", 33, 48, 0), ("gram", 6, 3, 0),  # two vectors a row; shifted
+    ("power", 20, 9, 40), ("power", 17, 5, 33), ("variance", 40, 0, 40), ("variance", 19, 0, 35),
     ("power", 1, 1, 1), ("power", 9, 3, 7), ("power", 70, 20, 17), ("power", 16, 16, 8),
     ("variance", 1, 0, 1), ("variance", 9, 0, 3), ("variance", 70, 0, 17), ("variance", 33, 0, 9),
 ])

@@ -41,6 +41,7 @@ from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
 from fusec.codegen.row_functions import row_inputs, stage_functions
+from fusec.codegen.vector_epilogue import VECTOR_WIDTHS, emit_vector_epilogue
 from fusec.dialects import kernel
 
 
@@ -93,7 +94,12 @@ def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
         KernelArg(n, "in", BUFFER_TYPES[e.type.element_type])  # type: ignore[attr-defined]
         for n, e in zip(names, op.extras, strict=False)
     )
-    return Epilogue(source, function_name, params)
+    vectors = tuple(
+        (width, vector)
+        for width in VECTOR_WIDTHS
+        if (vector := emit_vector_epilogue(f"{function_name}_v{width}", block, names, width))
+    )
+    return Epilogue(source, function_name, params, vectors)
 
 
 def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> KernelSource:

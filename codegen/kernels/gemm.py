@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass, replace
 
 from fusec.codegen.kernels import half
+from fusec.codegen.kernels import gemm_ffma_pipelined as ffma
 from fusec.codegen.kernels import gemm_mma_pipelined as pipelined
 from fusec.codegen.kernels.gemm_mma import gemm_mma, mma_kind
 from fusec.codegen.kernels.common import (
@@ -221,6 +222,10 @@ def gemm(
         if pipelined.fits(dtype, n, k):
             return pipelined.gemm_mma_pipelined(name, batch, m, n, k, rhs_batched, epilogue, dtype)
         return gemm_mma(name, batch, m, n, k, rhs_batched, epilogue, dtype)
+    if (device_info is not None and tiles is None and split_k == 1 and dtype == "f32"
+            and result == "f32" and ffma_fits(device_info, n, k)):
+        return ffma.gemm_ffma_pipelined(name, batch, m, n, k, rhs_batched, epilogue,
+                                        tiles=ffma.default_tiles(m, n))
     if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
         raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "
                          "its epilogue belongs to gemm_split_sum")
@@ -253,10 +258,19 @@ def gemm(
         f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], "
         f"tiles {tiles.key()}{split}, {dtype}\n"
         f"{half.HELPERS if half.is_half(dtype) or half.is_half(shape.out_dtype) else ''}"
-        f"{epilogue.guarded_function()}\n"
+        f"{_vector_helpers(shape, tiles)}"
+        f"{epilogue.guarded_function(_stored_width(tiles))}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
     return KernelSource(name, source, args, global_size, local_size)
+
+
+def ffma_fits(device_info: DeviceInfo, n: int, k: int) -> bool:
+    """Whether a float32 product (no TF32) takes `gemm_ffma_pipelined` on this device: rows of
+    whole float4 (`gemm_ffma_pipelined.fits`) on a device whose inline PTX ``mma.sync`` for
+    TF32 built (`DeviceInfo.tensor_cores`): that is NVIDIA's OpenCL on sm_80 or newer, where
+    ``cp.async`` exists too."""
+    return "tf32" in device_info.tensor_cores and ffma.fits(n, k)
 
 
 def _check_fits(name: str, tiles: GemmTiles, device: DeviceInfo) -> None:
@@ -401,6 +415,7 @@ def _register_tiled(
     lines.append("        }\n    }\n" if staged else "    }\n")
     if staged:
         lines.append(f"    if (row_own >= {m} || col_own >= {n}) return;\n")
+    lines += _vector_stores(shape, tiles, epilogue)
     for r in range(tm):
         lines.append(f"    if (row0 + {r} >= row_own) {{\n")
         for v in range(vectors):
@@ -416,6 +431,46 @@ def _register_tiled(
         shape.batch * shape.split_k,
     )
     return "".join(lines), global_size, (tiles.group_n, tiles.group_m, 1)
+
+
+def _vector_stores(shape: _Shape, tiles: GemmTiles, epilogue: Epilogue) -> list[str]:
+    """Where a work-item owns all the columns of its tile (every tile but a shifted last one),
+    its rows are stored a vector at a time through the epilogue's vector function; the
+    lane-by-lane stores after it handle the shifted tile. Nothing when the epilogue has no
+    vector function of the tile's width (or the result is not a float type)."""
+    width = tiles.vector_width
+    if width == 1 or shape.out_dtype not in VECTOR_STORE_TYPES:
+        return []
+    lines = ["    if (col0 == col_own) {\n"]
+    for r in range(tiles.thread_m):
+        lines.append(f"        if (row0 + {r} >= row_own) {{\n")
+        for v in range(tiles.thread_n // width):
+            col = f"col0 + {v * width}"
+            value = epilogue.vector_call(width, f"c{r}_{v}", f"batch * {shape.m} + row0 + {r}",
+                                         col)
+            if value is None:
+                return []
+            target = f"c + (row0 + {r}) * {shape.n} + {col}"
+            store = half.vstore(shape.out_dtype, width, value, "0", target)
+            lines.append(f"            {store};\n")
+        lines.append("        }\n")
+    lines.append("        return;\n    }\n")
+    return lines
+
+
+VECTOR_STORE_TYPES = ("f32", "f16", "bf16")
+"""Result types `_vector_stores` writes (a vector epilogue yields floats)."""
+
+
+def _stored_width(tiles: GemmTiles) -> int | None:
+    """The vector width `_vector_stores` stores with: the register tiles', None for the
+    local-tiled kernel (which stores lane by lane)."""
+    return None if tiles.staging == "both" or tiles.vector_width == 1 else tiles.vector_width
+
+
+def _vector_helpers(shape: _Shape, tiles: GemmTiles) -> str:
+    width = _stored_width(tiles)
+    return half.bf16_vector_helper(width) if width and shape.out_dtype == "bf16" else ""
 
 
 def _vector_copy(width: int, source: str, target: str, dtype: str = "f32") -> str:

@@ -1,0 +1,449 @@
+"""Float32 GEMM on the FMA units (no tensor cores), pipelined: ``cp.async`` into local memory,
+float4 reads, a register tile per work-item.
+
+``C[b] = epilogue(A[b] @ B[b or 0])`` for row-major float32 A, B and C, the products plain
+``fma`` in float32 (no TF32), built the way fast SIMT SGEMMs are built, through inline PTX in
+NVIDIA's OpenCL C:
+
+- Global -> local: each work-item issues 16-byte ``cp.async.cg.shared.global`` copies (no
+  registers in between) of a ``block_m x block_k`` tile of A and a ``block_k x block_n`` tile
+  of B; chunks past the edges of A or B are zero-filled by the copy's source size 0.
+  ``stages - 1`` steps are in flight while the work-group multiplies one; one barrier per step
+  (``cp.async.wait_group stages - 2``, then the barrier).
+- A stays row-major in local memory (rows of ``block_k`` floats, so a copy moves 16 bytes of a
+  row unchanged), and is read as a float4 along K: one float4 gives four steps of K of one row.
+  Chunk ``c`` of A row ``r`` is stored at chunk ``c ^ ((r >> s) & (chunks - 1))``, ``2^s`` the
+  rows of one 128-byte line, so the rows a warp reads at once fall on distinct banks. B is
+  row-major, unswizzled: a warp reads consecutive float4 of one row.
+- A work-item owns ``thread_m x thread_n`` outputs: rows ``lane_row + lanes_m * r`` and float4
+  column chunks ``lane_col + lanes_n * q`` of its warp's ``warp_m x warp_n`` tile (a warp is
+  ``lanes_m x lanes_n`` work-items), so neighbouring work-items read neighbouring float4 of B
+  and store neighbouring float4 of C. Per four steps of K it reads ``thread_m`` float4 of A and
+  ``4 * thread_n / 4`` of B for ``4 * thread_m * thread_n`` fma.
+
+The copies need rows that start on 16 bytes: K and N multiples of 4 (`fits`); other shapes keep
+the portable kernel (`gemm._local_tiled`).
+
+``copies="emulated"`` replaces ``cp.async`` by a plain, synchronous float4 copy (and commit and
+wait by nothing): the tiling, swizzle, stage rotation, edges and epilogue of this kernel then run
+on any OpenCL device (the CPU in CI).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fusec.codegen.kernels.common import (
+    IDENTITY_EPILOGUE,
+    Epilogue,
+    KernelArg,
+    KernelSource,
+    ceil_div,
+    check_epilogue_names,
+    check_positive,
+    kernel_signature,
+)
+
+LINE_BYTES = 128
+"""Bytes of local memory one access can read without a bank conflict (32 banks of 4 bytes)."""
+
+RESERVED_NAMES = frozenset({
+    "batch", "a", "b", "c", "tid", "lane", "warp", "lane_row", "lane_col", "warp_row",
+    "warp_col", "row_base", "col_base", "smem", "smem_base", "kt", "read_stage", "write_stage",
+    "row", "col", "st", "k0", "block_id", "first_row", "group_rows", "a_read", "b_read",
+    "a_swz", "sa", "sb",
+})
+
+
+def _power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+@dataclass(frozen=True)
+class FfmaTiles:
+    """The blocking of the pipelined FFMA kernel."""
+
+    block_m: int = 128
+    block_n: int = 64
+    block_k: int = 16
+    """Depth of one pipeline step (a multiple of 4: whole float4 of an A row)."""
+    warps_m: int = 2
+    warps_n: int = 2
+    lanes_m: int = 8
+    """Work-items of a warp along the rows; ``32 / lanes_m`` along the columns."""
+    stages: int = 3
+    group_m: int = 0
+    """Run the blocks in groups of ``group_m`` block rows, column by column within a group
+    (so the blocks running at once share rows of A and columns of B in the L2 cache); 0: row
+    by row, as launched."""
+
+    @property
+    def lanes_n(self) -> int:
+        return 32 // self.lanes_m
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps_m * self.warps_n
+
+    @property
+    def warp_m(self) -> int:
+        return self.block_m // self.warps_m
+
+    @property
+    def warp_n(self) -> int:
+        return self.block_n // self.warps_n
+
+    @property
+    def thread_m(self) -> int:
+        return self.warp_m // self.lanes_m
+
+    @property
+    def thread_n(self) -> int:
+        return self.warp_n // self.lanes_n
+
+    @property
+    def chunks_k(self) -> int:
+        """float4 chunks in one A row of a stage."""
+        return self.block_k // 4
+
+    @property
+    def stage_floats(self) -> int:
+        return self.block_m * self.block_k + self.block_k * self.block_n
+
+    @property
+    def local_bytes(self) -> int:
+        return 4 * self.stages * self.stage_floats
+
+    def key(self) -> str:
+        """A compact name, e.g. ``128x128x16_w4x2_l4_s3`` (``_g8`` when grouped)."""
+        text = (f"{self.block_m}x{self.block_n}x{self.block_k}_w{self.warps_m}x{self.warps_n}"
+                f"_l{self.lanes_m}_s{self.stages}")
+        return text + (f"_g{self.group_m}" if self.group_m else "")
+
+    def check(self) -> None:
+        """Raise ValueError if the blocking cannot be generated."""
+        problems = []
+        sizes = (self.block_m, self.block_n, self.block_k, self.warps_m, self.warps_n,
+                 self.lanes_m)
+        if not all(_power_of_two(v) for v in sizes) or self.lanes_m > 32:
+            problems.append("powers of two for the block, warp and lane counts (lanes_m <= 32)")
+        elif self.block_k < 4:
+            problems.append("block_k at least 4")
+        elif self.block_m % (self.warps_m * self.lanes_m) or self.warp_n % (4 * self.lanes_n):
+            problems.append("warp tiles of whole rows per lane and whole float4 per lane")
+        elif (self.block_m * self.chunks_k) % self.threads or \
+                (self.block_k * self.block_n // 4) % self.threads:
+            problems.append("tiles whose float4 chunks divide evenly among the work-items")
+        if self.stages < 2:
+            problems.append("at least 2 stages")
+        if self.group_m < 0:
+            problems.append("group_m >= 0")
+        if problems:
+            raise ValueError(f"pipelined FFMA tiles {self.key()}: need {'; '.join(problems)}")
+
+
+DEFAULT_TILES = FfmaTiles()
+"""128x64 blocks of 4 warps (64x32 each, 8x4 work-items of 8x8 outputs), 16 deep, 3 stages:
+36 KiB of local memory, 168 registers (ptxas), so 3 work-groups per SM. On an H100 it was the
+fastest blocking of a sweep of 14 at 4096^3 (2.99 ms, 46 TFLOP/s, 1.08x cuBLAS without TF32)
+and at every BERT-base and Llama GEMM shape at batch 32 and 1 (0.81x-1.05x cuBLAS;
+`bench/results/h100-2026-11-25-s3-sgemm-sweep-1.log`); 128x128 blocks of 8 warps took 3.2-3.5
+ms at 4096^3 and 1.1-1.4x cuBLAS at the BERT shapes, where 4096x768 is 192 such blocks on 132
+SMs."""
+
+
+def default_tiles(m: int, n: int) -> FfmaTiles:
+    """The blocking `gemm.gemm` uses for an ``m x n`` product."""
+    return DEFAULT_TILES
+
+
+def fits(n: int, k: int) -> bool:
+    """Whether the pipelined kernel computes this product: rows of A (K floats) and B (N
+    floats) that are whole 16-byte chunks."""
+    return k % 4 == 0 and n % 4 == 0
+
+
+def gemm_ffma_pipelined(
+    name: str,
+    batch: int,
+    m: int,
+    n: int,
+    k: int,
+    rhs_batched: bool,
+    epilogue: Epilogue = IDENTITY_EPILOGUE,
+    copies: str = "ptx",
+    tiles: FfmaTiles = DEFAULT_TILES,
+) -> KernelSource:
+    """The pipelined FFMA kernel (see the module docstring); ``copies`` is ``"ptx"``
+    (``cp.async``) or ``"emulated"`` (plain copies, any OpenCL device)."""
+    check_positive(name, batch=batch, m=m, n=n, k=k)
+    if not fits(n, k):
+        raise ValueError(f"kernel '{name}': the pipelined FFMA GEMM takes K and N multiples of "
+                         f"4; not K={k} N={n}")
+    if copies not in ("ptx", "emulated"):
+        raise ValueError(f"kernel '{name}': copies must be 'ptx' or 'emulated', got '{copies}'")
+    tiles.check()
+    check_epilogue_names(name, epilogue, RESERVED_NAMES)
+    for param in epilogue.params:
+        if re.fullmatch(r"[ab][rcdvpx]\d+|[abc]\d+(_\d+)?|[ab]f\d+_\d+", param.name):
+            raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
+                             "the kernel's copy, fragment or accumulator registers")
+    args = (KernelArg("lhs", "in"), KernelArg("rhs", "in"), KernelArg("out", "out"),
+            *epilogue.params)
+    emulated = copies == "emulated"
+    helpers = _emulated_copies(name) if emulated else _ptx_copies(name, tiles.stages)
+    body = _Body(name, batch, m, n, k, rhs_batched, epilogue, tiles, emulated).source()
+    attribute = f"__attribute__((reqd_work_group_size({tiles.threads}, 1, 1)))"
+    source = (
+        f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], f32, FFMA "
+        f"(cp.async x{tiles.stages}, tiles {tiles.key()}{', emulated' if emulated else ''})\n"
+        f"{helpers}"
+        f"{epilogue.guarded_function()}\n"
+        f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
+    )
+    global_size = (ceil_div(n, tiles.block_n) * tiles.threads, ceil_div(m, tiles.block_m), batch)
+    return KernelSource(name, source, args, global_size, (tiles.threads, 1, 1))
+
+
+CP_ASYNC = "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+
+
+def _ptx_copies(name: str, stages: int) -> str:
+    """``<name>_cp16(smem, dst, src, bytes)``: one 16-byte asynchronous copy of ``src`` to float
+    ``dst`` of the local array (zero-filled when ``bytes`` is 0); ``<name>_commit``,
+    ``<name>_wait`` (all but ``stages - 2`` groups done), ``<name>_wait_all``. A ``__local``
+    pointer converted to an integer is its address in the shared state space."""
+    return (
+        f"inline void {name}_cp16(__local float *smem, const uint dst, __global const float *src,"
+        "\n                         const uint bytes) {\n"
+        "    const uint addr = (uint)(size_t)(smem + dst);\n"
+        f'    asm volatile("{CP_ASYNC}" :: "r"(addr), "l"((ulong)src), "r"(bytes) : "memory");\n'
+        "}\n"
+        f"inline void {name}_commit(void) {{\n"
+        '    asm volatile("cp.async.commit_group;" ::: "memory");\n'
+        "}\n"
+        f"inline void {name}_wait(void) {{\n"
+        f'    asm volatile("cp.async.wait_group {stages - 2};" ::: "memory");\n'
+        "}\n"
+        f"inline void {name}_wait_all(void) {{\n"
+        '    asm volatile("cp.async.wait_group 0;" ::: "memory");\n'
+        "}\n"
+    )
+
+
+def _emulated_copies(name: str) -> str:
+    """The test doubles of `_ptx_copies` in plain OpenCL C: a synchronous float4 copy (so commit
+    and wait do nothing)."""
+    return (
+        f"inline void {name}_cp16(__local float *smem, const uint dst, __global const float *src,"
+        "\n                         const uint bytes) {\n"
+        "    vstore4(bytes ? vload4(0, src) : (float4)(0.0f), 0, smem + dst);\n"
+        "}\n"
+        f"inline void {name}_commit(void) {{}}\n"
+        f"inline void {name}_wait(void) {{}}\n"
+        f"inline void {name}_wait_all(void) {{}}\n"
+    )
+
+
+@dataclass
+class _Body:
+    name: str
+    batch: int
+    m: int
+    n: int
+    k: int
+    rhs_batched: bool
+    epilogue: Epilogue
+    tiles: FfmaTiles
+    emulated: bool
+
+    @property
+    def rows_per_line(self) -> int:
+        """A rows of a stage in one 128-byte line of local memory."""
+        return max(1, LINE_BYTES // (4 * self.tiles.block_k))
+
+    def swizzle(self, row: str) -> str:
+        """C expression: what chunk ``c`` of A row `row` is XORed with in local memory."""
+        shift = self.rows_per_line.bit_length() - 1
+        return f"((({row}) >> {shift}) & {self.tiles.chunks_k - 1})"
+
+    def swizzle_of(self, row: int) -> int:
+        return (row // self.rows_per_line) & (self.tiles.chunks_k - 1)
+
+    def source(self) -> str:
+        tl, m, n, k = self.tiles, self.m, self.n, self.k
+        rhs_offset = f"batch * {k * n}" if self.rhs_batched else "0"
+        steps = ceil_div(k, tl.block_k)
+        lines = [
+            "    const int batch = get_global_id(2);\n",
+            f"    __global const float *a = lhs + batch * {m * k};\n",
+            f"    __global const float *b = rhs + {rhs_offset};\n",
+            f"    __global float *c = out + batch * {m * n};\n",
+            "    const int tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;\n",
+            f"    const int lane_row = lane / {tl.lanes_n}, lane_col = lane % {tl.lanes_n};\n",
+            f"    const int warp_row = (warp / {tl.warps_n}) * {tl.warp_m};\n",
+            f"    const int warp_col = (warp % {tl.warps_n}) * {tl.warp_n};\n",
+            *self.block_origin(),
+            f"    __local float smem[{tl.stages * tl.stage_floats}] __attribute__((aligned(128)));\n",
+        ]
+        for r in range(tl.thread_m):
+            accs = ", ".join(f"c{r}_{j} = 0.0f" for j in range(tl.thread_n))
+            lines.append(f"    float {accs};\n")
+        lines += self.read_offsets()
+        lines += self.copy_setup()
+        for s in range(tl.stages - 1):
+            lines.append(f"    /* prologue: step {s} into stage {s} */\n")
+            lines += self.copies(f"{s * tl.block_k}", f"{s * tl.stage_floats}u", "    ")
+            lines.append(f"    {self.name}_commit();\n")
+        stage, total = tl.stage_floats, tl.stages * tl.stage_floats
+        lines += [
+            f"    uint read_stage = 0u, write_stage = {total - stage}u;\n",
+            f"    for (int kt = 0; kt < {steps}; ++kt) {{\n",
+            f"        {self.name}_wait();\n",
+            "        barrier(CLK_LOCAL_MEM_FENCE);\n",
+            f"        if (kt + {tl.stages - 1} < {steps}) {{\n",
+            *self.copies(f"(kt + {tl.stages - 1}) * {tl.block_k}", "write_stage",
+                         "            "),
+            "        }\n",
+            f"        {self.name}_commit();\n",
+            *self.products(),
+            f"        read_stage = read_stage + {stage}u == {total}u ? 0u : read_stage + {stage}u;\n",
+            f"        write_stage = write_stage + {stage}u == {total}u ? 0u : "
+            f"write_stage + {stage}u;\n",
+            "    }\n",
+            f"    {self.name}_wait_all();\n",
+        ]
+        lines += self.stores()
+        return "".join(lines)
+
+    def block_origin(self) -> list[str]:
+        """``row_base`` and ``col_base``: where this work-group's block of C starts."""
+        tl = self.tiles
+        if tl.group_m == 0:
+            return [f"    const int row_base = get_group_id(1) * {tl.block_m};\n",
+                    f"    const int col_base = get_group_id(0) * {tl.block_n};\n"]
+        across, down = ceil_div(self.n, tl.block_n), ceil_div(self.m, tl.block_m)
+        per_group = tl.group_m * across
+        return [
+            f"    const int block_id = get_group_id(1) * {across} + get_group_id(0);\n",
+            f"    const int first_row = block_id / {per_group} * {tl.group_m};\n",
+            f"    const int group_rows = min({down} - first_row, {tl.group_m});\n",
+            f"    const int row_base = (first_row + block_id % {per_group} % group_rows) * "
+            f"{tl.block_m};\n",
+            f"    const int col_base = (block_id % {per_group} / group_rows) * {tl.block_n};\n",
+        ]
+
+    def read_offsets(self) -> list[str]:
+        """Each work-item's local read offsets within a stage, in floats: ``a_read`` (its first
+        row of A), ``ax<v>`` (the position of chunk ``v`` of its rows after its own part of the
+        swizzle), ``b_read`` (its first float4 of a B row)."""
+        tl = self.tiles
+        lines = [
+            f"    const int a_read = (warp_row + lane_row) * {tl.block_k};\n",
+            f"    const int a_swz = {self.swizzle('warp_row + lane_row')};\n",
+        ]
+        for v in range(tl.chunks_k):
+            lines.append(f"    const int ax{v} = ({v} ^ a_swz) * 4;\n")
+        lines.append(f"    const int b_read = {tl.block_m * tl.block_k} + warp_col + lane_col * 4;\n")
+        return lines
+
+    def copy_setup(self) -> list[str]:
+        """Per work-item, loop-invariant parts of its copies: for each chunk ``i`` of A, its
+        tile row ``ar<i>``, chunk ``ac<i>``, local offset ``ad<i>`` (floats), whether its row is
+        in A (``av<i>``) and its source at K = 0 (``ap<i>``); for B the same with ``b`` (the row
+        is along K, so only the column is checked here)."""
+        tl, m, n, k = self.tiles, self.m, self.n, self.k
+        lines = []
+        for i in range(tl.block_m * tl.chunks_k // tl.threads):
+            at = f"tid + {i * tl.threads}"
+            lines += [
+                f"    const int ar{i} = ({at}) / {tl.chunks_k}, ac{i} = ({at}) % {tl.chunks_k};\n",
+                f"    const uint ad{i} = (uint)(ar{i} * {tl.block_k} + "
+                f"(ac{i} ^ {self.swizzle(f'ar{i}')}) * 4);\n",
+                f"    const int av{i} = "
+                f"{'1' if m % tl.block_m == 0 else f'row_base + ar{i} < {m}'};\n",
+                f"    __global const float *ap{i} = a + (av{i} ? (row_base + ar{i}) * {k} "
+                f"+ ac{i} * 4 : 0);\n",
+            ]
+        per_row = tl.block_n // 4
+        for i in range(tl.block_k * per_row // tl.threads):
+            at = f"tid + {i * tl.threads}"
+            lines += [
+                f"    const int br{i} = ({at}) / {per_row}, bc{i} = ({at}) % {per_row};\n",
+                f"    const uint bd{i} = (uint)({tl.block_m * tl.block_k} + br{i} * "
+                f"{tl.block_n} + bc{i} * 4);\n",
+                f"    const int bv{i} = "
+                f"{'1' if n % tl.block_n == 0 else f'col_base + bc{i} * 4 < {n}'};\n",
+                f"    __global const float *bp{i} = b + (bv{i} ? br{i} * {n} + col_base + "
+                f"bc{i} * 4 : 0);\n",
+            ]
+        return lines
+
+    def copies(self, k0: str, stage: str, ind: str) -> list[str]:
+        """The copies of the A and B tiles of the step starting at column ``k0`` of A into the
+        stage at float ``stage``."""
+        tl, n, k = self.tiles, self.n, self.k
+        # a step that starts inside K is whole when K is a multiple of the step (the copies
+        # run only for steps that start inside K): then only the rows and columns are checked
+        whole_steps = k % tl.block_k == 0 and k >= (tl.stages - 1) * tl.block_k
+        lines = [f"{ind}{{ const int k0 = {k0}; const uint st = {stage};\n"]
+        for i in range(tl.block_m * tl.chunks_k // tl.threads):
+            ok = f"av{i}" if whole_steps else f"av{i} && k0 + ac{i} * 4 < {k}"
+            lines.append(f"{ind}  {self.name}_cp16(smem, st + ad{i}, ({ok}) ? ap{i} + k0 : a, "
+                         f"({ok}) ? 16u : 0u);\n")
+        for i in range(tl.block_k * (tl.block_n // 4) // tl.threads):
+            ok = f"bv{i}" if whole_steps else f"bv{i} && k0 + br{i} < {k}"
+            lines.append(f"{ind}  {self.name}_cp16(smem, st + bd{i}, ({ok}) ? bp{i} + k0 * {n} "
+                         f": b, ({ok}) ? 16u : 0u);\n")
+        lines.append(f"{ind}}}\n")
+        return lines
+
+    def products(self) -> list[str]:
+        """One step's fma over the stage at ``read_stage``: per four columns of K, the
+        work-item's float4 of A (one per row), then per column its float4 of B and the fma."""
+        tl = self.tiles
+        ind = "        "
+        chunks_n = tl.thread_n // 4
+        lines = [
+            f"{ind}{{ __local const float *sa = smem + read_stage + a_read;\n",
+            f"{ind}  __local const float *sb = smem + read_stage + b_read;\n",
+        ]
+        for q in range(tl.chunks_k):
+            for r in range(tl.thread_m):
+                row_offset = r * tl.lanes_m * tl.block_k
+                chunk = q ^ self.swizzle_of(r * tl.lanes_m)
+                lines.append(f"{ind}  const float4 af{q}_{r} = "
+                             f"*(__local const float4 *)(sa + {row_offset} + ax{chunk});\n")
+            for kk in range(4):
+                kr = 4 * q + kk
+                for j in range(chunks_n):
+                    lines.append(f"{ind}  const float4 bf{kr}_{j} = *(__local const float4 *)(sb + "
+                                 f"{kr * tl.block_n + j * tl.lanes_n * 4});\n")
+                for r in range(tl.thread_m):
+                    for j in range(chunks_n):
+                        for lane in range(4):
+                            acc = f"c{r}_{4 * j + lane}"
+                            lines.append(f"{ind}  {acc} = fma(af{q}_{r}.s{kk}, "
+                                         f"bf{kr}_{j}.s{lane}, {acc});\n")
+        lines.append(f"{ind}}}\n")
+        return lines
+
+    def stores(self) -> list[str]:
+        """Each work-item's float4 runs of a row go out as one 16-byte store: N is a multiple
+        of 4 (`fits`), so a run is in C whole or not at all."""
+        tl, m, n = self.tiles, self.m, self.n
+        lines: list[str] = []
+        for r in range(tl.thread_m):
+            row = f"row_base + warp_row + lane_row + {r * tl.lanes_m}"
+            lines.append(f"    if ({row} < {m}) {{\n        const int row = {row};\n")
+            for j in range(tl.thread_n // 4):
+                col = f"col_base + warp_col + lane_col * 4 + {j * tl.lanes_n * 4}"
+                values = ", ".join(
+                    self.epilogue.call(f"c{r}_{4 * j + d}", f"batch * {m} + row", f"col + {d}")
+                    for d in range(4))
+                lines.append(f"        {{ const int col = {col};\n"
+                             f"          if (col < {n}) vstore4((float4)({values}), 0, "
+                             f"c + row * {n} + col); }}\n")
+            lines.append("    }\n")
+        return lines

@@ -24,6 +24,7 @@ from fusec.codegen.kernels.column_stats import (
 from fusec.codegen.kernels.column_stats_cpu import (
     centered_gram_cpu,
     column_finish_cpu,
+    column_mean_cpu,
     gemm_column_sums_cpu,
 )
 from fusec.codegen.kernels.common import (
@@ -40,6 +41,7 @@ from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
 from fusec.codegen.row_functions import row_inputs, stage_functions
+from fusec.codegen.vector_epilogue import VECTOR_WIDTHS, emit_vector_epilogue
 from fusec.dialects import kernel
 
 
@@ -92,7 +94,12 @@ def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
         KernelArg(n, "in", BUFFER_TYPES[e.type.element_type])  # type: ignore[attr-defined]
         for n, e in zip(names, op.extras, strict=False)
     )
-    return Epilogue(source, function_name, params)
+    vectors = tuple(
+        (width, vector)
+        for width in VECTOR_WIDTHS
+        if (vector := emit_vector_epilogue(f"{function_name}_v{width}", block, names, width))
+    )
+    return Epilogue(source, function_name, params, vectors)
 
 
 def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> KernelSource:
@@ -199,11 +206,13 @@ def instantiate_column_stats(
     """The column-statistics kernels (``codegen/kernels/column_stats.py``)."""
     p = Params(op)
     template = op.template.data
-    if template == "column_mean":
-        return column_mean(name, p.int("rows"), p.int("cols"))
-    tile = p.int("tile", 16)
     cpu = p.str("shape", "gpu") == "cpu"  # the lowering's device kind, not this device's
     width = device.float_vector_width if device is not None else 8
+    if template == "column_mean":
+        if cpu:
+            return column_mean_cpu(name, p.int("rows"), p.int("cols"), width)
+        return column_mean(name, p.int("rows"), p.int("cols"))
+    tile = p.int("tile", 16)
     if template == "centered_gram":
         if cpu:
             return centered_gram_cpu(name, p.int("rows"), p.int("cols"),

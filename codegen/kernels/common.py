@@ -64,21 +64,47 @@ class Epilogue:
     function: str
     name: str
     params: tuple[KernelArg, ...] = ()
+    vector_functions: tuple[tuple[int, str], ...] = ()
+    """``(N, source)`` pairs: C source defining ``floatN <name>_vN(floatN acc, int row, int
+    col, <params>)``, the epilogue of the N adjacent elements (``row``, ``col + i``), for the
+    widths it has one (`fusec.codegen.vector_epilogue`); a kernel holding its results in
+    vectors of another width calls `function` once per lane."""
 
     def call(self, acc: str, row: str, col: str) -> str:
         """The C expression applying this epilogue to `acc` at (`row`, `col`)."""
         extra = "".join(f", {param.name}" for param in self.params)
         return f"{self.name}({acc}, {row}, {col}{extra})"
 
-    def guarded_function(self) -> str:
-        """`function` inside an include guard, so that it may appear twice in one program."""
-        guard = f"FUSEC_EPILOGUE_{self.name}"
-        return f"#ifndef {guard}\n#define {guard}\n{self.function.strip()}\n#endif\n"
+    def vector_call(self, width: int, acc: str, row: str, col: str) -> str | None:
+        """The C expression applying this epilogue to the ``float<width>`` `acc` of columns
+        `col` .. `col` + `width` - 1 of `row`; None when it has no function of that width."""
+        if width not in dict(self.vector_functions):
+            return None
+        extra = "".join(f", {param.name}" for param in self.params)
+        return f"{self.name}_v{width}({acc}, {row}, {col}{extra})"
+
+    def guarded_function(self, width: int | None = None) -> str:
+        """`function` inside an include guard, so that it may appear twice in one program;
+        with `width`, its vector function of that width too (if it has one)."""
+        text = _guarded(f"FUSEC_EPILOGUE_{self.name}", self.function)
+        vector = dict(self.vector_functions).get(width) if width else None
+        if vector is not None:
+            text += _guarded(f"FUSEC_EPILOGUE_{self.name}_v{width}", vector)
+        return text
+
+
+def _guarded(guard: str, source: str) -> str:
+    return f"#ifndef {guard}\n#define {guard}\n{source.strip()}\n#endif\n"
 
 
 IDENTITY_EPILOGUE = Epilogue(
     function="inline float fusec_identity(float acc, int row, int col) { return acc; }",
     name="fusec_identity",
+    vector_functions=tuple(
+        (width, f"inline float{width} fusec_identity_v{width}(float{width} acc, int row, "
+                "int col) { return acc; }")
+        for width in (2, 4, 8, 16)
+    ),
 )
 """The epilogue that stores the accumulated value unchanged."""
 

@@ -258,7 +258,8 @@ def gemm(
         f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], "
         f"tiles {tiles.key()}{split}, {dtype}\n"
         f"{half.HELPERS if half.is_half(dtype) or half.is_half(shape.out_dtype) else ''}"
-        f"{epilogue.guarded_function()}\n"
+        f"{_vector_helpers(shape, tiles)}"
+        f"{epilogue.guarded_function(_stored_width(tiles))}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
     return KernelSource(name, source, args, global_size, local_size)
@@ -414,6 +415,7 @@ def _register_tiled(
     lines.append("        }\n    }\n" if staged else "    }\n")
     if staged:
         lines.append(f"    if (row_own >= {m} || col_own >= {n}) return;\n")
+    lines += _vector_stores(shape, tiles, epilogue)
     for r in range(tm):
         lines.append(f"    if (row0 + {r} >= row_own) {{\n")
         for v in range(vectors):
@@ -429,6 +431,46 @@ def _register_tiled(
         shape.batch * shape.split_k,
     )
     return "".join(lines), global_size, (tiles.group_n, tiles.group_m, 1)
+
+
+def _vector_stores(shape: _Shape, tiles: GemmTiles, epilogue: Epilogue) -> list[str]:
+    """Where a work-item owns all the columns of its tile (every tile but a shifted last one),
+    its rows are stored a vector at a time through the epilogue's vector function; the
+    lane-by-lane stores after it handle the shifted tile. Nothing when the epilogue has no
+    vector function of the tile's width (or the result is not a float type)."""
+    width = tiles.vector_width
+    if width == 1 or shape.out_dtype not in VECTOR_STORE_TYPES:
+        return []
+    lines = ["    if (col0 == col_own) {\n"]
+    for r in range(tiles.thread_m):
+        lines.append(f"        if (row0 + {r} >= row_own) {{\n")
+        for v in range(tiles.thread_n // width):
+            col = f"col0 + {v * width}"
+            value = epilogue.vector_call(width, f"c{r}_{v}", f"batch * {shape.m} + row0 + {r}",
+                                         col)
+            if value is None:
+                return []
+            target = f"c + (row0 + {r}) * {shape.n} + {col}"
+            store = half.vstore(shape.out_dtype, width, value, "0", target)
+            lines.append(f"            {store};\n")
+        lines.append("        }\n")
+    lines.append("        return;\n    }\n")
+    return lines
+
+
+VECTOR_STORE_TYPES = ("f32", "f16", "bf16")
+"""Result types `_vector_stores` writes (a vector epilogue yields floats)."""
+
+
+def _stored_width(tiles: GemmTiles) -> int | None:
+    """The vector width `_vector_stores` stores with: the register tiles', None for the
+    local-tiled kernel (which stores lane by lane)."""
+    return None if tiles.staging == "both" or tiles.vector_width == 1 else tiles.vector_width
+
+
+def _vector_helpers(shape: _Shape, tiles: GemmTiles) -> str:
+    width = _stored_width(tiles)
+    return half.bf16_vector_helper(width) if width and shape.out_dtype == "bf16" else ""
 
 
 def _vector_copy(width: int, source: str, target: str, dtype: str = "f32") -> str:

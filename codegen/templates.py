@@ -24,6 +24,7 @@ from fusec.codegen.kernels.column_stats import (
 from fusec.codegen.kernels.column_stats_cpu import (
     centered_gram_cpu,
     column_finish_cpu,
+    column_mean_cpu,
     gemm_column_sums_cpu,
 )
 from fusec.codegen.kernels.common import (
@@ -205,11 +206,13 @@ def instantiate_column_stats(
     """The column-statistics kernels (``codegen/kernels/column_stats.py``)."""
     p = Params(op)
     template = op.template.data
-    if template == "column_mean":
-        return column_mean(name, p.int("rows"), p.int("cols"))
-    tile = p.int("tile", 16)
     cpu = p.str("shape", "gpu") == "cpu"  # the lowering's device kind, not this device's
     width = device.float_vector_width if device is not None else 8
+    if template == "column_mean":
+        if cpu:
+            return column_mean_cpu(name, p.int("rows"), p.int("cols"), width)
+        return column_mean(name, p.int("rows"), p.int("cols"))
+    tile = p.int("tile", 16)
     if template == "centered_gram":
         if cpu:
             return centered_gram_cpu(name, p.int("rows"), p.int("cols"),

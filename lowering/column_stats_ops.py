@@ -42,7 +42,7 @@ def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
         return [out]
     x = lo.buffer(op.x)
     mean = lo.alloc(TensorType(f32, [d]), "col_mean")
-    lo.template("column_mean", params(rows=n, cols=d), [x], [mean])
+    lo.template("column_mean", {**params(rows=n, cols=d), **shape(lo)}, [x], [mean])
     scale = {**params(rows=n, cols=d, scale=float_prop(op, "scale")), **shape(lo)}
     lo.template("centered_gram", scale, [x, mean], [out])
     return [out]

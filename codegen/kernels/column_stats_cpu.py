@@ -23,6 +23,7 @@ from fusec.codegen.kernels.common import (
     KernelSource,
     ceil_div,
     check_positive,
+    float_expression,
     kernel_signature,
     largest_power_of_two_at_most,
     round_up,
@@ -98,6 +99,36 @@ def local_size(groups: int, per_group: int) -> tuple[int, int]:
     `per_group`."""
     local = min(per_group, groups)
     return round_up(groups, local), local
+
+
+MEAN_GROUP = 4
+"""Work-items (runs of columns) per work-group of `column_mean_cpu`."""
+
+
+def column_mean_cpu(name: str, rows: int, cols: int, vector_width: int = 8) -> KernelSource:
+    """See ``column_stats.column_mean``: a work-item per ``W`` columns, each lane adding its
+    column's rows in order as the GPU kernel's work-item does (so the means are the same bits),
+    read as one vector per row instead of a column per work-item (4096 x 256, AVX-512, medians
+    of 21 launches: 0.38-0.50 -> 0.054-0.061 ms)."""
+    check_positive(name, rows=rows, cols=cols)
+    w = largest_power_of_two_at_most(min(cols, vector_width))
+    t = vtype(w)
+    args = (KernelArg("x", "in"), KernelArg("mean", "out"))
+    runs = ceil_div(cols, w)
+    group = min(MEAN_GROUP, runs)
+    source = (
+        f"// {name}: column means of [{rows}x{cols}] (CPU, float{w} runs of columns)\n"
+        f"{kernel_signature(name, args)}\n{{\n"
+        f"    const int jo = get_global_id(0) * {w};\n"
+        f"    if (jo >= {cols}) return;\n"
+        f"    const int js = min(jo, {cols - w});\n"
+        f"    {t} s = 0.0f;\n"
+        f"    __global const float *row = x + js;\n"
+        f"    for (int r = 0; r < {rows}; ++r, row += {cols}) s += {vload(w, '0', 'row')};\n"
+        f"{store_run(w, f's / {float_expression(float(rows))}', 'mean[js + LANE]', 'jo - js')}"
+        "}\n"
+    )
+    return KernelSource(name, source, args, (round_up(runs, group),), (group,))
 
 
 def centered_gram_cpu(name: str, n: int, d: int, scale: str, rows: int,

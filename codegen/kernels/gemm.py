@@ -34,10 +34,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from fusec.codegen.kernels import half
 from fusec.codegen.kernels import gemm_ffma_pipelined as ffma
 from fusec.codegen.kernels import gemm_mma_pipelined as pipelined
-from fusec.codegen.kernels.gemm_mma import gemm_mma, mma_kind
+from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
     IDENTITY_EPILOGUE,
     DeviceInfo,
@@ -50,6 +49,7 @@ from fusec.codegen.kernels.common import (
     kernel_signature,
     round_up,
 )
+from fusec.codegen.kernels.gemm_mma import gemm_mma, mma_kind
 
 VECTOR_WIDTHS = (1, 2, 4, 8, 16)
 STAGINGS = ("none", "rhs", "both")

@@ -3,14 +3,15 @@ torch, in one process.
 
     python3 -m fusec.bench.ffma_sweep [--shape MxNxK ...] [--repeat 20] VARIANT...
 
-A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG]`` (`gemm_ffma_pipelined` with those `FfmaTiles`,
-``gG``: ``group_m=G``), ``default`` (its default tiles), ``portable`` (the local-memory kernel
-`gemm` used before, with its GPU tiles for that size) or ``auto`` (what `gemm` now picks on this
-device). Per shape (default 4096x4096x4096), torch's float32 matmul with TF32 off is timed by
-CUDA events; each variant is built (``-cl-nv-verbose``: ptxas's register and spill counts are
-printed), checked once against torch's product of the same inputs (max error relative to max
-|C|; NaN if an element is left unwritten) and timed by OpenCL profiling events (median of
-``--repeat`` launches after 3 warm-up launches). Prints one table row per shape and variant.
+A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR]`` (`gemm_ffma_pipelined` with those
+`FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``), ``default``
+(its default tiles), ``portable`` (the local-memory kernel `gemm` used before, with its GPU
+tiles for that size) or ``auto`` (what `gemm` now picks on this device). Per shape (default
+4096x4096x4096), torch's float32 matmul with TF32 off is timed by CUDA events; each variant is
+built (``-cl-nv-verbose``: ptxas's register and spill counts are printed), checked once against
+torch's product of the same inputs (max error relative to max |C|; NaN if an element is left
+unwritten) and timed by OpenCL profiling events (median of ``--repeat`` launches after 3
+warm-up launches). Prints one table row per shape and variant.
 """
 
 from __future__ import annotations
@@ -103,8 +104,10 @@ def main() -> None:
         for variant in options.variants:
             try:
                 kernel = _kernel(variant, m, n, k, info)
+                limit = [f"-cl-nv-maxrregcount={f[1:]}" for f in variant.split(",")[7:]
+                         if f.startswith("r")]
                 program = cl.Program(context, kernel.source).build(
-                    options=["-cl-nv-verbose", *kernel.build_options])
+                    options=["-cl-nv-verbose", *limit, *kernel.build_options])
             except (cl.Error, ValueError) as error:
                 print(f"{shape} {variant}: not built: {str(error)[:2000]}", flush=True)
                 continue

@@ -285,7 +285,8 @@ class _Body:
             f"    const int warp_row = (warp / {tl.warps_n}) * {tl.warp_m};\n",
             f"    const int warp_col = (warp % {tl.warps_n}) * {tl.warp_n};\n",
             *self.block_origin(),
-            f"    __local float smem[{tl.stages * tl.stage_floats}] __attribute__((aligned(128)));\n",
+            f"    __local float smem[{tl.stages * tl.stage_floats}] "
+            "__attribute__((aligned(128)));\n",
         ]
         for r in range(tl.thread_m):
             accs = ", ".join(f"c{r}_{j} = 0.0f" for j in range(tl.thread_n))
@@ -308,7 +309,8 @@ class _Body:
             "        }\n",
             f"        {self.name}_commit();\n",
             *self.products(),
-            f"        read_stage = read_stage + {stage}u == {total}u ? 0u : read_stage + {stage}u;\n",
+            f"        read_stage = read_stage + {stage}u == {total}u ? 0u : "
+            f"read_stage + {stage}u;\n",
             f"        write_stage = write_stage + {stage}u == {total}u ? 0u : "
             f"write_stage + {stage}u;\n",
             "    }\n",
@@ -345,7 +347,8 @@ class _Body:
         ]
         for v in range(tl.chunks_k):
             lines.append(f"    const int ax{v} = ({v} ^ a_swz) * 4;\n")
-        lines.append(f"    const int b_read = {tl.block_m * tl.block_k} + warp_col + lane_col * 4;\n")
+        lines.append(f"    const int b_read = {tl.block_m * tl.block_k} + warp_col + "
+                     "lane_col * 4;\n")
         return lines
 
     def copy_setup(self) -> list[str]:

@@ -5,7 +5,7 @@ torch, in one process.
 
 A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR][,SCHEDULE]`` (`gemm_ffma_pipelined` with
 those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``;
-SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`), ``default``
+SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``), ``default``
 (its default tiles), ``portable`` (the local-memory kernel `gemm` used before, with its GPU
 tiles for that size) or ``auto`` (what `gemm` now picks on this device). Per shape (default
 4096x4096x4096), torch's float32 matmul with TF32 off is timed by CUDA events; each variant is
@@ -59,7 +59,7 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         groups = [int(f[1:]) for f in fields[7:] if f.startswith("g")]
         schedules = [f for f in fields[7:] if f in SCHEDULES]
         tiles = FfmaTiles(*map(int, fields[:7]), group_m=groups[0] if groups else 0,
-                          schedule=schedules[0] if schedules else "a")
+                          **({"schedule": schedules[0]} if schedules else {}))
     return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles)
 
 

@@ -80,7 +80,7 @@ class FfmaTiles:
     """Run the blocks in groups of ``group_m`` block rows, column by column within a group
     (so the blocks running at once share rows of A and columns of B in the L2 cache); 0: row
     by row, as launched."""
-    schedule: str = "a"
+    schedule: str = "b"
     """Order of the local reads in a step, per four columns of K: ``"a"``, the float4 of A of
     every row first, then per column of K its float4 of B and the fma; ``"b"``, the float4 of
     B of the four columns first, then row by row the float4 of A and its fma; ``"b_carry"``,
@@ -125,11 +125,12 @@ class FfmaTiles:
         return 4 * self.stages * self.stage_floats
 
     def key(self) -> str:
-        """A compact name, e.g. ``128x128x16_w4x2_l4_s3`` (``_g8`` when grouped)."""
+        """A compact name, e.g. ``128x64x16_w2x2_l8_s3_b`` (``_g8`` before the schedule when
+        grouped)."""
         text = (f"{self.block_m}x{self.block_n}x{self.block_k}_w{self.warps_m}x{self.warps_n}"
                 f"_l{self.lanes_m}_s{self.stages}")
         text += f"_g{self.group_m}" if self.group_m else ""
-        return text + ("" if self.schedule == "a" else f"_{self.schedule}")
+        return text + f"_{self.schedule}"
 
     def check(self) -> None:
         """Raise ValueError if the blocking cannot be generated."""
@@ -159,13 +160,16 @@ class FfmaTiles:
 
 
 DEFAULT_TILES = FfmaTiles()
-"""128x64 blocks of 4 warps (64x32 each, 8x4 work-items of 8x8 outputs), 16 deep, 3 stages:
-36 KiB of local memory, 168 registers (ptxas), so 3 work-groups per SM. On an H100 it was the
-fastest blocking of a sweep of 14 at 4096^3 (2.99 ms, 46 TFLOP/s, 1.08x cuBLAS without TF32)
-and at every BERT-base and Llama GEMM shape at batch 32 and 1 (0.81x-1.05x cuBLAS;
-`bench/results/h100-2026-11-25-s3-sgemm-sweep-1.log`); 128x128 blocks of 8 warps took 3.2-3.5
-ms at 4096^3 and 1.1-1.4x cuBLAS at the BERT shapes, where 4096x768 is 192 such blocks on 132
-SMs."""
+"""128x64 blocks of 4 warps (64x32 each, 8x4 work-items of 8x8 outputs), 16 deep, 3 stages,
+schedule ``"b"``: 36 KiB of local memory, 159-161 registers (ptxas), so 3 work-groups per SM.
+On an H100 128x64 blocks were the fastest of a sweep of 14 blockings at 4096^3 (2.99 ms, 46
+TFLOP/s, 1.08x cuBLAS without TF32) and at every BERT-base and Llama GEMM shape at batch 32 and
+1 (0.81x-1.05x cuBLAS; `bench/results/h100-2026-11-25-s3-sgemm-sweep-1.log`); 128x128 blocks of
+8 warps took 3.2-3.5 ms at 4096^3 and 1.1-1.4x cuBLAS at the BERT shapes, where 4096x768 is
+192 such blocks on 132 SMs. Neither 8 or 32 deep, 2 or 4 stages, grouped block rows, nor
+``-cl-nv-maxrregcount=128`` (ignored) did better (`...-sweep-2.log`). Schedule ``"b"`` was
+1-2.5% faster than ``"a"`` at all 7 shapes of one run, ``"b_carry"`` 1-3% slower
+(`...-sweep-3.log`)."""
 
 
 def default_tiles(m: int, n: int) -> FfmaTiles:

@@ -48,13 +48,13 @@ GPU_SHAPES = [
 
 OTHER_TILES = [
     FfmaTiles(128, 128, 16, 4, 2, 4, 3),  # 8 warps, 4x8 lanes
-    FfmaTiles(128, 128, 8, 4, 2, 4, 3),  # two chunks per row: the swizzle spans 4 rows
+    FfmaTiles(128, 128, 8, 4, 2, 4, 3, schedule="a"),  # two chunks a row: swizzle over 4 rows
     FfmaTiles(128, 128, 16, 2, 4, 8, 2),  # 8x4 lanes, 2 stages
-    FfmaTiles(128, 128, 32, 4, 2, 4, 2),  # 8 chunks per row: swizzled by the row itself
+    FfmaTiles(128, 128, 32, 4, 2, 4, 2, schedule="a"),  # 8 chunks a row: swizzled by the row
     FfmaTiles(64, 128, 16, 2, 2, 4, 4, group_m=2),  # 128 work-items, 4 stages, grouped rows
     FfmaTiles(128, 64, 16, 4, 2, 4, 3),  # 4 columns per work-item
     FfmaTiles(64, 64, 16, 2, 2, 4, 5),
-    FfmaTiles(schedule="b"),  # B of four columns of K first, then A row by row
+    FfmaTiles(schedule="a"),  # A of every row first, then B column by column of K
     FfmaTiles(schedule="b_carry"),  # the barrier before a step's last four columns
     FfmaTiles(64, 64, 8, 2, 2, 4, 2, schedule="b_carry"),  # ... which follow the first
 ]

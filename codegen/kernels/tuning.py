@@ -46,6 +46,8 @@ GemmShape = tuple[int, int, int, int, bool]
 CPU_CANDIDATES = (
     CPU_TILES,
     CPU_WIDE_TILES,
+    GemmTiles(thread_m=6, thread_n=32, vector_width=16, group_m=16, staging="rhs", block_k=256),
+    GemmTiles(thread_m=8, thread_n=32, vector_width=16, group_m=32, staging="rhs", block_k=128),
     GemmTiles(thread_m=6, thread_n=16, vector_width=8, group_m=16, staging="rhs", block_k=1024),
     GemmTiles(thread_m=4, thread_n=24, vector_width=8, group_m=16, staging="rhs", block_k=256),
     GemmTiles(thread_m=6, thread_n=16, vector_width=8, group_m=32, staging="rhs", block_k=128),

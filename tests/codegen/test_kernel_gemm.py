@@ -200,5 +200,5 @@ def test_cpu_default_tiles_follow_the_native_vector_width():
     assert default_gemm_tiles(None, 512, 512) == CPU_TILES
     tuned = replace(wide, gemm_tiles=GPU_TILES)
     assert default_gemm_tiles(tuned, 512, 512) == GPU_TILES
-    assert "tiles 6x32v16_g16x1_rhs256" in gemm("g", 1, 64, 64, 256, False,
+    assert "tiles 8x32v16_g16x1_rhs256" in gemm("g", 1, 64, 64, 256, False,
                                                 device_info=wide).source

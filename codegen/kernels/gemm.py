@@ -214,7 +214,10 @@ def gemm(
     On a device with tensor cores for `dtype` (`DeviceInfo.tensor_cores`; f32 only with
     `allow_tf32`) and no explicit `tiles`, the product is a tensor-core kernel instead (not
     split along K): `gemm_mma_pipelined` where its rows are whole 16-byte chunks
-    (`gemm_mma_pipelined.fits`), else `gemm_mma.gemm_mma`.
+    (`gemm_mma_pipelined.fits`), else `gemm_mma.gemm_mma`. A float32 product without TF32 on
+    such a device (`ffma_fits`; not split, no explicit `tiles`, float32 result) takes
+    `gemm_ffma_pipelined` instead of the portable kernel, also where autotuned tiles exist
+    (`DeviceInfo.gemm_tiles`: they tune the portable kernel).
 
     With `rhs_panels` (which must be `rhs_panel_width` of the same product), B is stored as
     panels of that many columns, ``[N / rhs_panels, K, rhs_panels]`` (`plan.pack_panels`,

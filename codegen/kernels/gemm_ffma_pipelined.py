@@ -56,6 +56,9 @@ RESERVED_NAMES = frozenset({
 })
 
 
+SCHEDULES = ("a", "b", "b_carry")
+
+
 def _power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
@@ -77,6 +80,12 @@ class FfmaTiles:
     """Run the blocks in groups of ``group_m`` block rows, column by column within a group
     (so the blocks running at once share rows of A and columns of B in the L2 cache); 0: row
     by row, as launched."""
+    schedule: str = "b"
+    """Order of the local reads in a step, per four columns of K: ``"a"``, the float4 of A of
+    every row first, then per column of K its float4 of B and the fma; ``"b"``, the float4 of
+    B of the four columns first, then row by row the float4 of A and its fma; ``"b_carry"``,
+    as ``"b"`` with the barrier before the step's last four columns (whose reads come first),
+    after which the next step's first float4 of B are read while the fma finish."""
 
     @property
     def lanes_n(self) -> int:
@@ -116,10 +125,12 @@ class FfmaTiles:
         return 4 * self.stages * self.stage_floats
 
     def key(self) -> str:
-        """A compact name, e.g. ``128x128x16_w4x2_l4_s3`` (``_g8`` when grouped)."""
+        """A compact name, e.g. ``128x64x16_w2x2_l8_s3_b`` (``_g8`` before the schedule when
+        grouped)."""
         text = (f"{self.block_m}x{self.block_n}x{self.block_k}_w{self.warps_m}x{self.warps_n}"
                 f"_l{self.lanes_m}_s{self.stages}")
-        return text + (f"_g{self.group_m}" if self.group_m else "")
+        text += f"_g{self.group_m}" if self.group_m else ""
+        return text + f"_{self.schedule}"
 
     def check(self) -> None:
         """Raise ValueError if the blocking cannot be generated."""
@@ -139,18 +150,26 @@ class FfmaTiles:
             problems.append("at least 2 stages")
         if self.group_m < 0:
             problems.append("group_m >= 0")
+        if self.schedule not in SCHEDULES:
+            problems.append(f"a schedule among {', '.join(SCHEDULES)}")
+        elif self.schedule == "b_carry" and self.block_k < 8:
+            problems.append("block_k at least 8 for the schedule b_carry (its first and last "
+                            "four columns of K apart)")
         if problems:
             raise ValueError(f"pipelined FFMA tiles {self.key()}: need {'; '.join(problems)}")
 
 
 DEFAULT_TILES = FfmaTiles()
-"""128x64 blocks of 4 warps (64x32 each, 8x4 work-items of 8x8 outputs), 16 deep, 3 stages:
-36 KiB of local memory, 168 registers (ptxas), so 3 work-groups per SM. On an H100 it was the
-fastest blocking of a sweep of 14 at 4096^3 (2.99 ms, 46 TFLOP/s, 1.08x cuBLAS without TF32)
-and at every BERT-base and Llama GEMM shape at batch 32 and 1 (0.81x-1.05x cuBLAS;
-`bench/results/h100-2026-11-25-s3-sgemm-sweep-1.log`); 128x128 blocks of 8 warps took 3.2-3.5
-ms at 4096^3 and 1.1-1.4x cuBLAS at the BERT shapes, where 4096x768 is 192 such blocks on 132
-SMs."""
+"""128x64 blocks of 4 warps (64x32 each, 8x4 work-items of 8x8 outputs), 16 deep, 3 stages,
+schedule ``"b"``: 36 KiB of local memory, 159-161 registers (ptxas), so 3 work-groups per SM.
+On an H100 128x64 blocks were the fastest of a sweep of 14 blockings at 4096^3 (2.99 ms, 46
+TFLOP/s, 1.08x cuBLAS without TF32) and at every BERT-base and Llama GEMM shape at batch 32 and
+1 (0.81x-1.05x cuBLAS; `bench/results/h100-2026-11-25-s3-sgemm-sweep-1.log`); 128x128 blocks of
+8 warps took 3.2-3.5 ms at 4096^3 and 1.1-1.4x cuBLAS at the BERT shapes, where 4096x768 is
+192 such blocks on 132 SMs. Neither 8 or 32 deep, 2 or 4 stages, grouped block rows, nor
+``-cl-nv-maxrregcount=128`` (ignored) did better (`...-sweep-2.log`). Schedule ``"b"`` was
+1-2.5% faster than ``"a"`` at all 7 shapes of one run, ``"b_carry"`` 1-3% slower
+(`...-sweep-3.log`)."""
 
 
 def default_tiles(m: int, n: int) -> FfmaTiles:
@@ -186,7 +205,8 @@ def gemm_ffma_pipelined(
     tiles.check()
     check_epilogue_names(name, epilogue, RESERVED_NAMES)
     for param in epilogue.params:
-        if re.fullmatch(r"[ab][rcdvpx]\d+|[abc]\d+(_\d+)?|[ab]f\d+_\d+", param.name):
+        if re.fullmatch(r"[ab][rcdvpx]\d+|[abc]\d+(_\d+)?|[ab][fq]\d+_\d+(_\d+)?|pb\d+_\d+",
+                        param.name):
             raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
                              "the kernel's copy, fragment or accumulator registers")
     args = (KernelArg("lhs", "in"), KernelArg("rhs", "in"), KernelArg("out", "out"),
@@ -297,27 +317,105 @@ class _Body:
             lines.append(f"    /* prologue: step {s} into stage {s} */\n")
             lines += self.copies(f"{s * tl.block_k}", f"{s * tl.stage_floats}u", "    ")
             lines.append(f"    {self.name}_commit();\n")
-        stage, total = tl.stage_floats, tl.stages * tl.stage_floats
+        carry = tl.schedule == "b_carry"
+        lines.append(f"    uint read_stage = 0u, write_stage = {self.total - self.stage}u;\n")
+        if carry:
+            lines += [f"    float4 {', '.join(self.carried())};\n",
+                      *self.wait_barrier("    "), *self.carried_loads("    ")]
         lines += [
-            f"    uint read_stage = 0u, write_stage = {total - stage}u;\n",
             f"    for (int kt = 0; kt < {steps}; ++kt) {{\n",
-            f"        {self.name}_wait();\n",
-            "        barrier(CLK_LOCAL_MEM_FENCE);\n",
+            *([] if carry else self.wait_barrier("        ")),
             f"        if (kt + {tl.stages - 1} < {steps}) {{\n",
             *self.copies(f"(kt + {tl.stages - 1}) * {tl.block_k}", "write_stage",
                          "            "),
             "        }\n",
             f"        {self.name}_commit();\n",
-            *self.products(),
-            f"        read_stage = read_stage + {stage}u == {total}u ? 0u : "
-            f"read_stage + {stage}u;\n",
-            f"        write_stage = write_stage + {stage}u == {total}u ? 0u : "
-            f"write_stage + {stage}u;\n",
+            *(self.products() if tl.schedule == "a" else self.products_b_first(carry)),
+            *([] if carry else self.advance("        ")),
             "    }\n",
             f"    {self.name}_wait_all();\n",
         ]
         lines += self.stores()
         return "".join(lines)
+
+    @property
+    def stage(self) -> int:
+        return self.tiles.stage_floats
+
+    @property
+    def total(self) -> int:
+        return self.tiles.stages * self.tiles.stage_floats
+
+    def wait_barrier(self, ind: str) -> list[str]:
+        """This work-item's copies of the next step done, then everyone's."""
+        return [f"{ind}{self.name}_wait();\n", f"{ind}barrier(CLK_LOCAL_MEM_FENCE);\n"]
+
+    def advance(self, ind: str) -> list[str]:
+        """The read and write stages move on by one, round the ring."""
+        stage, total = self.stage, self.total
+        return [f"{ind}read_stage = read_stage + {stage}u == {total}u ? 0u : "
+                f"read_stage + {stage}u;\n",
+                f"{ind}write_stage = write_stage + {stage}u == {total}u ? 0u : "
+                f"write_stage + {stage}u;\n"]
+
+    def b_offset(self, kr: int, j: int) -> int:
+        """Float offset from ``b_read`` of this work-item's ``j``-th float4 of B row ``kr``."""
+        return kr * self.tiles.block_n + j * self.tiles.lanes_n * 4
+
+    def a_load(self, name: str, q: int, r: int, base: str = "sa") -> str:
+        """C declaration: ``name`` = the float4 of chunk ``q`` of this work-item's A row
+        ``r``."""
+        tl = self.tiles
+        chunk = q ^ self.swizzle_of(r * tl.lanes_m)
+        return (f"const float4 {name} = *(__local const float4 *)({base} + "
+                f"{r * tl.lanes_m * tl.block_k} + ax{chunk});\n")
+
+    def carried(self) -> list[str]:
+        """The registers that carry the first four columns of B of the next step."""
+        return [f"pb{kk}_{j}" for kk in range(4) for j in range(self.tiles.thread_n // 4)]
+
+    def carried_loads(self, ind: str) -> list[str]:
+        return [f"{ind}pb{kk}_{j} = *(__local const float4 *)(smem + read_stage + b_read + "
+                f"{self.b_offset(kk, j)});\n"
+                for kk in range(4) for j in range(self.tiles.thread_n // 4)]
+
+    def products_b_first(self, carry: bool) -> list[str]:
+        """One step's fma, schedule ``"b"`` or ``"b_carry"`` (`FfmaTiles.schedule`)."""
+        tl = self.tiles
+        ind = "        "
+        chunks_n = tl.thread_n // 4
+        lines = [
+            f"{ind}{{ __local const float *sa = smem + read_stage + a_read;\n",
+            f"{ind}  __local const float *sb = smem + read_stage + b_read;\n",
+        ]
+        for q in range(tl.chunks_k):
+            last = q == tl.chunks_k - 1
+            if carry and q == 0:
+                b_name = "pb{kk}_{j}"
+            else:
+                b_name = f"bq{q}_{{kk}}_{{j}}"
+                for kk in range(4):
+                    for j in range(chunks_n):
+                        lines.append(f"{ind}  const float4 {b_name.format(kk=kk, j=j)} = "
+                                     f"*(__local const float4 *)(sb + "
+                                     f"{self.b_offset(4 * q + kk, j)});\n")
+            if carry and last:
+                lines += [f"{ind}  {self.a_load(f'aq{q}_{r}', q, r)}"
+                          for r in range(tl.thread_m)]
+                lines += self.wait_barrier(ind + "  ") + self.advance(ind + "  ")
+                lines += self.carried_loads(ind + "  ")
+            for r in range(tl.thread_m):
+                if not (carry and last):
+                    lines.append(f"{ind}  {self.a_load(f'aq{q}_{r}', q, r)}")
+                for kk in range(4):
+                    for j in range(chunks_n):
+                        b = b_name.format(kk=kk, j=j)
+                        for lane in range(4):
+                            acc = f"c{r}_{4 * j + lane}"
+                            lines.append(f"{ind}  {acc} = fma(aq{q}_{r}.s{kk}, {b}.s{lane}, "
+                                         f"{acc});\n")
+        lines.append(f"{ind}}}\n")
+        return lines
 
     def block_origin(self) -> list[str]:
         """``row_base`` and ``col_base``: where this work-group's block of C starts."""

@@ -48,12 +48,15 @@ GPU_SHAPES = [
 
 OTHER_TILES = [
     FfmaTiles(128, 128, 16, 4, 2, 4, 3),  # 8 warps, 4x8 lanes
-    FfmaTiles(128, 128, 8, 4, 2, 4, 3),  # two chunks per row: the swizzle spans 4 rows
+    FfmaTiles(128, 128, 8, 4, 2, 4, 3, schedule="a"),  # two chunks a row: swizzle over 4 rows
     FfmaTiles(128, 128, 16, 2, 4, 8, 2),  # 8x4 lanes, 2 stages
-    FfmaTiles(128, 128, 32, 4, 2, 4, 2),  # 8 chunks per row: swizzled by the row itself
+    FfmaTiles(128, 128, 32, 4, 2, 4, 2, schedule="a"),  # 8 chunks a row: swizzled by the row
     FfmaTiles(64, 128, 16, 2, 2, 4, 4, group_m=2),  # 128 work-items, 4 stages, grouped rows
     FfmaTiles(128, 64, 16, 4, 2, 4, 3),  # 4 columns per work-item
     FfmaTiles(64, 64, 16, 2, 2, 4, 5),
+    FfmaTiles(schedule="a"),  # A of every row first, then B column by column of K
+    FfmaTiles(schedule="b_carry"),  # the barrier before a step's last four columns
+    FfmaTiles(64, 64, 8, 2, 2, 4, 2, schedule="b_carry"),  # ... which follow the first
 ]
 
 
@@ -95,6 +98,12 @@ def test_pipelined_ffma_gemm_matches_numpy(launch, shape):
 @pytest.mark.parametrize("tiles", OTHER_TILES, ids=lambda t: t.key())
 def test_pipelined_ffma_gemm_with_other_blockings(launch, tiles):
     error = product_error((2, 150, 264, 104, True), tiles=tiles, launch=launch)
+    assert error <= TOLERANCE, f"max error {error:.3g} of max |C|"
+
+
+@pytest.mark.parametrize("shape", SHAPES[:2], ids=lambda s: "x".join(map(str, s[:4])))
+def test_carried_schedule_with_fewer_steps_than_stages(launch, shape):
+    error = product_error(shape, tiles=FfmaTiles(schedule="b_carry", stages=4), launch=launch)
     assert error <= TOLERANCE, f"max error {error:.3g} of max |C|"
 
 

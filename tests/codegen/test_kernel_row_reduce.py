@@ -97,3 +97,78 @@ def test_row_exp_function() -> None:
     assert np.array_equal(np.isnan(y), np.isnan(exact))
     small = exact <= np.finfo(np.float32).tiny
     assert np.max(np.abs(y[small] - exact[small])) < 1e-43
+
+
+def extreme_program(kind: str, rows: int, cols: int) -> str:
+    """Each element of a row replaced by the row's max (or min), so its bits are visible."""
+    t = f"tensor<{rows}x{cols}xf32>"
+    return f"""
+func.func @f(%x: {t}) -> {t} {{
+  %a = fused.row_reduce %x : ({t}) -> {t} {{
+  ^bb0(%xi: f32):
+    %m = fused.reduce_value %xi {{kind = "{kind}"}} : f32 -> f32
+    %y = arith.addf %m, %m : f32
+    fused.yield %y : f32
+  }}
+  func.return %a : {t}
+}}"""
+
+
+def ieee_extreme(kind: str, row: np.ndarray) -> np.float32:
+    """IEEE 754-2019 maximum (minimum) of a row: NaN if any is, +0 above -0."""
+    if np.isnan(row).any():
+        return np.float32(np.nan)
+    best = row.max() if kind == "max" else row.min()
+    if best == 0:
+        signs = np.signbit(row[row == 0])
+        negative = signs.all() if kind == "max" else signs.any()
+        return np.float32(-0.0 if negative else 0.0)
+    return np.float32(best)
+
+
+def extreme_rows(cols: int) -> np.ndarray:
+    """Rows that take each path of the CPU fold (`row_reduce.ordered_combine`): ordinary rows,
+    and NaN, infinities and zeros of both signs, in the vector part and in the remainder."""
+    rng = np.random.default_rng(7)
+    rows = [rng.standard_normal(cols) for _ in range(3)]
+    negative, positive = -1 - rng.random(cols), 1 + rng.random(cols)
+    for base in (negative, positive):
+        half = cols // 2
+        for spots in ([(1, 0.0), (half, -0.0)], [(1, -0.0), (half, 0.0)], [(2, -0.0)],
+                      [(half, 0.0)], [(cols - 1, -0.0)], [(cols - 2, 0.0), (0, -0.0)]):
+            row = base.copy()
+            for at, value in spots:
+                row[at] = value
+            rows.append(row)
+    for at, value in ((2, np.nan), (cols - 1, np.nan), (half, np.inf), (half, -np.inf),
+                      (cols - 1, np.inf), (cols - 1, -np.inf)):
+        row = rng.standard_normal(cols)
+        row[at] = value
+        rows.append(row)
+    rows += [np.full(cols, -np.inf), np.full(cols, np.inf), np.zeros(cols), -np.zeros(cols),
+             np.where(np.arange(cols) % 2, 0.0, -0.0), np.full(cols, 3.0)]
+    return np.array(rows, dtype=np.float32)
+
+
+@pytest.mark.parametrize("layout", ["cpu", "cpu16", "gpu"])
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("cols", [35, 64, 7])
+def test_extreme_bits(layout: str, kind: str, cols: int) -> None:
+    """A row's max and min, bit for bit (the sign of a zero, NaN, infinities), in each layout:
+    the CPU ones fold vectors by plain comparisons and fold again exactly where that could be
+    wrong."""
+    x = extreme_rows(cols)
+    layouts = {**LAYOUTS, "cpu16": DeviceInfo(name="CPU layout, AVX-512", is_cpu=True,
+                                              float_vector_width=16)}
+    plan = lower(load(extreme_program(kind, *x.shape)), pipeline="none",
+                 device_info=layouts[layout]).plan
+    (out,) = Executable(plan, select_device(DEVICE))(x)  # type: ignore[arg-type]
+    expected = np.array([2 * ieee_extreme(kind, row) for row in x], dtype=np.float32)
+    got = out[:, 0]
+    bits = out.view(np.uint32)
+    assert ((bits == bits[:, :1]) | np.isnan(out)).all()
+    assert (np.isnan(got) == np.isnan(expected)).all(), (got, expected)
+    same = ~np.isnan(expected)
+    assert (got[same].view(np.uint32) == expected[same].view(np.uint32)).all(), (
+        [(i, g, e) for i, (g, e) in enumerate(zip(got, expected, strict=True)) if same[i] and
+         g.view(np.uint32) != e.view(np.uint32)])

@@ -4,6 +4,8 @@ are split, with parameters, round trips between the devices and independent segm
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -282,3 +284,22 @@ def test_constants_and_returned_arguments(pair: DevicePair) -> None:
     np.testing.assert_allclose(s, x @ w + 2, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(a, x * 2)
     assert x_out is not x and np.array_equal(x_out, x)   # a new array, as every output is
+
+
+def test_fusec_run_runs_a_split_program_on_random_inputs(
+        pair: DevicePair, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``fusec-run --device auto --check`` without ``--inputs`` where the placement splits
+    (random inputs are sized from the function's arguments: a `PlacedExecutable` has no plan
+    of its own)."""
+    from fusec.compiler import driver
+    from fusec.tools import fusec_run
+
+    monkeypatch.setattr(driver, "find_devices", lambda platform=None: pair)
+    source = tmp_path / "p.mlir"
+    source.write_text(PROGRAM)
+    overrides = [f"--offload-threshold={k}={v}" for k, v in SPLITS["matmuls"].items()]
+    code = fusec_run.main([str(source), "--device", "auto", "--check", *overrides])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.count(": ok") == 3

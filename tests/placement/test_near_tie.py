@@ -18,7 +18,7 @@ from fusec.compiler.driver import Placed, compile_placed, load
 from fusec.placement.calibration import Setup
 from fusec.placement.cost_model import DeviceProfile, LinearModel, Thresholds
 from fusec.placement.devices import DevicePair
-from fusec.placement.measured import TURN_CALLS, MeasuredChoice
+from fusec.placement.measured import CLEAR_RATIO, TURN_CALLS, MeasuredChoice
 from fusec.placement.report import to_table
 from fusec.reference.executor import find_function, random_inputs, run_function
 from fusec.runtime.device_array import DeviceArray, to_device
@@ -120,6 +120,36 @@ def test_a_near_tie_is_measured_and_the_faster_kept(pair: DevicePair, slower: st
     assert record["times_ms"] == {slower: pytest.approx([30.0] * 3),
                                   faster: pytest.approx([20.0] * 3)}
     assert "measured over 12 calls" in to_table(placed.current_report())
+
+
+@pytest.mark.parametrize("slower", ["gpu", "cpu"])
+def test_a_clearly_slower_candidate_stops_the_measuring_early(pair: DevicePair,
+                                                              slower: str) -> None:
+    """Over `CLEAR_RATIO` times slower: decided once each candidate has one timed call."""
+    exe = near_tie(pair).executable
+    assert isinstance(exe, MeasuredChoice)
+    log: list[str] = []
+    faster = "cpu" if slower == "gpu" else "gpu"
+    plant(exe, {slower: 0.0625 * CLEAR_RATIO, faster: 0.0624}, log)
+    args, expected = inputs_and_reference(4)
+    for _ in range(2 * TURN_CALLS + 2):
+        (out,) = exe(*args)
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+    assert log == ["gpu"] * TURN_CALLS + ["cpu"] * TURN_CALLS + [faster] * 2
+    assert exe.record()["chosen"] == faster and exe.record()["calls"] == 2 * TURN_CALLS
+
+
+def test_just_under_the_clear_ratio_measures_every_turn(pair: DevicePair) -> None:
+    exe = near_tie(pair).executable
+    assert isinstance(exe, MeasuredChoice)
+    log: list[str] = []
+    plant(exe, {"gpu": 0.0625 * CLEAR_RATIO, "cpu": 0.0625}, log)   # exactly the ratio
+    args, _ = inputs_and_reference(5)
+    for _ in range(exe.calls_to_decide):
+        exe(*args)
+    assert exe.record()["calls"] == exe.calls_to_decide and exe.record()["chosen"] == "cpu"
+    assert log == [n for _ in range(exe.trials) for n in ("gpu",) * TURN_CALLS
+                   + ("cpu",) * TURN_CALLS]
 
 
 def test_an_equal_median_keeps_the_models_choice(pair: DevicePair) -> None:

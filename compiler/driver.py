@@ -36,6 +36,7 @@ from fusec.compiler.onnx_driver import (
     module_params,
 )
 from fusec.compiler import progress
+from fusec.compiler.fold_params import fold_bound_inputs
 from fusec.compiler.pipeline import run_pipeline
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
@@ -167,10 +168,31 @@ def compile(  # noqa: A001 - the public name the package exports
     if offload_thresholds:
         raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
+    pipeline, params = fuse_and_fold(module, function, pipeline, filename, params)
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
                      launch_budget, launch_fusion, allow_tf32, bound=list(params or {}))
     building(compiled.plan)
     return Executable(compiled.plan, dev, params)
+
+
+def fuse_and_fold(
+    module: ModuleOp,
+    function: str | None,
+    pipeline: str,
+    filename: str,
+    params: Mapping[str, np.ndarray] | None,
+) -> tuple[str, Mapping[str, np.ndarray] | None]:
+    """With bound inputs, runs the fusion `pipeline` on `module` now and folds the data
+    movement on bound inputs it leaves (`fold_params`); returns the pipeline still to run
+    (``none`` then) and the bound inputs of the new signature. Without, changes nothing."""
+    if not params:
+        return pipeline, params
+    name = select_function(module, function, filename)
+    spec = "" if pipeline in ("", "none") else pipeline
+    if spec:
+        run_pipeline(make_context(), module, spec, filename)
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    return "none", fold_bound_inputs(fn, params)
 
 
 @dataclass(frozen=True)
@@ -230,6 +252,8 @@ def compile_placed(
     if spec:
         run_pipeline(make_context(), module, spec, filename)
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    if params:
+        params = fold_bound_inputs(fn, params)
     single = pair.single
     progress.step("placing the kernels")
     if setup is None:

@@ -249,7 +249,7 @@ def test_large_matmuls_are_measured_and_predict_large_products(
 def test_the_host_matmul_rate_keeps_the_intercept_at_the_large_end() -> None:
     size = float(calibration.MATMUL_SIZES[-1]) ** 3
     model = LinearModel(1e-11, 1e-3)   # a positive intercept: 1 ms + 1e-11 s per flop
-    assert calibration.matmul_rate(model) == pytest.approx(1e-11 + 1e-3 / size, rel=1e-6)
+    assert calibration.matmul_rate(model) == pytest.approx(1e-11 + 1e-3 / size, rel=1e-6, abs=0)
     assert derive_thresholds(DeviceProfile(matmul=model), PROFILE).cpu_matmul_per_flop == \
-        pytest.approx(1e-11 + 1e-3 / size, rel=1e-6)
-    assert calibration.matmul_rate(LinearModel(2e-12)) == pytest.approx(2e-12, rel=1e-6)
+        pytest.approx(1e-11 + 1e-3 / size, rel=1e-6, abs=0)
+    assert calibration.matmul_rate(LinearModel(2e-12)) == pytest.approx(2e-12, rel=1e-6, abs=0)

@@ -2,8 +2,9 @@
 
 `measure_device` runs small fusec programs on one device (an elementwise add, fused bodies of
 eight arithmetic ops and of eight ops five of them transcendentals, a sum, a square matmul, each
-at a few sizes; the matmuls at the sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a linear model of seconds against elements (or flops) to each kind's
-kernel times from OpenCL profiling events; the host time one more kernel adds to a call is
+at a few sizes; the matmuls at the sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a
+linear model of seconds against elements (or flops) to each kind's kernel times from OpenCL
+profiling events; the host time one more kernel adds to a call is
 measured apart (`launch_seconds`), as `DeviceProfile.launch_s`, and so is what a whole call of
 a tiny kernel costs besides its kernel, launch and transfers (`DeviceProfile.call_s`: the
 enqueues and the wait, paid once per piece a placement runs on the device). On a device with
@@ -251,8 +252,8 @@ def matmul_rate(model: LinearModel) -> float:
 def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
                       base: Thresholds | None = None) -> Thresholds:
     """The seed's calibrated thresholds from two profiles: the host's per-unit costs (its
-    fitted slopes, for matmuls `matmul_rate`; its fixed cost per call) and, per kind, the smallest size of
-    `CROSSOVER_GRID` from which the accelerator's estimate is below the host's (the largest
+    fitted slopes, for matmuls `matmul_rate`; its fixed cost per call) and, per kind, the
+    smallest size of `CROSSOVER_GRID` from which the accelerator's estimate is below the host's (the largest
     size plus one where it never is)."""
     t = base or Thresholds()
     if host.elementwise:

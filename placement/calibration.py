@@ -253,8 +253,8 @@ def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
                       base: Thresholds | None = None) -> Thresholds:
     """The seed's calibrated thresholds from two profiles: the host's per-unit costs (its
     fitted slopes, for matmuls `matmul_rate`; its fixed cost per call) and, per kind, the
-    smallest size of `CROSSOVER_GRID` from which the accelerator's estimate is below the host's (the largest
-    size plus one where it never is)."""
+    smallest size of `CROSSOVER_GRID` from which the accelerator's estimate is below the
+    host's (the largest size plus one where it never is)."""
     t = base or Thresholds()
     if host.elementwise:
         t = replace(t, cpu_elem_per_elem=host.elementwise.slope)

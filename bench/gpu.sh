@@ -49,7 +49,8 @@ case "${1:-all}" in
            echo "== calibrate: exit $?"; cat "$out/gpu_calibration.log"
            timeout 330 python3 -m fusec.bench.offload --repeat 10 --warmup 1 --budget-s 240 \
              --first residual_layernorm --first residual_rmsnorm --first softmax \
-             --first mixed_host_gpu --first gemm_epilogue --first row_layernorm --json-out "$out/gpu_offload.json" "$@" \
+             --first mixed_host_gpu --first gemm_epilogue --first row_layernorm \
+             --json-out "$out/gpu_offload.json" "$@" \
              > "$out/gpu_offload.log" 2>&1
            echo "== offload: exit $?"; cat "$out/gpu_offload.log" ;;
   offload-order)  # the three rows near the bound timed the old way (always cpu, gpu, auto,

@@ -36,6 +36,25 @@ class ValueSpec:
     dtype: np.dtype
     buffer: int
     """Index into `ProgramPlan.buffers`."""
+    panels: int | None = None
+    """Of an input bound at compile time that only GEMMs read as their B: the width of the
+    column panels its buffer holds it in (`pack_panels`), None when it is stored as it is."""
+
+    def stored(self, array: np.ndarray) -> np.ndarray:
+        """`array` (of this value's shape) with its elements in the order its buffer holds
+        them, still of this value's shape (the buffer's bytes, not a matrix to index)."""
+        if self.panels is None:
+            return array
+        return pack_panels(array, self.panels).reshape(self.shape)
+
+
+def pack_panels(matrix: np.ndarray, width: int) -> np.ndarray:
+    """A ``[K, N]`` matrix as ``N / width`` panels of its columns, ``[N / width, K, width]``,
+    C-contiguous: element ``(k, j)`` at ``(j // width) * K * width + k * width + j % width``."""
+    rows, cols = matrix.shape
+    if cols % width:
+        raise ValueError(f"{cols} columns do not split into panels of {width}")
+    return np.ascontiguousarray(matrix.reshape(rows, cols // width, width).transpose(1, 0, 2))
 
 
 @dataclass(frozen=True)

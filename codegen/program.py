@@ -14,6 +14,7 @@ builds each distinct kernel once.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +25,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.dtypes import BF16_HOST, bf16_bits
 from fusec.codegen.emitter import emit_kernel
-from fusec.codegen.templates import instantiate
+from fusec.codegen.templates import gemm_rhs_panel_width, instantiate
 from fusec.dialects import kernel
 from fusec.dialects.locations import file_line_cols
 from fusec.codegen.plan import BufferSpec, KernelLines, LaunchSpec, ProgramPlan, ValueSpec
@@ -97,6 +98,11 @@ class PlanBuilder:
     outputs: list[ValueSpec] = field(default_factory=list)
     returned: set[SSAValue] = field(default_factory=set)
     """The buffers (allocs, not their views) that ``func.return`` returns."""
+    bound: frozenset[str] = frozenset()
+    """The inputs bound at compile time (weights): an input only GEMMs read as their B is
+    stored in column panels (`gemm_rhs_panel_width`)."""
+    panels: dict[SSAValue, int] = field(default_factory=dict)
+    """The panel width of each such input."""
 
     def new_buffer(self, spec: BufferSpec) -> int:
         self.buffers.append(spec)
@@ -130,8 +136,11 @@ class PlanBuilder:
             name = argument_name(arg, i)
             index = self.new_buffer(BufferSpec(buffer_bytes(t), "input", name))
             self.where[arg] = index
+            width = self.panel_width(arg) if name in self.bound else None
+            if width is not None:
+                self.panels[arg] = width
             inputs.append(ValueSpec(name, tuple(t.get_shape()), numpy_dtype(t.element_type),
-                                    index))
+                                    index, width))
         ret = self.fn.body.block.last_op
         if isinstance(ret, func.ReturnOp):
             self.returned = {viewed_buffer(v) for v in ret.operands}
@@ -153,6 +162,19 @@ class PlanBuilder:
             launches=tuple(self.launches),
             kernel_lines=tuple(lines),
         )
+
+    def panel_width(self, arg: SSAValue) -> int | None:
+        """The panel width that every kernel reading `arg` can read it in, where each reads it
+        as the B of a ``gemm`` (and agrees on the width); else None."""
+        widths = set()
+        for use in arg.uses:
+            op = use.operation
+            if not (isinstance(op, kernel.TemplateOp) and len(op.inputs) == 2
+                    and op.inputs[1] is arg and op.inputs[0] is not arg
+                    and arg not in op.outputs and arg not in op.extras):
+                return None
+            widths.add(gemm_rhs_panel_width(op, self.device))
+        return widths.pop() if len(widths) == 1 else None
 
     def visit(self, op: Operation) -> None:
         if isinstance(op, memref.AllocOp | kernel.AllocOp) and op.results[0] in self.returned:
@@ -221,7 +243,8 @@ class PlanBuilder:
 
     def template(self, op: kernel.TemplateOp) -> None:
         name = f"{self.fn.sym_name.data}_{op.template.data}_{len(self.launches)}"
-        instance = instantiate(op, NAME_PLACEHOLDER, self.device)
+        panels = self.panels.get(op.inputs[1]) if len(op.inputs) == 2 else None
+        instance = instantiate(op, NAME_PLACEHOLDER, self.device, panels)
         src = instance.source
         name = self.add_kernel(name, src.source)
         self.launches.append(
@@ -246,8 +269,10 @@ def build_plan(
     function: str | None = None,
     device: DeviceInfo | None = None,
     build_options: tuple[str, ...] = (),
+    bound: Collection[str] = (),
 ) -> ProgramPlan:
-    """The plan of host function ``function`` (the module's only one when None)."""
+    """The plan of host function ``function`` (the module's only one when None); `bound`
+    names the inputs that will be bound at compile time (`PlanBuilder.bound`)."""
     functions = host_functions(module)
     if function is None:
         if len(functions) != 1:
@@ -260,4 +285,4 @@ def build_plan(
             names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
             raise PlanError(f"no function @{function} in the module (functions: {names})")
         fn = matching[0]
-    return PlanBuilder(module, fn, device).build(build_options)
+    return PlanBuilder(module, fn, device, bound=frozenset(bound)).build(build_options)

@@ -36,7 +36,7 @@ from fusec.codegen.kernels.common import (
     float_expression,
 )
 from fusec.codegen.kernels.gather import gather
-from fusec.codegen.kernels.gemm import gemm, gemm_split_sum
+from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
@@ -102,7 +102,19 @@ def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
     return Epilogue(source, function_name, params, vectors)
 
 
-def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> KernelSource:
+def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> int | None:
+    """The panel width a ``gemm`` op's kernel can read its B in (`gemm.rhs_panel_width`)."""
+    if op.template.data != "gemm":
+        return None
+    p = Params(op)
+    return rhs_panel_width(p.int("batch"), p.int("m"), p.int("n"), p.int("k"),
+                           p.bool("rhs_batched"), device, p.int("split_k", 1),
+                           p.str("dtype", "f32"), bool(p.int("allow_tf32", 0)),
+                           p.str("out_dtype", p.str("dtype", "f32")))
+
+
+def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
+                     rhs_panels: int | None = None) -> KernelSource:
     p = Params(op)
     return gemm(
         name,
@@ -117,6 +129,7 @@ def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         dtype=p.str("dtype", "f32"),
         allow_tf32=bool(p.int("allow_tf32", 0)),
         out_dtype=p.str("out_dtype", p.str("dtype", "f32")),
+        rhs_panels=rhs_panels,
     )
 
 
@@ -250,12 +263,17 @@ INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], Ker
 }
 
 
-def instantiate(op: kernel.TemplateOp, name: str, device: DeviceInfo | None) -> TemplateInstance:
-    """The kernel for ``op`` named ``name``; its buffers are the op's inputs, outputs, extras."""
+def instantiate(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
+                rhs_panels: int | None = None) -> TemplateInstance:
+    """The kernel for ``op`` named ``name``; its buffers are the op's inputs, outputs, extras.
+    `rhs_panels`: a ``gemm``'s B is stored in panels of that width (`gemm_rhs_panel_width`)."""
     template = op.template.data
     if template not in INSTANTIATE:
         raise ValueError(f"unknown kernel template '{template}' (known: {', '.join(INSTANTIATE)})")
-    source = INSTANTIATE[template](op, name, device)
+    if rhs_panels is not None:
+        source = instantiate_gemm(op, name, device, rhs_panels)
+    else:
+        source = INSTANTIATE[template](op, name, device)
     buffers = (*op.inputs, *op.outputs, *op.extras)
     buffer_args = [a for a in source.args if a.kind in ("in", "out")]
     if len(buffer_args) != len(buffers) or len(buffer_args) != len(source.args):

@@ -17,7 +17,7 @@ size is launch fusion's default budget (``fuse-launches``: ``launch_budget=`` by
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -36,6 +36,7 @@ from fusec.compiler.onnx_driver import (
     module_params,
 )
 from fusec.compiler import progress
+from fusec.compiler.fold_params import fold_bound_inputs
 from fusec.compiler.pipeline import run_pipeline
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.runtime.device import select_device
@@ -94,10 +95,12 @@ def lower(
     launch_budget: int | None = None,
     launch_fusion: bool = True,
     allow_tf32: bool = False,
+    bound: Collection[str] = (),
 ) -> Compiled:
     """Fuses, lowers and plans ``module`` in place. Launch fusion's budget is ``launch_budget``
     bytes, by default the device's global memory size; ``allow_tf32`` lets f32 matmuls use TF32
-    tensor cores."""
+    tensor cores; ``bound`` names the inputs the executable binds at once (weights: a GEMM may
+    read one in its own layout, `build_plan`)."""
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
@@ -117,7 +120,7 @@ def lower(
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     progress.step(f"generating the OpenCL C of @{name}")
     try:
-        plan = build_plan(module, name, device_info)
+        plan = build_plan(module, name, device_info, bound=bound)
     except (PlanError, ValueError) as e:
         raise FusecError(f"{filename}: error: {e}") from None
     return Compiled(module, plan)
@@ -169,10 +172,31 @@ def compile(  # noqa: A001 - the public name the package exports
     if offload_thresholds:
         raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
+    pipeline, params = fuse_and_fold(module, function, pipeline, filename, params)
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
-                     launch_budget, launch_fusion, allow_tf32)
+                     launch_budget, launch_fusion, allow_tf32, bound=list(params or {}))
     building(compiled.plan)
     return Executable(compiled.plan, dev, params)
+
+
+def fuse_and_fold(
+    module: ModuleOp,
+    function: str | None,
+    pipeline: str,
+    filename: str,
+    params: Mapping[str, np.ndarray] | None,
+) -> tuple[str, Mapping[str, np.ndarray] | None]:
+    """With bound inputs, runs the fusion `pipeline` on `module` now and folds the data
+    movement on bound inputs it leaves (`fold_params`); returns the pipeline still to run
+    (``none`` then) and the bound inputs of the new signature. Without, changes nothing."""
+    if not params:
+        return pipeline, params
+    name = select_function(module, function, filename)
+    spec = "" if pipeline in ("", "none") else pipeline
+    if spec:
+        run_pipeline(make_context(), module, spec, filename)
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    return "none", fold_bound_inputs(fn, params)
 
 
 @dataclass(frozen=True)
@@ -232,6 +256,8 @@ def compile_placed(
     if spec:
         run_pipeline(make_context(), module, spec, filename)
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    if params:
+        params = fold_bound_inputs(fn, params)
     single = pair.single
     progress.step("placing the kernels")
     if setup is None:
@@ -280,7 +306,7 @@ def build_placed(
         dev = pair.device(role)
         compiled = lower(module.clone(), name, "none", DeviceInfo.from_device(dev.device),
                          options.filename, options.launch_budget, options.launch_fusion,
-                         options.allow_tf32)
+                         options.allow_tf32, bound=list(params or {}))
         building(compiled.plan)
         return Executable(compiled.plan, dev, params), (compiled.plan,), []
     segments = partition(fn, placement)
@@ -289,7 +315,8 @@ def build_placed(
         dev = pair.device(segment.device)
         compiled = lower(segment.module, segment.name, "none",
                          DeviceInfo.from_device(dev.device), options.filename,
-                         options.launch_budget, options.launch_fusion, options.allow_tf32)
+                         options.launch_budget, options.launch_fusion, options.allow_tf32,
+                         bound=list(params or {}))
         reads = {s.name for s in compiled.plan.inputs}
         bound = {k: v for k, v in (params or {}).items() if k in reads}
         building(compiled.plan)

@@ -2,8 +2,9 @@
 
 `measure_device` runs small fusec programs on one device (an elementwise add, fused bodies of
 eight arithmetic ops and of eight ops five of them transcendentals, a sum, a square matmul, each
-at a few sizes) and fits a linear model of seconds against elements (or flops) to each kind's
-kernel times from OpenCL profiling events; the host time one more kernel adds to a call is
+at a few sizes; the matmuls at the sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a
+linear model of seconds against elements (or flops) to each kind's kernel times from OpenCL
+profiling events; the host time one more kernel adds to a call is
 measured apart (`launch_seconds`), as `DeviceProfile.launch_s`, and so is what a whole call of
 a tiny kernel costs besides its kernel, launch and transfers (`DeviceProfile.call_s`: the
 enqueues and the wait, paid once per piece a placement runs on the device). On a device with
@@ -51,15 +52,21 @@ from fusec.runtime.device import OpenCLDevice
 from fusec.runtime.executable import Executable
 from fusec.runtime.host_memory import shares_host_memory
 
-CALIBRATION_VERSION = 3
+CALIBRATION_VERSION = 4
 """2: profiles have `DeviceProfile.elementwise_step`; 3: `call_s` and `transcendental_step`,
-and the step is measured with arithmetic alone."""
+and the step is measured with arithmetic alone; 4: the matmul model is fitted to matmuls of
+512 to 1024 (`MATMUL_SIZES`), not 32 to 256."""
 BUILT_IN_DEFAULT = "built-in-default"
 LOADED_FROM_CACHE = "loaded-from-cache"
 CALIBRATED = "calibrated"
 
 ELEMENT_SIZES = (1 << 12, 1 << 16, 1 << 20, 1 << 22)
-MATMUL_SIZES = (32, 64, 128, 256)
+MATMUL_SIZES = (512, 768, 1024)
+"""Square matmuls the matmul model is fitted to: the sizes of the GEMMs that placement weighs
+(512x768x768 to 1024^3 and up). A fit to 32..256 extrapolated a per-flop rate that
+under-predicted a 512x768x768 GEMM on a 16-core CPU (PoCL) about 2-3 times, and over-predicted
+1024^3 on 2 cores (Intel CPU OpenCL) 2 times: products that leave the caches are measured,
+not extrapolated."""
 TRANSFER_BYTES = (1 << 12, 1 << 18, 1 << 22, 1 << 24)
 QUICK_ELEMENT_SIZES = (1 << 10, 1 << 14)
 QUICK_MATMUL_SIZES = (16, 32)
@@ -231,19 +238,30 @@ class Setup:
     overrides: dict[str, str] = field(default_factory=dict)
 
 
+def matmul_rate(model: LinearModel) -> float:
+    """The host's seconds per matmul flop: its fitted model's time for the largest matmul
+    measured (`MATMUL_SIZES`) over its flops. The host's cost is a rate alone (the seed's
+    `cpu_matmul_per_flop`), so a fit's intercept is folded in where the large products are
+    rather than dropped (one fit's slope alone gave 9.3 ms for 1024^3, measured 10.7; Intel CPU
+    OpenCL, 2 cores)."""
+    flops = float(MATMUL_SIZES[-1]) ** 3
+    seconds = model.estimate(flops)
+    return model.slope if seconds is None else seconds / flops
+
+
 def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
                       base: Thresholds | None = None) -> Thresholds:
     """The seed's calibrated thresholds from two profiles: the host's per-unit costs (its
-    fitted slopes; its fixed cost per call) and, per kind, the smallest size of
-    `CROSSOVER_GRID` from which the accelerator's estimate is below the host's (the largest
-    size plus one where it never is)."""
+    fitted slopes, for matmuls `matmul_rate`; its fixed cost per call) and, per kind, the
+    smallest size of `CROSSOVER_GRID` from which the accelerator's estimate is below the
+    host's (the largest size plus one where it never is)."""
     t = base or Thresholds()
     if host.elementwise:
         t = replace(t, cpu_elem_per_elem=host.elementwise.slope)
     if host.reduction:
         t = replace(t, cpu_reduction_per_elem=host.reduction.slope)
     if host.matmul:
-        t = replace(t, cpu_matmul_per_flop=host.matmul.slope)
+        t = replace(t, cpu_matmul_per_flop=matmul_rate(host.matmul))
     t = replace(t, cpu_launch_s=host.launch_s, cpu_step_per_elem=host.elementwise_step,
                 cpu_transcendental_per_elem=host.transcendental_step, cpu_call_s=host.call_s)
 

@@ -184,6 +184,11 @@ class Executable:
         """Stands for an array of no elements (OpenCL has no empty buffers)."""
         for name, value in (params or {}).items():
             self.bind(name, value)
+        unbound = [s.name for s in plan.inputs
+                   if s.panels is not None and s.name not in self.params]
+        if unbound:
+            raise InputError(f"{self.function} was compiled with {', '.join(unbound)} bound "
+                             "(stored in the GEMM's layout) but is given no value for it")
 
     def make_resident(self, port: Port, read_only: bool) -> None:
         """Gives a small input or output a staging array and a buffer over it, and points its
@@ -282,11 +287,13 @@ class Executable:
         port = self.port(name)
         checked = self.accept(port.spec, value)
         self.param_arrays.pop(name, None)
+        if isinstance(checked, DeviceArray) and port.spec.panels is not None:
+            checked = checked.get()  # stored in another layout: read back once, packed below
         if isinstance(checked, DeviceArray):  # used in place, kept alive while bound
             self.param_arrays[name] = checked
             buffer = checked.buffer if checked.buffer is not None else self.empty
         else:
-            array = np.ascontiguousarray(checked)
+            array = np.ascontiguousarray(port.spec.stored(checked))
             buffer = cl.Buffer(self.device.context,
                                cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                                hostbuf=array) if array.nbytes else self.empty
@@ -327,9 +334,21 @@ class Executable:
         numpy arrays and `DeviceArray`s (tensors and pyopencl arrays made into these)."""
         ports = self.call_inputs
         if not kwargs and len(args) == len(ports):
-            return [self.accept(p.spec, v) for p, v in zip(ports, args, strict=True)]
+            return [self.accept_stored(p.spec, v) for p, v in zip(ports, args, strict=True)]
         return call_arguments(self.function, [p.spec for p in ports], list(self.params), args,
-                              kwargs, self.accept)
+                              kwargs, self.accept_stored)
+
+    def accept_stored(self, spec: ValueSpec, value: Any) -> np.ndarray | DeviceArray:
+        """`accept`, then in the layout the input's buffer holds it in: a weight compiled as
+        bound and unbound since (`ValueSpec.panels`) is packed on the host on each call."""
+        checked = self.accept(spec, value)
+        if spec.panels is None:
+            return checked
+        if isinstance(checked, DeviceArray):
+            raise InputError(f"{self.function} input '{spec.name}' is stored in the GEMM's "
+                             "column panels (it was bound at compile time): pass a numpy array "
+                             "or bind it")
+        return spec.stored(checked)
 
     def accept(self, spec: ValueSpec, value: Any) -> np.ndarray | DeviceArray:
         """`value` as a checked numpy array or device array for input `spec`, else an

@@ -6,12 +6,13 @@
 
 For the host (the CPU OpenCL device) and the accelerator (the GPU), it times a call of a tiny
 kernel (the fixed cost of a call), an elementwise add, fused bodies of eight arithmetic ops and of
-eight ops with transcendentals, a sum and a square matmul at a few sizes and (on the GPU)
-copies to and from the device, fits a linear model to each (`fusec.placement.calibration`), and
-stores them per device under ``$XDG_CACHE_HOME/fusec/offload/``; ``fusec-run --device auto``
-and ``fusec.compile`` read them. It prints the fitted models, the thresholds derived from them
-and what changed against the built-in defaults. With one device it calibrates that one and
-says that nothing can be placed.
+eight ops with transcendentals, a sum and a square matmul (512 to 1024) at a few sizes and (on
+the GPU) copies to and from the device, fits a linear model to each
+(`fusec.placement.calibration`), and stores them per device under
+``$XDG_CACHE_HOME/fusec/offload/``; ``fusec-run --device auto`` and ``fusec.compile`` read
+them. It prints the fitted models, the thresholds derived from them and what changed against
+the built-in defaults. With one device it calibrates that one and says that nothing can be
+placed.
 
 Exit codes: 0 ok, 1 a device could not be measured or the cache not written, 2 bad command
 line, 3 no usable OpenCL device, 70 internal error.

@@ -141,7 +141,7 @@ def run(
     verbose: bool = False,
 ) -> None:
     from fusec.codegen.program import argument_name
-    from fusec.compiler.driver import building, compile_placed, load, lower
+    from fusec.compiler.driver import building, compile_placed, fuse_and_fold, load, lower
     from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
@@ -194,13 +194,15 @@ def run(
             progress.pause()
             for note in info.notes:
                 click.echo(f"fusec-run: note: {note}", err=True)
-        compiled = lower(original.clone(), function, pipeline, info, file, launch_budget,
-                         launch_fusion, allow_tf32)
+        module = original.clone()
+        left, bound = fuse_and_fold(module, function, pipeline, file, params or None)
+        compiled = lower(module, function, left, info, file, launch_budget, launch_fusion,
+                         allow_tf32, bound=list(bound or {}))
         if dump_kernels:
             dump(dump_kernels, compiled.plan.function, compiled.plan.source,
                  str(compiled.module), [file, inputs])
         building(compiled.plan)
-        exe = Executable(compiled.plan, dev, params or None)
+        exe = Executable(compiled.plan, dev, bound)
         name = compiled.plan.function
         description = dev.description
     if dot:

@@ -201,6 +201,7 @@ def gemm(
     dtype: str = "f32",
     allow_tf32: bool = False,
     out_dtype: str | None = None,
+    rhs_panels: int | None = None,
 ) -> KernelSource:
     """``out[b] = epilogue(lhs[b] @ rhs[b if rhs_batched else 0])`` for matrices of element
     type `dtype` (``f32``, ``f16`` or ``bf16``: converted to float as they are loaded, the
@@ -216,7 +217,13 @@ def gemm(
     (`gemm_mma_pipelined.fits`), else `gemm_mma.gemm_mma`. A float32 product without TF32 on
     such a device (`ffma_fits`; not split, no explicit `tiles`, float32 result) takes
     `gemm_ffma_pipelined` instead of the portable kernel, also where autotuned tiles exist
-    (`DeviceInfo.gemm_tiles`: they tune the portable kernel)."""
+    (`DeviceInfo.gemm_tiles`: they tune the portable kernel).
+
+    With `rhs_panels` (which must be `rhs_panel_width` of the same product), B is stored as
+    panels of that many columns, ``[N / rhs_panels, K, rhs_panels]`` (`plan.pack_panels`,
+    done once when a weight is bound): each work-item reads its columns of B as one contiguous
+    stream instead of the work-group copying B into local memory on every call, the packing
+    step a BLAS does for each product done once for the weight."""
     check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
     if dtype not in half.STORAGE:
         raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")
@@ -246,6 +253,9 @@ def gemm(
         tiles = fit_register_tiles(tiles, m, n, k)
     if device_info is not None:
         _check_fits(name, tiles, device_info)
+    if rhs_panels is not None and rhs_panels != _panel_width(tiles, n, rhs_batched, split_k):
+        raise ValueError(f"kernel '{name}': tiles {tiles.key()} cannot read B in panels of "
+                         f"{rhs_panels} columns (rhs_panel_width gives the width, or None)")
     storage = half.STORAGE[dtype]
     shape = _Shape(batch, m, n, k, rhs_batched, split_k, dtype, result)
     args = (
@@ -257,9 +267,11 @@ def gemm(
     if tiles.staging == "both":
         body, global_size, local_size = _local_tiled(shape, tiles, epilogue)
     else:
-        body, global_size, local_size = _register_tiled(shape, tiles, epilogue)
+        body, global_size, local_size = _register_tiled(shape, tiles, epilogue,
+                                                        rhs_panels is not None)
     attribute = f"__attribute__((reqd_work_group_size({local_size[0]}, {local_size[1]}, 1)))"
     split = f", split along K in {split_k} parts of {shape.chunk}" if split_k > 1 else ""
+    split += f", B in panels of {rhs_panels} columns" if rhs_panels else ""
     source = (
         f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], "
         f"tiles {tiles.key()}{split}, {dtype}\n"
@@ -277,6 +289,38 @@ def ffma_fits(device_info: DeviceInfo, n: int, k: int) -> bool:
     TF32 built (`DeviceInfo.tensor_cores`): that is NVIDIA's OpenCL on sm_80 or newer, where
     ``cp.async`` exists too."""
     return "tf32" in device_info.tensor_cores and ffma.fits(n, k)
+
+
+def rhs_panel_width(
+    batch: int,
+    m: int,
+    n: int,
+    k: int,
+    rhs_batched: bool,
+    device_info: DeviceInfo | None,
+    split_k: int = 1,
+    dtype: str = "f32",
+    allow_tf32: bool = False,
+    out_dtype: str | None = None,
+) -> int | None:
+    """The width of the panels `gemm` can read B in (its register tiles' columns), or None
+    where it reads B as it is: only on a CPU (whose register-tiled kernel stages B in local
+    memory otherwise), for one B shared by the batch, not split along K, with N a multiple of
+    the tile's columns. The arguments are `gemm`'s."""
+    del batch, dtype, allow_tf32, out_dtype  # the CPU kernel reads B the same way for these
+    if device_info is None or not device_info.is_cpu:
+        return None
+    tiles = default_gemm_tiles(device_info, m, n)
+    if tiles.staging != "both":
+        tiles = fit_register_tiles(tiles, m, n, k)
+    return _panel_width(tiles, n, rhs_batched, split_k)
+
+
+def _panel_width(tiles: GemmTiles, n: int, rhs_batched: bool, split_k: int) -> int | None:
+    if (tiles.staging == "both" or tiles.vector_width == 1 or n % tiles.thread_n
+            or rhs_batched or split_k != 1):
+        return None
+    return tiles.thread_n
 
 
 def _check_fits(name: str, tiles: GemmTiles, device: DeviceInfo) -> None:
@@ -358,13 +402,13 @@ def _store(shape: _Shape, epilogue: Epilogue, row: str, col: str, value: str) ->
 
 
 def _register_tiled(
-    shape: _Shape, tiles: GemmTiles, epilogue: Epilogue
+    shape: _Shape, tiles: GemmTiles, epilogue: Epilogue, rhs_panels: bool = False
 ) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     tm, tn, width, bk = tiles.thread_m, tiles.thread_n, tiles.vector_width, tiles.block_k
     vectors = tn // width
     vtype = "float" if width == 1 else f"float{width}"
     m, n, k, depth = shape.m, shape.n, shape.k, shape.depth
-    staged = tiles.staging == "rhs"
+    staged = tiles.staging == "rhs" and not rhs_panels
 
     lines = [
         shape.operand_pointers(),
@@ -407,6 +451,12 @@ def _register_tiled(
         else:
             lines.append("        for (int kk = 0; kk < depth; ++kk) {\n")
         b_row, a_index, inner = f"b_panel + kk * {tn}", "k0 + kk", "            "
+    elif rhs_panels:
+        # B is [n / tn, k, tn]: this tile's columns are one contiguous panel (col0 == col_own).
+        lines += [f"    __global const {half.STORAGE[shape.dtype]} *panel = "
+                  f"b + (col0 / {tn}) * {k * tn};\n",
+                  f"    for (int kk = 0; kk < {depth}; ++kk) {{\n"]
+        b_row, a_index, inner = f"panel + kk * {tn}", "kk", "        "
     else:
         lines.append(f"    for (int kk = 0; kk < {depth}; ++kk) {{\n")
         b_row, a_index, inner = f"b + kk * {n} + col0", "kk", "        "

@@ -44,6 +44,7 @@ from fusec.codegen.kernels.common import (
     check_positive,
     kernel_signature,
 )
+from fusec.codegen.kernels.cp_async import CP_ASYNC, emulated_group_helpers, group_helpers
 
 LINE_BYTES = 128
 """Bytes of local memory one access can read without a bank conflict (32 banks of 4 bytes)."""
@@ -226,9 +227,6 @@ def gemm_ffma_pipelined(
     return KernelSource(name, source, args, global_size, (tiles.threads, 1, 1))
 
 
-CP_ASYNC = "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-
-
 def _ptx_copies(name: str, stages: int) -> str:
     """``<name>_cp16(smem, dst, src, bytes)``: one 16-byte asynchronous copy of ``src`` to float
     ``dst`` of the local array (zero-filled when ``bytes`` is 0); ``<name>_commit``,
@@ -240,15 +238,7 @@ def _ptx_copies(name: str, stages: int) -> str:
         "    const uint addr = (uint)(size_t)(smem + dst);\n"
         f'    asm volatile("{CP_ASYNC}" :: "r"(addr), "l"((ulong)src), "r"(bytes) : "memory");\n'
         "}\n"
-        f"inline void {name}_commit(void) {{\n"
-        '    asm volatile("cp.async.commit_group;" ::: "memory");\n'
-        "}\n"
-        f"inline void {name}_wait(void) {{\n"
-        f'    asm volatile("cp.async.wait_group {stages - 2};" ::: "memory");\n'
-        "}\n"
-        f"inline void {name}_wait_all(void) {{\n"
-        '    asm volatile("cp.async.wait_group 0;" ::: "memory");\n'
-        "}\n"
+        + group_helpers(name, stages)
     )
 
 
@@ -260,9 +250,7 @@ def _emulated_copies(name: str) -> str:
         "\n                         const uint bytes) {\n"
         "    vstore4(bytes ? vload4(0, src) : (float4)(0.0f), 0, smem + dst);\n"
         "}\n"
-        f"inline void {name}_commit(void) {{}}\n"
-        f"inline void {name}_wait(void) {{}}\n"
-        f"inline void {name}_wait_all(void) {{}}\n"
+        + emulated_group_helpers(name)
     )
 
 

@@ -58,6 +58,7 @@ from fusec.codegen.kernels.common import (
     check_positive,
     kernel_signature,
 )
+from fusec.codegen.kernels.cp_async import CP_ASYNC, emulated_group_helpers, group_helpers
 from fusec.codegen.kernels.gemm_mma import MMAS, _emulation, _Mma, _ptx_helpers, mma_kind
 
 ROW_BYTES = 64
@@ -194,7 +195,6 @@ def gemm_mma_pipelined(
     return KernelSource(name, source, args, global_size, (tiles.threads, 1, 1))
 
 
-CP_ASYNC = "cp.async.cg.shared.global [%0], [%1], 16, %2;"
 LDMATRIX = "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
 LDMATRIX_TRANS = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
 
@@ -218,15 +218,7 @@ def _ptx_copies(name: str, stages: int) -> str:
         "                         const uint bytes) {\n"
         f'    asm volatile("{CP_ASYNC}" :: "r"(dst), "l"((ulong)src), "r"(bytes) : "memory");\n'
         "}\n"
-        f"inline void {name}_commit(void) {{\n"
-        '    asm volatile("cp.async.commit_group;" ::: "memory");\n'
-        "}\n"
-        f"inline void {name}_wait(void) {{\n"
-        f'    asm volatile("cp.async.wait_group {stages - 2};" ::: "memory");\n'
-        "}\n"
-        f"inline void {name}_wait_all(void) {{\n"
-        '    asm volatile("cp.async.wait_group 0;" ::: "memory");\n'
-        "}\n"
+        + group_helpers(name, stages)
         + "".join(ldsm)
     )
 
@@ -262,9 +254,7 @@ def _emulated_copies(name: str) -> str:
         "                         __global const ushort *src, const uint bytes) {\n"
         "    vstore8(bytes ? vload8(0, src) : (ushort8)(0), 0, smem + dst / 2);\n"
         "}\n"
-        f"inline void {name}_commit(void) {{}}\n"
-        f"inline void {name}_wait(void) {{}}\n"
-        f"inline void {name}_wait_all(void) {{}}\n"
+        + emulated_group_helpers(name)
         + ldsm("ldsm", False) + ldsm("ldsm_t", True)
     )
 

@@ -142,3 +142,56 @@ def test_a_near_tie_is_settled_before_the_timing(monkeypatch: pytest.MonkeyPatch
     assert row.choice["state"] == "decided" and row.choice["chosen"] in ("cpu", "gpu")
     assert len(checked) == 1 + 1 + 2   # cpu's call, auto's first, each candidate's first after
     assert "; tie measured: gpu " in row.placement and row.placement.startswith("gpu 1")
+
+
+def planted_interleaved(passes: list[dict[str, Any]], auto_ms: list[float]) -> Any:
+    """An `interleaved` that times nothing: the cpu runner's calls take 1 ms, the auto
+    runner's `auto_ms[k]` on the k-th timing; each call's arguments go in `passes`."""
+    from fusec.bench.timing import Timing
+
+    def fake(calls: Any, warmup: int, repeat: int, **kwargs: Any) -> list[Timing]:
+        passes.append({"repeat": repeat, **kwargs})
+        n = max(repeat, 10)
+        return [Timing((1.0,) * n), Timing((auto_ms[len(passes) - 1],) * n)]
+    return fake
+
+
+@pytest.mark.parametrize("first_auto_ms, retime_above, passes_made", [
+    (1.2, offload.RETIME_ABOVE, 2),    # 1.2 > 1.05: timed again
+    (1.02, offload.RETIME_ABOVE, 1),   # within: once
+    (1.2, 0.0, 1),                     # --retime-above 0: never
+])
+def test_rows_near_the_bound_are_timed_again(
+        monkeypatch: pytest.MonkeyPatch, first_auto_ms: float, retime_above: float,
+        passes_made: int) -> None:
+    passes: list[dict[str, Any]] = []
+    monkeypatch.setattr(offload, "interleaved", planted_interleaved(passes, [first_auto_ms, 1.0]))
+    workload = Workload("w", "exp then relu", TEXT)
+    row = offload.run_workload(workload, ["cpu", "auto"], repeat=10, warmup=1,
+                               pipeline="default", seed=0, retime_above=retime_above)
+    assert row.passes == len(passes) == passes_made
+    assert row.first_ratio == pytest.approx(first_auto_ms)
+    if passes_made == 2:
+        # at least 3 full cycles of balanced turns of 5 calls (2 runners: one turn each)
+        assert passes[1]["repeat"] == offload.RETIME_CYCLES * 5 >= 15
+        assert passes[1]["balanced"] and passes[1]["block"] == offload.BLOCK
+        # medians over both timings' calls: 10 at 1.2 ms and 15 at 1.0 ms
+        assert row.calls == {"cpu": 25, "auto": 25}
+        assert row.ms["auto"] == pytest.approx(1.0) and row.ratio == pytest.approx(1.0)
+    else:
+        assert row.calls == {"cpu": 10, "auto": 10}
+        assert row.ratio == pytest.approx(first_auto_ms)
+
+
+def test_cycle_calls() -> None:
+    assert offload.cycle_calls(3, 5, balanced=True) == 10   # 0 1 0 2 1 2: two turns each
+    assert offload.cycle_calls(2, 5, balanced=True) == 5
+    assert offload.cycle_calls(3, 5, balanced=False) == 5
+    assert offload.cycle_calls(1, 5, balanced=True) == 5
+
+
+def test_retime_above_on_the_command_line(tmp_path: Path) -> None:
+    result, rows = run(["-w", "tiny_elementwise", "--retime-above", "0.01"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert rows[0]["passes"] == 2 and rows[0]["calls"]["cpu"] > 0
+    assert "timed twice" in result.output

@@ -57,7 +57,7 @@ def test_missing_cache_is_silent() -> None:
 @pytest.mark.parametrize("text, warning", [
     ("{not json", "corrupt calibration cache"),
     ("[]", "corrupt calibration cache"),
-    (None, "version 2, expected 3"),     # a cache of the version before call_s
+    (None, "version 3, expected 4"),     # a cache of matmuls fitted to 32..256
     ("stale-field", "corrupt calibration cache"),
     ("other-device", "another device"),
 ])
@@ -65,7 +65,7 @@ def test_bad_caches_warn_and_give_nothing(text: str | None, warning: str) -> Non
     path = write_cache(IDENTITY, PROFILE, 1.0)
     record = json.loads(path.read_text())
     if text is None:
-        record["version"] = 2
+        record["version"] = 3
         text = json.dumps(record)
     elif text == "stale-field":
         record["profile"]["launch_s"] = -1
@@ -199,3 +199,57 @@ def test_the_heavy_program_has_its_steps(host: OpenCLDevice) -> None:
     module = load(calibration.light_program(64))
     (w,) = measure(next(op for op in module.ops if isinstance(op, func.FuncOp)))
     assert (w.steps, w.transcendentals, w.traffic) == (calibration.LIGHT_STEPS, 0, 2.0)
+
+
+class PlantedKernel:
+    """What `planted_build` gives: the seconds its program is planted to take."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+
+SMALL_RATE, LARGE_RATE = 1e-12, 2.5e-12
+"""Planted seconds per matmul flop: products up to 256^3 stay in the caches, larger ones do
+not and run 2.5 times slower per flop (as on a 16-core CPU with PoCL)."""
+
+
+def planted_build(text: str, device: object) -> PlantedKernel:
+    import re
+
+    matmul = re.search(r"tensor<(\d+)x(\d+)xf32>", text)
+    if matmul:
+        n = int(matmul.group(1))
+        return PlantedKernel(n ** 3 * (SMALL_RATE if n <= 256 else LARGE_RATE))
+    (elements,) = re.search(r"tensor<(\d+)xf32>", text).groups()  # type: ignore[union-attr]
+    return PlantedKernel(1e-6 + int(elements) * 1e-9)
+
+
+def test_large_matmuls_are_measured_and_predict_large_products(
+        host: OpenCLDevice, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted kernel times (nothing is timed): the matmul model comes from products of at
+    least 512^3, so a 512x768x768 GEMM and a 1024^3 one are predicted at the large rate, on
+    the device's profile and as the host's per-flop cost."""
+    from fusec.placement.cost_model import Kind, cpu_estimate
+
+    monkeypatch.setattr(calibration, "kernel_seconds", lambda exe, args, repeat: exe.seconds)
+    monkeypatch.setattr(calibration, "inputs_for", lambda exe, rng: [])
+    monkeypatch.setattr(calibration, "launch_seconds", lambda device, build, repeat: (1e-6, 2e-5))
+    measured = measure_device(host, planted_build)  # type: ignore[arg-type]
+    model = measured.profile.matmul
+    assert model is not None
+    thresholds = derive_thresholds(measured.profile, measured.profile)
+    for flops in (512 * 768 * 768, 1024 ** 3):
+        assert model.estimate(flops) == pytest.approx(flops * LARGE_RATE, rel=0.02)
+        assert cpu_estimate(thresholds, Kind.MATMUL, 0, flops) == pytest.approx(
+            1e-6 + flops * LARGE_RATE, rel=0.02)
+    sizes = [units for units, _ in measured.samples["matmul"]]
+    assert max(sizes) >= 1024.0 ** 3 and min(sizes) >= 512.0 ** 3
+
+
+def test_the_host_matmul_rate_keeps_the_intercept_at_the_large_end() -> None:
+    size = float(calibration.MATMUL_SIZES[-1]) ** 3
+    model = LinearModel(1e-11, 1e-3)   # a positive intercept: 1 ms + 1e-11 s per flop
+    assert calibration.matmul_rate(model) == pytest.approx(1e-11 + 1e-3 / size, rel=1e-6, abs=0)
+    assert derive_thresholds(DeviceProfile(matmul=model), PROFILE).cpu_matmul_per_flop == \
+        pytest.approx(1e-11 + 1e-3 / size, rel=1e-6, abs=0)
+    assert calibration.matmul_rate(LinearModel(2e-12)) == pytest.approx(2e-12, rel=1e-6, abs=0)

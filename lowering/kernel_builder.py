@@ -192,11 +192,16 @@ def _round_up(a: int, b: int) -> int:
 
 
 def choose_vector_width(k: LoopKernel, width: int = 4) -> int:
-    """``width`` when the loop can run ``width`` lanes of its innermost parallel dimension per
-    work-item: no reduction, an innermost extent that ``width`` divides, every access indexing
-    that dimension (if at all) in its last position only, all buffers and body values ``f32``,
-    and body ops that work lane-wise on vectors. Otherwise 1."""
-    if k.reduced or not k.parallel or k.parallel[-1] % width:
+    """``width`` (halved, not below 4, until it divides the innermost extent) when the loop can
+    run that many lanes of its innermost parallel dimension per work-item: no reduction, an
+    innermost extent it divides, every access indexing that dimension (if at all) in its last
+    position only, all buffers and body values ``f32``, and body ops that work lane-wise on
+    vectors. Otherwise 1."""
+    if k.reduced or not k.parallel:
+        return 1
+    while width > 4 and k.parallel[-1] % width:
+        width //= 2
+    if k.parallel[-1] % width:
         return 1
     inner = len(k.parallel) - 1
     for access in [*k.loads, k.store, *k.extra_stores]:

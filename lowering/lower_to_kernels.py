@@ -128,16 +128,19 @@ def lower_opencl_spec(
     launch_fusion: bool = True,
     allow_oversized: bool = False,
     allow_tf32: bool = False,
+    vector_width: int | None = None,
 ) -> str:
     """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, merge adjacent
     launches (``fuse-launches``, unless ``launch_fusion`` is off), plan buffers; the lowering
     shapes its kernels for ``device`` and launch fusion uses ``launch_budget`` bytes (the
     passes' defaults when None), leaving kernels alone over it unfused with
-    ``allow_oversized``; ``allow_tf32`` lets f32 matmuls use TF32 tensor cores."""
+    ``allow_oversized``; ``allow_tf32`` lets f32 matmuls use TF32 tensor cores;
+    ``vector_width`` is the elementwise kernels' (the pass's default, 4, when None)."""
     unfuse = non_native_fused_ops()
     first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
     options = " ".join([*([f"device={device}"] if device else []),
-                        *(["allow-tf32=true"] if allow_tf32 else [])])
+                        *(["allow-tf32=true"] if allow_tf32 else []),
+                        *([f"vector-width={vector_width}"] if vector_width else [])])
     lowering = f"lower-to-kernels{{{options}}}" if options else "lower-to-kernels"
     fusion = ""
     if launch_fusion:

@@ -65,7 +65,7 @@ MATMUL_SIZES = (512, 768, 1024)
 """Square matmuls the matmul model is fitted to: the sizes of the GEMMs that placement weighs
 (512x768x768 to 1024^3 and up). A fit to 32..256 extrapolated a per-flop rate that
 under-predicted a 512x768x768 GEMM on a 16-core CPU (PoCL) about 2-3 times, and over-predicted
-1024^3 on 2 cores (Intel CPU OpenCL) 2 times: products that leave the caches are measured,
+it and 1024^3 about 2 times on 2 quiet cores (Intel CPU OpenCL): large products are measured,
 not extrapolated."""
 TRANSFER_BYTES = (1 << 12, 1 << 18, 1 << 22, 1 << 24)
 QUICK_ELEMENT_SIZES = (1 << 10, 1 << 14)

@@ -64,9 +64,8 @@ ELEMENT_SIZES = (1 << 12, 1 << 16, 1 << 20, 1 << 22)
 MATMUL_SIZES = (512, 768, 1024)
 """Square matmuls the matmul model is fitted to: the sizes of the GEMMs that placement weighs
 (512x768x768 to 1024^3 and up). A fit to 32..256 extrapolated a per-flop rate that
-under-predicted a 512x768x768 GEMM on a 16-core CPU (PoCL) about 2-3 times, and over-predicted
-it and 1024^3 about 2 times on 2 quiet cores (Intel CPU OpenCL): large products are measured,
-not extrapolated."""
+under-predicted a 512x768x768 GEMM on a 16-core CPU (PoCL) about 2-3 times (on 2 cores with
+Intel's CPU OpenCL it was within about 10%): large products are measured, not extrapolated."""
 TRANSFER_BYTES = (1 << 12, 1 << 18, 1 << 22, 1 << 24)
 QUICK_ELEMENT_SIZES = (1 << 10, 1 << 14)
 QUICK_MATMUL_SIZES = (16, 32)
@@ -251,8 +250,8 @@ def matmul_rate(profile: DeviceProfile) -> float | None:
     near the crossover, where a near tie is measured (`fusec.placement.tie`), and keeping a
     large GEMM on the CPU costs a lot. Without that measurement (a profile of before it): the
     fitted model's time for the largest matmul over its flops, its intercept folded in rather
-    than dropped (one fit's slope alone gave 9.3 ms for 1024^3, measured 10.7; Intel CPU OpenCL,
-    2 cores). None without a matmul model."""
+    than dropped. None without a matmul model. On a loaded machine a load spike during one
+    size reads as a slow host: calibrate on a quiet one."""
     if profile.matmul_slowest_per_flop > 0:
         return profile.matmul_slowest_per_flop
     if profile.matmul is None:

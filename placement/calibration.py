@@ -64,9 +64,8 @@ ELEMENT_SIZES = (1 << 12, 1 << 16, 1 << 20, 1 << 22)
 MATMUL_SIZES = (512, 768, 1024)
 """Square matmuls the matmul model is fitted to: the sizes of the GEMMs that placement weighs
 (512x768x768 to 1024^3 and up). A fit to 32..256 extrapolated a per-flop rate that
-under-predicted a 512x768x768 GEMM on a 16-core CPU (PoCL) about 2-3 times, and over-predicted
-it and 1024^3 about 2 times on 2 quiet cores (Intel CPU OpenCL): large products are measured,
-not extrapolated."""
+under-predicted a 512x768x768 GEMM on a 16-core CPU (PoCL) about 2-3 times (on 2 cores with
+Intel's CPU OpenCL it was within about 10%): large products are measured, not extrapolated."""
 TRANSFER_BYTES = (1 << 12, 1 << 18, 1 << 22, 1 << 24)
 QUICK_ELEMENT_SIZES = (1 << 10, 1 << 14)
 QUICK_MATMUL_SIZES = (16, 32)
@@ -128,7 +127,8 @@ def profile_to_json(profile: DeviceProfile) -> dict[str, Any]:
     out: dict[str, Any] = {"launch_s": profile.launch_s,
                            "elementwise_step": profile.elementwise_step,
                            "transcendental_step": profile.transcendental_step,
-                           "call_s": profile.call_s}
+                           "call_s": profile.call_s,
+                           "matmul_slowest_per_flop": profile.matmul_slowest_per_flop}
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         out[name] = None if model is None else {"slope": model.slope,
@@ -152,7 +152,9 @@ def profile_from_json(data: object) -> DeviceProfile:
     return DeviceProfile(launch_s=_number(data, "launch_s"),
                          elementwise_step=_number(data, "elementwise_step"),
                          transcendental_step=_number(data, "transcendental_step"),
-                         call_s=_number(data, "call_s"), **models)
+                         call_s=_number(data, "call_s"),
+                         matmul_slowest_per_flop=_number(data, "matmul_slowest_per_flop")
+                         if "matmul_slowest_per_flop" in data else 0.0, **models)
 
 
 def _number(data: dict[str, Any], key: str) -> float:
@@ -238,15 +240,25 @@ class Setup:
     overrides: dict[str, str] = field(default_factory=dict)
 
 
-def matmul_rate(model: LinearModel) -> float:
-    """The host's seconds per matmul flop: its fitted model's time for the largest matmul
-    measured (`MATMUL_SIZES`) over its flops. The host's cost is a rate alone (the seed's
-    `cpu_matmul_per_flop`), so a fit's intercept is folded in where the large products are
-    rather than dropped (one fit's slope alone gave 9.3 ms for 1024^3, measured 10.7; Intel CPU
-    OpenCL, 2 cores)."""
+def matmul_rate(profile: DeviceProfile) -> float | None:
+    """The host's seconds per matmul flop (the seed's `cpu_matmul_per_flop`, a rate alone):
+    the slowest rate among the matmuls measured (`DeviceProfile.matmul_slowest_per_flop`), so
+    the host is not estimated faster on a large GEMM than it was on any measured one. A GEMM's
+    rate depends on its shape as well as its flops (how many tiles it gives the cores: on the
+    H100 machine's 16-core CPU, a 512x768x768 GEMM with its epilogue took 1.24 ms a call, 4.1
+    ps a flop, a 1024^3 one 2.5 ms, 2.4 ps a flop); erring toward the accelerator costs little
+    near the crossover, where a near tie is measured (`fusec.placement.tie`), and keeping a
+    large GEMM on the CPU costs a lot. Without that measurement (a profile of before it): the
+    fitted model's time for the largest matmul over its flops, its intercept folded in rather
+    than dropped. None without a matmul model. On a loaded machine a load spike during one
+    size reads as a slow host: calibrate on a quiet one."""
+    if profile.matmul_slowest_per_flop > 0:
+        return profile.matmul_slowest_per_flop
+    if profile.matmul is None:
+        return None
     flops = float(MATMUL_SIZES[-1]) ** 3
-    seconds = model.estimate(flops)
-    return model.slope if seconds is None else seconds / flops
+    seconds = profile.matmul.estimate(flops)
+    return profile.matmul.slope if seconds is None else seconds / flops
 
 
 def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
@@ -260,8 +272,9 @@ def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
         t = replace(t, cpu_elem_per_elem=host.elementwise.slope)
     if host.reduction:
         t = replace(t, cpu_reduction_per_elem=host.reduction.slope)
-    if host.matmul:
-        t = replace(t, cpu_matmul_per_flop=matmul_rate(host.matmul))
+    rate = matmul_rate(host)
+    if rate is not None:
+        t = replace(t, cpu_matmul_per_flop=rate)
     t = replace(t, cpu_launch_s=host.launch_s, cpu_step_per_elem=host.elementwise_step,
                 cpu_transcendental_per_elem=host.transcendental_step, cpu_call_s=host.call_s)
 
@@ -445,6 +458,8 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
             elementwise, fit_linear_model(samples["heavy"]), step),
         reduction=fit_linear_model(samples["reduction"]),
         matmul=fit_linear_model(samples["matmul"]),
+        matmul_slowest_per_flop=max((s / f for f, s in samples["matmul"] if f > 0),
+                                    default=0.0),
         upload=fit_transfer(samples["upload"]),
         download=fit_transfer(samples["download"]),
         launch_s=launch_s,

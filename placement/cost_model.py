@@ -243,6 +243,9 @@ class DeviceProfile:
     """Host seconds a call on this device costs besides its kernels and its transfers' own
     costs (checking, the enqueues, the wait for the device): paid once per piece of a program
     run there (a placement that splits a program pays it for every piece)."""
+    matmul_slowest_per_flop: float = 0.0
+    """The most seconds per flop among the matmuls calibration measured (0: not measured):
+    the host's per-flop cost (`fusec.placement.calibration.matmul_rate`)."""
 
     def steps_s(self, elements: int, steps: int, transcendentals: int) -> float:
         return body_seconds(self.elementwise_step, self.transcendental_step, elements, steps,

@@ -50,7 +50,8 @@ def describe_profile(profile: object) -> list[str]:
     p: Any = profile
     lines = [f"    call_s: {p.call_s:.3g}", f"    launch_s: {p.launch_s:.3g}",
              f"    elementwise_step: {p.elementwise_step:.3g}",
-             f"    transcendental_step: {p.transcendental_step:.3g}"]
+             f"    transcendental_step: {p.transcendental_step:.3g}",
+             f"    matmul_slowest_per_flop: {p.matmul_slowest_per_flop:.3g}"]
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         if model is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,7 +203,7 @@ def test_the_heavy_program_has_its_steps(host: OpenCLDevice) -> None:
 
 
 class PlantedKernel:
-    """What `planted_build` gives: the seconds its program is planted to take."""
+    """What a `planted` build gives: the seconds its program is planted to take."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -213,15 +214,31 @@ SMALL_RATE, LARGE_RATE = 1e-12, 2.5e-12
 not and run 2.5 times slower per flop (as on a 16-core CPU with PoCL)."""
 
 
-def planted_build(text: str, device: object) -> PlantedKernel:
+def planted(large_rates: dict[int, float]) -> Any:
+    """A build whose kernels take planted times (nothing runs): a square matmul of n
+    `SMALL_RATE` seconds a flop up to 256, else ``large_rates.get(n, LARGE_RATE)``."""
     import re
 
-    matmul = re.search(r"tensor<(\d+)x(\d+)xf32>", text)
-    if matmul:
-        n = int(matmul.group(1))
-        return PlantedKernel(n ** 3 * (SMALL_RATE if n <= 256 else LARGE_RATE))
-    (elements,) = re.search(r"tensor<(\d+)xf32>", text).groups()  # type: ignore[union-attr]
-    return PlantedKernel(1e-6 + int(elements) * 1e-9)
+    def build(text: str, device: object) -> PlantedKernel:
+        matmul = re.search(r"tensor<(\d+)x(\d+)xf32>", text)
+        if matmul:
+            n = int(matmul.group(1))
+            return PlantedKernel(n ** 3 * (SMALL_RATE if n <= 256 else
+                                           large_rates.get(n, LARGE_RATE)))
+        (elements,) = re.search(r"tensor<(\d+)xf32>", text).groups()  # type: ignore[union-attr]
+        return PlantedKernel(1e-6 + int(elements) * 1e-9)
+    return build
+
+
+def planted_measurement(monkeypatch: pytest.MonkeyPatch, host: OpenCLDevice,
+                        large_rates: dict[int, float]) -> Any:
+    monkeypatch.setattr(calibration, "kernel_seconds", lambda exe, args, repeat: exe.seconds)
+    monkeypatch.setattr(calibration, "inputs_for", lambda exe, rng: [])
+    monkeypatch.setattr(calibration, "launch_seconds", lambda device, build, repeat: (1e-6, 2e-5))
+    return measure_device(host, planted(large_rates))
+
+
+GEMM_EPILOGUE_FLOPS = 512 * 768 * 768
 
 
 def test_large_matmuls_are_measured_and_predict_large_products(
@@ -231,14 +248,11 @@ def test_large_matmuls_are_measured_and_predict_large_products(
     the device's profile and as the host's per-flop cost."""
     from fusec.placement.cost_model import Kind, cpu_estimate
 
-    monkeypatch.setattr(calibration, "kernel_seconds", lambda exe, args, repeat: exe.seconds)
-    monkeypatch.setattr(calibration, "inputs_for", lambda exe, rng: [])
-    monkeypatch.setattr(calibration, "launch_seconds", lambda device, build, repeat: (1e-6, 2e-5))
-    measured = measure_device(host, planted_build)  # type: ignore[arg-type]
+    measured = planted_measurement(monkeypatch, host, {})
     model = measured.profile.matmul
     assert model is not None
     thresholds = derive_thresholds(measured.profile, measured.profile)
-    for flops in (512 * 768 * 768, 1024 ** 3):
+    for flops in (GEMM_EPILOGUE_FLOPS, 1024 ** 3):
         assert model.estimate(flops) == pytest.approx(flops * LARGE_RATE, rel=0.02)
         assert cpu_estimate(thresholds, Kind.MATMUL, 0, flops) == pytest.approx(
             1e-6 + flops * LARGE_RATE, rel=0.02)
@@ -246,10 +260,44 @@ def test_large_matmuls_are_measured_and_predict_large_products(
     assert max(sizes) >= 1024.0 ** 3 and min(sizes) >= 512.0 ** 3
 
 
-def test_the_host_matmul_rate_keeps_the_intercept_at_the_large_end() -> None:
+def test_the_host_costs_a_flop_at_its_slowest_measured_rate(
+        host: OpenCLDevice, monkeypatch: pytest.MonkeyPatch) -> None:
+    """512^3 planted slower per flop than the larger ones (too few tiles for the cores): the
+    host's per-flop cost is that rate, not the fit's."""
+    from fusec.placement.cost_model import Kind, cpu_estimate
+
+    measured = planted_measurement(monkeypatch, host, {512: 4e-12})
+    assert measured.profile.matmul_slowest_per_flop == pytest.approx(4e-12, rel=1e-9, abs=0)
+    thresholds = derive_thresholds(measured.profile, PROFILE)
+    assert thresholds.cpu_matmul_per_flop == pytest.approx(4e-12, rel=1e-9, abs=0)
+    assert cpu_estimate(thresholds, Kind.MATMUL, 0, GEMM_EPILOGUE_FLOPS) == pytest.approx(
+        1e-6 + GEMM_EPILOGUE_FLOPS * 4e-12, rel=1e-9)
+
+
+def test_the_host_matmul_rate() -> None:
     size = float(calibration.MATMUL_SIZES[-1]) ** 3
     model = LinearModel(1e-11, 1e-3)   # a positive intercept: 1 ms + 1e-11 s per flop
-    assert calibration.matmul_rate(model) == pytest.approx(1e-11 + 1e-3 / size, rel=1e-6, abs=0)
-    assert derive_thresholds(DeviceProfile(matmul=model), PROFILE).cpu_matmul_per_flop == \
-        pytest.approx(1e-11 + 1e-3 / size, rel=1e-6, abs=0)
-    assert calibration.matmul_rate(LinearModel(2e-12)) == pytest.approx(2e-12, rel=1e-6, abs=0)
+    # a profile without the slowest rate: the fit's at the largest size, intercept included
+    assert calibration.matmul_rate(DeviceProfile(matmul=model)) == pytest.approx(
+        1e-11 + 1e-3 / size, rel=1e-6, abs=0)
+    assert calibration.matmul_rate(DeviceProfile(matmul=LinearModel(2e-12))) == \
+        pytest.approx(2e-12, rel=1e-6, abs=0)
+    with_slowest = DeviceProfile(matmul=model, matmul_slowest_per_flop=5e-11)
+    assert calibration.matmul_rate(with_slowest) == 5e-11
+    assert derive_thresholds(with_slowest, PROFILE).cpu_matmul_per_flop == 5e-11
+    assert calibration.matmul_rate(DeviceProfile()) is None
+    assert derive_thresholds(DeviceProfile(), PROFILE).cpu_matmul_per_flop == \
+        Thresholds().cpu_matmul_per_flop
+
+
+def test_the_slowest_rate_is_cached(cache_home: Path) -> None:
+    profile = DeviceProfile(matmul=LinearModel(1e-11), matmul_slowest_per_flop=3e-11)
+    path = write_cache(IDENTITY, profile, 1.0)
+    cached, warning = read_cache(IDENTITY)
+    assert warning is None and cached is not None and cached.profile == profile
+    record = json.loads(path.read_text())   # a version-4 cache from before the field
+    del record["profile"]["matmul_slowest_per_flop"]
+    path.write_text(json.dumps(record))
+    cached, warning = read_cache(IDENTITY)
+    assert warning is None and cached is not None
+    assert cached.profile.matmul_slowest_per_flop == 0.0

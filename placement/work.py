@@ -14,6 +14,7 @@ devices moves).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,9 @@ from fusec.placement.cost_model import Kind
 
 MATMUL_OPS = {"nn.matmul", "fused.matmul_bias_act", "fused.matmul_epilogue"}
 ATTENTION_OPS = {"nn.attention", "fused.attention_block", "fused.transformer_layer"}
+COLUMN_STATS_OPS = {"fused.centered_gram", "fused.power_step_normalize",
+                    "fused.explained_variance"}
+"""Products in disguise (`column_stats_flops`): costed as matmuls."""
 REDUCTION_OPS = {
     "nn.reduce_sum", "nn.reduce_mean", "nn.reduce_max", "nn.reduce_min", "fused.reduce",
     "nn.softmax", "nn.layer_norm", "nn.rms_norm", "fused.residual_layer_norm",
@@ -130,6 +134,8 @@ def work_of(index: int, op: Operation) -> Work:
         kind, flops = Kind.MATMUL, matmul_flops(op)
     elif op.name in ATTENTION_OPS:
         kind, flops = Kind.MATMUL, attention_flops(op)
+    elif op.name in COLUMN_STATS_OPS:
+        kind, flops = Kind.MATMUL, column_stats_flops(op)
     elif op.name in REDUCTION_OPS:
         kind = Kind.REDUCTION
     elif op.name in ELEMENTWISE_OPS:
@@ -177,6 +183,17 @@ def matmul_flops(op: Operation) -> int:
     """``m*k*n`` over the batch: the result's elements times the reduced dimension."""
     lhs = tensor_shape(op.operands[0])
     return num_elements(op.results[0]) * (lhs[-1] if lhs else 1)
+
+
+def column_stats_flops(op: Operation) -> int:
+    """``m*k*n`` of the product inside a column-statistics op: the centered Gram of ``x: [n,
+    d]`` is ``n*d*d``; the power step ``a @ q`` (``[m, k] @ [k, c]``) is ``m*k*c``; the explained
+    variance ``diag(q^T g q)`` forms ``g @ q`` (``[d, d] @ [d, k]``), ``d*d*k``."""
+    first = tensor_shape(op.operands[0])
+    if op.name == "fused.centered_gram":
+        return math.prod(first) * first[-1]
+    second = tensor_shape(op.operands[1])
+    return math.prod(first) * second[-1]
 
 
 def attention_flops(op: Operation) -> int:

@@ -203,6 +203,11 @@ def session(graph: Graph, threads: int | None = None,
         options.intra_op_num_threads = threads
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # As for the imported models (`fusec.bench.imported`): ONNX Runtime's pool spins after each
+    # run by default, and on a machine of few cores the spinning threads take the cores that
+    # the next runner in the interleaved timing runs on (gemm_epilogue on 2 cores: fusec 6.5 ms
+    # wall for 3.1 ms of kernels). Without spinning every runner times as it does alone.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(
         to_onnx(graph, initializers).SerializeToString(), options,
         providers=["CPUExecutionProvider"])

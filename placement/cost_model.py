@@ -106,7 +106,9 @@ class Thresholds:
     small_batch_max_dim: int = SMALL_BATCH_DEFAULT_MAX_DIM
     small_batch_min_elems: int = SMALL_BATCH_DEFAULT_MIN_ELEMS
     cpu_launch_s: float = 0.0
-    """Host seconds a kernel launch adds on the host device; 0 until calibrated."""
+    """Seconds every kernel costs on the host device besides its per-unit work: the host time
+    of its launch plus its fixed device time (`calibration.kernel_fixed_seconds`); 0 until
+    calibrated."""
     cpu_step_per_elem: float = 0.0
     """Host seconds per element for each scalar op of a unit's body after the first (an
     elementwise body, or a norm's or softmax's arithmetic); 0 until calibrated."""

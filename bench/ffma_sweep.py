@@ -23,19 +23,7 @@ import statistics
 
 import numpy as np
 
-
-def _torch_ms(torch, a, b, repeat: int) -> float:
-    for _ in range(3):
-        torch.matmul(a, b)
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        torch.matmul(a, b)
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+from fusec.bench.tensor_core_sweep import torch_matmul_ms
 
 
 def _kernel(variant: str, m: int, n: int, k: int, info):
@@ -98,7 +86,7 @@ def main() -> None:
         ref = torch.matmul(ta.double(), tb.double())
         torch_out = torch.matmul(ta, tb)
         torch_error = float((torch_out.double() - ref).abs().max() / ref.abs().max())
-        torch_ms = _torch_ms(torch, ta, tb, options.repeat)
+        torch_ms = torch_matmul_ms(torch, ta, tb, options.repeat)
         rows.append((shape, "torch (cuBLAS, no TF32)", torch_ms, flops / torch_ms / 1e9, 1.0,
                      torch_error, ""))
         flags = cl.mem_flags

@@ -22,7 +22,8 @@ import statistics
 import numpy as np
 
 
-def _torch_ms(torch, a, b, repeat: int) -> float:
+def torch_matmul_ms(torch, a, b, repeat: int) -> float:
+    """Median CUDA-event milliseconds of ``torch.matmul(a, b)`` over `repeat` runs, after 3."""
     for _ in range(3):
         torch.matmul(a, b)
     times = []
@@ -83,7 +84,7 @@ def main() -> None:
             buf_b = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=host_b)
             buf_c = cl.Buffer(context, flags.READ_WRITE, size * size * elem)
             torch.backends.cuda.matmul.allow_tf32 = dtype == "f32"
-            torch_ms = _torch_ms(torch, ta, tb, options.repeat)
+            torch_ms = torch_matmul_ms(torch, ta, tb, options.repeat)
             torch.backends.cuda.matmul.allow_tf32 = False
             inputs[dtype] = (buf_a, buf_b, buf_c, ref, torch_ms)
             label = f"torch {dtype}{' (tf32)' if elem == 4 else ''}"

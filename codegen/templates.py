@@ -7,6 +7,7 @@ themselves come from ``fusec.codegen.kernels``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -41,7 +42,7 @@ from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
 from fusec.codegen.row_functions import row_inputs, stage_functions
-from fusec.codegen.vector_epilogue import VECTOR_WIDTHS, emit_vector_epilogue
+from fusec.codegen.vector_epilogue import emit_vector_epilogue
 from fusec.dialects import kernel
 
 
@@ -94,12 +95,12 @@ def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
         KernelArg(n, "in", BUFFER_TYPES[e.type.element_type])  # type: ignore[attr-defined]
         for n, e in zip(names, op.extras, strict=False)
     )
-    vectors = tuple(
-        (width, vector)
-        for width in VECTOR_WIDTHS
-        if (vector := emit_vector_epilogue(f"{function_name}_v{width}", block, names, width))
-    )
-    return Epilogue(source, function_name, params, vectors)
+
+    @functools.cache
+    def vectorized(width: int) -> str | None:
+        return emit_vector_epilogue(f"{function_name}_v{width}", block, names, width)
+
+    return Epilogue(source, function_name, params, vectorized)
 
 
 def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> int | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,11 +64,11 @@ class Epilogue:
     function: str
     name: str
     params: tuple[KernelArg, ...] = ()
-    vector_functions: tuple[tuple[int, str], ...] = ()
-    """``(N, source)`` pairs: C source defining ``floatN <name>_vN(floatN acc, int row, int
-    col, <params>)``, the epilogue of the N adjacent elements (``row``, ``col + i``), for the
-    widths it has one (`fusec.codegen.vector_epilogue`); a kernel holding its results in
-    vectors of another width calls `function` once per lane."""
+    vectorized: Callable[[int], str | None] | None = field(default=None, compare=False)
+    """For a width N, C source defining ``floatN <name>_vN(floatN acc, int row, int col,
+    <params>)``, the epilogue of the N adjacent elements (``row``, ``col + i``), or None where
+    there is none (`fusec.codegen.vector_epilogue`); asked only by a kernel that holds its
+    results in vectors (the others call `function` once per element). It should cache."""
 
     def call(self, acc: str, row: str, col: str) -> str:
         """The C expression applying this epilogue to `acc` at (`row`, `col`)."""
@@ -78,7 +78,7 @@ class Epilogue:
     def vector_call(self, width: int, acc: str, row: str, col: str) -> str | None:
         """The C expression applying this epilogue to the ``float<width>`` `acc` of columns
         `col` .. `col` + `width` - 1 of `row`; None when it has no function of that width."""
-        if width not in dict(self.vector_functions):
+        if self.vector_function(width) is None:
             return None
         extra = "".join(f", {param.name}" for param in self.params)
         return f"{self.name}_v{width}({acc}, {row}, {col}{extra})"
@@ -87,10 +87,15 @@ class Epilogue:
         """`function` inside an include guard, so that it may appear twice in one program;
         with `width`, its vector function of that width too (if it has one)."""
         text = _guarded(f"FUSEC_EPILOGUE_{self.name}", self.function)
-        vector = dict(self.vector_functions).get(width) if width else None
+        vector = self.vector_function(width) if width else None
         if vector is not None:
             text += _guarded(f"FUSEC_EPILOGUE_{self.name}_v{width}", vector)
         return text
+
+
+    def vector_function(self, width: int) -> str | None:
+        """The source of the vector function of `width` lanes (`vectorized`), or None."""
+        return None if self.vectorized is None else self.vectorized(width)
 
 
 def _guarded(guard: str, source: str) -> str:
@@ -100,11 +105,8 @@ def _guarded(guard: str, source: str) -> str:
 IDENTITY_EPILOGUE = Epilogue(
     function="inline float fusec_identity(float acc, int row, int col) { return acc; }",
     name="fusec_identity",
-    vector_functions=tuple(
-        (width, f"inline float{width} fusec_identity_v{width}(float{width} acc, int row, "
-                "int col) { return acc; }")
-        for width in (2, 4, 8, 16)
-    ),
+    vectorized=lambda width: (f"inline float{width} fusec_identity_v{width}(float{width} acc, "
+                              "int row, int col) { return acc; }"),
 )
 """The epilogue that stores the accumulated value unchanged."""
 

@@ -108,10 +108,8 @@ def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> in
     if op.template.data != "gemm":
         return None
     p = Params(op)
-    return rhs_panel_width(p.int("batch"), p.int("m"), p.int("n"), p.int("k"),
-                           p.bool("rhs_batched"), device, p.int("split_k", 1),
-                           p.str("dtype", "f32"), bool(p.int("allow_tf32", 0)),
-                           p.str("out_dtype", p.str("dtype", "f32")))
+    return rhs_panel_width(p.int("m"), p.int("n"), p.int("k"), p.bool("rhs_batched"), device,
+                           p.int("split_k", 1))
 
 
 def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,

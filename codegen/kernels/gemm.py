@@ -291,23 +291,12 @@ def ffma_fits(device_info: DeviceInfo, n: int, k: int) -> bool:
     return "tf32" in device_info.tensor_cores and ffma.fits(n, k)
 
 
-def rhs_panel_width(
-    batch: int,
-    m: int,
-    n: int,
-    k: int,
-    rhs_batched: bool,
-    device_info: DeviceInfo | None,
-    split_k: int = 1,
-    dtype: str = "f32",
-    allow_tf32: bool = False,
-    out_dtype: str | None = None,
-) -> int | None:
+def rhs_panel_width(m: int, n: int, k: int, rhs_batched: bool,
+                    device_info: DeviceInfo | None, split_k: int = 1) -> int | None:
     """The width of the panels `gemm` can read B in (its register tiles' columns), or None
     where it reads B as it is: only on a CPU (whose register-tiled kernel stages B in local
     memory otherwise), for one B shared by the batch, not split along K, with N a multiple of
-    the tile's columns. The arguments are `gemm`'s."""
-    del batch, dtype, allow_tf32, out_dtype  # the CPU kernel reads B the same way for these
+    the tile's columns. The arguments are `gemm`'s (its element types do not matter here)."""
     if device_info is None or not device_info.is_cpu:
         return None
     tiles = default_gemm_tiles(device_info, m, n)

@@ -116,8 +116,8 @@ def test_a_weight_read_by_another_kernel_too_stays_as_it_is() -> None:
 
 
 def test_a_plan_with_packed_inputs_needs_their_values() -> None:
-    from fusec.compiler.driver import lower, load
     from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.compiler.driver import load, lower
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
 
@@ -128,3 +128,26 @@ def test_a_plan_with_packed_inputs_needs_their_values() -> None:
         pytest.skip("this CPU's GEMM tiles do not divide the weights' columns")
     with pytest.raises(InputError, match="given no value"):
         Executable(compiled.plan, dev)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_16_bit_weights_are_packed_by_their_storage(dtype: str) -> None:
+    from fusec.dtypes import bf16_bits
+
+    text = f"""func.func @f(%x: tensor<37x64x{dtype}>, %w: tensor<64x96x{dtype}>) -> tensor<37x96x{dtype}> {{
+  %y = nn.matmul %x, %w : tensor<37x64x{dtype}>, tensor<64x96x{dtype}> -> tensor<37x96x{dtype}>
+  func.return %y : tensor<37x96x{dtype}>
+}}"""
+    rng = np.random.default_rng(5)
+
+    def draw(shape: tuple[int, int]) -> np.ndarray:
+        values = rng.standard_normal(shape).astype(np.float32)
+        return values.astype(np.float16) if dtype == "f16" else bf16_bits(values)
+
+    x, w = draw((37, 64)), draw((64, 96))
+    packed = fusec.compile(text, device="cpu", params={"w": w})
+    if packed.inputs["w"].spec.panels is None:
+        pytest.skip("this CPU's GEMM tiles do not divide the weights' columns")
+    (got,) = packed(x)
+    (want,) = fusec.compile(text, device="cpu")(x, w)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16))

@@ -56,7 +56,7 @@ VECTOR_WIDTHS = (2, 4, 8, 16)
 """The widths of OpenCL vectors a GEMM's register tiles use."""
 
 FLOAT_CALLS = frozenset(
-    cls for cls in CALLS if cls.__module__ == mathd.__name__ and cls is not mathd.AbsIOp
+    cls for cls in CALLS if cls.__module__ == mathd.__name__
 )
 """The ``math`` ops spelled as a float built-in; each has a ``float<N>`` overload."""
 
@@ -304,8 +304,8 @@ class VectorEpilogueEmitter(CEmitter):
                           f"convert_float{self.width}({self.as_vector(source)})")
 
     def round_float(self, op: Operation) -> None:
-        """``extf``/``truncf``: as the scalar emitter's, on a vector through the vector round
-        trip of `half` (the same rounding lane by lane)."""
+        """``extf``/``truncf``: to f32 the value itself; a uniform value rounded to a 16-bit
+        type as the scalar emitter rounds it; a vector rounded to one is not printed here."""
         to = str(op.results[0].type)
         source = op.operands[0]
         if to == "f32":

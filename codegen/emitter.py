@@ -293,18 +293,24 @@ class CEmitter:
     def epilogue_function(self, name: str, block: Block, extra_names: Sequence[str]) -> str:
         """``inline T name(float acc, int row, int col, <buffers>) { ... }``; ``T`` is the value
         type of what the region yields (``float``, or ``int``/``char`` after a cast)."""
-        acc, row, col, *extras = block.args
-        self.names.update({acc: "acc", row: "row", col: "col"})
-        params = [f"{self.value_type(acc.type)} acc", "int row", "int col"]
-        for arg, extra in zip(extras, extra_names, strict=False):
-            self.names[arg] = extra
-            params.append(self.pointer(arg.type, extra, const=True))
+        params = self.epilogue_params(block, extra_names, self.value_type(block.args[0].type))
         self.block(block)
         body = "\n".join(self.lines)
         term = block.last_op
         assert term is not None and len(term.operands) == 1
         result = self.value_type(term.operands[0].type)
         return f"{self.preamble()}inline {result} {name}({', '.join(params)}) {{\n{body}\n}}\n"
+
+    def epilogue_params(self, block: Block, extra_names: Sequence[str], acc_type: str) -> list[str]:
+        """Names an epilogue region's arguments (``acc``, ``row``, ``col``, `extra_names`) and
+        returns the function's parameter declarations, the accumulator of C type `acc_type`."""
+        acc, row, col, *extras = block.args
+        self.names.update({acc: "acc", row: "row", col: "col"})
+        params = [f"{acc_type} acc", "int row", "int col"]
+        for arg, extra in zip(extras, extra_names, strict=False):
+            self.names[arg] = extra
+            params.append(self.pointer(arg.type, extra, const=True))
+        return params
 
     def value_function(self, name: str, block: Block, arg_names: Sequence[str]) -> str:
         """``inline T name(T0 a0, ...) { ...; return v; }`` of a block of scalar (or vector)

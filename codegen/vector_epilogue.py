@@ -120,15 +120,11 @@ class VectorEpilogueEmitter(CEmitter):
 
     def function(self, name: str, block: Block, extra_names: Sequence[str]) -> str:
         """``inline float<N> name(float<N> acc, int row, int col, <buffers>)``."""
-        acc, row, col, *extras = block.args
+        acc, row, col, *_ = block.args
         if VALUE_TYPES.get(acc.type) != "float":
             raise NotVectorizable(f"an accumulator of type {acc.type}")
-        self.names.update({acc: "acc", row: "row", col: "col"})
+        params = self.epilogue_params(block, extra_names, f"float{self.width}")
         self.lanes.update({acc: VECTOR, row: UNIFORM, col: Lanes("affine", 1)})
-        params = [f"float{self.width} acc", "int row", "int col"]
-        for arg, extra in zip(extras, extra_names, strict=False):
-            self.names[arg] = extra
-            params.append(self.pointer(arg.type, extra, const=True))
         self.block(block)
         body = "\n".join(self.lines)
         return (f"{self.preamble()}inline float{self.width} {name}({', '.join(params)}) "

@@ -32,7 +32,10 @@ STEP = re.compile(r"^[ \t]*// WGMMA_STEP (.*)$", re.M)
 WAIT0 = re.compile(r"^[ \t]*// WGMMA_WAIT0 .*$", re.M)
 
 
-def kernel_source(bn: int, bk: int, stages: int) -> str:
+def kernel_source(bn: int, bk: int, stages: int, acc: str = "c") -> str:
+    """``acc="c"``: the accumulators are OpenCL C floats tied (``"+f"``) to the step comment;
+    ``acc="ptx"``: they are PTX registers the patch declares (``%acc<n>``), which the OpenCL
+    compiler never sees until the last comment hands them out after ``wgmma.wait_group 0``."""
     ch = bk // 8  # 16-byte chunks per row of a stage
     a_stage, b_stage = 128 * bk * 2, bn * bk * 2
     n_acc = bn // 2
@@ -48,6 +51,18 @@ def kernel_source(bn: int, bk: int, stages: int) -> str:
         stores.append(
             f"vstore_half2((float2)(d{4 * j + 2}, d{4 * j + 3}), 0, C + (row0 + 8) * N + {col});")
     store_text = "\n    ".join(stores)
+    zeros = ", ".join(f"{a} = 0.0f" for a in accs)
+    if acc == "c":
+        init = f"float {zeros};"
+        step = (f'asm volatile("// WGMMA_STEP {names}, %{n_acc}, %{n_acc + 1}" '
+                f': {outs} : "l"(da), "l"(db) : "memory");')
+        done = f'asm volatile("// WGMMA_WAIT0 {names}" : {outs} :: "memory");'
+    else:
+        init = 'asm volatile("// WGMMA_INIT" ::: "memory");'
+        step = 'asm volatile("// WGMMA_STEP %0, %1" :: "l"(da), "l"(db) : "memory");'
+        done = (f"float {', '.join(accs)};\n    "
+                f'asm volatile("// WGMMA_DONE {names}" : '
+                f'{outs.replace(chr(43), chr(61))} :: "memory");')
     return f"""
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #define CH {ch}
@@ -93,7 +108,7 @@ void wgmma_gemm(__global const half *A, __global const half *B, __global half *C
         if (s < ktiles) load_stage(a_glob, b_glob, K, s, sbase + s * STAGE_BYTES, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }}
-    float {", ".join(f"{a} = 0.0f" for a in accs)};
+    {init}
     #pragma unroll 1
     for (int kt = 0; kt < ktiles; ++kt) {{
         asm volatile("cp.async.wait_group {stages - 3};" ::: "memory");
@@ -106,10 +121,9 @@ void wgmma_gemm(__global const half *A, __global const half *B, __global half *C
         uint sb = sbase + (kt % {stages}) * STAGE_BYTES + {a_stage};
         ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {fields}UL;
         ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {fields}UL;
-        asm volatile("// WGMMA_STEP {names}, %{n_acc}, %{n_acc + 1}"
-                     : {outs} : "l"(da), "l"(db) : "memory");
+        {step}
     }}
-    asm volatile("// WGMMA_WAIT0 {names}" : {outs} :: "memory");
+    {done}
     int lane = tid & 31, warp = (tid >> 5) & 3;
     int row0 = bm * 128 + wg * 64 + warp * 16 + (lane >> 2);
     int col0 = bn * {bn} + 2 * (lane & 3);
@@ -118,35 +132,59 @@ void wgmma_gemm(__global const half *A, __global const half *B, __global half *C
 """
 
 
-def patch(ptx: str, bn: int, bk: int) -> str:
+INIT = re.compile(r"^[ \t]*// WGMMA_INIT.*$", re.M)
+DONE = re.compile(r"^[ \t]*// WGMMA_DONE (.*)$", re.M)
+
+
+def patch(ptx: str, bn: int, bk: int, acc: str = "c", wait: int = 1) -> str:
     from fusec.bench.probe_wgmma import retarget
 
     n_acc = bn // 2
+    ptx_accs = [f"%acc{i}" for i in range(n_acc)]
+    if acc == "ptx":
+        entry = ptx.index(".entry wgmma_gemm")
+        first_reg = ptx.index(".reg", entry)
+        ptx = ptx[:first_reg] + f".reg .f32 %acc<{n_acc}>;\n\t" + ptx[first_reg:]
+        ptx, inits = INIT.subn(
+            "\n".join(f"mov.f32 {a}, 0f00000000;" for a in ptx_accs), ptx)
+
+        def done(match):
+            outs = [r.strip() for r in match.group(1).split(",")]
+            return "wgmma.wait_group.sync.aligned 0;\n" + "\n".join(
+                f"mov.f32 {o}, {a};" for o, a in zip(outs, ptx_accs, strict=True))
+
+        ptx, dones = DONE.subn(done, ptx)
+        if inits != 1 or dones != 1:
+            raise RuntimeError(f"found {inits} init and {dones} done comments")
     if FENCE not in ptx:
         raise RuntimeError("fence comment missing")
     ptx = ptx.replace(FENCE, "fence.proxy.async.shared::cta;")
 
     def step(match):
         regs = [r.strip() for r in match.group(1).split(",")]
-        d = "{" + ", ".join(regs[:n_acc]) + "}"
-        da, db = regs[n_acc], regs[n_acc + 1]
+        if acc == "ptx":
+            d, (da, db) = "{" + ", ".join(ptx_accs) + "}", regs
+        else:
+            d = "{" + ", ".join(regs[:n_acc]) + "}"
+            da, db = regs[n_acc], regs[n_acc + 1]
         lines = ["{ .reg .pred p; .reg .u32 one; .reg .b64 xa, xb;",
                  "mov.u32 one, 1; setp.ne.u32 p, one, 0;", "wgmma.fence.sync.aligned;"]
         for j in range(bk // 16):  # 16 elements of K = 2 core matrices = 256 bytes = 16 units
             lines.append(f"add.s64 xa, {da}, {16 * j}; add.s64 xb, {db}, {16 * j};")
             lines.append(f"wgmma.mma_async.sync.aligned.m64n{bn}k16.f32.f16.f16 "
                          f"{d}, xa, xb, p, 1, 1, 0, 0;")
-        lines += ["wgmma.commit_group.sync.aligned;", "wgmma.wait_group.sync.aligned 1; }"]
+        lines += ["wgmma.commit_group.sync.aligned;", f"wgmma.wait_group.sync.aligned {wait}; }}"]
         return "\n".join(lines)
 
     ptx, steps = STEP.subn(step, ptx)
     ptx, waits = WAIT0.subn("wgmma.wait_group.sync.aligned 0;", ptx)
-    if steps < 1 or waits < 1:
+    if steps < 1 or (acc == "c" and waits < 1):
         raise RuntimeError(f"found {steps} step and {waits} wait comments")
     return retarget(ptx)
 
 
-def run_variant(size: int, bn: int, bk: int, stages: int) -> None:
+def run_variant(size: int, bn: int, bk: int, stages: int, acc: str, wait: int,
+                ptx_dir: str | None) -> None:
     import pyopencl as cl
 
     from fusec.bench.probe_wgmma import build_binary, build_source, nvidia_device, ptx_of
@@ -154,10 +192,17 @@ def run_variant(size: int, bn: int, bk: int, stages: int) -> None:
     device = nvidia_device()
     ctx = cl.Context([device])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    label = f"BM=128 BN={bn} BK={bk} S={stages} ({stages * (128 + bn) * bk * 2 // 1024} KiB)"
-    program = build_source(ctx, device, kernel_source(bn, bk, stages))
+    label = (f"BM=128 BN={bn} BK={bk} S={stages} ({stages * (128 + bn) * bk * 2 // 1024} KiB)"
+             f" acc={acc} wait={wait}")
+    program = build_source(ctx, device, kernel_source(bn, bk, stages, acc))
     ptx = ptx_of(program, device).rstrip("\0")
-    prog = build_binary(ctx, device, patch(ptx, bn, bk), label)
+    patched = patch(ptx, bn, bk, acc, wait)
+    if ptx_dir:
+        tag = f"{bn}_{bk}_{stages}_{acc}_{wait}"
+        for name, text in ((f"gemm_{tag}.cl.ptx", ptx), (f"gemm_{tag}.sm90a.ptx", patched)):
+            with open(f"{ptx_dir}/{name}", "w") as handle:
+                handle.write(text)
+    prog = build_binary(ctx, device, patched, label)
     rng = np.random.default_rng(1)
     m = n = k = size
     a = rng.uniform(-1, 1, size=(m, k)).astype(np.float16)
@@ -212,18 +257,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--variants", nargs="*",
-                        default=["256,64,4", "256,64,3", "256,32,4", "128,64,4"])
+                        default=["256,64,4,ptx,1", "256,32,4,ptx,1", "128,64,3,ptx,1",
+                                 "256,64,4,c,0", "256,64,4,c,1"],
+                        help="BN,BK,STAGES,ACC,WAIT (ACC c or ptx; WAIT: wgmma groups left "
+                             "in flight after each step, 1 or 0)")
+    parser.add_argument("--ptx-dir", default=None, help="write each variant's PTX here")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=12.0)
     args = parser.parse_args()
     if args.one:
-        bn, bk, stages = (int(x) for x in args.one.split(","))
-        run_variant(args.size, bn, bk, stages)
+        bn, bk, stages, acc, wait = args.one.split(",")
+        run_variant(args.size, int(bn), int(bk), int(stages), acc, int(wait), args.ptx_dir)
         return
     print(f"== wgmma f16 GEMM {args.size}^3, C = A @ B.T, f32 accumulation", flush=True)
     for variant in args.variants:
         cmd = [sys.executable, "-m", "fusec.bench.probe_wgmma_gemm", "--size", str(args.size),
-               "--one", variant]
+               "--one", variant] + (["--ptx-dir", args.ptx_dir] if args.ptx_dir else [])
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
             out = (done.stdout + done.stderr).strip()

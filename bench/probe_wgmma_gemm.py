@@ -32,10 +32,12 @@ STEP = re.compile(r"^[ \t]*// WGMMA_STEP (.*)$", re.M)
 WAIT0 = re.compile(r"^[ \t]*// WGMMA_WAIT0 .*$", re.M)
 
 
-def kernel_source(bn: int, bk: int, stages: int, acc: str = "c") -> str:
+def kernel_source(bn: int, bk: int, stages: int, acc: str = "c", loads: bool = True) -> str:
     """``acc="c"``: the accumulators are OpenCL C floats tied (``"+f"``) to the step comment;
     ``acc="ptx"``: they are PTX registers the patch declares (``%acc<n>``), which the OpenCL
-    compiler never sees until the last comment hands them out after ``wgmma.wait_group 0``."""
+    compiler never sees until the last comment hands them out after ``wgmma.wait_group 0``.
+    ``loads=False`` (an ablation) issues no copies inside the K loop: the tensor cores then
+    read whatever the stages hold, so the product is wrong and only the time means something."""
     ch = bk // 8  # 16-byte chunks per row of a stage
     a_stage, b_stage = 128 * bk * 2, bn * bk * 2
     n_acc = bn // 2
@@ -115,7 +117,7 @@ void wgmma_gemm(__global const half *A, __global const half *B, __global half *C
         asm volatile("{FENCE}" ::: "memory");
         barrier(CLK_LOCAL_MEM_FENCE);
         int nk = kt + {stages - 2};
-        if (nk < ktiles) load_stage(a_glob, b_glob, K, nk, sbase + (nk % {stages}) * STAGE_BYTES, tid);
+        if ({int(loads)} && nk < ktiles) load_stage(a_glob, b_glob, K, nk, sbase + (nk % {stages}) * STAGE_BYTES, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
         uint sa = sbase + (kt % {stages}) * STAGE_BYTES + wg * {64 * ch * 16};
         uint sb = sbase + (kt % {stages}) * STAGE_BYTES + {a_stage};
@@ -136,7 +138,7 @@ INIT = re.compile(r"^[ \t]*// WGMMA_INIT.*$", re.M)
 DONE = re.compile(r"^[ \t]*// WGMMA_DONE (.*)$", re.M)
 
 
-def patch(ptx: str, bn: int, bk: int, acc: str = "c", wait: int = 1) -> str:
+def patch(ptx: str, bn: int, bk: int, acc: str = "c", wait: int = 1, fence: bool = True) -> str:
     from fusec.bench.probe_wgmma import retarget
 
     n_acc = bn // 2
@@ -158,7 +160,7 @@ def patch(ptx: str, bn: int, bk: int, acc: str = "c", wait: int = 1) -> str:
             raise RuntimeError(f"found {inits} init and {dones} done comments")
     if FENCE not in ptx:
         raise RuntimeError("fence comment missing")
-    ptx = ptx.replace(FENCE, "fence.proxy.async.shared::cta;")
+    ptx = ptx.replace(FENCE, "fence.proxy.async.shared::cta;" if fence else "// no fence")
 
     def step(match):
         regs = [r.strip() for r in match.group(1).split(",")]
@@ -184,7 +186,9 @@ def patch(ptx: str, bn: int, bk: int, acc: str = "c", wait: int = 1) -> str:
 
 
 def run_variant(size: int, bn: int, bk: int, stages: int, acc: str, wait: int,
-                ptx_dir: str | None) -> None:
+                ptx_dir: str | None, flags: tuple[str, ...] = ()) -> None:
+    """Build, check and time one variant; `flags` are ablations: ``noload`` (no copies in
+    the K loop; the product is then not checked) and ``nofence`` (no proxy fence per step)."""
     import pyopencl as cl
 
     from fusec.bench.probe_wgmma import build_binary, build_source, nvidia_device, ptx_of
@@ -193,10 +197,11 @@ def run_variant(size: int, bn: int, bk: int, stages: int, acc: str, wait: int,
     ctx = cl.Context([device])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     label = (f"BM=128 BN={bn} BK={bk} S={stages} ({stages * (128 + bn) * bk * 2 // 1024} KiB)"
-             f" acc={acc} wait={wait}")
-    program = build_source(ctx, device, kernel_source(bn, bk, stages, acc))
+             f" acc={acc} wait={wait}" + "".join(f" {f}" for f in flags))
+    loads = "noload" not in flags
+    program = build_source(ctx, device, kernel_source(bn, bk, stages, acc, loads))
     ptx = ptx_of(program, device).rstrip("\0")
-    patched = patch(ptx, bn, bk, acc, wait)
+    patched = patch(ptx, bn, bk, acc, wait, fence="nofence" not in flags)
     if ptx_dir:
         tag = f"{bn}_{bk}_{stages}_{acc}_{wait}"
         for name, text in ((f"gemm_{tag}.cl.ptx", ptx), (f"gemm_{tag}.sm90a.ptx", patched)):
@@ -227,7 +232,7 @@ def run_variant(size: int, bn: int, bk: int, stages: int, acc: str, wait: int,
         if i >= 2:
             times.append((event.profile.end - event.profile.start) * 1e-6)
     ms = statistics.median(times)
-    verdict = "ok" if err < 1e-2 else "WRONG"
+    verdict = ("ok" if err < 1e-2 else "WRONG") if loads else "not checked: ablation"
     print(f"  [{label}] {ms:.3f} ms, {2 * m * n * k / ms / 1e9:.0f} TFLOP/s, "
           f"max err / max|C| {err:.1e} ({verdict})", flush=True)
 
@@ -259,15 +264,17 @@ def main() -> None:
     parser.add_argument("--variants", nargs="*",
                         default=["256,64,4,ptx,1", "256,32,4,ptx,1", "128,64,3,ptx,1",
                                  "256,64,4,c,0", "256,64,4,c,1"],
-                        help="BN,BK,STAGES,ACC,WAIT (ACC c or ptx; WAIT: wgmma groups left "
-                             "in flight after each step, 1 or 0)")
+                        help="BN,BK,STAGES,ACC,WAIT[,FLAG...] (ACC c or ptx; WAIT: wgmma "
+                             "groups left in flight after each step, 1 or 0; FLAGs, ablations: "
+                             "noload, nofence)")
     parser.add_argument("--ptx-dir", default=None, help="write each variant's PTX here")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=12.0)
     args = parser.parse_args()
     if args.one:
-        bn, bk, stages, acc, wait = args.one.split(",")
-        run_variant(args.size, int(bn), int(bk), int(stages), acc, int(wait), args.ptx_dir)
+        bn, bk, stages, acc, wait, *flags = args.one.split(",")
+        run_variant(args.size, int(bn), int(bk), int(stages), acc, int(wait), args.ptx_dir,
+                    tuple(flags))
         return
     print(f"== wgmma f16 GEMM {args.size}^3, C = A @ B.T, f32 accumulation", flush=True)
     for variant in args.variants:

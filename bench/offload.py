@@ -18,7 +18,8 @@ Where the model's estimates are a near tie (`fusec.placement.tie`), the auto exe
 measures its two candidates on its first calls (`fusec.placement.measured`); those calls are
 made before the timing, as warm-up, each candidate's outputs checked against the reference, so
 the auto column is what a caller calling it repeatedly gets once it has chosen. The placement
-column then says what was measured (``; tie measured: gpu 45.3, cpu 41.2 ms -> cpu``), and the
+column then says what was measured, each candidate's fastest timed call (``; tie measured:
+gpu 45.3, cpu 41.2 ms -> cpu``), and the
 JSON's ``choice`` has the estimates and the measured times (for every auto row: the estimates
 of its placement and of the best other one, measured or not).
 
@@ -156,11 +157,12 @@ def settle(prepared: Prepared, reference: list[np.ndarray]) -> float:
 
 
 def choice_summary(choice: dict[str, Any] | None) -> str:
-    """``; tie measured: gpu 45.3, cpu 41.2 ms -> cpu`` for a measured near tie, else ``""``."""
+    """``; tie measured: gpu 45.3, cpu 41.2 ms -> cpu`` (each candidate's fastest timed call,
+    what decides) for a measured near tie, else ``""``."""
     if not choice or not choice.get("measured"):
         return ""
-    medians = ", ".join(f"{n} {m:.3g}" for n, m in choice["median_ms"].items() if m is not None)
-    return f"; tie measured: {medians} ms -> {choice['chosen']}"
+    fastest = ", ".join(f"{n} {m:.3g}" for n, m in choice["fastest_ms"].items() if m is not None)
+    return f"; tie measured: {fastest} ms -> {choice['chosen']}"
 
 
 def cycle_calls(runners: int, block: int, balanced: bool) -> int:

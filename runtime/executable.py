@@ -4,15 +4,17 @@ At construction the program is built (through the program cache), the buffers th
 across calls are allocated once (intermediates, one per memory slot; constants, uploaded once)
 and every launch gets its own ``cl.Kernel`` with its arguments set. A call checks the inputs,
 enqueues the launches on the device's in-order queue without waiting in between, and waits once
-at the end. Every call returns fresh arrays that the caller owns: no later call writes them.
+at the end. Every call returns arrays that the caller owns: no later call writes them (a
+later call reuses an output's memory only once the caller holds no array or view of it:
+`fusec.runtime.host_outputs`).
 
 How inputs and outputs move depends on the device:
 
 - A device that shares host memory (a CPU, see `fusec.runtime.host_memory`): nothing is copied
   where it can be avoided. A C-contiguous input aligned for the device is used in place (a
   ``CL_MEM_USE_HOST_PTR`` buffer made for the call); any other input is first copied into an
-  aligned staging array kept for that input. Each output is a new aligned array that the
-  kernels write directly. Where the device was seen to use host arrays in place
+  aligned staging array kept for that input. Each output is an aligned array that the
+  kernels write directly (with its buffer, reused as above). Where the device was seen to use host arrays in place
   (`OpenCLDevice.host_pointers`: Intel's CPU runtime) the wait is all that is needed; on any
   other such device each output is mapped for reading before the call returns (so that an
   implementation which caches the buffer writes it back), then unmapped.
@@ -54,6 +56,7 @@ from .host_memory import (
     shares_host_memory,
     use_host_buffer,
 )
+from .host_outputs import OutputSlot
 from .interop import is_tensor, tensor_to_array, to_tensors
 from .limits import check_plan
 from .program_cache import get_program
@@ -106,6 +109,8 @@ class Port:
     """Output: the kernels write its array (else it is copied from its buffer at the end)."""
     current: cl.Buffer | None = None
     """The buffer its kernels were last given (kept alive, so that identity is meaningful)."""
+    slot: OutputSlot | None = None
+    """Output: its host memory from call to call (`Executable.output_slot`)."""
 
     def point(self, buffer: cl.Buffer | None) -> None:
         """Makes `buffer` the kernels' argument; nothing is set when it already is."""
@@ -387,7 +392,7 @@ class Executable:
             outputs = self.wrap_outputs(state)
         else:
             self.upload(inputs, state, queue)
-            outputs = [np.empty(p.spec.shape, p.spec.dtype) for p in self.outputs]
+            outputs = [self.output_slot(p).take()[0] for p in self.outputs]
             for port in self.outputs:
                 if port.direct:
                     port.point(self.buffers[port.spec.buffer])
@@ -505,14 +510,25 @@ class Executable:
                 port.point(port.resident)
                 outputs.append(port.staging)
                 continue
-            array = aligned_empty(port.spec.shape, port.spec.dtype, self.alignment)
+            array, buffer = self.output_slot(port).take()
             if port.direct:
-                buffer = (use_host_buffer(self.device.context, array, read_only=False)
-                          if array.nbytes else self.empty)
+                buffer = buffer if buffer is not None else self.empty
                 state.buffers[port.spec.buffer] = buffer
                 port.point(buffer)
             outputs.append(array)
         return outputs
+
+    def output_slot(self, port: Port) -> OutputSlot:
+        """The host memory of output `port`, reused from call to call (`OutputSlot`); on a
+        host-memory device, with the buffer its kernels write through when they write it."""
+        if port.slot is None:
+            context = self.device.context
+            writes = self.host_memory and port.direct and port.nbytes > 0
+            port.slot = OutputSlot(
+                port.spec.shape, port.spec.dtype, self.alignment,
+                (lambda array: use_host_buffer(context, array, read_only=False))
+                if writes else None)
+        return port.slot
 
     def upload(self, inputs: list[np.ndarray], state: CallState, queue: cl.CommandQueue) -> None:
         """Device memory: non-blocking writes into the input buffers."""

@@ -18,6 +18,7 @@ import sys
 
 import click
 
+from fusec.bench import idle_threads  # noqa: F401 - before numpy and torch load
 from fusec.bench.harness import Settings
 from fusec.bench.peers import peers_for, set_threads
 from fusec.bench.report import to_json

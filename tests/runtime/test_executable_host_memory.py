@@ -153,3 +153,38 @@ def test_returned_view_of_a_kernel_buffer() -> None:
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(got, (e / e.sum(axis=1, keepdims=True)).reshape(128), rtol=1e-5)
     assert exe.outputs[0].direct
+
+
+def output_addresses(outputs: list[np.ndarray]) -> list[int]:
+    return [address(a) for a in outputs]
+
+
+def test_a_dropped_output_serves_the_next_call(exe: Executable) -> None:
+    x, b = arrays(7)
+    # Only the arrays the kernels write (or copy into) are kept: a resident output is a copy.
+    kept = [p.resident is None for p in exe.outputs]
+    before = output_addresses(exe(x, b))   # the outputs are dropped at once
+    x2, b2 = arrays(8)
+    out = exe(x2, b2)
+    after = output_addresses(out)
+    assert [a == c for a, c in zip(before, after, strict=True)] == kept
+    for got, want in zip(out, expected(x2, b2), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_an_output_held_through_a_view_is_not_reused(exe: Executable) -> None:
+    x1, b1 = arrays(9)
+    x2, b2 = arrays(10)
+    out = exe(x1, b1)
+    views = [a[1:] for a in out]          # a view of a view refers to the memory's owner
+    memoryviews = [memoryview(a) for a in exe(x1, b1)]  # as torch.from_numpy holds an array
+    del out
+    second = exe(x2, b2)
+    for view, want in zip(views, expected(x1, b1), strict=True):
+        np.testing.assert_array_equal(view, want[1:])
+        for c in second:
+            assert not np.shares_memory(view, c)
+    for held, want in zip(memoryviews, expected(x1, b1), strict=True):
+        np.testing.assert_array_equal(np.asarray(held), want)
+    for got, want in zip(second, expected(x2, b2), strict=True):
+        np.testing.assert_array_equal(got, want)

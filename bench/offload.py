@@ -18,7 +18,8 @@ Where the model's estimates are a near tie (`fusec.placement.tie`), the auto exe
 measures its two candidates on its first calls (`fusec.placement.measured`); those calls are
 made before the timing, as warm-up, each candidate's outputs checked against the reference, so
 the auto column is what a caller calling it repeatedly gets once it has chosen. The placement
-column then says what was measured (``; tie measured: gpu 45.3, cpu 41.2 ms -> cpu``), and the
+column then says what was measured, each candidate's fastest timed call (``; tie measured:
+gpu 45.3, cpu 41.2 ms -> cpu``), and the
 JSON's ``choice`` has the estimates and the measured times (for every auto row: the estimates
 of its placement and of the best other one, measured or not).
 
@@ -35,12 +36,22 @@ taken over both passes' calls. A row near the 10% bound then rests on more calls
 more time: on the H100 machine, rows where auto ran the very same program as the faster column
 read 1.11 and 1.15 from one short pass. The JSON's ``passes`` and ``calls`` say what was done.
 
+No library's idle threads spin while fusec is timed (`fusec.bench.idle_threads`, imported before
+numpy, as by fusec-bench): the reference and the checks run numpy (a matmul and
+``np.linalg.norm`` wake OpenBLAS), whose threads keep spinning for a while on the cores the CPU
+runner called next needs: the likely cause of a near tie, measured right after the checks, that
+saw a 0.3 ms CPU candidate at 0.6-1.2 ms (power_step, explained_variance on the H200 machine's
+16-core CPU) and chose the GPU.
+
 Exit codes: 0 when every runner that ran agreed with the reference, 1 otherwise, 2 for a bad
 command line.
 """
 
 from __future__ import annotations
 
+from fusec.bench import idle_threads  # noqa: F401 - before numpy loads
+
+# isort: split
 import dataclasses
 import json
 import signal
@@ -156,11 +167,12 @@ def settle(prepared: Prepared, reference: list[np.ndarray]) -> float:
 
 
 def choice_summary(choice: dict[str, Any] | None) -> str:
-    """``; tie measured: gpu 45.3, cpu 41.2 ms -> cpu`` for a measured near tie, else ``""``."""
+    """``; tie measured: gpu 45.3, cpu 41.2 ms -> cpu`` (each candidate's fastest timed call,
+    what decides) for a measured near tie, else ``""``."""
     if not choice or not choice.get("measured"):
         return ""
-    medians = ", ".join(f"{n} {m:.3g}" for n, m in choice["median_ms"].items() if m is not None)
-    return f"; tie measured: {medians} ms -> {choice['chosen']}"
+    fastest = ", ".join(f"{n} {m:.3g}" for n, m in choice["fastest_ms"].items() if m is not None)
+    return f"; tie measured: {fastest} ms -> {choice['chosen']}"
 
 
 def cycle_calls(runners: int, block: int, balanced: bool) -> int:

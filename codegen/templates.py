@@ -16,6 +16,7 @@ from xdsl.ir import SSAValue
 
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.kernels.attention import HeadsLayout, attention
+from fusec.codegen.kernels.attention_tiled import attention_tiled, tiled_attention_config
 from fusec.codegen.kernels.column_stats import (
     centered_gram,
     column_finish,
@@ -170,21 +171,20 @@ def instantiate_attention(
         return HeadsLayout(row_stride=p.int(f"{which}_row_stride"),
                            column_offset=p.int(f"{which}_offset"))
 
-    return attention(
-        name,
-        p.int("batch"),
-        p.int("seq_q"),
-        p.int("seq_k"),
-        p.int("num_heads"),
-        p.int("head_dim"),
-        p.float("scale"),
-        causal=p.bool("causal"),
-        has_mask=p.bool("has_mask"),
-        q_layout=layout("q"),
-        k_layout=layout("k"),
-        v_layout=layout("v"),
-        mask_dtype=p.str("mask_dtype"),
-    )
+    sizes = (name, p.int("batch"), p.int("seq_q"), p.int("seq_k"), p.int("num_heads"),
+             p.int("head_dim"), p.float("scale"))
+    options = {"causal": p.bool("causal"), "has_mask": p.bool("has_mask"),
+               "q_layout": layout("q"), "k_layout": layout("k"), "v_layout": layout("v"),
+               "mask_dtype": p.str("mask_dtype")}
+    # A GPU gets the register-tiled kernel where its local memory holds the tiles (H100,
+    # B=32 S=128 D=64: see attention_tiled's docstring); a CPU keeps one query per work-item.
+    config = None if device is None or device.is_cpu else tiled_attention_config(
+        p.int("head_dim"), p.bool("has_mask"), device.local_mem_size,
+        device.max_work_group_size)
+    if config is not None:
+        return attention_tiled(*sizes, **options, query_threads=config[0],
+                               key_threads=config[1])
+    return attention(*sizes, **options)
 
 
 def instantiate_gather(

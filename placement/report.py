@@ -15,7 +15,7 @@ calibrated accelerator): the model's placement against the best other one
 ``candidates`` (``name``, ``model_choice``, ``estimate_ms``), ``measured`` (whether the
 executable measures them), ``chosen`` (the candidate that runs; None while measuring) and,
 where measured, `fusec.placement.measured.MeasuredChoice.record`'s ``state``, ``calls``,
-``calls_to_decide``, ``times_ms`` and ``median_ms``.
+``calls_to_decide``, ``times_ms``, ``median_ms`` and ``fastest_ms`` (what decides).
 """
 
 from __future__ import annotations
@@ -154,9 +154,9 @@ def choice_line(choice: dict[str, Any]) -> str:
     if not choice["measured"]:
         within = "within" if choice["tie"] else "not within"
         return line + f" ({within} the tie margin {choice['margin']:g}): {choice['chosen']}"
-    medians = " vs ".join(f"{n} {_cell(m)} ms" for n, m in choice["median_ms"].items())
+    fastest = " vs ".join(f"{n} {_cell(m)} ms" for n, m in choice["fastest_ms"].items())
     if choice["state"] == "measuring":
         return (line + f", a near tie: measuring ({choice['calls']} of "
-                f"{choice['calls_to_decide']} calls so far: {medians})")
-    return (line + f", a near tie: measured over {choice['calls']} calls, medians {medians}: "
+                f"{choice['calls_to_decide']} calls so far, fastest: {fastest})")
+    return (line + f", a near tie: measured over {choice['calls']} calls, fastest {fastest}: "
             f"{choice['chosen']}")

@@ -1,4 +1,4 @@
-"""Host arrays for a call's outputs, reused once the caller has let go of them.
+"""Host arrays for a call's outputs, reused once the caller has let go of them (output recycling).
 
 A call that returns numpy arrays needs a new host array per output. Allocating it is not free:
 an array of a few megabytes comes from fresh pages (glibc maps allocations that large unless

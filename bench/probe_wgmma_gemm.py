@@ -24,37 +24,148 @@ import re
 import statistics
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
 FENCE = "// FENCE_PROXY_ASYNC"
 STEP = re.compile(r"^[ \t]*// WGMMA_STEP (.*)$", re.M)
 WAIT0 = re.compile(r"^[ \t]*// WGMMA_WAIT0 .*$", re.M)
+INIT = re.compile(r"^[ \t]*// WGMMA_INIT.*$", re.M)
+DONE = re.compile(r"^[ \t]*// WGMMA_DONE (.*)$", re.M)
+
+FLAGS = {
+    "noload": "no copies in the K loop (the product is then not checked)",
+    "nofence": "no proxy fence per step",
+    "nobar": "no work-group barrier per step (sync mode; races, for timing only)",
+    "sametile": "every step copies the K = 0 tile (always in L2; product not checked)",
+    "far": "sync mode: refill distance S - 1 (needs WAIT 0) instead of S - 2",
+    "sw128": "128-byte swizzled layout (descriptor layout type 1), rows read as whole lines",
+    "ws": "warp-specialized: producer warps copy, two consumer warpgroups mma, mbarriers",
+    "p1": "ws with 1 producer warp (default 4, a warpgroup)", "p2": "ws with 2 producer warps",
+}
 
 
-def kernel_source(bn: int, bk: int, stages: int, acc: str = "c", loads: bool = True) -> str:
-    """``acc="c"``: the accumulators are OpenCL C floats tied (``"+f"``) to the step comment;
-    ``acc="ptx"``: they are PTX registers the patch declares (``%acc<n>``), which the OpenCL
-    compiler never sees until the last comment hands them out after ``wgmma.wait_group 0``.
-    ``loads=False`` (an ablation) issues no copies inside the K loop: the tensor cores then
-    read whatever the stages hold, so the product is wrong and only the time means something."""
-    ch = bk // 8  # 16-byte chunks per row of a stage
+@dataclass(frozen=True)
+class Variant:
+    """One kernel: BN x BK tiles, S stages, accumulators in C or PTX, `wgmma.wait_group`
+    WAIT per step, and ablation or design flags (`FLAGS`)."""
+
+    bn: int
+    bk: int
+    stages: int
+    acc: str = "ptx"
+    wait: int = 1
+    flags: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Variant:
+        bn, bk, stages, acc, wait, *flags = text.split(",")
+        unknown = [f for f in flags if f not in FLAGS]
+        if unknown:
+            raise SystemExit(f"unknown flag(s) {unknown}; known: {sorted(FLAGS)}")
+        v = cls(int(bn), int(bk), int(stages), acc, int(wait), tuple(flags))
+        if v.swizzle and v.bk != 64:
+            raise SystemExit("sw128 needs BK=64 (one 128-byte row of f16 per stage row)")
+        if v.ws and v.acc != "ptx":
+            raise SystemExit("ws needs ACC=ptx")
+        if "far" in v.flags and (v.ws or v.wait != 0):
+            raise SystemExit("far is for sync mode with WAIT 0")
+        return v
+
+    @property
+    def swizzle(self) -> bool:
+        return "sw128" in self.flags
+
+    @property
+    def ws(self) -> bool:
+        return "ws" in self.flags
+
+    @property
+    def producer_threads(self) -> int:
+        return 32 * (1 if "p1" in self.flags else 2 if "p2" in self.flags else 4)
+
+    @property
+    def threads(self) -> int:
+        return 256 + (self.producer_threads if self.ws else 0)
+
+    @property
+    def loads(self) -> bool:
+        return "noload" not in self.flags
+
+    @property
+    def k_step_units(self) -> int:
+        """Descriptor start-address step (16-byte units) between the k16 slices of a stage:
+        two core matrices (256 B) without swizzle, 32 B inside a swizzled 128-byte row."""
+        return 2 if self.swizzle else 16
+
+    @property
+    def desc_fields(self) -> int:
+        if self.swizzle:  # LBO unused for K-major swizzled tiles (1), SBO = 8 rows x 128 B
+            return (1 << 16) | ((1024 >> 4) << 32) | (1 << 62)
+        ch = self.bk // 8
+        return ((128 >> 4) << 16) | (((ch * 128) >> 4) << 32)
+
+    def label(self) -> str:
+        kib = self.stages * (128 + self.bn) * self.bk * 2 // 1024
+        return (f"BM=128 BN={self.bn} BK={self.bk} S={self.stages} ({kib} KiB) acc={self.acc}"
+                f" wait={self.wait} threads={self.threads}"
+                + "".join(f" {f}" for f in self.flags))
+
+
+def load_function(v: Variant, nthreads: int) -> str:
+    """OpenCL C `load_stage`: thread `t` of `nthreads` issues its 16-byte `cp.async` copies
+    of the A (128 x BK) and B (BN x BK) tiles at K tile `kt` into the stage at `slot`.
+
+    No swizzle: chunk `idx` lands at byte 16 idx (core matrix after core matrix, conflict
+    free), so 8 consecutive threads take 8 rows' same 16 bytes: a warp reads 8 rows x 64 B.
+    sw128: thread `idx` takes row idx / 8, chunk idx % 8, so a warp reads 4 whole 128-byte
+    rows, and writes chunk c of row r to r * 128 + 16 (c ^ r % 8), conflict free too."""
+    ch = v.bk // 8
+    a_stage = 128 * v.bk * 2
+    kt = "0" if "sametile" in v.flags else "kt"
+
+    def part(rows: int, base: str, offset: int) -> str:
+        if v.swizzle:
+            where = ("int r = idx >> 3, c = idx & 7;\n"
+                     f"        uint dst = slot + {offset} + r * 128 + ((c ^ (r & 7)) << 4);")
+        else:
+            where = ("int r = (idx / (8 * CH)) * 8 + (idx & 7), c = (idx >> 3) % CH;\n"
+                     f"        uint dst = slot + {offset} + idx * 16;")
+        return f"""
+    #pragma unroll
+    for (int i = 0; i < {rows * ch // nthreads}; ++i) {{
+        int idx = t + i * {nthreads};
+        {where}
+        ulong g = {base} + ((ulong)r * K + {kt} * {v.bk} + c * 8) * 2;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
+    }}"""
+
+    return (f"inline void load_stage(ulong a_glob, ulong b_glob, int K, int kt, uint slot, int t) {{"
+            f"{part(128, 'a_glob', 0)}{part(v.bn, 'b_glob', a_stage)}\n}}\n")
+
+
+def kernel_source(v: Variant) -> str:
+    """OpenCL C of one variant. ``acc="c"``: the accumulators are OpenCL C floats tied
+    (``"+f"``) to the step comment; ``acc="ptx"``: they are PTX registers the patch declares
+    (``%acc<n>``), handed out to C floats only after ``wgmma.wait_group 0``."""
+    bn, bk, stages = v.bn, v.bk, v.stages
+    ch = bk // 8
     a_stage, b_stage = 128 * bk * 2, bn * bk * 2
     n_acc = bn // 2
     accs = [f"d{i}" for i in range(n_acc)]
     outs = ", ".join(f'"+f"({a})' for a in accs)
     names = ", ".join(f"%{i}" for i in range(n_acc))
-    lbo, sbo = 128, ch * 128
-    fields = ((lbo >> 4) << 16) | ((sbo >> 4) << 32)
     stores = []
     for j in range(bn // 8):
         col = f"col0 + {8 * j}"
         stores.append(f"vstore_half2((float2)(d{4 * j}, d{4 * j + 1}), 0, C + row0 * N + {col});")
         stores.append(
             f"vstore_half2((float2)(d{4 * j + 2}, d{4 * j + 3}), 0, C + (row0 + 8) * N + {col});")
-    store_text = "\n    ".join(stores)
+    store_text = "\n        ".join(stores)
     zeros = ", ".join(f"{a} = 0.0f" for a in accs)
-    if acc == "c":
+    if v.acc == "c":
         init = f"float {zeros};"
         step = (f'asm volatile("// WGMMA_STEP {names}, %{n_acc}, %{n_acc + 1}" '
                 f': {outs} : "l"(da), "l"(db) : "memory");')
@@ -62,39 +173,29 @@ def kernel_source(bn: int, bk: int, stages: int, acc: str = "c", loads: bool = T
     else:
         init = 'asm volatile("// WGMMA_INIT" ::: "memory");'
         step = 'asm volatile("// WGMMA_STEP %0, %1" :: "l"(da), "l"(db) : "memory");'
-        done = (f"float {', '.join(accs)};\n    "
+        done = (f"float {', '.join(accs)};\n        "
                 f'asm volatile("// WGMMA_DONE {names}" : '
                 f'{outs.replace(chr(43), chr(61))} :: "memory");')
-    return f"""
+    descriptors = f"""uint sa = sbase + slot * STAGE_BYTES + wg * {64 * bk * 2};
+        uint sb = sbase + slot * STAGE_BYTES + {a_stage};
+        ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {v.desc_fields}UL;
+        ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {v.desc_fields}UL;"""
+    epilogue = f"""{done}
+        int lane = tid & 31, warp = (tid >> 5) & 3;
+        int row0 = bm * 128 + wg * 64 + warp * 16 + (lane >> 2);
+        int col0 = bn * {bn} + 2 * (lane & 3);
+        {store_text}"""
+    head = f"""
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #define CH {ch}
 #define STAGE_BYTES {a_stage + b_stage}
 
-inline void load_stage(ulong a_glob, ulong b_glob, int K, int kt, uint slot_addr, int tid) {{
-    for (int i = 0; i < {128 * ch // 256}; ++i) {{
-        int idx = tid + i * 256;
-        int r = (idx / (8 * CH)) * 8 + (idx & 7);
-        int c = (idx >> 3) % CH;
-        ulong g = a_glob + ((ulong)r * K + kt * {bk} + c * 8) * 2;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                     :: "r"(slot_addr + idx * 16), "l"(g) : "memory");
-    }}
-    for (int i = 0; i < {bn * ch // 256}; ++i) {{
-        int idx = tid + i * 256;
-        int r = (idx / (8 * CH)) * 8 + (idx & 7);
-        int c = (idx >> 3) % CH;
-        ulong g = b_glob + ((ulong)r * K + kt * {bk} + c * 8) * 2;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-                     :: "r"(slot_addr + {a_stage} + idx * 16), "l"(g) : "memory");
-    }}
-}}
-
-__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+{load_function(v, v.producer_threads if v.ws else 256)}
+__kernel __attribute__((reqd_work_group_size({v.threads}, 1, 1)))
 void wgmma_gemm(__global const half *A, __global const half *B, __global half *C,
                 int M, int N, int K) {{
-    __local uint4 smem[{stages * (a_stage + b_stage) // 16}] __attribute__((aligned(1024)));
+    __local uint4 smem[{stages * (a_stage + b_stage) // 16 + 64}] __attribute__((aligned(1024)));
     int tid = get_local_id(0);
-    int wg = tid >> 7;
     int pid = get_group_id(0);
     int num_m = M / 128, num_n = N / {bn};
     int in_group = 8 * num_n;
@@ -106,44 +207,93 @@ void wgmma_gemm(__global const half *A, __global const half *B, __global half *C
     ulong a_glob = (ulong)(A + (size_t)bm * 128 * K);
     ulong b_glob = (ulong)(B + (size_t)bn * {bn} * K);
     int ktiles = K / {bk};
-    for (int s = 0; s < {stages - 2}; ++s) {{
+"""
+    if not v.ws:
+        far = "far" in v.flags
+        dist = stages - 1 if far else stages - 2
+        bar = "" if "nobar" in v.flags else "barrier(CLK_LOCAL_MEM_FENCE);"
+        return head + f"""    int wg = tid >> 7;
+    for (int s = 0; s < {dist}; ++s) {{
         if (s < ktiles) load_stage(a_glob, b_glob, K, s, sbase + s * STAGE_BYTES, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }}
     {init}
     #pragma unroll 1
     for (int kt = 0; kt < ktiles; ++kt) {{
-        asm volatile("cp.async.wait_group {stages - 3};" ::: "memory");
+        asm volatile("cp.async.wait_group {dist - 1};" ::: "memory");
         asm volatile("{FENCE}" ::: "memory");
-        barrier(CLK_LOCAL_MEM_FENCE);
-        int nk = kt + {stages - 2};
-        if ({int(loads)} && nk < ktiles) load_stage(a_glob, b_glob, K, nk, sbase + (nk % {stages}) * STAGE_BYTES, tid);
+        {bar}
+        int nk = kt + {dist};
+        if ({int(v.loads)} && nk < ktiles) load_stage(a_glob, b_glob, K, nk, sbase + (nk % {stages}) * STAGE_BYTES, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
-        uint sa = sbase + (kt % {stages}) * STAGE_BYTES + wg * {64 * ch * 16};
-        uint sb = sbase + (kt % {stages}) * STAGE_BYTES + {a_stage};
-        ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {fields}UL;
-        ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {fields}UL;
+        int slot = kt % {stages};
+        {descriptors}
         {step}
     }}
-    {done}
-    int lane = tid & 31, warp = (tid >> 5) & 3;
-    int row0 = bm * 128 + wg * 64 + warp * 16 + (lane >> 2);
-    int col0 = bn * {bn} + 2 * (lane & 3);
-    {store_text}
+    {{
+        {epilogue}
+    }}
+}}
+"""
+    pt = v.producer_threads
+    # mbarriers after the stages: full[s] (producers' copies landed, PT arrivals, each the
+    # completion of one producer thread's cp.async), empty[s] (the 256 consumer threads,
+    # each after its warpgroup's wgmma group reading slot s is done)
+    wait_asm = ('asm volatile("{{ .reg .pred P1; {lab}: '
+                'mbarrier.try_wait.parity.shared.b64 P1, [%0], %1; @!P1 bra {lab}; }}" '
+                ':: "r"({addr}), "r"({parity}) : "memory");')
+    return head + f"""    uint bars = sbase + {stages} * STAGE_BYTES;
+    if (tid == 0) {{
+        for (int s = 0; s < {stages}; ++s) {{
+            asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(bars + 8 * s), "r"({pt}) : "memory");
+            asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(bars + 8 * ({stages} + s)), "r"(256) : "memory");
+        }}
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (tid >= 256) {{
+        int t = tid - 256;
+        #pragma unroll 1
+        for (int kt = 0; kt < ktiles; ++kt) {{
+            int slot = kt % {stages};
+            if (kt >= {stages}) {{
+                uint parity = ((kt / {stages}) - 1) & 1;
+                {wait_asm.format(lab="WAIT_EMPTY", addr=f"bars + 8 * ({stages} + slot)", parity="parity")}
+            }}
+            if ({int(v.loads)}) load_stage(a_glob, b_glob, K, kt, sbase + slot * STAGE_BYTES, t);
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bars + 8 * slot) : "memory");
+        }}
+        asm volatile("cp.async.wait_all;" ::: "memory");
+    }} else {{
+        int wg = tid >> 7;
+        {init}
+        #pragma unroll 1
+        for (int kt = 0; kt < ktiles; ++kt) {{
+            int slot = kt % {stages};
+            uint parity = (kt / {stages}) & 1;
+            {wait_asm.format(lab="WAIT_FULL", addr="bars + 8 * slot", parity="parity")}
+            asm volatile("{FENCE}" ::: "memory");
+            {descriptors}
+            {step}
+            if (kt > 0) {{  // every consumer thread: a lane-0 branch or predicate here, with
+                // a wgmma group still in flight, made ptxas serialize the wgmmas (C7514)
+                uint prev = bars + 8 * ({stages} + (kt - 1) % {stages});
+                asm volatile("{{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }}" :: "r"(prev) : "memory");
+            }}
+        }}
+        {epilogue}
+    }}
 }}
 """
 
 
-INIT = re.compile(r"^[ \t]*// WGMMA_INIT.*$", re.M)
-DONE = re.compile(r"^[ \t]*// WGMMA_DONE (.*)$", re.M)
-
-
-def patch(ptx: str, bn: int, bk: int, acc: str = "c", wait: int = 1, fence: bool = True) -> str:
+def patch(ptx: str, v: Variant) -> str:
+    """The comments of `kernel_source` replaced by real PTX; `.target` raised to sm_90a."""
     from fusec.bench.probe_wgmma import retarget
 
-    n_acc = bn // 2
+    n_acc = v.bn // 2
     ptx_accs = [f"%acc{i}" for i in range(n_acc)]
-    if acc == "ptx":
+    if v.acc == "ptx":
         entry = ptx.index(".entry wgmma_gemm")
         first_reg = ptx.index(".reg", entry)
         ptx = ptx[:first_reg] + f".reg .f32 %acc<{n_acc}>;\n\t" + ptx[first_reg:]
@@ -160,35 +310,36 @@ def patch(ptx: str, bn: int, bk: int, acc: str = "c", wait: int = 1, fence: bool
             raise RuntimeError(f"found {inits} init and {dones} done comments")
     if FENCE not in ptx:
         raise RuntimeError("fence comment missing")
-    ptx = ptx.replace(FENCE, "fence.proxy.async.shared::cta;" if fence else "// no fence")
+    ptx = ptx.replace(FENCE, "// no fence" if "nofence" in v.flags
+                      else "fence.proxy.async.shared::cta;")
 
     def step(match):
         regs = [r.strip() for r in match.group(1).split(",")]
-        if acc == "ptx":
+        if v.acc == "ptx":
             d, (da, db) = "{" + ", ".join(ptx_accs) + "}", regs
         else:
             d = "{" + ", ".join(regs[:n_acc]) + "}"
             da, db = regs[n_acc], regs[n_acc + 1]
         lines = ["{ .reg .pred p; .reg .u32 one; .reg .b64 xa, xb;",
                  "mov.u32 one, 1; setp.ne.u32 p, one, 0;", "wgmma.fence.sync.aligned;"]
-        for j in range(bk // 16):  # 16 elements of K = 2 core matrices = 256 bytes = 16 units
-            lines.append(f"add.s64 xa, {da}, {16 * j}; add.s64 xb, {db}, {16 * j};")
-            lines.append(f"wgmma.mma_async.sync.aligned.m64n{bn}k16.f32.f16.f16 "
+        for j in range(v.bk // 16):
+            off = v.k_step_units * j
+            lines.append(f"add.s64 xa, {da}, {off}; add.s64 xb, {db}, {off};")
+            lines.append(f"wgmma.mma_async.sync.aligned.m64n{v.bn}k16.f32.f16.f16 "
                          f"{d}, xa, xb, p, 1, 1, 0, 0;")
-        lines += ["wgmma.commit_group.sync.aligned;", f"wgmma.wait_group.sync.aligned {wait}; }}"]
+        lines += ["wgmma.commit_group.sync.aligned;",
+                  f"wgmma.wait_group.sync.aligned {v.wait}; }}"]
         return "\n".join(lines)
 
     ptx, steps = STEP.subn(step, ptx)
     ptx, waits = WAIT0.subn("wgmma.wait_group.sync.aligned 0;", ptx)
-    if steps < 1 or (acc == "c" and waits < 1):
+    if steps < 1 or (v.acc == "c" and waits < 1):
         raise RuntimeError(f"found {steps} step and {waits} wait comments")
     return retarget(ptx)
 
 
-def run_variant(size: int, bn: int, bk: int, stages: int, acc: str, wait: int,
-                ptx_dir: str | None, flags: tuple[str, ...] = ()) -> None:
-    """Build, check and time one variant; `flags` are ablations: ``noload`` (no copies in
-    the K loop; the product is then not checked) and ``nofence`` (no proxy fence per step)."""
+def run_variant(size: int, v: Variant, ptx_dir: str | None) -> None:
+    """Build, check and time one variant (`FLAGS` says what each flag changes)."""
     import pyopencl as cl
 
     from fusec.bench.probe_wgmma import build_binary, build_source, nvidia_device, ptx_of
@@ -196,14 +347,12 @@ def run_variant(size: int, bn: int, bk: int, stages: int, acc: str, wait: int,
     device = nvidia_device()
     ctx = cl.Context([device])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    label = (f"BM=128 BN={bn} BK={bk} S={stages} ({stages * (128 + bn) * bk * 2 // 1024} KiB)"
-             f" acc={acc} wait={wait}" + "".join(f" {f}" for f in flags))
-    loads = "noload" not in flags
-    program = build_source(ctx, device, kernel_source(bn, bk, stages, acc, loads))
+    label = v.label()
+    program = build_source(ctx, device, kernel_source(v))
     ptx = ptx_of(program, device).rstrip("\0")
-    patched = patch(ptx, bn, bk, acc, wait, fence="nofence" not in flags)
+    patched = patch(ptx, v)
     if ptx_dir:
-        tag = f"{bn}_{bk}_{stages}_{acc}_{wait}"
+        tag = "_".join([str(v.bn), str(v.bk), str(v.stages), v.acc, str(v.wait), *v.flags])
         for name, text in ((f"gemm_{tag}.cl.ptx", ptx), (f"gemm_{tag}.sm90a.ptx", patched)):
             with open(f"{ptx_dir}/{name}", "w") as handle:
                 handle.write(text)
@@ -216,10 +365,11 @@ def run_variant(size: int, bn: int, bk: int, stages: int, acc: str, wait: int,
     a_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
     b_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bt)
     c_buf = cl.Buffer(ctx, mf.READ_WRITE, m * n * 2)
-    groups = (m // 128) * (n // bn)
+    groups = (m // 128) * (n // v.bn)
     kern = prog.wgmma_gemm
     args = (a_buf, b_buf, c_buf, np.int32(m), np.int32(n), np.int32(k))
-    kern(queue, (groups * 256,), (256,), *args).wait()
+    nt = v.threads
+    kern(queue, (groups * nt,), (nt,), *args).wait()
     c = np.empty((m, n), dtype=np.float16)
     cl.enqueue_copy(queue, c, c_buf)
     rows = np.r_[0:128, m - 128:m]
@@ -227,13 +377,15 @@ def run_variant(size: int, bn: int, bk: int, stages: int, acc: str, wait: int,
     err = float(np.abs(c[rows].astype(np.float32) - want).max() / np.abs(want).max())
     times = []
     for i in range(12):
-        event = kern(queue, (groups * 256,), (256,), *args)
+        event = kern(queue, (groups * nt,), (nt,), *args)
         event.wait()
         if i >= 2:
             times.append((event.profile.end - event.profile.start) * 1e-6)
     ms = statistics.median(times)
-    verdict = ("ok" if err < 1e-2 else "WRONG") if loads else "not checked: ablation"
-    print(f"  [{label}] {ms:.3f} ms, {2 * m * n * k / ms / 1e9:.0f} TFLOP/s, "
+    checked = v.loads and "sametile" not in v.flags
+    verdict = ("ok" if err < 1e-2 else "WRONG") if checked else "not checked: ablation"
+    print(f"  [{label}] {ms:.3f} ms (min {min(times):.3f}), "
+          f"{2 * m * n * k / ms / 1e9:.0f} TFLOP/s, "
           f"max err / max|C| {err:.1e} ({verdict})", flush=True)
 
 
@@ -265,19 +417,21 @@ def main() -> None:
                         default=["256,64,4,ptx,1", "256,32,4,ptx,1", "128,64,3,ptx,1",
                                  "256,64,4,c,0", "256,64,4,c,1"],
                         help="BN,BK,STAGES,ACC,WAIT[,FLAG...] (ACC c or ptx; WAIT: wgmma "
-                             "groups left in flight after each step, 1 or 0; FLAGs, ablations: "
-                             "noload, nofence)")
+                             "groups left in flight after each step, 1 or 0; FLAGs: "
+                             + "; ".join(f"{k}: {d}" for k, d in FLAGS.items()) + ")")
     parser.add_argument("--ptx-dir", default=None, help="write each variant's PTX here")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=12.0)
     args = parser.parse_args()
     if args.one:
-        bn, bk, stages, acc, wait, *flags = args.one.split(",")
-        run_variant(args.size, int(bn), int(bk), int(stages), acc, int(wait), args.ptx_dir,
-                    tuple(flags))
+        run_variant(args.size, Variant.parse(args.one), args.ptx_dir)
         return
-    print(f"== wgmma f16 GEMM {args.size}^3, C = A @ B.T, f32 accumulation", flush=True)
     for variant in args.variants:
+        Variant.parse(variant)  # refuse a bad list before any device work
+    print(f"== wgmma f16 GEMM {args.size}^3, C = A @ B.T, f32 accumulation", flush=True)
+    print(torch_ms(args.size), flush=True)
+    for variant in args.variants:
+        began = time.time()
         cmd = [sys.executable, "-m", "fusec.bench.probe_wgmma_gemm", "--size", str(args.size),
                "--one", variant] + (["--ptx-dir", args.ptx_dir] if args.ptx_dir else [])
         try:
@@ -292,6 +446,7 @@ def main() -> None:
                 print(f"  [{variant}] exit {done.returncode}", flush=True)
         except subprocess.TimeoutExpired:
             print(f"  [{variant}] timed out after {args.timeout} s", flush=True)
+        print(f"  ({variant}: {time.time() - began:.1f} s)", flush=True)
     print(torch_ms(args.size), flush=True)
 
 

@@ -44,6 +44,11 @@ FLAGS = {
     "sw128": "128-byte swizzled layout (descriptor layout type 1), rows read as whole lines",
     "ws": "warp-specialized: producer warps copy, two consumer warpgroups mma, mbarriers",
     "p1": "ws with 1 producer warp (default 4, a warpgroup)", "p2": "ws with 2 producer warps",
+    "persist": "ws, one work-group per multiprocessor looping over tiles (loads of the next "
+               "tile overlap the epilogue)",
+    "cst": "C staged through __local rows, written as whole 16-byte row pieces",
+    "nostore": "C not written (ablation; product not checked)",
+    "rows8": "sw128 layout filled as without swizzle: a warp reads 8 rows x 64 B",
 }
 
 
@@ -72,6 +77,12 @@ class Variant:
             raise SystemExit("ws needs ACC=ptx")
         if "far" in v.flags and (v.ws or v.wait != 0):
             raise SystemExit("far is for sync mode with WAIT 0")
+        if "rows8" in v.flags and not v.swizzle:
+            raise SystemExit("rows8 needs sw128")
+        if "persist" in v.flags and not v.ws:
+            raise SystemExit("persist needs ws")
+        if v.smem_bytes > 232448:
+            raise SystemExit(f"{v.smem_bytes} bytes of __local: over the 227 KiB a block may have")
         return v
 
     @property
@@ -107,6 +118,16 @@ class Variant:
         ch = self.bk // 8
         return ((128 >> 4) << 16) | (((ch * 128) >> 4) << 32)
 
+    @property
+    def staging_offset(self) -> int:
+        """Byte offset of the `cst` staging rows: after the stages and 1 KiB of mbarriers."""
+        return self.stages * (128 + self.bn) * self.bk * 2 + 1024
+
+    @property
+    def smem_bytes(self) -> int:
+        staging = 128 * (self.bn * 2 + 16) if "cst" in self.flags else 0
+        return self.staging_offset + staging
+
     def label(self) -> str:
         kib = self.stages * (128 + self.bn) * self.bk * 2 // 1024
         return (f"BM=128 BN={self.bn} BK={self.bk} S={self.stages} ({kib} KiB) acc={self.acc}"
@@ -127,7 +148,10 @@ def load_function(v: Variant, nthreads: int) -> str:
     kt = "0" if "sametile" in v.flags else "kt"
 
     def part(rows: int, base: str, offset: int) -> str:
-        if v.swizzle:
+        if v.swizzle and "rows8" in v.flags:
+            where = ("int r = (idx / (8 * CH)) * 8 + (idx & 7), c = (idx >> 3) % CH;\n"
+                     f"        uint dst = slot + {offset} + r * 128 + ((c ^ (r & 7)) << 4);")
+        elif v.swizzle:
             where = ("int r = idx >> 3, c = idx & 7;\n"
                      f"        uint dst = slot + {offset} + r * 128 + ((c ^ (r & 7)) << 4);")
         else:
@@ -157,13 +181,6 @@ def kernel_source(v: Variant) -> str:
     accs = [f"d{i}" for i in range(n_acc)]
     outs = ", ".join(f'"+f"({a})' for a in accs)
     names = ", ".join(f"%{i}" for i in range(n_acc))
-    stores = []
-    for j in range(bn // 8):
-        col = f"col0 + {8 * j}"
-        stores.append(f"vstore_half2((float2)(d{4 * j}, d{4 * j + 1}), 0, C + row0 * N + {col});")
-        stores.append(
-            f"vstore_half2((float2)(d{4 * j + 2}, d{4 * j + 3}), 0, C + (row0 + 8) * N + {col});")
-    store_text = "\n        ".join(stores)
     zeros = ", ".join(f"{a} = 0.0f" for a in accs)
     if v.acc == "c":
         init = f"float {zeros};"
@@ -177,14 +194,64 @@ def kernel_source(v: Variant) -> str:
                 f'asm volatile("// WGMMA_DONE {names}" : '
                 f'{outs.replace(chr(43), chr(61))} :: "memory");')
     descriptors = f"""uint sa = sbase + slot * STAGE_BYTES + wg * {64 * bk * 2};
-        uint sb = sbase + slot * STAGE_BYTES + {a_stage};
-        ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {v.desc_fields}UL;
-        ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {v.desc_fields}UL;"""
+            uint sb = sbase + slot * STAGE_BYTES + {a_stage};
+            ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {v.desc_fields}UL;
+            ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {v.desc_fields}UL;"""
+    lane_text = """int lane = tid & 31, warp = (tid >> 5) & 3;"""
+    if "cst" in v.flags:
+        # each warpgroup's 64 x BN tile goes through __local rows of BN * 2 + 16 bytes (the
+        # 16 bytes of padding make the half2 writes of 8 rows x 4 lanes conflict free), then
+        # out as 16-byte stores, one warp per BN * 2 contiguous bytes of a row of C
+        row_bytes = bn * 2 + 16
+        per_row = bn // 8
+        rows_per_pass = 128 // per_row
+        stores = [f"__local uchar *stg = (__local uchar *)smem + {v.staging_offset} "
+                  f"+ wg * {64 * row_bytes};",
+                  "int lr = warp * 16 + (lane >> 2), q4 = (lane & 3) * 4;"]
+        for j in range(bn // 8):
+            for h in range(2):
+                stores.append(
+                    f"vstore_half2((float2)(d{4 * j + 2 * h}, d{4 * j + 2 * h + 1}), 0, "
+                    f"(__local half *)(stg + (lr + {8 * h}) * {row_bytes} + {16 * j} + q4));")
+        stores += [
+            'asm volatile("bar.sync 1, 256;" ::: "memory");',
+            "int t128 = tid & 127;",
+            "#pragma unroll",
+            f"for (int i = 0; i < {64 // rows_per_pass}; ++i) {{",
+            f"    int r = i * {rows_per_pass} + t128 / {per_row}, chunk = t128 % {per_row};",
+            f"    uint4 val = *(__local uint4 *)(stg + r * {row_bytes} + chunk * 16);",
+            f"    *(__global uint4 *)(C + (size_t)(bm * 128 + wg * 64 + r) * N "
+            f"+ bn * {bn} + chunk * 8) = val;",
+            "}",
+            'asm volatile("bar.sync 1, 256;" ::: "memory");',
+        ]
+    else:
+        stores = ["int row0 = bm * 128 + wg * 64 + warp * 16 + (lane >> 2);",
+                  f"int col0 = bn * {bn} + 2 * (lane & 3);"]
+        for j in range(bn // 8):
+            col = f"col0 + {8 * j}"
+            stores.append(
+                f"vstore_half2((float2)(d{4 * j}, d{4 * j + 1}), 0, C + row0 * N + {col});")
+            stores.append(f"vstore_half2((float2)(d{4 * j + 2}, d{4 * j + 3}), 0, "
+                          f"C + (row0 + 8) * N + {col});")
+    if "nostore" in v.flags:  # kept behind a test that fails at run time: stores the
+        # compiler could drop would let ptxas drop the wgmmas too (their results unused)
+        stores = ["if (K < 0) {", *stores, "}"]
+    store_text = "\n        ".join(stores)
+    final_release = ""
+    if v.ws and "persist" in v.flags:  # the tile's last slot, free once `done` waited
+        final_release = ('asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" '
+                         f':: "r"(bars + 8 * ({stages} + (it - 1) % {stages})) : "memory");')
     epilogue = f"""{done}
-        int lane = tid & 31, warp = (tid >> 5) & 3;
-        int row0 = bm * 128 + wg * 64 + warp * 16 + (lane >> 2);
-        int col0 = bn * {bn} + 2 * (lane & 3);
+        {final_release}
+        {lane_text}
         {store_text}"""
+    tile_coords = f"""int first_m = (tile / in_group) * 8;
+        int group_m = min(num_m - first_m, 8);
+        int bm = first_m + (tile % in_group) % group_m;
+        int bn = (tile % in_group) / group_m;
+        ulong a_glob = (ulong)(A + (size_t)bm * 128 * K);
+        ulong b_glob = (ulong)(B + (size_t)bn * {bn} * K);"""
     head = f"""
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #define CH {ch}
@@ -194,18 +261,12 @@ def kernel_source(v: Variant) -> str:
 __kernel __attribute__((reqd_work_group_size({v.threads}, 1, 1)))
 void wgmma_gemm(__global const half *A, __global const half *B, __global half *C,
                 int M, int N, int K) {{
-    __local uint4 smem[{stages * (a_stage + b_stage) // 16 + 64}] __attribute__((aligned(1024)));
+    __local uint4 smem[{v.smem_bytes // 16}] __attribute__((aligned(1024)));
     int tid = get_local_id(0);
     int pid = get_group_id(0);
     int num_m = M / 128, num_n = N / {bn};
     int in_group = 8 * num_n;
-    int first_m = (pid / in_group) * 8;
-    int group_m = min(num_m - first_m, 8);
-    int bm = first_m + (pid % in_group) % group_m;
-    int bn = (pid % in_group) / group_m;
     uint sbase = (uint)(size_t)smem;
-    ulong a_glob = (ulong)(A + (size_t)bm * 128 * K);
-    ulong b_glob = (ulong)(B + (size_t)bn * {bn} * K);
     int ktiles = K / {bk};
 """
     if not v.ws:
@@ -213,24 +274,26 @@ void wgmma_gemm(__global const half *A, __global const half *B, __global half *C
         dist = stages - 1 if far else stages - 2
         bar = "" if "nobar" in v.flags else "barrier(CLK_LOCAL_MEM_FENCE);"
         return head + f"""    int wg = tid >> 7;
-    for (int s = 0; s < {dist}; ++s) {{
-        if (s < ktiles) load_stage(a_glob, b_glob, K, s, sbase + s * STAGE_BYTES, tid);
-        asm volatile("cp.async.commit_group;" ::: "memory");
-    }}
-    {init}
-    #pragma unroll 1
-    for (int kt = 0; kt < ktiles; ++kt) {{
-        asm volatile("cp.async.wait_group {dist - 1};" ::: "memory");
-        asm volatile("{FENCE}" ::: "memory");
-        {bar}
-        int nk = kt + {dist};
-        if ({int(v.loads)} && nk < ktiles) load_stage(a_glob, b_glob, K, nk, sbase + (nk % {stages}) * STAGE_BYTES, tid);
-        asm volatile("cp.async.commit_group;" ::: "memory");
-        int slot = kt % {stages};
-        {descriptors}
-        {step}
-    }}
+    int tile = pid;
     {{
+        {tile_coords}
+        for (int s = 0; s < {dist}; ++s) {{
+            if (s < ktiles) load_stage(a_glob, b_glob, K, s, sbase + s * STAGE_BYTES, tid);
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        }}
+        {init}
+        #pragma unroll 1
+        for (int kt = 0; kt < ktiles; ++kt) {{
+            asm volatile("cp.async.wait_group {dist - 1};" ::: "memory");
+            asm volatile("{FENCE}" ::: "memory");
+            {bar}
+            int nk = kt + {dist};
+            if ({int(v.loads)} && nk < ktiles) load_stage(a_glob, b_glob, K, nk, sbase + (nk % {stages}) * STAGE_BYTES, tid);
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            int slot = kt % {stages};
+            {descriptors}
+            {step}
+        }}
         {epilogue}
     }}
 }}
@@ -238,11 +301,21 @@ void wgmma_gemm(__global const half *A, __global const half *B, __global half *C
     pt = v.producer_threads
     # mbarriers after the stages: full[s] (producers' copies landed, PT arrivals, each the
     # completion of one producer thread's cp.async), empty[s] (the 256 consumer threads,
-    # each after its warpgroup's wgmma group reading slot s is done)
+    # each after its warpgroup's wgmma group reading slot s is done). Tiles are visited
+    # tile = group id, group id + groups, ... (one tile per group unless `persist` launches
+    # one group per multiprocessor); `it` counts K steps over all of a group's tiles, so the
+    # slot is it % S and the phase (it / S) & 1 across tile boundaries.
     wait_asm = ('asm volatile("{{ .reg .pred P1; {lab}: '
                 'mbarrier.try_wait.parity.shared.b64 P1, [%0], %1; @!P1 bra {lab}; }}" '
                 ':: "r"({addr}), "r"({parity}) : "memory");')
+    release = ('asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" '
+               f':: "r"(bars + 8 * ({stages} + (it - 1) % {stages})) : "memory");')
+    # one tile per group unless `persist`: a loop around the consumer's tile (even one that
+    # runs once) made ptxas serialize the wgmmas (C7514) with WAIT 1
+    tile_loop = ("#pragma unroll 1\n        for (int tile = pid; tile < ntiles; tile += groups) {"
+                 if "persist" in v.flags else "{ int tile = pid;")
     return head + f"""    uint bars = sbase + {stages} * STAGE_BYTES;
+    int groups = get_num_groups(0), ntiles = num_m * num_n;
     if (tid == 0) {{
         for (int s = 0; s < {stages}; ++s) {{
             asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(bars + 8 * s), "r"({pt}) : "memory");
@@ -251,37 +324,43 @@ void wgmma_gemm(__global const half *A, __global const half *B, __global half *C
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }}
     barrier(CLK_LOCAL_MEM_FENCE);
+    uint it = 0;
     if (tid >= 256) {{
         int t = tid - 256;
         #pragma unroll 1
-        for (int kt = 0; kt < ktiles; ++kt) {{
-            int slot = kt % {stages};
-            if (kt >= {stages}) {{
-                uint parity = ((kt / {stages}) - 1) & 1;
-                {wait_asm.format(lab="WAIT_EMPTY", addr=f"bars + 8 * ({stages} + slot)", parity="parity")}
+        for (int tile = pid; tile < ntiles; tile += groups) {{
+            {tile_coords}
+            #pragma unroll 1
+            for (int kt = 0; kt < ktiles; ++kt, ++it) {{
+                uint slot = it % {stages};
+                if (it >= {stages}) {{
+                    uint parity = ((it / {stages}) - 1) & 1;
+                    {wait_asm.format(lab="WAIT_EMPTY", addr=f"bars + 8 * ({stages} + slot)", parity="parity")}
+                }}
+                if ({int(v.loads)}) load_stage(a_glob, b_glob, K, kt, sbase + slot * STAGE_BYTES, t);
+                asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bars + 8 * slot) : "memory");
             }}
-            if ({int(v.loads)}) load_stage(a_glob, b_glob, K, kt, sbase + slot * STAGE_BYTES, t);
-            asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" :: "r"(bars + 8 * slot) : "memory");
         }}
         asm volatile("cp.async.wait_all;" ::: "memory");
     }} else {{
         int wg = tid >> 7;
-        {init}
-        #pragma unroll 1
-        for (int kt = 0; kt < ktiles; ++kt) {{
-            int slot = kt % {stages};
-            uint parity = (kt / {stages}) & 1;
-            {wait_asm.format(lab="WAIT_FULL", addr="bars + 8 * slot", parity="parity")}
-            asm volatile("{FENCE}" ::: "memory");
-            {descriptors}
-            {step}
-            if (kt > 0) {{  // every consumer thread: a lane-0 branch or predicate here, with
-                // a wgmma group still in flight, made ptxas serialize the wgmmas (C7514)
-                uint prev = bars + 8 * ({stages} + (kt - 1) % {stages});
-                asm volatile("{{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }}" :: "r"(prev) : "memory");
+        {tile_loop}
+            {tile_coords}
+            {init}
+            #pragma unroll 1
+            for (int kt = 0; kt < ktiles; ++kt, ++it) {{
+                uint slot = it % {stages};
+                uint parity = (it / {stages}) & 1;
+                {wait_asm.format(lab="WAIT_FULL", addr="bars + 8 * slot", parity="parity")}
+                asm volatile("{FENCE}" ::: "memory");
+                {descriptors}
+                {step}
+                // every consumer thread arrives: a lane-0 branch or predicate here, with a
+                // wgmma group still in flight, made ptxas serialize the wgmmas (C7514)
+                if (kt > 0) {release}
             }}
+            {epilogue}
         }}
-        {epilogue}
     }}
 }}
 """
@@ -366,6 +445,8 @@ def run_variant(size: int, v: Variant, ptx_dir: str | None) -> None:
     b_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bt)
     c_buf = cl.Buffer(ctx, mf.READ_WRITE, m * n * 2)
     groups = (m // 128) * (n // v.bn)
+    if "persist" in v.flags:
+        groups = min(groups, device.max_compute_units)
     kern = prog.wgmma_gemm
     args = (a_buf, b_buf, c_buf, np.int32(m), np.int32(n), np.int32(k))
     nt = v.threads
@@ -382,7 +463,7 @@ def run_variant(size: int, v: Variant, ptx_dir: str | None) -> None:
         if i >= 2:
             times.append((event.profile.end - event.profile.start) * 1e-6)
     ms = statistics.median(times)
-    checked = v.loads and "sametile" not in v.flags
+    checked = v.loads and "sametile" not in v.flags and "nostore" not in v.flags
     verdict = ("ok" if err < 1e-2 else "WRONG") if checked else "not checked: ablation"
     print(f"  [{label}] {ms:.3f} ms (min {min(times):.3f}), "
           f"{2 * m * n * k / ms / 1e9:.0f} TFLOP/s, "

@@ -49,6 +49,8 @@ FLAGS = {
     "cst": "C staged through __local rows, written as whole 16-byte row pieces",
     "nostore": "C not written (ablation; product not checked)",
     "rows8": "sw128 layout filled as without swizzle: a warp reads 8 rows x 64 B",
+    "samek": "with noload: every wgmma reads the same k16 slice of slot 0 (as probe_wgmma's "
+             "throughput loop does)",
 }
 
 
@@ -77,6 +79,8 @@ class Variant:
             raise SystemExit("ws needs ACC=ptx")
         if "far" in v.flags and (v.ws or v.wait != 0):
             raise SystemExit("far is for sync mode with WAIT 0")
+        if "samek" in v.flags and v.loads:
+            raise SystemExit("samek needs noload")
         if "rows8" in v.flags and not v.swizzle:
             raise SystemExit("rows8 needs sw128")
         if "persist" in v.flags and not v.ws:
@@ -193,8 +197,9 @@ def kernel_source(v: Variant) -> str:
         done = (f"float {', '.join(accs)};\n        "
                 f'asm volatile("// WGMMA_DONE {names}" : '
                 f'{outs.replace(chr(43), chr(61))} :: "memory");')
-    descriptors = f"""uint sa = sbase + slot * STAGE_BYTES + wg * {64 * bk * 2};
-            uint sb = sbase + slot * STAGE_BYTES + {a_stage};
+    slot_bytes = "0" if "samek" in v.flags else "slot * STAGE_BYTES"
+    descriptors = f"""uint sa = sbase + {slot_bytes} + wg * {64 * bk * 2};
+            uint sb = sbase + {slot_bytes} + {a_stage};
             ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {v.desc_fields}UL;
             ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {v.desc_fields}UL;"""
     lane_text = """int lane = tid & 31, warp = (tid >> 5) & 3;"""
@@ -402,7 +407,7 @@ def patch(ptx: str, v: Variant) -> str:
         lines = ["{ .reg .pred p; .reg .u32 one; .reg .b64 xa, xb;",
                  "mov.u32 one, 1; setp.ne.u32 p, one, 0;", "wgmma.fence.sync.aligned;"]
         for j in range(v.bk // 16):
-            off = v.k_step_units * j
+            off = 0 if "samek" in v.flags else v.k_step_units * j
             lines.append(f"add.s64 xa, {da}, {off}; add.s64 xb, {db}, {off};")
             lines.append(f"wgmma.mma_async.sync.aligned.m64n{v.bn}k16.f32.f16.f16 "
                          f"{d}, xa, xb, p, 1, 1, 0, 0;")

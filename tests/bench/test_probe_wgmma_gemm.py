@@ -1,0 +1,50 @@
+"""The wgmma GEMM probe's text functions, on the CPU: variant parsing, and the PTX patch
+against the PTX that NVIDIA's OpenCL compiler wrote for the fast variant on the H200
+(bench/results/h200-2026-11-25-s4-wgmma-ptx/), whose patched text ran correctly there."""
+
+from pathlib import Path
+
+import pytest
+
+from fusec.bench.probe_wgmma_gemm import Variant, kernel_source, patch
+
+PTX_DIR = Path(__file__).resolve().parents[2] / "bench/results/h200-2026-11-25-s4-wgmma-ptx"
+FAST = "256,64,3,ptx,1,ws,sw128,cst"
+
+
+def test_patch_reproduces_the_ptx_that_ran_on_the_h200():
+    stem = PTX_DIR / "gemm_256_64_3_ptx_1_ws_sw128_cst"
+    compiled = Path(f"{stem}.cl.ptx").read_text()
+    ran = Path(f"{stem}.sm90a.ptx").read_text()
+    assert patch(compiled, Variant.parse(FAST)) == ran
+
+
+def test_swizzled_patch_steps_32_bytes_per_k16_slice():
+    stem = PTX_DIR / "gemm_256_64_3_ptx_1_ws_sw128_cst"
+    patched = patch(Path(f"{stem}.cl.ptx").read_text(), Variant.parse(FAST))
+    assert patched.count("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16") == 4
+    offsets = [line.split(",")[-1].strip(" ;") for line in patched.splitlines()
+               if line.startswith("add.s64 xa,")]
+    assert offsets == ["0", "2", "4", "6"]  # 16-byte units: 0, 32, 64, 96 bytes
+    assert ".target sm_90a" in patched and "// WGMMA" not in patched
+
+
+def test_fast_variant_source_names_its_design():
+    src = kernel_source(Variant.parse(FAST))
+    assert "reqd_work_group_size(384, 1, 1)" in src  # 2 consumer + 1 producer warpgroups
+    assert "cp.async.mbarrier.arrive.noinc" in src
+    assert "((c ^ (r & 7)) << 4)" in src  # the 128-byte swizzle
+    assert Variant.parse(FAST).smem_bytes <= 232448
+
+
+@pytest.mark.parametrize("text", [
+    "256,64,4,ptx,1,bogus",            # unknown flag
+    "256,32,4,ptx,1,sw128",            # sw128 needs BK=64
+    "256,64,4,c,1,ws",                 # ws needs PTX accumulators
+    "256,64,4,ptx,1,persist",          # persist needs ws
+    "256,64,4,ptx,1,ws,sw128,cst",     # 4 stages + staging: over 227 KiB
+    "256,64,4,ptx,1,samek",            # samek only without copies
+])
+def test_bad_variants_are_refused(text):
+    with pytest.raises(SystemExit):
+        Variant.parse(text)

@@ -53,6 +53,11 @@ def _time_kernel(device, kernel, buffers, repeat: int) -> list[float]:
     cl_kernel = cl.Kernel(program, kernel.name)
     cl_kernel.set_args(*buffers)
     times = []
+    if device.device.platform.name.startswith("NVIDIA"):  # registers, spills, local memory
+        build = cl.Program(device.context, kernel.source).build(["-cl-nv-verbose"])
+        log = build.get_build_info(device.device, cl.program_build_info.LOG)
+        print("   ", " ".join(line.strip() for line in log.splitlines() if "ptxas info" in line
+                              and ("Used" in line or "spill" in line)))
     for _ in range(repeat + 2):
         event = cl.enqueue_nd_range_kernel(device.queue, cl_kernel, kernel.global_size,
                                            kernel.local_size)
@@ -90,6 +95,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="gpu")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--config", action="append", default=[],
+                        help="more tiled configurations to time, QxK work-items (e.g. 16x4)")
     args = parser.parse_args()
     device = select_device(args.device)
     print(f"# {device.description}")
@@ -114,9 +121,10 @@ def main() -> None:
         common = (batch, seq, seq, HEADS, DIM, 1.0 / math.sqrt(DIM))
         kernels = [("simple", attention("att_simple", *common, causal=causal, has_mask=masked,
                                         **layouts))]
+        extra = [tuple(int(x) for x in c.split("x")) for c in args.config]
         kernels += [(f"tiled {tq}x{tk}", attention_tiled(
             f"att_tiled_{tq}_{tk}", *common, causal=causal, has_mask=masked, **layouts,
-            query_threads=tq, key_threads=tk)) for tq, tk in CONFIGS]
+            query_threads=tq, key_threads=tk)) for tq, tk in (*CONFIGS, *extra)]
         for label, kernel in kernels:
             times = _time_kernel(device, kernel, buffers, args.repeat)
             cl.enqueue_copy(device.queue, out, out_buffer)

@@ -2,8 +2,8 @@
 
 The cases of `test_kernel_attention` (masks with a fully masked batch, causal, S_q != S_k, one
 key) plus shapes that leave ragged query blocks, key tiles and head-dimension columns (D not a
-multiple of 4, nor of the columns a row of work-items covers), both tile configurations, and a
-packed qkv buffer. The one-query-per-work-item kernel runs on the same inputs: both agree with
+multiple of 4, nor of the columns a row of work-items covers), both tile configurations and a
+third (16 x 4), and a packed qkv buffer. The one-query-per-work-item kernel runs on the same inputs: both agree with
 the reference and with each other. Tolerance: rtol = atol = 1e-5.
 """
 
@@ -50,7 +50,11 @@ def _inputs(batch, seq_q, seq_k, heads, dim, masked, adversarial=False):
     return q, k, v, mask
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=[f"{q}x{k}" for q, k in CONFIGS])
+TESTED_CONFIGS = (*CONFIGS, (16, 4))
+"""The default configurations and one with 4 output float4 per row of work-items (D = 64)."""
+
+
+@pytest.mark.parametrize("config", TESTED_CONFIGS, ids=[f"{q}x{k}" for q, k in TESTED_CONFIGS])
 @pytest.mark.parametrize("case", CASES)
 def test_tiled_attention_matches_numpy_and_the_simple_kernel(launch, case, config):
     batch, seq_q, seq_k, heads, dim, causal, masked = CASES[case]

@@ -1,7 +1,7 @@
 """Times the attention kernels alone on one device: the one-query-per-work-item kernel and the
-register-tiled one (each `attention_tiled.CONFIGS` entry) on the BERT and Llama shapes of
-``fusec-bench`` (B=1 and 32, S=128, H=12, D=64; q/k/v read from one packed [B, S, 2304]
-buffer, as the fused program does), with PyTorch's SDPA on the same inputs when torch has a
+register-tiled one (each `attention_tiled.CONFIGS` entry, K and V staged or prefetched) on the
+BERT and Llama shapes of ``fusec-bench`` (B=1 and 32, S=128, H=12, D=64; q/k/v read from one
+packed [B, S, 2304] buffer, as the fused program does), with PyTorch's SDPA on the same inputs when torch has a
 GPU. Prints one line per kernel: median of `--repeat` profiled launches, and the largest
 difference from a float64 numpy reference.
 
@@ -122,9 +122,10 @@ def main() -> None:
         kernels = [("simple", attention("att_simple", *common, causal=causal, has_mask=masked,
                                         **layouts))]
         extra = [tuple(int(x) for x in c.split("x")) for c in args.config]
-        kernels += [(f"tiled {tq}x{tk}", attention_tiled(
-            f"att_tiled_{tq}_{tk}", *common, causal=causal, has_mask=masked, **layouts,
-            query_threads=tq, key_threads=tk)) for tq, tk in (*CONFIGS, *extra)]
+        kernels += [(f"tiled {tq}x{tk}{' pf' if pf else ''}", attention_tiled(
+            f"att_tiled_{tq}_{tk}_{int(pf)}", *common, causal=causal, has_mask=masked, **layouts,
+            query_threads=tq, key_threads=tk, prefetch=pf))
+            for tq, tk in (*CONFIGS, *extra) for pf in (False, True)]
         for label, kernel in kernels:
             times = _time_kernel(device, kernel, buffers, args.repeat)
             cl.enqueue_copy(device.queue, out, out_buffer)

@@ -1,9 +1,9 @@
 """Times the attention kernels alone on one device: the one-query-per-work-item kernel and the
 register-tiled one (each `attention_tiled.CONFIGS` entry, K and V staged or prefetched) on the
 BERT and Llama shapes of ``fusec-bench`` (B=1 and 32, S=128, H=12, D=64; q/k/v read from one
-packed [B, S, 2304] buffer, as the fused program does), with PyTorch's SDPA on the same inputs when torch has a
-GPU. Prints one line per kernel: median of `--repeat` profiled launches, and the largest
-difference from a float64 numpy reference.
+packed [B, S, 2304] buffer, as the fused program does), with PyTorch's SDPA on the same inputs
+when torch has a GPU. Prints one line per kernel: median of `--repeat` profiled launches, and the
+largest difference from a float64 numpy reference; on NVIDIA also ptxas's registers and spills.
 
     python3 -m fusec.bench.attention_sweep --device gpu --repeat 20
 """

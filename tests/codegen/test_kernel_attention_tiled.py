@@ -4,7 +4,8 @@ The cases of `test_kernel_attention` (masks with a fully masked batch, causal, S
 key) plus shapes that leave ragged query blocks, key tiles and head-dimension columns (D not a
 multiple of 4, nor of the columns a row of work-items covers), both tile configurations, a third
 (16 x 4) and K and V prefetched, and a packed qkv buffer. The one-query-per-work-item kernel runs
-on the same inputs: both agree with the reference and with each other. Tolerance: rtol = atol = 1e-5.
+on the same inputs: both agree with the reference and with each other. Tolerance: rtol = atol =
+1e-5.
 """
 
 from __future__ import annotations

@@ -36,12 +36,22 @@ taken over both passes' calls. A row near the 10% bound then rests on more calls
 more time: on the H100 machine, rows where auto ran the very same program as the faster column
 read 1.11 and 1.15 from one short pass. The JSON's ``passes`` and ``calls`` say what was done.
 
+No library's idle threads spin while fusec is timed (`fusec.bench.idle_threads`, imported before
+numpy, as by fusec-bench): the reference and the checks run numpy (a matmul and
+``np.linalg.norm`` wake OpenBLAS), whose threads keep spinning for a while on the cores the CPU
+runner called next needs: the likely cause of a near tie, measured right after the checks, that
+saw a 0.3 ms CPU candidate at 0.6-1.2 ms (power_step, explained_variance on the H200 machine's
+16-core CPU) and chose the GPU.
+
 Exit codes: 0 when every runner that ran agreed with the reference, 1 otherwise, 2 for a bad
 command line.
 """
 
 from __future__ import annotations
 
+from fusec.bench import idle_threads  # noqa: F401 - before numpy loads
+
+# isort: split
 import dataclasses
 import json
 import signal

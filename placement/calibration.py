@@ -1,8 +1,8 @@
 """Calibration: measure what work costs on each OpenCL device, and cache it per device.
 
 `measure_device` runs small fusec programs on one device (an elementwise add, fused bodies of
-eight arithmetic ops and of eight ops five of them transcendentals, a sum, a square matmul, each
-at a few sizes; the matmuls at the sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a
+eight arithmetic ops and of eight ops five of them transcendentals, the same three on f16
+arrays (`half_seconds`), a sum, a square matmul, each at a few sizes; the matmuls at the sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a
 linear model of seconds against elements (or flops) to each kind's kernel times from OpenCL
 profiling events; the host time one more kernel adds to a call is
 measured apart (`launch_seconds`), as `DeviceProfile.launch_s`, and so is what a whole call of
@@ -52,10 +52,11 @@ from fusec.runtime.device import OpenCLDevice
 from fusec.runtime.executable import Executable
 from fusec.runtime.host_memory import shares_host_memory
 
-CALIBRATION_VERSION = 4
+CALIBRATION_VERSION = 5
 """2: profiles have `DeviceProfile.elementwise_step`; 3: `call_s` and `transcendental_step`,
 and the step is measured with arithmetic alone; 4: the matmul model is fitted to matmuls of
-512 to 1024 (`MATMUL_SIZES`), not 32 to 256."""
+512 to 1024 (`MATMUL_SIZES`), not 32 to 256; 5: f16 elementwise work is measured apart
+(`DeviceProfile.half_elementwise`, `half_step`, `half_transcendental_step`)."""
 BUILT_IN_DEFAULT = "built-in-default"
 LOADED_FROM_CACHE = "loaded-from-cache"
 CALIBRATED = "calibrated"
@@ -120,7 +121,7 @@ def cache_file(identity: DeviceIdentity) -> Path:
 # --- the stored record ----------------------------------------------------------------------
 
 
-MODEL_FIELDS = ("elementwise", "reduction", "matmul", "upload", "download")
+MODEL_FIELDS = ("elementwise", "reduction", "matmul", "upload", "download", "half_elementwise")
 
 
 def profile_to_json(profile: DeviceProfile) -> dict[str, Any]:
@@ -128,7 +129,9 @@ def profile_to_json(profile: DeviceProfile) -> dict[str, Any]:
                            "elementwise_step": profile.elementwise_step,
                            "transcendental_step": profile.transcendental_step,
                            "call_s": profile.call_s,
-                           "matmul_slowest_per_flop": profile.matmul_slowest_per_flop}
+                           "matmul_slowest_per_flop": profile.matmul_slowest_per_flop,
+                           "half_step": profile.half_step,
+                           "half_transcendental_step": profile.half_transcendental_step}
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         out[name] = None if model is None else {"slope": model.slope,
@@ -154,7 +157,10 @@ def profile_from_json(data: object) -> DeviceProfile:
                          transcendental_step=_number(data, "transcendental_step"),
                          call_s=_number(data, "call_s"),
                          matmul_slowest_per_flop=_number(data, "matmul_slowest_per_flop")
-                         if "matmul_slowest_per_flop" in data else 0.0, **models)
+                         if "matmul_slowest_per_flop" in data else 0.0,
+                         half_step=_number(data, "half_step") if "half_step" in data else 0.0,
+                         half_transcendental_step=_number(data, "half_transcendental_step")
+                         if "half_transcendental_step" in data else 0.0, **models)
 
 
 def _number(data: dict[str, Any], key: str) -> float:
@@ -289,6 +295,10 @@ def derive_thresholds(host: DeviceProfile, accelerator: DeviceProfile,
     t = replace(t, cpu_launch_s=host.launch_s + kernel_fixed_seconds(host),
                 cpu_step_per_elem=host.elementwise_step,
                 cpu_transcendental_per_elem=host.transcendental_step, cpu_call_s=host.call_s)
+    if host.half_elementwise is not None:
+        t = replace(t, cpu_half_elem_per_elem=host.half_elementwise.slope,
+                    cpu_half_step_per_elem=host.half_step,
+                    cpu_half_transcendental_per_elem=host.half_transcendental_step)
 
     def crossover(kind: Kind, default: int) -> int:
         for n in CROSSOVER_GRID:
@@ -397,6 +407,60 @@ def transcendental_seconds(add: LinearModel | None, heavy: LinearModel | None,
                / HEAVY_TRANSCENDENTALS)
 
 
+def as_half(program: str) -> str:
+    """`program` (`elementwise_program`, `light_program` or `heavy_program`) on f16 arrays, as
+    fusec compiles f32 work on f16 arrays: each value read converted to f32 (``arith.extf``),
+    the same f32 body, the result converted back (``arith.truncf``): `HALF_CONVERSIONS` more
+    steps for the one-input bodies, three for the add (two reads, one write)."""
+    import re
+
+    n = re.search(r"tensor<(\d+)xf32>", program).group(1)  # type: ignore[union-attr]
+    t16, t32 = f"tensor<{n}xf16>", f"tensor<{n}xf32>"
+    if "nn.add" in program:
+        return (f"func.func @cal_half_add(%a: {t16}, %b: {t16}) -> {t16} {{\n"
+                f"  %0 = fused.elementwise %a, %b : ({t16}, {t16}) -> {t16} {{\n"
+                "  ^bb0(%p: f16, %q: f16):\n"
+                "    %x = arith.extf %p : f16 to f32\n    %y = arith.extf %q : f16 to f32\n"
+                "    %s = arith.addf %x, %y : f32\n    %r = arith.truncf %s : f32 to f16\n"
+                "    fused.yield %r : f16\n  }\n"
+                f"  func.return %0 : {t16}\n}}\n")
+    body = program.replace(t32, t16).replace("@cal_", "@cal_half_")
+    head, rest = body.split("^bb0(%x: f32):\n", 1)
+    rest, tail = rest.split("    fused.yield %8 : f32\n", 1)
+    return (head + "^bb0(%h: f16):\n    %x = arith.extf %h : f16 to f32\n" + rest
+            + "    %r = arith.truncf %8 : f32 to f16\n    fused.yield %r : f16\n" + tail)
+
+
+HALF_CONVERSIONS = 2
+"""Steps `as_half` adds to a one-input body (a read and a write converted)."""
+
+
+def half_seconds(add: LinearModel | None, light: LinearModel | None,
+                 heavy: LinearModel | None) -> tuple[LinearModel | None, float, float]:
+    """The f16 kernels' costs from the f16 add (4 steps, traffic 3), light body (`LIGHT_STEPS`
+    + 2 steps, traffic 2) and heavy body (`HEAVY_STEPS` + 2, `HEAVY_TRANSCENDENTALS` of them
+    transcendentals) as the cost model counts them (`DeviceProfile.compute`): per element of
+    the add (the model's `half_elementwise`, the add's intercept), each further step, each
+    transcendental: slopes ``a = e + 3 s``, ``l = 2/3 e + (LIGHT_STEPS + 1) s`` and ``h = 2/3 e
+    + (HEAVY_STEPS + 1 - HEAVY_TRANSCENDENTALS) s + HEAVY_TRANSCENDENTALS t`` solved for e, s
+    and t (none negative). (None, 0, 0) without the add; 0 for what its kernel is missing."""
+    if add is None:
+        return None, 0.0, 0.0
+    step = 0.0
+    if light is not None:
+        step = max(0.0, (light.slope - add.slope * 2 / ADD_TRAFFIC)
+                   / (LIGHT_STEPS + 1 - 2 * 3 / ADD_TRAFFIC))
+    per_element = add.slope - 3 * step
+    if per_element <= 0:   # the steps cannot be told apart from the add's own work
+        per_element, step = add.slope, 0.0
+    transcendental = 0.0
+    if heavy is not None:
+        plain = HEAVY_STEPS + HALF_CONVERSIONS - 1 - HEAVY_TRANSCENDENTALS
+        transcendental = max(0.0, (heavy.slope - per_element * 2 / ADD_TRAFFIC - plain * step)
+                             / HEAVY_TRANSCENDENTALS)
+    return LinearModel(per_element, add.intercept), step, transcendental
+
+
 def reduction_program(n: int) -> str:
     t = f"tensor<{n}xf32>"
     return (f"func.func @cal_sum(%x: {t}) -> tensor<f32> {{\n"
@@ -439,14 +503,17 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
     elements = QUICK_ELEMENT_SIZES if quick else ELEMENT_SIZES
     matmuls = QUICK_MATMUL_SIZES if quick else MATMUL_SIZES
     samples: dict[str, list[tuple[float, float]]] = {
-        "elementwise": [], "light": [], "heavy": [], "reduction": [], "matmul": [],
-        "upload": [], "download": []}
+        "elementwise": [], "light": [], "heavy": [], "half_add": [], "half_light": [],
+        "half_heavy": [], "reduction": [], "matmul": [], "upload": [], "download": []}
     try:
         launch_s, trivial_call_s = launch_seconds(device, build, repeat)
         for kind, program, sizes, units in (
             ("elementwise", elementwise_program, elements, lambda n: n),
             ("light", light_program, elements, lambda n: n),
             ("heavy", heavy_program, elements, lambda n: n),
+            ("half_add", lambda n: as_half(elementwise_program(n)), elements, lambda n: n),
+            ("half_light", lambda n: as_half(light_program(n)), elements, lambda n: n),
+            ("half_heavy", lambda n: as_half(heavy_program(n)), elements, lambda n: n),
             ("reduction", reduction_program, elements, lambda n: n),
             ("matmul", matmul_program, matmuls, lambda n: n * n * n),
         ):
@@ -463,6 +530,8 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
         raise CalibrationError(f"calibration failed on {device.description}: {e}") from None
     elementwise = fit_linear_model(samples["elementwise"])
     step = step_seconds(elementwise, fit_linear_model(samples["light"]))
+    half, half_step, half_transcendental = half_seconds(
+        *(fit_linear_model(samples[k]) for k in ("half_add", "half_light", "half_heavy")))
     profile = DeviceProfile(
         elementwise=elementwise,
         elementwise_step=step,
@@ -475,6 +544,9 @@ def measure_device(device: OpenCLDevice, build: Build, quick: bool = False,
         upload=fit_transfer(samples["upload"]),
         download=fit_transfer(samples["download"]),
         launch_s=launch_s,
+        half_elementwise=half,
+        half_step=half_step,
+        half_transcendental_step=half_transcendental,
     )
     profile = replace(profile, call_s=call_seconds(profile, trivial_call_s, CHAIN_BYTES))
     return Measurement(profile, samples, (time.perf_counter() - started) * 1e3)

@@ -17,7 +17,8 @@ device (a CPU OpenCL device) or on the accelerator (a GPU) by these rules, in th
    are part of each side's estimate, and so is a call's fixed cost on a device where the unit
    opens a new piece there (`DeviceProfile.call_s`, `Thresholds.cpu_call_s`); elementwise
    work scales with the elements it reads and writes and with its scalar ops, transcendentals
-   apart from arithmetic (a fused body of many steps costs more than an add). A split whose
+   apart from arithmetic (a fused body of many steps costs more than an add); elementwise work
+   on f16 arrays has costs of its own where calibrated (`half_costs`). A split whose
    whole call the model estimates dearer than one device's is undone
    (`fusec.placement.decide.unsplit`);
 5. **threshold**: otherwise the unit goes to the accelerator when its elements (or matmul flops)
@@ -51,6 +52,17 @@ ADD_TRAFFIC = 3.0
 elementwise work are measured with."""
 SUM_TRAFFIC = 1.0
 """Likewise for a sum (it reads each element once), the reductions' kernel."""
+
+
+def half_costs(kind: Kind, half: bool) -> bool:
+    """Whether a unit is costed at the f16 kernels' rates: elementwise work (unary or not) that
+    reads or writes f16 arrays. fusec emits such kernels one element per work item (it prints
+    no vectors of 16-bit types) and converts every value to and from f32, where it emits f32
+    kernels 16 lanes wide: on the H200 machine's 16-core CPU (PoCL) the f16 ``cast_chain``
+    (a tanh GELU times a gain over 4096x4096) took 64.6 ms, its f32 costs estimated 4.8 ms.
+    Calibration measures f16 kernels of its own (`fusec.placement.calibration.half_seconds`);
+    without them (0), f16 work is costed as f32 work."""
+    return half and kind in (Kind.UNARY, Kind.ELEMENTWISE)
 
 
 def reference_traffic(kind: Kind) -> float:
@@ -118,6 +130,15 @@ class Thresholds:
     cpu_call_s: float = 0.0
     """Host seconds a call on the host device costs besides its kernels (checking, wrapping
     the arrays, the wait); paid once per piece of a program run there. 0 until calibrated."""
+    cpu_half_elem_per_elem: float = 0.0
+    """`cpu_elem_per_elem` for elementwise work on f16 arrays (`half_costs`); 0 (until
+    calibrated): that of f32 work."""
+    cpu_half_step_per_elem: float = 0.0
+    """`cpu_step_per_elem` for elementwise work on f16 arrays; used with
+    `cpu_half_elem_per_elem`."""
+    cpu_half_transcendental_per_elem: float = 0.0
+    """`cpu_transcendental_per_elem` for elementwise work on f16 arrays; used with
+    `cpu_half_elem_per_elem`."""
     tie_margin: float = 0.25
     """Where the model's seconds for a whole call of the chosen placement and of the best
     other one (all on the host, all on the accelerator) are within this fraction of each
@@ -248,17 +269,32 @@ class DeviceProfile:
     matmul_slowest_per_flop: float = 0.0
     """The most seconds per flop among the matmuls calibration measured (0: not measured):
     the host's per-flop cost (`fusec.placement.calibration.matmul_rate`)."""
+    half_elementwise: LinearModel | None = None
+    """`elementwise` for elementwise work on f16 arrays (`half_costs`); None where not
+    measured (f16 work is then costed as f32 work)."""
+    half_step: float = 0.0
+    """`elementwise_step` for elementwise work on f16 arrays; used with `half_elementwise`."""
+    half_transcendental_step: float = 0.0
+    """`transcendental_step` for elementwise work on f16 arrays; used with
+    `half_elementwise`."""
 
     def steps_s(self, elements: int, steps: int, transcendentals: int) -> float:
         return body_seconds(self.elementwise_step, self.transcendental_step, elements, steps,
                             transcendentals)
 
     def compute(self, kind: Kind, elements: int, flops: int, traffic: float | None = None,
-                steps: int = 1, transcendentals: int = 0) -> float | None:
+                steps: int = 1, transcendentals: int = 0, half: bool = False) -> float | None:
         """Estimated seconds of a unit's work (a kernel launch plus its kernel time, without
         transfers); None without a model for its kind. Elementwise and reduction work is the
         calibrated add's (or sum's) per element, scaled by the unit's traffic, plus
-        `elementwise_step` per element for each further scalar step."""
+        `elementwise_step` per element for each further scalar step; elementwise work on f16
+        arrays (`half`) at the f16 kernels' rates where they were measured."""
+        if half_costs(kind, half) and self.half_elementwise is not None:
+            seconds = self.half_elementwise.estimate(scaled_units(kind, elements, flops, traffic))
+            if seconds is None:
+                return None
+            return self.launch_s + seconds + body_seconds(
+                self.half_step, self.half_transcendental_step, elements, steps, transcendentals)
         model = {Kind.MATMUL: self.matmul, Kind.REDUCTION: self.reduction}.get(
             kind, self.elementwise)
         seconds = model.estimate(scaled_units(kind, elements, flops, traffic)) if model else None
@@ -288,21 +324,25 @@ def body_seconds(step: float, transcendental: float, elements: int, steps: int,
 
 def cpu_estimate(thresholds: Thresholds, kind: Kind, elements: int, flops: int,
                  traffic: float | None = None, steps: int = 1,
-                 transcendentals: int = 0) -> float | None:
+                 transcendentals: int = 0, half: bool = False) -> float | None:
     """The host's seconds for a unit: its per-unit cost times the units (the seed's
     `cpu_estimate`, None for a per-unit cost that is not a positive number) plus a launch (0
     until calibrated); units scale with their traffic and further steps as in
-    `DeviceProfile.compute`."""
+    `DeviceProfile.compute`, f16 elementwise work (`half`) likewise at its own costs where
+    calibrated."""
     per_unit = {Kind.MATMUL: thresholds.cpu_matmul_per_flop,
                 Kind.REDUCTION: thresholds.cpu_reduction_per_elem}.get(
                     kind, thresholds.cpu_elem_per_elem)
+    step, transcendental = thresholds.cpu_step_per_elem, thresholds.cpu_transcendental_per_elem
+    if half_costs(kind, half) and thresholds.cpu_half_elem_per_elem > 0:
+        per_unit = thresholds.cpu_half_elem_per_elem
+        step = thresholds.cpu_half_step_per_elem
+        transcendental = thresholds.cpu_half_transcendental_per_elem
     if not (math.isfinite(per_unit) and per_unit > 0.0):
         return None
     extra = 0.0
     if kind is not Kind.MATMUL:
-        extra = body_seconds(thresholds.cpu_step_per_elem,
-                             thresholds.cpu_transcendental_per_elem, elements, steps,
-                             transcendentals)
+        extra = body_seconds(step, transcendental, elements, steps, transcendentals)
     return (thresholds.cpu_launch_s + per_unit * scaled_units(kind, elements, flops, traffic)
             + extra)
 
@@ -351,20 +391,21 @@ def evaluate(
     traffic: float | None = None,
     steps: int = 1,
     transcendentals: int = 0,
+    half: bool = False,
 ) -> Evaluation:
     """Rules 1, 3, 4 and 5 of the module docstring for one unit (rule 2 looks at the units
     after it, so `fusec.placement.decide` applies it). `to_host_s` and `to_accelerator_s` are
     what running the unit on each device costs besides its work: the transfers its inputs
     need to get there, and the fixed cost of a call where it opens a new piece there."""
     threshold = threshold_for(thresholds, kind)
-    cpu = cpu_estimate(thresholds, kind, elements, flops, traffic, steps, transcendentals)
+    cpu = cpu_estimate(thresholds, kind, elements, flops, traffic, steps, transcendentals, half)
     cpu_total = None if cpu is None else cpu + to_host_s
     pointwise = kind in (Kind.UNARY, Kind.ELEMENTWISE)
     if pointwise and input_on_accelerator:
         return Evaluation(True, Reason.RESIDENCY, cpu_total, None, threshold)
     if pointwise and small_batch_guard(thresholds, elements, batch):
         return Evaluation(False, Reason.SMALL_BATCH_GUARD, cpu_total, None, threshold)
-    gpu = (accelerator.compute(kind, elements, flops, traffic, steps, transcendentals)
+    gpu = (accelerator.compute(kind, elements, flops, traffic, steps, transcendentals, half)
            if accelerator else None)
     if gpu is not None:
         gpu_total = gpu + to_accelerator_s

@@ -114,7 +114,7 @@ def place(
     if single is not None:
         decisions = [Decision(w, single, Reason.DISABLED.value,
                               cpu_estimate(thresholds, w.kind, w.elements, w.flops, w.traffic,
-                                           w.steps, w.transcendentals), None,
+                                           w.steps, w.transcendentals, w.half), None,
                               threshold_for(thresholds, w.kind)) for w in works]
         return Placement(tuple(decisions), (), (single,))
     decisions: list[Decision] = []
@@ -198,7 +198,7 @@ def decide_unit(
                 to_accelerator += accelerator.call_s
     on_accelerator = any(located(where, v) == ACCELERATOR for v in op.operands)
     e = evaluate(thresholds, accelerator, w.kind, w.elements, w.flops, w.batch, on_accelerator,
-                 to_host, to_accelerator, w.traffic, w.steps, w.transcendentals)
+                 to_host, to_accelerator, w.traffic, w.steps, w.transcendentals, w.half)
     return Decision(w, ACCELERATOR if e.accelerate else HOST, e.reason.value, e.cpu_s, e.gpu_s,
                     e.threshold)
 
@@ -256,9 +256,9 @@ def plan_seconds(
         if w.view:
             continue
         seconds = (cpu_estimate(thresholds, w.kind, w.elements, w.flops, w.traffic, w.steps,
-                                w.transcendentals) if d.device == HOST else
+                                w.transcendentals, w.half) if d.device == HOST else
                    accelerator.compute(w.kind, w.elements, w.flops, w.traffic, w.steps,
-                                       w.transcendentals))
+                                       w.transcendentals, w.half))
         if seconds is None:
             return math.inf
         total += seconds

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import Float16Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from fusec.dialects import fused, scalar_ops
@@ -80,6 +80,8 @@ class Work:
     transcendentals: int
     """How many of `steps` are transcendentals (exp, tanh, erf, ...): they cost more than
     arithmetic, and calibration measures them apart."""
+    half: bool
+    """An operand or result is an f16 array (`fusec.placement.cost_model.half_costs`)."""
     input_bytes: tuple[int, ...]
     """Bytes of each operand, in operand order."""
     output_bytes: tuple[int, ...]
@@ -100,6 +102,11 @@ def num_elements(value: SSAValue) -> int:
 def tensor_shape(value: SSAValue) -> tuple[int, ...]:
     t = value.type
     return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+
+
+def is_f16(value: SSAValue) -> bool:
+    t = value.type
+    return isinstance(t, TensorType) and isinstance(t.element_type, Float16Type)
 
 
 def nbytes(value: SSAValue) -> int:
@@ -154,6 +161,7 @@ def work_of(index: int, op: Operation) -> Work:
         traffic=moved / elements if elements else 0.0,
         steps=step_count(op),
         transcendentals=transcendental_count(op),
+        half=any(is_f16(v) for v in values),
         input_bytes=tuple(nbytes(v) for v in op.operands),
         output_bytes=tuple(nbytes(v) for v in op.results),
         group=op.name in GROUP_OPS,

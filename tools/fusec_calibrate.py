@@ -51,7 +51,9 @@ def describe_profile(profile: object) -> list[str]:
     lines = [f"    call_s: {p.call_s:.3g}", f"    launch_s: {p.launch_s:.3g}",
              f"    elementwise_step: {p.elementwise_step:.3g}",
              f"    transcendental_step: {p.transcendental_step:.3g}",
-             f"    matmul_slowest_per_flop: {p.matmul_slowest_per_flop:.3g}"]
+             f"    matmul_slowest_per_flop: {p.matmul_slowest_per_flop:.3g}",
+             f"    half_step: {p.half_step:.3g}",
+             f"    half_transcendental_step: {p.half_transcendental_step:.3g}"]
     for name in MODEL_FIELDS:
         model = getattr(profile, name)
         if model is not None:

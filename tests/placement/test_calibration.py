@@ -58,7 +58,7 @@ def test_missing_cache_is_silent() -> None:
 @pytest.mark.parametrize("text, warning", [
     ("{not json", "corrupt calibration cache"),
     ("[]", "corrupt calibration cache"),
-    (None, "version 3, expected 4"),     # a cache of matmuls fitted to 32..256
+    (None, "version 4, expected 5"),     # a cache without the f16 kernels' costs
     ("stale-field", "corrupt calibration cache"),
     ("other-device", "another device"),
 ])
@@ -66,7 +66,7 @@ def test_bad_caches_warn_and_give_nothing(text: str | None, warning: str) -> Non
     path = write_cache(IDENTITY, PROFILE, 1.0)
     record = json.loads(path.read_text())
     if text is None:
-        record["version"] = 3
+        record["version"] = 4
         text = json.dumps(record)
     elif text == "stale-field":
         record["profile"]["launch_s"] = -1
@@ -135,8 +135,10 @@ def build(text: str, device: OpenCLDevice) -> Executable:
 def test_quick_measurement_of_the_cpu(host: OpenCLDevice) -> None:
     measured = measure_device(host, build, quick=True, repeat=2)
     counts = {k: len(v) for k, v in measured.samples.items()}
-    assert counts == {"elementwise": 2, "light": 2, "heavy": 2, "reduction": 2, "matmul": 2,
+    assert counts == {"elementwise": 2, "light": 2, "heavy": 2, "half_add": 2, "half_light": 2,
+                      "half_heavy": 2, "reduction": 2, "matmul": 2,
                       "upload": 0, "download": 0}   # the CPU reads host memory
+    assert measured.profile.half_elementwise is not None
     assert all(seconds > 0 for v in measured.samples.values() for _, seconds in v)
     assert measured.profile.upload is None and measured.profile.launch_s >= 0
     assert measured.profile.call_s >= 0   # two noisy repeats on a shared machine: maybe 0
@@ -202,6 +204,52 @@ def test_the_heavy_program_has_its_steps(host: OpenCLDevice) -> None:
     assert (w.steps, w.transcendentals, w.traffic) == (calibration.LIGHT_STEPS, 0, 2.0)
 
 
+def test_the_f16_programs_have_their_steps() -> None:
+    """The f16 programs are the f32 ones with each value read or written converted, counted as
+    the cost model counts f16 work (what `half_seconds` solves with)."""
+    from xdsl.dialects import func
+
+    from fusec.placement.work import measure
+
+    expected = [(calibration.elementwise_program, 4, 0, 3.0),
+                (calibration.light_program, calibration.LIGHT_STEPS + 2, 0, 2.0),
+                (calibration.heavy_program, calibration.HEAVY_STEPS + 2,
+                 calibration.HEAVY_TRANSCENDENTALS, 2.0)]
+    for program, steps, transcendentals, traffic in expected:
+        module = load(calibration.as_half(program(64)))
+        (w,) = measure(next(op for op in module.ops if isinstance(op, func.FuncOp)))
+        assert (w.steps, w.transcendentals, w.traffic, w.half) == (
+            steps, transcendentals, traffic, True)
+
+
+def test_half_seconds_solve_the_three_f16_kernels() -> None:
+    """Slopes made from known costs (3 ns a unit of traffic, 0.5 ns a step, 2 ns a
+    transcendental) give those costs back; a light kernel cheaper than the add's share of it
+    leaves no steps, and without the add there is nothing."""
+    e, s, t = 3e-9, 5e-10, 2e-9
+    add = LinearModel(e + 3 * s, 4e-5)
+    light = LinearModel(2 / 3 * e + 9 * s)
+    heavy = LinearModel(2 / 3 * e + 4 * s + 5 * t)
+    model, step, transcendental = calibration.half_seconds(add, light, heavy)
+    assert model is not None
+    assert (model.slope, model.intercept, step, transcendental) == pytest.approx(
+        (e, 4e-5, s, t))
+    model, step, _ = calibration.half_seconds(add, LinearModel(1e-10), heavy)
+    assert model is not None and model.slope == pytest.approx(add.slope) and step == 0.0
+    assert calibration.half_seconds(None, light, heavy) == (None, 0.0, 0.0)
+
+
+def test_the_f16_costs_reach_the_thresholds_and_the_cache(cache_home: Path) -> None:
+    host = DeviceProfile(elementwise=LinearModel(3e-10, 3e-5), half_elementwise=LinearModel(
+        2.5e-9, 8e-5), half_step=1e-11, half_transcendental_step=1.2e-10)
+    t = calibration.derive_thresholds(host, DeviceProfile(elementwise=LinearModel(3e-12)))
+    assert (t.cpu_half_elem_per_elem, t.cpu_half_step_per_elem,
+            t.cpu_half_transcendental_per_elem) == (2.5e-9, 1e-11, 1.2e-10)
+    write_cache(IDENTITY, host, 1.0)
+    cached, warning = read_cache(IDENTITY)
+    assert warning is None and cached is not None and cached.profile == host
+
+
 class PlantedKernel:
     """What a `planted` build gives: the seconds its program is planted to take."""
 
@@ -225,7 +273,9 @@ def planted(large_rates: dict[int, float]) -> Any:
             n = int(matmul.group(1))
             return PlantedKernel(n ** 3 * (SMALL_RATE if n <= 256 else
                                            large_rates.get(n, LARGE_RATE)))
-        (elements,) = re.search(r"tensor<(\d+)xf32>", text).groups()  # type: ignore[union-attr]
+        found = re.search(r"tensor<(\d+)xf(?:16|32)>", text)
+        assert found is not None
+        (elements,) = found.groups()
         return PlantedKernel(1e-6 + int(elements) * 1e-9)
     return build
 

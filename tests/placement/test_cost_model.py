@@ -235,3 +235,35 @@ def test_reduction_cost_scales_against_a_sum() -> None:
     # a residual layer norm: reads two, writes one (traffic 3), seven steps
     assert cpu_estimate(t, Kind.REDUCTION, 1000, 0, traffic=3.0, steps=7) == pytest.approx(
         3e-7 + 6e-6)
+
+
+def test_f16_elementwise_work_is_costed_at_the_f16_kernels_rates() -> None:
+    """Elementwise work on f16 arrays (``half``) takes the f16 costs on the host and on the
+    accelerator where they were calibrated; f32 work, matmuls and reductions keep theirs, and
+    without f16 costs f16 work is costed as f32 work."""
+    n = 1 << 20
+    t = dataclasses.replace(Thresholds(), cpu_elem_per_elem=3e-10, cpu_step_per_elem=1e-12,
+                            cpu_transcendental_per_elem=7e-11, cpu_half_elem_per_elem=3e-9,
+                            cpu_half_step_per_elem=2e-11,
+                            cpu_half_transcendental_per_elem=4e-10)
+    f32 = cpu_estimate(t, Kind.ELEMENTWISE, n, 0, 2.0, 13, 1)
+    f16 = cpu_estimate(t, Kind.ELEMENTWISE, n, 0, 2.0, 13, 1, half=True)
+    assert f32 == pytest.approx(n * (3e-10 * 2 / 3 + 11 * 1e-12 + 7e-11))
+    assert f16 == pytest.approx(n * (3e-9 * 2 / 3 + 11 * 2e-11 + 4e-10))
+    for kind in (Kind.REDUCTION, Kind.MATMUL):
+        assert cpu_estimate(t, kind, n, n, half=True) == cpu_estimate(t, kind, n, n)
+    uncalibrated = dataclasses.replace(t, cpu_half_elem_per_elem=0.0)
+    assert cpu_estimate(uncalibrated, Kind.ELEMENTWISE, n, 0, 2.0, 13, 1, half=True) == f32
+
+    gpu = DeviceProfile(elementwise=LinearModel(3e-12, 6e-6), elementwise_step=1e-13,
+                        half_elementwise=LinearModel(4e-12, 7e-6), half_step=2e-13,
+                        half_transcendental_step=5e-13)
+    assert gpu.compute(Kind.UNARY, n, 0, 2.0, 3, 1, half=True) == pytest.approx(
+        7e-6 + 4e-12 * n * 2 / 3 + n * (2e-13 + 5e-13))
+    assert gpu.compute(Kind.UNARY, n, 0, 2.0, 3, 1) == pytest.approx(
+        6e-6 + 3e-12 * n * 2 / 3 + 2 * 1e-13 * n)
+    # the verdict follows: 9x the f32 cost on the host sends the f16 unit to the accelerator
+    e32 = evaluate(t, gpu, Kind.ELEMENTWISE, n, 0, None, False, 0.0, 1.5e-3, 2.0, 13, 1)
+    e16 = evaluate(t, gpu, Kind.ELEMENTWISE, n, 0, None, False, 0.0, 1.5e-3, 2.0, 13, 1,
+                   half=True)
+    assert not e32.accelerate and e16.accelerate

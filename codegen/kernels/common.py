@@ -551,27 +551,28 @@ inline {vtype} {name}({vtype} x) {{
 
 def vector_exp_nonpositive_function(name: str, width: int) -> str:
     """C source of ``float<width> name(float<width> x)``: ``e^x`` for ``x <= 0`` (or NaN), as
-    softmax takes it of ``x - max``; cheaper than `vector_exp_function` (14 vector operations
-    against 20; the [6144, 128] softmax kernel on Intel's CPU runtime 0.18 -> 0.16 ms).
+    softmax takes it of ``x - max``; cheaper than `vector_exp_function` (17 vector operations
+    against 20; the [6144, 128] softmax kernel on Intel's CPU runtime 0.18 -> 0.16 ms), with the
+    same results on that range.
 
     The same polynomial of ``2^(t - n)``; ``n = rint(t)`` comes from adding and subtracting
-    ``1.5 * 2^23``, which leaves ``n`` in the low bits of the sum's integer view, and ``2^n`` is
-    one normal float since ``-126 <= n <= 0`` here. Results below the smallest normal float
-    (``x < -87.34``, 1.2e-38 of the row's largest term) are 0, not subnormal; ``e^-inf`` is 0
-    and NaN stays NaN. Nothing clamps from above: past ``x = 88.7`` the exponent bits overflow
-    and the result is garbage, not ``inf``, so it is only for arguments known not positive."""
+    ``1.5 * 2^23``, which leaves ``n`` in the low bits of the sum's integer view. ``2^n`` is
+    ``2^(n + 64)``, a normal float for ``-150 <= n <= 0``, times ``2^-64``: the product rounds
+    once into the subnormal range and to 0 below it, as ``exp`` does. ``x`` is clamped with
+    ``select`` (NaN stays NaN) to ``-104``, where the result is 0, so ``e^-inf`` is 0. Nothing
+    clamps from above: past ``x = 43`` the exponent overflows, so it is only for arguments known
+    not to be positive."""
     vtype, itype = f"float{width}", f"int{width}"
     return f"""#ifndef FUSEC_EXP_NONPOSITIVE_{name}
 #define FUSEC_EXP_NONPOSITIVE_{name}
 inline {vtype} {name}({vtype} x) {{
-    const {itype} under = x < -87.33654f;
-    x = select(x, ({vtype})(-87.33654f), under);
+    x = select(x, ({vtype})(-104.0f), x < -104.0f);
     const {vtype} t = x * 1.44269504088896341f;
     const {vtype} shifted = t + 12582912.0f;
     const {vtype} n = shifted - 12582912.0f;
     const {vtype} f = t - n;
 {exp2_polynomial(vtype)}    const {itype} e = as_{itype}(shifted) - 0x4B400000;
-    return select(p * as_{vtype}((e + 127) << 23), ({vtype})(0.0f), under);
+    return p * as_{vtype}((e + 191) << 23) * 5.42101086242752217e-20f;
 }}
 #endif
 """

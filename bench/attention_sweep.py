@@ -1,9 +1,9 @@
 """Times the attention kernels alone on one device: the one-query-per-work-item kernel and the
-register-tiled one (each `attention_tiled.CONFIGS` entry) on the BERT and Llama shapes of
-``fusec-bench`` (B=1 and 32, S=128, H=12, D=64; q/k/v read from one packed [B, S, 2304]
-buffer, as the fused program does), with PyTorch's SDPA on the same inputs when torch has a
-GPU. Prints one line per kernel: median of `--repeat` profiled launches, and the largest
-difference from a float64 numpy reference.
+register-tiled one (each `attention_tiled.CONFIGS` entry, K and V staged or prefetched) on the
+BERT and Llama shapes of ``fusec-bench`` (B=1 and 32, S=128, H=12, D=64; q/k/v read from one
+packed [B, S, 2304] buffer, as the fused program does), with PyTorch's SDPA on the same inputs
+when torch has a GPU. Prints one line per kernel: median of `--repeat` profiled launches, and the
+largest difference from a float64 numpy reference; on NVIDIA also ptxas's registers and spills.
 
     python3 -m fusec.bench.attention_sweep --device gpu --repeat 20
 """
@@ -53,6 +53,11 @@ def _time_kernel(device, kernel, buffers, repeat: int) -> list[float]:
     cl_kernel = cl.Kernel(program, kernel.name)
     cl_kernel.set_args(*buffers)
     times = []
+    if device.device.platform.name.startswith("NVIDIA"):  # registers, spills, local memory
+        build = cl.Program(device.context, kernel.source).build(["-cl-nv-verbose"])
+        log = build.get_build_info(device.device, cl.program_build_info.LOG)
+        print("   ", " ".join(line.strip() for line in log.splitlines() if "ptxas info" in line
+                              and ("Used" in line or "spill" in line)))
     for _ in range(repeat + 2):
         event = cl.enqueue_nd_range_kernel(device.queue, cl_kernel, kernel.global_size,
                                            kernel.local_size)
@@ -90,6 +95,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="gpu")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--config", action="append", default=[],
+                        help="more tiled configurations to time, QxK work-items (e.g. 16x4)")
     args = parser.parse_args()
     device = select_device(args.device)
     print(f"# {device.description}")
@@ -114,9 +121,11 @@ def main() -> None:
         common = (batch, seq, seq, HEADS, DIM, 1.0 / math.sqrt(DIM))
         kernels = [("simple", attention("att_simple", *common, causal=causal, has_mask=masked,
                                         **layouts))]
-        kernels += [(f"tiled {tq}x{tk}", attention_tiled(
-            f"att_tiled_{tq}_{tk}", *common, causal=causal, has_mask=masked, **layouts,
-            query_threads=tq, key_threads=tk)) for tq, tk in CONFIGS]
+        extra = [tuple(int(x) for x in c.split("x")) for c in args.config]
+        kernels += [(f"tiled {tq}x{tk}{' pf' if pf else ''}", attention_tiled(
+            f"att_tiled_{tq}_{tk}_{int(pf)}", *common, causal=causal, has_mask=masked, **layouts,
+            query_threads=tq, key_threads=tk, prefetch=pf))
+            for tq, tk in (*CONFIGS, *extra) for pf in (False, True)]
         for label, kernel in kernels:
             times = _time_kernel(device, kernel, buffers, args.repeat)
             cl.enqueue_copy(device.queue, out, out_buffer)

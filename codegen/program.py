@@ -22,13 +22,13 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from fusec.codegen.kernels.common import DeviceInfo
-from fusec.dtypes import BF16_HOST, bf16_bits
 from fusec.codegen.emitter import emit_kernel
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.plan import BufferSpec, KernelLines, LaunchSpec, ProgramPlan, ValueSpec
 from fusec.codegen.templates import gemm_rhs_panel_width, instantiate
 from fusec.dialects import kernel
 from fusec.dialects.locations import file_line_cols
-from fusec.codegen.plan import BufferSpec, KernelLines, LaunchSpec, ProgramPlan, ValueSpec
+from fusec.dtypes import BF16_HOST, bf16_bits
 
 NUMPY_TYPES: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32),

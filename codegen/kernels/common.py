@@ -508,6 +508,15 @@ def row_pass(cols: int, width: int, body: Callable[[Lanes], list[str]],
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
+def exp2_polynomial(vtype: str) -> str:
+    """C lines declaring ``{vtype} p``: ``2^f`` for ``|f| <= 0.5`` by Cephes' degree-6
+    ``exp2f`` polynomial (1.7e-7 relative), ``f`` in scope."""
+    coefficients = ("1.339887440266574e-3f", "9.618437357674640e-3f", "5.550332471162809e-2f",
+                    "2.402264791363012e-1f", "6.931472028550421e-1f", "1.0f")
+    return (f"    {vtype} p = 1.535336188319500e-4f;\n"
+            + "".join(f"    p = mad(p, f, {c});\n" for c in coefficients))
+
+
 def vector_exp_function(name: str, width: int) -> str:
     """C source of ``float<width> name(float<width> x)``: ``e^x`` for CPU kernels whose ``exp``
     is the bottleneck (softmax of [6144, 128] on Intel's CPU runtime: 1.2-1.5x faster than the
@@ -532,16 +541,38 @@ inline {vtype} {name}({vtype} x) {{
     const {vtype} t = x * 1.44269504088896341f;
     const {vtype} n = rint(t);
     const {vtype} f = t - n;
-    {vtype} p = 1.535336188319500e-4f;
-    p = mad(p, f, 1.339887440266574e-3f);
-    p = mad(p, f, 9.618437357674640e-3f);
-    p = mad(p, f, 5.550332471162809e-2f);
-    p = mad(p, f, 2.402264791363012e-1f);
-    p = mad(p, f, 6.931472028550421e-1f);
-    p = mad(p, f, 1.0f);
-    const {itype} e = convert_{itype}(n);
+{exp2_polynomial(vtype)}    const {itype} e = convert_{itype}(n);
     const {itype} h = e >> 1;
     return p * as_{vtype}((h + 127) << 23) * as_{vtype}((e - h + 127) << 23);
+}}
+#endif
+"""
+
+
+def vector_exp_nonpositive_function(name: str, width: int) -> str:
+    """C source of ``float<width> name(float<width> x)``: ``e^x`` for ``x <= 0`` (or NaN), as
+    softmax takes it of ``x - max``; cheaper than `vector_exp_function` (17 vector operations
+    against 20; the [6144, 128] softmax kernel on Intel's CPU runtime 0.18 -> 0.16 ms), with the
+    same results on that range.
+
+    The same polynomial of ``2^(t - n)``; ``n = rint(t)`` comes from adding and subtracting
+    ``1.5 * 2^23``, which leaves ``n`` in the low bits of the sum's integer view. ``2^n`` is
+    ``2^(n + 64)``, a normal float for ``-150 <= n <= 0``, times ``2^-64``: the product rounds
+    once into the subnormal range and to 0 below it, as ``exp`` does. ``x`` is clamped with
+    ``select`` (NaN stays NaN) to ``-104``, where the result is 0, so ``e^-inf`` is 0. Nothing
+    clamps from above: past ``x = 43`` the exponent overflows, so it is only for arguments known
+    not to be positive."""
+    vtype, itype = f"float{width}", f"int{width}"
+    return f"""#ifndef FUSEC_EXP_NONPOSITIVE_{name}
+#define FUSEC_EXP_NONPOSITIVE_{name}
+inline {vtype} {name}({vtype} x) {{
+    x = select(x, ({vtype})(-104.0f), x < -104.0f);
+    const {vtype} t = x * 1.44269504088896341f;
+    const {vtype} shifted = t + 12582912.0f;
+    const {vtype} n = shifted - 12582912.0f;
+    const {vtype} f = t - n;
+{exp2_polynomial(vtype)}    const {itype} e = as_{itype}(shifted) - 0x4B400000;
+    return p * as_{vtype}((e + 191) << 23) * 5.42101086242752217e-20f;
 }}
 #endif
 """

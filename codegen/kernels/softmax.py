@@ -8,8 +8,8 @@ float2, float), the maximum, ``exp`` in place and the sum, then the scaled store
 one write of memory; as many work-groups as `CPU_MIN_GROUPS` asks for, so that a few rows still
 spread over every core. A longer row is read as float8 vectors in three passes over cache: max,
 then ``exp`` stored into ``out`` and summed, then the scaling; ``exp`` of the vectors is
-`vector_exp_function` (the built-in's cost dominated), and a work-item takes two rows side by
-side when the row count is even, so that one row's long chain of dependent steps (max, sum,
+`vector_exp_nonpositive_function` (the built-in's cost dominated; its argument ``x - max`` is
+never positive), and a work-item takes two rows side by side when the row count is even, so that one row's long chain of dependent steps (max, sum,
 reciprocal) overlaps the other's. With several work-items per row (the GPU default) they
 stride over the row and combine partial results with tree reductions in local memory. When
 each work-item holds at most `MAX_CACHED_SLOTS` elements the row stays in registers: a max
@@ -40,7 +40,7 @@ from fusec.codegen.kernels.common import (
     row_pass,
     sum_into,
     tree_reduction,
-    vector_exp_function,
+    vector_exp_nonpositive_function,
 )
 
 
@@ -164,7 +164,7 @@ def _registers(name: str, rows: int, cols: int, rows_per_group: int,
     chunks = register_chunks(cols)
     layout = RowGroup(rows, cols, 1, rows_per_group)
     widths = sorted({w for _, w in chunks if w > 1}, reverse=True)
-    functions = "".join(vector_exp_function(f"{name}_exp{w}", w) for w in widths)
+    functions = "".join(vector_exp_nonpositive_function(f"{name}_exp{w}", w) for w in widths)
     regs = [(w, f"v{i}") for i, (_, w) in enumerate(chunks)]
     lines = []
     for (offset, width), (_, reg) in zip(chunks, regs, strict=True):
@@ -231,7 +231,7 @@ def _vectorized(name: str, rows: int, cols: int, per_item: int, rows_per_group: 
     source = (
         f"// {name}: softmax of [{rows}x{cols}], {rows_text} per work-item, "
         f"{rows_per_group} work-items per work-group\n"
-        f"{vector_exp_function(exp, width)}"
+        f"{vector_exp_nonpositive_function(exp, width)}"
         f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
         f"{layout.prologue()}"
         f"    if (row >= {items}) return;\n"

@@ -2,9 +2,10 @@
 
 The cases of `test_kernel_attention` (masks with a fully masked batch, causal, S_q != S_k, one
 key) plus shapes that leave ragged query blocks, key tiles and head-dimension columns (D not a
-multiple of 4, nor of the columns a row of work-items covers), both tile configurations, and a
-packed qkv buffer. The one-query-per-work-item kernel runs on the same inputs: both agree with
-the reference and with each other. Tolerance: rtol = atol = 1e-5.
+multiple of 4, nor of the columns a row of work-items covers), both tile configurations, a third
+(16 x 4), K and V staged rather than prefetched, and a packed qkv buffer. The
+one-query-per-work-item kernel runs on the same inputs: both agree with the reference and with
+each other. Tolerance: rtol = atol = 1e-5.
 """
 
 from __future__ import annotations
@@ -50,17 +51,24 @@ def _inputs(batch, seq_q, seq_k, heads, dim, masked, adversarial=False):
     return q, k, v, mask
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=[f"{q}x{k}" for q, k in CONFIGS])
+VARIANTS = (*((q, k, True) for q, k in CONFIGS), (16, 4, True), (*CONFIGS[0], False))
+"""(query_threads, key_threads, prefetch): the default configurations, one with 4 output float4
+per row of work-items (D = 64), all with K and V prefetched (the default), and the first with
+K and V staged at the top of each tile instead."""
+
+
+@pytest.mark.parametrize("variant", VARIANTS,
+                         ids=[f"{q}x{k}{'-prefetch' if p else ''}" for q, k, p in VARIANTS])
 @pytest.mark.parametrize("case", CASES)
-def test_tiled_attention_matches_numpy_and_the_simple_kernel(launch, case, config):
+def test_tiled_attention_matches_numpy_and_the_simple_kernel(launch, case, variant):
     batch, seq_q, seq_k, heads, dim, causal, masked = CASES[case]
     q, k, v, mask = _inputs(batch, seq_q, seq_k, heads, dim, masked)
     scale = 1.0 / math.sqrt(dim)
     inputs = {"q": q, "k": k, "v": v, **({"mask": mask} if masked else {})}
     outputs = {"out": (batch, seq_q, heads * dim)}
     tiled = attention_tiled("attention_tiled_test", batch, seq_q, seq_k, heads, dim, scale,
-                            causal=causal, has_mask=masked, query_threads=config[0],
-                            key_threads=config[1])
+                            causal=causal, has_mask=masked, query_threads=variant[0],
+                            key_threads=variant[1], prefetch=variant[2])
     simple = attention("attention_simple_test", batch, seq_q, seq_k, heads, dim, scale,
                        causal=causal, has_mask=masked)
     result = launch(tiled, inputs, outputs)["out"]
@@ -72,11 +80,12 @@ def test_tiled_attention_matches_numpy_and_the_simple_kernel(launch, case, confi
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_tiled_attention_survives_growing_large_scores(launch, causal):
+@pytest.mark.parametrize("prefetch", [False, True], ids=["staged", "prefetched"])
+def test_tiled_attention_survives_growing_large_scores(launch, causal, prefetch):
     batch, seq, heads, dim = 1, 100, 2, 16
     q, k, v, _ = _inputs(batch, seq, seq, heads, dim, False, adversarial=True)
     kernel = attention_tiled("attention_tiled_large", batch, seq, seq, heads, dim, 1.0,
-                             causal=causal, query_threads=8, key_threads=8)
+                             causal=causal, query_threads=8, key_threads=8, prefetch=prefetch)
     result = launch(kernel, {"q": q, "k": k, "v": v}, {"out": (batch, seq, heads * dim)})["out"]
     assert np.all(np.isfinite(result))
     expected = _reference(q, k, v, heads, dim, 1.0, None, causal)

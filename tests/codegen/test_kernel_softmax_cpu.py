@@ -12,7 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fusec.codegen.kernels.common import KernelArg, KernelSource, vector_exp_function
+from fusec.codegen.kernels.common import (
+    KernelArg,
+    KernelSource,
+    vector_exp_function,
+    vector_exp_nonpositive_function,
+)
 from fusec.codegen.kernels.softmax import (
     CPU_REGISTER_ROW,
     register_chunks,
@@ -183,3 +188,44 @@ def test_vector_exp_at_the_ends_of_the_float_range(launch):
     got, want = result[finite].astype(np.float64), expected[finite].astype(np.float64)
     tolerance = 6e-6 * want + 2 * np.spacing(expected[finite]).astype(np.float64)
     assert (np.abs(got - want) <= tolerance).all()
+
+
+def nonpositive_exp_kernel(width: int, items: int) -> KernelSource:
+    source = (f"{vector_exp_nonpositive_function('test_exp', width)}"
+              f"__kernel void exp_test(__global const float *x, __global float *out) {{\n"
+              f"    const int i = get_global_id(0);\n"
+              f"    vstore{width}(test_exp(vload{width}(i, x)), i, out);\n}}\n")
+    return KernelSource("exp_test", source, (KernelArg("x", "in"), KernelArg("out", "out")),
+                        (items,), None)
+
+
+@pytest.mark.parametrize("width", [4, 16])
+def test_nonpositive_exp_accuracy(launch, width):
+    """softmax's exp of ``x - max``: the bounds `vector_exp_function` keeps, on ``x <= 0``."""
+    x = np.linspace(-87.0, 0.0, 1 << 16, dtype=np.float32)
+    result = launch(nonpositive_exp_kernel(width, x.size // width), {"x": x},
+                    {"out": x.shape})["out"]
+    expected = np.exp(x.astype(np.float64))
+    error = np.abs(result - expected) / expected
+    assert error[np.abs(x) <= 1].max() < 2e-7
+    assert error[np.abs(x) <= 17].max() < 1e-6
+    assert error.max() < 4e-6
+
+
+def test_nonpositive_exp_special_values_and_subnormals(launch):
+    """NaN stays NaN; e^-inf is 0; e^0 is exactly 1; subnormal results round once, as
+    numpy's float32 exp gives them, and below them 0."""
+    special = np.array([np.nan, -np.inf, 0.0, -0.0, -1000.0, -104.0, -0.5, -60.0], np.float32)
+    result = launch(nonpositive_exp_kernel(8, 1), {"x": special}, {"out": special.shape})["out"]
+    assert np.isnan(result[0])
+    assert result[1] == result[4] == result[5] == 0.0
+    assert result[2] == result[3] == 1.0
+    np.testing.assert_allclose(result[[6, 7]], np.exp(special[[6, 7]].astype(np.float64)),
+                               rtol=4e-6)
+    x = np.linspace(-104.5, -86.0, 4096).astype(np.float32)
+    low = launch(nonpositive_exp_kernel(8, x.size // 8), {"x": x}, {"out": x.shape})["out"]
+    expected = np.exp(x)  # float32, as the kernel computes it
+    assert (low[x < -103.3] <= 1.4e-45).all() and (expected[x < -103.3] <= 1.4e-45).all()
+    assert (low[(x > -103) & (x < -87.5)] > 0).all()  # subnormal, not flushed
+    tolerance = 6e-6 * expected + 2 * np.spacing(expected)
+    assert (np.abs(low.astype(np.float64) - expected) <= tolerance).all()

@@ -5,8 +5,8 @@ configurations (64 x 32 tiles, and 32 x 32 where local memory is too short for t
 
 A Llama-style block (RMSNorm, causal attention, SwiGLU) at B=2 S=70 H=4 D=16, so that a batch
 has a ragged second 64-query block and a ragged last key tile, and the small BERT layer
-(examples/bert_layer_small.mlir, key mask). Tolerances as in ``test_models`` (normwise: random weights make
-large outputs).
+(examples/bert_layer_small.mlir, key mask). Tolerances as in ``test_models`` (normwise: random
+weights make large outputs).
 """
 
 # ruff: noqa: E501 - IR programs are written one op per line

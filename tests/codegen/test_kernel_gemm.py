@@ -195,10 +195,35 @@ def test_cpu_default_tiles_follow_the_native_vector_width():
     float8; autotuned tiles win over both."""
     wide = DeviceInfo(name="avx512", is_cpu=True, float_vector_width=16)
     narrow = DeviceInfo(name="avx2", is_cpu=True, float_vector_width=8)
-    assert default_gemm_tiles(wide, 512, 512) == CPU_WIDE_TILES
+    assert default_gemm_tiles(wide, 128, 512) == CPU_WIDE_TILES
     assert default_gemm_tiles(narrow, 512, 512) == CPU_TILES
     assert default_gemm_tiles(None, 512, 512) == CPU_TILES
     tuned = replace(wide, gemm_tiles=GPU_TILES)
     assert default_gemm_tiles(tuned, 512, 512) == GPU_TILES
     assert "tiles 8x32v16_g16x1_rhs256" in gemm("g", 1, 64, 64, 256, False,
                                                 device_info=wide).source
+
+
+def test_taller_cpu_groups_where_the_product_has_room():
+    """64 or 32 rows of tiles per work-group where that still leaves 24 groups and little of a
+    group past the edge; 16 otherwise (a few rows, a narrow product, a ragged tail)."""
+    wide = DeviceInfo(name="avx512", is_cpu=True, float_vector_width=16)
+    chosen = {(m, n): default_gemm_tiles(wide, m, n).group_m
+              for m, n in [(512, 768), (1000, 768), (512, 512), (128, 3072), (600, 768),
+                           (256, 64), (4096, 256)]}
+    assert chosen == {(512, 768): 64, (1000, 768): 64, (512, 512): 32, (128, 3072): 16,
+                      (600, 768): 16, (256, 64): 16, (4096, 256): 64}
+
+
+@pytest.mark.parametrize("shape", [(1, 1000, 768, 40, False), (2, 512, 768, 33, False)],
+                         ids=["ragged-rows", "batched"])
+def test_taller_cpu_groups_match_numpy(launch, shape):
+    """The default wide CPU tiles with 64 rows of tiles per work-group: a last group mostly
+    past the edge (1000 rows), and a batch of two."""
+    batch, m, n, k, rhs_batched = shape
+    wide = DeviceInfo(name="avx512", is_cpu=True, float_vector_width=16)
+    kernel = gemm("gemm_test", batch, m, n, k, rhs_batched, device_info=wide)
+    assert "_g64x1_" in kernel.source or "_g32x1_" in kernel.source
+    lhs, rhs, expected = _operands(*shape)
+    result = launch(kernel, {"lhs": lhs, "rhs": rhs}, {"out": (batch, m, n)})["out"]
+    np.testing.assert_allclose(result, expected, **TOLERANCE)

@@ -4,8 +4,8 @@
 
 `probe_wgmma` showed that NVIDIA's OpenCL driver takes back its own PTX retargeted to sm_90a
 and runs `wgmma` from it. This probe asks what a GEMM built that way reaches: ``C = A @ B.T``
-(A M x K and B N x K row-major f16, both K-major as `wgmma` reads them without transposes; C
-f16, f32 accumulation), one work-group per 128 x BN block of C with two consumer warpgroups
+(A M x K and B N x K row-major, f16 or, with a flag, bf16 or f32 read as tf32, both K-major
+as `wgmma` reads them without transposes; C f16, f32 accumulation), one work-group per 128 x BN block of C with two consumer warpgroups
 (each a 64 x BN `wgmma.m64n{BN}k16` accumulator), K in steps of BK elements through S stages
 of __local memory filled by 16-byte ``cp.async``, blocks visited in groups of 8 block rows.
 
@@ -13,11 +13,11 @@ Without flags (the first design): every thread copies, a work-group barrier per 
 refill distance S - 2, and the stages in the 8 x 16-byte core-matrix layout without swizzle
 (chunk ``i`` at byte ``16 i``). That is 3x slower than it should be: a `cp.async` writes
 __local memory per global line it reads, and the 16-byte pieces of one row of A or B sit
-128 bytes apart in that layout, so in the same banks. The fast design (flags ``ws,sw128,cst``,
-S=3): the 128-byte swizzled layout (descriptor layout type 1: chunk ``c`` of row ``r`` at
-``128 r + 16 (c ^ r % 8)``, one warp reading 4 whole rows), a producer warpgroup that copies
-and two consumer warpgroups that only run `wgmma`, synchronized by mbarriers instead of a
-barrier per step, and C staged through __local rows so that it leaves as whole 512-byte rows.
+128 bytes apart in that layout, so in the same banks. The fast design (flags
+``sw128,cst,cstin``, S=4): the 128-byte swizzled layout (descriptor layout type 1: chunk ``c``
+of row ``r`` at ``128 r + 16 (c ^ r % 8)``, one warp reading 4 whole rows), and C staged
+through __local rows (in the stage buffers, once both warpgroups' `wgmma`s are done) so that
+it leaves as whole 512-byte rows. A producer warpgroup with mbarriers (``ws``) was no faster.
 `FLAGS` lists the switches, ablations among them; results in bench/README.md.
 
 Each variant runs in its own process (a fault ends the OpenCL context), is checked against
@@ -564,8 +564,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--variants", nargs="*",
-                        default=["256,64,3,ptx,1,ws,sw128,cst", "256,64,4,ptx,1,sw128",
-                                 "256,64,4,ptx,1"],
+                        default=["256,64,4,ptx,1,sw128,cst,cstin",
+                                 "256,64,4,ptx,1,sw128,cst,cstin,bf16",
+                                 "256,32,4,ptx,1,sw128,cst,cstin,tf32", "256,64,4,ptx,1"],
                         help="BN,BK,STAGES,ACC,WAIT[,FLAG...] (ACC c or ptx; WAIT: wgmma "
                              "groups left in flight after each step, 1 or 0; FLAGs: "
                              + "; ".join(f"{k}: {d}" for k, d in FLAGS.items()) + ")")

@@ -4,8 +4,8 @@
 
 `probe_wgmma` showed that NVIDIA's OpenCL driver takes back its own PTX retargeted to sm_90a
 and runs `wgmma` from it. This probe asks what a GEMM built that way reaches: ``C = A @ B.T``
-(A M x K and B N x K row-major f16, both K-major as `wgmma` reads them without transposes; C
-f16, f32 accumulation), one work-group per 128 x BN block of C with two consumer warpgroups
+(A M x K and B N x K row-major, f16 or, with a flag, bf16 or f32 read as tf32, both K-major
+as `wgmma` reads them without transposes; C f16, f32 accumulation), one work-group per 128 x BN block of C with two consumer warpgroups
 (each a 64 x BN `wgmma.m64n{BN}k16` accumulator), K in steps of BK elements through S stages
 of __local memory filled by 16-byte ``cp.async``, blocks visited in groups of 8 block rows.
 
@@ -13,11 +13,11 @@ Without flags (the first design): every thread copies, a work-group barrier per 
 refill distance S - 2, and the stages in the 8 x 16-byte core-matrix layout without swizzle
 (chunk ``i`` at byte ``16 i``). That is 3x slower than it should be: a `cp.async` writes
 __local memory per global line it reads, and the 16-byte pieces of one row of A or B sit
-128 bytes apart in that layout, so in the same banks. The fast design (flags ``ws,sw128,cst``,
-S=3): the 128-byte swizzled layout (descriptor layout type 1: chunk ``c`` of row ``r`` at
-``128 r + 16 (c ^ r % 8)``, one warp reading 4 whole rows), a producer warpgroup that copies
-and two consumer warpgroups that only run `wgmma`, synchronized by mbarriers instead of a
-barrier per step, and C staged through __local rows so that it leaves as whole 512-byte rows.
+128 bytes apart in that layout, so in the same banks. The fast design (flags
+``sw128,cst,cstin``, S=4): the 128-byte swizzled layout (descriptor layout type 1: chunk ``c``
+of row ``r`` at ``128 r + 16 (c ^ r % 8)``, one warp reading 4 whole rows), and C staged
+through __local rows (in the stage buffers, once both warpgroups' `wgmma`s are done) so that
+it leaves as whole 512-byte rows. A producer warpgroup with mbarriers (``ws``) was no faster.
 `FLAGS` lists the switches, ablations among them; results in bench/README.md.
 
 Each variant runs in its own process (a fault ends the OpenCL context), is checked against
@@ -55,8 +55,13 @@ FLAGS = {
     "persist": "ws, one work-group per multiprocessor looping over tiles (loads of the next "
                "tile overlap the epilogue)",
     "cst": "C staged through __local rows, written as whole 16-byte row pieces",
+    "cstin": "with cst: the staging rows in the stage buffers, after a barrier of the 256 "
+             "consumer threads (so S=4 fits)",
     "nostore": "C not written (ablation; product not checked)",
     "rows8": "sw128 layout filled as without swizzle: a warp reads 8 rows x 64 B",
+    "bf16": "bf16 A and B (`wgmma ... .f32.bf16.bf16`); C still f16",
+    "tf32": "f32 A and B read as tf32 (`wgmma m64nNk8 .f32.tf32.tf32`, BK=32 for sw128); "
+            "C still f16",
     "samek": "with noload: every wgmma reads the same k16 slice of slot 0 (as probe_wgmma's "
              "throughput loop does)",
 }
@@ -81,14 +86,19 @@ class Variant:
         if unknown:
             raise SystemExit(f"unknown flag(s) {unknown}; known: {sorted(FLAGS)}")
         v = cls(int(bn), int(bk), int(stages), acc, int(wait), tuple(flags))
-        if v.swizzle and v.bk != 64:
-            raise SystemExit("sw128 needs BK=64 (one 128-byte row of f16 per stage row)")
+        if "bf16" in v.flags and "tf32" in v.flags:
+            raise SystemExit("bf16 or tf32, not both")
+        if v.swizzle and v.bk * v.elem_bytes != 128:
+            raise SystemExit("sw128 needs BK x element size = 128 bytes (BK=64 for 16-bit "
+                             "inputs, 32 for tf32)")
         if v.ws and v.acc != "ptx":
             raise SystemExit("ws needs ACC=ptx")
         if "far" in v.flags and (v.ws or v.wait != 0):
             raise SystemExit("far is for sync mode with WAIT 0")
         if "samek" in v.flags and v.loads:
             raise SystemExit("samek needs noload")
+        if "cstin" in v.flags and "cst" not in v.flags:
+            raise SystemExit("cstin needs cst")
         if "rows8" in v.flags and not v.swizzle:
             raise SystemExit("rows8 needs sw128")
         if "persist" in v.flags and not v.ws:
@@ -96,6 +106,23 @@ class Variant:
         if v.smem_bytes > 232448:
             raise SystemExit(f"{v.smem_bytes} bytes of __local: over the 227 KiB a block may have")
         return v
+
+    @property
+    def elem_bytes(self) -> int:
+        return 4 if "tf32" in self.flags else 2
+
+    @property
+    def dtype(self) -> str:
+        return "tf32" if "tf32" in self.flags else "bf16" if "bf16" in self.flags else "f16"
+
+    @property
+    def k_inst(self) -> int:
+        """K of one `wgmma`: 32 bytes of each row (16 elements of 16 bits, 8 of tf32)."""
+        return 32 // self.elem_bytes
+
+    @property
+    def row_bytes(self) -> int:
+        return self.bk * self.elem_bytes
 
     @property
     def swizzle(self) -> bool:
@@ -127,22 +154,27 @@ class Variant:
     def desc_fields(self) -> int:
         if self.swizzle:  # LBO unused for K-major swizzled tiles (1), SBO = 8 rows x 128 B
             return (1 << 16) | ((1024 >> 4) << 32) | (1 << 62)
-        ch = self.bk // 8
+        ch = self.row_bytes // 16
         return ((128 >> 4) << 16) | (((ch * 128) >> 4) << 32)
 
     @property
     def staging_offset(self) -> int:
-        """Byte offset of the `cst` staging rows: after the stages and 1 KiB of mbarriers."""
-        return self.stages * (128 + self.bn) * self.bk * 2 + 1024
+        """Byte offset of the `cst` staging rows: after the stages and 1 KiB of mbarriers,
+        or (`cstin`) at the start of the stages, which all have been read by then."""
+        if "cstin" in self.flags:
+            return 0
+        return self.stages * (128 + self.bn) * self.row_bytes + 1024
 
     @property
     def smem_bytes(self) -> int:
         staging = 128 * (self.bn * 2 + 16) if "cst" in self.flags else 0
+        if "cstin" in self.flags:
+            return max(self.stages * (128 + self.bn) * self.row_bytes + 1024, staging)
         return self.staging_offset + staging
 
     def label(self) -> str:
-        kib = self.stages * (128 + self.bn) * self.bk * 2 // 1024
-        return (f"BM=128 BN={self.bn} BK={self.bk} S={self.stages} ({kib} KiB) acc={self.acc}"
+        kib = self.stages * (128 + self.bn) * self.row_bytes // 1024
+        return (f"{self.dtype} BM=128 BN={self.bn} BK={self.bk} S={self.stages} ({kib} KiB) acc={self.acc}"
                 f" wait={self.wait} threads={self.threads}"
                 + "".join(f" {f}" for f in self.flags))
 
@@ -155,8 +187,9 @@ def load_function(v: Variant, nthreads: int) -> str:
     free), so 8 consecutive threads take 8 rows' same 16 bytes: a warp reads 8 rows x 64 B.
     sw128: thread `idx` takes row idx / 8, chunk idx % 8, so a warp reads 4 whole 128-byte
     rows, and writes chunk c of row r to r * 128 + 16 (c ^ r % 8), conflict free too."""
-    ch = v.bk // 8
-    a_stage = 128 * v.bk * 2
+    ch = v.row_bytes // 16
+    a_stage = 128 * v.row_bytes
+    per_chunk = 16 // v.elem_bytes
     kt = "0" if "sametile" in v.flags else "kt"
 
     def part(rows: int, base: str, offset: int) -> str:
@@ -174,7 +207,7 @@ def load_function(v: Variant, nthreads: int) -> str:
     for (int i = 0; i < {rows * ch // nthreads}; ++i) {{
         int idx = t + i * {nthreads};
         {where}
-        ulong g = {base} + ((ulong)r * K + {kt} * {v.bk} + c * 8) * 2;
+        ulong g = {base} + ((ulong)r * K + {kt} * {v.bk} + c * {per_chunk}) * {v.elem_bytes};
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
     }}"""
 
@@ -187,8 +220,8 @@ def kernel_source(v: Variant) -> str:
     (``"+f"``) to the step comment; ``acc="ptx"``: they are PTX registers the patch declares
     (``%acc<n>``), handed out to C floats only after ``wgmma.wait_group 0``."""
     bn, bk, stages = v.bn, v.bk, v.stages
-    ch = bk // 8
-    a_stage, b_stage = 128 * bk * 2, bn * bk * 2
+    ch = v.row_bytes // 16
+    a_stage, b_stage = 128 * v.row_bytes, bn * v.row_bytes
     n_acc = bn // 2
     accs = [f"d{i}" for i in range(n_acc)]
     outs = ", ".join(f'"+f"({a})' for a in accs)
@@ -206,7 +239,7 @@ def kernel_source(v: Variant) -> str:
                 f'asm volatile("// WGMMA_DONE {names}" : '
                 f'{outs.replace(chr(43), chr(61))} :: "memory");')
     slot_bytes = "0" if "samek" in v.flags else "slot * STAGE_BYTES"
-    descriptors = f"""uint sa = sbase + {slot_bytes} + wg * {64 * bk * 2};
+    descriptors = f"""uint sa = sbase + {slot_bytes} + wg * {64 * v.row_bytes};
             uint sb = sbase + {slot_bytes} + {a_stage};
             ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {v.desc_fields}UL;
             ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {v.desc_fields}UL;"""
@@ -218,7 +251,9 @@ def kernel_source(v: Variant) -> str:
         row_bytes = bn * 2 + 16
         per_row = bn // 8
         rows_per_pass = 128 // per_row
-        stores = [f"__local uchar *stg = (__local uchar *)smem + {v.staging_offset} "
+        stores = ['asm volatile("bar.sync 1, 256;" ::: "memory");' if "cstin" in v.flags
+                  else "/* staging rows of their own */",
+                  f"__local uchar *stg = (__local uchar *)smem + {v.staging_offset} "
                   f"+ wg * {64 * row_bytes};",
                   "int lr = warp * 16 + (lane >> 2), q4 = (lane & 3) * 4;"]
         for j in range(bn // 8):
@@ -272,7 +307,8 @@ def kernel_source(v: Variant) -> str:
 
 {load_function(v, v.producer_threads if v.ws else 256)}
 __kernel __attribute__((reqd_work_group_size({v.threads}, 1, 1)))
-void wgmma_gemm(__global const half *A, __global const half *B, __global half *C,
+void wgmma_gemm(__global const {"float" if v.dtype == "tf32" else "half"} *A,
+                __global const {"float" if v.dtype == "tf32" else "half"} *B, __global half *C,
                 int M, int N, int K) {{
     __local uint4 smem[{v.smem_bytes // 16}] __attribute__((aligned(1024)));
     int tid = get_local_id(0);
@@ -414,11 +450,13 @@ def patch(ptx: str, v: Variant) -> str:
             da, db = regs[n_acc], regs[n_acc + 1]
         lines = ["{ .reg .pred p; .reg .u32 one; .reg .b64 xa, xb;",
                  "mov.u32 one, 1; setp.ne.u32 p, one, 0;", "wgmma.fence.sync.aligned;"]
-        for j in range(v.bk // 16):
+        kind = {"f16": "f32.f16.f16", "bf16": "f32.bf16.bf16", "tf32": "f32.tf32.tf32"}[v.dtype]
+        trans = "" if v.dtype == "tf32" else ", 0, 0"  # tf32 has no transpose immediates
+        for j in range(v.bk // v.k_inst):
             off = 0 if "samek" in v.flags else v.k_step_units * j
             lines.append(f"add.s64 xa, {da}, {off}; add.s64 xb, {db}, {off};")
-            lines.append(f"wgmma.mma_async.sync.aligned.m64n{v.bn}k16.f32.f16.f16 "
-                         f"{d}, xa, xb, p, 1, 1, 0, 0;")
+            lines.append(f"wgmma.mma_async.sync.aligned.m64n{v.bn}k{v.k_inst}.{kind} "
+                         f"{d}, xa, xb, p, 1, 1{trans};")
         lines += ["wgmma.commit_group.sync.aligned;",
                   f"wgmma.wait_group.sync.aligned {v.wait}; }}"]
         return "\n".join(lines)
@@ -451,8 +489,8 @@ def run_variant(size: int, v: Variant, ptx_dir: str | None) -> None:
     prog = build_binary(ctx, device, patched, label)
     rng = np.random.default_rng(1)
     m = n = k = size
-    a = rng.uniform(-1, 1, size=(m, k)).astype(np.float16)
-    bt = rng.uniform(-1, 1, size=(n, k)).astype(np.float16)
+    a, a32 = inputs(rng, (m, k), v.dtype)
+    bt, bt32 = inputs(rng, (n, k), v.dtype)
     mf = cl.mem_flags
     a_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
     b_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bt)
@@ -466,8 +504,8 @@ def run_variant(size: int, v: Variant, ptx_dir: str | None) -> None:
     kern(queue, (groups * nt,), (nt,), *args).wait()
     c = np.empty((m, n), dtype=np.float16)
     cl.enqueue_copy(queue, c, c_buf)
-    rows = np.r_[0:128, m - 128:m]
-    want = a[rows].astype(np.float32) @ bt.astype(np.float32).T
+    rows = np.unique(np.r_[0:128, m - 128:m, 0:m:7])  # every block row, warp and lane row
+    want = a32[rows] @ bt32.T
     err = float(np.abs(c[rows].astype(np.float32) - want).max() / np.abs(want).max())
     times = []
     for i in range(12):
@@ -483,13 +521,30 @@ def run_variant(size: int, v: Variant, ptx_dir: str | None) -> None:
           f"max err / max|C| {err:.1e} ({verdict})", flush=True)
 
 
-def torch_ms(size: int) -> str:
+def inputs(rng, shape, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """(the array the kernel reads, its values as float32 for the reference): f16; bf16 as
+    uint16 bit patterns rounded to nearest even; tf32 as float32 (the tensor cores read its
+    top 19 bits, so the check's tolerance covers the rest)."""
+    x = rng.uniform(-1, 1, size=shape).astype(np.float32)
+    if dtype == "f16":
+        h = x.astype(np.float16)
+        return h, h.astype(np.float32)
+    if dtype == "bf16":
+        bits = x.view(np.uint32)
+        bf = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        return bf, (bf.astype(np.uint32) << 16).view(np.float32)
+    return x, x
+
+
+def torch_ms(size: int, dtype: str = "f16") -> str:
     try:
         import torch
     except ImportError:
         return "torch not available"
-    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}[dtype]
+    a = torch.randn(size, size, device="cuda", dtype=tdt)
+    b = torch.randn(size, size, device="cuda", dtype=tdt)
     for _ in range(3):
         a @ b
     times = []
@@ -501,15 +556,17 @@ def torch_ms(size: int) -> str:
         torch.cuda.synchronize()
         times.append(s.elapsed_time(e))
     ms = statistics.median(times)
-    return f"  [torch f16 a @ b] {ms:.3f} ms, {2 * size ** 3 / ms / 1e9:.0f} TFLOP/s"
+    label = "f32 a @ b, allow_tf32" if dtype == "tf32" else f"{dtype} a @ b"
+    return f"  [torch {label}] {ms:.3f} ms, {2 * size ** 3 / ms / 1e9:.0f} TFLOP/s"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--variants", nargs="*",
-                        default=["256,64,3,ptx,1,ws,sw128,cst", "256,64,4,ptx,1,sw128",
-                                 "256,64,4,ptx,1"],
+                        default=["256,64,4,ptx,1,sw128,cst,cstin",
+                                 "256,64,4,ptx,1,sw128,cst,cstin,bf16",
+                                 "256,32,4,ptx,1,sw128,cst,cstin,tf32", "256,64,4,ptx,1"],
                         help="BN,BK,STAGES,ACC,WAIT[,FLAG...] (ACC c or ptx; WAIT: wgmma "
                              "groups left in flight after each step, 1 or 0; FLAGs: "
                              + "; ".join(f"{k}: {d}" for k, d in FLAGS.items()) + ")")
@@ -520,10 +577,10 @@ def main() -> None:
     if args.one:
         run_variant(args.size, Variant.parse(args.one), args.ptx_dir)
         return
-    for variant in args.variants:
-        Variant.parse(variant)  # refuse a bad list before any device work
-    print(f"== wgmma f16 GEMM {args.size}^3, C = A @ B.T, f32 accumulation", flush=True)
-    print(torch_ms(args.size), flush=True)
+    dtypes = sorted({Variant.parse(v).dtype for v in args.variants})  # refuse a bad list
+    print(f"== wgmma GEMM {args.size}^3, C = A @ B.T, f32 accumulation, C in f16", flush=True)
+    for dtype in dtypes:
+        print(torch_ms(args.size, dtype), flush=True)
     for variant in args.variants:
         began = time.time()
         cmd = [sys.executable, "-m", "fusec.bench.probe_wgmma_gemm", "--size", str(args.size),
@@ -541,7 +598,8 @@ def main() -> None:
         except subprocess.TimeoutExpired:
             print(f"  [{variant}] timed out after {args.timeout} s", flush=True)
         print(f"  ({variant}: {time.time() - began:.1f} s)", flush=True)
-    print(torch_ms(args.size), flush=True)
+    for dtype in dtypes:
+        print(torch_ms(args.size, dtype), flush=True)
 
 
 if __name__ == "__main__":

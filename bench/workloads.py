@@ -379,10 +379,14 @@ def llama(batch: int, seq: int, hidden: int = 768, heads: int = 12, ffn: int = 2
     return p
 
 
-LLAMA_INITS = {
-    "qkv_w": weight(768), "out_w": weight(768), "gate_up_w": weight(768),
-    "down_w": weight(2048), "norm1_g": GAMMA, "norm2_g": GAMMA,
-}
+def llama_inits(hidden: int, ffn: int) -> dict[str, Init]:
+    return {
+        "qkv_w": weight(hidden), "out_w": weight(hidden), "gate_up_w": weight(hidden),
+        "down_w": weight(ffn), "norm1_g": GAMMA, "norm2_g": GAMMA,
+    }
+
+
+LLAMA_INITS = llama_inits(768, 2048)
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -393,6 +397,7 @@ BF16_LAYER_TOLERANCE = 4e-2
 (f16 2^-11, bf16 2^-8) times the few ops whose roundings differ between runners (the
 reference rounds each op's result, torch's fused kernels keep some in f32 and round others
 inside, e.g. the attention probabilities)."""
+HALF_LAYER_TOLERANCES = {"f16": F16_LAYER_TOLERANCE, "bf16": BF16_LAYER_TOLERANCE}
 
 
 
@@ -511,6 +516,18 @@ def tiny_workloads() -> list[Workload]:
         _workload("t", "tiny_bert", "BERT layer, hidden 64, 4 heads, S=8",
                   lambda: bert(1, 8, hidden=64, heads=4, ffn=128),
                   inits=bert_inits(1, 64, 128), tolerance=1e-3, params=bert_params(1)),
+        *(_workload("t", f"tiny_bert_{element}", f"BERT layer {element}, hidden 64, 4 heads, S=8",
+                    lambda element=element: bert(1, 8, hidden=64, heads=4, ffn=128,
+                                                 element=element),
+                    inits=bert_inits(1, 64, 128), element=element, tolerance=tolerance,
+                    params=bert_params(1))
+          for element, tolerance in HALF_LAYER_TOLERANCES.items()),
+        *(_workload("t", f"tiny_llama_{element}", f"Llama block {element}, hidden 64, 4 heads, "
+                    "S=8", lambda element=element: llama(1, 8, hidden=64, heads=4, ffn=96,
+                                                         element=element),
+                    inits=llama_inits(64, 96), element=element, tolerance=tolerance,
+                    params=tuple(LLAMA_INITS))
+          for element, tolerance in HALF_LAYER_TOLERANCES.items()),
     ]
 
 

@@ -23,9 +23,9 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_kernel
-from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.kernels.common import DeviceInfo, KernelSource
 from fusec.codegen.plan import BufferSpec, KernelLines, LaunchSpec, ProgramPlan, ValueSpec
-from fusec.codegen.templates import gemm_rhs_panel_width, instantiate
+from fusec.codegen.templates import gemm_rhs_panel_width, instantiate, instantiate_gemm_wgmma
 from fusec.dialects import kernel
 from fusec.dialects.locations import file_line_cols
 from fusec.dtypes import BF16_HOST, bf16_bits
@@ -244,6 +244,10 @@ class PlanBuilder:
     def template(self, op: kernel.TemplateOp) -> None:
         name = f"{self.fn.sym_name.data}_{op.template.data}_{len(self.launches)}"
         panels = self.panels.get(op.inputs[1]) if len(op.inputs) == 2 else None
+        hopper = None if panels else instantiate_gemm_wgmma(op, NAME_PLACEHOLDER, self.device)
+        if hopper is not None:
+            self.wgmma_gemm(op, name, *hopper)
+            return
         instance = instantiate(op, NAME_PLACEHOLDER, self.device, panels)
         src = instance.source
         name = self.add_kernel(name, src.source)
@@ -251,6 +255,22 @@ class PlanBuilder:
             LaunchSpec(name, tuple(self.where[b] for b in instance.buffers), src.global_size,
                        src.local_size, file_line_cols(op.location))
         )
+
+    def wgmma_gemm(self, op: kernel.TemplateOp, name: str, transpose: KernelSource,
+                   product: KernelSource) -> None:
+        """A ``gemm`` op as two launches (`gemm_wgmma`): its B ``[K, N]`` transposed into a
+        buffer of its own, then the product reading A and that buffer."""
+        lhs, rhs = (self.where[b] for b in op.inputs)
+        (out,) = (self.where[b] for b in op.outputs)
+        rhs_t = self.new_buffer(BufferSpec(self.buffers[rhs].nbytes, "intermediate",
+                                           f"{name} B transposed"))
+        places = file_line_cols(op.location)
+        transposed = self.add_kernel(f"{name}_bt", transpose.source)
+        self.launches.append(LaunchSpec(transposed, (rhs, rhs_t), transpose.global_size,
+                                        transpose.local_size, places))
+        kernel_name = self.add_kernel(name, product.source)
+        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs_t, out), product.global_size,
+                                        product.local_size, places))
 
 
 def viewed_buffer(value: SSAValue) -> SSAValue:

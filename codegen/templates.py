@@ -39,6 +39,7 @@ from fusec.codegen.kernels.common import (
 )
 from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
+from fusec.codegen.kernels.gemm_wgmma import gemm_plan
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
@@ -131,6 +132,31 @@ def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         out_dtype=p.str("out_dtype", p.str("dtype", "f32")),
         rhs_panels=rhs_panels,
     )
+
+
+def epilogue_is_identity(op: kernel.TemplateOp) -> bool:
+    """Whether the op's epilogue stores the accumulator unchanged (none, or a block that only
+    yields its first argument, with no extra buffers)."""
+    if op.epilogue is None:
+        return True
+    ops = list(op.epilogue.block.ops)
+    return (not op.extras and len(ops) == 1 and isinstance(ops[0], kernel.YieldOp)
+            and tuple(ops[0].operands) == (op.epilogue.block.args[0],))
+
+
+def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
+                           ) -> tuple[KernelSource, KernelSource] | None:
+    """For a ``gemm`` op that takes the Hopper kernel on `device` (`gemm_wgmma.gemm_plan`):
+    the transpose of its B into a ``[N, K]`` buffer and the product reading that; else None."""
+    if op.template.data != "gemm" or device is None or not device.wgmma:
+        return None
+    p = Params(op)
+    dtype = p.str("dtype", "f32")
+    return gemm_plan(name, p.int("batch"), p.int("m"), p.int("n"), p.int("k"),
+                     p.bool("rhs_batched"),
+                     IDENTITY_EPILOGUE if epilogue_is_identity(op) else epilogue_of(op, name),
+                     device, dtype, bool(p.int("allow_tf32", 0)), p.str("out_dtype", dtype),
+                     p.int("split_k", 1))
 
 
 def instantiate_gemm_split_sum(

@@ -37,10 +37,13 @@ def folder() -> str:
     return cache_dir("opencl")
 
 
-def key(device: cl.Device, source: str, options: Sequence[str]) -> str:
-    """The entry's name: a hash of everything the binary depends on."""
+def key(device: cl.Device, source: str, options: Sequence[str], salt: str = "") -> str:
+    """The entry's name: a hash of everything the binary depends on (`salt`: what else made
+    it, e.g. the version of the PTX patch, `fusec.codegen.ptx_patch`)."""
     parts = [MAGIC.decode(), device.platform.name, device.platform.version, device.name,
              device.version, device.driver_version, " ".join(options), source]
+    if salt:
+        parts.append(salt)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -75,9 +78,9 @@ def discard(path: str, reason: str) -> None:
 
 
 def load(context: cl.Context, device: cl.Device, source: str,
-         options: Sequence[str]) -> cl.Program | None:
+         options: Sequence[str], salt: str = "") -> cl.Program | None:
     """The program built from its cached binary, or None (no entry, or a damaged one)."""
-    path = path_of(key(device, source, options))
+    path = path_of(key(device, source, options, salt))
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -101,7 +104,8 @@ def load(context: cl.Context, device: cl.Device, source: str,
     return program
 
 
-def store(program: cl.Program, device: cl.Device, source: str, options: Sequence[str]) -> None:
+def store(program: cl.Program, device: cl.Device, source: str, options: Sequence[str],
+          salt: str = "") -> None:
     """Writes the built program's binary (a warning, not an error, if it cannot)."""
     try:
         devices = program.get_info(cl.program_info.DEVICES)
@@ -111,7 +115,7 @@ def store(program: cl.Program, device: cl.Device, source: str, options: Sequence
         return
     if not binary:
         return
-    path = path_of(key(device, source, options))
+    path = path_of(key(device, source, options, salt))
     try:
         os.makedirs(folder(), exist_ok=True)
         atomic_write(path, encode(bytes(binary)))

@@ -18,6 +18,8 @@ from typing import Protocol
 
 import pyopencl as cl
 
+from fusec.codegen.ptx_patch import PATCH_VERSION, PtxPatchError, needs_patch, patch
+
 from . import binary_cache
 from .errors import BuildError
 
@@ -73,12 +75,19 @@ def build_program(
     """Compile `source` for one device, without the in-process cache; raise BuildError.
 
     With `disk_cache`, a binary cached by an earlier build (`binary_cache`) is used when it is
-    intact, and a fresh build is cached."""
+    intact, and a fresh build is cached.
+
+    On NVIDIA's OpenCL a source holding Hopper ``wgmma`` comments (`ptx_patch.needs_patch`) is
+    built, its PTX patched (`ptx_patch.patch`: the comments become instructions, the target
+    sm_90a) and built again as a program binary; its cache entry is keyed by the patch's
+    version too."""
+    patching = needs_patch(source) and "NVIDIA" in device.platform.name.upper()
+    salt = f"ptx-patch {PATCH_VERSION}" if patching else ""
     with warnings.catch_warnings():
         # Intel's compiler reports "Compilation started/done" even on success.
         warnings.simplefilter("ignore", cl.CompilerWarning)
         if disk_cache:
-            cached = binary_cache.load(context, device, source, options)
+            cached = binary_cache.load(context, device, source, options, salt)
             if cached is not None:
                 return cached
         program = cl.Program(context, source)
@@ -93,9 +102,30 @@ def build_program(
                 source=source,
                 options=options,
             ) from error
+        if patching:
+            program = build_patched(context, device, program, source, options)
     if disk_cache:
-        binary_cache.store(program, device, source, options)
+        binary_cache.store(program, device, source, options, salt)
     return program
+
+
+def build_patched(context: cl.Context, device: cl.Device, program: cl.Program, source: str,
+                  options: Sequence[str]) -> cl.Program:
+    """`program`'s PTX patched by `ptx_patch.patch` and built as a binary; raise BuildError."""
+    where = f"{device.name.strip()} ({device.platform.name.strip()})"
+    try:
+        index = program.get_info(cl.program_info.DEVICES).index(device)
+        ptx = bytes(program.get_info(cl.program_info.BINARIES)[index]).decode()
+        patched = cl.Program(context, [device], [patch(ptx).encode()])
+        patched.build(devices=[device])
+    except PtxPatchError as error:
+        raise BuildError(device=where, log=f"cannot patch the PTX: {error}", source=source,
+                         options=options) from error
+    except (cl.Error, UnicodeDecodeError) as error:
+        raise BuildError(device=where, log=f"the patched PTX did not build: "
+                         f"{extract_build_log(str(error))}", source=source,
+                         options=options) from error
+    return patched
 
 
 def normalize_options(options: Sequence[str]) -> tuple[str, ...]:

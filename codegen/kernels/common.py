@@ -145,6 +145,9 @@ class DeviceInfo:
     tensor_cores: tuple[str, ...] = ()
     """The tensor-core products (``f16``, ``bf16``, ``tf32``) whose inline PTX built on this
     device (`gemm_mma.probe_tensor_cores`): the GEMM uses them there."""
+    wgmma: bool = False
+    """Whether Hopper's ``wgmma`` GEMM (`gemm_wgmma`, its PTX patched to sm_90a) ran correctly
+    on this device (`gemm_wgmma.probe_wgmma`): products of whole tiles use it there."""
     notes: tuple[str, ...] = ()
     """What was found out about the device while reading it (tools print these under
     ``--verbose``), e.g. which tensor-core products the driver rejected."""
@@ -165,8 +168,10 @@ class DeviceInfo:
         import pyopencl as cl
 
         from fusec.codegen.kernels.gemm_mma import probe_tensor_cores
+        from fusec.codegen.kernels.gemm_wgmma import probe_wgmma
 
         tensor_cores, note = probe_tensor_cores(device)
+        wgmma, wgmma_note = probe_wgmma(device) if tensor_cores else (False, "")
         info = cls(
             name=device.name.strip(),
             is_cpu=bool(device.type & cl.device_type.CPU),
@@ -175,7 +180,8 @@ class DeviceInfo:
             float_vector_width=int(device.native_vector_width_float),
             global_mem_size=int(device.global_mem_size),
             tensor_cores=tensor_cores,
-            notes=(note,) if note else (),
+            wgmma=wgmma,
+            notes=tuple(n for n in (note, wgmma_note) if n),
         )
         if not tuned:
             return info

@@ -1,0 +1,387 @@
+"""Hopper GEMM on ``wgmma``: ``out = lhs @ rhs_t.T`` with both operands K-major.
+
+The kernel of bench/probe_wgmma_gemm.py's fastest variant (``256,64,4,ptx,1,sw128,cst,cstin``;
+BK 32 for TF32), which ran at 0.84-0.95x torch's time on an H200 (bench/README.md, "Hopper
+`wgmma` through patched PTX"): one work-group of two warpgroups (256 threads) per 128 x 256
+block of C, each warpgroup a 64 x 256 ``wgmma`` accumulator; K in steps of 128 bytes of a row
+(64 16-bit elements, 32 float32 ones read as TF32) through 4 stages of ``__local`` memory in the
+128-byte swizzled layout (chunk ``c`` of row ``r`` at ``128 r + 16 (c ^ r % 8)``), filled by
+16-byte ``cp.async`` (a warp copies 4 whole rows), refill distance 2 and
+``wgmma.wait_group 1`` per step; blocks are visited in groups of 8 block rows; C leaves through
+``__local`` rows (in the stage buffers, once both warpgroups' ``wgmma``s are done) as whole
+16-byte pieces of rows of C, in the operands' type (f16, bf16) or float32 for TF32.
+
+The Hopper-only instructions are PTX comments that carry their operands (`ptx_patch`), so the
+OpenCL C builds on any NVIDIA driver; `fusec.runtime.program_cache` patches the PTX before it
+runs. `fusec.codegen.program` launches `transpose` first where B is row-major ``[K, N]`` (a
+``gemm`` template's B), into a ``[N, K]`` buffer of its own: ``wgmma`` reads TF32 only
+K-major, and the 16-bit operands' transposed layout was never checked on a card.
+
+Only whole tiles (`fits`): M a multiple of 128, N of 256, K of `block_k`, one product (no
+batch of B), the identity epilogue, C in the operands' type; `gemm_plan` returns None for the
+rest, which keep the ``mma.sync`` kernels. Whether a device runs it at all is `probe_wgmma`'s
+answer (`DeviceInfo.wgmma`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from fusec.codegen.kernels import half
+from fusec.codegen.kernels.common import (
+    IDENTITY_EPILOGUE,
+    DeviceInfo,
+    Epilogue,
+    KernelArg,
+    KernelSource,
+    kernel_signature,
+)
+
+BLOCK_M = 128
+BLOCK_N = 256
+STAGES = 4
+THREADS = 256
+ROW_BYTES = 128
+"""Bytes of one row of a stage: one 128-byte swizzle row."""
+INSTRUCTIONS = {"f16": "m64n256k16.f32.f16.f16", "bf16": "m64n256k16.f32.bf16.bf16",
+                "f32": "m64n256k8.f32.tf32.tf32"}
+DESCRIPTOR_FIELDS = (1 << 16) | ((1024 >> 4) << 32) | (1 << 62)
+"""Descriptor bits besides the start address: LBO 1 (unused for K-major swizzled tiles), SBO
+1024 bytes (8 rows of 128), layout type 1 (128-byte swizzle)."""
+STAGE_BYTES = (BLOCK_M + BLOCK_N) * ROW_BYTES
+LOCAL_BYTES = STAGES * STAGE_BYTES
+
+
+def element_bytes(dtype: str) -> int:
+    return 4 if dtype == "f32" else 2
+
+
+def block_k(dtype: str) -> int:
+    """Elements of K per step: one 128-byte row."""
+    return ROW_BYTES // element_bytes(dtype)
+
+
+def fits(dtype: str, batch: int, m: int, n: int, k: int) -> bool:
+    """Whether the product is whole tiles of the kernel (and a dtype it takes)."""
+    return (dtype in INSTRUCTIONS and batch == 1 and m % BLOCK_M == 0 and n % BLOCK_N == 0
+            and k % block_k(dtype) == 0 and k > 0 and m > 0 and n > 0)
+
+
+def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
+            rhs_batched: bool, epilogue: Epilogue, dtype: str, allow_tf32: bool,
+            out_dtype: str, split_k: int) -> str | None:
+    """None where a ``gemm`` template's product takes the wgmma kernel, else why not."""
+    if device_info is None or not device_info.wgmma:
+        return "the device has no wgmma"
+    if dtype == "f32" and not allow_tf32:
+        return "f32 without allow_tf32"
+    if dtype not in INSTRUCTIONS:
+        return f"{dtype} operands"
+    if out_dtype != dtype:
+        return "the result is cast"
+    if epilogue is not IDENTITY_EPILOGUE:
+        return "an epilogue (only the identity is written)"
+    if split_k != 1 or rhs_batched or batch != 1:
+        return "a batch of products or a split K"
+    if not fits(dtype, batch, m, n, k):
+        return (f"{m}x{n}x{k} is not whole {BLOCK_M}x{BLOCK_N}x{block_k(dtype)} tiles")
+    return None
+
+
+def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
+              epilogue: Epilogue, device_info: DeviceInfo | None, dtype: str,
+              allow_tf32: bool, out_dtype: str, split_k: int,
+              ) -> tuple[KernelSource, KernelSource] | None:
+    """(`transpose` of B into ``[N, K]``, `gemm_wgmma` reading it) for a ``gemm`` template's
+    product where `why_not` finds nothing against it, else None. Both kernels are named
+    `name` (the plan builder names them apart)."""
+    if why_not(device_info, batch, m, n, k, rhs_batched, epilogue, dtype, allow_tf32,
+               out_dtype, split_k) is not None:
+        return None
+    return transpose(name, k, n, dtype), gemm_wgmma(name, m, n, k, dtype)
+
+
+def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
+    """``dst[c, r] = src[r, c]`` for a ``rows x cols`` row-major matrix of 2- or 4-byte
+    elements (copied as they are), through 32 x 32 tiles in local memory (one padding column keeps
+    the column reads free of bank conflicts)."""
+    element = "float" if element_bytes(dtype) == 4 else "ushort"
+    args = (KernelArg("src", "in", element), KernelArg("dst", "out", element))
+    attribute = "__attribute__((reqd_work_group_size(32, 8, 1)))"
+    body = f"""    __local {element} tile[32][33];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int c0 = get_group_id(0) * 32, r0 = get_group_id(1) * 32;
+    for (int i = ty; i < 32; i += 8) {{
+        const int r = r0 + i, c = c0 + tx;
+        if (r < {rows} && c < {cols}) tile[i][tx] = src[(size_t)r * {cols} + c];
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = ty; i < 32; i += 8) {{
+        const int c = c0 + i, r = r0 + tx;
+        if (r < {rows} && c < {cols}) dst[(size_t)c * {rows} + r] = tile[tx][i];
+    }}
+"""
+    source = (f"// {name}: transpose of a [{rows}x{cols}] matrix of {dtype}, for wgmma\n"
+              f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n")
+    groups = (-(-cols // 32), -(-rows // 32))
+    return KernelSource(name, source, args, (groups[0] * 32, groups[1] * 8), (32, 8))
+
+
+def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str) -> KernelSource:
+    """``out[M, N] = lhs[M, K] @ rhs_t[N, K].T``, in `dtype` (f16, bf16; f32 as TF32 with a
+    float32 C); the sizes must be whole tiles (`fits`)."""
+    if not fits(dtype, 1, m, n, k):
+        raise ValueError(f"kernel '{name}': {m}x{n}x{k} {dtype} is not whole "
+                         f"{BLOCK_M}x{BLOCK_N}x{block_k(dtype)} wgmma tiles")
+    storage = half.STORAGE[dtype]
+    args = (KernelArg("lhs", "in", storage), KernelArg("rhs_t", "in", storage),
+            KernelArg("out", "out", storage))
+    attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
+    source = (f"// {name}: [{m}x{k}] @ [{n}x{k}].T on wgmma, {dtype}, "
+              f"{BLOCK_M}x{BLOCK_N} blocks, {STAGES} stages\n"
+              + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
+              + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
+              + _load_stage(name, k, dtype)
+              + f"{kernel_signature(name, args, attribute)}\n{{\n{_body(name, m, n, k, dtype)}}}\n")
+    groups = (m // BLOCK_M) * (n // BLOCK_N)
+    return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
+
+
+def _load_stage(name: str, k: int, dtype: str) -> str:
+    """``<name>_load_stage``: thread ``t``'s 16-byte ``cp.async`` copies of the A (128 rows)
+    and B (256 rows) tiles of K step ``kt`` into the stage at ``slot``; thread ``idx`` of a
+    part takes row ``idx / 8``, chunk ``idx % 8`` (a warp reads 4 whole 128-byte rows) and
+    writes it at ``128 r + 16 (c ^ r % 8)``."""
+    eb = element_bytes(dtype)
+    per_chunk = 16 // eb
+
+    def part(rows: int, base: str, offset: int) -> str:
+        return f"""
+    #pragma unroll
+    for (int i = 0; i < {rows * 8 // THREADS}; ++i) {{
+        const int idx = t + i * {THREADS};
+        const int r = idx >> 3, c = idx & 7;
+        const uint dst = slot + {offset} + r * 128 + ((c ^ (r & 7)) << 4);
+        const ulong g = {base} + ((ulong)r * {k} + kt * {block_k(dtype)} + c * {per_chunk}) * {eb};
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
+    }}"""
+
+    return (f"inline void {name}_load_stage(const ulong a_glob, const ulong b_glob, const int kt, "
+            f"const uint slot, const int t) {{"
+            f"{part(BLOCK_M, 'a_glob', 0)}{part(BLOCK_N, 'b_glob', BLOCK_M * ROW_BYTES)}\n}}\n")
+
+
+def _body(name: str, m: int, n: int, k: int, dtype: str) -> str:
+    eb = element_bytes(dtype)
+    n_acc = BLOCK_N // 2
+    accs = [f"d{i}" for i in range(n_acc)]
+    names = ", ".join(f"%{i}" for i in range(n_acc))
+    outs = ", ".join(f'"=f"({a})' for a in accs)
+    slices = block_k(dtype) // (32 // eb)
+    step = (f'asm volatile("// FUSEC_WGMMA_STEP {INSTRUCTIONS[dtype]} {slices} 2 1 %0, %1" '
+            ':: "l"(da), "l"(db) : "memory");')
+    # C staging: each warpgroup's 64 x 256 tile in rows padded so that the lanes' pair stores
+    # (8 rows x 4 lanes) fall in distinct banks: 16 bytes for 16-bit C (4-byte stores), 32
+    # for float32 (8-byte stores, served per half warp)
+    row_bytes = BLOCK_N * eb + (32 if eb == 4 else 16)
+    per_row = BLOCK_N * eb // 16
+    rows_per_pass = 128 // per_row
+    pointer = f"(__local {half.STORAGE[dtype]} *)"
+    stores = []
+    for j in range(BLOCK_N // 8):
+        for h in range(2):
+            value = f"(float2)(d{4 * j + 2 * h}, d{4 * j + 2 * h + 1})"
+            at = f"{pointer}(stg + (lr + {8 * h}) * {row_bytes} + {16 * j * eb // 2} + q)"
+            stores.append(f"    {half.vstore(dtype, 2, value, '0', at)};")
+    store_text = "\n".join(stores)
+    dist = STAGES - 2
+    return f"""    __local uint4 smem[{LOCAL_BYTES // 16}] __attribute__((aligned(1024)));
+    const int tid = get_local_id(0), pid = get_group_id(0);
+    const int num_m = {m // BLOCK_M}, in_group = {8 * (n // BLOCK_N)};
+    const uint sbase = (uint)(size_t)smem;
+    const int ktiles = {k // block_k(dtype)};
+    const int wg = tid >> 7;
+    const int first_m = (pid / in_group) * 8;
+    const int group_m = min(num_m - first_m, 8);
+    const int bm = first_m + (pid % in_group) % group_m;
+    const int bn = (pid % in_group) / group_m;
+    const ulong a_glob = (ulong)(lhs + (size_t)bm * {BLOCK_M * k});
+    const ulong b_glob = (ulong)(rhs_t + (size_t)bn * {BLOCK_N * k});
+    for (int s = 0; s < {dist}; ++s) {{
+        if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {STAGE_BYTES}, tid);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }}
+    asm volatile("// FUSEC_WGMMA_INIT {n_acc}" ::: "memory");
+    #pragma unroll 1
+    for (int kt = 0; kt < ktiles; ++kt) {{
+        asm volatile("cp.async.wait_group {dist - 1};" ::: "memory");
+        asm volatile("// FUSEC_FENCE_PROXY_ASYNC" ::: "memory");
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int nk = kt + {dist};
+        if (nk < ktiles)
+            {name}_load_stage(a_glob, b_glob, nk, sbase + (nk % {STAGES}) * {STAGE_BYTES}, tid);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        const int slot = kt % {STAGES};
+        const uint sa = sbase + slot * {STAGE_BYTES} + wg * {64 * ROW_BYTES};
+        const uint sb = sbase + slot * {STAGE_BYTES} + {BLOCK_M * ROW_BYTES};
+        const ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
+        const ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
+        {step}
+    }}
+    float {', '.join(accs)};
+    asm volatile("// FUSEC_WGMMA_DONE {n_acc} {names}" : {outs} :: "memory");
+    const int lane = tid & 31, warp = (tid >> 5) & 3;
+    // both warpgroups' wgmmas have read every stage: C is staged in the stage buffers
+    asm volatile("bar.sync 1, {THREADS};" ::: "memory");
+    __local uchar *stg = (__local uchar *)smem + wg * {64 * row_bytes};
+    const int lr = warp * 16 + (lane >> 2), q = (lane & 3) * {2 * eb};
+{store_text}
+    asm volatile("bar.sync 1, {THREADS};" ::: "memory");
+    const int t128 = tid & 127;
+    #pragma unroll
+    for (int i = 0; i < {64 // rows_per_pass}; ++i) {{
+        const int r = i * {rows_per_pass} + t128 / {per_row}, chunk = t128 % {per_row};
+        const uint4 val = *(__local uint4 *)(stg + r * {row_bytes} + chunk * 16);
+        const size_t at = ((size_t)(bm * {BLOCK_M} + wg * 64 + r) * {n} + bn * {BLOCK_N}) * {eb};
+        *(__global uint4 *)((__global uchar *)out + at + chunk * 16) = val;
+    }}
+"""
+
+
+_PROBED: dict[tuple[str, str], tuple[bool, str]] = {}
+
+PROBE_SHAPE = (128, 256, 256)
+"""M, N, K of the probe's product: one work-group, 4 K steps (a whole turn of the stages)."""
+
+
+def probe_wgmma(device: Any) -> tuple[bool, str]:
+    """Whether `gemm_wgmma` runs on ``device`` (a ``pyopencl.Device``), and a note saying so or
+    why not; decided once per device and driver in a process. Only NVIDIA's OpenCL on a
+    device of compute capability 9.0 is tried: the f16 kernel of `PROBE_SHAPE` is built,
+    patched (`ptx_patch`), run and its product checked exactly (small integers), in a context
+    of its own, since a faulting ``wgmma`` leaves its context unusable."""
+    import pyopencl as cl
+
+    if "NVIDIA" not in device.vendor.upper() or device.type & cl.device_type.CPU:
+        return False, ""
+    key = (device.name, device.driver_version)
+    if key not in _PROBED:
+        _PROBED[key] = _probe(device)
+    return _PROBED[key]
+
+
+def _probe(device: Any) -> tuple[bool, str]:
+    import numpy as np
+    import pyopencl as cl
+
+    from fusec.codegen.ptx_patch import patch
+
+    name = device.name.strip()
+    try:
+        major = int(device.compute_capability_major_nv)
+        minor = int(device.compute_capability_minor_nv)
+    except (cl.Error, AttributeError) as e:
+        return False, f"wgmma: not tried on {name} (no compute capability: {e})"
+    if (major, minor) != (9, 0):
+        return False, (f"wgmma: not on {name} (compute capability {major}.{minor}, "
+                       "not 9.0): the mma.sync GEMMs run")
+    m, n, k = PROBE_SHAPE
+    try:
+        context = cl.Context([device])
+        queue = cl.CommandQueue(context)
+        kernel = gemm_wgmma("fusec_probe_wgmma", m, n, k, "f16")
+        program = cl.Program(context, kernel.source).build()
+        index = program.get_info(cl.program_info.DEVICES).index(device)
+        ptx = program.get_info(cl.program_info.BINARIES)[index].decode()
+        patched = cl.Program(context, [device], [patch(ptx).encode()]).build()
+        rng = np.random.default_rng(0)
+        a = rng.integers(-2, 3, (m, k)).astype(np.float16)
+        b_t = rng.integers(-2, 3, (n, k)).astype(np.float16)
+        mf = cl.mem_flags
+        a_buf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        b_buf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b_t)
+        c_buf = cl.Buffer(context, mf.WRITE_ONLY, m * n * 2)
+        patched.fusec_probe_wgmma(queue, kernel.global_size, kernel.local_size,
+                                              a_buf, b_buf, c_buf)
+        c = np.empty((m, n), np.float16)
+        cl.enqueue_copy(queue, c, c_buf)
+        queue.finish()
+    except Exception as e:  # noqa: BLE001 - any failure means: keep the mma.sync kernels
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return False, f"wgmma: the probe failed on {name} ({first}): the mma.sync GEMMs run"
+    want = a.astype(np.float32) @ b_t.astype(np.float32).T
+    if not np.array_equal(c.astype(np.float32), want):
+        bad = int(np.count_nonzero(c.astype(np.float32) != want))
+        return False, (f"wgmma: the probe's product was wrong on {name} ({bad} of {m * n} "
+                       "elements): the mma.sync GEMMs run")
+    return True, (f"wgmma: on {name} for f16, bf16 and tf32 products of whole "
+                  f"{BLOCK_M}x{BLOCK_N}x(64 or 32) tiles with the identity epilogue "
+                  "(B transposed first); others take the mma.sync GEMMs")
+
+
+def emulated(kernel: KernelSource) -> KernelSource:
+    """`kernel` (a `gemm_wgmma`) with its PTX replaced by plain OpenCL C, for the CPU tests:
+    ``cp.async`` a 16-byte copy into the __local buffer at the shared address (``sbase`` 0),
+    the fences and commits nothing, ``bar.sync`` a barrier, and a ``wgmma`` step a loop that
+    reads the operands through their descriptors as the tensor cores do (128-byte swizzle on
+    the address bits: bits 4-6 XOR bits 7-9; TF32 keeps the top 19 bits of a float) into an
+    array of accumulators laid out as ``wgmma``'s (thread ``t``, register ``4 j + i``: row
+    ``16 (t / 32) + t % 32 / 4 + 8 (i / 2)``, column ``8 j + 2 (t % 4) + i % 2``). So the
+    copies, the swizzled layout, the descriptors, the stage rotation, the block order and the
+    staged stores of C are checked on the CPU; only the instructions are not."""
+    src = kernel.source
+    match = re.search(r"FUSEC_WGMMA_STEP (m64n256k(\d+)\.f32\.(\w+)\.\w+) (\d+) (\d+)", src)
+    assert match is not None, "not a gemm_wgmma kernel"
+    k_inst, kind, slices = int(match.group(2)), match.group(3), int(match.group(4))
+    name = kernel.name
+    read = {"f16": "vload_half(0, (__local const half *)(sm + at))",
+            "bf16": "as_float((uint)*(__local const ushort *)(sm + at) << 16)",
+            "tf32": "as_float(*(__local const uint *)(sm + at) & 0xffffe000u)"}[kind]
+    eb = 4 if kind == "tf32" else 2
+    step_fn = f"""
+inline uint {name}_swizzled(const uint a) {{ return a ^ (((a >> 7) & 7u) << 4); }}
+inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
+                        float *acc, const int t) {{
+    const uint a0 = (uint)(da & 0x3FFFUL) << 4, b0 = (uint)(db & 0x3FFFUL) << 4;
+    const int w = t >> 5, lane = t & 31;
+    for (int s = 0; s < {slices}; ++s)
+        for (int i = 0; i < 128; ++i) {{
+            const int row = 16 * w + (lane >> 2) + 8 * ((i & 3) >> 1);
+            const int col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+            float sum = 0.0f;
+            for (int kk = 0; kk < {k_inst}; ++kk) {{
+                uint at = {name}_swizzled(a0 + 32 * s + row * 128 + kk * {eb});
+                const float x = {read};
+                at = {name}_swizzled(b0 + 32 * s + col * 128 + kk * {eb});
+                sum += x * {read};
+            }}
+            acc[i] += sum;
+        }}
+}}
+"""
+    asm = re.compile(r'asm volatile\("((?:[^"\\]|\\.)*)"([^;]*?)\);')
+
+    def emulate_asm(m: re.Match[str]) -> str:
+        text = m.group(1)
+        if text.startswith("cp.async.cg"):
+            return "*(__local uint4 *)(sm + dst) = *(__global const uint4 *)g;"
+        if text.startswith("bar.sync"):
+            return "barrier(CLK_LOCAL_MEM_FENCE);"
+        if "FUSEC_WGMMA_INIT" in text:
+            return "float acc[128]; for (int i = 0; i < 128; ++i) acc[i] = 0.0f;"
+        if "FUSEC_WGMMA_STEP" in text:
+            return f"{name}_step((__local const uchar *)smem, da, db, acc, tid & 127);"
+        if "FUSEC_WGMMA_DONE" in text:
+            return " ".join(f"d{i} = acc[{i}];" for i in range(128))
+        return ";"  # commits, waits and the proxy fence
+
+    src = asm.sub(emulate_asm, src)
+    src = src.replace("const uint slot, const int t) {",
+                      "const uint slot, const int t, __local uchar *sm) {")
+    src = src.replace(", tid);", ", tid, (__local uchar *)smem);")
+    src = src.replace("(uint)(size_t)smem", "0u")
+    signature = src.index("__kernel")
+    src = src[:signature] + step_fn + src[signature:]
+    return replace(kernel, source=src)

@@ -1,0 +1,134 @@
+"""Hopper-only PTX from OpenCL C: the comments codegen writes, rewritten into instructions.
+
+NVIDIA's OpenCL compiler writes ``.target sm_90`` whatever it is asked, and ptxas refuses
+``wgmma`` for plain sm_90, so `gemm_wgmma` cannot write ``wgmma`` as inline PTX. It writes PTX
+comments that carry their operands instead (the compiler puts the real register names in):
+
+- ``// FUSEC_WGMMA_INIT <n>``: the kernel's ``n`` float32 accumulators, declared here as PTX
+  registers ``%acc<n>`` of the entry and zeroed (never OpenCL C floats: a C float tied to the
+  asm makes ptxas serialize the ``wgmma``s, C7514);
+- ``// FUSEC_WGMMA_STEP <shape.types> <slices> <step> <wait> %rdA, %rdB``: ``wgmma.fence``,
+  `slices` ``wgmma.mma_async`` whose descriptors advance by `step` 16-byte units each, a commit
+  and ``wgmma.wait_group <wait>``;
+- ``// FUSEC_WGMMA_DONE <n> %f1, ..., %fn``: ``wgmma.wait_group 0`` and the accumulators moved
+  into the C floats;
+- ``// FUSEC_FENCE_PROXY_ASYNC``: ``fence.proxy.async.shared::cta`` (``cp.async`` writes seen by
+  the ``wgmma`` reads).
+
+`patch` rewrites them and raises ``.target sm_90`` to ``sm_90a``; the runtime builds the
+result as a program binary (`fusec.runtime.program_cache`). A pure text function, so it is
+tested on the CPU against PTX that NVIDIA's compiler wrote. It lives in codegen, beside the
+kernels whose comments it reads, so that the device probe (`gemm_wgmma.probe_wgmma`) and the
+runtime both use it. `PATCH_VERSION` keys the cached patched binaries: bump it whenever the
+output of `patch` changes.
+"""
+
+from __future__ import annotations
+
+import re
+
+PATCH_VERSION = 1
+
+MARK = "FUSEC_WGMMA_STEP"
+"""A source holding this needs `patch` before it can run."""
+
+FENCE = "// FUSEC_FENCE_PROXY_ASYNC"
+INIT = re.compile(r"^[ \t]*// FUSEC_WGMMA_INIT (\d+)[ \t]*$", re.M)
+STEP = re.compile(r"^[ \t]*// FUSEC_WGMMA_STEP (\S+) (\d+) (\d+) (\d+) (.*)$", re.M)
+DONE = re.compile(r"^[ \t]*// FUSEC_WGMMA_DONE (\d+) (.*)$", re.M)
+ENTRY = re.compile(r"^(?:\.visible[ \t]+|\.weak[ \t]+)?\.entry[ \t]", re.M)
+KINDS = ("f32.f16.f16", "f32.bf16.bf16", "f32.tf32.tf32")
+SHAPE = re.compile(r"m64n(\d+)k(8|16)\.(.*)")
+
+
+class PtxPatchError(ValueError):
+    """The PTX does not hold the comments `patch` expects (in the form it expects)."""
+
+
+def needs_patch(source: str) -> bool:
+    """Whether an OpenCL C source (or its PTX) holds `wgmma` comments."""
+    return MARK in source
+
+
+def patch(ptx: str) -> str:
+    """The PTX with every comment of the module docstring rewritten, and sm_90a as target.
+    Trailing NUL bytes (the driver's binary ends in some) are dropped."""
+    ptx = ptx.rstrip("\0")
+    starts = [m.start() for m in ENTRY.finditer(ptx)]
+    if not starts:
+        raise PtxPatchError("no .entry in the PTX")
+    bounds = list(zip(starts, [*starts[1:], len(ptx)], strict=True))
+    parts = [ptx[:starts[0]]] + [_patch_entry(ptx[a:b]) for a, b in bounds]
+    out = "".join(parts)
+    if FENCE in out:
+        out = out.replace(FENCE, "fence.proxy.async.shared::cta;")
+    for pattern in (INIT, STEP, DONE):
+        if pattern.search(out):
+            raise PtxPatchError("a wgmma comment outside any .entry")
+    return retarget(out)
+
+
+def retarget(ptx: str) -> str:
+    """``.target sm_90`` -> ``.target sm_90a``; ``.version`` raised to 8.0 if lower."""
+    out, count = re.subn(r"\.target\s+sm_90\b(?!a)", ".target sm_90a", ptx)
+    if count != 1:
+        raise PtxPatchError(f"expected one `.target sm_90` line, found {count}")
+
+    def version(match: re.Match[str]) -> str:
+        major, minor = int(match.group(1)), int(match.group(2))
+        return match.group(0) if (major, minor) >= (8, 0) else ".version 8.0"
+
+    return re.sub(r"\.version\s+(\d+)\.(\d+)", version, out, count=1)
+
+
+def _patch_entry(text: str) -> str:
+    inits = [int(m.group(1)) for m in INIT.finditer(text)]
+    steps, dones = STEP.findall(text), DONE.findall(text)
+    if not inits:
+        if steps or dones:
+            raise PtxPatchError("wgmma steps without a FUSEC_WGMMA_INIT in their entry")
+        return text
+    n = inits[0]
+    if len(inits) != 1 or len(dones) != 1 or not steps:
+        raise PtxPatchError(f"an entry needs one init, one done and some steps; found "
+                            f"{len(inits)}, {len(dones)} and {len(steps)}")
+    accs = [f"%acc{i}" for i in range(n)]
+    first_reg = text.find(".reg")
+    if first_reg < 0:
+        raise PtxPatchError("no .reg declaration in the entry")
+    text = text[:first_reg] + f".reg .f32 %acc<{n}>;\n\t" + text[first_reg:]
+    text = INIT.sub(lambda m: "\n".join(f"mov.f32 {a}, 0f00000000;" for a in accs), text)
+
+    def done(match: re.Match[str]) -> str:
+        outs = [r.strip() for r in match.group(2).split(",")]
+        if int(match.group(1)) != n or len(outs) != n:
+            raise PtxPatchError(f"done names {len(outs)} registers for {n} accumulators")
+        return "wgmma.wait_group.sync.aligned 0;\n" + "\n".join(
+            f"mov.f32 {o}, {a};" for o, a in zip(outs, accs, strict=True))
+
+    def step(match: re.Match[str]) -> str:
+        instruction, slices, units, wait = (match.group(1), int(match.group(2)),
+                                            int(match.group(3)), int(match.group(4)))
+        shape = SHAPE.fullmatch(instruction)
+        if shape is None or shape.group(3) not in KINDS:
+            raise PtxPatchError(f"unknown wgmma instruction '{instruction}'")
+        if int(shape.group(1)) // 2 != n:
+            raise PtxPatchError(f"'{instruction}' needs {int(shape.group(1)) // 2} "
+                                f"accumulators, the entry declares {n}")
+        regs = [r.strip() for r in match.group(5).split(",")]
+        if len(regs) != 2 or wait not in (0, 1):
+            raise PtxPatchError(f"a step needs two descriptors and wait 0 or 1: {match.group(0)}")
+        da, db = regs
+        d = "{" + ", ".join(accs) + "}"
+        trans = "" if shape.group(3) == "f32.tf32.tf32" else ", 0, 0"  # tf32: K-major only
+        lines = ["{ .reg .pred p; .reg .u32 one; .reg .b64 xa, xb;",
+                 "mov.u32 one, 1; setp.ne.u32 p, one, 0;", "wgmma.fence.sync.aligned;"]
+        for j in range(slices):
+            lines.append(f"add.s64 xa, {da}, {units * j}; add.s64 xb, {db}, {units * j};")
+            lines.append(f"wgmma.mma_async.sync.aligned.{instruction} {d}, xa, xb, p, 1, 1"
+                         f"{trans};")
+        lines += ["wgmma.commit_group.sync.aligned;", f"wgmma.wait_group.sync.aligned {wait}; }}"]
+        return "\n".join(lines)
+
+    text = DONE.sub(done, text)
+    return STEP.sub(step, text)

@@ -1,0 +1,77 @@
+"""`ptx_patch` on the CPU: against PTX that NVIDIA's OpenCL compiler wrote on an H200 for the
+wgmma GEMM probe (bench/results/h200-2026-11-25-s4-wgmma-ptx/), whose patched text ran correctly
+there. The probe's comments are renamed into fusec's (`FUSEC_WGMMA_*`, which carry their
+operands) and the patch must give back, byte for byte, the PTX that ran. Where ptxas is
+installed, the patched text must also assemble for sm_90a."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fusec.codegen.ptx_patch import PtxPatchError, needs_patch, patch
+
+PTX_DIR = Path(__file__).resolve().parents[2] / "bench/results/h200-2026-11-25-s4-wgmma-ptx"
+RAN = {  # file stem: the instruction and k-slices of one step of that kernel
+    "gemm_256_64_4_ptx_1_sw128_cst_cstin": ("m64n256k16.f32.f16.f16", 4),
+    "gemm_256_32_4_ptx_1_sw128_cst_cstin_tf32": ("m64n256k8.f32.tf32.tf32", 4),
+    "gemm_256_64_3_ptx_1_ws_sw128_cst": ("m64n256k16.f32.f16.f16", 4),
+}
+
+
+def fusec_comments(ptx: str, instruction: str, slices: int) -> str:
+    """The probe's comments written as `gemm_wgmma` writes them."""
+    return (ptx.replace("// WGMMA_INIT", "// FUSEC_WGMMA_INIT 128")
+            .replace("// WGMMA_STEP ", f"// FUSEC_WGMMA_STEP {instruction} {slices} 2 1 ")
+            .replace("// WGMMA_DONE ", "// FUSEC_WGMMA_DONE 128 ")
+            .replace("// FENCE_PROXY_ASYNC", "// FUSEC_FENCE_PROXY_ASYNC"))
+
+
+def compiled(stem: str) -> str:
+    return fusec_comments((PTX_DIR / f"{stem}.cl.ptx").read_text(), *RAN[stem])
+
+
+@pytest.mark.parametrize("stem", sorted(RAN))
+def test_patch_gives_the_ptx_that_ran_on_the_h200(stem):
+    source = compiled(stem)
+    assert needs_patch(source)
+    assert patch(source + "\0\0") == (PTX_DIR / f"{stem}.sm90a.ptx").read_text()
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas")
+def test_patched_ptx_assembles_for_sm_90a(tmp_path):
+    path = tmp_path / "k.ptx"
+    path.write_text(patch(compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin")))
+    done = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_two_entries_each_get_their_own_accumulators():
+    one = compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin")
+    head, _, body = one.partition(".entry wgmma_gemm")
+    twice = head + ".entry wgmma_gemm" + body + "\n.entry second" + body
+    out = patch(twice)
+    assert out.count(".reg .f32 %acc<128>;") == 2
+    assert out.count("wgmma.mma_async") == 8 and "FUSEC" not in out
+
+
+def test_source_without_comments_is_only_retargeted():
+    ptx = (PTX_DIR / "roundtrip_sm90.ptx").read_text()
+    assert not needs_patch(ptx)
+    assert patch(ptx) == ptx.rstrip("\0").replace(".target sm_90", ".target sm_90a", 1)
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("// FUSEC_WGMMA_INIT 128", "// FUSEC_WGMMA_INIT 64", "for 64 accumulators"),
+    ("m64n256k16.f32.f16.f16 4", "m64n256k16.f64.f16.f16 4", "unknown wgmma instruction"),
+    ("// FUSEC_WGMMA_DONE 128 %f1, ", "// FUSEC_WGMMA_DONE 128 ", "done names 127 registers"),
+    ("// FUSEC_WGMMA_INIT 128", "", "without a FUSEC_WGMMA_INIT"),
+    (".target sm_90", ".target sm_80", "expected one `.target sm_90`"),
+])
+def test_malformed_comments_are_refused(old, new, message):
+    text = compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin")
+    assert old in text
+    with pytest.raises(PtxPatchError, match=message):
+        patch(text.replace(old, new, 1))

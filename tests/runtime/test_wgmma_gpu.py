@@ -1,0 +1,67 @@
+"""Matmuls through `fusec.compile` on an sm_90 GPU, where products of whole tiles take the
+Hopper wgmma GEMM (B transposed first) and the rest the mma.sync kernels: all against numpy.
+
+Runs only with ``FUSEC_TEST_WGMMA=1`` on the GPU machine (``FUSEC_TEST_DEVICE=gpu``), where the
+device's probe must have found wgmma (`DeviceInfo.wgmma`); on the CPU every test is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from fusec.dtypes import bf16_bits, bf16_to_f32
+
+pytestmark = pytest.mark.skipif(os.environ.get("FUSEC_TEST_WGMMA") != "1",
+                                reason="needs FUSEC_TEST_WGMMA=1 on an sm_90 GPU")
+
+MATMUL = """func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT> {
+  %y = nn.matmul %a, %b : tensor<MxKxT>, tensor<KxNxT> -> tensor<MxNxT>
+  func.return %y : tensor<MxNxT>
+}"""
+TOLERANCE = {"f16": 2e-3, "bf16": 1e-2, "f32": 2e-3}
+
+
+@pytest.fixture(scope="module")
+def gpu_info():
+    from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.runtime.device import select_device
+
+    info = DeviceInfo.from_device(select_device("gpu").device)
+    assert info.wgmma, info.notes
+    return info
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (1000, 4104, 4096), (1, 256, 64),
+                                   (17, 512, 128), (4097, 256, 64), (256, 1000, 64)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_matmul_on_the_gpu_matches_numpy(gpu_info, dtype, shape):
+    import fusec
+
+    m, n, k = shape
+    text = (MATMUL.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
+            .replace("T", dtype))
+    exe = fusec.compile(text, device="gpu", allow_tf32=dtype == "f32")
+    whole = m % 128 == 0 and n % 256 == 0 and k % 64 == 0
+    assert ("FUSEC_WGMMA_STEP" in exe.plan.source) == whole
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    if dtype == "f16":
+        ins = [a.astype(np.float16), b.astype(np.float16)]
+        a32, b32 = (x.astype(np.float32) for x in ins)
+    elif dtype == "bf16":
+        ins = [bf16_bits(a), bf16_bits(b)]
+        a32, b32 = (bf16_to_f32(x) for x in ins)
+    else:
+        ins, a32, b32 = [a, b], a, b
+    out = exe(*ins)
+    out = out[0] if isinstance(out, list | tuple) else out
+    got = bf16_to_f32(out) if dtype == "bf16" else np.asarray(out, dtype=np.float32)
+    rows = np.unique(np.r_[0:min(m, 128), max(0, m - 128):m, 0:m:7])
+    want = a32[rows] @ b32
+    error = float(np.abs(got[rows] - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"

@@ -1,7 +1,10 @@
 #!/bin/sh
-# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|probes|all]
-#   table:  every GPU workload (about 5 minutes);  probes: copy bandwidth, host overhead,
+# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|probes|all]
+#   table:  every GPU workload (about 5 minutes; -w bert and -w llama include the f16 and bf16
+#   layers, bert_b32_f16 ... llama_b32_bf16, by prefix);  probes: copy bandwidth, host overhead,
 #   compile time;  all: both (may need most of a 10-minute command).
+#   half: the 16-bit rows beside their f32 rows (GEMM 4096, BERT-base layer and Llama block at
+#   batch 32, issue 16's f16 target: at most 1.0x torch.compile in f16; about 3 minutes).
 #   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).
 #   offload [-w NAME...]: fusec-calibrate, then bench/offload.py (cpu-only, gpu-only, auto;
 #   without -w the whole table, within about 6 minutes).  offload-order: the rows near the
@@ -31,6 +34,8 @@ bench() {  # bench NAME SECONDS ARGS...
 case "${1:-all}" in
   table) bench table 560 -w elementwise -w chain8 -w residual -w softmax -w sum -w matmul \
            -w sgemm -w bert -w llama ;;
+  half) bench half 560 -w hgemm4096 -w bgemm4096 -w bert_b32 -w bert_b32_f16 \
+          -w bert_b32_bf16 -w llama_b32 -w llama_b32_f16 -w llama_b32_bf16 ;;
   probes) bench probes 560 -w bandwidth -w overhead -w compile ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
@@ -63,6 +68,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|probes|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|probes|external|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

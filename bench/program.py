@@ -110,7 +110,7 @@ class ProgramWriter:
         return self.binary("mul", lhs, rhs)
 
     def unary(self, kind: str, x: Value, attrs: str = "") -> Value:
-        return self.op(f"nn.{kind}", [x], x.shape, attrs)
+        return self.op(f"nn.{kind}", [x], x.shape, attrs, element=x.element)
 
     def relu(self, x: Value) -> Value:
         return self.unary("relu", x)
@@ -135,7 +135,7 @@ class ProgramWriter:
     def where(self, cond: Value, lhs: Value, rhs: Value) -> Value:
         shape = broadcast_shapes(cond.shape, lhs.shape, rhs.shape)
         assert shape is not None
-        return self.op("nn.where", [cond, lhs, rhs], shape)
+        return self.op("nn.where", [cond, lhs, rhs], shape, element=lhs.element)
 
     # --- structured ----------------------------------------------------------------------
 
@@ -153,22 +153,25 @@ class ProgramWriter:
         shape = list(x.shape)
         shape[axis] = length
         attrs = f"axis = {axis} : i64, start = {start} : i64, length = {length} : i64"
-        return self.op("nn.narrow", [x], shape, attrs)
+        return self.op("nn.narrow", [x], shape, attrs, element=x.element)
 
     def layer_norm(self, x: Value, gamma: Value, beta: Value, eps: float = 1e-5) -> Value:
-        return self.op("nn.layer_norm", [x, gamma, beta], x.shape, f"eps = {eps:e} : f32")
+        return self.op("nn.layer_norm", [x, gamma, beta], x.shape, f"eps = {eps:e} : f32",
+                       element=x.element)
 
     def rms_norm(self, x: Value, gamma: Value, eps: float = 1e-6) -> Value:
-        return self.op("nn.rms_norm", [x, gamma], x.shape, f"eps = {eps:e} : f32")
+        return self.op("nn.rms_norm", [x, gamma], x.shape, f"eps = {eps:e} : f32",
+                       element=x.element)
 
     def softmax(self, x: Value) -> Value:
-        return self.op("nn.softmax", [x], x.shape)
+        return self.op("nn.softmax", [x], x.shape, element=x.element)
 
     def reduce_sum(self, x: Value, axes: Sequence[int]) -> Value:
         rank = len(x.shape)
         kept = [d for i, d in enumerate(x.shape) if i not in {a % rank for a in axes}]
         listed = ", ".join(map(str, axes))
-        return self.op("nn.reduce_sum", [x], kept, f"axes = array<i64: {listed}>")
+        return self.op("nn.reduce_sum", [x], kept, f"axes = array<i64: {listed}>",
+                       element=x.element)
 
     def attention(
         self,
@@ -183,4 +186,4 @@ class ProgramWriter:
         attrs = f"num_heads = {num_heads} : i64, head_dim = {head_dim} : i64"
         if causal:
             attrs += ", causal = true"
-        return self.op("nn.attention", [q, k, v], q.shape, attrs, mask=mask)
+        return self.op("nn.attention", [q, k, v], q.shape, attrs, element=q.element, mask=mask)

@@ -307,7 +307,7 @@ def bert_layer_ops(
     """One post-LN BERT encoder layer on ``x: [B, S, hidden]``; its weights become arguments."""
 
     def arg(name: str, shape: list[int]) -> Value:
-        return p.arg(f"{prefix}{name}", shape)
+        return p.arg(f"{prefix}{name}", shape, x.element)
 
     qkv = p.linear(x, arg("qkv_w", [hidden, 3 * hidden]), arg("qkv_b", [3 * hidden]))
     q, k, v = (p.narrow(qkv, 2, i * hidden, hidden) for i in range(3))
@@ -346,10 +346,12 @@ def bert_inits(layers: int, hidden: int, ffn: int) -> dict[str, Init]:
 
 
 def bert(batch: int, seq: int, layers: int = 1, hidden: int = 768, heads: int = 12,
-         ffn: int = 3072) -> ProgramWriter:
-    """``layers`` BERT-base encoder layers (post-LN, erf GELU, a ``[B, S]`` key mask)."""
-    p = ProgramWriter("bert")
-    x, mask = p.arg("hidden", [batch, seq, hidden]), p.arg("mask", [batch, seq])
+         ffn: int = 3072, element: str = "f32") -> ProgramWriter:
+    """``layers`` BERT-base encoder layers (post-LN, erf GELU, a ``[B, S]`` key mask); every
+    input, weight and result of `element` (f16/bf16: f32 accumulation inside each op)."""
+    p = ProgramWriter("bert" if element == "f32" else f"bert_{element}")
+    x = p.arg("hidden", [batch, seq, hidden], element)
+    mask = p.arg("mask", [batch, seq], element)
     for i in range(layers):
         prefix = f"l{i}_" if layers > 1 else ""
         x = bert_layer_ops(p, x, mask, prefix, hidden, heads, ffn)
@@ -357,32 +359,46 @@ def bert(batch: int, seq: int, layers: int = 1, hidden: int = 768, heads: int = 
     return p
 
 
-def llama(batch: int, seq: int, hidden: int = 768, heads: int = 12, ffn: int = 2048
-          ) -> ProgramWriter:
+def llama(batch: int, seq: int, hidden: int = 768, heads: int = 12, ffn: int = 2048,
+          element: str = "f32") -> ProgramWriter:
     """A Llama-style block: pre-RMSNorm causal attention (no biases, no rotary embedding) and a
-    SwiGLU FFN whose gate and up projections are one packed ``[E, 2F]`` matmul."""
-    p = ProgramWriter("llama")
-    x = p.arg("hidden", [batch, seq, hidden])
-    h = p.rms_norm(x, p.arg("norm1_g", [hidden]))
-    qkv = p.matmul(h, p.arg("qkv_w", [hidden, 3 * hidden]))
+    SwiGLU FFN whose gate and up projections are one packed ``[E, 2F]`` matmul; every input,
+    weight and result of `element` (f16/bf16: f32 accumulation inside each op)."""
+    p = ProgramWriter("llama" if element == "f32" else f"llama_{element}")
+    x = p.arg("hidden", [batch, seq, hidden], element)
+    h = p.rms_norm(x, p.arg("norm1_g", [hidden], element))
+    qkv = p.matmul(h, p.arg("qkv_w", [hidden, 3 * hidden], element))
     q, k, v = (p.narrow(qkv, 2, i * hidden, hidden) for i in range(3))
     ctx = p.attention(q, k, v, heads, causal=True)
-    r1 = p.add(x, p.matmul(ctx, p.arg("out_w", [hidden, hidden])))
-    h2 = p.rms_norm(r1, p.arg("norm2_g", [hidden]))
-    gate_up = p.matmul(h2, p.arg("gate_up_w", [hidden, 2 * ffn]))
+    r1 = p.add(x, p.matmul(ctx, p.arg("out_w", [hidden, hidden], element)))
+    h2 = p.rms_norm(r1, p.arg("norm2_g", [hidden], element))
+    gate_up = p.matmul(h2, p.arg("gate_up_w", [hidden, 2 * ffn], element))
     gate, up = p.narrow(gate_up, 2, 0, ffn), p.narrow(gate_up, 2, ffn, ffn)
-    down = p.matmul(p.mul(p.silu(gate), up), p.arg("down_w", [ffn, hidden]))
+    down = p.matmul(p.mul(p.silu(gate), up), p.arg("down_w", [ffn, hidden], element))
     p.ret(p.add(r1, down))
     return p
 
 
-LLAMA_INITS = {
-    "qkv_w": weight(768), "out_w": weight(768), "gate_up_w": weight(768),
-    "down_w": weight(2048), "norm1_g": GAMMA, "norm2_g": GAMMA,
-}
+def llama_inits(hidden: int, ffn: int) -> dict[str, Init]:
+    return {
+        "qkv_w": weight(hidden), "out_w": weight(hidden), "gate_up_w": weight(hidden),
+        "down_w": weight(ffn), "norm1_g": GAMMA, "norm2_g": GAMMA,
+    }
+
+
+LLAMA_INITS = llama_inits(768, 2048)
 
 
 # --- the table -------------------------------------------------------------------------------
+
+F16_LAYER_TOLERANCE = 5e-3
+BF16_LAYER_TOLERANCE = 4e-2
+"""``||out - ref|| / ||ref||`` accepted for a whole f16 / bf16 layer: the output's rounding
+(f16 2^-11, bf16 2^-8) times the few ops whose roundings differ between runners (the
+reference rounds each op's result, torch's fused kernels keep some in f32 and round others
+inside, e.g. the attention probabilities)."""
+HALF_LAYER_TOLERANCES = {"f16": F16_LAYER_TOLERANCE, "bf16": BF16_LAYER_TOLERANCE}
+
 
 
 def _workload(
@@ -430,11 +446,34 @@ def all_workloads() -> list[Workload]:
         _workload("6", "bert_b32", "BERT-base layer, B=32 S=128", lambda: bert(32, 128),
                   inits=bert_inits(1, 768, 3072), tolerance=1e-3, devices=("gpu",),
                   params=bert_params(1)),
+        # f16 layers: every input and weight f16, each op accumulating in f32 and rounding its
+        # result to f16 once, as the reference does (torch runs them in f16, on CUDA with its
+        # f16 kernels); the tolerance is a few f16 roundings of the output (2^-11) per op.
+        _workload("6", "bert_b1_f16", "BERT-base layer f16, B=1 S=128",
+                  lambda: bert(1, 128, element="f16"), inits=bert_inits(1, 768, 3072),
+                  element="f16", tolerance=F16_LAYER_TOLERANCE, params=bert_params(1)),
+        _workload("6", "bert_b32_f16", "BERT-base layer f16, B=32 S=128",
+                  lambda: bert(32, 128, element="f16"), inits=bert_inits(1, 768, 3072),
+                  element="f16", tolerance=F16_LAYER_TOLERANCE, devices=("gpu",),
+                  params=bert_params(1)),
+        _workload("6", "bert_b32_bf16", "BERT-base layer bf16, B=32 S=128",
+                  lambda: bert(32, 128, element="bf16"), inits=bert_inits(1, 768, 3072),
+                  element="bf16", tolerance=BF16_LAYER_TOLERANCE, devices=("gpu",),
+                  params=bert_params(1)),
         _workload("7", "llama_b1", "Llama block, B=1 S=128", lambda: llama(1, 128),
                   inits=LLAMA_INITS, tolerance=1e-3, params=tuple(LLAMA_INITS)),
         _workload("7", "llama_b32", "Llama block, B=32 S=128", lambda: llama(32, 128),
                   inits=LLAMA_INITS, tolerance=1e-3, devices=("gpu",),
                   params=tuple(LLAMA_INITS)),
+        _workload("7", "llama_b1_f16", "Llama block f16, B=1 S=128",
+                  lambda: llama(1, 128, element="f16"), inits=LLAMA_INITS, element="f16",
+                  tolerance=F16_LAYER_TOLERANCE, params=tuple(LLAMA_INITS)),
+        _workload("7", "llama_b32_f16", "Llama block f16, B=32 S=128",
+                  lambda: llama(32, 128, element="f16"), inits=LLAMA_INITS, element="f16",
+                  tolerance=F16_LAYER_TOLERANCE, devices=("gpu",), params=tuple(LLAMA_INITS)),
+        _workload("7", "llama_b32_bf16", "Llama block bf16, B=32 S=128",
+                  lambda: llama(32, 128, element="bf16"), inits=LLAMA_INITS, element="bf16",
+                  tolerance=BF16_LAYER_TOLERANCE, devices=("gpu",), params=tuple(LLAMA_INITS)),
         # Issue 13: numeric fusions written out in nn ops.
         _workload("13", "row_softmax", "exp(x-max)/sum(exp(x-max)), 6144x128",
                   lambda: row_softmax(6144, 128)),
@@ -477,6 +516,18 @@ def tiny_workloads() -> list[Workload]:
         _workload("t", "tiny_bert", "BERT layer, hidden 64, 4 heads, S=8",
                   lambda: bert(1, 8, hidden=64, heads=4, ffn=128),
                   inits=bert_inits(1, 64, 128), tolerance=1e-3, params=bert_params(1)),
+        *(_workload("t", f"tiny_bert_{element}", f"BERT layer {element}, hidden 64, 4 heads, S=8",
+                    lambda element=element: bert(1, 8, hidden=64, heads=4, ffn=128,
+                                                 element=element),
+                    inits=bert_inits(1, 64, 128), element=element, tolerance=tolerance,
+                    params=bert_params(1))
+          for element, tolerance in HALF_LAYER_TOLERANCES.items()),
+        *(_workload("t", f"tiny_llama_{element}", f"Llama block {element}, hidden 64, 4 heads, "
+                    "S=8", lambda element=element: llama(1, 8, hidden=64, heads=4, ffn=96,
+                                                         element=element),
+                    inits=llama_inits(64, 96), element=element, tolerance=tolerance,
+                    params=tuple(LLAMA_INITS))
+          for element, tolerance in HALF_LAYER_TOLERANCES.items()),
     ]
 
 

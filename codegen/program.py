@@ -258,7 +258,7 @@ class PlanBuilder:
 
     def wgmma_gemm(self, op: kernel.TemplateOp, name: str, transpose: KernelSource | None,
                    product: KernelSource) -> None:
-        """A ``gemm`` op on `gemm_wgmma`: the product of A and B, or (TF32, with `transpose`)
+        """A ``gemm`` op on `gemm_wgmma`: the product of A and B, or (with `transpose`)
         two launches: B ``[K, N]`` transposed into a buffer of its own, then the product
         reading A and that buffer."""
         lhs, rhs = (self.where[b] for b in op.inputs)

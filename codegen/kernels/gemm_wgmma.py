@@ -13,9 +13,10 @@ block of C, each warpgroup a 64 x 256 ``wgmma`` accumulator; K in steps of 128 b
 
 The Hopper-only instructions are PTX comments that carry their operands (`ptx_patch`), so the
 OpenCL C builds on any NVIDIA driver; `fusec.runtime.program_cache` patches the PTX before it
-runs. A ``gemm`` template's B is row-major ``[K, N]``: f16 and bf16 ``wgmma`` read it so
-(MN-major, `b_rows`); for TF32, which ``wgmma`` reads only K-major, `fusec.codegen.program`
-launches `transpose` first, into a ``[N, K]`` buffer of its own.
+runs. A ``gemm`` template's B is row-major ``[K, N]``: the bf16 kernel reads it so
+(MN-major, `b_rows`); for TF32, which ``wgmma`` reads only K-major, and f16, whose MN-major
+kernel was slower (`ROW_MAJOR_B`), `fusec.codegen.program` launches `transpose` first, into
+a ``[N, K]`` buffer of its own.
 
 Only whole tiles (`fits`): M a multiple of 128, N of 256, K of `block_k`, one product (no
 batch of B), the identity epilogue, C in the operands' type; `gemm_plan` returns None for the
@@ -56,9 +57,13 @@ each 128 bytes of 64 columns)."""
 MN_DESCRIPTOR_FIELDS = ((B_BLOCK_BYTES >> 4) << 16) | ((1024 >> 4) << 32) | (1 << 62)
 """An MN-major swizzled B (CUTLASS's canonical ``((64, n), (8, k))`` layout): LBO the stride
 between 64-column blocks, SBO between groups of 8 rows of K (1024 bytes), 128-byte swizzle."""
-ROW_MAJOR_B = ("f16", "bf16")
-"""The types whose ``wgmma`` reads B as it is stored, ``[K, N]`` row-major (MN-major, the
-transpose immediate set): no transpose launch. TF32 takes K-major operands only."""
+MN_MAJOR_B = ("f16", "bf16")
+"""The types whose ``wgmma`` can read B as it is stored, ``[K, N]`` row-major (MN-major, the
+transpose immediate set; `gemm_wgmma`'s `b_rows`). TF32 takes K-major operands only."""
+ROW_MAJOR_B = ("bf16",)
+"""The types whose products do read B so, without a transpose launch (`gemm_plan`). Not f16:
+on the H200 its MN-major kernel took 0.234 ms at 4096^3 against 0.187 K-major (bf16: 0.192 and
+0.190; bench/results/h200-2026-11-25-s4-wgmma-fusec-3.log), more than the transpose's 0.042."""
 STAGE_BYTES = (BLOCK_M + BLOCK_N) * ROW_BYTES
 LOCAL_BYTES = STAGES * STAGE_BYTES
 
@@ -104,8 +109,8 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
               allow_tf32: bool, out_dtype: str, split_k: int,
               ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` template's product where `why_not` finds nothing against it: (`transpose`
-    of B into ``[N, K]`` or None, `gemm_wgmma`); else None. f16 and bf16 read B ``[K, N]`` as
-    it is (`ROW_MAJOR_B`), TF32 after the transpose. Both kernels are named `name` (the plan
+    of B into ``[N, K]`` or None, `gemm_wgmma`); else None. bf16 reads B ``[K, N]`` as it is
+    (`ROW_MAJOR_B`), the others after the transpose. Both kernels are named `name` (the plan
     builder names them apart)."""
     if why_not(device_info, batch, m, n, k, rhs_batched, epilogue, dtype, allow_tf32,
                out_dtype, split_k) is not None:
@@ -161,7 +166,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     if not fits(dtype, 1, m, n, k):
         raise ValueError(f"kernel '{name}': {m}x{n}x{k} {dtype} is not whole "
                          f"{BLOCK_M}x{BLOCK_N}x{block_k(dtype)} wgmma tiles")
-    if b_rows and dtype not in ROW_MAJOR_B:
+    if b_rows and dtype not in MN_MAJOR_B:
         raise ValueError(f"kernel '{name}': wgmma reads {dtype} B only K-major")
     storage = half.STORAGE[dtype]
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs" if b_rows else "rhs_t", "in", storage),

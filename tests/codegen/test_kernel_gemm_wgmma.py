@@ -126,8 +126,8 @@ def test_only_whole_tiles_with_the_identity_on_a_wgmma_device_take_it():
     assert reason(128, 256, 64, out="f32") == "the result is cast"
     assert "batch" in reason(128, 256, 64, batch=2, batched=True)
     assert "batch" in reason(128, 256, 64, split=2)
-    plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "f16", False,
-                     "f16", 1)
+    plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "bf16", False,
+                     "bf16", 1)
     assert plan is not None and plan[0] is None and "rhs" in plan[1].source
     plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "f32", True,
                      "f32", 1)
@@ -151,11 +151,11 @@ def plan_of(m, n, k, dtype, info, **kw):
 
 
 @pytest.mark.parametrize(("m", "n", "k", "dtype", "tf32", "launches", "wgmma"), [
-    (256, 512, 128, "f16", False, 1, True), (256, 512, 128, "bf16", False, 1, True),
+    (256, 512, 128, "f16", False, 2, True), (256, 512, 128, "bf16", False, 1, True),
     (256, 512, 128, "f32", True, 2, True), (256, 512, 128, "f32", False, 1, False),
     (250, 512, 128, "f16", False, 1, False), (1, 256, 64, "f16", False, 1, False),
 ])
-def test_the_plan_runs_wgmma_for_whole_tiles_tf32_after_a_transpose(m, n, k, dtype, tf32,
+def test_the_plan_runs_wgmma_for_whole_tiles_f16_and_tf32_after_a_transpose(m, n, k, dtype, tf32,
                                                                      launches, wgmma):
     plan = plan_of(m, n, k, dtype, NVIDIA_H, allow_tf32=tf32)
     assert len(plan.launches) == launches

@@ -41,7 +41,8 @@ class Tensor:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+        size = 2 if self.dtype == "bfloat16" else np.dtype(self.dtype).itemsize  # no numpy bf16
+        return int(np.prod(self.shape, dtype=np.int64)) * size
 
 
 @dataclass(frozen=True)

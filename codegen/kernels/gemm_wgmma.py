@@ -105,28 +105,39 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
 
 def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
     """``dst[c, r] = src[r, c]`` for a ``rows x cols`` row-major matrix of 2- or 4-byte
-    elements (copied as they are), through 32 x 32 tiles in local memory (one padding column keeps
-    the column reads free of bank conflicts)."""
+    elements (rows a multiple of 32, cols of 64, as `fits` makes K and N), through 32 x 64
+    tiles in local memory: 256 threads read rows as 4-element vectors (16 lanes a 64-element
+    row), and write the tile's columns as 4-element vectors of rows of ``dst`` (8 lanes one
+    32-element row); one padding element per tile row spreads the column reads over the
+    banks."""
+    if rows % 32 or cols % 64:
+        raise ValueError(f"kernel '{name}': transposes {rows}x{cols}: rows must be a multiple "
+                         "of 32 and columns of 64")
     element = "float" if element_bytes(dtype) == 4 else "ushort"
     args = (KernelArg("src", "in", element), KernelArg("dst", "out", element))
-    attribute = "__attribute__((reqd_work_group_size(32, 8, 1)))"
-    body = f"""    __local {element} tile[32][33];
-    const int tx = get_local_id(0), ty = get_local_id(1);
-    const int c0 = get_group_id(0) * 32, r0 = get_group_id(1) * 32;
-    for (int i = ty; i < 32; i += 8) {{
-        const int r = r0 + i, c = c0 + tx;
-        if (r < {rows} && c < {cols}) tile[i][tx] = src[(size_t)r * {cols} + c];
+    attribute = "__attribute__((reqd_work_group_size(256, 1, 1)))"
+    body = f"""    __local {element} tile[32][65];
+    const int t = get_local_id(0);
+    const int c0 = get_group_id(0) * 64, r0 = get_group_id(1) * 32;
+    #pragma unroll
+    for (int i = 0; i < 2; ++i) {{
+        const int idx = t + 256 * i, r = idx >> 4, q = idx & 15;
+        const {element}4 v = vload4(0, src + (size_t)(r0 + r) * {cols} + c0 + 4 * q);
+        tile[r][4 * q] = v.s0; tile[r][4 * q + 1] = v.s1;
+        tile[r][4 * q + 2] = v.s2; tile[r][4 * q + 3] = v.s3;
     }}
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = ty; i < 32; i += 8) {{
-        const int c = c0 + i, r = r0 + tx;
-        if (r < {rows} && c < {cols}) dst[(size_t)c * {rows} + r] = tile[tx][i];
+    #pragma unroll
+    for (int i = 0; i < 2; ++i) {{
+        const int idx = t + 256 * i, c = idx >> 3, q = idx & 7;
+        const {element}4 v = ({element}4)(tile[4 * q][c], tile[4 * q + 1][c],
+                                          tile[4 * q + 2][c], tile[4 * q + 3][c]);
+        vstore4(v, 0, dst + (size_t)(c0 + c) * {rows} + r0 + 4 * q);
     }}
 """
     source = (f"// {name}: transpose of a [{rows}x{cols}] matrix of {dtype}, for wgmma\n"
               f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n")
-    groups = (-(-cols // 32), -(-rows // 32))
-    return KernelSource(name, source, args, (groups[0] * 32, groups[1] * 8), (32, 8))
+    return KernelSource(name, source, args, (cols // 64 * 256, rows // 32), (256, 1))
 
 
 def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str) -> KernelSource:

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from fusec.dialects import fused, kernel
+from fusec.dialects.common import FLOAT_TYPES
 from fusec.lowering.generated_ops import shape_of
 from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError
 from fusec.lowering.template_ops import gemm
@@ -67,9 +68,15 @@ def extra_index(
 def epilogue_block(op: fused.MatmulEpilogueOp, buffers: Sequence[SSAValue]) -> Block:
     """The gemm epilogue computing ``op``'s body from the accumulator and the extras."""
     out = shape_of(op.result)
-    # The accumulator has the product's type; the result may be another (a cast at the end).
-    block = kernel.epilogue_block(op.x.type.element_type, [b.type for b in buffers])  # type: ignore[attr-defined]
+    # The accumulator is f32; a 16-bit product is rounded to its type first, as the unfused
+    # matmul would store it. The result may be of another type (a cast at the end).
+    block = kernel.epilogue_block(f32, [b.type for b in buffers])
     acc, row, col, *extras = block.args
+    product = op.x.type.element_type  # type: ignore[attr-defined]
+    if product != f32:
+        rounded = arith.TruncFOp(acc, product)
+        block.add_op(rounded)
+        acc = rounded.result
     mapping: dict[SSAValue, SSAValue] = {op.body.block.args[0]: acc}
     for arg, buffer, value in zip(op.body.block.args[1:], extras, op.extras, strict=True):
         mtype = buffer.type
@@ -92,18 +99,19 @@ def epilogue_block(op: fused.MatmulEpilogueOp, buffers: Sequence[SSAValue]) -> B
     return block
 
 
-def require_f32(op: Operation, values: Sequence[SSAValue]) -> None:
-    """The product is f32 (the extras and the result may be of any type the body reads and
-    yields: f32, f16, bf16, i32, i8, i1)."""
+def require_float(op: Operation, values: Sequence[SSAValue]) -> None:
+    """The product is f32, f16 or bf16 (the extras and the result may be of any type the body
+    reads and yields: f32, f16, bf16, i32, i8, i1)."""
     for v in values:
         t = v.type
-        if isinstance(t, TensorType) and t.element_type != f32:
-            raise LoweringError(f"the '{op.name}' epilogue computes on f32 only, got {t}")
+        if isinstance(t, TensorType) and t.element_type not in FLOAT_TYPES:
+            raise LoweringError(f"the '{op.name}' epilogue computes on f32, f16 or bf16 "
+                                f"products only, got {t}")
 
 
 def lower_matmul_epilogue(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.MatmulEpilogueOp)
-    require_f32(op, [op.x, op.w])
+    require_float(op, [op.x, op.w])
     buffers = [lo.buffer(v) for v in op.extras]
     block = epilogue_block(op, buffers)
     return [gemm(lo, op.x, op.w, op.result.type, custom=(block, buffers))]

@@ -399,13 +399,7 @@ def lower_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.AttentionOp)
     require_float(op, [op.q, op.k, op.v])
     if dtype_of(op.q) != "f32":
-        return [through_f32(lo, [op.q, op.k, op.v, op.mask], op.result.type, lambda q, k, v, m: (
-            attention(lo, (lo.buffer(q), shape_of(q)[-1], 0), (lo.buffer(k), shape_of(k)[-1], 0),
-                      (lo.buffer(v), shape_of(v)[-1], 0), lo.buffer(m) if m is not None else None,
-                      (shape_of(op.q), shape_of(op.k)), int_prop(op, "num_heads"),
-                      int_prop(op, "head_dim"), op.scale_value(), bool_prop(op, "causal"),
-                      TensorType(f32, shape_of(op.q)))
-        ))]
+        return [half_attention(lo, op)]
     q, k, v = (heads_operand(lo, x) for x in (op.q, op.k, op.v))
     mask = lo.buffer(op.mask) if op.mask is not None else None
     return [attention(
@@ -413,6 +407,34 @@ def lower_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
         int_prop(op, "num_heads"), int_prop(op, "head_dim"), op.scale_value(),
         bool_prop(op, "causal"), op.result.type,
     )]
+
+
+def half_attention(lo: FunctionLowering, op: nn.AttentionOp) -> SSAValue:
+    """``op`` on f16/bf16 operands: the attention template on float32 copies, its result
+    rounded back. Slices of one packed q/k/v tensor (``nn.narrow`` read in place) share one
+    float32 copy of that tensor, read with its stride and offsets, instead of a slice copy and a
+    conversion each."""
+    wide: dict[SSAValue, SSAValue] = {}
+
+    def operand(value: SSAValue) -> tuple[SSAValue, int, int]:
+        owner = value.owner
+        source, offset = value, 0
+        if isinstance(owner, nn.NarrowOp) and value in lo.deferred:
+            source, offset = owner.input, int_prop(owner, "start")
+        if source not in wide:
+            wide[source] = lo.buffer(converted(lo, source, f32))
+        return wide[source], shape_of(source)[-1], offset
+
+    q, k, v = (operand(x) for x in (op.q, op.k, op.v))
+    mask = None
+    if op.mask is not None:
+        mask = lo.buffer(converted(lo, op.mask, f32) if dtype_of_any(op.mask) in HALF_TYPES
+                         else op.mask)
+    shape = shape_of(op.q)
+    ctx = attention(lo, q, k, v, mask, (shape, shape_of(op.k)), int_prop(op, "num_heads"),
+                    int_prop(op, "head_dim"), op.scale_value(), bool_prop(op, "causal"),
+                    TensorType(f32, shape))
+    return lo.buffer(converted(lo, lo.stand_in(ctx, shape), dtype_of_any(op.result)))
 
 
 def attention_block(

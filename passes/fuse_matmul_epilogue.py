@@ -10,12 +10,14 @@ activation become the first body ops) or a ``fused.matmul_epilogue`` (which abso
 consumers the same way, to a fixpoint).
 
 Preconditions: the product is read only by the consumer (perhaps more than once; a returned
-or shared product stays materialised); the product is f32; the consumer's result has the
+or shared product stays materialised); the product is a float (f32, or f16/bf16 of f16/bf16
+operands: the GEMM accumulates in f32 and the epilogue rounds the accumulator to the product's
+type first, as the unfused matmul stores it); the consumer's result has the
 product's shape (and any element type: a cast to f16, bf16, i8 or i32 at the end is stored by
 the GEMM, extras of any type are read in their own), so every other input of the consumer
 broadcasts to the product's shape (an extra of the epilogue); the body stays within
 ``max-steps`` scalar steps and ``max-inputs`` extras. A product that already ends in a cast
-(not f32) takes no further consumers.
+(another type than its operands') takes no further consumers.
 
 Before::
 
@@ -47,13 +49,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from fusec.dialects import fused, nn
-from fusec.dialects.common import CAST_TYPES, str_prop
+from fusec.dialects.common import CAST_TYPES, FLOAT_TYPES, str_prop
 from fusec.dialects.decompositions import ACTIVATION_OPS
 from fusec.dialects.scalar_ops import build_scalar
 from fusec.passes._elementwise import (
@@ -75,15 +77,23 @@ Product = nn.MatmulOp | fused.MatmulBiasActOp | fused.MatmulEpilogueOp
 
 
 def product_of(op: Operation) -> tuple[Product, SSAValue] | None:
-    """The matmul (of f32) whose product ``op`` reads and no other op does, and that product."""
+    """The float matmul whose product ``op`` reads and no other op does, and that product
+    (of its operands' type: one whose epilogue ends in a cast is not taken)."""
     for value in dict.fromkeys(op.operands):
         prod = producer(value)
         if not isinstance(prod, Product) or sole_user(value) is not op:
             continue
         t = value.type
-        if isinstance(t, TensorType) and t.element_type == f32:
+        if (isinstance(t, TensorType) and t.element_type in FLOAT_TYPES
+                and t.element_type == element_of(operands_of(prod)[0])):
             return prod, value
     return None
+
+
+def element_of(value: SSAValue) -> Attribute:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.element_type
 
 
 def body_of(prod: Product) -> tuple[Block, list[SSAValue], SSAValue]:
@@ -97,10 +107,10 @@ def body_of(prod: Product) -> tuple[Block, list[SSAValue], SSAValue]:
         block.erase_op(term)
         return block, list(prod.extras), value
     if isinstance(prod, nn.MatmulOp):
-        block = Block(arg_types=[f32])
+        block = Block(arg_types=[element_of(prod.lhs)])
         return block, [], block.args[0]
     bias = prod.bias
-    block = Block(arg_types=[f32, bias.type.element_type])  # type: ignore[attr-defined]
+    block = Block(arg_types=[element_of(prod.x), element_of(bias)])
     add = arith.AddfOp(block.args[0], block.args[1])
     block.add_op(add)
     value: SSAValue = add.result
@@ -155,7 +165,7 @@ class FuseIntoEpilogue(RewritePattern):
         if not may_fuse(PASS, op, "fused.matmul_epilogue"):
             return
         block, old_extras, yielded = body_of(prod)
-        placeholder = Block(arg_types=[f32]).args[0]
+        placeholder = Block(arg_types=[element_of(value)]).args[0]
         builder = BodyBuilder(block, [placeholder, *old_extras])
         builder.scalar[value] = yielded
         result = builder.add(op)

@@ -120,3 +120,21 @@ func.func @one_at_a_time(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x
 // ALONE-LABEL: func.func @one_at_a_time
 // ALONE-NEXT:    fused.matmul_epilogue %a, %b, %c
 // ALONE-NOT:     nn.
+
+// -----
+
+// A 16-bit product fuses as an f32 one: the body's accumulator has the product's type (the
+// GEMM rounds its f32 sum to it first, as the unfused matmul stores it).
+// CHECK-LABEL: func.func @half_residual
+// CHECK-NEXT:    %[[Y:.*]] = fused.matmul_epilogue %a, %b, %r : (tensor<4x8xbf16>, tensor<8x4xbf16>, tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+// CHECK-NEXT:    ^{{.*}}(%[[P:.*]]: bf16, %[[R:.*]]: bf16):
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[R]], %[[P]] : bf16
+// CHECK-NEXT:      fused.yield %[[S]] : bf16
+// UNFUSE-LABEL: func.func @half_residual
+// UNFUSE-NEXT:    %[[P:.*]] = nn.matmul %a, %b : tensor<4x8xbf16>, tensor<8x4xbf16> -> tensor<4x4xbf16>
+// UNFUSE-NEXT:    nn.add %r, %[[P]] : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16>
+func.func @half_residual(%a: tensor<4x8xbf16>, %b: tensor<8x4xbf16>, %r: tensor<4x4xbf16>) -> tensor<4x4xbf16> {
+  %p = nn.matmul %a, %b : tensor<4x8xbf16>, tensor<8x4xbf16> -> tensor<4x4xbf16>
+  %y = nn.add %r, %p : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16>
+  func.return %y : tensor<4x4xbf16>
+}

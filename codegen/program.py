@@ -256,20 +256,23 @@ class PlanBuilder:
                        src.local_size, file_line_cols(op.location))
         )
 
-    def wgmma_gemm(self, op: kernel.TemplateOp, name: str, transpose: KernelSource,
+    def wgmma_gemm(self, op: kernel.TemplateOp, name: str, transpose: KernelSource | None,
                    product: KernelSource) -> None:
-        """A ``gemm`` op as two launches (`gemm_wgmma`): its B ``[K, N]`` transposed into a
-        buffer of its own, then the product reading A and that buffer."""
+        """A ``gemm`` op on `gemm_wgmma`: the product of A and B, or (with `transpose`)
+        two launches: B ``[K, N]`` transposed into a buffer of its own, then the product
+        reading A and that buffer."""
         lhs, rhs = (self.where[b] for b in op.inputs)
         (out,) = (self.where[b] for b in op.outputs)
-        rhs_t = self.new_buffer(BufferSpec(self.buffers[rhs].nbytes, "intermediate",
-                                           f"{name} B transposed"))
         places = file_line_cols(op.location)
-        transposed = self.add_kernel(f"{name}_bt", transpose.source)
-        self.launches.append(LaunchSpec(transposed, (rhs, rhs_t), transpose.global_size,
-                                        transpose.local_size, places))
+        if transpose is not None:
+            rhs_t = self.new_buffer(BufferSpec(self.buffers[rhs].nbytes, "intermediate",
+                                               f"{name} B transposed"))
+            transposed = self.add_kernel(f"{name}_bt", transpose.source)
+            self.launches.append(LaunchSpec(transposed, (rhs, rhs_t), transpose.global_size,
+                                            transpose.local_size, places))
+            rhs = rhs_t
         kernel_name = self.add_kernel(name, product.source)
-        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs_t, out), product.global_size,
+        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs, out), product.global_size,
                                         product.local_size, places))
 
 

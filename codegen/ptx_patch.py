@@ -7,9 +7,10 @@ comments that carry their operands instead (the compiler puts the real register 
 - ``// FUSEC_WGMMA_INIT <n>``: the kernel's ``n`` float32 accumulators, declared here as PTX
   registers ``%acc<n>`` of the entry and zeroed (never OpenCL C floats: a C float tied to the
   asm makes ptxas serialize the ``wgmma``s, C7514);
-- ``// FUSEC_WGMMA_STEP <shape.types> <slices> <step> <wait> %rdA, %rdB``: ``wgmma.fence``,
-  `slices` ``wgmma.mma_async`` whose descriptors advance by `step` 16-byte units each, a commit
-  and ``wgmma.wait_group <wait>``;
+- ``// FUSEC_WGMMA_STEP <shape.types> <slices> <step_a> <step_b> <trans_b> <wait> %rdA, %rdB``:
+  ``wgmma.fence``, `slices` ``wgmma.mma_async`` whose descriptors advance by `step_a` and
+  `step_b` 16-byte units each (B read MN-major where `trans_b` is 1: 16-bit types only), a
+  commit and ``wgmma.wait_group <wait>``;
 - ``// FUSEC_WGMMA_DONE <n> %f1, ..., %fn``: ``wgmma.wait_group 0`` and the accumulators moved
   into the C floats;
 - ``// FUSEC_FENCE_PROXY_ASYNC``: ``fence.proxy.async.shared::cta`` (``cp.async`` writes seen by
@@ -27,14 +28,14 @@ from __future__ import annotations
 
 import re
 
-PATCH_VERSION = 1
+PATCH_VERSION = 2
 
 MARK = "FUSEC_WGMMA_STEP"
 """A source holding this needs `patch` before it can run."""
 
 FENCE = "// FUSEC_FENCE_PROXY_ASYNC"
 INIT = re.compile(r"^[ \t]*// FUSEC_WGMMA_INIT (\d+)[ \t]*$", re.M)
-STEP = re.compile(r"^[ \t]*// FUSEC_WGMMA_STEP (\S+) (\d+) (\d+) (\d+) (.*)$", re.M)
+STEP = re.compile(r"^[ \t]*// FUSEC_WGMMA_STEP (\S+) (\d+) (\d+) (\d+) ([01]) (\d+) (.*)$", re.M)
 DONE = re.compile(r"^[ \t]*// FUSEC_WGMMA_DONE (\d+) (.*)$", re.M)
 ENTRY = re.compile(r"^(?:\.visible[ \t]+|\.weak[ \t]+)?\.entry[ \t]", re.M)
 KINDS = ("f32.f16.f16", "f32.bf16.bf16", "f32.tf32.tf32")
@@ -107,24 +108,27 @@ def _patch_entry(text: str) -> str:
             f"mov.f32 {o}, {a};" for o, a in zip(outs, accs, strict=True))
 
     def step(match: re.Match[str]) -> str:
-        instruction, slices, units, wait = (match.group(1), int(match.group(2)),
-                                            int(match.group(3)), int(match.group(4)))
+        instruction = match.group(1)
+        slices, step_a, step_b, trans_b, wait = (int(match.group(i)) for i in range(2, 7))
         shape = SHAPE.fullmatch(instruction)
         if shape is None or shape.group(3) not in KINDS:
             raise PtxPatchError(f"unknown wgmma instruction '{instruction}'")
         if int(shape.group(1)) // 2 != n:
             raise PtxPatchError(f"'{instruction}' needs {int(shape.group(1)) // 2} "
                                 f"accumulators, the entry declares {n}")
-        regs = [r.strip() for r in match.group(5).split(",")]
+        regs = [r.strip() for r in match.group(7).split(",")]
         if len(regs) != 2 or wait not in (0, 1):
             raise PtxPatchError(f"a step needs two descriptors and wait 0 or 1: {match.group(0)}")
         da, db = regs
         d = "{" + ", ".join(accs) + "}"
-        trans = "" if shape.group(3) == "f32.tf32.tf32" else ", 0, 0"  # tf32: K-major only
+        tf32 = shape.group(3) == "f32.tf32.tf32"
+        if tf32 and trans_b:
+            raise PtxPatchError("wgmma reads tf32 B only K-major")
+        trans = "" if tf32 else f", 0, {trans_b}"  # tf32 has no transpose immediates
         lines = ["{ .reg .pred p; .reg .u32 one; .reg .b64 xa, xb;",
                  "mov.u32 one, 1; setp.ne.u32 p, one, 0;", "wgmma.fence.sync.aligned;"]
         for j in range(slices):
-            lines.append(f"add.s64 xa, {da}, {units * j}; add.s64 xb, {db}, {units * j};")
+            lines.append(f"add.s64 xa, {da}, {step_a * j}; add.s64 xb, {db}, {step_b * j};")
             lines.append(f"wgmma.mma_async.sync.aligned.{instruction} {d}, xa, xb, p, 1, 1"
                          f"{trans};")
         lines += ["wgmma.commit_group.sync.aligned;", f"wgmma.wait_group.sync.aligned {wait}; }}"]

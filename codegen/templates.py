@@ -145,9 +145,10 @@ def epilogue_is_identity(op: kernel.TemplateOp) -> bool:
 
 
 def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
-                           ) -> tuple[KernelSource, KernelSource] | None:
+                           ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` op that takes the Hopper kernel on `device` (`gemm_wgmma.gemm_plan`):
-    the transpose of its B into a ``[N, K]`` buffer and the product reading that; else None."""
+    the transpose of its B into a ``[N, K]`` buffer (None where the kernel reads B as it is)
+    and the product; else None."""
     if op.template.data != "gemm" or device is None or not device.wgmma:
         return None
     p = Params(op)

@@ -13,9 +13,10 @@ block of C, each warpgroup a 64 x 256 ``wgmma`` accumulator; K in steps of 128 b
 
 The Hopper-only instructions are PTX comments that carry their operands (`ptx_patch`), so the
 OpenCL C builds on any NVIDIA driver; `fusec.runtime.program_cache` patches the PTX before it
-runs. `fusec.codegen.program` launches `transpose` first where B is row-major ``[K, N]`` (a
-``gemm`` template's B), into a ``[N, K]`` buffer of its own: ``wgmma`` reads TF32 only
-K-major, and the 16-bit operands' transposed layout was never checked on a card.
+runs. A ``gemm`` template's B is row-major ``[K, N]``: the bf16 kernel reads it so
+(MN-major, `b_rows`); for TF32, which ``wgmma`` reads only K-major, and f16, whose MN-major
+kernel was slower (`ROW_MAJOR_B`), `fusec.codegen.program` launches `transpose` first, into
+a ``[N, K]`` buffer of its own.
 
 Only whole tiles (`fits`): M a multiple of 128, N of 256, K of `block_k`, one product (no
 batch of B), the identity epilogue, C in the operands' type; `gemm_plan` returns None for the
@@ -50,6 +51,19 @@ INSTRUCTIONS = {"f16": "m64n256k16.f32.f16.f16", "bf16": "m64n256k16.f32.bf16.bf
 DESCRIPTOR_FIELDS = (1 << 16) | ((1024 >> 4) << 32) | (1 << 62)
 """Descriptor bits besides the start address: LBO 1 (unused for K-major swizzled tiles), SBO
 1024 bytes (8 rows of 128), layout type 1 (128-byte swizzle)."""
+B_BLOCK_BYTES = 64 * ROW_BYTES
+"""Row-major B (`b_rows`): the bytes of one 64-column block of a stage's B tile (64 rows of K,
+each 128 bytes of 64 columns)."""
+MN_DESCRIPTOR_FIELDS = ((B_BLOCK_BYTES >> 4) << 16) | ((1024 >> 4) << 32) | (1 << 62)
+"""An MN-major swizzled B (CUTLASS's canonical ``((64, n), (8, k))`` layout): LBO the stride
+between 64-column blocks, SBO between groups of 8 rows of K (1024 bytes), 128-byte swizzle."""
+MN_MAJOR_B = ("f16", "bf16")
+"""The types whose ``wgmma`` can read B as it is stored, ``[K, N]`` row-major (MN-major, the
+transpose immediate set; `gemm_wgmma`'s `b_rows`). TF32 takes K-major operands only."""
+ROW_MAJOR_B = ("bf16",)
+"""The types whose products do read B so, without a transpose launch (`gemm_plan`). Not f16:
+on the H200 its MN-major kernel took 0.234 ms at 4096^3 against 0.187 K-major (bf16: 0.192 and
+0.190; bench/results/h200-2026-11-25-s4-wgmma-fusec-3.log), more than the transpose's 0.042."""
 STAGE_BYTES = (BLOCK_M + BLOCK_N) * ROW_BYTES
 LOCAL_BYTES = STAGES * STAGE_BYTES
 
@@ -93,13 +107,16 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
 def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
               epilogue: Epilogue, device_info: DeviceInfo | None, dtype: str,
               allow_tf32: bool, out_dtype: str, split_k: int,
-              ) -> tuple[KernelSource, KernelSource] | None:
-    """(`transpose` of B into ``[N, K]``, `gemm_wgmma` reading it) for a ``gemm`` template's
-    product where `why_not` finds nothing against it, else None. Both kernels are named
-    `name` (the plan builder names them apart)."""
+              ) -> tuple[KernelSource | None, KernelSource] | None:
+    """For a ``gemm`` template's product where `why_not` finds nothing against it: (`transpose`
+    of B into ``[N, K]`` or None, `gemm_wgmma`); else None. bf16 reads B ``[K, N]`` as it is
+    (`ROW_MAJOR_B`), the others after the transpose. Both kernels are named `name` (the plan
+    builder names them apart)."""
     if why_not(device_info, batch, m, n, k, rhs_batched, epilogue, dtype, allow_tf32,
                out_dtype, split_k) is not None:
         return None
+    if dtype in ROW_MAJOR_B:
+        return None, gemm_wgmma(name, m, n, k, dtype, b_rows=True)
     return transpose(name, k, n, dtype), gemm_wgmma(name, m, n, k, dtype)
 
 
@@ -140,31 +157,41 @@ def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
     return KernelSource(name, source, args, (cols // 64 * 256, rows // 32), (256, 1))
 
 
-def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str) -> KernelSource:
+def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
+               b_rows: bool = False) -> KernelSource:
     """``out[M, N] = lhs[M, K] @ rhs_t[N, K].T``, in `dtype` (f16, bf16; f32 as TF32 with a
-    float32 C); the sizes must be whole tiles (`fits`)."""
+    float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
+    row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
+    A) and read MN-major. The sizes must be whole tiles (`fits`)."""
     if not fits(dtype, 1, m, n, k):
         raise ValueError(f"kernel '{name}': {m}x{n}x{k} {dtype} is not whole "
                          f"{BLOCK_M}x{BLOCK_N}x{block_k(dtype)} wgmma tiles")
+    if b_rows and dtype not in MN_MAJOR_B:
+        raise ValueError(f"kernel '{name}': wgmma reads {dtype} B only K-major")
     storage = half.STORAGE[dtype]
-    args = (KernelArg("lhs", "in", storage), KernelArg("rhs_t", "in", storage),
+    args = (KernelArg("lhs", "in", storage), KernelArg("rhs" if b_rows else "rhs_t", "in", storage),
             KernelArg("out", "out", storage))
     attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
-    source = (f"// {name}: [{m}x{k}] @ [{n}x{k}].T on wgmma, {dtype}, "
+    shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
+    source = (f"// {name}: {shape} on wgmma, {dtype}, "
               f"{BLOCK_M}x{BLOCK_N} blocks, {STAGES} stages\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
-              + _load_stage(name, k, dtype)
-              + f"{kernel_signature(name, args, attribute)}\n{{\n{_body(name, m, n, k, dtype)}}}\n")
+              + _load_stage(name, n, k, dtype, b_rows)
+              + f"{kernel_signature(name, args, attribute)}\n{{\n"
+              + f"{_body(name, m, n, k, dtype, b_rows)}}}\n")
     groups = (m // BLOCK_M) * (n // BLOCK_N)
     return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
 
 
-def _load_stage(name: str, k: int, dtype: str) -> str:
+def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool) -> str:
     """``<name>_load_stage``: thread ``t``'s 16-byte ``cp.async`` copies of the A (128 rows)
     and B (256 rows) tiles of K step ``kt`` into the stage at ``slot``; thread ``idx`` of a
     part takes row ``idx / 8``, chunk ``idx % 8`` (a warp reads 4 whole 128-byte rows) and
-    writes it at ``128 r + 16 (c ^ r % 8)``."""
+    writes it at ``128 r + 16 (c ^ r % 8)``. With `b_rows` B's tile is 64 rows of K by 256
+    columns: thread ``idx`` takes column block ``idx / 512``, its row ``idx / 8 % 64`` and
+    chunk ``idx % 8``, at ``8192 block + 128 r + 16 (c ^ r % 8)`` (again 4 whole 128-byte
+    rows a warp)."""
     eb = element_bytes(dtype)
     per_chunk = 16 // eb
 
@@ -179,20 +206,36 @@ def _load_stage(name: str, k: int, dtype: str) -> str:
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
     }}"""
 
+    b_part = part(BLOCK_N, "b_glob", BLOCK_M * ROW_BYTES)
+    if b_rows:
+        b_part = f"""
+    #pragma unroll
+    for (int i = 0; i < {BLOCK_N * 8 // THREADS}; ++i) {{
+        const int idx = t + i * {THREADS};
+        const int j = idx >> 9, r = (idx >> 3) & 63, c = idx & 7;
+        const uint dst = slot + {BLOCK_M * ROW_BYTES} + j * {B_BLOCK_BYTES} + r * 128
+            + ((c ^ (r & 7)) << 4);
+        const ulong g = b_glob
+            + ((ulong)(kt * {block_k(dtype)} + r) * {n} + j * 64 + c * {per_chunk}) * {eb};
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
+    }}"""
     return (f"inline void {name}_load_stage(const ulong a_glob, const ulong b_glob, const int kt, "
             f"const uint slot, const int t) {{"
-            f"{part(BLOCK_M, 'a_glob', 0)}{part(BLOCK_N, 'b_glob', BLOCK_M * ROW_BYTES)}\n}}\n")
+            f"{part(BLOCK_M, 'a_glob', 0)}{b_part}\n}}\n")
 
 
-def _body(name: str, m: int, n: int, k: int, dtype: str) -> str:
+def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool) -> str:
     eb = element_bytes(dtype)
     n_acc = BLOCK_N // 2
     accs = [f"d{i}" for i in range(n_acc)]
     names = ", ".join(f"%{i}" for i in range(n_acc))
     outs = ", ".join(f'"=f"({a})' for a in accs)
     slices = block_k(dtype) // (32 // eb)
-    step = (f'asm volatile("// FUSEC_WGMMA_STEP {INSTRUCTIONS[dtype]} {slices} 2 1 %0, %1" '
-            ':: "l"(da), "l"(db) : "memory");')
+    # a k slice is 32 bytes further along a K-major row, two 8-row groups (2048 bytes) further
+    # down an MN-major B; the transpose immediate of B says which
+    b_step, b_trans = (128, 1) if b_rows else (2, 0)
+    step = (f'asm volatile("// FUSEC_WGMMA_STEP {INSTRUCTIONS[dtype]} {slices} 2 {b_step} '
+            f'{b_trans} 1 %0, %1" :: "l"(da), "l"(db) : "memory");')
     # C staging: each warpgroup's 64 x 256 tile in rows padded so that the lanes' pair stores
     # (8 rows x 4 lanes) fall in distinct banks: 16 bytes for 16-bit C (4-byte stores), 32
     # for float32 (8-byte stores, served per half warp)
@@ -208,6 +251,9 @@ def _body(name: str, m: int, n: int, k: int, dtype: str) -> str:
             stores.append(f"    {half.vstore(dtype, 2, value, '0', at)};")
     store_text = "\n".join(stores)
     dist = STAGES - 2
+    b_glob = (f"(ulong)(rhs + (size_t)bn * {BLOCK_N})" if b_rows
+              else f"(ulong)(rhs_t + (size_t)bn * {BLOCK_N * k})")
+    b_fields = MN_DESCRIPTOR_FIELDS if b_rows else DESCRIPTOR_FIELDS
     return f"""    __local uint4 smem[{LOCAL_BYTES // 16}] __attribute__((aligned(1024)));
     const int tid = get_local_id(0), pid = get_group_id(0);
     const int num_m = {m // BLOCK_M}, in_group = {8 * (n // BLOCK_N)};
@@ -219,7 +265,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str) -> str:
     const int bm = first_m + (pid % in_group) % group_m;
     const int bn = (pid % in_group) / group_m;
     const ulong a_glob = (ulong)(lhs + (size_t)bm * {BLOCK_M * k});
-    const ulong b_glob = (ulong)(rhs_t + (size_t)bn * {BLOCK_N * k});
+    const ulong b_glob = {b_glob};
     for (int s = 0; s < {dist}; ++s) {{
         if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {STAGE_BYTES}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
@@ -238,7 +284,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str) -> str:
         const uint sa = sbase + slot * {STAGE_BYTES} + wg * {64 * ROW_BYTES};
         const uint sb = sbase + slot * {STAGE_BYTES} + {BLOCK_M * ROW_BYTES};
         const ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
-        const ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
+        const ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {b_fields}UL;
         {step}
     }}
     float {', '.join(accs)};
@@ -270,9 +316,10 @@ PROBE_SHAPE = (128, 256, 256)
 def probe_wgmma(device: Any) -> tuple[bool, str]:
     """Whether `gemm_wgmma` runs on ``device`` (a ``pyopencl.Device``), and a note saying so or
     why not; decided once per device and driver in a process. Only NVIDIA's OpenCL on a
-    device of compute capability 9.0 is tried: the f16 kernel of `PROBE_SHAPE` is built,
-    patched (`ptx_patch`), run and its product checked exactly (small integers), in a context
-    of its own, since a faulting ``wgmma`` leaves its context unusable."""
+    device of compute capability 9.0 is tried: the f16 kernel of `PROBE_SHAPE` with B
+    row-major (as f16 and bf16 products run it) is built, patched (`ptx_patch`), run and its
+    product checked exactly (small integers), in a context of its own, since a faulting
+    ``wgmma`` leaves its context unusable."""
     import pyopencl as cl
 
     if "NVIDIA" not in device.vendor.upper() or device.type & cl.device_type.CPU:
@@ -302,17 +349,17 @@ def _probe(device: Any) -> tuple[bool, str]:
     try:
         context = cl.Context([device])
         queue = cl.CommandQueue(context)
-        kernel = gemm_wgmma("fusec_probe_wgmma", m, n, k, "f16")
+        kernel = gemm_wgmma("fusec_probe_wgmma", m, n, k, "f16", b_rows=True)
         program = cl.Program(context, kernel.source).build()
         index = program.get_info(cl.program_info.DEVICES).index(device)
         ptx = program.get_info(cl.program_info.BINARIES)[index].decode()
         patched = cl.Program(context, [device], [patch(ptx).encode()]).build()
         rng = np.random.default_rng(0)
         a = rng.integers(-2, 3, (m, k)).astype(np.float16)
-        b_t = rng.integers(-2, 3, (n, k)).astype(np.float16)
+        b = rng.integers(-2, 3, (k, n)).astype(np.float16)
         mf = cl.mem_flags
         a_buf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-        b_buf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b_t)
+        b_buf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
         c_buf = cl.Buffer(context, mf.WRITE_ONLY, m * n * 2)
         patched.fusec_probe_wgmma(queue, kernel.global_size, kernel.local_size,
                                               a_buf, b_buf, c_buf)
@@ -322,14 +369,14 @@ def _probe(device: Any) -> tuple[bool, str]:
     except Exception as e:  # noqa: BLE001 - any failure means: keep the mma.sync kernels
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         return False, f"wgmma: the probe failed on {name} ({first}): the mma.sync GEMMs run"
-    want = a.astype(np.float32) @ b_t.astype(np.float32).T
+    want = a.astype(np.float32) @ b.astype(np.float32)
     if not np.array_equal(c.astype(np.float32), want):
         bad = int(np.count_nonzero(c.astype(np.float32) != want))
         return False, (f"wgmma: the probe's product was wrong on {name} ({bad} of {m * n} "
                        "elements): the mma.sync GEMMs run")
     return True, (f"wgmma: on {name} for f16, bf16 and tf32 products of whole "
                   f"{BLOCK_M}x{BLOCK_N}x(64 or 32) tiles with the identity epilogue "
-                  "(B transposed first); others take the mma.sync GEMMs")
+                  "(tf32 after a transpose of B); others take the mma.sync GEMMs")
 
 
 def emulated(kernel: KernelSource) -> KernelSource:
@@ -343,19 +390,24 @@ def emulated(kernel: KernelSource) -> KernelSource:
     copies, the swizzled layout, the descriptors, the stage rotation, the block order and the
     staged stores of C are checked on the CPU; only the instructions are not."""
     src = kernel.source
-    match = re.search(r"FUSEC_WGMMA_STEP (m64n256k(\d+)\.f32\.(\w+)\.\w+) (\d+) (\d+)", src)
+    match = re.search(r"FUSEC_WGMMA_STEP m64n256k(\d+)\.f32\.(\w+)\.\w+ (\d+) (\d+) (\d+) ([01])",
+                      src)
     assert match is not None, "not a gemm_wgmma kernel"
-    k_inst, kind, slices = int(match.group(2)), match.group(3), int(match.group(4))
+    k_inst, kind = int(match.group(1)), match.group(2)
+    slices, step_a, step_b, trans_b = (int(match.group(i)) for i in range(3, 7))
     name = kernel.name
     read = {"f16": "vload_half(0, (__local const half *)(sm + at))",
             "bf16": "as_float((uint)*(__local const ushort *)(sm + at) << 16)",
             "tf32": "as_float(*(__local const uint *)(sm + at) & 0xffffe000u)"}[kind]
     eb = 4 if kind == "tf32" else 2
+    b_at = (f"(col >> 6) * lbo_b + kk * 128 + (col & 63) * {eb}" if trans_b
+            else f"col * 128 + kk * {eb}")
     step_fn = f"""
 inline uint {name}_swizzled(const uint a) {{ return a ^ (((a >> 7) & 7u) << 4); }}
 inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
                         float *acc, const int t) {{
     const uint a0 = (uint)(da & 0x3FFFUL) << 4, b0 = (uint)(db & 0x3FFFUL) << 4;
+    const uint lbo_b = (uint)((db >> 16) & 0x3FFFUL) << 4;
     const int w = t >> 5, lane = t & 31;
     for (int s = 0; s < {slices}; ++s)
         for (int i = 0; i < 128; ++i) {{
@@ -363,9 +415,9 @@ inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
             const int col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
             float sum = 0.0f;
             for (int kk = 0; kk < {k_inst}; ++kk) {{
-                uint at = {name}_swizzled(a0 + 32 * s + row * 128 + kk * {eb});
+                uint at = {name}_swizzled(a0 + {16 * step_a} * s + row * 128 + kk * {eb});
                 const float x = {read};
-                at = {name}_swizzled(b0 + 32 * s + col * 128 + kk * {eb});
+                at = {name}_swizzled(b0 + {16 * step_b} * s + {b_at});
                 sum += x * {read};
             }}
             acc[i] += sum;

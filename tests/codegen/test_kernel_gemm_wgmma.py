@@ -50,16 +50,19 @@ def as_float(out, dtype):
     return bf16_to_f32(out) if dtype == "bf16" else out.astype(np.float32)
 
 
-@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+@pytest.mark.parametrize(("dtype", "b_rows"), [("f16", False), ("bf16", False), ("f32", False),
+                                               ("f16", True), ("bf16", True)],
+                         ids=["f16", "bf16", "tf32", "f16-b-rows", "bf16-b-rows"])
 @pytest.mark.parametrize("shape", SHAPES[:2] + GPU_SHAPES,
                          ids=lambda s: "x".join(map(str, s)))
-def test_wgmma_gemm_matches_numpy(launch, dtype, shape):
+def test_wgmma_gemm_matches_numpy(launch, dtype, b_rows, shape):
     m, n, k = shape
     a, b_t, a32, b32 = operands(dtype, m, n, k)
-    kernel = gemm_wgmma("gemm_wg", m, n, k, dtype)
+    kernel = gemm_wgmma("gemm_wg", m, n, k, dtype, b_rows=b_rows)
     if MMA != "ptx":
         kernel = emulated(kernel)
-    out = launch(kernel, {"lhs": a, "rhs_t": b_t}, {"out": (m, n)})["out"]
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    out = launch(kernel, {"lhs": a, **b_in}, {"out": (m, n)})["out"]
     assert out.dtype == {"f16": np.float16, "bf16": np.uint16, "f32": np.float32}[dtype]
     rows = np.unique(np.r_[0:128, m - 128:m, 0:m:7])
     want = a32[rows] @ b32.T
@@ -70,9 +73,9 @@ def test_wgmma_gemm_matches_numpy(launch, dtype, shape):
 def test_wgmma_gemm_visits_short_block_groups(launch):
     m, n, k = SHAPES[2]
     a, b_t, a32, b32 = operands("f16", m, n, k, seed=3)
-    kernel = gemm_wgmma("gemm_wg", m, n, k, "f16")
-    out = launch(kernel if MMA == "ptx" else emulated(kernel), {"lhs": a, "rhs_t": b_t},
-                 {"out": (m, n)})["out"]
+    kernel = gemm_wgmma("gemm_wg", m, n, k, "f16", b_rows=True)
+    out = launch(kernel if MMA == "ptx" else emulated(kernel),
+                 {"lhs": a, "rhs": np.ascontiguousarray(b_t.T)}, {"out": (m, n)})["out"]
     want = a32 @ b32.T
     assert float(np.abs(out.astype(np.float32) - want).max() / np.abs(want).max()) <= 2e-3
 
@@ -89,11 +92,15 @@ def test_transpose(launch, rows, cols, dtype):
 
 def test_source_carries_the_hopper_instructions_as_comments_with_operands():
     src = gemm_wgmma("g", 128, 256, 64, "f16").source
-    assert re.search(r'"// FUSEC_WGMMA_STEP m64n256k16\.f32\.f16\.f16 4 2 1 %0, %1" :: '
+    assert re.search(r'"// FUSEC_WGMMA_STEP m64n256k16\.f32\.f16\.f16 4 2 2 0 1 %0, %1" :: '
                      r'"l"\(da\), "l"\(db\)', src)
+    rows = gemm_wgmma("g", 128, 256, 64, "bf16", b_rows=True).source
+    assert "FUSEC_WGMMA_STEP m64n256k16.f32.bf16.bf16 4 2 128 1 1 %0, %1" in rows
     assert "// FUSEC_WGMMA_INIT 128" in src and "// FUSEC_WGMMA_DONE 128 %0, " in src
     assert "FUSEC_FENCE_PROXY_ASYNC" in src and "((c ^ (r & 7)) << 4)" in src
-    assert "m64n256k8.f32.tf32.tf32 4 2 1" in gemm_wgmma("g", 128, 256, 32, "f32").source
+    assert "m64n256k8.f32.tf32.tf32 4 2 2 0 1" in gemm_wgmma("g", 128, 256, 32, "f32").source
+    with pytest.raises(ValueError, match="only K-major"):
+        gemm_wgmma("g", 128, 256, 32, "f32", b_rows=True)
     with pytest.raises(ValueError, match="not whole 128x256x64"):
         gemm_wgmma("g", 128, 256, 96, "bf16")
 
@@ -119,9 +126,12 @@ def test_only_whole_tiles_with_the_identity_on_a_wgmma_device_take_it():
     assert reason(128, 256, 64, out="f32") == "the result is cast"
     assert "batch" in reason(128, 256, 64, batch=2, batched=True)
     assert "batch" in reason(128, 256, 64, split=2)
-    plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "f16", False,
-                     "f16", 1)
-    assert plan is not None and plan[0].global_size == (1024, 2)
+    plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "bf16", False,
+                     "bf16", 1)
+    assert plan is not None and plan[0] is None and "rhs" in plan[1].source
+    plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "f32", True,
+                     "f32", 1)
+    assert plan is not None and plan[0] is not None and plan[0].global_size == (1024, 2)
     with pytest.raises(ValueError, match="multiple of 32"):
         transpose("t", 33, 64, "f16")
 
@@ -140,15 +150,16 @@ def plan_of(m, n, k, dtype, info, **kw):
     return lower(load(text), device_info=info, **kw).plan
 
 
-@pytest.mark.parametrize(("m", "n", "k", "dtype", "tf32", "launches"), [
-    (256, 512, 128, "f16", False, 2), (256, 512, 128, "bf16", False, 2),
-    (256, 512, 128, "f32", True, 2), (256, 512, 128, "f32", False, 1),
-    (250, 512, 128, "f16", False, 1), (1, 256, 64, "f16", False, 1),
+@pytest.mark.parametrize(("m", "n", "k", "dtype", "tf32", "launches", "wgmma"), [
+    (256, 512, 128, "f16", False, 2, True), (256, 512, 128, "bf16", False, 1, True),
+    (256, 512, 128, "f32", True, 2, True), (256, 512, 128, "f32", False, 1, False),
+    (250, 512, 128, "f16", False, 1, False), (1, 256, 64, "f16", False, 1, False),
 ])
-def test_the_plan_transposes_b_then_runs_wgmma_for_whole_tiles(m, n, k, dtype, tf32, launches):
+def test_the_plan_runs_wgmma_for_whole_tiles_f16_and_tf32_after_a_transpose(m, n, k, dtype, tf32,
+                                                                     launches, wgmma):
     plan = plan_of(m, n, k, dtype, NVIDIA_H, allow_tf32=tf32)
     assert len(plan.launches) == launches
-    assert ("FUSEC_WGMMA_STEP" in plan.source) == (launches == 2)
+    assert ("FUSEC_WGMMA_STEP" in plan.source) == wgmma
     if launches == 2:
         transposed = plan.launches[0].buffers[1]
         assert plan.launches[1].buffers[1] == transposed

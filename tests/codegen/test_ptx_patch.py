@@ -23,7 +23,7 @@ RAN = {  # file stem: the instruction and k-slices of one step of that kernel
 def fusec_comments(ptx: str, instruction: str, slices: int) -> str:
     """The probe's comments written as `gemm_wgmma` writes them."""
     return (ptx.replace("// WGMMA_INIT", "// FUSEC_WGMMA_INIT 128")
-            .replace("// WGMMA_STEP ", f"// FUSEC_WGMMA_STEP {instruction} {slices} 2 1 ")
+            .replace("// WGMMA_STEP ", f"// FUSEC_WGMMA_STEP {instruction} {slices} 2 2 0 1 ")
             .replace("// WGMMA_DONE ", "// FUSEC_WGMMA_DONE 128 ")
             .replace("// FENCE_PROXY_ASYNC", "// FUSEC_FENCE_PROXY_ASYNC"))
 
@@ -66,6 +66,7 @@ def test_source_without_comments_is_only_retargeted():
 @pytest.mark.parametrize(("old", "new", "message"), [
     ("// FUSEC_WGMMA_INIT 128", "// FUSEC_WGMMA_INIT 64", "for 64 accumulators"),
     ("m64n256k16.f32.f16.f16 4", "m64n256k16.f64.f16.f16 4", "unknown wgmma instruction"),
+    ("2 2 0 1 %rd", "2 2 1 1 %rd", None),  # B MN-major: the transpose immediate set
     ("// FUSEC_WGMMA_DONE 128 %f1, ", "// FUSEC_WGMMA_DONE 128 ", "done names 127 registers"),
     ("// FUSEC_WGMMA_INIT 128", "", "without a FUSEC_WGMMA_INIT"),
     (".target sm_90", ".target sm_80", "expected one `.target sm_90`"),
@@ -73,5 +74,50 @@ def test_source_without_comments_is_only_retargeted():
 def test_malformed_comments_are_refused(old, new, message):
     text = compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin")
     assert old in text
+    if message is None:
+        assert ", p, 1, 1, 0, 1;" in patch(text.replace(old, new, 1))
+        return
     with pytest.raises(PtxPatchError, match=message):
         patch(text.replace(old, new, 1))
+
+
+def test_tf32_b_is_refused_mn_major():
+    text = compiled("gemm_256_32_4_ptx_1_sw128_cst_cstin_tf32").replace("4 2 2 0 1 %rd",
+                                                                       "4 2 128 1 1 %rd")
+    with pytest.raises(PtxPatchError, match="only K-major"):
+        patch(text)
+
+
+def test_each_descriptor_advances_by_its_own_step():
+    text = compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin").replace("4 2 2 0 1 %rd",
+                                                                  "4 2 128 1 1 %rd")
+    adds = [line for line in patch(text).splitlines() if line.startswith("add.s64 xa,")]
+    assert [(a.split(",")[2].split(";")[0].strip(), a.split(",")[-1].strip(" ;"))
+            for a in adds] == [
+        ("0", "0"), ("2", "128"), ("4", "256"), ("6", "384")]
+
+
+FUSEC_PTX = PTX_DIR.parent / "h200-2026-11-25-s4-wgmma-fusec-ptx"
+"""PTX of `gemm_wgmma` (256x512x256, B K-major) as NVIDIA's OpenCL compiler wrote it on the
+H200, and its patched text that ran correctly there (patch version 1, whose step comment had
+one descriptor step and no transpose flag: ``4 2 1``, now ``4 2 2 0 1``)."""
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+def test_patch_gives_the_gemm_wgmma_ptx_that_ran_on_the_h200(dtype):
+    text = (FUSEC_PTX / f"wgmma_{dtype}.cl.ptx").read_text()
+    text = text.replace(" 4 2 1 %rd", " 4 2 2 0 1 %rd")
+    assert patch(text) == (FUSEC_PTX / f"wgmma_{dtype}.sm90a.ptx").read_text()
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas")
+@pytest.mark.parametrize(("dtype", "step"), [("f16", "4 2 2 0 1"), ("bf16", "4 2 128 1 1"),
+                                             ("f32", "4 2 2 0 1")])
+def test_gemm_wgmma_ptx_assembles_for_sm_90a(tmp_path, dtype, step):
+    text = (FUSEC_PTX / f"wgmma_{dtype}.cl.ptx").read_text().replace(" 4 2 1 %rd",
+                                                                     f" {step} %rd")
+    path = tmp_path / "k.ptx"
+    path.write_text(patch(text))
+    done = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

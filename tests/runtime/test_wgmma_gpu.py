@@ -1,5 +1,6 @@
 """Matmuls through `fusec.compile` on an sm_90 GPU, where products of whole tiles take the
-Hopper wgmma GEMM (B transposed first) and the rest the mma.sync kernels: all against numpy.
+Hopper wgmma GEMM (f16 and TF32 after a transpose of B) and the rest the mma.sync kernels:
+all against numpy.
 
 Runs only with ``FUSEC_TEST_WGMMA=1`` on the GPU machine (``FUSEC_TEST_DEVICE=gpu``), where the
 device's probe must have found wgmma (`DeviceInfo.wgmma`); on the CPU every test is skipped.

@@ -179,6 +179,7 @@ def instantiate_norm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None
         rms=op.template.data == "rms_norm",
         has_beta=p.bool("has_beta"),
         device_info=device,
+        dtype=p.str("dtype", "f32"),
     )
 
 

@@ -268,19 +268,38 @@ def norm(
     rms: bool,
     residual: SSAValue | None = None,
 ) -> SSAValue:
-    """LayerNorm or RMSNorm of ``x (+ residual)`` over the last axis."""
+    """LayerNorm or RMSNorm of ``x (+ residual)`` over the last axis, in the element type of
+    ``x``: f32, or f16/bf16 when every operand has that type (the template reads and writes
+    it, computing in float32)."""
     rows, cols = rows_cols(x)
     out = lo.alloc(x.type)
     inputs = [x, *([residual] if residual is not None else []), gamma]
     inputs += [beta] if beta is not None else []
+    dtype = dtype_of(x)
+    typed = params(dtype=dtype) if dtype != "f32" else {}
     lo.template(
         "rms_norm" if rms else "layer_norm",
-        params(rows=rows, cols=cols, eps=eps, residual=residual is not None,
-               has_beta=beta is not None),
+        {**params(rows=rows, cols=cols, eps=eps, residual=residual is not None,
+                  has_beta=beta is not None), **typed},
         [lo.buffer(v) for v in inputs],
         [out],
     )
     return out
+
+
+def native_half_norm(values: Sequence[SSAValue | None], result_type: Attribute) -> bool:
+    """Whether the norm template can read and write these operands as they are: all of them
+    and the result of one 16-bit float type."""
+    assert isinstance(result_type, TensorType)
+    elem = result_type.element_type
+    return elem in HALF_TYPES and all(
+        dtype_of_any(v) == elem for v in values if v is not None)
+
+
+def last_axis(op: Operation) -> bool:
+    """Whether ``op`` normalises the last axis of its input."""
+    rank = len(shape_of(op.operands[0]))
+    return int_prop(op, "axis") % rank == rank - 1
 
 
 def over_last_axis(
@@ -305,6 +324,8 @@ def lower_layer_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.LayerNormOp)
     require_float(op, op.operands)
     eps = float_prop(op, "eps")
+    if native_half_norm([op.input, op.gamma, op.beta], op.result.type) and last_axis(op):
+        return [norm(lo, op.input, op.gamma, op.beta, eps, rms=False)]
     return [through_f32(lo, [op.input, op.gamma, op.beta], op.result.type, lambda x, g, b: (
         over_last_axis(lo, op, x, lambda x: norm(lo, x, g, b, eps, rms=False))
     ))]
@@ -314,6 +335,8 @@ def lower_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.RmsNormOp)
     require_float(op, op.operands)
     eps = float_prop(op, "eps")
+    if native_half_norm([op.input, op.gamma], op.input.type) and last_axis(op):
+        return [norm(lo, op.input, op.gamma, None, eps, rms=True)]
     return [through_f32(lo, [op.input, op.gamma], op.input.type, lambda x, g: (
         over_last_axis(lo, op, x, lambda x: norm(lo, x, g, None, eps, rms=True))
     ))]
@@ -338,6 +361,8 @@ def lower_residual_layer_norm(lo: FunctionLowering, op: Operation) -> list[SSAVa
     assert isinstance(op, fused.ResidualLayerNormOp)
     require_float(op, op.operands)
     eps = float_prop(op, "eps")
+    if native_half_norm([op.x, op.gamma, op.beta, op.residual], op.result.type):
+        return [norm(lo, op.x, op.gamma, op.beta, eps, False, residual=op.residual)]
     return [through_f32(lo, [op.x, op.gamma, op.beta, op.residual], op.result.type,
                         lambda x, g, b, r: norm(lo, x, g, b, eps, False, residual=r))]
 
@@ -346,6 +371,8 @@ def lower_residual_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValu
     assert isinstance(op, fused.ResidualRmsNormOp)
     require_float(op, op.operands)
     eps = float_prop(op, "eps")
+    if native_half_norm([op.x, op.gamma, op.residual], op.result.type):
+        return [norm(lo, op.x, op.gamma, None, eps, True, residual=op.residual)]
     return [through_f32(lo, [op.x, op.gamma, op.residual], op.result.type,
                         lambda x, g, r: norm(lo, x, g, None, eps, True, residual=r))]
 
@@ -484,6 +511,8 @@ def lower_transformer_layer(lo: FunctionLowering, op: Operation) -> list[SSAValu
 
     def residual_norm(x: SSAValue, gamma: SSAValue, beta: SSAValue, eps: float,
                       residual: SSAValue) -> SSAValue:
+        if native_half_norm([x, gamma, beta, residual], op.hidden.type):
+            return norm(lo, x, gamma, beta, eps, False, residual=residual)
         return through_f32(lo, [x, gamma, beta, residual], op.hidden.type,
                            lambda x, g, b, r: norm(lo, x, g, b, eps, False, residual=r))
 

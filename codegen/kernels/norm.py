@@ -6,7 +6,10 @@
 - RMSNorm (``rms``): ``out = v * rsqrt(mean(v * v) + eps) * gamma (+ beta)``.
 
 Parameters in order: ``x``, ``residual`` (if `residual`), ``gamma``, ``beta`` (if `has_beta`),
-``out``. Only the normalised value is written; ``x + residual`` is not.
+``out``, all of one element type `dtype`: f32, or f16/bf16 read into float32 registers and
+the result rounded once when stored (`fusec.codegen.kernels.half`); in a 16-bit type
+``x + residual`` is rounded to it first, as the add before the norm would store it. Only the
+normalised value is written; ``x + residual`` is not.
 
 Three shapes, by the number of work-items per row (`local_size`):
 
@@ -25,6 +28,9 @@ Three shapes, by the number of work-items per row (`local_size`):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
     MAX_CACHED_SLOTS,
     ROW_VECTOR_WIDTH,
@@ -57,6 +63,7 @@ def layer_norm(
     local_size: int | None = None,
     device_info: DeviceInfo | None = None,
     rows_per_group: int | None = None,
+    dtype: str = "f32",
 ) -> KernelSource:
     """A LayerNorm (or RMSNorm when `rms`) kernel over `rows` rows of `cols` float32 elements.
 
@@ -64,18 +71,21 @@ def layer_norm(
     `device_info`, a CPU when None), and a work-group holds `rows_per_group` rows side by side
     (default: `default_rows_per_group`)."""
     check_positive(name, rows=rows, cols=cols)
+    if dtype not in ("f32", "f16", "bf16"):
+        raise ValueError(f"kernel '{name}': dtype '{dtype}' is not f32, f16 or bf16")
     size = row_local_size(name, cols, local_size, device_info)
     group_rows = rows_per_group or default_rows_per_group(size, device_info, rows)
     check_positive(name, rows_per_group=group_rows)
+    storage = half.STORAGE[dtype]
     args = (
-        KernelArg("x", "in"),
-        *((KernelArg("residual", "in"),) if residual else ()),
-        KernelArg("gamma", "in"),
-        *((KernelArg("beta", "in"),) if has_beta else ()),
-        KernelArg("out", "out"),
+        KernelArg("x", "in", storage),
+        *((KernelArg("residual", "in", storage),) if residual else ()),
+        KernelArg("gamma", "in", storage),
+        *((KernelArg("beta", "in", storage),) if has_beta else ()),
+        KernelArg("out", "out", storage),
     )
     layout = RowGroup(rows, cols, size, group_rows)
-    norm = _Norm(layout, float_literal(eps), residual, rms, has_beta)
+    norm = _Norm(layout, float_literal(eps), residual, rms, has_beta, dtype)
     slots = RowSlots(cols, size)
     if size == 1:
         body = norm.vectorized()
@@ -84,9 +94,14 @@ def layer_norm(
     else:
         body = norm.streamed()
     kind = "rms_norm" if rms else "layer_norm"
+    helpers = ""
+    if half.is_half(dtype):
+        helpers = half.HELPERS + (half.bf16_vector_helper(ROW_VECTOR_WIDTH)
+                                  if dtype == "bf16" and size == 1 else "")
     source = (
         f"// {name}: {kind} of [{rows}x{cols}], {layout.summary()}"
-        f"{', residual' if residual else ''}{', beta' if has_beta else ''}\n"
+        f"{', residual' if residual else ''}{', beta' if has_beta else ''}"
+        f"{f', {dtype}' if dtype != 'f32' else ''}\n{helpers}"
         f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
         f"{layout.prologue()}{body}}}\n"
     )
@@ -97,7 +112,7 @@ class _Norm:
     """Emits the body of one normalisation kernel; `cached` and `streamed` are the two shapes."""
 
     def __init__(self, layout: RowGroup, eps: str, residual: bool, rms: bool,
-                 has_beta: bool) -> None:
+                 has_beta: bool, dtype: str = "f32") -> None:
         self.layout = layout
         self.cols = layout.cols
         self.row_size = layout.row_size
@@ -107,17 +122,26 @@ class _Norm:
         self.residual = residual
         self.rms = rms
         self.has_beta = has_beta
+        self.dtype = dtype
+        self.storage = half.STORAGE[dtype]
+
+    def read(self, pointer: str, index: str) -> str:
+        """C expression: element `index` of `pointer` as a float."""
+        return half.load(self.dtype, pointer, index)
 
     def load(self, index: str) -> str:
         """C expression of ``v`` at column `index` of this row."""
-        x = f"x[base + {index}]"
-        return f"({x} + residual[base + {index}])" if self.residual else x
+        x = self.read("x", f"base + {index}")
+        if not self.residual:
+            return x
+        # A 16-bit sum is rounded to its type, as the add before the norm stores it.
+        return half.round_to(self.dtype, f"({x} + {self.read('residual', f'base + {index}')})")
 
     def store(self, index: str, centred: str) -> str:
         """C statement writing the normalised value; `centred` is ``v - mean`` (or ``v``)."""
-        beta = f" + beta[{index}]" if self.has_beta else ""
-        return self.layout.guarded_store(
-            f"out[base + {index}] = {centred} * rstd * gamma[{index}]{beta};")
+        beta = f" + {self.read('beta', index)}" if self.has_beta else ""
+        value = f"{centred} * rstd * {self.read('gamma', index)}{beta}"
+        return self.layout.guarded_store(f"{half.store(self.dtype, 'out', f'base + {index}', value)};")
 
     def sum_of(self, variable: str, value: str) -> str:
         """C code reducing the per-work-item `value` over the work-group into `variable`."""
@@ -170,14 +194,24 @@ class _Norm:
         v_row = "out_row" if self.residual else "x_row"
         lines = [
             f"    if (row >= {self.layout.rows}) return;\n",
-            "    __global const float *x_row = x + base;\n",
-            "    __global float *out_row = out + base;\n",
+            f"    __global const {self.storage} *x_row = x + base;\n",
+            f"    __global {self.storage} *out_row = out + base;\n",
         ]
         if self.residual:
-            lines.append("    __global const float *residual_row = residual + base;\n")
+            lines.append(f"    __global const {self.storage} *residual_row = residual + base;\n")
+        dtype = self.dtype
 
-        def first(lanes: Lanes) -> list[str]:
-            if self.residual:
+        def typed(lanes: Lanes) -> TypedLanes:
+            return TypedLanes(lanes.width, dtype)
+
+
+        def first(plain: Lanes) -> list[str]:
+            lanes = typed(plain)
+            if self.residual and half.is_half(dtype):  # the sum rounded as stored, read back
+                value = f"{lanes.load('x_row')} + {lanes.load('residual_row')}"
+                statements = [f"const {lanes.type} sum = {value};", lanes.store("sum", "out_row"),
+                              f"const {lanes.type} v = {lanes.load('out_row')};"]
+            elif self.residual:
                 value = f"{lanes.load('x_row')} + {lanes.load('residual_row')}"
                 statements = [f"const {lanes.type} v = {value};", lanes.store("v", "out_row")]
             else:
@@ -187,11 +221,13 @@ class _Norm:
                                      f"{lanes.acc('square_sum')});"]
             return [*statements, f"{lanes.acc('row_sum')} += v;"]
 
-        def squares(lanes: Lanes) -> list[str]:
+        def squares(plain: Lanes) -> list[str]:
+            lanes = typed(plain)
             return [f"const {lanes.type} d = {lanes.load(v_row)} - mean;",
                     f"{lanes.acc('square_sum')} = mad(d, d, {lanes.acc('square_sum')});"]
 
-        def normalise(lanes: Lanes) -> list[str]:
+        def normalise(plain: Lanes) -> list[str]:
+            lanes = typed(plain)
             value = lanes.load(v_row) if self.rms else f"({lanes.load(v_row)} - mean)"
             value = f"{value} * rstd * {lanes.load('gamma')}"
             if self.has_beta:
@@ -260,3 +296,22 @@ def _welford_merge(into: str, other: str) -> list[str]:
         "}",
     ]
 
+
+
+
+@dataclass(frozen=True)
+class TypedLanes(Lanes):
+    """`Lanes` over buffers of element type `dtype`: loads give floats, stores of a 16-bit
+    type round to nearest even (`fusec.codegen.kernels.half`)."""
+
+    dtype: str = "f32"
+
+    def load(self, pointer: str) -> str:
+        if self.width == 1:
+            return half.load(self.dtype, pointer, "i")
+        return half.vload(self.dtype, self.width, "0", f"{pointer} + i")
+
+    def store(self, value: str, pointer: str) -> str:
+        if self.width == 1:
+            return f"{half.store(self.dtype, pointer, 'i', value)};"
+        return f"{half.vstore(self.dtype, self.width, value, '0', f'{pointer} + i')};"

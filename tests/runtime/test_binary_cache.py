@@ -178,3 +178,24 @@ def test_a_full_disk_is_a_warning(cache: Path, monkeypatch: pytest.MonkeyPatch,
         assert runs(build(SOURCE.replace("3.0f", "(3.0f + 0.0f)")))
     assert any(r.getMessage().endswith("cannot write the program cache (No space left on "
                                        "device); going on without it") for r in caplog.records)
+
+
+def test_a_salt_keys_an_entry_apart(cache: Path) -> None:
+    """A patched binary (`fusec.codegen.ptx_patch`) is stored under the patch's version as
+    salt: another version, or no patch, never reads it back."""
+    device = select_device("cpu").device
+    plain = binary_cache.key(device, SOURCE, ())
+    assert binary_cache.key(device, SOURCE, (), "") == plain
+    assert len({plain, binary_cache.key(device, SOURCE, (), "ptx-patch 1"),
+                binary_cache.key(device, SOURCE, (), "ptx-patch 2")}) == 3
+    program = build()
+    binary_cache.store(program, device, SOURCE, (), "ptx-patch 2")
+    assert binary_cache.load(program.context, device, SOURCE, (), "ptx-patch 1") is None
+    assert binary_cache.load(program.context, device, SOURCE, (), "ptx-patch 2") is not None
+
+
+def test_a_wgmma_mark_is_patched_only_on_nvidia(cache: Path) -> None:
+    """The PTX patch is for NVIDIA's OpenCL: elsewhere a source that names the mark (here in a
+    C comment) builds as it is."""
+    source = "// FUSEC_WGMMA_STEP in a comment\n" + SOURCE
+    assert runs(build(source))

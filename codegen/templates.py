@@ -203,7 +203,7 @@ def instantiate_attention(
              p.int("head_dim"), p.float("scale"))
     options = {"causal": p.bool("causal"), "has_mask": p.bool("has_mask"),
                "q_layout": layout("q"), "k_layout": layout("k"), "v_layout": layout("v"),
-               "mask_dtype": p.str("mask_dtype")}
+               "mask_dtype": p.str("mask_dtype"), "dtype": p.str("dtype", "f32")}
     # A GPU gets the register-tiled kernel where its local memory holds the tiles (H100,
     # B=32 S=128 D=64: see attention_tiled's docstring); a CPU keeps one query per work-item.
     config = None if device is None or device.is_cpu else tiled_attention_config(

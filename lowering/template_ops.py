@@ -408,14 +408,15 @@ def attention(
     if mask is not None:
         mask_dtype = MASK_DTYPES[mask.type.element_type]  # type: ignore[attr-defined]
     out = lo.alloc(result_type)
+    dtype = FLOAT_DTYPES[result_type.element_type]  # type: ignore[attr-defined]
     lo.template(
         "attention",
-        params(
+        {**params(
             batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads, head_dim=head_dim,
             scale=scale, causal=causal, has_mask=mask is not None, mask_dtype=mask_dtype,
             q_row_stride=q[1], q_offset=q[2], k_row_stride=k[1], k_offset=k[2],
             v_row_stride=v[1], v_offset=v[2],
-        ),
+        ), **(params(dtype=dtype) if dtype != "f32" else {})},
         [q[0], k[0], v[0], *([mask] if mask is not None else [])],
         [out],
     )
@@ -437,19 +438,20 @@ def lower_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 
 def half_attention(lo: FunctionLowering, op: nn.AttentionOp) -> SSAValue:
-    """``op`` on f16/bf16 operands: the attention template on float32 copies, its result
-    rounded back. Slices of one packed q/k/v tensor (``nn.narrow`` read in place) share one
-    float32 copy of that tensor, read with its stride and offsets, instead of a slice copy and a
-    conversion each."""
+    """``op`` on f16/bf16 operands. Where q, k, v (or the tensors they are sliced from) and the
+    result share one 16-bit type, the attention template reads and writes them in that type
+    (slices of a packed q/k/v read in place); otherwise it runs on float32 copies, one per
+    source tensor (slices of one packed tensor share it), its result rounded back. A 16-bit
+    mask is read from a float32 copy."""
+    elem = dtype_of_any(op.result)
+    sources = [source_of(lo, x) for x in (op.q, op.k, op.v)]
+    native = all(dtype_of_any(source) == elem for source, _ in sources)
     wide: dict[SSAValue, SSAValue] = {}
 
     def operand(value: SSAValue) -> tuple[SSAValue, int, int]:
-        owner = value.owner
-        source, offset = value, 0
-        if isinstance(owner, nn.NarrowOp) and value in lo.deferred:
-            source, offset = owner.input, int_prop(owner, "start")
+        source, offset = source_of(lo, value)
         if source not in wide:
-            wide[source] = lo.buffer(converted(lo, source, f32))
+            wide[source] = lo.buffer(source if native else converted(lo, source, f32))
         return wide[source], shape_of(source)[-1], offset
 
     q, k, v = (operand(x) for x in (op.q, op.k, op.v))
@@ -460,8 +462,19 @@ def half_attention(lo: FunctionLowering, op: nn.AttentionOp) -> SSAValue:
     shape = shape_of(op.q)
     ctx = attention(lo, q, k, v, mask, (shape, shape_of(op.k)), int_prop(op, "num_heads"),
                     int_prop(op, "head_dim"), op.scale_value(), bool_prop(op, "causal"),
-                    TensorType(f32, shape))
-    return lo.buffer(converted(lo, lo.stand_in(ctx, shape), dtype_of_any(op.result)))
+                    TensorType(elem if native else f32, shape))
+    if native:
+        return ctx
+    return lo.buffer(converted(lo, lo.stand_in(ctx, shape), elem))
+
+
+def source_of(lo: FunctionLowering, value: SSAValue) -> tuple[SSAValue, int]:
+    """The tensor an attention operand is read from and its column offset there: a slice of
+    the last axis (``nn.narrow`` lowered in place) is read from its input."""
+    owner = value.owner
+    if isinstance(owner, nn.NarrowOp) and value in lo.deferred:
+        return owner.input, int_prop(owner, "start")
+    return value, 0
 
 
 def attention_block(
@@ -476,19 +489,16 @@ def attention_block(
     batch, seq, _ = shape_of(hidden)
     elem = hidden.type.element_type  # type: ignore[attr-defined]
     qkv_type = TensorType(elem, [batch, seq, 3 * width])
-    qkv = gemm(lo, hidden, qkv_w, qkv_type, qkv_b)
-    if elem in HALF_TYPES:  # the attention template computes on float32 buffers
-        qkv = lo.buffer(converted(lo, lo.stand_in(qkv, qkv_type.get_shape()), f32))
+    qkv = gemm(lo, hidden, qkv_w, qkv_type, qkv_b)  # attention reads it in its own type
     mask_buffer = lo.buffer(converted(lo, mask, f32) if dtype_of_any(mask) in HALF_TYPES
                             else mask)
 
     ctx = attention(
         lo, (qkv, 3 * width, 0), (qkv, 3 * width, width), (qkv, 3 * width, 2 * width),
         mask_buffer, ((batch, seq, width), (batch, seq, width)), heads, dim,
-        1.0 / math.sqrt(dim), False, TensorType(f32, [batch, seq, width]),
+        1.0 / math.sqrt(dim), False, TensorType(elem, [batch, seq, width]),
     )
-    context = converted(lo, lo.stand_in(ctx, (batch, seq, width)), elem)
-    return gemm(lo, context, out_w, result_type, out_b)
+    return gemm(lo, lo.stand_in(ctx, (batch, seq, width)), out_w, result_type, out_b)
 
 
 def lower_attention_block(lo: FunctionLowering, op: Operation) -> list[SSAValue]:

@@ -15,7 +15,9 @@ operands: the GEMM accumulates in f32 and the epilogue rounds the accumulator to
 type first, as the unfused matmul stores it); the consumer's result has the
 product's shape (and any element type: a cast to f16, bf16, i8 or i32 at the end is stored by
 the GEMM, extras of any type are read in their own), so every other input of the consumer
-broadcasts to the product's shape (an extra of the epilogue); the body stays within
+broadcasts to the product's shape (an extra of the epilogue); a 16-bit product's consumer
+yields the product's type (a GEMM storing another type than its operands' takes the portable
+kernel, not the tensor-core ones, so a cast after a 16-bit matmul stays apart); the body stays within
 ``max-steps`` scalar steps and ``max-inputs`` extras. A product that already ends in a cast
 (another type than its operands') takes no further consumers.
 
@@ -49,7 +51,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -154,6 +156,8 @@ class FuseIntoEpilogue(RewritePattern):
         t = op.results[0].type
         if not isinstance(t, TensorType) or t.element_type not in CAST_TYPES:
             return
+        if element_of(value) != f32 and t.element_type != element_of(value):
+            return  # a 16-bit GEMM storing another type loses its tensor-core kernels
         if shape_of(op.results[0]) != shape_of(value):
             return
         extras_before = list(prod.extras) if isinstance(prod, fused.MatmulEpilogueOp) else (

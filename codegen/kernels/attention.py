@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
     KernelArg,
     KernelSource,
@@ -39,6 +40,13 @@ from fusec.codegen.kernels.common import (
 
 MASK_DTYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "ushort", "long",
                "ulong")
+
+
+def check_dtype(name: str, dtype: str) -> str:
+    """The OpenCL buffer type of q, k, v and out for element type `dtype` (f32, f16, bf16)."""
+    if dtype not in ("f32", "f16", "bf16"):
+        raise ValueError(f"kernel '{name}': dtype '{dtype}' is not f32, f16 or bf16")
+    return half.STORAGE[dtype]
 
 
 @dataclass(frozen=True)
@@ -104,8 +112,11 @@ def attention(
     mask_dtype: str = "float",
     block_q: int | None = None,
     block_k: int | None = None,
+    dtype: str = "f32",
 ) -> KernelSource:
-    """An attention kernel; see the module docstring for the operands and the algorithm."""
+    """An attention kernel; see the module docstring for the operands and the algorithm.
+    `dtype` is the element type of q, k, v and out: f32, or f16/bf16 read into float32
+    registers and the output rounded once when stored."""
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim)
     if mask_dtype not in MASK_DTYPES:
@@ -119,12 +130,13 @@ def attention(
     q_at = q_layout.resolved(seq_q, width)
     k_at = k_layout.resolved(seq_k, width)
     v_at = v_layout.resolved(seq_k, width)
+    storage = check_dtype(name, dtype)
     args = (
-        KernelArg("q", "in"),
-        KernelArg("k", "in"),
-        KernelArg("v", "in"),
+        KernelArg("q", "in", storage),
+        KernelArg("k", "in", storage),
+        KernelArg("v", "in", storage),
         *((KernelArg("mask", "in", mask_dtype),) if has_mask else ()),
-        KernelArg("out", "out"),
+        KernelArg("out", "out", storage),
     )
     d = head_dim
     visible = [f"key < {seq_k}"]
@@ -140,6 +152,8 @@ def attention(
         "        }\n"
     ) if has_mask else ""
     scale_literal = float_literal(scale)
+    k_read = half.load(dtype, "k_head", f"key * {k_at[1]} + i")
+    v_read = half.load(dtype, "v_head", f"key * {v_at[1]} + i")
     unroll = KEY_UNROLL
     score_line = (
         "            {{ const int key = k0 + j + {i};"
@@ -152,13 +166,13 @@ def attention(
     const int query = query0 + lid;
     const int b = get_group_id(1) / {num_heads}, h = get_group_id(1) % {num_heads};
     const int q_row = min(query, {seq_q - 1});
-    __global const float *q_head = q + b * {q_at[0]} + q_row * {q_at[1]} + {q_at[2]} + h * {d};
-    __global const float *k_head = k + b * {k_at[0]} + {k_at[2]} + h * {d};
-    __global const float *v_head = v + b * {v_at[0]} + {v_at[2]} + h * {d};
+    __global const {storage} *q_head = q + b * {q_at[0]} + q_row * {q_at[1]} + {q_at[2]} + h * {d};
+    __global const {storage} *k_head = k + b * {k_at[0]} + {k_at[2]} + h * {d};
+    __global const {storage} *v_head = v + b * {v_at[0]} + {v_at[2]} + h * {d};
     __local float k_tile[{bk}][{d}], v_tile[{bk}][{d}];
     __local float scores[{bk}][{bq}];
 {f"    __local int key_visible[{bk}];{chr(10)}" if has_mask else ""}\
-{_unrolled(d, "    const float q_{i} = q_head[{i}] * " + scale_literal + ";")}\
+{_unrolled(d, "    const float q_{i} = " + half.load(dtype, "q_head", "{i}") + " * " + scale_literal + ";")}\
 {_unrolled(d, "    float acc_{i} = 0.0f;")}\
     float running_max = -INFINITY, running_sum = 0.0f;
     for (int k0 = 0; k0 < {key_end}; k0 += {bk}) {{
@@ -166,8 +180,8 @@ def attention(
         for (int e = lid; e < {bk * d}; e += {bq}) {{
             const int j = e / {d}, i = e % {d}, key = k0 + j;
             const bool inside = key < {seq_k};
-            k_tile[j][i] = inside ? k_head[key * {k_at[1]} + i] : 0.0f;
-            v_tile[j][i] = inside ? v_head[key * {v_at[1]} + i] : 0.0f;
+            k_tile[j][i] = inside ? {k_read} : 0.0f;
+            v_tile[j][i] = inside ? {v_read} : 0.0f;
         }}
 {mask_load}\
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -194,17 +208,19 @@ def attention(
     }}
     if (query < {seq_q}) {{
         const float inverse_sum = running_sum > 0.0f ? 1.0f / running_sum : 0.0f;
-        __global float *out_row = out + (b * {seq_q} + query) * {width} + h * {d};
-{_unrolled(d, "        out_row[{i}] = acc_{i} * inverse_sum;")}\
+        __global {storage} *out_row = out + (b * {seq_q} + query) * {width} + h * {d};
+{_unrolled(d, "        " + half.store(dtype, "out_row", "{i}", "acc_{i} * inverse_sum") + ";")}\
     }}
 """
     groups_q = -(-seq_q // bq)
     attribute = f"__attribute__((reqd_work_group_size({bq}, 1, 1)))"
     flags = ", causal" if causal else ""
     flags += f", mask ({mask_dtype})" if has_mask else ""
+    flags += f", {dtype}" if dtype != "f32" else ""
     source = (
         f"// {name}: attention B={batch} S_q={seq_q} S_k={seq_k} H={num_heads} D={d}{flags},"
         f" {bq} queries x {bk} keys per tile\n"
+        f"{half.HELPERS if half.is_half(dtype) else ''}"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
     return KernelSource(name, source, args, (groups_q * bq, batch * num_heads), (bq, 1))

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusec.codegen.kernels.attention import CONTIGUOUS, MASK_DTYPES, HeadsLayout
+from fusec.codegen.kernels import half
+from fusec.codegen.kernels.attention import CONTIGUOUS, MASK_DTYPES, HeadsLayout, check_dtype
 from fusec.codegen.kernels.common import (
     KernelArg,
     KernelSource,
@@ -117,6 +118,11 @@ class _Staging:
     k_stride: int
     v_stride: int
     prefetch: bool
+    dtype: str = "f32"
+    """The element type of K and V in global memory (f16/bf16 converted when read)."""
+
+    def read(self, which: str, index: str) -> str:
+        return half.load(self.dtype, f"{which}_head", index)
 
     def _counts(self) -> tuple[int, int]:
         return -(-self.bk * self.dq // self.threads), -(-self.bk * self.dv // self.threads)
@@ -133,7 +139,7 @@ class _Staging:
                     f"{indent}{{ const int e = lid + {self.threads * i}, j = e / {width},"
                     f" c = e % {width}, key = {start} + j;"
                     f" {which}_next_{i} = (e < {self.bk * width} && key < key_end && c < {self.d})"
-                    f" ? {which}_head[key * {stride} + c] : 0.0f; }}\n")
+                    f" ? {self.read(which, f'key * {stride} + c')} : 0.0f; }}\n")
         return "".join(lines)
 
     @property
@@ -152,12 +158,12 @@ class _Staging:
                 f"        for (int e = lid; e < {self.bk * self.dq}; e += {self.threads}) {{\n"
                 f"            const int j = e / {self.dq}, i = e % {self.dq}, key = k0 + j;\n"
                 f"            k_tile[j * {self.ks} + i] = (key < {self.seq_k} && i < {self.d})"
-                f" ? k_head[key * {self.k_stride} + i] : 0.0f;\n"
+                f" ? {self.read('k', f'key * {self.k_stride} + i')} : 0.0f;\n"
                 "        }\n"
                 f"        for (int e = lid; e < {self.bk * self.dv}; e += {self.threads}) {{\n"
                 f"            const int j = e / {self.dv}, i = e % {self.dv}, key = k0 + j;\n"
                 f"            v_tile[e] = (key < {self.seq_k} && i < {self.d})"
-                f" ? v_head[key * {self.v_stride} + i] : 0.0f;\n"
+                f" ? {self.read('v', f'key * {self.v_stride} + i')} : 0.0f;\n"
                 "        }\n")
         nk, nv = self._counts()
         lines = [
@@ -197,17 +203,20 @@ def _softmax_row(a: int, tk: int, ss: int, ps: int, nv: int) -> str:
     )
 
 
-def _output_row(a: int, tk: int, nv: int, seq_q: int, width: int, d: int) -> str:
+def _output_row(a: int, tk: int, nv: int, seq_q: int, width: int, d: int,
+                dtype: str = "f32") -> str:
     """The stores of query row `a`'s output columns (those below `d`), divided by its sum."""
     stores = "".join(
-        f"        if ({4 * n * tk} + 4 * tx + {c} < {d}) out_row[{4 * n * tk} + 4 * tx + {c}]"
-        f" = acc_{a}_{n}.{'xyzw'[c]} * inverse_sum;\n"
+        f"        if ({4 * n * tk} + 4 * tx + {c} < {d}) "
+        + half.store(dtype, "out_row", f"{4 * n * tk} + 4 * tx + {c}",
+                     f"acc_{a}_{n}.{'xyzw'[c]} * inverse_sum") + ";\n"
         for n in range(nv) for c in range(4))
     return (
         f"    if (query_{a} < {seq_q}) {{\n"
         f"        const float inverse_sum = running_sum_{a} > 0.0f ? 1.0f / running_sum_{a}"
         " : 0.0f;\n"
-        f"        __global float *out_row = out + (b * {seq_q} + query_{a}) * {width} + h * {d};\n"
+        f"        __global {half.STORAGE[dtype]} *out_row = out + (b * {seq_q} + query_{a})"
+        f" * {width} + h * {d};\n"
         + stores + "    }\n"
     )
 
@@ -229,10 +238,13 @@ def attention_tiled(
     query_threads: int = 16,
     key_threads: int = 8,
     prefetch: bool = True,
+    dtype: str = "f32",
 ) -> KernelSource:
     """A register-tiled attention kernel; see the module docstring. With `prefetch`, each
     work-item loads its part of the next key tile's K and V into registers while the current
-    tile is computed, and stores it to local memory after the next barrier."""
+    tile is computed, and stores it to local memory after the next barrier. `dtype`: the
+    element type of q, k, v and out (f16/bf16 converted to float32 when read, the output
+    rounded once when stored)."""
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim, query_threads=query_threads, key_threads=key_threads)
     if mask_dtype not in MASK_DTYPES:
@@ -250,12 +262,13 @@ def attention_tiled(
     k_at = k_layout.resolved(seq_k, width)
     v_at = v_layout.resolved(seq_k, width)
     groups_q = -(-seq_q // bq)
+    storage = check_dtype(name, dtype)
     args = (
-        KernelArg("q", "in"),
-        KernelArg("k", "in"),
-        KernelArg("v", "in"),
+        KernelArg("q", "in", storage),
+        KernelArg("k", "in", storage),
+        KernelArg("v", "in", storage),
         *((KernelArg("mask", "in", mask_dtype),) if has_mask else ()),
-        KernelArg("out", "out"),
+        KernelArg("out", "out", storage),
     )
     share = _sums_share_k_tile(tq, tk, d)
     sums_decl = ("    __local float *sum_part = (__local float *)k_tile;"
@@ -275,7 +288,7 @@ def attention_tiled(
         "        }\n"
     ) if has_mask else ""
     key_end = f"min({seq_k}, query0 + {bq})" if causal else f"{seq_k}"
-    staging = _Staging(threads, bk, dq, ks, dv, d, seq_k, k_at[1], v_at[1], prefetch)
+    staging = _Staging(threads, bk, dq, ks, dv, d, seq_k, k_at[1], v_at[1], prefetch, dtype)
     block = f"{groups_q - 1} - (int)get_group_id(0)" if causal else "(int)get_group_id(0)"
     score_checks = "".join(
         f"        s_{a}_{b} = ({visible_expr.format(a=a, b=b, b_off=tk * b)})"
@@ -291,15 +304,16 @@ def attention_tiled(
         f"            acc_{a}_{n} = mad((float4)(p4_{a}.{comps[u]}), v4_{u}_{n}, acc_{a}_{n});\n"
         for u in range(4) for a in range(ROWS) for n in range(nv))
     softmax_rows = "".join(_softmax_row(a, tk, ss, ps, nv) for a in range(ROWS))
-    out_stores = "".join(_output_row(a, tk, nv, seq_q, width, d) for a in range(ROWS))
+    out_stores = "".join(_output_row(a, tk, nv, seq_q, width, d, dtype) for a in range(ROWS))
+    q_read = half.load(dtype, "q_head", f"query * {q_at[1]} + i")
     body = f"""\
     const int lid = get_local_id(0);
     const int tx = lid % {tk}, ty = lid / {tk};
     const int query0 = ({block}) * {bq};
     const int b = get_group_id(1) / {num_heads}, h = get_group_id(1) % {num_heads};
-    __global const float *q_head = q + b * {q_at[0]} + {q_at[2]} + h * {d};
-    __global const float *k_head = k + b * {k_at[0]} + {k_at[2]} + h * {d};
-    __global const float *v_head = v + b * {v_at[0]} + {v_at[2]} + h * {d};
+    __global const {storage} *q_head = q + b * {q_at[0]} + {q_at[2]} + h * {d};
+    __global const {storage} *k_head = k + b * {k_at[0]} + {k_at[2]} + h * {d};
+    __global const {storage} *v_head = v + b * {v_at[0]} + {v_at[2]} + h * {d};
     __local float4 q_tile4[{bq * dq // 4}], k_tile4[{bk * ks // 4}], v_tile4[{bk * dv // 4}];
     __local float4 p_tile4[{bq * ps // 4}];
     __local float tile_max_part[{bq * ss}];
@@ -309,7 +323,7 @@ def attention_tiled(
     for (int e = lid; e < {bq * dq}; e += {threads}) {{
         const int r = e / {dq}, i = e % {dq}, query = query0 + r;
         q_tile[e] = (query < {seq_q} && i < {d})
-            ? q_head[query * {q_at[1]} + i] * {float_literal(scale)} : 0.0f;
+            ? {q_read} * {float_literal(scale)} : 0.0f;
     }}
 {_lines("    ", f"const int row_{{a}} = ty + {tq} * {{a}}, query_{{a}} = query0 + row_{{a}};",
         a=ROWS)}\
@@ -353,9 +367,11 @@ def attention_tiled(
     attribute = f"__attribute__((reqd_work_group_size({threads}, 1, 1)))"
     flags = ", causal" if causal else ""
     flags += f", mask ({mask_dtype})" if has_mask else ""
+    flags += f", {dtype}" if dtype != "f32" else ""
     source = (
         f"// {name}: register-tiled attention B={batch} S_q={seq_q} S_k={seq_k} H={num_heads}"
         f" D={d}{flags}, {bq} queries x {bk} keys per tile, {tq} x {tk} work-items of 4 x 4\n"
+        f"{half.HELPERS if half.is_half(dtype) else ''}"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
     return KernelSource(name, source, args, (groups_q * threads, batch * num_heads),

@@ -130,6 +130,7 @@ func.func @one_at_a_time(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x
 // CHECK-NEXT:    ^{{.*}}(%[[P:.*]]: bf16, %[[R:.*]]: bf16):
 // CHECK-NEXT:      %[[S:.*]] = arith.addf %[[R]], %[[P]] : bf16
 // CHECK-NEXT:      fused.yield %[[S]] : bf16
+// ALONE-LABEL: func.func @half_residual
 // UNFUSE-LABEL: func.func @half_residual
 // UNFUSE-NEXT:    %[[P:.*]] = nn.matmul %a, %b : tensor<4x8xbf16>, tensor<8x4xbf16> -> tensor<4x4xbf16>
 // UNFUSE-NEXT:    nn.add %r, %[[P]] : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16>
@@ -137,4 +138,18 @@ func.func @half_residual(%a: tensor<4x8xbf16>, %b: tensor<8x4xbf16>, %r: tensor<
   %p = nn.matmul %a, %b : tensor<4x8xbf16>, tensor<8x4xbf16> -> tensor<4x4xbf16>
   %y = nn.add %r, %p : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16>
   func.return %y : tensor<4x4xbf16>
+}
+
+// -----
+
+// A 16-bit product whose consumer yields another type (here a cast to f32) stays apart: a GEMM
+// storing another type than its operands' would lose its tensor-core kernels.
+// CHECK-LABEL: func.func @half_then_cast
+// CHECK-NEXT:    nn.matmul
+// CHECK-NEXT:    fused.elementwise
+func.func @half_then_cast(%a: tensor<4x8xf16>, %b: tensor<8x4xf16>, %r: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %p = nn.matmul %a, %b : tensor<4x8xf16>, tensor<8x4xf16> -> tensor<4x4xf16>
+  %c = nn.cast %p : tensor<4x4xf16> -> tensor<4x4xf32>
+  %y = nn.add %c, %r : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  func.return %y : tensor<4x4xf32>
 }

@@ -122,46 +122,39 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
 
 def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
     """``dst[c, r] = src[r, c]`` for a ``rows x cols`` row-major matrix of 2- or 4-byte
-    elements, through tiles of ``tile_rows x 64`` in local memory, every global access a
-    16-byte vector: 256 threads read the tile's rows (``64 / width`` lanes a row) and write
-    its columns as vectors of rows of ``dst`` (8 lanes a ``tile_rows``-element row, 128
-    bytes); one padding element per tile row spreads the column reads over the banks. The
-    vector is 4 elements of 4 bytes (tiles of 32 rows) or 8 of 2 bytes (64 rows: rows of 4-byte
-    vectors moved 64 MiB at 1.5 TB/s on an H200). `rows` must be a multiple of the tile's rows
-    and `cols` of 64, as `fits` makes K and N."""
-    width = 16 // element_bytes(dtype)
-    tile_rows = 8 * width
-    if rows % tile_rows or cols % 64:
+    elements (rows a multiple of 32, cols of 64, as `fits` makes K and N), through 32 x 64
+    tiles in local memory: 256 threads read rows as 4-element vectors (16 lanes a 64-element
+    row), and write the tile's columns as 4-element vectors of rows of ``dst`` (8 lanes one
+    32-element row); one padding element per tile row spreads the column reads over the
+    banks."""
+    if rows % 32 or cols % 64:
         raise ValueError(f"kernel '{name}': transposes {rows}x{cols}: rows must be a multiple "
-                         f"of {tile_rows} and columns of 64")
+                         "of 32 and columns of 64")
     element = "float" if element_bytes(dtype) == 4 else "ushort"
-    vector = f"{element}{width}"
-    lanes = 64 // width
-    lanes_shift = lanes.bit_length() - 1
     args = (KernelArg("src", "in", element), KernelArg("dst", "out", element))
     attribute = "__attribute__((reqd_work_group_size(256, 1, 1)))"
-    stores = " ".join(f"tile[r][{width} * q + {j}] = v.s{j:x};" for j in range(width))
-    gathers = ", ".join(f"tile[{width} * q + {j}][c]" for j in range(width))
-    body = f"""    __local {element} tile[{tile_rows}][65];
+    body = f"""    __local {element} tile[32][65];
     const int t = get_local_id(0);
-    const int c0 = get_group_id(0) * 64, r0 = get_group_id(1) * {tile_rows};
+    const int c0 = get_group_id(0) * 64, r0 = get_group_id(1) * 32;
     #pragma unroll
     for (int i = 0; i < 2; ++i) {{
-        const int idx = t + 256 * i, r = idx >> {lanes_shift}, q = idx & {lanes - 1};
-        const {vector} v = vload{width}(0, src + (size_t)(r0 + r) * {cols} + c0 + {width} * q);
-        {stores}
+        const int idx = t + 256 * i, r = idx >> 4, q = idx & 15;
+        const {element}4 v = vload4(0, src + (size_t)(r0 + r) * {cols} + c0 + 4 * q);
+        tile[r][4 * q] = v.s0; tile[r][4 * q + 1] = v.s1;
+        tile[r][4 * q + 2] = v.s2; tile[r][4 * q + 3] = v.s3;
     }}
     barrier(CLK_LOCAL_MEM_FENCE);
     #pragma unroll
     for (int i = 0; i < 2; ++i) {{
         const int idx = t + 256 * i, c = idx >> 3, q = idx & 7;
-        const {vector} v = ({vector})({gathers});
-        vstore{width}(v, 0, dst + (size_t)(c0 + c) * {rows} + r0 + {width} * q);
+        const {element}4 v = ({element}4)(tile[4 * q][c], tile[4 * q + 1][c],
+                                          tile[4 * q + 2][c], tile[4 * q + 3][c]);
+        vstore4(v, 0, dst + (size_t)(c0 + c) * {rows} + r0 + 4 * q);
     }}
 """
     source = (f"// {name}: transpose of a [{rows}x{cols}] matrix of {dtype}, for wgmma\n"
               f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n")
-    return KernelSource(name, source, args, (cols // 64 * 256, rows // tile_rows), (256, 1))
+    return KernelSource(name, source, args, (cols // 64 * 256, rows // 32), (256, 1))
 
 
 def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,

@@ -81,8 +81,7 @@ def test_wgmma_gemm_visits_short_block_groups(launch):
 
 
 @pytest.mark.parametrize(("rows", "cols", "dtype"),
-                         [(64, 256, "f16"), (32, 64, "f32"), (128, 192, "bf16"), (4096, 512, "f32"),
-                          (4096, 512, "f16")])
+                         [(64, 256, "f16"), (32, 64, "f32"), (96, 192, "bf16"), (4096, 512, "f32")])
 def test_transpose(launch, rows, cols, dtype):
     host = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32}[dtype]
     src = np.random.default_rng(1).integers(0, 60000, (rows, cols)).astype(host)
@@ -133,10 +132,8 @@ def test_only_whole_tiles_with_the_identity_on_a_wgmma_device_take_it():
     plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "f32", True,
                      "f32", 1)
     assert plan is not None and plan[0] is not None and plan[0].global_size == (1024, 2)
-    with pytest.raises(ValueError, match="multiple of 64"):
-        transpose("t", 96, 64, "f16")
     with pytest.raises(ValueError, match="multiple of 32"):
-        transpose("t", 48, 64, "f32")
+        transpose("t", 33, 64, "f16")
 
 
 MATMUL = """func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT> {

@@ -25,23 +25,21 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.plan import ProgramPlan, ValueSpec
+from fusec.codegen.program import PlanError, argument_name, build_plan, numpy_dtype
+from fusec.compiler import progress
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module
-from fusec.codegen.kernels.common import DeviceInfo
-from fusec.codegen.program import PlanError, argument_name, build_plan, numpy_dtype
+from fusec.compiler.fold_params import fold_bound_inputs
 from fusec.compiler.onnx_driver import (
     OnnxExecutable,
     import_onnx,
     is_onnx_source,
     module_params,
 )
-from fusec.compiler import progress
-from fusec.compiler.fold_params import fold_bound_inputs
 from fusec.compiler.pipeline import run_pipeline
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
-from fusec.runtime.device import select_device
-from fusec.runtime.executable import Executable
-from fusec.codegen.plan import ProgramPlan, ValueSpec
 from fusec.placement.calibration import Setup, load_setup
 from fusec.placement.decide import ACCELERATOR, Placement, place
 from fusec.placement.devices import DevicePair, find_devices
@@ -50,6 +48,8 @@ from fusec.placement.measured import MeasuredChoice
 from fusec.placement.partition import Segment, ValueKeys, partition
 from fusec.placement.report import build_report, choice_entry
 from fusec.placement.tie import TieCheck, check_tie
+from fusec.runtime.device import select_device
+from fusec.runtime.executable import Executable
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,8 @@ def lower(
         device_info.kind if device_info else None, launch_budget, launch_fusion,
         allow_oversized=device_default, allow_tf32=allow_tf32,
         vector_width=device_info.float_vector_width if wide and device_info else None,
+        max_work_group_size=(device_info.max_work_group_size
+                             if device_info is not None and not device_info.is_cpu else None),
     )
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     progress.step(f"generating the OpenCL C of @{name}")

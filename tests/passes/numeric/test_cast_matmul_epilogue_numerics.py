@@ -175,3 +175,15 @@ func.func @f(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}
         assert bf16_to_f32(out)[0, 0] == 1.0
     if dst == "i8":
         assert np.abs(out.astype(int)).max() == 128 or np.abs(out.astype(int)).max() == 127
+
+
+def test_a_large_general_epilogue_is_one_launch_on_a_gpu():
+    """gemm_epilogue's 512x768x768 product with its scales, clamp and added matrix: one launch
+    on a GPU (not split along K), as on the CPU; a product of few outputs is still split."""
+    from fusec.bench.workloads import gemm_epilogue
+
+    gpu = DeviceInfo(name="GPU layout", is_cpu=False, max_work_group_size=256)
+    plan = lower(load(gemm_epilogue(512, 768, 768).text()), device_info=gpu).plan
+    assert len(plan.launches) == 1
+    plan = lower(load(gemm_epilogue(3, 1024, 2).text()), device_info=gpu).plan
+    assert len(plan.launches) == 2

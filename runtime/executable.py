@@ -14,10 +14,10 @@ How inputs and outputs move depends on the device:
   where it can be avoided. A C-contiguous input aligned for the device is used in place (a
   ``CL_MEM_USE_HOST_PTR`` buffer made for the call); any other input is first copied into an
   aligned staging array kept for that input. Each output is an aligned array that the
-  kernels write directly (with its buffer, reused as above). Where the device was seen to use host arrays in place
-  (`OpenCLDevice.host_pointers`: Intel's CPU runtime) the wait is all that is needed; on any
-  other such device each output is mapped for reading before the call returns (so that an
-  implementation which caches the buffer writes it back), then unmapped.
+  kernels write directly (with its buffer, reused as above). Where the device was seen to use
+  host arrays in place (`OpenCLDevice.host_pointers`: Intel's CPU runtime) the wait is all that
+  is needed; on any other such device each output is mapped for reading before the call
+  returns (so that an implementation which caches the buffer writes it back), then unmapped.
   On a device seen to use host arrays in place, an input or output of at most
   `RESIDENT_BYTES` instead goes through a staging array whose buffer the kernels keep from call
   to call: a copy that small costs less than making a buffer and pointing every kernel that

@@ -9,15 +9,14 @@ one write of memory; as many work-groups as `CPU_MIN_GROUPS` asks for, so that a
 spread over every core. A longer row is read as float8 vectors in three passes over cache: max,
 then ``exp`` stored into ``out`` and summed, then the scaling; ``exp`` of the vectors is
 `vector_exp_nonpositive_function` (the built-in's cost dominated; its argument ``x - max`` is
-never positive), and a work-item takes two rows side by side when the row count is even, so that one row's long chain of dependent steps (max, sum,
-reciprocal) overlaps the other's. With several work-items per row (the GPU default) they
-stride over the row and combine partial results with tree reductions in local memory. When
-each work-item holds at most `MAX_CACHED_SLOTS` elements the row stays in registers: a max
-reduction, then ``exp`` once per element and a sum reduction, then the scaled store. Longer
-rows are read twice: the first pass keeps an online (max, sum of exp) pair per work-item (the
-sum is rescaled when the max grows) and merges the pairs the same way; the second pass writes
-``exp(x - max) / sum``.
-"""
+never positive), and a work-item takes two rows side by side when the row count is even, so
+that one row's long chain of dependent steps (max, sum, reciprocal) overlaps the other's. With
+several work-items per row (the GPU default) they stride over the row and combine partial
+results with tree reductions in local memory. When each work-item holds at most
+`MAX_CACHED_SLOTS` elements the row stays in registers: a max reduction, then ``exp`` once per
+element and a sum reduction, then the scaled store. Longer rows are read twice: the first pass
+keeps an online (max, sum of exp) pair per work-item (the sum is rescaled when the max grows)
+and merges the pairs the same way; the second pass writes ``exp(x - max) / sum``."""
 
 from __future__ import annotations
 

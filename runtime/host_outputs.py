@@ -3,9 +3,10 @@
 A call that returns numpy arrays needs a host array per output. A new one is not free: an
 array of megabytes comes from fresh pages (glibc maps allocations that large unless its
 threshold has grown), and the kernels that write it then take a page fault per page while they
-run. Measured on Intel CPU OpenCL, 2 cores, a loop calling relu((a+b)*c) on 16M floats: 9.1-9.7
-ms a call and 545 page faults with a new output each time, 7.6-8.1 ms and none with the memory
-reused; a 6144x128 softmax (3 MiB) took 0.19 ms either way, glibc reusing that size by itself.
+run. Measured on Intel CPU OpenCL, 2 cores, a loop calling relu((a+b)*c) on 16M floats: 8.8-12.4
+ms a call and 545 page faults with a new output each time, 4.6-8.1 ms and none with the memory
+reused (four runs each, bench/results/cpu-2026-11-25-s4-output-recycling.log); a 6144x128 softmax
+(3 MiB) took 0.19-0.20 ms either way, glibc reusing that size by itself.
 A caller that calls the same function in a loop mostly drops the previous result before the
 next call; its memory can serve again.
 

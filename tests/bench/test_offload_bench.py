@@ -93,7 +93,9 @@ def test_order_and_block_reach_the_timing(tmp_path: Path, monkeypatch: pytest.Mo
         return real(*a, **kwargs)
 
     monkeypatch.setattr(offload, "interleaved", spy)
-    result, _ = run(["-w", "tiny_elementwise", *args], tmp_path)
+    # --retime-above 0: a second timing pass (taken when a noisy machine makes the ratio look
+    # bad) would call the timing twice; this test is about what reaches the first call
+    result, _ = run(["-w", "tiny_elementwise", "--retime-above", "0", *args], tmp_path)
     assert result.exit_code == 0, result.output
     assert seen == [expected]
 

@@ -39,7 +39,11 @@ from fusec.codegen.kernels.common import (
 )
 from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
-from fusec.codegen.kernels.gemm_wgmma import BOUND_B_PANELS, gemm_plan, reads_b_k_major
+from fusec.codegen.kernels.gemm_wgmma import (
+    BOUND_B_PANELS,
+    gemm_plan,
+    stores_bound_b_transposed,
+)
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
@@ -112,7 +116,7 @@ def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> in
     if op.template.data != "gemm":
         return None
     p = Params(op)
-    if (reads_b_k_major(p.str("dtype", "f32"))
+    if (stores_bound_b_transposed(p.str("dtype", "f32"))
             and instantiate_gemm_wgmma(op, "gemm", device, b_transposed=True) is not None):
         return BOUND_B_PANELS
     return rhs_panel_width(p.int("m"), p.int("n"), p.int("k"), p.bool("rhs_batched"), device,

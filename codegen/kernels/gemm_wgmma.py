@@ -72,6 +72,14 @@ ROW_MAJOR_B = ("bf16",)
 """The types whose products do read B so, without a transpose launch (`gemm_plan`). Not f16:
 on the H200 its MN-major kernel took 0.234 ms at 4096^3 against 0.187 K-major (bf16: 0.192 and
 0.190; bench/results/h200-2026-11-25-s4-wgmma-fusec-3.log), more than the transpose's 0.042."""
+LAYER_GEMMS = False
+"""Whether the layers' products take the kernel: those with an epilogue, a batch of products
+sharing one B (one product of ``batch * M`` rows), and a bound B stored transposed
+(`BOUND_B_PANELS`). Their code is generated and checked on the CPU (`emulated`, with the
+epilogue's rows and columns) but has not yet run on an sm_90 GPU: the session that wrote it
+(2026-11-26) had no device time left. Off, such products keep the ``mma.sync`` kernels (and a
+bound B its layout), as before; turn it on once tests/runtime/test_wgmma_gpu.py (which turns it
+on for its layer tests) passes there and ``fusec-bench`` has timed the BERT and Llama rows."""
 BOUND_B_PANELS = 1
 """The panel width (`fusec.codegen.plan.pack_panels`) in which a bound B that the kernel reads
 K-major is stored: panels of one column, ``[N, K]``, B transposed once when it is bound."""
@@ -118,6 +126,11 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
         return "a split K"
     if rhs_batched and batch != 1:
         return "a batch of products, each with its own B"
+    if not LAYER_GEMMS:
+        if epilogue is not IDENTITY_EPILOGUE:
+            return "an epilogue (LAYER_GEMMS is off: not yet run on a GPU)"
+        if batch != 1 or rhs_batched:
+            return "a batch of products (LAYER_GEMMS is off: not yet run on a GPU)"
     if not fits(dtype, 1, batch * m, n, k):
         rows = f"{batch}x{m}" if batch != 1 else f"{m}"
         return (f"{rows}x{n}x{k} is not whole {BLOCK_M}x{BLOCK_N}x{block_k(dtype)} tiles")
@@ -131,6 +144,12 @@ def reads_b_k_major(dtype: str) -> bool:
     """Whether the product reads B ``[N, K]`` (K-major: after a transpose, or bound so,
     `BOUND_B_PANELS`) rather than ``[K, N]`` as it is (`ROW_MAJOR_B`)."""
     return dtype not in ROW_MAJOR_B
+
+
+def stores_bound_b_transposed(dtype: str) -> bool:
+    """Whether a bound B of a product that takes the kernel is stored ``[N, K]``
+    (`BOUND_B_PANELS`): where the kernel reads B K-major, with `LAYER_GEMMS` on."""
+    return LAYER_GEMMS and reads_b_k_major(dtype)
 
 
 def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue, KernelArg
+from fusec.codegen.kernels import gemm_wgmma as gemm_wgmma_module
 from fusec.codegen.kernels.gemm_wgmma import (
     emulated,
     fits,
@@ -108,7 +109,7 @@ def test_wgmma_gemm_applies_the_epilogue_at_each_element_of_c(launch, dtype, b_r
     assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
 
 
-def test_wgmma_gemm_refuses_epilogue_parameters_named_like_its_locals():
+def test_wgmma_gemm_refuses_epilogue_parameters_named_like_its_locals(layer_gemms):
     for clash in ("bm", "d17", "out"):
         epilogue = Epilogue(f"inline float e(float acc, int row, int col, "
                             f"__global const float *{clash}) {{ return acc; }}", "e",
@@ -158,7 +159,13 @@ NVIDIA_H = DeviceInfo("H100", is_cpu=False, local_mem_size=49152, max_work_group
                       tensor_cores=("f16", "bf16", "tf32"), wgmma=True)
 
 
-def test_only_whole_tiles_of_one_b_on_a_wgmma_device_take_it():
+@pytest.fixture
+def layer_gemms(monkeypatch):
+    """`gemm_wgmma.LAYER_GEMMS` on: epilogues, batches of rows and bound B take wgmma."""
+    monkeypatch.setattr(gemm_wgmma_module, "LAYER_GEMMS", True)
+
+
+def test_only_whole_tiles_of_one_b_on_a_wgmma_device_take_it(layer_gemms):
     def reason(m, n, k, dtype="f16", info=NVIDIA_H, epilogue=IDENTITY_EPILOGUE, tf32=False,
                out=None, batch=1, split=1, batched=False):
         return why_not(info, batch, m, n, k, batched, epilogue, dtype, tf32, out or dtype, split)
@@ -179,6 +186,10 @@ def test_only_whole_tiles_of_one_b_on_a_wgmma_device_take_it():
     assert reason(64, 256, 64, batch=4) is None
     assert "3x64x256x64 is not whole" in reason(64, 256, 64, batch=3)
     assert reason(128, 256, 64, split=2) == "a split K"
+    folded = gemm_plan("g", 4, 64, 512, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "bf16", False,
+                       "bf16", 1)
+    assert folded is not None and folded[1].global_size == (2 * 2 * 256,)  # 256 rows, 2 x 2
+    assert "[256x64] @ [64x512]" in folded[1].source
     plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "bf16", False,
                      "bf16", 1)
     assert plan is not None and plan[0] is None and "rhs" in plan[1].source
@@ -239,7 +250,8 @@ def layer_plan(info, bound=(), text=LAYER):
     return lower(load(text), device_info=info, bound=bound).plan
 
 
-def test_a_gemm_with_its_epilogue_and_a_batch_of_rows_runs_wgmma_with_the_extras_bound():
+def test_a_gemm_with_its_epilogue_and_a_batch_of_rows_runs_wgmma_with_the_extras_bound(
+        layer_gemms):
     plan = layer_plan(NVIDIA_H)
     assert "FUSEC_WGMMA_STEP" in plan.source and "erf(" in plan.source
     (transposed, product) = plan.launches
@@ -251,7 +263,7 @@ def test_a_gemm_with_its_epilogue_and_a_batch_of_rows_runs_wgmma_with_the_extras
     assert product.global_size == (2 * 2 * 256,)  # 256 rows of 2 batches: 2 x 2 blocks
 
 
-def test_a_bound_b_read_k_major_is_stored_transposed_and_not_transposed_per_call():
+def test_a_bound_b_read_k_major_is_stored_transposed_and_not_transposed_per_call(layer_gemms):
     plan = layer_plan(NVIDIA_H, bound=("w",))
     (product,) = plan.launches
     (w,) = (spec for spec in plan.inputs if spec.name == "w")
@@ -264,3 +276,21 @@ def test_a_bound_b_read_k_major_is_stored_transposed_and_not_transposed_per_call
     # without wgmma a GPU's bound weight stays as it is
     no_wgmma = replace(NVIDIA_H, wgmma=False)
     assert all(spec.panels is None for spec in layer_plan(no_wgmma, bound=("w",)).inputs)
+
+
+def test_with_layer_gemms_off_epilogues_batches_and_bound_b_keep_the_mma_sync_kernels():
+    """Until run on a GPU (`LAYER_GEMMS` off, the default), a layer's product is planned as
+    before: the epilogue's GEMM on mma.sync, a bound B as it is; identity products of one B
+    still take wgmma."""
+    assert gemm_wgmma_module.LAYER_GEMMS is False
+    plan = layer_plan(NVIDIA_H, bound=("w",))
+    assert "FUSEC_WGMMA" not in plan.source and all(s.panels is None for s in plan.inputs)
+    assert "LAYER_GEMMS is off" in why_not(NVIDIA_H, 1, 128, 256, 64, False, residual_gelu(256),
+                                           "f16", False, "f16", 1)
+    assert "LAYER_GEMMS is off" in why_not(NVIDIA_H, 2, 64, 256, 64, False, IDENTITY_EPILOGUE,
+                                           "f16", False, "f16", 1)
+    assert why_not(NVIDIA_H, 1, 128, 256, 64, False, IDENTITY_EPILOGUE, "f16", False, "f16",
+                   1) is None
+    bound = layer_plan(NVIDIA_H, bound=("w",), text=MATMUL.replace("M", "128").replace(
+        "N", "256").replace("K", "64").replace("T", "f16").replace("%b", "%w"))
+    assert len(bound.launches) == 2 and all(s.panels is None for s in bound.inputs)

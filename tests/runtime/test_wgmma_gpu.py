@@ -83,12 +83,15 @@ LAYER = """func.func @f(%x: tensor<BxMxKxT>, %w: tensor<KxNxT>, %bias: tensor<Nx
 @pytest.mark.parametrize("shape", [(2, 128, 768, 256), (4, 32, 256, 3072), (1, 17, 256, 64),
                                    (1, 1000, 768, 128), (1, 4097, 256, 64)],
                          ids=lambda s: "x".join(map(str, s)))
-def test_gemm_bias_gelu_residual_on_the_gpu_matches_the_reference(gpu_info, dtype, bound,
-                                                                  shape):
-    """The epilogue (bias, GELU, residual add) on wgmma's accumulators where the rows of the
-    batch are whole tiles, with B transposed per call or stored so when bound; the mma.sync
-    kernels elsewhere: against the numpy reference."""
+def test_gemm_bias_gelu_residual_on_the_gpu_matches_the_reference(gpu_info, monkeypatch, dtype,
+                                                                  bound, shape):
+    """With `gemm_wgmma.LAYER_GEMMS` on: the epilogue (bias, GELU, residual add) on wgmma's
+    accumulators where the rows of the batch are whole tiles, with B transposed per call or
+    stored so when bound; the mma.sync kernels elsewhere: against the numpy reference."""
     import fusec
+    from fusec.codegen.kernels import gemm_wgmma
+
+    monkeypatch.setattr(gemm_wgmma, "LAYER_GEMMS", True)
     from fusec.compiler.driver import load
     from fusec.reference.executor import find_function, random_inputs, run_function
 

@@ -2,7 +2,8 @@
 
     fused.centered_gram %x {scale}        -> CPU: column_mean(x) -> mean;
                                                   centered_gram(x, mean) -> out
-                                             GPU: gram_slices(x) -> partials, slice means and
+                                             GPU, with GRAM_SPLIT_ON_GPU (else as the CPU):
+                                                  gram_slices(x) -> partials, slice means and
                                                   residual sums (slices of rows);
                                                   gram_combine(them) -> out
     fused.power_step_normalize %a, %q     -> gemm_column_sums{squares}(a, q) -> y, partials;
@@ -38,6 +39,15 @@ def shape(lo: FunctionLowering) -> dict[str, Attribute]:
     return params(shape=kind, tile=TILES[kind])
 
 
+GRAM_SPLIT_ON_GPU = False
+"""Whether the GPU lowering of ``fused.centered_gram`` is the slice-split Gram
+(``gram_slices`` + ``gram_combine``) instead of ``column_mean`` + the 16 x 16 tiled
+``centered_gram``. Off until it is timed on a GPU: the split kernels are checked on the CPU
+OpenCL device (tests/passes/numeric/test_column_stats_numerics.py) but no device time was left
+to measure them (2026-11-26, session 5). To measure: ``python3 -m fusec.bench.gram_split_sweep``
+(the kernels alone, several slice lengths) and ``fusec-bench --device gpu -w centered_gram``
+before and after turning this on."""
+
 GRAM_TILE = 64
 """Side of a work-group's tile of the GPU Gram (``centered_gram_split.TILE``)."""
 
@@ -68,7 +78,7 @@ def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     if n == 0 or d == 0:
         return [out]
     x = lo.buffer(op.x)
-    if lo.options.device == "gpu":
+    if lo.options.device == "gpu" and GRAM_SPLIT_ON_GPU:
         rows = gram_slice_rows(n, d)
         slices = -(-n // rows)
         partials = lo.alloc(TensorType(f32, [slices, d, d]), "gram_partials")

@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.kernels.attention import HeadsLayout, attention
 from fusec.codegen.kernels.attention_tiled import attention_tiled, tiled_attention_config
+from fusec.codegen.kernels.centered_gram_split import gram_combine, gram_slices
 from fusec.codegen.kernels.column_stats import (
     centered_gram,
     column_finish,
@@ -284,6 +285,17 @@ def instantiate_column_stats(
                          p.float("eps"), tile)
 
 
+def instantiate_gram_split(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    """The GPU centered Gram in two launches (``codegen/kernels/centered_gram_split.py``)."""
+    p = Params(op)
+    sizes = (p.int("n"), p.int("d"), p.int("slice_rows"))
+    if op.template.data == "gram_slices":
+        return gram_slices(name, *sizes)
+    return gram_combine(name, *sizes, p.float("scale"))
+
+
 INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {
     "gemm": instantiate_gemm,
     "gemm_split_sum": instantiate_gemm_split_sum,
@@ -297,6 +309,8 @@ INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], Ker
     "centered_gram": instantiate_column_stats,
     "gemm_column_sums": instantiate_column_stats,
     "column_finish": instantiate_column_stats,
+    "gram_slices": instantiate_gram_split,
+    "gram_combine": instantiate_gram_split,
 }
 
 

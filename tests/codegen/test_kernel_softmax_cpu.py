@@ -1,6 +1,7 @@
 """The CPU shapes of the softmax template (a row of at most `CPU_REGISTER_ROW` in registers as
-float16 vectors and a tail; longer rows, or two rows per work-item, in three passes of float8
-vectors; `vector_exp_function`) and the exp function itself, against float64 numpy.
+float16 vectors and a tail, with `scaled_exp_function`; longer rows, or two rows per work-item,
+in three passes of float8 vectors with `vector_exp_nonpositive_function`) and the exp functions
+themselves, against float64 numpy.
 
 Tolerances: softmax as in ``test_kernel_norm`` (rtol 1e-5, atol 1e-6); the exp function within
 the bounds its docstring states (2e-7 relative for ``|x| <= 1``, 1e-6 for ``|x| <= 17``, 4e-6

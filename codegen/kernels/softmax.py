@@ -6,8 +6,9 @@ With one work-item per row (the CPU default) a row of at most `CPU_REGISTER_ROW`
 held in registers (`_registers`): read once as float16 vectors (the tail in float8, float4,
 float2, float), the maximum, ``e^(x - max) * 2^64`` in place (`scaled_exp_function`) and the
 sum, then the scaled store, one read and one write of memory; as many work-groups as
-`CPU_MIN_GROUPS` asks for, so that a few rows still spread over every core. A longer row is read as float8 vectors in three passes over cache: max,
-then ``exp`` stored into ``out`` and summed, then the scaling; ``exp`` of the vectors is
+`CPU_MIN_GROUPS` asks for, so that a few rows still spread over every core. A longer row is
+read as float8 vectors in three passes over cache: max, then ``exp`` stored into ``out`` and
+summed, then the scaling; ``exp`` of the vectors is
 `vector_exp_nonpositive_function` (the built-in's cost dominated; its argument ``x - max`` is
 never positive), and a work-item takes two rows side by side when the row count is even, so
 that one row's long chain of dependent steps (max, sum, reciprocal) overlaps the other's. With

@@ -24,6 +24,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_kernel
 from fusec.codegen.kernels.common import DeviceInfo, KernelSource
+from fusec.codegen.kernels.gemm_wgmma import BOUND_B_PANELS
 from fusec.codegen.plan import BufferSpec, KernelLines, LaunchSpec, ProgramPlan, ValueSpec
 from fusec.codegen.templates import gemm_rhs_panel_width, instantiate, instantiate_gemm_wgmma
 from fusec.dialects import kernel
@@ -244,7 +245,13 @@ class PlanBuilder:
     def template(self, op: kernel.TemplateOp) -> None:
         name = f"{self.fn.sym_name.data}_{op.template.data}_{len(self.launches)}"
         panels = self.panels.get(op.inputs[1]) if len(op.inputs) == 2 else None
-        hopper = None if panels else instantiate_gemm_wgmma(op, NAME_PLACEHOLDER, self.device)
+        hopper = None
+        if panels is None or panels == BOUND_B_PANELS:  # B as it is, or bound transposed
+            hopper = instantiate_gemm_wgmma(op, NAME_PLACEHOLDER, self.device,
+                                            b_transposed=panels == BOUND_B_PANELS)
+        if hopper is None and panels == BOUND_B_PANELS:
+            raise PlanError(f"'{op.template.data}' reads its B bound transposed for wgmma, "
+                            "which did not take it")
         if hopper is not None:
             self.wgmma_gemm(op, name, *hopper)
             return
@@ -263,6 +270,7 @@ class PlanBuilder:
         reading A and that buffer."""
         lhs, rhs = (self.where[b] for b in op.inputs)
         (out,) = (self.where[b] for b in op.outputs)
+        extras = tuple(self.where[b] for b in op.extras)
         places = file_line_cols(op.location)
         if transpose is not None:
             rhs_t = self.new_buffer(BufferSpec(self.buffers[rhs].nbytes, "intermediate",
@@ -272,8 +280,8 @@ class PlanBuilder:
                                             transpose.local_size, places))
             rhs = rhs_t
         kernel_name = self.add_kernel(name, product.source)
-        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs, out), product.global_size,
-                                        product.local_size, places))
+        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs, out, *extras),
+                                        product.global_size, product.local_size, places))
 
 
 def viewed_buffer(value: SSAValue) -> SSAValue:

@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.kernels.attention import HeadsLayout, attention
 from fusec.codegen.kernels.attention_tiled import attention_tiled, tiled_attention_config
+from fusec.codegen.kernels.centered_gram_split import gram_combine, gram_slices
 from fusec.codegen.kernels.column_stats import (
     centered_gram,
     column_finish,
@@ -39,7 +40,11 @@ from fusec.codegen.kernels.common import (
 )
 from fusec.codegen.kernels.gather import gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
-from fusec.codegen.kernels.gemm_wgmma import gemm_plan
+from fusec.codegen.kernels.gemm_wgmma import (
+    BOUND_B_PANELS,
+    gemm_plan,
+    stores_bound_b_transposed,
+)
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
@@ -106,10 +111,15 @@ def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
 
 
 def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> int | None:
-    """The panel width a ``gemm`` op's kernel can read its B in (`gemm.rhs_panel_width`)."""
+    """The panel width a ``gemm`` op's kernel can read its B in (`gemm.rhs_panel_width`); on
+    a ``wgmma`` device, `gemm_wgmma.BOUND_B_PANELS` (B stored transposed) for a product the
+    Hopper kernel reads K-major."""
     if op.template.data != "gemm":
         return None
     p = Params(op)
+    if (stores_bound_b_transposed(p.str("dtype", "f32"))
+            and instantiate_gemm_wgmma(op, "gemm", device, b_transposed=True) is not None):
+        return BOUND_B_PANELS
     return rhs_panel_width(p.int("m"), p.int("n"), p.int("k"), p.bool("rhs_batched"), device,
                            p.int("split_k", 1))
 
@@ -145,10 +155,11 @@ def epilogue_is_identity(op: kernel.TemplateOp) -> bool:
 
 
 def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
+                           b_transposed: bool = False,
                            ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` op that takes the Hopper kernel on `device` (`gemm_wgmma.gemm_plan`):
-    the transpose of its B into a ``[N, K]`` buffer (None where the kernel reads B as it is)
-    and the product; else None."""
+    the transpose of its B into a ``[N, K]`` buffer (None where the kernel reads B as it is,
+    or where `b_transposed`: B is bound and stored ``[N, K]``) and the product; else None."""
     if op.template.data != "gemm" or device is None or not device.wgmma:
         return None
     p = Params(op)
@@ -157,7 +168,7 @@ def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo 
                      p.bool("rhs_batched"),
                      IDENTITY_EPILOGUE if epilogue_is_identity(op) else epilogue_of(op, name),
                      device, dtype, bool(p.int("allow_tf32", 0)), p.str("out_dtype", dtype),
-                     p.int("split_k", 1))
+                     p.int("split_k", 1), b_transposed)
 
 
 def instantiate_gemm_split_sum(
@@ -274,6 +285,17 @@ def instantiate_column_stats(
                          p.float("eps"), tile)
 
 
+def instantiate_gram_split(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    """The GPU centered Gram in two launches (``codegen/kernels/centered_gram_split.py``)."""
+    p = Params(op)
+    sizes = (p.int("n"), p.int("d"), p.int("slice_rows"))
+    if op.template.data == "gram_slices":
+        return gram_slices(name, *sizes)
+    return gram_combine(name, *sizes, p.float("scale"))
+
+
 INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], KernelSource]] = {
     "gemm": instantiate_gemm,
     "gemm_split_sum": instantiate_gemm_split_sum,
@@ -287,6 +309,8 @@ INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], Ker
     "centered_gram": instantiate_column_stats,
     "gemm_column_sums": instantiate_column_stats,
     "column_finish": instantiate_column_stats,
+    "gram_slices": instantiate_gram_split,
+    "gram_combine": instantiate_gram_split,
 }
 
 

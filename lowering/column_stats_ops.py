@@ -1,13 +1,18 @@
 """``lower-to-kernels``: the column-statistics ops, two template launches each.
 
-    fused.centered_gram %x {scale}        -> column_mean(x) -> mean;
-                                             centered_gram(x, mean) -> out
+    fused.centered_gram %x {scale}        -> CPU: column_mean(x) -> mean;
+                                                  centered_gram(x, mean) -> out
+                                             GPU, with GRAM_SPLIT_ON_GPU (else as the CPU):
+                                                  gram_slices(x) -> partials, slice means and
+                                                  residual sums (slices of rows);
+                                                  gram_combine(them) -> out
     fused.power_step_normalize %a, %q     -> gemm_column_sums{squares}(a, q) -> y, partials;
                                              column_finish{normalize}(partials, y) -> out
     fused.explained_variance %g, %q       -> gemm_column_sums{times_rhs}(g, q) -> partials;
                                              column_finish{sum}(partials) -> out
 
-The kernels are in ``codegen/kernels/column_stats.py``; ``y``, ``mean`` and ``partials`` are
+The kernels are in ``codegen/kernels/column_stats.py`` (the GPU Gram in
+``centered_gram_split.py``); ``y``, ``mean``, ``partials`` and the slice statistics are
 intermediate buffers.
 """
 
@@ -34,6 +39,38 @@ def shape(lo: FunctionLowering) -> dict[str, Attribute]:
     return params(shape=kind, tile=TILES[kind])
 
 
+GRAM_SPLIT_ON_GPU = False
+"""Whether the GPU lowering of ``fused.centered_gram`` is the slice-split Gram
+(``gram_slices`` + ``gram_combine``) instead of ``column_mean`` + the 16 x 16 tiled
+``centered_gram``. Off until it is timed on a GPU: the split kernels are checked on the CPU
+OpenCL device (tests/passes/numeric/test_column_stats_numerics.py) but no device time was left
+to measure them (2026-11-26, session 5). To measure: ``python3 -m fusec.bench.gram_split_sweep``
+(the kernels alone, several slice lengths) and ``fusec-bench --device gpu -w centered_gram``
+before and after turning this on."""
+
+GRAM_TILE = 64
+"""Side of a work-group's tile of the GPU Gram (``centered_gram_split.TILE``)."""
+
+GRAM_TARGET_GROUPS = 384
+"""Work-groups the GPU Gram aims at (tiles of the upper triangle times slices of rows): a few
+per SM of a 132-SM H100 or H200, so that the 2 x 4 x 4 64 x 64 tiles of a 256-wide Gram fill
+the card."""
+
+GRAM_PARTIALS_BYTES = 64 << 20
+"""At most this many bytes of per-slice partial Grams (``S * d * d`` floats)."""
+
+
+def gram_slice_rows(n: int, d: int) -> int:
+    """Rows per slice of the GPU Gram of ``[n, d]``: enough slices that the upper tiles times
+    the slices reach `GRAM_TARGET_GROUPS`, each a multiple of 16 rows, within
+    `GRAM_PARTIALS_BYTES`."""
+    tiles = -(-d // GRAM_TILE)
+    pairs = tiles * (tiles + 1) // 2
+    slices = max(1, min(-(-GRAM_TARGET_GROUPS // pairs), GRAM_PARTIALS_BYTES // (4 * d * d)))
+    per_slice = -(-n // slices)
+    return max(16, -(-per_slice // 16) * 16)
+
+
 def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.CenteredGramOp)
     n, d = shape_of(op.x)
@@ -41,6 +78,17 @@ def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     if n == 0 or d == 0:
         return [out]
     x = lo.buffer(op.x)
+    if lo.options.device == "gpu" and GRAM_SPLIT_ON_GPU:
+        rows = gram_slice_rows(n, d)
+        slices = -(-n // rows)
+        partials = lo.alloc(TensorType(f32, [slices, d, d]), "gram_partials")
+        means = lo.alloc(TensorType(f32, [slices, d]), "gram_slice_mean")
+        resid = lo.alloc(TensorType(f32, [slices, d]), "gram_slice_resid")
+        sizes = params(n=n, d=d, slice_rows=rows)
+        lo.template("gram_slices", sizes, [x], [partials, means, resid])
+        lo.template("gram_combine", {**sizes, **params(scale=float_prop(op, "scale"))},
+                    [partials, means, resid], [out])
+        return [out]
     mean = lo.alloc(TensorType(f32, [d]), "col_mean")
     lo.template("column_mean", {**params(rows=n, cols=d), **shape(lo)}, [x], [mean])
     scale = {**params(rows=n, cols=d, scale=float_prop(op, "scale")), **shape(lo)}

@@ -18,10 +18,17 @@ runs. A ``gemm`` template's B is row-major ``[K, N]``: the bf16 kernel reads it 
 kernel was slower (`ROW_MAJOR_B`), `fusec.codegen.program` launches `transpose` first, into
 a ``[N, K]`` buffer of its own.
 
-Only whole tiles (`fits`): M a multiple of 128, N of 256, K of `block_k`, one product (no
-batch of B), the identity epilogue, C in the operands' type; `gemm_plan` returns None for the
-rest, which keep the ``mma.sync`` kernels. Whether a device runs it at all is `probe_wgmma`'s
-answer (`DeviceInfo.wgmma`).
+The template's epilogue (bias, activation, residual add: `templates.epilogue_of`) is applied to
+the float32 accumulators in registers, before they are rounded to C's type and staged, as the
+``mma.sync`` kernels apply it; its row is the flattened output row, so a batch of products
+sharing one B is one product of ``batch * M`` rows. A B bound at compile time (a weight) that
+the kernel reads K-major is stored transposed when it is bound (`BOUND_B_PANELS`), so such a
+product has no transpose launch.
+
+Only whole tiles (`fits`): M (times the batch) a multiple of 128, N of 256, K of `block_k`,
+one B for the batch, C in the operands' type; `gemm_plan` returns None for the rest, which
+keep the ``mma.sync`` kernels. Whether a device runs it at all is `probe_wgmma`'s answer
+(`DeviceInfo.wgmma`).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from fusec.codegen.kernels.common import (
     Epilogue,
     KernelArg,
     KernelSource,
+    check_epilogue_names,
     kernel_signature,
 )
 
@@ -64,6 +72,25 @@ ROW_MAJOR_B = ("bf16",)
 """The types whose products do read B so, without a transpose launch (`gemm_plan`). Not f16:
 on the H200 its MN-major kernel took 0.234 ms at 4096^3 against 0.187 K-major (bf16: 0.192 and
 0.190; bench/results/h200-2026-11-25-s4-wgmma-fusec-3.log), more than the transpose's 0.042."""
+LAYER_GEMMS = False
+"""Whether the layers' products take the kernel: those with an epilogue, a batch of products
+sharing one B (one product of ``batch * M`` rows), and a bound B stored transposed
+(`BOUND_B_PANELS`). Their code is generated and checked on the CPU (`emulated`, with the
+epilogue's rows and columns) but has not yet run on an sm_90 GPU: the session that wrote it
+(2026-11-26) had no device time left. Off, such products keep the ``mma.sync`` kernels (and a
+bound B its layout), as before; turn it on once tests/runtime/test_wgmma_gpu.py (which turns it
+on for its layer tests) passes there and ``fusec-bench`` has timed the BERT and Llama rows."""
+BOUND_B_PANELS = 1
+"""The panel width (`fusec.codegen.plan.pack_panels`) in which a bound B that the kernel reads
+K-major is stored: panels of one column, ``[N, K]``, B transposed once when it is bound."""
+RESERVED_NAMES = frozenset({
+    "lhs", "rhs", "rhs_t", "out", "smem", "tid", "pid", "num_m", "in_group", "sbase", "ktiles",
+    "wg", "first_m", "group_m", "bm", "bn", "a_glob", "b_glob", "s", "kt", "nk", "slot", "sa",
+    "sb", "da", "db", "lane", "warp", "stg", "lr", "q", "erow", "ecol", "t128", "i", "r",
+    "chunk", "val", "at", "acc",
+})
+"""Identifiers the kernel body declares, besides the accumulators ``d<i>``: an epilogue
+parameter may not take one."""
 STAGE_BYTES = (BLOCK_M + BLOCK_N) * ROW_BYTES
 LOCAL_BYTES = STAGES * STAGE_BYTES
 
@@ -95,29 +122,53 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
         return f"{dtype} operands"
     if out_dtype != dtype:
         return "the result is cast"
-    if epilogue is not IDENTITY_EPILOGUE:
-        return "an epilogue (only the identity is written)"
-    if split_k != 1 or rhs_batched or batch != 1:
-        return "a batch of products or a split K"
-    if not fits(dtype, batch, m, n, k):
-        return (f"{m}x{n}x{k} is not whole {BLOCK_M}x{BLOCK_N}x{block_k(dtype)} tiles")
+    if split_k != 1:
+        return "a split K"
+    if rhs_batched and batch != 1:
+        return "a batch of products, each with its own B"
+    if not LAYER_GEMMS:
+        if epilogue is not IDENTITY_EPILOGUE:
+            return "an epilogue (LAYER_GEMMS is off: not yet run on a GPU)"
+        if batch != 1 or rhs_batched:
+            return "a batch of products (LAYER_GEMMS is off: not yet run on a GPU)"
+    if not fits(dtype, 1, batch * m, n, k):
+        rows = f"{batch}x{m}" if batch != 1 else f"{m}"
+        return (f"{rows}x{n}x{k} is not whole {BLOCK_M}x{BLOCK_N}x{block_k(dtype)} tiles")
+    if any(param.name in RESERVED_NAMES or re.fullmatch(r"d\d+", param.name)
+           for param in epilogue.params):
+        return "an epilogue parameter is named like a local of the kernel"
     return None
+
+
+def reads_b_k_major(dtype: str) -> bool:
+    """Whether the product reads B ``[N, K]`` (K-major: after a transpose, or bound so,
+    `BOUND_B_PANELS`) rather than ``[K, N]`` as it is (`ROW_MAJOR_B`)."""
+    return dtype not in ROW_MAJOR_B
+
+
+def stores_bound_b_transposed(dtype: str) -> bool:
+    """Whether a bound B of a product that takes the kernel is stored ``[N, K]``
+    (`BOUND_B_PANELS`): where the kernel reads B K-major, with `LAYER_GEMMS` on."""
+    return LAYER_GEMMS and reads_b_k_major(dtype)
 
 
 def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
               epilogue: Epilogue, device_info: DeviceInfo | None, dtype: str,
-              allow_tf32: bool, out_dtype: str, split_k: int,
+              allow_tf32: bool, out_dtype: str, split_k: int, b_transposed: bool = False,
               ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` template's product where `why_not` finds nothing against it: (`transpose`
     of B into ``[N, K]`` or None, `gemm_wgmma`); else None. bf16 reads B ``[K, N]`` as it is
-    (`ROW_MAJOR_B`), the others after the transpose. Both kernels are named `name` (the plan
-    builder names them apart)."""
+    (`ROW_MAJOR_B`), the others ``[N, K]``: after the transpose, or as it is where
+    `b_transposed` (a bound B stored so, `BOUND_B_PANELS`). Both kernels are named `name` (the
+    plan builder names them apart)."""
     if why_not(device_info, batch, m, n, k, rhs_batched, epilogue, dtype, allow_tf32,
                out_dtype, split_k) is not None:
         return None
-    if dtype in ROW_MAJOR_B:
-        return None, gemm_wgmma(name, m, n, k, dtype, b_rows=True)
-    return transpose(name, k, n, dtype), gemm_wgmma(name, m, n, k, dtype)
+    rows = batch * m
+    if not reads_b_k_major(dtype):
+        return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue)
+    product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue)
+    return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
 def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
@@ -158,28 +209,37 @@ def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
 
 
 def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
-               b_rows: bool = False) -> KernelSource:
-    """``out[M, N] = lhs[M, K] @ rhs_t[N, K].T``, in `dtype` (f16, bf16; f32 as TF32 with a
-    float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
+               b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE) -> KernelSource:
+    """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
+    with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
-    A) and read MN-major. The sizes must be whole tiles (`fits`)."""
+    A) and read MN-major. The `epilogue` takes each float32 accumulator with its row and column
+    of C before it is rounded to `dtype`; its parameters follow ``out``. The sizes must be
+    whole tiles (`fits`)."""
     if not fits(dtype, 1, m, n, k):
         raise ValueError(f"kernel '{name}': {m}x{n}x{k} {dtype} is not whole "
                          f"{BLOCK_M}x{BLOCK_N}x{block_k(dtype)} wgmma tiles")
     if b_rows and dtype not in MN_MAJOR_B:
         raise ValueError(f"kernel '{name}': wgmma reads {dtype} B only K-major")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES)
+    for param in epilogue.params:
+        if re.fullmatch(r"d\d+", param.name):
+            raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
+                             "the accumulators d<i>")
     storage = half.STORAGE[dtype]
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs" if b_rows else "rhs_t", "in", storage),
-            KernelArg("out", "out", storage))
+            KernelArg("out", "out", storage), *epilogue.params)
+    identity = epilogue is IDENTITY_EPILOGUE
     attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
     shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
               f"{BLOCK_M}x{BLOCK_N} blocks, {STAGES} stages\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
+              + ("" if identity else epilogue.guarded_function())
               + _load_stage(name, n, k, dtype, b_rows)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
-              + f"{_body(name, m, n, k, dtype, b_rows)}}}\n")
+              + f"{_body(name, m, n, k, dtype, b_rows, None if identity else epilogue)}}}\n")
     groups = (m // BLOCK_M) * (n // BLOCK_N)
     return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
 
@@ -224,7 +284,8 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool) -> str:
             f"{part(BLOCK_M, 'a_glob', 0)}{b_part}\n}}\n")
 
 
-def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool) -> str:
+def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
+          epilogue: Epilogue | None) -> str:
     eb = element_bytes(dtype)
     n_acc = BLOCK_N // 2
     accs = [f"d{i}" for i in range(n_acc)]
@@ -246,7 +307,11 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool) -> str:
     stores = []
     for j in range(BLOCK_N // 8):
         for h in range(2):
-            value = f"(float2)(d{4 * j + 2 * h}, d{4 * j + 2 * h + 1})"
+            pair = (f"d{4 * j + 2 * h}", f"d{4 * j + 2 * h + 1}")
+            if epilogue is not None:  # at C's row erow + 8 h, columns ecol + 8 j (+ 1)
+                pair = tuple(epilogue.call(d, f"erow + {8 * h}", f"ecol + {8 * j + i}")
+                             for i, d in enumerate(pair))
+            value = f"(float2)({pair[0]}, {pair[1]})"
             at = f"{pointer}(stg + (lr + {8 * h}) * {row_bytes} + {16 * j * eb // 2} + q)"
             stores.append(f"    {half.vstore(dtype, 2, value, '0', at)};")
     store_text = "\n".join(stores)
@@ -254,6 +319,9 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool) -> str:
     b_glob = (f"(ulong)(rhs + (size_t)bn * {BLOCK_N})" if b_rows
               else f"(ulong)(rhs_t + (size_t)bn * {BLOCK_N * k})")
     b_fields = MN_DESCRIPTOR_FIELDS if b_rows else DESCRIPTOR_FIELDS
+    epilogue_place = "" if epilogue is None else (
+        f"    const int erow = bm * {BLOCK_M} + wg * 64 + lr, "
+        f"ecol = bn * {BLOCK_N} + (lane & 3) * 2;\n")
     return f"""    __local uint4 smem[{LOCAL_BYTES // 16}] __attribute__((aligned(1024)));
     const int tid = get_local_id(0), pid = get_group_id(0);
     const int num_m = {m // BLOCK_M}, in_group = {8 * (n // BLOCK_N)};
@@ -294,7 +362,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool) -> str:
     asm volatile("bar.sync 1, {THREADS};" ::: "memory");
     __local uchar *stg = (__local uchar *)smem + wg * {64 * row_bytes};
     const int lr = warp * 16 + (lane >> 2), q = (lane & 3) * {2 * eb};
-{store_text}
+{epilogue_place}{store_text}
     asm volatile("bar.sync 1, {THREADS};" ::: "memory");
     const int t128 = tid & 127;
     #pragma unroll
@@ -375,8 +443,8 @@ def _probe(device: Any) -> tuple[bool, str]:
         return False, (f"wgmma: the probe's product was wrong on {name} ({bad} of {m * n} "
                        "elements): the mma.sync GEMMs run")
     return True, (f"wgmma: on {name} for f16, bf16 and tf32 products of whole "
-                  f"{BLOCK_M}x{BLOCK_N}x(64 or 32) tiles with the identity epilogue "
-                  "(tf32 after a transpose of B); others take the mma.sync GEMMs")
+                  f"{BLOCK_M}x{BLOCK_N}x(64 or 32) tiles (f16 and tf32 after a transpose of "
+                  "B unless B is bound); others take the mma.sync GEMMs")
 
 
 def emulated(kernel: KernelSource) -> KernelSource:

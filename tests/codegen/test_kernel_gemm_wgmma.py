@@ -10,12 +10,15 @@ instructions, their PTX patched by `fusec.codegen.ptx_patch` in the program buil
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue
+from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue, KernelArg
+from fusec.codegen.kernels import gemm_wgmma as gemm_wgmma_module
 from fusec.codegen.kernels.gemm_wgmma import (
     emulated,
     fits,
@@ -70,6 +73,53 @@ def test_wgmma_gemm_matches_numpy(launch, dtype, b_rows, shape):
     assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
 
 
+RESIDUAL_GELU = Epilogue(
+    """inline float res_gelu(float acc, int row, int col, __global const float *restrict bias,
+                          __global const half *restrict res) {
+    const float x = acc + bias[col];
+    return 0.5f * x * (1.0f + erf(x * 0.70710678f)) + vload_half(row * RES_N + col, res);
+}""", "res_gelu", (KernelArg("bias", "in", "float"), KernelArg("res", "in", "half")))
+
+
+def residual_gelu(n):
+    return replace(RESIDUAL_GELU, function=RESIDUAL_GELU.function.replace("RES_N", str(n)))
+
+
+@pytest.mark.parametrize(("dtype", "b_rows"), [("f16", False), ("bf16", True), ("f32", False)],
+                         ids=["f16", "bf16-b-rows", "tf32"])
+def test_wgmma_gemm_applies_the_epilogue_at_each_element_of_c(launch, dtype, b_rows):
+    """bias[col] + GELU + res[row, col] on the float32 accumulators, then C rounded once: a
+    row or column off anywhere in the 128 x 256 blocks (both warpgroups, both halves of each
+    accumulator pair, 3 block columns) changes the result."""
+    m, n, k = 256, 768, 64
+    a, b_t, a32, b32 = operands(dtype, m, n, k, seed=5)
+    rng = np.random.default_rng(6)
+    bias = rng.uniform(-1, 1, n).astype(np.float32)
+    res = rng.uniform(-4, 4, (m, n)).astype(np.float16)
+    kernel = gemm_wgmma("gemm_ep", m, n, k, dtype, b_rows=b_rows, epilogue=residual_gelu(n))
+    assert [arg.name for arg in kernel.args] == ["lhs", "rhs" if b_rows else "rhs_t", "out",
+                                                 "bias", "res"]
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    out = launch(kernel, {"lhs": a, **b_in, "bias": bias, "res": res}, {"out": (m, n)})["out"]
+    x = a32 @ b32.T + bias
+    want = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2))) + res.astype(np.float32)
+    error = float(np.abs(as_float(out, dtype) - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+def test_wgmma_gemm_refuses_epilogue_parameters_named_like_its_locals(layer_gemms):
+    for clash in ("bm", "d17", "out"):
+        epilogue = Epilogue(f"inline float e(float acc, int row, int col, "
+                            f"__global const float *{clash}) {{ return acc; }}", "e",
+                            (KernelArg(clash, "in", "float"),))
+        with pytest.raises(ValueError, match=clash):
+            gemm_wgmma("g", 128, 256, 64, "f16", epilogue=epilogue)
+        assert "named like" in why_not(NVIDIA_H, 1, 128, 256, 64, False, epilogue, "f16",
+                                       False, "f16", 1)
+
+
 def test_wgmma_gemm_visits_short_block_groups(launch):
     m, n, k = SHAPES[2]
     a, b_t, a32, b32 = operands("f16", m, n, k, seed=3)
@@ -109,7 +159,13 @@ NVIDIA_H = DeviceInfo("H100", is_cpu=False, local_mem_size=49152, max_work_group
                       tensor_cores=("f16", "bf16", "tf32"), wgmma=True)
 
 
-def test_only_whole_tiles_with_the_identity_on_a_wgmma_device_take_it():
+@pytest.fixture
+def layer_gemms(monkeypatch):
+    """`gemm_wgmma.LAYER_GEMMS` on: epilogues, batches of rows and bound B take wgmma."""
+    monkeypatch.setattr(gemm_wgmma_module, "LAYER_GEMMS", True)
+
+
+def test_only_whole_tiles_of_one_b_on_a_wgmma_device_take_it(layer_gemms):
     def reason(m, n, k, dtype="f16", info=NVIDIA_H, epilogue=IDENTITY_EPILOGUE, tf32=False,
                out=None, batch=1, split=1, batched=False):
         return why_not(info, batch, m, n, k, batched, epilogue, dtype, tf32, out or dtype, split)
@@ -122,10 +178,18 @@ def test_only_whole_tiles_with_the_identity_on_a_wgmma_device_take_it():
         assert "not whole" in reason(m, n, k)
     assert fits("f32", 1, 128, 256, 96) and not fits("f16", 1, 128, 256, 96)
     assert reason(128, 256, 64, info=DeviceInfo("x", is_cpu=False)) == "the device has no wgmma"
-    assert "epilogue" in reason(128, 256, 64, epilogue=Epilogue("float e(float a) {}", "e"))
+    assert reason(128, 256, 64, epilogue=residual_gelu(256)) is None
     assert reason(128, 256, 64, out="f32") == "the result is cast"
-    assert "batch" in reason(128, 256, 64, batch=2, batched=True)
-    assert "batch" in reason(128, 256, 64, split=2)
+    assert "its own B" in reason(128, 256, 64, batch=2, batched=True)
+    assert reason(128, 256, 64, batch=1, batched=True) is None
+    assert reason(64, 256, 64, batch=2) is None  # one product of 128 rows
+    assert reason(64, 256, 64, batch=4) is None
+    assert "3x64x256x64 is not whole" in reason(64, 256, 64, batch=3)
+    assert reason(128, 256, 64, split=2) == "a split K"
+    folded = gemm_plan("g", 4, 64, 512, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "bf16", False,
+                       "bf16", 1)
+    assert folded is not None and folded[1].global_size == (2 * 2 * 256,)  # 256 rows, 2 x 2
+    assert "[256x64] @ [64x512]" in folded[1].source
     plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "bf16", False,
                      "bf16", 1)
     assert plan is not None and plan[0] is None and "rhs" in plan[1].source
@@ -168,3 +232,65 @@ def test_the_plan_runs_wgmma_for_whole_tiles_f16_and_tf32_after_a_transpose(m, n
     no_wgmma = DeviceInfo("H100", is_cpu=False, local_mem_size=49152, max_work_group_size=1024,
                           tensor_cores=("f16", "bf16", "tf32"))
     assert "FUSEC_WGMMA" not in plan_of(m, n, k, dtype, no_wgmma, allow_tf32=tf32).source
+
+
+LAYER = """func.func @f(%x: tensor<2x128x256xf16>, %w: tensor<256x512xf16>, %bias: tensor<512xf16>,
+                  %res: tensor<2x128x512xf16>) -> tensor<2x128x512xf16> {
+  %y = nn.matmul %x, %w : tensor<2x128x256xf16>, tensor<256x512xf16> -> tensor<2x128x512xf16>
+  %z = nn.add %y, %bias : tensor<2x128x512xf16>, tensor<512xf16> -> tensor<2x128x512xf16>
+  %g = nn.gelu %z : tensor<2x128x512xf16> -> tensor<2x128x512xf16>
+  %o = nn.add %g, %res : tensor<2x128x512xf16>, tensor<2x128x512xf16> -> tensor<2x128x512xf16>
+  func.return %o : tensor<2x128x512xf16>
+}"""
+
+
+def layer_plan(info, bound=(), text=LAYER):
+    from fusec.compiler.driver import load, lower
+
+    return lower(load(text), device_info=info, bound=bound).plan
+
+
+def test_a_gemm_with_its_epilogue_and_a_batch_of_rows_runs_wgmma_with_the_extras_bound(
+        layer_gemms):
+    plan = layer_plan(NVIDIA_H)
+    assert "FUSEC_WGMMA_STEP" in plan.source and "erf(" in plan.source
+    (transposed, product) = plan.launches
+    names = [spec.name for spec in plan.inputs]
+    x, w, bias, res = (plan.inputs[names.index(n)].buffer for n in ("x", "w", "bias", "res"))
+    assert transposed.buffers[0] == w and product.buffers[:2] == (x, transposed.buffers[1])
+    assert product.buffers[2] == plan.outputs[0].buffer
+    assert set(product.buffers[3:]) == {bias, res}
+    assert product.global_size == (2 * 2 * 256,)  # 256 rows of 2 batches: 2 x 2 blocks
+
+
+def test_a_bound_b_read_k_major_is_stored_transposed_and_not_transposed_per_call(layer_gemms):
+    plan = layer_plan(NVIDIA_H, bound=("w",))
+    (product,) = plan.launches
+    (w,) = (spec for spec in plan.inputs if spec.name == "w")
+    assert w.panels == 1 and product.buffers[1] == w.buffer
+    weight = np.arange(256 * 512, dtype=np.float16).reshape(256, 512)
+    assert np.array_equal(w.stored(weight).reshape(512, 256), weight.T)
+    # bf16 reads B [K, N] as it is: bound or not, stored as it is, one launch
+    bf16 = layer_plan(NVIDIA_H, bound=("w",), text=LAYER.replace("f16", "bf16"))
+    assert len(bf16.launches) == 1 and all(spec.panels is None for spec in bf16.inputs)
+    # without wgmma a GPU's bound weight stays as it is
+    no_wgmma = replace(NVIDIA_H, wgmma=False)
+    assert all(spec.panels is None for spec in layer_plan(no_wgmma, bound=("w",)).inputs)
+
+
+def test_with_layer_gemms_off_epilogues_batches_and_bound_b_keep_the_mma_sync_kernels():
+    """Until run on a GPU (`LAYER_GEMMS` off, the default), a layer's product is planned as
+    before: the epilogue's GEMM on mma.sync, a bound B as it is; identity products of one B
+    still take wgmma."""
+    assert gemm_wgmma_module.LAYER_GEMMS is False
+    plan = layer_plan(NVIDIA_H, bound=("w",))
+    assert "FUSEC_WGMMA" not in plan.source and all(s.panels is None for s in plan.inputs)
+    assert "LAYER_GEMMS is off" in why_not(NVIDIA_H, 1, 128, 256, 64, False, residual_gelu(256),
+                                           "f16", False, "f16", 1)
+    assert "LAYER_GEMMS is off" in why_not(NVIDIA_H, 2, 64, 256, 64, False, IDENTITY_EPILOGUE,
+                                           "f16", False, "f16", 1)
+    assert why_not(NVIDIA_H, 1, 128, 256, 64, False, IDENTITY_EPILOGUE, "f16", False, "f16",
+                   1) is None
+    bound = layer_plan(NVIDIA_H, bound=("w",), text=MATMUL.replace("M", "128").replace(
+        "N", "256").replace("K", "64").replace("T", "f16").replace("%b", "%w"))
+    assert len(bound.launches) == 2 and all(s.panels is None for s in bound.inputs)

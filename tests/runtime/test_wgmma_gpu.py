@@ -66,3 +66,50 @@ def test_matmul_on_the_gpu_matches_numpy(gpu_info, dtype, shape):
     want = a32[rows] @ b32
     error = float(np.abs(got[rows] - want).max() / np.abs(want).max())
     assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+LAYER = """func.func @f(%x: tensor<BxMxKxT>, %w: tensor<KxNxT>, %bias: tensor<NxT>,
+                  %res: tensor<BxMxNxT>) -> tensor<BxMxNxT> {
+  %y = nn.matmul %x, %w : tensor<BxMxKxT>, tensor<KxNxT> -> tensor<BxMxNxT>
+  %z = nn.add %y, %bias : tensor<BxMxNxT>, tensor<NxT> -> tensor<BxMxNxT>
+  %g = nn.gelu %z : tensor<BxMxNxT> -> tensor<BxMxNxT>
+  %o = nn.add %g, %res : tensor<BxMxNxT>, tensor<BxMxNxT> -> tensor<BxMxNxT>
+  func.return %o : tensor<BxMxNxT>
+}"""
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("bound", [False, True], ids=["b-arg", "b-bound"])
+@pytest.mark.parametrize("shape", [(2, 128, 768, 256), (4, 32, 256, 3072), (1, 17, 256, 64),
+                                   (1, 1000, 768, 128), (1, 4097, 256, 64)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_gemm_bias_gelu_residual_on_the_gpu_matches_the_reference(gpu_info, monkeypatch, dtype,
+                                                                  bound, shape):
+    """With `gemm_wgmma.LAYER_GEMMS` on: the epilogue (bias, GELU, residual add) on wgmma's
+    accumulators where the rows of the batch are whole tiles, with B transposed per call or
+    stored so when bound; the mma.sync kernels elsewhere: against the numpy reference."""
+    import fusec
+    from fusec.codegen.kernels import gemm_wgmma
+
+    monkeypatch.setattr(gemm_wgmma, "LAYER_GEMMS", True)
+    from fusec.compiler.driver import load
+    from fusec.reference.executor import find_function, random_inputs, run_function
+
+    b, m, n, k = shape
+    text = (LAYER.replace("B", str(b)).replace("M", str(m)).replace("N", str(n))
+            .replace("K", str(k)).replace("T", dtype))
+    module = load(text)
+    args = random_inputs(find_function(module), seed=1)
+    want = run_function(module, args)[0]
+    params = {"w": args[1]} if bound else None
+    exe = fusec.compile(text, device="gpu", params=params)
+    whole = b * m % 128 == 0 and n % 256 == 0 and k % 64 == 0
+    assert ("FUSEC_WGMMA_STEP" in exe.plan.source) == whole
+    assert ("_bt" in " ".join(launch.kernel for launch in exe.plan.launches)) == (
+        whole and dtype == "f16" and not bound)
+    out = exe(*(args[:1] + args[2:] if bound else args))
+    out = out[0] if isinstance(out, list | tuple) else out
+    got, ref = ((bf16_to_f32(v) if dtype == "bf16" else np.asarray(v, np.float32))
+                for v in (out, want))
+    error = float(np.abs(got - ref).max() / np.abs(ref).max())
+    assert error <= 4 * TOLERANCE[dtype], f"max error {error:.3g} of max |C|"

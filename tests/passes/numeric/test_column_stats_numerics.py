@@ -13,6 +13,7 @@ import pytest
 
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.check import compare
+from fusec.compiler.driver import compile as fusec_compile
 from fusec.compiler.driver import load, lower
 from fusec.reference.executor import find_function, random_inputs, run_function
 from fusec.runtime.device import select_device
@@ -106,6 +107,25 @@ def test_centered_gram_constant_columns(numeric) -> None:
     (fused,) = numeric.run_all(text, [x])["fused on the device"]
     assert (fused[0, :] == 0).all() and (fused[:, 3] == 0).all()
     numeric.check(text, [x], [covariance(x, 16)], tol=(1e-4, 1e-4))
+
+
+@pytest.mark.parametrize("n,d", [(1000, 40), (2048, 64)])
+def test_centered_gram_large_mean(numeric, n: int, d: int) -> None:
+    """A mean of 1e4 and a spread of 1 (X^T X - n mu mu^T would keep no digit): the fused Gram
+    on the device within 2e-5 of max |G| of numpy and the reference (its column means sum the
+    differences from the first row; summing the raw values it was 1e-4 to 9e-4 off). The
+    un-fused program's f32 column sums are its own larger error, hence its looser bound."""
+    text = gram_ir(n, d)
+    x = random((n, d), n) + np.float32(1e4)
+    runs = numeric.run_all(text, [x])
+    expected = covariance(x, n - 1)
+    for how, rtol in (("fused on the device", 2e-5), ("reference of the fused IR", 2e-6),
+                      ("unfused on the device", 3e-3)):
+        for result in compare(runs[how], [expected], 1e-6, rtol, normwise=True):
+            assert result.ok, f"{how} vs numpy: {result.describe(1e-6, rtol)}"
+    for result in compare(runs["fused on the device"], runs["unfused on the device"], 1e-6, 3e-3,
+                          normwise=True):
+        assert result.ok, f"fused vs unfused: {result.describe(1e-6, 3e-3)}"
 
 
 # --- power-step normalize ----------------------------------------------------------------------
@@ -313,3 +333,72 @@ def test_kernel_shapes(layout: str, kind: str, a: int, b: int, c: int) -> None:
     outputs = Executable(compiled.plan, select_device("cpu"))(*args)  # type: ignore[arg-type]
     for result in compare(outputs, expected, 1e-5, 1e-4):
         assert result.ok, result.describe(1e-5, 1e-4)
+
+
+# --- the slice-split GPU Gram (gram_slices + gram_combine), run on the CPU device -------------
+
+
+def split_gram(monkeypatch, text: str):
+    """``text`` lowered for a GPU with the slice-split Gram turned on."""
+    from fusec.lowering import column_stats_ops
+
+    monkeypatch.setattr(column_stats_ops, "GRAM_SPLIT_ON_GPU", True)
+    return lower(load(text), pipeline="none", device_info=LAYOUTS["gpu"], launch_fusion=False)
+
+
+@pytest.mark.parametrize("n,d", [
+    (1, 1), (3, 5), (16, 64), (17, 5), (70, 9), (33, 130), (200, 64), (1000, 70), (129, 256),
+    (4096, 256),  # the fusec-bench shape: 37 slices of 112 rows, 10 upper tiles
+])
+@pytest.mark.parametrize("offset", [0.0, 1e4])
+def test_gram_split(monkeypatch, n: int, d: int, offset: float) -> None:
+    """The split Gram against numpy in float64, the reference of the fused op and the un-fused
+    program on the device, at shapes around its 64-wide tiles and 16-row slices (a last slice
+    of 1 to 15 rows, one slice, 63 slices), on random data and on data with a mean of 1e4 and a
+    spread of 1, where X^T X - n mu mu^T would lose every digit."""
+    from fusec.lowering.column_stats_ops import gram_slice_rows
+
+    text = fused_op_ir("gram", n, d, 0)
+    compiled = split_gram(monkeypatch, text)
+    names = [launch.kernel for launch in compiled.plan.launches]
+    assert len(names) == 2 and "gram_slices" in names[0] and "gram_combine" in names[1], names
+    if (n, d) == (4096, 256):
+        assert gram_slice_rows(n, d) == 112
+    x = random((n, d), n * d) + np.float32(offset)
+    (got,) = Executable(compiled.plan, select_device("cpu"))(x)  # type: ignore[arg-type]
+    expected = covariance(x, 2.0)  # scale 0.5
+    module = load(text)
+    unfused = fusec_compile(text, pipeline="unfuse", device="cpu")(x)[0]
+    # Normwise: an off-diagonal covariance near 0 carries the rounding of its n terms. The
+    # un-fused program's f32 column sums of values near 1e4 are its own larger error (4096 x
+    # 256: 1e-3 of max |G|), hence its looser bound there.
+    loose = 1e-5 if offset == 0 else 3e-3
+    for how, wanted, rtol in (("numpy", expected, 2e-6),
+                              ("the reference", run_function(module, [x])[0], 2e-6),
+                              ("unfused on the device", unfused, loose)):
+        for result in compare([got], [wanted], 1e-6, rtol, normwise=True):
+            assert result.ok, f"split Gram vs {how}: {result.describe(1e-6, rtol)}"
+
+
+def test_gram_split_constant_columns_and_one_row(monkeypatch) -> None:
+    """Constant columns give exact zeros (their slice means are the value, every centered value
+    and every correction 0), among them a column of 1e4; one row gives exact zeros."""
+    x = random((70, 9), 5) * 3
+    x[:, 2] = 1e4
+    x[:, 7] = -3.25
+    device = select_device("cpu")
+    (got,) = Executable(split_gram(monkeypatch, fused_op_ir("gram", 70, 9, 0)).plan,
+                        device)(x)  # type: ignore[arg-type]
+    assert (got[2, :] == 0).all() and (got[:, 2] == 0).all() and (got[:, 7] == 0).all()
+    assert np.abs(got - covariance(x, 2.0)).max() <= 1e-5 * np.abs(covariance(x, 2.0)).max()
+    one = split_gram(monkeypatch, fused_op_ir("gram", 1, 6, 0))
+    (got,) = Executable(one.plan, device)(random((1, 6), 6) + 7)  # type: ignore[arg-type]
+    assert (got == 0).all()
+
+
+def test_gram_split_is_off_by_default() -> None:
+    """Until it is timed on a GPU, a GPU lowering keeps column_mean + centered_gram."""
+    compiled = lower(load(fused_op_ir("gram", 70, 9, 0)), pipeline="none",
+                     device_info=LAYOUTS["gpu"], launch_fusion=False)
+    names = [launch.kernel for launch in compiled.plan.launches]
+    assert not any("gram_slices" in name or "gram_combine" in name for name in names), names

@@ -1,6 +1,7 @@
 """The CPU shapes of the softmax template (a row of at most `CPU_REGISTER_ROW` in registers as
-float16 vectors and a tail; longer rows, or two rows per work-item, in three passes of float8
-vectors; `vector_exp_function`) and the exp function itself, against float64 numpy.
+float16 vectors and a tail, with `scaled_exp_function`; longer rows, or two rows per work-item,
+in three passes of float8 vectors with `vector_exp_nonpositive_function`) and the exp functions
+themselves, against float64 numpy.
 
 Tolerances: softmax as in ``test_kernel_norm`` (rtol 1e-5, atol 1e-6); the exp function within
 the bounds its docstring states (2e-7 relative for ``|x| <= 1``, 1e-6 for ``|x| <= 17``, 4e-6
@@ -20,8 +21,10 @@ from fusec.codegen.kernels.common import (
 )
 from fusec.codegen.kernels.softmax import (
     CPU_REGISTER_ROW,
+    SCALE_EXPONENT,
     register_chunks,
     register_rows_per_group,
+    scaled_exp_function,
     softmax,
 )
 
@@ -229,3 +232,72 @@ def test_nonpositive_exp_special_values_and_subnormals(launch):
     assert (low[(x > -103) & (x < -87.5)] > 0).all()  # subnormal, not flushed
     tolerance = 6e-6 * expected + 2 * np.spacing(expected)
     assert (np.abs(low.astype(np.float64) - expected) <= tolerance).all()
+
+
+def scaled_exp_kernel(width: int, items: int) -> KernelSource:
+    source = (f"{scaled_exp_function('test_exp', width)}"
+              f"__kernel void exp_test(__global const float *x, __global float *out) {{\n"
+              f"    const int i = get_global_id(0);\n"
+              + ("    out[i] = test_exp(x[i]);\n}\n" if width == 1 else
+                 f"    vstore{width}(test_exp(vload{width}(i, x)), i, out);\n}}\n"))
+    return KernelSource("exp_test", source, (KernelArg("x", "in"), KernelArg("out", "out")),
+                        (items,), None)
+
+
+@pytest.mark.parametrize("width", [1, 2, 16])
+def test_scaled_exp_accuracy(launch, width):
+    """The register softmax's ``e^d * 2^64`` on ``-110 <= d <= 0``: within the bounds of the
+    other exp functions (the factor 2^64 is exact), never subnormal."""
+    x = np.linspace(-110.0, 0.0, 1 << 16, dtype=np.float32)
+    result = launch(scaled_exp_kernel(width, x.size // width), {"x": x},
+                    {"out": x.shape})["out"]
+    expected = np.exp(x.astype(np.float64)) * 2.0**SCALE_EXPONENT
+    error = np.abs(result - expected) / expected
+    assert error[np.abs(x) <= 1].max() < 2e-7
+    assert error[np.abs(x) <= 17].max() < 1e-6
+    assert error.max() < 4e-6
+
+
+def test_scaled_exp_special_values(launch):
+    """NaN stays NaN; 0 gives exactly 2^64; -inf and anything below -110 give e^-110 * 2^64
+    (2^-94.7, which softmax's normalisation by a sum of at least 2^64 takes to 0)."""
+    x = np.array([np.nan, 0.0, -0.0, -np.inf, -1000.0, -110.0, -3e38, -1.0], np.float32)
+    result = launch(scaled_exp_kernel(8, 1), {"x": x}, {"out": x.shape})["out"]
+    assert np.isnan(result[0])
+    assert result[1] == result[2] == 2.0**SCALE_EXPONENT
+    floor = np.exp(np.float64(-110.0)) * 2.0**SCALE_EXPONENT
+    np.testing.assert_allclose(result[3:7], floor, rtol=4e-6)
+    assert (result[3:7] < 2.0**-94).all()
+    np.testing.assert_allclose(result[7], np.exp(np.float64(-1.0)) * 2.0**SCALE_EXPONENT,
+                               rtol=2e-7)
+
+
+@pytest.mark.parametrize("cols", [128, 37, 1])
+def test_register_softmax_outputs_down_to_the_subnormals(launch, cols):
+    """Entries at +-80 (``x - max`` down to -160, past the clamp at -110): every output as
+    float64 numpy gives it, to within 6e-6 relative and two spacings of float32, subnormal
+    outputs included (``e^d * 2^64`` is normal, the one rounding is the final multiply), and 0
+    where ``e^(x - max) / sum`` is below half the smallest subnormal."""
+    rng = np.random.default_rng(cols)
+    rows = 6
+    x = np.where(rng.random((rows, cols)) < 0.5, 80.0, -80.0).astype(np.float32)
+    x += rng.standard_normal((rows, cols)).astype(np.float32)
+    x[:, 0] = 80.0
+    x[1] = np.linspace(0.0, -110.0, cols)  # from the max through the subnormal outputs
+    x[2] = np.linspace(-80.0, 80.0, cols)
+    x[3] = -np.inf
+    x[3, -1] = -80.0  # all -inf but one
+    x[4, 1:] = np.float32(-80.0)
+    x[5] = np.linspace(-20.0, -130.0, cols)
+    kernel = softmax("softmax_low", rows, cols)
+    assert "in registers" in kernel.source
+    result = launch(kernel, {"x": x}, {"out": (rows, cols)})["out"]
+    want = reference(x)
+    expected = want.astype(np.float32)
+    tolerance = 6e-6 * want + 2 * np.spacing(expected).astype(np.float64)
+    assert (np.abs(result.astype(np.float64) - want) <= tolerance).all()
+    if cols > 1:
+        assert result[3, -1] == 1.0 and (result[3, :-1] == 0.0).all()
+        subnormal = (want[1] >= 2.0**-149) & (want[1] < np.finfo(np.float32).tiny)
+        assert subnormal.any() and (result[1][subnormal] > 0).all()
+        assert (result[1][want[1] < 2.0**-150] == 0).all()

@@ -86,6 +86,9 @@ class Profile:
         return max(0.0, self.wall_seconds - self.kernel_seconds)
 
 
+UNPROFILED = Profile((), 0.0)
+"""What an unprofiled call's `Executable.dispatch` gives with its outputs (it is not timed)."""
+
 RESIDENT_BYTES = 32 << 10
 """Inputs and outputs up to this size are copied through a buffer kept across calls, on a
 device that uses host arrays in place (see the module docstring)."""
@@ -418,8 +421,9 @@ class Executable:
         if self.host_memory and self.resident_outputs:
             outputs = [p.staging.copy() if p.resident is not None else array
                        for p, array in zip(self.outputs, outputs, strict=True)]
-        wall = time.perf_counter() - start
-        return outputs, Profile(self.kernel_times(events) if profile else (), wall)
+        if not profile:
+            return outputs, UNPROFILED
+        return outputs, Profile(self.kernel_times(events), time.perf_counter() - start)
 
     def launch(self, queue: cl.CommandQueue, profile: bool) -> list[cl.Event]:
         """Enqueues every launch; their events when profiling, else the last one alone."""
@@ -490,7 +494,7 @@ class Executable:
                                event=last) for port, buffer in zip(self.outputs, buffers,
                                                                    strict=True)]
         if not profile:
-            return outputs, Profile((), 0.0)
+            return outputs, UNPROFILED
         queue.finish()
         return outputs, Profile(self.kernel_times(events), time.perf_counter() - start)
 

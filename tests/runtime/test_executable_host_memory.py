@@ -191,3 +191,65 @@ def test_an_output_held_through_a_view_is_not_reused(exe: Executable) -> None:
         np.testing.assert_array_equal(np.asarray(held), want)
     for got, want in zip(second, expected(x2, b2), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_the_same_input_arrays_with_new_values_give_new_results(exe: Executable) -> None:
+    """A call given the same array objects as the last one may use the last call's buffers
+    over them (`Executable.input_buffer`): what the kernels read is the arrays' values now."""
+    x1, b1 = arrays(20)
+    x2, b2 = arrays(21)
+    ax, ab = aligned_empty(x1.shape, x1.dtype, 4096), aligned_empty(b1.shape, b1.dtype, 4096)
+    raw = aligned_empty((x1.size + 1,), x1.dtype, 4096)
+    mx = raw[1:].reshape(x1.shape)  # misaligned: through the staging array
+    for first, second in ((x1, x2), (-x1, x1), (x2, -x2)):
+        ax[...], ab[...], mx[...] = first, b1, second
+        check(exe, ax, ab)
+        check(exe, mx, ab)
+        check(exe, ax, ab)
+        ab[...] = b2
+        check(exe, ax, ab)
+    other = aligned_empty(x1.shape, x1.dtype, 4096)
+    other[...] = x1 * 3 + 1  # values none of the others has
+    for array in (ax, other, ax, mx, other):  # alternating arrays: each call its own values
+        check(exe, array, ab)
+
+
+def count_buffers(patch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the ``CL_MEM_USE_HOST_PTR`` buffers the executable module makes from now on."""
+    made = [0]
+    make = executable_module.use_host_buffer
+
+    def counting(*args, **kwargs):
+        made[0] += 1
+        return make(*args, **kwargs)
+
+    patch.setattr(executable_module, "use_host_buffer", counting)
+    return made
+
+
+@pytest.mark.parametrize("host_pointers", [True, False])
+def test_a_call_with_the_last_calls_input_arrays_makes_no_buffer(host_pointers: bool) -> None:
+    """On a device seen to use host arrays in place, the same array objects again: no new
+    buffer (the last call's are over the same memory); a new array object: a new buffer. On
+    any other device every call makes its buffers, as such a runtime may keep a copy."""
+    device = select_device("cpu")
+    if host_pointers and not device.host_pointers:
+        pytest.skip("the CPU device does not use host arrays in place")
+    device = dataclasses.replace(device, host_pointers=host_pointers)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(executable_module, "RESIDENT_BYTES", 0)
+        exe = Executable(lower(load(SOURCE), device_info=DeviceInfo.from_device(
+            device.device)).plan, device)
+        made = count_buffers(patch)
+        x, b = arrays(22)
+        ax, ab = aligned_empty(x.shape, x.dtype, 4096), aligned_empty(b.shape, b.dtype, 4096)
+        ax[...], ab[...] = x, b
+        exe(ax, ab)  # the inputs' buffers and the direct output's
+        first = made[0]
+        assert first == 3
+        exe(ax, ab)  # the output dropped: its memory and buffer serve again
+        assert made[0] - first == (0 if host_pointers else 2)
+        other = ax.copy()
+        before = made[0]
+        check(exe, other, ab)
+        assert made[0] - before == (1 if host_pointers else 2)

@@ -89,10 +89,14 @@ def module_params(module: ModuleOp, filename: str) -> dict[str, np.ndarray] | No
     folder = os.path.dirname(filename) if filename and not filename.startswith("<") else ""
     path = os.path.join(folder, attr.data)
     try:
-        with np.load(path, allow_pickle=False) as data:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):  # one .npy array has no names
+            raise ValueError("not an .npz archive")
+        with loaded as data:
             return {key: data[key] for key in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
-        reason = getattr(e, "strerror", None) or str(e)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        reason = ("the file is empty" if isinstance(e, EOFError)
+                  else getattr(e, "strerror", None) or str(e))
         raise FusecError(f"{filename}: error: cannot read the weights file {path} named by "
                          f"{PARAMS_ATTRIBUTE}: {reason}") from None
 

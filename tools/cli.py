@@ -8,11 +8,12 @@ fusec) is one line and exit 70; ``FUSEC_TRACEBACK=1`` re-raises it for debugging
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import click
 
@@ -89,6 +90,9 @@ def run_cli(
 ) -> int:
     """Runs ``command`` with ``argv`` and returns its exit code; ``usage_errors`` are exception
     types whose message is a complete one-line usage error."""
+    callback = command.callback
+    if callback is not None:
+        command.callback = _eof_is_no_abort(callback)
     try:
         with signals_raise():
             command.main(args=argv, prog_name=prog, standalone_mode=False)
@@ -122,5 +126,25 @@ def run_cli(
         click.echo(f"{prog}: internal error: {type(e).__name__}: {e}", err=True)
         return INTERNAL_ERROR
     finally:
+        command.callback = callback
         hide_warnings()
     return 0
+
+
+class UnexpectedEOF(Exception):
+    """An ``EOFError`` raised inside a command (a reader that met the end of a file early)."""
+
+
+def _eof_is_no_abort(callback: Callable[..., object]) -> Callable[..., object]:
+    """``callback``, with an ``EOFError`` it raises turned into `UnexpectedEOF`: click takes an
+    ``EOFError`` for Ctrl-D at a prompt and reports it as an interruption (exit 130), so an
+    unread end of file deep in a tool would read as the user's Ctrl-C."""
+
+    @functools.wraps(callback)
+    def guarded(*args: object, **kwargs: object) -> object:
+        try:
+            return callback(*args, **kwargs)
+        except EOFError as e:
+            raise UnexpectedEOF(f"EOFError: {e}" if str(e) else "EOFError") from e
+
+    return guarded

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import NoReturn
 
 import click
 
@@ -25,6 +26,7 @@ from fusec.bench.report import to_json
 from fusec.bench.suite import SPECIAL, SuiteResult, plan, render, run_suite
 from fusec.bench.workloads import all_workloads, tiny_workloads
 from fusec.files import atomic_write
+from fusec.tools.cli import run_cli
 
 EXIT_WRONG = 1
 EXIT_INPUT = 1
@@ -50,7 +52,7 @@ def workload_help() -> str:
                    "numpy, torch, torch.compile, onnxruntime.")
 @click.option("-p", "--pipeline", default="default", show_default=True,
               help="fusec pass pipeline.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Input seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Input seed.")
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="CPU threads for PyTorch and ONNX Runtime (default: theirs).")
 @click.option("--inputs", "input_layout", type=click.Choice(["aligned", "numpy"]),
@@ -69,7 +71,7 @@ def workload_help() -> str:
 @click.option("--from", "from_json", metavar="FILE.json", type=click.Path(dir_okay=False),
               help="With --plot: draw this saved --json-out result instead of running.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def main(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_list: str,
+def cli(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_list: str,
          pipeline: str, seed: int, threads: int | None, input_layout: str,
          fusec_arrays: str | None, as_json: bool, json_out: str | None, plot_path: str | None,
          from_json: str | None, quiet: bool) -> None:
@@ -143,6 +145,12 @@ def plot(document: dict, path: str) -> None:
     except PlotError as e:
         click.echo(f"fusec-bench: error: {e}", err=True)
         sys.exit(EXIT_INPUT)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point: exits with the command's code; an error is one line, never a traceback
+    (exit 70 for a bug in fusec)."""
+    sys.exit(run_cli(cli, "fusec-bench", argv))
 
 
 if __name__ == "__main__":

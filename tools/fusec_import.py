@@ -80,31 +80,34 @@ def write_atomically(files: list[tuple[str, bytes]]) -> None:
     """Writes every file to a temporary name beside it, then renames them all. A target that
     exists and is not a regular file (``/dev/null``, a FIFO) is written in place, last: a
     rename would put a regular file where the device was."""
-    temps: list[tuple[str, str]] = []
+    temps: list[tuple[str, str, str]] = []  # (temporary file, target, path as given)
     in_place: list[tuple[str, bytes]] = []
+    where = ""  # the output being written: what a failure names (not its temporary file)
     try:
         for path, data in files:
+            where = path
             target = os.path.realpath(path)
             if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
                 in_place.append((target, data))
                 continue
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fusec-import-")
-            temps.append((tmp, target))
+            temps.append((tmp, target, path))
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
-        for tmp, target in temps:
+        for tmp, target, path in temps:
+            where = path
             os.replace(tmp, target)
         for target, data in in_place:
+            where = target
             with open(target, "wb") as f:
                 f.write(data)
     except OSError as e:
-        for tmp, _ in temps:
+        for tmp, _, _ in temps:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        where = e.filename if isinstance(e.filename, str) else files[len(temps) - 1][0]
         raise FusecError(f"{where}: error: cannot write output: {e.strerror}") from None
 
 

@@ -84,8 +84,15 @@ def read_source(path: str) -> str:
 def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
     """The arrays of ``path`` by name; every name must be there and no other."""
     try:
-        with np.load(path, allow_pickle=False) as data:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):  # one .npy array has no names
+            raise ToolError(f"{path}: error: cannot read inputs: not an .npz archive (np.savez "
+                            "writes one, an array per argument name)", EXIT_INPUT)
+        with loaded as data:
             arrays = {key: data[key] for key in data.files}
+    except EOFError:  # an empty file
+        raise ToolError(f"{path}: error: cannot read inputs: the file is empty",
+                        EXIT_INPUT) from None
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise ToolError(f"{path}: error: cannot read inputs: {e}", EXIT_INPUT) from None
     listed = ", ".join(names)
@@ -346,7 +353,7 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.argument("file", required=False)
 @click.option("--function", metavar="NAME", help="The function to run (default: the only one).")
 @click.option("--inputs", metavar="IN.npz", help="Input arrays by argument name.")
-@click.option("--random", "seed", type=int, metavar="SEED", help="Random inputs (default 0).")
+@click.option("--random", "seed", type=click.IntRange(min=0), metavar="SEED", help="Random inputs (default 0).")
 @click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               show_default=True)
 @click.option("--platform", metavar="NAME", help="Only platforms whose name contains NAME.")
@@ -442,7 +449,9 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
     except FusecError as e:
         from fusec.compiler.pipeline import PipelineSpecError
 
-        fail(str(e), EXIT_USAGE if isinstance(e, PipelineSpecError) else EXIT_INPUT)
+        if isinstance(e, PipelineSpecError):  # a bad -p: a command-line error, as in fusec-opt
+            fail(f"fusec-run: error: {e}", EXIT_USAGE)
+        fail(str(e), EXIT_INPUT)
     except Exception as e:  # runtime errors: classified by type, imported lazily
         from fusec.runtime.errors import BuildError, DeviceError, FusecRuntimeError, LaunchError
 

@@ -52,7 +52,7 @@
 // Bad command lines; exit code 2.
 // RUN: sh -c 'fusec-run %s --inputs %t.good.npz --random 1 2>/dev/null; test $? -eq 2'
 // RUN: not fusec-run %s -p no-such-pass 2>&1 | filecheck %s --check-prefix=PIPE
-// PIPE: unknown pass 'no-such-pass'
+// PIPE: {{^}}fusec-run: error: unknown pass 'no-such-pass'
 // RUN: sh -c 'fusec-run %s -p no-such-pass 2>/dev/null; test $? -eq 2'
 
 func.func @add_bias(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {

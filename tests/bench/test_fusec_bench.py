@@ -12,11 +12,11 @@ from fusec.bench.graph import parse
 from fusec.bench.harness import WRONG, Settings, check, run_workload
 from fusec.bench.peers import NumpyPeer
 from fusec.bench.workloads import tiny_workloads
-from fusec.tools.fusec_bench import main
+from fusec.tools.fusec_bench import cli
 
 
 def run_cli(*args: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(main, [*args, "--json", "--quiet"])
+    result = CliRunner().invoke(cli, [*args, "--json", "--quiet"])
     return result.exit_code, (json.loads(result.stdout) if result.stdout.strip() else {})
 
 
@@ -42,7 +42,7 @@ def test_json_shape_of_one_tiny_workload():
 
 
 def test_unknown_workload_is_a_usage_error():
-    result = CliRunner().invoke(main, ["-w", "no_such_workload"])
+    result = CliRunner().invoke(cli, ["-w", "no_such_workload"])
     assert result.exit_code == 2
     assert "unknown workload 'no_such_workload'" in result.output
 

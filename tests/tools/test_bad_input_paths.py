@@ -1,0 +1,130 @@
+"""Bad input that once ended in a wrong exit code, a second line or an internal error: an empty
+or ``.npy`` inputs file, an ``EOFError`` deep in a tool (click took it for Ctrl-D: "interrupted",
+exit 130), negative seeds, an unknown pass given to ``fusec-run``, an unwritable ``fusec-bench
+--json-out`` (a traceback: fusec-bench had no `run_cli` around it), an unwritable ``fusec-import
+-o`` (named by its temporary file). Each now ends in one line and exit 1 or 2."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+import numpy as np
+import pytest
+
+from fusec.tools import fusec_bench, fusec_fuzz, fusec_import, fusec_run
+from fusec.tools.cli import INTERNAL_ERROR, run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+MLP = ROOT / "examples" / "mlp.mlir"
+
+
+def run(main: Callable[[list[str]], int], argv: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as e:  # fusec-bench's main exits
+            code = int(e.code or 0)
+    return code, err.getvalue()
+
+
+def one_line(err: str) -> str:
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b"", "cannot read inputs: the file is empty"),
+    (None, "cannot read inputs: not an .npz archive"),
+])
+def test_inputs_that_are_no_npz_archive(tmp_path: Path, content: bytes | None, says: str) -> None:
+    path = tmp_path / "in.npz"
+    if content is None:
+        np.save(tmp_path / "in.npy", np.ones((8, 64), np.float32))
+        path = tmp_path / "in.npy"
+    else:
+        path.write_bytes(content)
+    code, err = run(fusec_run.main, [str(MLP), "--device", "cpu", "--inputs", str(path)])
+    line = one_line(err)
+    assert code == 1, err
+    assert line.startswith(f"{path}: error: ") and says in line
+
+
+def test_an_eof_error_in_a_command_is_no_interruption(capsys: pytest.CaptureFixture[str]) -> None:
+    @click.command()
+    def reads_too_far() -> None:
+        raise EOFError("No data left in file")
+
+    code = run_cli(reads_too_far, "tool", [])
+    err = capsys.readouterr().err
+    assert code == INTERNAL_ERROR
+    assert one_line(err) == "tool: internal error: UnexpectedEOF: EOFError: No data left in file"
+    assert reads_too_far.callback is not None and reads_too_far.callback.__name__ == "reads_too_far"
+
+
+@pytest.mark.parametrize(("main", "argv"), [
+    (fusec_run.main, [str(MLP), "--device", "cpu", "--random", "-1"]),
+    (fusec_fuzz.main, ["--seed", "-1", "--count", "0"]),
+    (fusec_bench.main, ["--seed", "-1", "-w", "tiny_elementwise"]),
+], ids=["fusec-run --random", "fusec-fuzz --seed", "fusec-bench --seed"])
+def test_a_negative_seed_is_a_usage_error(main: Callable[[list[str]], int],
+                                          argv: list[str]) -> None:
+    code, err = run(main, argv)
+    assert code == 2, err
+    assert "-1 is not in the range x>=0" in one_line(err)
+
+
+def test_fusec_run_unknown_pass_names_the_tool() -> None:
+    code, err = run(fusec_run.main, [str(MLP), "--device", "cpu", "-p", "no-such-pass"])
+    assert code == 2
+    assert one_line(err).startswith("fusec-run: error: unknown pass 'no-such-pass' (known: ")
+
+
+def test_fusec_bench_unwritable_json_out(tmp_path: Path) -> None:
+    out = tmp_path / "missing" / "r.json"
+    code, err = run(fusec_bench.main, ["-w", "tiny_elementwise", "--peers", "numpy", "--repeat",
+                                       "1", "--warmup", "0", "-q", "--json-out", str(out)])
+    assert code == 1, err
+    assert one_line(err) == f"{out}: error: cannot write output: No such file or directory"
+
+
+def test_fusec_import_unwritable_output_names_it(tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    model = tmp_path / "relu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    out = tmp_path / "missing" / "relu.mlir"
+    code, err = run(fusec_import.main, [str(model), "-o", str(out)])
+    assert code == 1
+    assert one_line(err) == f"{out}: error: cannot write output: No such file or directory"
+
+
+@pytest.mark.parametrize("content", [b"", None], ids=["empty", "npy"])
+def test_an_empty_or_npy_weights_file_is_an_input_error(tmp_path: Path,
+                                                          content: bytes | None) -> None:
+    weights = tmp_path / "relu.params.npz"
+    if content is None:
+        with open(weights, "wb") as f:
+            np.save(f, np.ones(4, np.float32))
+    else:
+        weights.write_bytes(content)
+    program = tmp_path / "relu.mlir"
+    program.write_text('builtin.module attributes {fusec.params = "relu.params.npz"} {\n'
+                       "  func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                       "    %y = nn.relu %x : tensor<4xf32> -> tensor<4xf32>\n"
+                       "    func.return %y : tensor<4xf32>\n  }\n}\n")
+    code, err = run(fusec_run.main, [str(program), "--device", "cpu"])
+    assert code == 1, err
+    reason = "the file is empty" if content == b"" else "not an .npz archive"
+    assert one_line(err) == (f"{program}: error: cannot read the weights file {weights} named "
+                             f"by fusec.params: {reason}")

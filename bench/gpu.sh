@@ -5,6 +5,9 @@
 #   compile time;  all: both (may need most of a 10-minute command).
 #   half: the 16-bit rows beside their f32 rows (GEMM 4096, BERT-base layer and Llama block at
 #   batch 32, issue 16's f16 target: at most 1.0x torch.compile in f16; about 3 minutes).
+#   layers: issue 16's layer GEMMs on wgmma (gemm_wgmma.LAYER_GEMMS, off on main until
+#   measured): the GPU tests with it on, then each kernel's time (profile_kernels) and the
+#   16-bit rows with it off and on (about 5 minutes).
 #   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).
 #   offload [-w NAME...]: fusec-calibrate, then bench/offload.py (cpu-only, gpu-only, auto;
 #   without -w the whole table, within about 6 minutes).  offload-order: the rows near the
@@ -37,6 +40,20 @@ case "${1:-all}" in
   half) bench half 560 -w hgemm4096 -w bgemm4096 -w bert_b32 -w bert_b32_f16 \
           -w bert_b32_bf16 -w llama_b32 -w llama_b32_f16 -w llama_b32_bf16 ;;
   probes) bench probes 560 -w bandwidth -w overhead -w compile ;;
+  layers) FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 150 python3 -m \
+            pytest -q -p no:cacheprovider tests/runtime/test_wgmma_gpu.py \
+            tests/codegen/test_kernel_gemm_wgmma.py > "$out/gpu_layers_tests.log" 2>&1
+          echo "== tests (LAYER_GEMMS on): exit $?"; tail -5 "$out/gpu_layers_tests.log"
+          for on in False True; do  # the module's switch, set before anything is compiled
+            set_switch="from fusec.codegen.kernels import gemm_wgmma; gemm_wgmma.LAYER_GEMMS = $on"
+            timeout 90 python3 -c "$set_switch; from fusec.bench.profile_kernels import main; main()" \
+              -w bert_b32_f16 -w llama_b32_f16 > "$out/gpu_layers_profile_$on.log" 2>&1
+            echo "== profile (LAYER_GEMMS $on): exit $?"; cat "$out/gpu_layers_profile_$on.log"
+            timeout 150 python3 -c "$set_switch; from fusec.tools.fusec_bench import main; main()" \
+              --device gpu --repeat 10 -w hgemm4096 -w bgemm4096 -w bert_b32 -w llama_b32 \
+              --json-out "$out/gpu_layers_$on.json" > "$out/gpu_layers_$on.log" 2>&1
+            echo "== fusec-bench (LAYER_GEMMS $on): exit $?"; cat "$out/gpu_layers_$on.log"
+          done ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
@@ -68,6 +85,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|probes|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|probes|layers|external|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

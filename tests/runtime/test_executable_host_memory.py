@@ -167,7 +167,10 @@ def test_a_dropped_output_serves_the_next_call(exe: Executable) -> None:
     x2, b2 = arrays(8)
     out = exe(x2, b2)
     after = output_addresses(out)
-    assert [a == c for a, c in zip(before, after, strict=True)] == kept
+    # The kept outputs must be served again; a resident output's fresh copy may or may not
+    # land where the dropped one was (malloc reuses freed memory: the full suite's heap made
+    # it do so), so its address says nothing.
+    assert all(a == c for a, c, k in zip(before, after, kept, strict=True) if k)
     for got, want in zip(out, expected(x2, b2), strict=True):
         np.testing.assert_array_equal(got, want)
 

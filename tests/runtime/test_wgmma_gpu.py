@@ -80,7 +80,7 @@ LAYER = """func.func @f(%x: tensor<BxMxKxT>, %w: tensor<KxNxT>, %bias: tensor<Nx
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 @pytest.mark.parametrize("bound", [False, True], ids=["b-arg", "b-bound"])
-@pytest.mark.parametrize("shape", [(2, 128, 768, 256), (4, 32, 256, 3072), (1, 17, 256, 64),
+@pytest.mark.parametrize("shape", [(2, 128, 768, 256), (4, 512, 256, 3072), (1, 17, 256, 64),
                                    (1, 1000, 768, 128), (1, 4097, 256, 64)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_gemm_bias_gelu_residual_on_the_gpu_matches_the_reference(gpu_info, monkeypatch, dtype,

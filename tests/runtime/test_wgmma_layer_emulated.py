@@ -1,0 +1,107 @@
+"""A small f16 / bf16 encoder layer planned for a Hopper GPU with `gemm_wgmma.LAYER_GEMMS` on
+(every GEMM on wgmma: the epilogues of bias, GELU and residual in the kernel, the weights bound
+and stored as the kernel reads them), then run on the CPU device with the wgmma kernels'
+PTX emulated (`gemm_wgmma.emulated`) and checked against the numpy reference and the layer
+compiled for the CPU: the plan's buffers, the extras' order, the weights' stored layout and
+the launches end to end, everything but the Hopper instructions themselves (those run only
+on the GPU machine: tests/runtime/test_wgmma_gpu.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fusec.codegen.kernels import gemm_wgmma
+from fusec.codegen.kernels.common import DeviceInfo, KernelSource
+from fusec.codegen.plan import KernelLines, ProgramPlan
+from fusec.dtypes import bf16_to_f32
+
+HOPPER = DeviceInfo("H100", is_cpu=False, local_mem_size=232448, max_work_group_size=1024,
+                    tensor_cores=("f16", "bf16", "tf32"), wgmma=True)
+
+# x [2, 128, 256] (256 rows: two block rows); h = gelu(x @ w1 + b1) [.., 512];
+# y = x + h @ w2 (the residual in the second product's epilogue, as the Llama block's).
+# Each product's outputs and K are such that the lowering does not split it along K
+# (`gemm_split`, which keeps the mma.sync kernels).
+LAYER = """func.func @layer(%x: tensor<2x128x256xT>, %w1: tensor<256x512xT>, %b1: tensor<512xT>,
+                      %w2: tensor<512x256xT>) -> tensor<2x128x256xT> {
+  %h0 = nn.matmul %x, %w1 : tensor<2x128x256xT>, tensor<256x512xT> -> tensor<2x128x512xT>
+  %h1 = nn.add %h0, %b1 : tensor<2x128x512xT>, tensor<512xT> -> tensor<2x128x512xT>
+  %h = nn.gelu %h1 : tensor<2x128x512xT> -> tensor<2x128x512xT>
+  %y0 = nn.matmul %h, %w2 : tensor<2x128x512xT>, tensor<512x256xT> -> tensor<2x128x256xT>
+  %y = nn.add %x, %y0 : tensor<2x128x256xT>, tensor<2x128x256xT> -> tensor<2x128x256xT>
+  func.return %y : tensor<2x128x256xT>
+}"""
+WEIGHTS = ("w1", "b1", "w2")
+
+
+def emulated_plan(plan: ProgramPlan) -> ProgramPlan:
+    """`plan` with each wgmma kernel's source replaced by its `emulated` version."""
+    lines = plan.source.split("\n")
+    pieces, at, kernel_lines, first = [], 0, [], 1
+    for k in plan.kernel_lines:
+        pieces.append("\n".join(lines[at:k.first - 1]))
+        text = "\n".join(lines[k.first - 1:k.last])
+        if "FUSEC_WGMMA_STEP" in text:
+            text = gemm_wgmma.emulated(KernelSource(k.kernel, text, (), (1,), None)).source
+        pieces.append(text)
+        at = k.last
+    pieces.append("\n".join(lines[at:]))
+    source = "\n".join(pieces)
+    assert "FUSEC_WGMMA" not in source and "asm" not in source
+    for k in plan.kernel_lines:  # the new line numbers, for build errors
+        count = source.count("\n", 0, source.index(f"void {k.kernel}(")) + 1
+        kernel_lines.append(KernelLines(k.kernel, count, count))
+        first = count
+    assert first > 0
+    return replace(plan, source=source, kernel_lines=tuple(kernel_lines))
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_reference(
+        monkeypatch, dtype):
+    import fusec
+    from fusec.compiler.driver import fuse_and_fold, load, lower
+    from fusec.reference.executor import find_function, random_inputs, run_function
+    from fusec.runtime.device import select_device
+    from fusec.runtime.executable import Executable
+
+    monkeypatch.setattr(gemm_wgmma, "LAYER_GEMMS", True)
+    text = LAYER.replace("xT>", f"x{dtype}>")
+    reference_module = load(text)
+    names = ["x", *WEIGHTS]
+    args = random_inputs(find_function(reference_module), seed=2)
+    want = run_function(reference_module, args)[0]
+    params = dict(zip(names[1:], args[1:], strict=True))
+
+    module = load(text)
+    pipeline, bound = fuse_and_fold(module, None, "default", "<test>", params)
+    plan = lower(module, None, pipeline, HOPPER, bound=list(bound or {})).plan
+    products = [launch for launch in plan.launches if "FUSEC_WGMMA_STEP" in
+                plan.source.split(f"void {launch.kernel}(")[1].split("__kernel")[0]]
+    assert len(products) == 2, [launch.kernel for launch in plan.launches]
+    assert not any(launch.kernel.endswith("_bt") for launch in plan.launches)
+    assert all(len(launch.buffers) > 3 for launch in products)  # the epilogues' extras
+    k_major = dtype in ("f16",)
+    assert [s.panels for s in plan.inputs if s.name in ("w1", "w2")] == (
+        [1, 1] if k_major else [None, None])
+
+    device = select_device("cpu")
+    got = Executable(emulated_plan(plan), device, bound)(args[0])
+    got = got[0] if isinstance(got, list | tuple) else got
+    cpu = fusec.compile(text, device="cpu", params=params)(args[0])
+    cpu = cpu[0] if isinstance(cpu, list | tuple) else cpu
+
+    def error(out: np.ndarray) -> float:
+        def as32(v: np.ndarray) -> np.ndarray:
+            return bf16_to_f32(v) if dtype == "bf16" else v.astype(np.float32)
+        return float(np.abs(as32(out) - as32(want)).max() / np.abs(as32(want)).max())
+
+    print(f"{dtype}: max error / max |y|: wgmma (emulated) {error(got):.3g}, "
+          f"CPU kernels {error(cpu):.3g}")
+    # a few roundings of the 16-bit type, as the layer compiled for the CPU
+    tolerance = {"f16": 4e-3, "bf16": 3e-2}[dtype]
+    assert error(cpu) <= tolerance and error(got) <= tolerance

@@ -9,12 +9,12 @@ tens of microseconds the difference is a fixed cost per call. This prints it tak
   enqueued and waited for by ``queue.finish()``, by ``event.wait()`` and by polling the event's
   status; the same on the profiling queue; making a ``CL_MEM_USE_HOST_PTR`` buffer (and
   dropping it), ``set_arg``;
-- per workload (``trivial``: one kernel on 16 floats, all overhead): the call's wall time and its kernel time (medians, calls and profiled calls in
-  alternating blocks), each step of `Executable.run` on a host-memory device timed on its own
-  (checking the arguments, buffers over the inputs, output arrays, enqueueing the launches,
-  what `collect` enqueues, the wait, the outputs handed back), and the workload's own
-  launches enqueued with their arguments already set and waited for: what a call costs with
-  no Python of fusec's around it.
+- per workload (``trivial``: one kernel on 16 floats, all overhead): the call's wall time
+  and its kernel time (medians, calls and profiled calls in alternating blocks), each step of
+  `Executable.run` on a host-memory device timed on its own (checking the arguments, buffers
+  over the inputs, output arrays, enqueueing the launches, what `collect` enqueues, the wait,
+  the outputs handed back), and the workload's own launches enqueued with their arguments
+  already set and waited for: what a call costs with no Python of fusec's around it.
 
 Medians of ``--calls`` calls each (perf_counter_ns). On a shared machine run it when the load is
 low and compare within one run; the machine's load average is printed.

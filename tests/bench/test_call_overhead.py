@@ -11,7 +11,8 @@ from fusec.bench import call_overhead
 def test_prints_the_steps_the_floor_and_the_load(capsys: pytest.CaptureFixture[str]) -> None:
     call_overhead.main(["-w", "trivial", "-w", "residual_rmsnorm", "--calls", "3"])
     out = capsys.readouterr().out
-    for label in ("trivial (1 launch", "residual_rmsnorm (1 launch", "call wall", "kernel (profiling events)", "its launches alone",
+    for label in ("trivial (1 launch", "residual_rmsnorm (1 launch", "call wall",
+                  "kernel (profiling events)", "its launches alone",
                   *(f"step: {step}" for step in call_overhead.STEPS),
                   "enqueue + queue.finish()", "enqueue + event.wait()", "poll the event",
                   "profiling queue", "USE_HOST_PTR", "set_arg", "load average"):

@@ -14,8 +14,8 @@ How inputs and outputs move depends on the device:
   where it can be avoided. A C-contiguous input aligned for the device is used in place (a
   ``CL_MEM_USE_HOST_PTR`` buffer made for the call, or on a device seen to use host arrays in
   place the last call's buffer when the same array object comes again); any other input is
-  first copied into an aligned staging array kept for that input. Each output is an aligned array that the
-  kernels write directly (with its buffer, reused as above). Where the device was seen to use
+  first copied into an aligned staging array kept for that input. Each output is an aligned
+  array that the kernels write directly (with its buffer, reused as above). Where the device was seen to use
   host arrays in place (`OpenCLDevice.host_pointers`: Intel's CPU runtime) the wait is all that
   is needed; on any other such device each output is mapped for reading before the call
   returns (so that an implementation which caches the buffer writes it back), then unmapped.

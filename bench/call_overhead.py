@@ -9,12 +9,12 @@ tens of microseconds the difference is a fixed cost per call. This prints it tak
   enqueued and waited for by ``queue.finish()``, by ``event.wait()`` and by polling the event's
   status; the same on the profiling queue; making a ``CL_MEM_USE_HOST_PTR`` buffer (and
   dropping it), ``set_arg``;
-- per workload: the call's wall time and its kernel time (medians, calls and profiled calls in
-  alternating blocks), each step of `Executable.run` on a host-memory device timed on its own
-  (checking the arguments, buffers over the inputs, output arrays, enqueueing the launches,
-  what `collect` enqueues, the wait, the outputs handed back), and the workload's own
-  launches enqueued with their arguments already set and waited for: what a call costs with
-  no Python of fusec's around it.
+- per workload (``trivial``: one kernel on 16 floats, all overhead): the call's wall time
+  and its kernel time (medians, calls and profiled calls in alternating blocks), each step of
+  `Executable.run` on a host-memory device timed on its own (checking the arguments, buffers
+  over the inputs, output arrays, enqueueing the launches, what `collect` enqueues, the wait,
+  the outputs handed back), and the workload's own launches enqueued with their arguments
+  already set and waited for: what a call costs with no Python of fusec's around it.
 
 Medians of ``--calls`` calls each (perf_counter_ns). On a shared machine run it when the load is
 low and compare within one run; the machine's load average is printed.
@@ -32,11 +32,16 @@ import numpy as np
 import pyopencl as cl
 
 from fusec.bench.graph import parse
-from fusec.bench.workloads import Workload, all_workloads
+from fusec.bench.workloads import Workload, all_workloads, elementwise_chain
 from fusec.runtime.executable import CallState, Executable
 from fusec.runtime.host_memory import aligned_empty, use_host_buffer
 
-DEFAULT_WORKLOADS = ("residual_rmsnorm", "residual_layernorm", "row_layernorm", "softmax")
+TRIVIAL = Workload("trivial", "relu((a + b) * c) of 16 floats: a call's fixed cost",
+                   elementwise_chain(16).text())
+"""Not a fusec-bench workload: one kernel of next to no work, so its call is all overhead."""
+
+DEFAULT_WORKLOADS = ("trivial", "residual_rmsnorm", "residual_layernorm", "row_layernorm",
+                     "softmax")
 
 EMPTY_SOURCE = "__kernel void empty(__global float *x) { }\n"
 
@@ -167,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help=f"a fusec-bench workload (default: {', '.join(DEFAULT_WORKLOADS)})")
     parser.add_argument("--calls", type=int, default=400, help="calls per median (400)")
     args = parser.parse_args(argv)
-    known = {w.name: w for w in all_workloads()}
+    known = {w.name: w for w in (TRIVIAL, *all_workloads())}
     names = args.workload or list(DEFAULT_WORKLOADS)
     unknown = [n for n in names if n not in known]
     if unknown:

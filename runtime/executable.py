@@ -10,18 +10,19 @@ later call reuses an output's memory only once the caller holds no array or view
 
 How inputs and outputs move depends on the device:
 
-- A device that shares host memory (a CPU, see `fusec.runtime.host_memory`): nothing is copied
-  where it can be avoided. A C-contiguous input aligned for the device is used in place (a
-  ``CL_MEM_USE_HOST_PTR`` buffer made for the call); any other input is first copied into an
-  aligned staging array kept for that input. Each output is an aligned array that the
-  kernels write directly (with its buffer, reused as above). Where the device was seen to use
-  host arrays in place (`OpenCLDevice.host_pointers`: Intel's CPU runtime) the wait is all that
-  is needed; on any other such device each output is mapped for reading before the call
-  returns (so that an implementation which caches the buffer writes it back), then unmapped.
-  On a device seen to use host arrays in place, an input or output of at most
-  `RESIDENT_BYTES` instead goes through a staging array whose buffer the kernels keep from call
-  to call: a copy that small costs less than making a buffer and pointing every kernel that
-  uses it at it (a mask read by the attention of every layer).
+- A device that shares host memory (a CPU, see `fusec.runtime.host_memory`): nothing is copied where
+  it can be avoided. A C-contiguous input aligned for the device is used in place (a
+  ``CL_MEM_USE_HOST_PTR`` buffer made for the call, or on a device seen to use host arrays in place
+  the last call's buffer when the same array object comes again); any other input is first copied
+  into an aligned staging array kept for that input. Each output is an aligned array that the
+  kernels write directly (with its buffer, reused as above). Where the device was seen to use host
+  arrays in place (`OpenCLDevice.host_pointers`: Intel's CPU runtime) the wait is all that is
+  needed; on any other such device each output is mapped for reading before the call returns (so
+  that an implementation which caches the buffer writes it back), then unmapped. On a device seen to
+  use host arrays in place, an input or output of at most `RESIDENT_BYTES` instead goes through a
+  staging array whose buffer the kernels keep from call to call: a copy that small costs less than
+  making a buffer and pointing every kernel that uses it at it (a mask read by the attention of
+  every layer).
 - Any other device (a discrete GPU): inputs are uploaded into buffers allocated once, with
   non-blocking writes, and outputs are read back into new arrays, then one wait.
 

@@ -9,15 +9,16 @@ from fusec.bench import call_overhead
 
 
 def test_prints_the_steps_the_floor_and_the_load(capsys: pytest.CaptureFixture[str]) -> None:
-    call_overhead.main(["-w", "residual_rmsnorm", "--calls", "3"])
+    call_overhead.main(["-w", "trivial", "-w", "residual_rmsnorm", "--calls", "3"])
     out = capsys.readouterr().out
-    for label in ("call wall", "kernel (profiling events)", "its launches alone",
+    for label in ("trivial (1 launch", "residual_rmsnorm (1 launch", "call wall",
+                  "kernel (profiling events)", "its launches alone",
                   *(f"step: {step}" for step in call_overhead.STEPS),
                   "enqueue + queue.finish()", "enqueue + event.wait()", "poll the event",
                   "profiling queue", "USE_HOST_PTR", "set_arg", "load average"):
         assert label in out
     rows = [line for line in out.splitlines() if line.endswith(" us")]
-    assert len(rows) == 13 + 6
+    assert len(rows) == 2 * 13 + 6
 
 
 def test_an_unknown_workload_is_a_command_line_error(capsys: pytest.CaptureFixture[str]) -> None:

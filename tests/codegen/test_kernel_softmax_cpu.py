@@ -37,8 +37,9 @@ def reference(x: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("rows,cols,rows_per_group,rows_per_item", [
-    (6, 128, 16, 2),     # two rows per work-item, a padded work-group
+    (6, 128, 16, 2),     # two rows per work-item in registers, a padded work-group
     (6, 128, 1, 1),
+    (6, 37, 2, 2),       # two rows per work-item in registers, ragged (16, 16, 4, 1)
     (7, 37, 4, None),    # odd rows: one per work-item; ragged columns (4 vectors + 5)
     (10, 8, 3, 2),       # one vector per row, padding work-items
     (4, 5, 1, 2),        # shorter than a vector: the scalar loop only
@@ -58,11 +59,16 @@ def test_cpu_softmax_matches_numpy(launch, rows, cols, rows_per_group, rows_per_
 
 def test_register_rows_by_default_two_rows_per_item_for_longer_even_rows():
     register = softmax("s", 6144, 128)
-    assert register.global_size == (1, 6144) and register.local_size == (1, 64)
-    assert "in registers" in register.source and "_exp16(" in register.source
+    assert register.global_size == (1, 3072) and register.local_size == (1, 32)
+    assert "2 rows per work-item in registers" in register.source
+    assert "_exp16(" in register.source
+    odd = softmax("s", 6143, 128)
+    assert odd.local_size == (1, 64) and "one row per work-item in registers" in odd.source
+    wide = softmax("s", 6144, 200)  # 13 vectors a row: too many registers for two rows
+    assert wide.global_size == (1, 6144) and wide.local_size == (1, 64)
     assert softmax("s", 6144, CPU_REGISTER_ROW + 1).global_size == (1, 3072)
     assert softmax("s", 7, 300).global_size == (1, 7)
-    assert "_exp8(" in softmax("s", 6, 16, rows_per_item=2).source
+    assert "_exp8(" in softmax("s", 6, 300, rows_per_item=2).source
 
 
 def test_register_chunks_cover_the_row_once():
@@ -79,7 +85,9 @@ def test_few_rows_still_make_several_work_groups():
     assert register_rows_per_group(6144) == 64
     assert register_rows_per_group(16) == 2
     assert register_rows_per_group(3) == 1
-    assert softmax("s", 16, 64).local_size == (1, 2)
+    assert softmax("s", 16, 64, rows_per_item=1).local_size == (1, 2)
+    paired = softmax("s", 16, 64)  # 8 work-items of two rows: 8 groups of one
+    assert paired.global_size == (1, 8) and paired.local_size == (1, 1)
 
 
 ADVERSARIAL_SHAPES = [(1, 1), (5, 1), (3, 2), (9, 17), (16, 31), (6, 128), (4, 255), (3, 256),
@@ -272,8 +280,9 @@ def test_scaled_exp_special_values(launch):
                                rtol=2e-7)
 
 
+@pytest.mark.parametrize("rows_per_item", [1, 2])
 @pytest.mark.parametrize("cols", [128, 37, 1])
-def test_register_softmax_outputs_down_to_the_subnormals(launch, cols):
+def test_register_softmax_outputs_down_to_the_subnormals(launch, cols, rows_per_item):
     """Entries at +-80 (``x - max`` down to -160, past the clamp at -110): every output as
     float64 numpy gives it, to within 6e-6 relative and two spacings of float32, subnormal
     outputs included (``e^d * 2^64`` is normal, the one rounding is the final multiply), and 0
@@ -289,7 +298,7 @@ def test_register_softmax_outputs_down_to_the_subnormals(launch, cols):
     x[3, -1] = -80.0  # all -inf but one
     x[4, 1:] = np.float32(-80.0)
     x[5] = np.linspace(-20.0, -130.0, cols)
-    kernel = softmax("softmax_low", rows, cols)
+    kernel = softmax("softmax_low", rows, cols, rows_per_item=rows_per_item)
     assert "in registers" in kernel.source
     result = launch(kernel, {"x": x}, {"out": (rows, cols)})["out"]
     want = reference(x)

@@ -277,4 +277,9 @@ def matmul_shape(
             f"'{op.name}' contraction dimensions differ: {a_name} ({type_name(a)}) has K = "
             f"{sa[-1]}, {b_name} ({type_name(b)}) has K = {sb[-2]}"
         )
+    if sa[-1] == 0:
+        raise VerifyException(
+            f"'{op.name}' contraction dimension K is 0 ({a_name} {type_name(a)}, {b_name} "
+            f"{type_name(b)}); fusec's matmul needs K >= 1"
+        )
     return (*lead, sa[-2], sb[-1])

@@ -755,6 +755,12 @@ class ReduceOp(IRDLOperation):
         check_element_type(self, "input", x, ARITH_TYPES)
         check_same_element_type(self, [("input", x), ("result", res)])
         axes = check_reduce_axes(self, ints_prop(self, "axes"), x.get_num_dims())
+        for axis in axes:
+            if self.KIND != "sum" and x.get_shape()[axis] == 0:
+                raise VerifyException(
+                    f"'{self.name}' cannot reduce the empty axis {axis} of {type_name(x)}: the "
+                    f"{self.KIND} of no elements is undefined"
+                )
         check_result_shape(
             self, res, reduced_shape(x.get_shape(), axes, bool_prop(self, "keepdims"))
         )
@@ -878,6 +884,10 @@ class AttentionOp(IRDLOperation):
         if k.get_shape()[0] != batch:
             raise VerifyException(
                 f"'{self.name}' k ({type_name(k)}) must have the batch size of q ({type_name(q)})"
+            )
+        if keys == 0 and 0 not in q.get_shape():
+            raise VerifyException(
+                f"'{self.name}' k ({type_name(k)}) has no keys: a softmax over none is undefined"
             )
         if self.mask is not None:
             check_mask(self, self.mask, batch, keys)

@@ -198,6 +198,12 @@ class LoweringOptions:
     gpu_pointwise_local_size: int = GPU_POINTWISE_LOCAL
 
 
+def produces_nothing(op: Operation) -> bool:
+    """Whether ``op`` has results and each is a tensor of no elements."""
+    return bool(op.results) and all(
+        isinstance(r.type, TensorType) and 0 in r.type.get_shape() for r in op.results)
+
+
 class FunctionLowering:
     """Builds the host schedule of one function; the lowering functions call its helpers."""
 
@@ -411,7 +417,8 @@ class FunctionLowering:
             last = self.block.last_op
             kernels, globals_ = len(self.kernels), len(self.globals)
             try:
-                results = lower(self, op)
+                results = (self.empty_results(op) if produces_nothing(op)
+                           else lower(self, op))
             except LoweringError as e:
                 raise self.failure(op, str(e)) from None
             added = last.next_op if last is not None else self.block.first_op
@@ -429,6 +436,11 @@ class FunctionLowering:
                 if new.name_hint is None:
                     new.name_hint = old.name_hint
                 self.values[old] = new
+
+    def empty_results(self, op: Operation) -> list[SSAValue]:
+        """The buffers of an op whose every result has no elements: allocated, nothing to
+        compute (a template kernel, a GEMM or a norm, takes no empty size)."""
+        return [self.alloc(r.type, r.name_hint) for r in op.results]
 
     @staticmethod
     def unsupported(op: Operation) -> str:

@@ -109,6 +109,11 @@ def run_op(op: Operation, args: Sequence[Array], module: ModuleOp | None) -> lis
         raise UnsupportedOpError(
             f"{location_prefix(op)}the numpy reference has no implementation of '{op.name}'"
         )
+    if op.results and all(isinstance(r.type, TensorType) and 0 in r.type.get_shape()
+                          for r in op.results):
+        # No elements to compute (a softmax or a norm of an empty tensor): numpy's max of an
+        # empty axis raises and its mean warns, as the kernels would divide by zero.
+        return [np.zeros(*value_spec(r.type)) for r in op.results]
     result = impl(op, args)
     return [result] if isinstance(result, np.ndarray | np.generic) else list(result)
 

@@ -22,6 +22,7 @@ import pyopencl as cl
 
 from .errors import DeviceError, FusecRuntimeError
 from .host_memory import address, aligned_empty, host_alignment, shares_host_memory, use_host_buffer
+from .invoker_cache import load_invoker
 from .opencl_env import configure_opencl_env
 from .program_cache import build_program
 
@@ -271,6 +272,7 @@ def _open(candidate: _Candidate) -> OpenCLDevice:
 
 def _probe(device: OpenCLDevice) -> cl.Program:
     """Build and run the probe kernel; raise DeviceError unless the numbers are right."""
+    load_invoker()  # the first kernel call of the process: a damaged PyOpenCL cache is skipped
     program = build_program(device.context, device.device, PROBE_SOURCE, ())
     host_in = np.arange(PROBE_SIZE, dtype=np.float32)
     work_item = np.arange(PROBE_SIZE, dtype=np.float32) // 4

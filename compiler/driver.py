@@ -17,6 +17,7 @@ size is launch fusion's default budget (``fuse-launches``: ``launch_budget=`` by
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -64,6 +65,13 @@ def load(source_or_module: str | ModuleOp, name: str = "<input>") -> ModuleOp:
     """A verified module: the text parsed, or a clone of the given module."""
     if isinstance(source_or_module, ModuleOp):
         return source_or_module.clone()
+    if not isinstance(source_or_module, str):
+        raise TypeError(
+            "fusec.compile takes IR text (a str), a ModuleOp, an onnx.ModelProto or the path of "
+            f"a .onnx file; got {type(source_or_module).__name__}"
+            + (" (for an .mlir file, pass its text and filename=)"
+               if isinstance(source_or_module, os.PathLike) else "")
+        )
     progress.step(f"parsing {name}")
     return parse_module(make_context(), Source(source_or_module, name))
 

@@ -570,6 +570,11 @@ class LowerToKernelsPass(ModulePass):
         )
         emitted: dict[Operation, list[Operation]] = {}
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:
+            if fn.is_declaration:
+                raise OpPassFailure(
+                    "lower-to-kernels", fn,
+                    f"cannot lower @{fn.sym_name.data}: it is a declaration (no body)",
+                )
             try:
                 lowering = FunctionLowering(op, fn, options)
             except LoweringError as e:

@@ -107,6 +107,14 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
+def tolerance(value: float | None) -> float | None:
+    """A ``--atol``/``--rtol``: a negative or NaN one would fail every comparison (exit 5, as
+    if the outputs were wrong), so it is a command-line error."""
+    if value is not None and not value >= 0:
+        raise click.BadParameter(f"{value} is not a non-negative number")
+    return value
+
+
 def write_outputs(path: str, outputs: list[np.ndarray], names: list[str]) -> None:
     """The outputs by name (``result0``, ... or an ONNX model's) in an ``.npz``, atomically."""
     arrays = dict(zip(names, outputs, strict=True))
@@ -361,10 +369,10 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
               help="Fusion passes before lowering ('none' for none).")
 @click.option("-o", "--output", metavar="OUT.npz", help="Write the outputs here.")
 @click.option("--check", is_flag=True, help="Compare with the numpy reference.")
-@click.option("--atol", type=float, default=None,
+@click.option("--atol", type=float, default=None, callback=lambda c, p, v: tolerance(v),
               help="Absolute tolerance of --check (default by dtype: f32 1e-4, f16 1e-2, "
                    "bf16 6e-2).")
-@click.option("--rtol", type=float, default=None,
+@click.option("--rtol", type=float, default=None, callback=lambda c, p, v: tolerance(v),
               help="Relative tolerance of --check (default by dtype: f32 1e-3, f16 1e-2, "
                    "bf16 6e-2).")
 @click.option("--profile", is_flag=True, help="Print each kernel's time and the host overhead.")

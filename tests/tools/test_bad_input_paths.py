@@ -128,3 +128,14 @@ def test_an_empty_or_npy_weights_file_is_an_input_error(tmp_path: Path,
     reason = "the file is empty" if content == b"" else "not an .npz archive"
     assert one_line(err) == (f"{program}: error: cannot read the weights file {weights} named "
                              f"by fusec.params: {reason}")
+
+
+@pytest.mark.parametrize("option", ["--atol", "--rtol"])
+@pytest.mark.parametrize("value", ["-1", "nan"])
+def test_a_negative_or_nan_tolerance_is_a_usage_error(option: str, value: str) -> None:
+    """It failed every comparison: exit 5, "outputs differ from the reference", as if the
+    compiled program were wrong."""
+    code, err = run(fusec_run.main, [str(MLP), "--device", "cpu", "--check", option, value])
+    assert code == 2, err
+    assert f"Invalid value for '{option}': {float(value)} is not a non-negative number" in \
+        one_line(err)

@@ -62,6 +62,25 @@ def check_not_input(
                               f"({os.fspath(path)}); it would be overwritten")
 
 
+def check_distinct_outputs(
+    outputs: Iterable[tuple[str, str | os.PathLike[str] | None]],
+) -> None:
+    """Raises `OutputError` if two of a run's ``(option, path)`` outputs name one file (through
+    links too, or the same new path twice): the second write would replace the first. ``None``,
+    ``-`` and a character device (``/dev/null``) are skipped."""
+    seen: list[tuple[str, str | os.PathLike[str]]] = []
+    for option, path in outputs:
+        if path is None or str(path) == "-":
+            continue
+        if os.path.exists(path) and stat.S_ISCHR(os.stat(path).st_mode):
+            continue
+        for other_option, other in seen:
+            if same_file(path, other):
+                raise OutputError(f"{os.fspath(path)}: error: {other_option} and {option} name "
+                                  "the same file; one output would overwrite the other")
+        seen.append((option, path))
+
+
 def atomic_write(
     path: str | os.PathLike[str],
     content: bytes | str | Writer,

@@ -30,7 +30,7 @@ import click
 import numpy as np
 
 from fusec import __version__
-from fusec.files import check_not_input
+from fusec.files import check_distinct_outputs, check_not_input
 from fusec.compiler import progress
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.progress import Progress
@@ -184,6 +184,9 @@ def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
         for written in (output, params_path(output)):
             check_not_input(written, [model])  # also through symlinks and hard links: exit 1
     check_not_input(dot, [model, output])
+    check_distinct_outputs([("-o", output),
+                            ("-o's weights", None if output is None else params_path(output)),
+                            ("--dot", dot)])
     try:
         with progress.reporting(Progress.for_stream(sys.stderr, "fusec-import", force_progress)):
             run(model, output, shapes, inline_weights, dot)

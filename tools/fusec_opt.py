@@ -53,7 +53,7 @@ from fusec.compiler.progress import Progress, reporting
 from fusec.compiler.registry import XDSL_SUMMARIES, get_all_passes
 from fusec.compiler.targets import build_target, target_names
 from fusec.compiler.timing import Timing
-from fusec.files import atomic_write, check_not_input
+from fusec.files import atomic_write, check_distinct_outputs, check_not_input
 from fusec.passes.remarks import Remark, RemarkLog
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
@@ -359,6 +359,7 @@ def cli(
 
     for out in (output, fusion_stats_json):
         check_not_input(out, [input_file])
+    check_distinct_outputs([("-o", output), ("--fusion-stats-json", fusion_stats_json)])
     try:
         text, name = read_input(input_file)
         chunks = split_input(text, name) if split_input_file else [Source(text, name)]

@@ -41,6 +41,7 @@ Every error is one line on stderr (``--verbose`` adds the build log and kernel s
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -55,7 +56,7 @@ from fusec import __version__
 from fusec.compiler import progress
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.progress import Progress
-from fusec.files import atomic_write, check_not_input
+from fusec.files import atomic_write, check_distinct_outputs, check_not_input
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
 
 EXIT_DEVICE = 3
@@ -118,7 +119,9 @@ def tolerance(value: float | None) -> float | None:
 def write_outputs(path: str, outputs: list[np.ndarray], names: list[str]) -> None:
     """The outputs by name (``result0``, ... or an ONNX model's) in an ``.npz``, atomically."""
     arrays = dict(zip(names, outputs, strict=True))
-    atomic_write(path, lambda f: np.savez(f, **arrays))
+    archive = io.BytesIO()  # a zip is written with seeks: /dev/null or a FIFO takes none
+    np.savez(archive, **arrays)  # type: ignore[arg-type]
+    atomic_write(path, archive.getvalue())
 
 
 def list_devices() -> None:
@@ -166,6 +169,8 @@ def run(
     report_file = offload_report if offload_report != "-" else None
     for out in (output, report_file, *dump_paths(dump_kernels, function)):
         check_not_input(out, [file, inputs])
+    check_distinct_outputs([("-o", output), ("--offload-report", report_file), ("--dot", dot),
+                            *(("--dump-kernels", p) for p in dump_paths(dump_kernels, function))])
     imported = None
     if file.endswith(".onnx"):
         imported = import_onnx(file, shapes)

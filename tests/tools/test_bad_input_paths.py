@@ -15,7 +15,7 @@ import click
 import numpy as np
 import pytest
 
-from fusec.tools import fusec_bench, fusec_fuzz, fusec_import, fusec_run
+from fusec.tools import fusec_bench, fusec_fuzz, fusec_import, fusec_opt, fusec_run
 from fusec.tools.cli import INTERNAL_ERROR, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,3 +139,46 @@ def test_a_negative_or_nan_tolerance_is_a_usage_error(option: str, value: str) -
     assert code == 2, err
     assert f"Invalid value for '{option}': {float(value)} is not a non-negative number" in \
         one_line(err)
+
+
+def test_fusec_run_writes_its_npz_to_dev_null() -> None:
+    """A zip archive is written with seeks; numpy's savez into /dev/null was an internal error
+    ("argument out of range", exit 70)."""
+    code, err = run(fusec_run.main, [str(MLP), "--device", "cpu", "-o", "/dev/null"])
+    assert (code, err) == (0, "")
+
+
+@pytest.mark.parametrize(("main", "argv", "first", "second"), [
+    (fusec_run.main, ["--device", "cpu", "-o", "{out}", "--dot", "{out}"], "-o", "--dot"),
+    (fusec_opt.main, ["-o", "{out}", "--fusion-stats-json", "{out}"], "-o",
+     "--fusion-stats-json"),
+], ids=["fusec-run -o --dot", "fusec-opt -o --fusion-stats-json"])
+def test_two_outputs_naming_one_file_are_refused(
+        tmp_path: Path, main: Callable[[list[str]], int], argv: list[str], first: str,
+        second: str) -> None:
+    """Both were written, the second over the first (the outputs lost), exit 0."""
+    out = tmp_path / "out"
+    code, err = run(main, [str(MLP), *(a.format(out=out) for a in argv)])
+    assert code == 1
+    assert one_line(err) == (f"{out}: error: {first} and {second} name the same file; one "
+                             "output would overwrite the other")
+    assert not out.exists()
+
+
+def test_fusec_import_dot_onto_the_weights_is_refused(tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])
+    w = numpy_helper.from_array(np.arange(64, dtype=np.float32).reshape(8, 8), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    model = tmp_path / "mm.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    weights = tmp_path / "mm.params.npz"
+    code, err = run(fusec_import.main, [str(model), "-o", str(tmp_path / "mm.mlir"), "--dot",
+                                        str(weights)])
+    assert code == 1
+    assert one_line(err) == (f"{weights}: error: -o's weights and --dot name the same file; one "
+                             "output would overwrite the other")
+    assert not weights.exists()

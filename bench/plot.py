@@ -62,11 +62,17 @@ def minor_label(value: float, _position: object) -> str:
     return f"{value:g}" if leading in (2, 5) else ""
 
 
-def draw(document: dict[str, Any], path: str) -> None:
-    """Writes the chart of ``document`` to ``path`` (``.svg`` or ``.png``)."""
+def check_path(path: str) -> None:
+    """`PlotError` unless ``path`` names a format `draw` writes (checked before a benchmark
+    runs, not after)."""
     fmt = os.path.splitext(path)[1].lstrip(".").lower()
     if fmt not in FORMATS:
         raise PlotError(f"{path}: --plot writes .svg or .png, not '.{fmt or '(none)'}'")
+
+
+def draw(document: dict[str, Any], path: str) -> None:
+    """Writes the chart of ``document`` to ``path`` (``.svg`` or ``.png``)."""
+    check_path(path)
     workloads = [w for w in document.get("workloads", []) if ratios_to_best_peer(w, False)]
     if not workloads:
         raise PlotError("nothing to plot: no workload has a peer result")

@@ -76,6 +76,13 @@ def cli(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_
          fusec_arrays: str | None, as_json: bool, json_out: str | None, plot_path: str | None,
          from_json: str | None, quiet: bool) -> None:
     """Benchmark fusec against the tools a user would otherwise reach for."""
+    if plot_path is not None:
+        from fusec.bench.plot import PlotError, check_path
+
+        try:
+            check_path(plot_path)  # before the run: a typo in --plot costs no benchmark
+        except PlotError as e:
+            raise click.UsageError(str(e)) from None
     if from_json is not None:
         if plot_path is None:
             click.echo("fusec-bench: --from needs --plot", err=True)

@@ -182,3 +182,15 @@ def test_fusec_import_dot_onto_the_weights_is_refused(tmp_path: Path) -> None:
     assert one_line(err) == (f"{weights}: error: -o's weights and --dot name the same file; one "
                              "output would overwrite the other")
     assert not weights.exists()
+
+
+def test_fusec_bench_checks_the_plot_format_before_running(tmp_path: Path) -> None:
+    """It was checked after the whole benchmark had run (exit 1, the results lost unless
+    --json-out was given)."""
+    out = tmp_path / "r.json"
+    code, err = run(fusec_bench.main, ["-w", "tiny_elementwise", "--peers", "numpy", "-q",
+                                       "--json-out", str(out), "--plot", "chart.jpg"])
+    assert code == 2
+    assert one_line(err) == ("fusec-bench: error: chart.jpg: --plot writes .svg or .png, not "
+                             "'.jpg' (see 'fusec-bench --help')")
+    assert not out.exists()  # nothing ran

@@ -73,6 +73,7 @@ def check_path(path: str) -> None:
 def draw(document: dict[str, Any], path: str) -> None:
     """Writes the chart of ``document`` to ``path`` (``.svg`` or ``.png``)."""
     check_path(path)
+    fmt = os.path.splitext(path)[1].lstrip(".").lower()
     workloads = [w for w in document.get("workloads", []) if ratios_to_best_peer(w, False)]
     if not workloads:
         raise PlotError("nothing to plot: no workload has a peer result")

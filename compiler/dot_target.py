@@ -16,7 +16,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
-from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.dot import draw
 from fusec.lowering.lower_to_kernels import DEVICES
 
@@ -31,7 +30,9 @@ class DotTarget(Target):
     device: str = "cpu"
     """The device kind whose kernels ``kernels`` names: cpu or gpu."""
 
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES:  # a command-line error (exit 2), before anything runs
+            raise ValueError(f"device '{self.device}' is not one of {', '.join(DEVICES)}")
+
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        if self.device not in DEVICES:
-            raise FusecError(f"dot target: device '{self.device}' is not one of {', '.join(DEVICES)}")
         output.write(draw(module, kernels=self.kernels, device=self.device))

@@ -42,11 +42,11 @@ class OpenCLTarget(Target):
     device: str = "cpu"
     """Which template variants to print: cpu or gpu."""
 
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES:  # a command-line error (exit 2), before anything runs
+            raise ValueError(f"device '{self.device}' is not one of {', '.join(DEVICES)}")
+
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
-        if self.device not in DEVICES:
-            raise FusecError(
-                f"opencl target: device '{self.device}' is not one of {', '.join(DEVICES)}"
-            )
         if is_tensor_level(module):
             from fusec.compiler.pipeline import run_pipeline
 

@@ -14,8 +14,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, get_pass_option_infos
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, PassFailedException
 
+from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, diagnostic_message
 from fusec.compiler.gc_pause import paused_gc
 from fusec.compiler.incremental_verify import IncrementalVerifier
@@ -99,10 +100,24 @@ def build_passes(spec: str, disabled: Collection[str] = ()) -> list[ModulePass]:
                     f"unknown option '{opt}' for pass '{s.name}' (options: {choices})"
                 )
         try:
-            passes.append(cls.from_pass_spec(s))
+            built = cls.from_pass_spec(s)
         except (ValueError, TypeError) as e:
             raise PipelineSpecError(f"bad options for pass '{s.name}': {e}") from None
+        if s.parameters:
+            check_option_values(s.name, built)
+        passes.append(built)
     return passes
+
+
+def check_option_values(name: str, built: ModulePass) -> None:
+    """A pass checks its option values when it runs, before it touches the IR
+    (``max-steps=-1``, ``device=tpu``): run here on an empty module, such a failure is the
+    command line's (`PipelineSpecError`, exit 2), not one of the input (exit 1)."""
+    try:
+        built.apply(make_context(), ModuleOp([]))
+    except PassFailedException as e:
+        message = str(e).removeprefix(f"{name}: ")
+        raise PipelineSpecError(f"bad options for pass '{name}': {message}") from None
 
 
 @dataclass

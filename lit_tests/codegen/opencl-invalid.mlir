@@ -6,7 +6,7 @@
 // CHECK-NOT: Traceback
 // RUN: sh -c 'fusec-opt %s -t opencl 2>/dev/null; test $? -eq 1'
 // RUN: not fusec-opt %s -t 'opencl{device=tpu}' 2>&1 | filecheck %s --check-prefix=DEVICE
-// DEVICE: fusec-opt: opencl target: device 'tpu' is not one of cpu, gpu
+// DEVICE: fusec-opt: bad options for target 'opencl': device 'tpu' is not one of cpu, gpu
 
 func.func @f(%x: tensor<4xi32>) -> tensor<4xi32> {
   %y = fused.elementwise %x : (tensor<4xi32>) -> tensor<4xi32> {

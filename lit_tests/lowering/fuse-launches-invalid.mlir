@@ -11,7 +11,7 @@
 // ZERO: fuse-launches-invalid.mlir:16:1: error: fuse-launches: @chain: launch fusion received a zero byte budget. Fix: pass an explicit device-memory budget before planning fusion.
 
 // RUN: not fusec-opt %s -p 'lower-to-kernels,fuse-launches{budget=-1}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
-// NEGATIVE: error: fuse-launches: budget must be >= 0, got -1
+// NEGATIVE: fusec-opt: bad options for pass 'fuse-launches': budget must be >= 0, got -1
 
 func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %a = nn.add %x, %y : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>

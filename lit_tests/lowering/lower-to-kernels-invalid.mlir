@@ -9,13 +9,13 @@
 // RUN: not fusec-opt %s -p 'lower-to-kernels{local-size=48}' 2>&1 | filecheck %s --check-prefix=LOCAL
 // RUN: not fusec-opt %s -p 'lower-to-kernels{device=gpu gpu-pointwise-local-size=0}' 2>&1 | filecheck %s --check-prefix=POINTWISE
 
-// Bad options fail before anything is lowered.
-// DEVICE: error: lower-to-kernels: device must be one of cpu, gpu, got 'tpu'
-// WIDTH: error: lower-to-kernels: reduce-vector-width must be 1, 2, 4, 8 or 16, got 3
-// CHUNK: error: lower-to-kernels: cpu-chunk-min must be positive, got 0
-// DEPTH: error: lower-to-kernels: gemm-split-depth must be positive, got 0
-// LOCAL: error: lower-to-kernels: local-size must be a power of 2, got 48
-// POINTWISE: error: lower-to-kernels: gpu-pointwise-local-size must be a power of 2, got 0
+// Bad options are command-line errors (exit 2), before anything is lowered.
+// DEVICE: fusec-opt: bad options for pass 'lower-to-kernels': device must be one of cpu, gpu, got 'tpu'
+// WIDTH: fusec-opt: bad options for pass 'lower-to-kernels': reduce-vector-width must be 1, 2, 4, 8 or 16, got 3
+// CHUNK: fusec-opt: bad options for pass 'lower-to-kernels': cpu-chunk-min must be positive, got 0
+// DEPTH: fusec-opt: bad options for pass 'lower-to-kernels': gemm-split-depth must be positive, got 0
+// LOCAL: fusec-opt: bad options for pass 'lower-to-kernels': local-size must be a power of 2, got 48
+// POINTWISE: fusec-opt: bad options for pass 'lower-to-kernels': gpu-pointwise-local-size must be a power of 2, got 0
 
 // Element types without an OpenCL lowering fail with the function and its location.
 // CHECK: lower-to-kernels-invalid.mlir:[[# @LINE + 1]]:1: error: lower-to-kernels: cannot lower the arguments of @negative_f64: element type f64 is not supported by the OpenCL backend (f32, f16, bf16, i32, i8 and i1 are)

@@ -3,7 +3,7 @@
 // RUN: fusec-opt %s -p 'fuse-image-normalize{max-plane=63}' --split-input-file | filecheck %s --check-prefix=SMALL
 // RUN: fusec-opt %s -p default --split-input-file | filecheck %s --check-prefix=DEFAULT
 // RUN: not fusec-opt %s -p 'fuse-image-normalize{max-plane=0}' 2>&1 | filecheck %s --check-prefix=BAD
-// BAD: fuse-image-normalize.mlir: error: fuse-image-normalize: max-plane (0) must be at least 1
+// BAD: fusec-opt: bad options for pass 'fuse-image-normalize': max-plane (0) must be at least 1
 
 // NCHW, the canonical spelling: gain, bias and a clamp (max, then min) join the kernel.
 // CHECK-LABEL: func.func @canonical

@@ -22,7 +22,7 @@
 
 // Errors: a bad option value, and kernel-level IR.
 // RUN: not fusec-opt %s -t 'dot{device=tpu}' 2>&1 | filecheck %s --check-prefix=BADDEV
-// BADDEV: fusec-opt: dot target: device 'tpu' is not one of cpu, gpu
+// BADDEV: fusec-opt: bad options for target 'dot': device 'tpu' is not one of cpu, gpu
 // RUN: not fusec-opt %s -p lower-opencl -t dot 2>&1 | filecheck %s --check-prefix=LOWERED
 // LOWERED: dot target: @block is kernel-level IR; draw the tensor-level IR (before lower-opencl)
 

@@ -47,12 +47,19 @@ def find_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
         if len(functions) != 1:
             names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
             raise InputError(f"expected exactly one func.func to run, found {names}; name one")
-        return functions[0]
+        return runnable(functions[0])
     for f in functions:
         if f.sym_name.data == name:
-            return f
+            return runnable(f)
     names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
     raise InputError(f"no function @{name} in the module (functions: {names})")
+
+
+def runnable(fn: func.FuncOp) -> func.FuncOp:
+    """``fn``, unless it is a declaration: no body, nothing to run."""
+    if fn.is_declaration:
+        raise InputError(f"@{fn.sym_name.data} is a declaration (no body): nothing to run")
+    return fn
 
 
 def value_spec(t: Attribute) -> tuple[tuple[int, ...], np.dtype[np.generic]]:

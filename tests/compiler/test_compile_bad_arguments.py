@@ -49,3 +49,18 @@ def test_fusec_opt_lowering_a_declaration_exits_1(tmp_path: Path) -> None:
     assert code == 1
     assert err.getvalue().splitlines() == [
         f"{path}:1:1: error: lower-to-kernels: cannot lower @f: it is a declaration (no body)"]
+
+
+def test_bisecting_a_declaration_exits_1(tmp_path: Path) -> None:
+    """``fusec-run --bisect`` draws its inputs from the reference, which read the body's
+    arguments first: xDSL's ValueError, exit 70."""
+    from fusec.tools import fusec_run
+
+    path = tmp_path / "decl.mlir"
+    path.write_text(DECLARATION)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = fusec_run.main([str(path), "--device", "cpu", "--bisect"])
+    assert code == 1
+    assert err.getvalue().splitlines() == [
+        "fusec-run: error: @f is a declaration (no body): nothing to run"]

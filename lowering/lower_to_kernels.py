@@ -554,6 +554,10 @@ class LowerToKernelsPass(ModulePass):
                 "lower-to-kernels: reduce-vector-width must be 1, 2, 4, 8 or 16, "
                 f"got {self.reduce_vector_width}"
             )
+        if self.vector_width <= 0:  # 0 divided by zero, -1 built a kernel with lanes of -1
+            raise PassFailedException(
+                f"lower-to-kernels: vector-width must be positive, got {self.vector_width}"
+            )
         if self.gemm_split_depth <= 0:
             raise PassFailedException(
                 f"lower-to-kernels: gemm-split-depth must be positive, got {self.gemm_split_depth}"

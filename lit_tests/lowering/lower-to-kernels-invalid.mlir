@@ -8,6 +8,7 @@
 // RUN: not fusec-opt %s -p 'lower-to-kernels{gemm-split-depth=0}' 2>&1 | filecheck %s --check-prefix=DEPTH
 // RUN: not fusec-opt %s -p 'lower-to-kernels{local-size=48}' 2>&1 | filecheck %s --check-prefix=LOCAL
 // RUN: not fusec-opt %s -p 'lower-to-kernels{device=gpu gpu-pointwise-local-size=0}' 2>&1 | filecheck %s --check-prefix=POINTWISE
+// RUN: not fusec-opt %s -p 'lower-to-kernels{vector-width=0}' 2>&1 | filecheck %s --check-prefix=VECTOR
 
 // Bad options are command-line errors (exit 2), before anything is lowered.
 // DEVICE: fusec-opt: bad options for pass 'lower-to-kernels': device must be one of cpu, gpu, got 'tpu'
@@ -16,6 +17,7 @@
 // DEPTH: fusec-opt: bad options for pass 'lower-to-kernels': gemm-split-depth must be positive, got 0
 // LOCAL: fusec-opt: bad options for pass 'lower-to-kernels': local-size must be a power of 2, got 48
 // POINTWISE: fusec-opt: bad options for pass 'lower-to-kernels': gpu-pointwise-local-size must be a power of 2, got 0
+// VECTOR: fusec-opt: bad options for pass 'lower-to-kernels': vector-width must be positive, got 0
 
 // Element types without an OpenCL lowering fail with the function and its location.
 // CHECK: lower-to-kernels-invalid.mlir:[[# @LINE + 1]]:1: error: lower-to-kernels: cannot lower the arguments of @negative_f64: element type f64 is not supported by the OpenCL backend (f32, f16, bf16, i32, i8 and i1 are)

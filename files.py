@@ -81,6 +81,26 @@ def check_distinct_outputs(
         seen.append((option, path))
 
 
+def check_writable(path: str | os.PathLike[str] | None) -> None:
+    """Raises `OutputError` now if ``path`` could not be written later: its folder is missing,
+    a folder stands in its place, or the folder is not writable. For tools that write only after
+    a long run (a benchmark, a calibration, a program run), so a typo costs no run; ``None`` and
+    ``-`` pass."""
+    if path is None or str(path) == "-":
+        return
+    name = os.fspath(path)
+    target = os.path.realpath(name)
+    if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+        if stat.S_ISDIR(os.stat(target).st_mode):
+            raise OutputError(f"{name}: error: cannot write output: Is a directory")
+        return  # /dev/null, a FIFO: written in place
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        raise OutputError(f"{name}: error: cannot write output: No such file or directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"{name}: error: cannot write output: Permission denied")
+
+
 def atomic_write(
     path: str | os.PathLike[str],
     content: bytes | str | Writer,

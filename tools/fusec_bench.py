@@ -25,7 +25,7 @@ from fusec.bench.peers import peers_for, set_threads
 from fusec.bench.report import to_json
 from fusec.bench.suite import SPECIAL, SuiteResult, plan, render, run_suite
 from fusec.bench.workloads import all_workloads, tiny_workloads
-from fusec.files import atomic_write
+from fusec.files import atomic_write, check_writable
 from fusec.tools.cli import run_cli
 
 EXIT_WRONG = 1
@@ -89,6 +89,8 @@ def cli(device: str, workloads: tuple[str, ...], repeat: int, warmup: int, peer_
             sys.exit(EXIT_USAGE)
         plot(load_document(from_json), plot_path)
         return
+    check_writable(json_out)  # before the benchmark runs (an OutputError: one line, exit 1)
+    check_writable(plot_path)
     settings = Settings(device=device, repeat=repeat, warmup=warmup, pipeline=pipeline,
                         seed=seed, input_alignment=4096 if input_layout == "aligned" else None,
                         fusec_arrays=fusec_arrays or ("device" if device == "gpu" else "numpy"))

@@ -27,7 +27,7 @@ from typing import Any
 import click
 
 from fusec import __version__
-from fusec.files import OutputError, atomic_write
+from fusec.files import OutputError, atomic_write, check_writable
 from fusec.tools.cli import EXIT_INPUT, run_cli
 
 EXIT_DEVICE = 3
@@ -126,6 +126,11 @@ def cli(refresh: bool, platform: str | None, quick: bool, json_out: str | None) 
     from fusec.placement.calibration import CalibrationError
     from fusec.runtime.errors import DeviceError, FusecRuntimeError
 
+    try:
+        check_writable(json_out)  # before measuring, not after
+    except OutputError as e:
+        fail(str(e), EXIT_INPUT)
+        return
     try:
         summary = calibrate(platform, refresh, quick)
     except DeviceError as e:

@@ -56,7 +56,7 @@ from fusec import __version__
 from fusec.compiler import progress
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.progress import Progress
-from fusec.files import atomic_write, check_distinct_outputs, check_not_input
+from fusec.files import atomic_write, check_distinct_outputs, check_not_input, check_writable
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
 
 EXIT_DEVICE = 3
@@ -171,6 +171,8 @@ def run(
         check_not_input(out, [file, inputs])
     check_distinct_outputs([("-o", output), ("--offload-report", report_file), ("--dot", dot),
                             *(("--dump-kernels", p) for p in dump_paths(dump_kernels, function))])
+    for out in (output, report_file, dot):
+        check_writable(out)  # before compiling and running, not after
     imported = None
     if file.endswith(".onnx"):
         imported = import_onnx(file, shapes)

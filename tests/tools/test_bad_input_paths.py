@@ -194,3 +194,29 @@ def test_fusec_bench_checks_the_plot_format_before_running(tmp_path: Path) -> No
     assert one_line(err) == ("fusec-bench: error: chart.jpg: --plot writes .svg or .png, not "
                              "'.jpg' (see 'fusec-bench --help')")
     assert not out.exists()  # nothing ran
+
+
+@pytest.mark.parametrize(("tool", "argv", "stage"), [
+    ("fusec_run", [str(MLP), "--device", "cpu", "-o", "{missing}"],
+     "fusec.runtime.device.select_device"),
+    ("fusec_bench", ["-w", "tiny_elementwise", "--peers", "numpy", "-q", "--json-out",
+                     "{missing}"], "fusec.tools.fusec_bench.run_suite"),
+    ("fusec_calibrate", ["--quick", "--json", "{missing}"],
+     "fusec.tools.fusec_calibrate.calibrate"),
+], ids=["fusec-run -o", "fusec-bench --json-out", "fusec-calibrate --json"])
+def test_an_unwritable_output_fails_before_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, argv: list[str],
+        stage: str) -> None:
+    """The output was written only after the run (a benchmark or a calibration: minutes), then
+    failed; now it is checked first: the run's first stage is never reached."""
+    import importlib
+
+    def reached(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{stage} was reached")
+
+    monkeypatch.setattr(stage, reached)
+    missing = tmp_path / "missing" / "out"
+    main = importlib.import_module(f"fusec.tools.{tool}").main
+    code, err = run(main, [a.format(missing=missing) for a in argv])
+    assert code == 1, err
+    assert one_line(err) == f"{missing}: error: cannot write output: No such file or directory"

@@ -238,7 +238,8 @@ def parse_module(
 
     ``verify`` (default: `verify_module`) may be an `IncrementalVerifier`'s, which then knows the
     module as verified when the passes start. Every operand must be defined before its use
-    (`verify_defined_before_use`, whichever ``verify``). Input nested deeper than Python's
+    (`verify_defined_before_use`, whichever ``verify``), and no ``nn`` or ``fused`` op carries an
+    attribute that is none of its parameters (`verify_no_unknown_attributes`). Input nested deeper than Python's
     recursion allows (``dense<[[[[...``, thousands of nested regions or types) is an error at
     the token where the parser gave up."""
     parser = None
@@ -259,6 +260,7 @@ def parse_module(
         with paused_gc():
             (verify or verify_module)(module, source.name)
             verify_defined_before_use(module, source.name)
+            verify_no_unknown_attributes(module, source.name)
     except ParseError as e:
         raise FusecError(parse_error_message(at_first_use(e), source.line_offset)) from None
     except RecursionError:
@@ -328,6 +330,21 @@ def verify_defined_before_use(module: ModuleOp, filename: str) -> None:
                 raise FusecError(located_message(
                     op, filename, f"'{op.name}' operand #{index} ({name}) is used before it is "
                     "defined"))
+
+
+def verify_no_unknown_attributes(module: ModuleOp, filename: str) -> None:
+    """An ``nn`` or ``fused`` op carries its parameters as properties and nothing else: an
+    attribute that is not one (``nn.gelu %x {aproximate = "tanh"}``, ``nn.softmax %x {axes =
+    0 : i64}``) is a misspelled parameter, which xDSL keeps as a discardable attribute while
+    the op computes with its default, silently. It is an error at the op."""
+    for op in module.walk():
+        if op.dialect_name() not in ("nn", "fused") or not op.attributes:
+            continue
+        name = sorted(op.attributes)[0]
+        definition = type(op).get_irdl_definition()  # type: ignore[attr-defined]
+        known = ", ".join(definition.properties) or "none"
+        raise FusecError(located_message(
+            op, filename, f"'{op.name}' has no parameter '{name}' (its parameters: {known})"))
 
 
 def visible(value: SSAValue, user: Operation, position: dict[Operation, int]) -> bool:

@@ -342,9 +342,13 @@ def verify_no_unknown_attributes(module: ModuleOp, filename: str) -> None:
             continue
         name = sorted(op.attributes)[0]
         definition = type(op).get_irdl_definition()  # type: ignore[attr-defined]
-        known = ", ".join(definition.properties) or "none"
-        raise FusecError(located_message(
-            op, filename, f"'{op.name}' has no parameter '{name}' (its parameters: {known})"))
+        if name in definition.properties:  # the generic form's {...} instead of <{...}>
+            message = (f"'{op.name}' parameter '{name}' is given as an attribute; in the "
+                       "generic form parameters go in <{...}>")
+        else:
+            known = ", ".join(definition.properties) or "none"
+            message = f"'{op.name}' has no parameter '{name}' (its parameters: {known})"
+        raise FusecError(located_message(op, filename, message))
 
 
 def visible(value: SSAValue, user: Operation, position: dict[Operation, int]) -> bool:

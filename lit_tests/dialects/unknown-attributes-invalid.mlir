@@ -37,6 +37,14 @@ func.func @fused(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>
 
 // -----
 
+func.func @generic_attribute(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = "nn.softmax"(%x) <{axis = 0 : i64}> {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: {{^}}unknown-attributes-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.softmax' parameter 'axis' is given as an attribute; in the generic form parameters go in <{...}>{{$}}
+  func.return %y : tensor<4x8xf32>
+}
+
+// -----
+
 // Properties spelled out in the generic form are parameters, not attributes.
 func.func @generic(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = "nn.gelu"(%x) <{approximate = "tanh"}> : (tensor<4x8xf32>) -> tensor<4x8xf32>

@@ -69,7 +69,10 @@ ONNX_TYPES: dict[int, tuple[np.dtype, Attribute]] = {
     7: (np.dtype(np.int64), i32),  # INT64: computed as i32
     9: (np.dtype(np.bool_), i1),  # BOOL
 }
-ONNX_TYPE_NAMES = {1: "float32", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
+ONNX_TYPE_NAMES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
+                   7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "float64", 12: "uint32",
+                   13: "uint64", 14: "complex64", 15: "complex128", 16: "bfloat16"}
+"""ONNX's element type numbers (``TensorProto.DataType``), named in messages."""
 
 # numpy kind of a folded constant -> the IR element type it is materialized as
 IR_TYPES: dict[str, Attribute] = {"f": f32, "i": i32, "u": i32, "b": i1}

@@ -220,3 +220,21 @@ def test_an_unwritable_output_fails_before_the_run(
     code, err = run(main, [a.format(missing=missing) for a in argv])
     assert code == 1, err
     assert one_line(err) == f"{missing}: error: cannot write output: No such file or directory"
+
+
+@pytest.mark.parametrize(("element", "name"), [(16, "bfloat16"), (3, "int8"), (8, "string")])
+def test_fusec_import_names_an_unsupported_element_type(tmp_path: Path, element: int,
+                                                        name: str) -> None:
+    """It said 'element type 16'."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper
+
+    x = helper.make_tensor_value_info("x", element, [2])
+    y = helper.make_tensor_value_info("y", element, [2])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [y])
+    model = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    code, err = run(fusec_import.main, [str(model)])
+    assert code == 1
+    assert one_line(err) == (f"{model}: error: graph input 'x' is {name}, which is not "
+                             "supported (float32, int64, int32 and bool are)")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, get_pass_option_infos
-from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.arg_spec import ArgSpec, PipelineLexer, SpecTokenKind, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, PassFailedException
 
 from fusec.compiler.context import make_context
@@ -46,10 +46,33 @@ class PipelineSpecError(FusecError):
 
 def _parse_specs(spec: str) -> list[ArgSpec]:
     try:
-        return list(parse_pipeline(spec))
+        specs = list(parse_pipeline(spec))
+        _check_no_repeated_option(spec)
     except ArgSpecParseError as e:  # a BaseException in xDSL
         detail = " ".join(str(e).split())
         raise PipelineSpecError(f"invalid pass pipeline '{spec}': {detail}") from None
+    return specs
+
+
+def _check_no_repeated_option(spec: str) -> None:
+    """An option given twice to one pass (``fuse-elementwise{max-steps=2 max-steps=5}``, or
+    ``max_steps`` and ``max-steps``) is an error: xDSL's parser keeps the last, silently."""
+    name, keys, inside, previous = "", set[str](), False, None
+    for token in PipelineLexer._generator(spec):  # noqa: SLF001 - its token stream
+        kind = token.kind
+        if not inside and kind is SpecTokenKind.IDENT:
+            name = token.span.text
+        elif kind is SpecTokenKind.L_BRACE:
+            inside, keys = True, set()
+        elif kind is SpecTokenKind.R_BRACE:
+            inside = False
+        elif inside and kind is SpecTokenKind.IDENT and previous in (SpecTokenKind.L_BRACE,
+                                                                      SpecTokenKind.SPACE):
+            key = token.span.text.replace("_", "-")
+            if key in keys:
+                raise PipelineSpecError(f"option '{key}' is given twice to pass '{name}'")
+            keys.add(key)
+        previous = kind
 
 
 def _expand(specs: list[ArgSpec], seen: tuple[str, ...] = ()) -> list[ArgSpec]:

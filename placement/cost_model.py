@@ -195,6 +195,8 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise OffloadOptionError(f"offload threshold '{item}' is not NAME=VALUE")
+        if name.strip() in parsed:  # the last one would win, silently
+            raise OffloadOptionError(f"offload threshold '{name.strip()}' is given twice")
         parsed[name.strip()] = value.strip()
     Thresholds().with_overrides(parsed)
     return parsed

@@ -18,6 +18,14 @@
 // TOOL: {{^}}fusec-run: error: bad options for pass 'fuse-launches': budget must be >= 0, got -1{{$}}
 // TOOL-NEXT: exit=2
 
+// An option given twice (xDSL's parser kept the last, silently); an offload threshold too.
+// RUN: sh -c "fusec-opt %s -p 'cse,fuse-elementwise{max_steps=2 max-steps=5}' 2>&1; echo exit=\$?" | filecheck %s --check-prefix=TWICE
+// TWICE: {{^}}fusec-opt: option 'max-steps' is given twice to pass 'fuse-elementwise'{{$}}
+// TWICE-NEXT: exit=2
+// RUN: sh -c "fusec-run %s --device auto --offload-threshold tie_trials=1 --offload-threshold tie_trials=2 2>&1; echo exit=\$?" | filecheck %s --check-prefix=THRESHOLD
+// THRESHOLD: {{^}}fusec-run: error: offload threshold 'tie_trials' is given twice (see 'fusec-run --help'){{$}}
+// THRESHOLD-NEXT: exit=2
+
 // Good values still run.
 // RUN: fusec-opt %s -p 'fuse-elementwise{max-steps=1},lower-to-kernels{device=gpu}' -t 'opencl{device=gpu}' | filecheck %s --check-prefix=OK
 // OK: __kernel

@@ -239,8 +239,9 @@ def parse_module(
     ``verify`` (default: `verify_module`) may be an `IncrementalVerifier`'s, which then knows the
     module as verified when the passes start. Every operand must be defined before its use
     (`verify_defined_before_use`, whichever ``verify``), and no ``nn`` or ``fused`` op carries an
-    attribute that is none of its parameters (`verify_no_unknown_attributes`). Input nested deeper than Python's
-    recursion allows (``dense<[[[[...``, thousands of nested regions or types) is an error at
+    attribute that is none of its parameters (`verify_no_unknown_attributes`). Input nested
+    deeper than Python's recursion allows (``dense<[[[[...``, thousands of nested regions or
+    types) is an error at
     the token where the parser gave up."""
     parser = None
     try:

@@ -52,7 +52,8 @@ def workload_help() -> str:
                    "numpy, torch, torch.compile, onnxruntime.")
 @click.option("-p", "--pipeline", default="default", show_default=True,
               help="fusec pass pipeline.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Input seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Input seed.")
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="CPU threads for PyTorch and ONNX Runtime (default: theirs).")
 @click.option("--inputs", "input_layout", type=click.Choice(["aligned", "numpy"]),

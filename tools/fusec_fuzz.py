@@ -27,7 +27,8 @@ EXIT_DEVICE = 3
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="The first seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The first seed.")
 @click.option("--count", type=click.IntRange(min=0), default=100, show_default=True,
               help="Random programs to try.")
 @click.option("--mutations", type=click.IntRange(min=0), default=None,

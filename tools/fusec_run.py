@@ -368,7 +368,8 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.argument("file", required=False)
 @click.option("--function", metavar="NAME", help="The function to run (default: the only one).")
 @click.option("--inputs", metavar="IN.npz", help="Input arrays by argument name.")
-@click.option("--random", "seed", type=click.IntRange(min=0), metavar="SEED", help="Random inputs (default 0).")
+@click.option("--random", "seed", type=click.IntRange(min=0), metavar="SEED",
+              help="Random inputs (default 0).")
 @click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               show_default=True)
 @click.option("--platform", metavar="NAME", help="Only platforms whose name contains NAME.")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.kernels.attention import HeadsLayout, attention
@@ -61,16 +61,31 @@ class TemplateInstance:
     buffers: tuple[SSAValue, ...]
 
 
+class TemplateParamError(ValueError):
+    """A ``kernel.template`` without a parameter its template reads, or with one of the wrong
+    kind (hand-written kernel IR): one line, where an assert failed before (exit 70)."""
+
+
 class Params:
     """Typed reads of a ``kernel.template``'s ``params``."""
 
     def __init__(self, op: kernel.TemplateOp):
         self.op = op
 
+    def _read(self, key: str, kind: type[Attribute], what: str) -> Attribute:
+        template = self.op.template.data
+        if key not in self.op.params.data:
+            raise TemplateParamError(f"kernel.template \"{template}\" needs the parameter '{key}'")
+        attr = self.op.param(key)
+        if not isinstance(attr, kind):
+            raise TemplateParamError(f"kernel.template \"{template}\" parameter '{key}' must be "
+                                     f"{what}, got {attr}")
+        return attr
+
     def int(self, key: str, default: int | None = None) -> int:
         if default is not None and key not in self.op.params.data:
             return default
-        attr = self.op.param(key)
+        attr = self._read(key, IntegerAttr, "an integer")
         assert isinstance(attr, IntegerAttr)
         return attr.value.data
 
@@ -78,14 +93,14 @@ class Params:
         return bool(self.int(key))
 
     def float(self, key: str) -> float:
-        attr = self.op.param(key)
+        attr = self._read(key, FloatAttr, "a float")
         assert isinstance(attr, FloatAttr)
         return attr.value.data
 
     def str(self, key: str, default: str | None = None) -> str:
         if default is not None and key not in self.op.params.data:
             return default
-        attr = self.op.param(key)
+        attr = self._read(key, StringAttr, "a string")
         assert isinstance(attr, StringAttr)
         return attr.data
 

@@ -258,6 +258,11 @@ def parse_module(
                 # ``dense<-2.5> : tensor<3x2xcomplex<f32>>``, a real for a complex type)
                 raise FusecError(f"{current_token(parser, source)}: error: malformed input "
                                  "here (the parser could not read it)") from None
+            except OverflowError:
+                # A literal too large for its type, where xDSL's parser packs it
+                # (``arith.constant 0xff800000 : f16``, ``dense<0xff800000> : tensor<2xf16>``)
+                raise FusecError(f"{current_token(parser, source)}: error: a number here is out "
+                                 "of range for its type") from None
         with paused_gc():
             (verify or verify_module)(module, source.name)
             verify_defined_before_use(module, source.name)

@@ -35,6 +35,7 @@ EXPECTED = {
     "non-utf8.mlir": "is not UTF-8 text",
     "nul-bytes.mlir": "Unexpected character: \\x00",
     "real-for-complex-dense.mlir": "2:68: error: malformed input here",  # fuzz mutant 1457
+    "hex-literal-overflow.mlir": "error: a number here is out of range for its type",
     "empty.onnx": "not an ONNX model",
     "random-bytes.onnx": "not an ONNX model",
     "text.onnx": "not an ONNX model",

@@ -42,11 +42,29 @@ MASK_DTYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "usho
                "ulong")
 
 
-def check_dtype(name: str, dtype: str) -> str:
-    """The OpenCL buffer type of q, k, v and out for element type `dtype` (f32, f16, bf16)."""
-    if dtype not in ("f32", "f16", "bf16"):
-        raise ValueError(f"kernel '{name}': dtype '{dtype}' is not f32, f16 or bf16")
-    return half.STORAGE[dtype]
+def attention_args(name: str, has_mask: bool, mask_dtype: str,
+                   dtype: str) -> tuple[KernelArg, ...]:
+    """The parameters of an attention kernel (`attention`, `attention_tiled`): q, k, v of
+    element type `dtype`, the mask of `mask_dtype` when `has_mask`, out; a ValueError for a
+    type neither takes."""
+    if mask_dtype not in MASK_DTYPES:
+        raise ValueError(f"kernel '{name}': mask_dtype '{mask_dtype}' is not one of "
+                         f"{MASK_DTYPES}")
+    storage = half.check_dtype(name, dtype)
+    return (
+        KernelArg("q", "in", storage),
+        KernelArg("k", "in", storage),
+        KernelArg("v", "in", storage),
+        *((KernelArg("mask", "in", mask_dtype),) if has_mask else ()),
+        KernelArg("out", "out", storage),
+    )
+
+
+def header_flags(causal: bool, has_mask: bool, mask_dtype: str, dtype: str) -> str:
+    """The options an attention kernel's first comment line lists after its sizes."""
+    flags = ", causal" if causal else ""
+    flags += f", mask ({mask_dtype})" if has_mask else ""
+    return flags + (f", {dtype}" if dtype != "f32" else "")
 
 
 @dataclass(frozen=True)
@@ -119,9 +137,8 @@ def attention(
     registers and the output rounded once when stored."""
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim)
-    if mask_dtype not in MASK_DTYPES:
-        raise ValueError(f"kernel '{name}': mask_dtype '{mask_dtype}' is not one of "
-                         f"{MASK_DTYPES}")
+    args = attention_args(name, has_mask, mask_dtype, dtype)
+    storage = args[0].dtype
     bq = block_q if block_q is not None else min(64, seq_q)
     bk = block_k if block_k is not None else min(seq_k, max(1, min(64, 2048 // head_dim)))
     check_positive(name, block_q=bq, block_k=bk)
@@ -130,14 +147,6 @@ def attention(
     q_at = q_layout.resolved(seq_q, width)
     k_at = k_layout.resolved(seq_k, width)
     v_at = v_layout.resolved(seq_k, width)
-    storage = check_dtype(name, dtype)
-    args = (
-        KernelArg("q", "in", storage),
-        KernelArg("k", "in", storage),
-        KernelArg("v", "in", storage),
-        *((KernelArg("mask", "in", mask_dtype),) if has_mask else ()),
-        KernelArg("out", "out", storage),
-    )
     d = head_dim
     visible = [f"key < {seq_k}"]
     if has_mask:
@@ -214,9 +223,7 @@ def attention(
 """
     groups_q = -(-seq_q // bq)
     attribute = f"__attribute__((reqd_work_group_size({bq}, 1, 1)))"
-    flags = ", causal" if causal else ""
-    flags += f", mask ({mask_dtype})" if has_mask else ""
-    flags += f", {dtype}" if dtype != "f32" else ""
+    flags = header_flags(causal, has_mask, mask_dtype, dtype)
     source = (
         f"// {name}: attention B={batch} S_q={seq_q} S_k={seq_k} H={num_heads} D={d}{flags},"
         f" {bq} queries x {bk} keys per tile\n"

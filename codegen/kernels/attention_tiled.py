@@ -35,9 +35,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusec.codegen.kernels import half
-from fusec.codegen.kernels.attention import CONTIGUOUS, MASK_DTYPES, HeadsLayout, check_dtype
+from fusec.codegen.kernels.attention import (
+    CONTIGUOUS,
+    HeadsLayout,
+    attention_args,
+    header_flags,
+)
 from fusec.codegen.kernels.common import (
-    KernelArg,
     KernelSource,
     check_positive,
     float_literal,
@@ -247,9 +251,8 @@ def attention_tiled(
     rounded once when stored)."""
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim, query_threads=query_threads, key_threads=key_threads)
-    if mask_dtype not in MASK_DTYPES:
-        raise ValueError(f"kernel '{name}': mask_dtype '{mask_dtype}' is not one of "
-                         f"{MASK_DTYPES}")
+    args = attention_args(name, has_mask, mask_dtype, dtype)
+    storage = args[0].dtype
     d = head_dim
     tq, tk = query_threads, key_threads
     threads = tq * tk
@@ -262,14 +265,6 @@ def attention_tiled(
     k_at = k_layout.resolved(seq_k, width)
     v_at = v_layout.resolved(seq_k, width)
     groups_q = -(-seq_q // bq)
-    storage = check_dtype(name, dtype)
-    args = (
-        KernelArg("q", "in", storage),
-        KernelArg("k", "in", storage),
-        KernelArg("v", "in", storage),
-        *((KernelArg("mask", "in", mask_dtype),) if has_mask else ()),
-        KernelArg("out", "out", storage),
-    )
     share = _sums_share_k_tile(tq, tk, d)
     sums_decl = ("    __local float *sum_part = (__local float *)k_tile;"
                  "  // K is dead once the scores are summed\n" if share
@@ -365,9 +360,7 @@ def attention_tiled(
 {out_stores}\
 """
     attribute = f"__attribute__((reqd_work_group_size({threads}, 1, 1)))"
-    flags = ", causal" if causal else ""
-    flags += f", mask ({mask_dtype})" if has_mask else ""
-    flags += f", {dtype}" if dtype != "f32" else ""
+    flags = header_flags(causal, has_mask, mask_dtype, dtype)
     source = (
         f"// {name}: register-tiled attention B={batch} S_q={seq_q} S_k={seq_k} H={num_heads}"
         f" D={d}{flags}, {bq} queries x {bk} keys per tile, {tq} x {tk} work-items of 4 x 4\n"

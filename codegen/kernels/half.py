@@ -40,6 +40,14 @@ inline float fusec_round_f16(const float f) {
 hold them many times)."""
 
 
+def check_dtype(name: str, dtype: str) -> str:
+    """The OpenCL buffer type of a kernel whose operands are all of element type `dtype`
+    (f32, f16, bf16); a ValueError naming kernel `name` for any other."""
+    if dtype not in ("f32", "f16", "bf16"):
+        raise ValueError(f"kernel '{name}': dtype '{dtype}' is not f32, f16 or bf16")
+    return STORAGE[dtype]
+
+
 def is_half(dtype: str) -> bool:
     """Whether ``dtype`` (an element type name) is a 16-bit float."""
     return dtype in ("f16", "bf16")

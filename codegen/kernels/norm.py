@@ -71,12 +71,10 @@ def layer_norm(
     `device_info`, a CPU when None), and a work-group holds `rows_per_group` rows side by side
     (default: `default_rows_per_group`)."""
     check_positive(name, rows=rows, cols=cols)
-    if dtype not in ("f32", "f16", "bf16"):
-        raise ValueError(f"kernel '{name}': dtype '{dtype}' is not f32, f16 or bf16")
+    storage = half.check_dtype(name, dtype)
     size = row_local_size(name, cols, local_size, device_info)
     group_rows = rows_per_group or default_rows_per_group(size, device_info, rows)
     check_positive(name, rows_per_group=group_rows)
-    storage = half.STORAGE[dtype]
     args = (
         KernelArg("x", "in", storage),
         *((KernelArg("residual", "in", storage),) if residual else ()),

@@ -161,6 +161,7 @@ def attention(
         "        }\n"
     ) if has_mask else ""
     scale_literal = float_literal(scale)
+    q_read = half.load(dtype, "q_head", "{i}")
     k_read = half.load(dtype, "k_head", f"key * {k_at[1]} + i")
     v_read = half.load(dtype, "v_head", f"key * {v_at[1]} + i")
     unroll = KEY_UNROLL
@@ -181,7 +182,7 @@ def attention(
     __local float k_tile[{bk}][{d}], v_tile[{bk}][{d}];
     __local float scores[{bk}][{bq}];
 {f"    __local int key_visible[{bk}];{chr(10)}" if has_mask else ""}\
-{_unrolled(d, "    const float q_{i} = " + half.load(dtype, "q_head", "{i}") + " * " + scale_literal + ";")}\
+{_unrolled(d, "    const float q_{i} = " + q_read + " * " + scale_literal + ";")}\
 {_unrolled(d, "    float acc_{i} = 0.0f;")}\
     float running_max = -INFINITY, running_sum = 0.0f;
     for (int k0 = 0; k0 < {key_end}; k0 += {bk}) {{

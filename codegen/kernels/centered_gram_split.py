@@ -20,8 +20,9 @@ n`` and ``d_s = m_s - m``,
 
 an identity for any ``m``; it differs from the centered Gram by ``n (mean - m)(mean - m)^T``,
 second order in the rounding of ``m``, which is summed as ``m_0 + sum_s n_s (m_s - m_0) / n``
-(differences, small next to a large common offset). Nothing is ``X^T X - n mu mu^T`` on the raw data: every
-product is of centered values, so a large common offset cancels before any product is formed.
+(differences, small next to a large common offset). Nothing is ``X^T X - n mu mu^T`` on the
+raw data: every product is of centered values, so a large common offset cancels before any
+product is formed.
 The combine mirrors the tiles below the diagonal (transposed through local memory) and scales.
 
 Every sum is in a fixed order (no atomics): the result is the same bits on every run. Edges

@@ -139,7 +139,8 @@ class _Norm:
         """C statement writing the normalised value; `centred` is ``v - mean`` (or ``v``)."""
         beta = f" + {self.read('beta', index)}" if self.has_beta else ""
         value = f"{centred} * rstd * {self.read('gamma', index)}{beta}"
-        return self.layout.guarded_store(f"{half.store(self.dtype, 'out', f'base + {index}', value)};")
+        stored = half.store(self.dtype, "out", f"base + {index}", value)
+        return self.layout.guarded_store(f"{stored};")
 
     def sum_of(self, variable: str, value: str) -> str:
         """C code reducing the per-work-item `value` over the work-group into `variable`."""
@@ -201,7 +202,6 @@ class _Norm:
 
         def typed(lanes: Lanes) -> TypedLanes:
             return TypedLanes(lanes.width, dtype)
-
 
         def first(plain: Lanes) -> list[str]:
             lanes = typed(plain)
@@ -293,8 +293,6 @@ def _welford_merge(into: str, other: str) -> list[str]:
         f"    count_of[{into}] = n;",
         "}",
     ]
-
-
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, SSAValue
@@ -66,13 +67,16 @@ class TemplateParamError(ValueError):
     kind (hand-written kernel IR): one line, where an assert failed before (exit 70)."""
 
 
+AttributeT = TypeVar("AttributeT", bound=Attribute)
+
+
 class Params:
     """Typed reads of a ``kernel.template``'s ``params``."""
 
     def __init__(self, op: kernel.TemplateOp):
         self.op = op
 
-    def _read(self, key: str, kind: type[Attribute], what: str) -> Attribute:
+    def _read(self, key: str, kind: type[AttributeT], what: str) -> AttributeT:
         template = self.op.template.data
         if key not in self.op.params.data:
             raise TemplateParamError(f"kernel.template \"{template}\" needs the parameter '{key}'")
@@ -86,7 +90,6 @@ class Params:
         if default is not None and key not in self.op.params.data:
             return default
         attr = self._read(key, IntegerAttr, "an integer")
-        assert isinstance(attr, IntegerAttr)
         return attr.value.data
 
     def bool(self, key: str) -> bool:
@@ -94,14 +97,12 @@ class Params:
 
     def float(self, key: str) -> float:
         attr = self._read(key, FloatAttr, "a float")
-        assert isinstance(attr, FloatAttr)
         return attr.value.data
 
     def str(self, key: str, default: str | None = None) -> str:
         if default is not None and key not in self.op.params.data:
             return default
         attr = self._read(key, StringAttr, "a string")
-        assert isinstance(attr, StringAttr)
         return attr.data
 
 

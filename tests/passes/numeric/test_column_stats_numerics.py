@@ -402,3 +402,16 @@ def test_gram_split_is_off_by_default() -> None:
                      device_info=LAYOUTS["gpu"], launch_fusion=False)
     names = [launch.kernel for launch in compiled.plan.launches]
     assert not any("gram_slices" in name or "gram_combine" in name for name in names), names
+
+
+def test_gram_split_lowering_mirrors_the_kernels_sizes() -> None:
+    """The lowering (which may not import codegen) sizes slices with copies of the kernels'
+    tile and row chunk: they must stay equal, or the slices stop filling the GPU as planned
+    (the tile) or the kernel rejects them (the chunk)."""
+    from fusec.codegen.kernels import centered_gram_split
+    from fusec.lowering import column_stats_ops
+
+    assert column_stats_ops.GRAM_TILE == centered_gram_split.TILE
+    for n, d in [(1, 1), (17, 5), (4096, 256), (100000, 64), (33, 1000)]:
+        rows = column_stats_ops.gram_slice_rows(n, d)
+        assert rows > 0 and rows % centered_gram_split.CHUNK == 0, (n, d, rows)

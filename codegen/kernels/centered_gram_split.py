@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fusec.codegen.kernels.column_stats import attributes
 from fusec.codegen.kernels.common import (
     KernelArg,
     KernelSource,
@@ -87,10 +88,6 @@ class GramSlices:
                              f"got {self.slice_rows}")
 
 
-def attributes() -> str:
-    return f"__attribute__((reqd_work_group_size({SIDE}, {SIDE}, 1)))"
-
-
 def gram_slices(name: str, n: int, d: int, slice_rows: int) -> KernelSource:
     """Per slice and upper tile: the slice's column means, its centered Gram tile, and (the
     diagonal tiles) the means and the sums of the centered values. See the module docstring."""
@@ -110,7 +107,7 @@ def gram_slices(name: str, n: int, d: int, slice_rows: int) -> KernelSource:
     source = (
         f"// {name}: centered Gram of [{n}x{d}], {g.slices} slices of {slice_rows} rows, "
         f"{g.pairs} upper {TILE}x{TILE} tiles\n"
-        f"{kernel_signature(name, args, attributes())}\n{{\n"
+        f"{kernel_signature(name, args, attributes(SIDE))}\n{{\n"
         "    const int tx = get_local_id(0), ty = get_local_id(1);\n"
         f"    const int tid = ty * {SIDE} + tx;\n"
         f"    const int c = tid % {TILE}, part = tid / {TILE};\n"
@@ -208,7 +205,7 @@ def gram_combine(name: str, n: int, d: int, slice_rows: int, scale: float) -> Ke
     source = (
         f"// {name}: the {g.slices} slices of a centered Gram of [{n}x{d}] added, "
         f"scale {scale!r}\n"
-        f"{kernel_signature(name, args, attributes())}\n{{\n"
+        f"{kernel_signature(name, args, attributes(SIDE))}\n{{\n"
         "    const int tx = get_local_id(0), ty = get_local_id(1);\n"
         f"    const int i0 = get_group_id(1) * {SIDE}, j0 = get_group_id(0) * {SIDE};\n"
         f"    const int lower = i0 / {TILE} > j0 / {TILE};\n"

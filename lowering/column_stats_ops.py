@@ -74,9 +74,9 @@ def gram_slice_rows(n: int, d: int) -> int:
 def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.CenteredGramOp)
     n, d = shape_of(op.x)
+    if n == 0:  # (d == 0, an empty result, is not lowered at all: `produces_nothing`)
+        raise LoweringError(f"'{op.name}' of {op.x.type} has no rows: their mean is undefined")
     out = lo.alloc(op.result.type)
-    if n == 0 or d == 0:
-        return [out]
     x = lo.buffer(op.x)
     if lo.options.device == "gpu" and GRAM_SPLIT_ON_GPU:
         rows = gram_slice_rows(n, d)

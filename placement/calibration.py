@@ -2,12 +2,13 @@
 
 `measure_device` runs small fusec programs on one device (an elementwise add, fused bodies of
 eight arithmetic ops and of eight ops five of them transcendentals, the same three on f16
-arrays (`half_seconds`), a sum, a square matmul, each at a few sizes; the matmuls at the sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a
-linear model of seconds against elements (or flops) to each kind's kernel times from OpenCL
-profiling events; the host time one more kernel adds to a call is
-measured apart (`launch_seconds`), as `DeviceProfile.launch_s`, and so is what a whole call of
-a tiny kernel costs besides its kernel, launch and transfers (`DeviceProfile.call_s`: the
-enqueues and the wait, paid once per piece a placement runs on the device). On a device with
+arrays (`half_seconds`), a sum, a square matmul, each at a few sizes; the matmuls at the
+sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a linear model of seconds against
+elements (or flops) to each kind's kernel times from OpenCL profiling events; the host time
+one more kernel adds to a call is measured apart (`launch_seconds`), as
+`DeviceProfile.launch_s`, and so is what a whole call of a tiny kernel costs besides its
+kernel, launch and transfers (`DeviceProfile.call_s`: the enqueues and the wait, paid once
+per piece a placement runs on the device). On a device with
 memory of its own (a GPU) it also fits host->device and device->host copies against bytes (the
 fixed latency is the smallest copy's time; copies back go into new arrays, as a call makes
 them). The profile is stored per device in

@@ -413,8 +413,6 @@ def as_half(program: str) -> str:
     fusec compiles f32 work on f16 arrays: each value read converted to f32 (``arith.extf``),
     the same f32 body, the result converted back (``arith.truncf``): `HALF_CONVERSIONS` more
     steps for the one-input bodies, three for the add (two reads, one write)."""
-    import re
-
     n = re.search(r"tensor<(\d+)xf32>", program).group(1)  # type: ignore[union-attr]
     t16, t32 = f"tensor<{n}xf16>", f"tensor<{n}xf32>"
     if "nn.add" in program:

@@ -12,7 +12,11 @@ by path or by device and inode, through links), as gcc does ("input file is the 
 file"): `fusec-run model.mlir -o model.mlir` would otherwise replace the program with its
 outputs.
 
-Both raise `OutputError`, whose message is one line, ``<path>: error: ...``.
+`check_distinct_outputs` refuses two outputs of one run that name one file (the second write
+would replace the first); `check_writable` refuses, before a long run, an output that could not
+be written after it (a missing or unwritable folder, a folder in its place).
+
+All of them raise `OutputError`, whose message is one line, ``<path>: error: ...``.
 
 `cache_dir` is where fusec's caches live: ``$XDG_CACHE_HOME/fusec`` (``~/.cache/fusec``).
 """

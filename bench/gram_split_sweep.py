@@ -1,5 +1,6 @@
 """Slice lengths of the GPU centered Gram (``codegen/kernels/centered_gram_split.py``), each
-checked and timed on the best OpenCL device (``select_device``: a GPU if there is one), in one process.
+checked and timed on the best OpenCL device (``select_device``: a GPU if there is one), in one
+process.
 
     python3 -m fusec.bench.gram_split_sweep [--shape NxD ...] [--repeat 20] [SLICE_ROWS ...]
 

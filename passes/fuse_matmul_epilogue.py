@@ -52,12 +52,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from fusec.dialects import fused, nn
-from fusec.dialects.common import CAST_TYPES, FLOAT_TYPES, str_prop
+from fusec.dialects.common import CAST_TYPES, FLOAT_TYPES, element_of, str_prop
 from fusec.dialects.decompositions import ACTIVATION_OPS
 from fusec.dialects.scalar_ops import build_scalar
 from fusec.passes._elementwise import (
@@ -90,12 +90,6 @@ def product_of(op: Operation) -> tuple[Product, SSAValue] | None:
                 and t.element_type == element_of(operands_of(prod)[0])):
             return prod, value
     return None
-
-
-def element_of(value: SSAValue) -> Attribute:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.element_type
 
 
 def body_of(prod: Product) -> tuple[Block, list[SSAValue], SSAValue]:

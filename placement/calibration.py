@@ -2,12 +2,13 @@
 
 `measure_device` runs small fusec programs on one device (an elementwise add, fused bodies of
 eight arithmetic ops and of eight ops five of them transcendentals, the same three on f16
-arrays (`half_seconds`), a sum, a square matmul, each at a few sizes; the matmuls at the sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a
-linear model of seconds against elements (or flops) to each kind's kernel times from OpenCL
-profiling events; the host time one more kernel adds to a call is
-measured apart (`launch_seconds`), as `DeviceProfile.launch_s`, and so is what a whole call of
-a tiny kernel costs besides its kernel, launch and transfers (`DeviceProfile.call_s`: the
-enqueues and the wait, paid once per piece a placement runs on the device). On a device with
+arrays (`half_seconds`), a sum, a square matmul, each at a few sizes; the matmuls at the
+sizes of the workloads' GEMMs, `MATMUL_SIZES`) and fits a linear model of seconds against
+elements (or flops) to each kind's kernel times from OpenCL profiling events; the host time
+one more kernel adds to a call is measured apart (`launch_seconds`), as
+`DeviceProfile.launch_s`, and so is what a whole call of a tiny kernel costs besides its
+kernel, launch and transfers (`DeviceProfile.call_s`: the enqueues and the wait, paid once
+per piece a placement runs on the device). On a device with
 memory of its own (a GPU) it also fits host->device and device->host copies against bytes (the
 fixed latency is the smallest copy's time; copies back go into new arrays, as a call makes
 them). The profile is stored per device in
@@ -412,8 +413,6 @@ def as_half(program: str) -> str:
     fusec compiles f32 work on f16 arrays: each value read converted to f32 (``arith.extf``),
     the same f32 body, the result converted back (``arith.truncf``): `HALF_CONVERSIONS` more
     steps for the one-input bodies, three for the add (two reads, one write)."""
-    import re
-
     n = re.search(r"tensor<(\d+)xf32>", program).group(1)  # type: ignore[union-attr]
     t16, t32 = f"tensor<{n}xf16>", f"tensor<{n}xf32>"
     if "nn.add" in program:

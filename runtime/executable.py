@@ -536,8 +536,9 @@ class Executable:
         return buffer, array
 
     def wrap_outputs(self, state: CallState) -> list[np.ndarray]:
-        """Host memory: a new aligned array per output, and for a direct output a buffer over
-        it that its kernels write."""
+        """Host memory: an aligned array per output (its `output_slot`'s, reused once the
+        caller let go of the last one), and for a direct output the buffer over it that its
+        kernels write."""
         outputs = []
         for port in self.outputs:
             if port.resident is not None:  # copied out of its staging array after the wait

@@ -126,11 +126,7 @@ def cli(refresh: bool, platform: str | None, quick: bool, json_out: str | None) 
     from fusec.placement.calibration import CalibrationError
     from fusec.runtime.errors import DeviceError, FusecRuntimeError
 
-    try:
-        check_writable(json_out)  # before measuring, not after
-    except OutputError as e:
-        fail(str(e), EXIT_INPUT)
-        return
+    check_writable(json_out)  # before measuring, not after (an OutputError: run_cli's exit 1)
     try:
         summary = calibrate(platform, refresh, quick)
     except DeviceError as e:

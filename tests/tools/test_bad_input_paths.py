@@ -238,3 +238,15 @@ def test_fusec_import_names_an_unsupported_element_type(tmp_path: Path, element:
     assert code == 1
     assert one_line(err) == (f"{model}: error: graph input 'x' is {name}, which is not "
                              "supported (float32, int64, int32 and bool are)")
+
+
+def test_an_output_that_is_a_folder_fails_before_the_run(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check_writable`'s other refusal: a folder where the output file would go."""
+    def reached(*args: object, **kwargs: object) -> None:
+        raise AssertionError("select_device was reached")
+
+    monkeypatch.setattr("fusec.runtime.device.select_device", reached)
+    code, err = run(fusec_run.main, [str(MLP), "--device", "cpu", "-o", str(tmp_path)])
+    assert code == 1, err
+    assert one_line(err) == f"{tmp_path}: error: cannot write output: Is a directory"

@@ -54,6 +54,22 @@ case "${1:-all}" in
               --json-out "$out/gpu_layers_$on.json" > "$out/gpu_layers_$on.log" 2>&1
             echo "== fusec-bench (LAYER_GEMMS $on): exit $?"; cat "$out/gpu_layers_$on.log"
           done ;;
+  gram) # issue 13: the slice-split centered Gram (column_stats_ops.GRAM_SPLIT_ON_GPU, off on
+        # main until measured): the slice-length sweep, then the column-statistics rows with
+        # the switch off and on, alternating, three times each (about 5 minutes)
+        timeout 150 python3 -m fusec.bench.gram_split_sweep --repeat 20 16 32 48 64 96 112 128 \
+          256 > "$out/gpu_gram_sweep.log" 2>&1
+        echo "== sweep: exit $?"; cat "$out/gpu_gram_sweep.log"
+        i=0
+        for on in False True False True False True; do
+          i=$((i + 1))
+          set_switch="from fusec.lowering import column_stats_ops; column_stats_ops.GRAM_SPLIT_ON_GPU = $on"
+          timeout 70 python3 -c "$set_switch; from fusec.tools.fusec_bench import main; main()" \
+            --device gpu --repeat 20 -w centered_gram -w power_step -w explained_variance \
+            --json-out "$out/gpu_gram_${i}_$on.json" > "$out/gpu_gram_${i}_$on.log" 2>&1
+          echo "== fusec-bench (GRAM_SPLIT_ON_GPU $on, run $i): exit $?"
+          cat "$out/gpu_gram_${i}_$on.log"
+        done ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
@@ -85,6 +101,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|probes|layers|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|probes|layers|gram|external|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -39,14 +39,14 @@ def shape(lo: FunctionLowering) -> dict[str, Attribute]:
     return params(shape=kind, tile=TILES[kind])
 
 
-GRAM_SPLIT_ON_GPU = False
+GRAM_SPLIT_ON_GPU = True
 """Whether the GPU lowering of ``fused.centered_gram`` is the slice-split Gram
 (``gram_slices`` + ``gram_combine``) instead of ``column_mean`` + the 16 x 16 tiled
-``centered_gram``. Off until it is timed on a GPU: the split kernels are checked on the CPU
-OpenCL device (tests/passes/numeric/test_column_stats_numerics.py) but no device time was left
-to measure them (2026-11-26, session 5). To measure: ``python3 -m fusec.bench.gram_split_sweep``
-(the kernels alone, several slice lengths) and ``fusec-bench --device gpu -w centered_gram``
-before and after turning this on."""
+``centered_gram`` (kept for the CPU, and for a GPU with this off). Measured on an H200
+(2026-11-26, bench/results/h200-2026-11-26-s6-gram-split.log): 4096 x 256 in 0.034 ms of
+kernel time against 0.157 with the tiled pair, torch.compile 0.12-0.21 in the same runs. To
+measure again: ``python3 -m fusec.bench.gram_split_sweep`` (the kernels alone, several slice
+lengths) and ``sh bench/gpu.sh gram`` (the rows with this off and on)."""
 
 GRAM_TILE = 64
 """Side of a work-group's tile of the GPU Gram (``centered_gram_split.TILE``)."""

@@ -39,6 +39,8 @@ case "${1:-all}" in
            -w sgemm -w bert -w llama ;;
   half) bench half 560 -w hgemm4096 -w bgemm4096 -w bert_b32 -w bert_b32_f16 \
           -w bert_b32_bf16 -w llama_b32 -w llama_b32_f16 -w llama_b32_bf16 ;;
+  numeric) bench numeric 560 -w row_softmax -w row_layernorm -w multi_output -w gemm_epilogue \
+             -w image_normalize -w cast_chain -w centered_gram -w power_step -w explained_variance ;;
   probes) bench probes 560 -w bandwidth -w overhead -w compile ;;
   layers) FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 150 python3 -m \
             pytest -q -p no:cacheprovider tests/runtime/test_wgmma_gpu.py \
@@ -101,6 +103,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|probes|layers|gram|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|gram|external|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

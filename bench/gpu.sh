@@ -1,11 +1,11 @@
 #!/bin/sh
-# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|probes|all]
+# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|numeric|probes|layers|gram|...]
 #   table:  every GPU workload (about 5 minutes; -w bert and -w llama include the f16 and bf16
 #   layers, bert_b32_f16 ... llama_b32_bf16, by prefix);  probes: copy bandwidth, host overhead,
 #   compile time;  all: both (may need most of a 10-minute command).
 #   half: the 16-bit rows beside their f32 rows (GEMM 4096, BERT-base layer and Llama block at
 #   batch 32, issue 16's f16 target: at most 1.0x torch.compile in f16; about 3 minutes).
-#   layers: issue 16's layer GEMMs on wgmma (gemm_wgmma.LAYER_GEMMS, off on main until
+#   layers: issue 16's layer GEMMs on wgmma (gemm_wgmma.LAYER_GEMMS, on since it was
 #   measured): the GPU tests with it on, then each kernel's time (profile_kernels) and the
 #   16-bit rows with it off and on (about 5 minutes).
 #   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).

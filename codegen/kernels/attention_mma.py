@@ -343,6 +343,8 @@ def attention_mma(
     attribute = f"__attribute__((reqd_work_group_size({threads}, 1, 1)))"
     flags = header_flags(causal, has_mask, mask_dtype, dtype)
     helpers = half.HELPERS + (half.bf16_vector_helper(2) if dtype == "bf16" else "")
+    if emulated:  # unrolled, the emulation's calls make the CPU compiler take seconds more
+        body = body.replace("#pragma unroll\n", "\n")
     source = (
         f"// {name}: tensor-core attention B={batch} S_q={seq_q} S_k={seq_k} H={num_heads}"
         f" D={d}{flags}, {bq} queries x {bk} keys per tile, {warps} warps"

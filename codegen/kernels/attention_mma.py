@@ -18,9 +18,9 @@ a warp fall on distinct banks), and then, with f32 accumulation throughout:
 - ``S = Q K^T``: ``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}`` per 8 keys and 16 head
   columns; the B fragment (``B[k][n] = K[key n][column k]``) is a pair of adjacent elements of
   a K row, one 32-bit read of local memory.
-- Online softmax on the accumulators in registers: scores scaled by ``scale * log2(e)``,
-  invisible ones set to -inf; the row max is combined over the 4 lanes of a row with
-  butterfly shuffles (``shfl.sync.bfly``); when it grows, the running sum and the output
+- Online softmax on the accumulators in registers (``native_exp2``): scores scaled by
+  ``scale * log2(e)``, invisible ones set to -inf; the row max is combined over the 4 lanes
+  of a row with butterfly shuffles (``shfl.sync.bfly``); when it grows, the running sum and the output
   accumulators of the row are rescaled by ``exp2(old - new)``. ``P = exp2(S - max)``; each
   lane keeps the partial sum of its own columns, combined over the row's lanes at the end.
 - ``O += P V``: the accumulators of two adjacent 8-key tiles are the A fragment of one 16-key
@@ -116,7 +116,8 @@ def _helpers(name: str, dtype: str, mma: str) -> str:
                     "    vstore_half2_rte((float2)(lo, hi), 0, (__private half *)&h);\n"
                     "    return as_uint(h);\n")
         else:
-            pack = "    return (uint)fusec_float_to_bf16(lo) | ((uint)fusec_float_to_bf16(hi) << 16);\n"
+            pack = ("    return (uint)fusec_float_to_bf16(lo)"
+                    " | ((uint)fusec_float_to_bf16(hi) << 16);\n")
         return (_emulation(name, spec) + exchange
                 + f"inline float {name}_max4({lead}float v) {{\n"
                 f"    v = fmax(v, {name}_xor({args}v, 1));\n"
@@ -233,9 +234,12 @@ def attention_mma(
     const int g = lane >> 2, t = lane & 3;
     const int query0 = ({block}) * {bq};
     const int b = get_group_id(1) / {num_heads}, h = get_group_id(1) % {num_heads};
-    __global const ushort *q_head = (__global const ushort *)q + b * {q_at[0]} + {q_at[2]} + h * {d};
-    __global const ushort *k_head = (__global const ushort *)k + b * {k_at[0]} + {k_at[2]} + h * {d};
-    __global const ushort *v_head = (__global const ushort *)v + b * {v_at[0]} + {v_at[2]} + h * {d};
+    __global const ushort *q_head = (__global const ushort *)q
+        + b * {q_at[0]} + {q_at[2]} + h * {d};
+    __global const ushort *k_head = (__global const ushort *)k
+        + b * {k_at[0]} + {k_at[2]} + h * {d};
+    __global const ushort *v_head = (__global const ushort *)v
+        + b * {v_at[0]} + {v_at[2]} + h * {d};
     __global {half.STORAGE[dtype]} *out_head = out + b * {seq_q * width} + h * {d};
     __local ushort k_tile[{bk * stride}] __attribute__((aligned(16)));
     __local ushort v_tile[{bk * stride}] __attribute__((aligned(16)));
@@ -283,7 +287,8 @@ def attention_mma(
                 for (int i = 0; i < 4; ++i) {{
                     const int key = k0 + 8 * j + 2 * t + (i & 1);
                     const int query = (i & 2) ? query_1 : query_0;
-                    s[j][i] = ({" && ".join(visible)}{causal_check}) ? s[j][i] * {log2e_scale} : -INFINITY;
+                    s[j][i] = ({" && ".join(visible)}{causal_check})
+                        ? s[j][i] * {log2e_scale} : -INFINITY;
                 }}
                 tile_max_0 = fmax(tile_max_0, fmax(s[j][0], s[j][1]));
                 tile_max_1 = fmax(tile_max_1, fmax(s[j][2], s[j][3]));
@@ -293,7 +298,8 @@ def attention_mma(
             const float new_0 = fmax(max_0, tile_max_0), new_1 = fmax(max_1, tile_max_1);
             const float base_0 = new_0 == -INFINITY ? 0.0f : new_0;
             const float base_1 = new_1 == -INFINITY ? 0.0f : new_1;
-            const float correction_0 = exp2(max_0 - base_0), correction_1 = exp2(max_1 - base_1);
+            const float correction_0 = native_exp2(max_0 - base_0);
+            const float correction_1 = native_exp2(max_1 - base_1);
             max_0 = new_0;
             max_1 = new_1;
             sum_0 *= correction_0;
@@ -305,8 +311,8 @@ def attention_mma(
             }}
             #pragma unroll
             for (int j = 0; j < {bk // 8}; ++j) {{
-                s[j][0] = exp2(s[j][0] - base_0); s[j][1] = exp2(s[j][1] - base_0);
-                s[j][2] = exp2(s[j][2] - base_1); s[j][3] = exp2(s[j][3] - base_1);
+                s[j][0] = native_exp2(s[j][0] - base_0); s[j][1] = native_exp2(s[j][1] - base_0);
+                s[j][2] = native_exp2(s[j][2] - base_1); s[j][3] = native_exp2(s[j][3] - base_1);
                 sum_0 += s[j][0] + s[j][1];
                 sum_1 += s[j][2] + s[j][3];
             }}

@@ -66,7 +66,7 @@ def _error(out: np.ndarray, expected: np.ndarray, v: np.ndarray) -> float:
 
 def _run(launch, dtype, batch, seq_q, seq_k, heads, dim, causal, masked, *, packed=False,
          adversarial=False, seed=0, scale=None, **options):
-    """The mma kernel's output, the existing kernel's (same dtype) and the reference's, and max |v|."""
+    """The mma kernel's output, the existing kernel's (same dtype), the reference's, and v."""
     rng = np.random.default_rng(seed)
     width = heads * dim
     scale = 1.0 / math.sqrt(dim) if scale is None else scale

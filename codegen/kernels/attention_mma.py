@@ -60,7 +60,11 @@ from fusec.codegen.kernels.gemm_mma import MMAS, _emulation, _ptx_helpers
 
 ENABLED = True
 """Whether `instantiate_attention` gives 16-bit attention on an NVIDIA device with tensor cores
-this kernel (`why_not`); off, `attention_tiled` runs there."""
+this kernel (`why_not`); off, `attention_tiled` runs there. On an H200 (2026-11-26,
+bench/results/h200-2026-11-26-s6-attention-mma.log; B=32 S=128 H=12 D=64, q/k/v packed, median
+kernel time) f16 causal 0.078 ms tiled -> 0.033 ms here (torch SDPA f16 0.028), masked 0.086 ->
+0.034 (SDPA 0.063), bf16 alike; kernel sums of the f16 Llama block 0.272 -> 0.226 ms, of the
+f16 BERT layer 0.264 -> 0.208."""
 
 WARPS = 4
 BLOCK_K = 64

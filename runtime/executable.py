@@ -204,7 +204,7 @@ class Executable:
         for name, value in (params or {}).items():
             self.bind(name, value)
         unbound = [s.name for s in plan.inputs
-                   if s.panels is not None and s.name not in self.params]
+                   if s.repacked and s.name not in self.params]
         if unbound:
             raise InputError(f"{self.function} was compiled with {', '.join(unbound)} bound "
                              "(stored in the GEMM's layout) but is given no value for it")
@@ -308,7 +308,7 @@ class Executable:
         port = self.port(name)
         checked = self.accept(port.spec, value)
         self.param_arrays.pop(name, None)
-        if isinstance(checked, DeviceArray) and port.spec.panels is not None:
+        if isinstance(checked, DeviceArray) and port.spec.repacked:
             checked = checked.get()  # stored in another layout: read back once, packed below
         if isinstance(checked, DeviceArray):  # used in place, kept alive while bound
             self.param_arrays[name] = checked
@@ -356,7 +356,7 @@ class Executable:
         ports = self.call_inputs
         if not kwargs and len(args) == len(ports):
             return [v if type(v) is np.ndarray and v.shape == p.spec.shape
-                    and v.dtype == p.spec.dtype and p.spec.panels is None  # accepted as is
+                    and v.dtype == p.spec.dtype and not p.spec.repacked  # accepted as is
                     else self.accept_stored(p.spec, v) for p, v in zip(ports, args, strict=True)]
         return call_arguments(self.function, [p.spec for p in ports], list(self.params), args,
                               kwargs, self.accept_stored)
@@ -365,7 +365,7 @@ class Executable:
         """`accept`, then in the layout the input's buffer holds it in: a weight compiled as
         bound and unbound since (`ValueSpec.panels`) is packed on the host on each call."""
         checked = self.accept(spec, value)
-        if spec.panels is None:
+        if not spec.repacked:
             return checked
         if isinstance(checked, DeviceArray):
             raise InputError(f"{self.function} input '{spec.name}' is stored in the GEMM's "

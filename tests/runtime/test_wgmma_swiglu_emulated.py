@@ -18,8 +18,10 @@ from tests.runtime.test_wgmma_layer_emulated import HOPPER, emulated_plan
 # gate_first says which half the gate is; 256 rows (2 block rows), 2F = 512 (2 block columns)
 SWIGLU = """func.func @ffn(%x: tensor<256x128xT>, %w: tensor<128x512xT>) -> tensor<256x256xT> {
   %c = nn.matmul %x, %w : tensor<256x128xT>, tensor<128x512xT> -> tensor<256x512xT>
-  %first = nn.narrow %c {axis = 1 : i64, start = 0 : i64, length = 256 : i64} : tensor<256x512xT> -> tensor<256x256xT>
-  %second = nn.narrow %c {axis = 1 : i64, start = 256 : i64, length = 256 : i64} : tensor<256x512xT> -> tensor<256x256xT>
+  %first = nn.narrow %c {axis = 1 : i64, start = 0 : i64, length = 256 : i64}
+    : tensor<256x512xT> -> tensor<256x256xT>
+  %second = nn.narrow %c {axis = 1 : i64, start = 256 : i64, length = 256 : i64}
+    : tensor<256x512xT> -> tensor<256x256xT>
   %s = nn.silu %GATE : tensor<256x256xT> -> tensor<256x256xT>
   %y = nn.mul %UP, %s : tensor<256x256xT>, tensor<256x256xT> -> tensor<256x256xT>
   func.return %y : tensor<256x256xT>
@@ -27,8 +29,8 @@ SWIGLU = """func.func @ffn(%x: tensor<256x128xT>, %w: tensor<128x512xT>) -> tens
 
 # the gate and up projections as two weights (fuse-swiglu-dual-matmul: concat(w_up, w_gate),
 # folded into one bound weight, up first), then the down projection and a residual
-DUAL = """func.func @ffn(%x: tensor<2x128x256xT>, %w_gate: tensor<256x256xT>, %w_up: tensor<256x256xT>,
-                %w_down: tensor<256x256xT>) -> tensor<2x128x256xT> {
+DUAL = """func.func @ffn(%x: tensor<2x128x256xT>, %w_gate: tensor<256x256xT>,
+                %w_up: tensor<256x256xT>, %w_down: tensor<256x256xT>) -> tensor<2x128x256xT> {
   %g = nn.matmul %x, %w_gate : tensor<2x128x256xT>, tensor<256x256xT> -> tensor<2x128x256xT>
   %u = nn.matmul %x, %w_up : tensor<2x128x256xT>, tensor<256x256xT> -> tensor<2x128x256xT>
   %s = nn.silu %g : tensor<2x128x256xT> -> tensor<2x128x256xT>

@@ -16,6 +16,11 @@ tens of microseconds the difference is a fixed cost per call. This prints it tak
   the outputs handed back), and the workload's own launches enqueued with their arguments
   already set and waited for: what a call costs with no Python of fusec's around it.
 
+With ``--busy-us N`` the host spins N microseconds before every timed call (and every
+profiled one), outside the timing, standing in for the peer that fusec-bench runs between two
+calls of fusec: the OpenCL runtime's worker threads go to sleep meanwhile, and the call pays to
+wake them, as in fusec-bench and in a user's program that does other work between calls.
+
 Medians of ``--calls`` calls each (perf_counter_ns). On a shared machine run it when the load is
 low and compare within one run; the machine's load average is printed.
 """
@@ -46,12 +51,21 @@ DEFAULT_WORKLOADS = ("trivial", "residual_rmsnorm", "residual_layernorm", "row_l
 EMPTY_SOURCE = "__kernel void empty(__global float *x) { }\n"
 
 
-def median_us(call: Callable[[], object], calls: int, warmup: int = 20) -> float:
-    """Median wall time of `call` in microseconds."""
+def spin(us: float) -> None:
+    """Keeps this thread busy for `us` microseconds (nothing when 0)."""
+    end = time.perf_counter_ns() + int(us * 1e3)
+    while time.perf_counter_ns() < end:
+        pass
+
+
+def median_us(call: Callable[[], object], calls: int, warmup: int = 20,
+              busy_us: float = 0.0) -> float:
+    """Median wall time of `call` in microseconds, each call after `spin` (`busy_us`)."""
     for _ in range(warmup):
         call()
     samples = []
     for _ in range(calls):
+        spin(busy_us)
         start = time.perf_counter_ns()
         call()
         samples.append(time.perf_counter_ns() - start)
@@ -127,7 +141,8 @@ def step_times(exe: Executable, inputs: Sequence[np.ndarray], calls: int) -> dic
     return {step: statistics.median(s) / 1e3 for step, s in samples.items()}
 
 
-def workload_rows(workload: Workload, calls: int) -> tuple[Executable, list[tuple[str, float]]]:
+def workload_rows(workload: Workload, calls: int,
+                  busy_us: float = 0.0) -> tuple[Executable, list[tuple[str, float]]]:
     import fusec
 
     exe = fusec.compile(workload.text, device="cpu")
@@ -142,10 +157,13 @@ def workload_rows(workload: Workload, calls: int) -> tuple[Executable, list[tupl
         exe(*inputs)
     for _ in range(max(1, calls // 10)):
         for _ in range(10):
+            spin(busy_us)
             start = time.perf_counter_ns()
             exe(*inputs)
             walls.append(time.perf_counter_ns() - start)
-        kernels += [exe.profile(*inputs)[1].kernel_seconds * 1e6 for _ in range(10)]
+        for _ in range(10):
+            spin(busy_us)
+            kernels.append(exe.profile(*inputs)[1].kernel_seconds * 1e6)
     wall, kernel = statistics.median(walls) / 1e3, statistics.median(kernels)
     steps = step_times(exe, inputs, calls)
     held = exe(*inputs)  # keeps the buffers of this call alive while the raw launches use them
@@ -155,7 +173,7 @@ def workload_rows(workload: Workload, calls: int) -> tuple[Executable, list[tupl
             cl.enqueue_nd_range_kernel(exe.queue, k, global_size, local_size)
         exe.queue.finish()
 
-    raw_us = median_us(raw, calls)
+    raw_us = median_us(raw, calls, busy_us=busy_us)
     del held
     rows = [("call wall", wall), ("kernel (profiling events)", kernel),
             ("wall - kernel", wall - kernel),
@@ -171,16 +189,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("-w", "--workload", action="append",
                         help=f"a fusec-bench workload (default: {', '.join(DEFAULT_WORKLOADS)})")
     parser.add_argument("--calls", type=int, default=400, help="calls per median (400)")
+    parser.add_argument("--busy-us", type=float, default=0.0,
+                        help="spin this long before each timed call (0: calls back to back)")
     args = parser.parse_args(argv)
     known = {w.name: w for w in (TRIVIAL, *all_workloads())}
     names = args.workload or list(DEFAULT_WORKLOADS)
     unknown = [n for n in names if n not in known]
     if unknown:
         parser.error(f"unknown workload {', '.join(unknown)}")
-    print(f"load average {os.getloadavg()[0]:.2f} at the start, {os.cpu_count()} cpus")
+    if args.busy_us < 0:
+        parser.error("--busy-us must be at least 0")
+    print(f"load average {os.getloadavg()[0]:.2f} at the start, {os.cpu_count()} cpus; "
+          f"{args.busy_us:g} us of host work before each timed call")
     exe = None
     for name in names:
-        exe, rows = workload_rows(known[name], args.calls)
+        exe, rows = workload_rows(known[name], args.calls, args.busy_us)
         print(f"{name} ({len(exe.launches)} launch{'es' if len(exe.launches) > 1 else ''}, "
               f"{exe.device.description})")
         for label, us in rows:

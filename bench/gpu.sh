@@ -1,11 +1,11 @@
 #!/bin/sh
-# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|probes|all]
+# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|numeric|probes|layers|gram|...]
 #   table:  every GPU workload (about 5 minutes; -w bert and -w llama include the f16 and bf16
 #   layers, bert_b32_f16 ... llama_b32_bf16, by prefix);  probes: copy bandwidth, host overhead,
 #   compile time;  all: both (may need most of a 10-minute command).
 #   half: the 16-bit rows beside their f32 rows (GEMM 4096, BERT-base layer and Llama block at
 #   batch 32, issue 16's f16 target: at most 1.0x torch.compile in f16; about 3 minutes).
-#   layers: issue 16's layer GEMMs on wgmma (gemm_wgmma.LAYER_GEMMS, off on main until
+#   layers: issue 16's layer GEMMs on wgmma (gemm_wgmma.LAYER_GEMMS, on since it was
 #   measured): the GPU tests with it on, then each kernel's time (profile_kernels) and the
 #   16-bit rows with it off and on (about 5 minutes).
 #   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).
@@ -39,6 +39,8 @@ case "${1:-all}" in
            -w sgemm -w bert -w llama ;;
   half) bench half 560 -w hgemm4096 -w bgemm4096 -w bert_b32 -w bert_b32_f16 \
           -w bert_b32_bf16 -w llama_b32 -w llama_b32_f16 -w llama_b32_bf16 ;;
+  numeric) bench numeric 560 -w row_softmax -w row_layernorm -w multi_output -w gemm_epilogue \
+             -w image_normalize -w cast_chain -w centered_gram -w power_step -w explained_variance ;;
   probes) bench probes 560 -w bandwidth -w overhead -w compile ;;
   layers) FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 150 python3 -m \
             pytest -q -p no:cacheprovider tests/runtime/test_wgmma_gpu.py \
@@ -101,6 +103,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|probes|layers|gram|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|gram|external|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -26,3 +26,16 @@ def test_an_unknown_workload_is_a_command_line_error(capsys: pytest.CaptureFixtu
         call_overhead.main(["-w", "no_such_workload"])
     assert exit_info.value.code == 2
     assert "unknown workload no_such_workload" in capsys.readouterr().err
+
+
+def test_busy_us_spins_before_each_timed_call(capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    spun: list[float] = []
+    monkeypatch.setattr(call_overhead, "spin", spun.append)
+    call_overhead.main(["-w", "trivial", "--calls", "3", "--busy-us", "50"])
+    assert "50 us of host work before each timed call" in capsys.readouterr().out
+    # the walls and profiled calls (10 each), the raw launches (3): each after 50 us of spin
+    assert set(spun) <= {0.0, 50.0} and spun.count(50.0) >= 23  # 0: the floor rows
+    with pytest.raises(SystemExit) as exit_info:
+        call_overhead.main(["-w", "trivial", "--busy-us", "-1"])
+    assert exit_info.value.code == 2

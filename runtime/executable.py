@@ -342,9 +342,9 @@ class Executable:
     def take_call_inputs(self) -> None:
         """Sets `call_inputs`, the inputs a call takes (those not bound) in parameter order,
         and `layouts`: per call input, the shape and dtype of an array used as it is (None
-        for an input stored in another layout, `ValueSpec.panels`, never used as given)."""
+        for an input stored in another layout, `ValueSpec.repacked`, never used as given)."""
         self.call_inputs = [p for p in self.inputs.values() if p.spec.name not in self.params]
-        self.layouts = [(p.spec.shape, p.spec.dtype) if p.spec.panels is None else (None, None)
+        self.layouts = [(p.spec.shape, p.spec.dtype) if not p.spec.repacked else (None, None)
                         for p in self.call_inputs]
 
     def port(self, name: str) -> Port:

@@ -191,3 +191,29 @@ def test_a_small_llama_block_planned_for_hopper_runs_its_ffn_in_one_launch(monke
     got = run_emulated(plan, bound, values[0])
     unfused = run_emulated(unfused_plan, bound, values[0])
     check(got, unfused, reference(text, values), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])  # bf16: interleaved, not transposed
+def test_an_interleaved_weight_unbound_is_interleaved_on_the_host_at_each_call(monkeypatch,
+                                                                               dtype):
+    """Unbound after compiling, the weight is passed per call and stored as the kernel reads
+    it (`ValueSpec.stored`); a device array is refused, a one-line error."""
+    from fusec.errors import InputError
+    from fusec.runtime.device import select_device
+    from fusec.runtime.executable import Executable
+
+    text = SWIGLU.replace("xT>", f"x{dtype}>").replace("GATE", "second").replace("UP", "first")
+    rng = np.random.default_rng(9)
+    x = typed(rng.standard_normal((256, 128)), dtype)
+    w = typed(rng.standard_normal((128, 512)) / np.sqrt(128), dtype)
+    plan, bound = planned(text, {"w": w}, True, monkeypatch)
+    exe = Executable(emulated_plan(plan), select_device("cpu"), bound)
+    (first,) = exe(x)
+    exe.unbind("w")
+    (again,) = exe(x, w)
+    assert np.array_equal(first, again)
+    want = reference(text, [x, w])
+    assert float(np.abs(as32(again, dtype) - as32(want, dtype)).max()
+                 / np.abs(as32(want, dtype)).max()) <= TOLERANCE[dtype]
+    with pytest.raises(InputError, match="stored in the GEMM's"):
+        exe(x, exe.to_device(w))

@@ -39,13 +39,37 @@ class ValueSpec:
     panels: int | None = None
     """Of an input bound at compile time that only GEMMs read as their B: the width of the
     column panels its buffer holds it in (`pack_panels`), None when it is stored as it is."""
+    interleaved: str | None = None
+    """Of a bound B whose GEMM computes a ``fused.swiglu`` in its epilogue
+    (`fusec.codegen.swiglu_epilogue`): its two halves of columns interleaved pairwise
+    (`interleave_halves`), ``"first"`` or ``"second"`` the half (the gate's) whose columns go
+    to the even places; before the panels. None: its columns in their order."""
+
+    @property
+    def repacked(self) -> bool:
+        """Whether the buffer holds the value in another layout than its own (`stored`)."""
+        return self.panels is not None or self.interleaved is not None
 
     def stored(self, array: np.ndarray) -> np.ndarray:
         """`array` (of this value's shape) with its elements in the order its buffer holds
         them, still of this value's shape (the buffer's bytes, not a matrix to index)."""
+        if self.interleaved is not None:
+            array = interleave_halves(array, self.interleaved)
         if self.panels is None:
             return array
         return pack_panels(array, self.panels).reshape(self.shape)
+
+
+def interleave_halves(matrix: np.ndarray, even: str) -> np.ndarray:
+    """``[..., 2F]`` with the columns of its two halves interleaved pairwise: column ``2 j`` is
+    column ``j`` of the `even` half (``"first"``: ``j``, ``"second"``: ``F + j``), column
+    ``2 j + 1`` column ``j`` of the other."""
+    cols = matrix.shape[-1]
+    if cols % 2 or even not in ("first", "second"):
+        raise ValueError(f"cannot interleave the halves of {cols} columns, {even!r} half first")
+    first, second = matrix[..., :cols // 2], matrix[..., cols // 2:]
+    pairs = (first, second) if even == "first" else (second, first)
+    return np.stack(pairs, axis=-1).reshape(matrix.shape)
 
 
 def pack_panels(matrix: np.ndarray, width: int) -> np.ndarray:

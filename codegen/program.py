@@ -26,6 +26,7 @@ from fusec.codegen.emitter import emit_kernel
 from fusec.codegen.kernels.common import DeviceInfo, KernelSource
 from fusec.codegen.kernels.gemm_wgmma import BOUND_B_PANELS
 from fusec.codegen.plan import BufferSpec, KernelLines, LaunchSpec, ProgramPlan, ValueSpec
+from fusec.codegen.swiglu_epilogue import SwigluEpilogue, find_swiglu_epilogues
 from fusec.codegen.templates import gemm_rhs_panel_width, instantiate, instantiate_gemm_wgmma
 from fusec.dialects import kernel
 from fusec.dialects.locations import file_line_cols
@@ -104,6 +105,9 @@ class PlanBuilder:
     stored in column panels (`gemm_rhs_panel_width`)."""
     panels: dict[SSAValue, int] = field(default_factory=dict)
     """The panel width of each such input."""
+    swiglu: dict[Operation, SwigluEpilogue] = field(default_factory=dict)
+    """Each ``gemm`` and ``swiglu`` launch that one wgmma launch with the SwiGLU epilogue
+    replaces (`fusec.codegen.swiglu_epilogue`) -> that pair."""
 
     def new_buffer(self, spec: BufferSpec) -> int:
         self.buffers.append(spec)
@@ -129,19 +133,30 @@ class PlanBuilder:
         return built
 
     def build(self, options: tuple[str, ...]) -> ProgramPlan:
+        args = self.fn.body.block.args
+        bound = {a: argument_name(a, i) for i, a in enumerate(args)
+                 if argument_name(a, i) in self.bound}
+        for fusion in find_swiglu_epilogues(self.fn, self.device, bound):
+            self.swiglu[fusion.gemm] = self.swiglu[fusion.swiglu] = fusion
+        weights = {f.weight: f for f in self.swiglu.values()}
         inputs = []
-        for i, arg in enumerate(self.fn.body.block.args):
+        for i, arg in enumerate(args):
             t = arg.type
             if not isinstance(t, MemRefType):
                 raise PlanError(f"argument #{i} of @{self.fn.sym_name.data} is {t}, not a buffer")
             name = argument_name(arg, i)
             index = self.new_buffer(BufferSpec(buffer_bytes(t), "input", name))
             self.where[arg] = index
+            shape, dtype = tuple(t.get_shape()), numpy_dtype(t.element_type)
+            if arg in weights:  # the gate and up columns interleaved for the SwiGLU epilogue
+                fusion = weights[arg]
+                inputs.append(ValueSpec(name, shape, dtype, index, fusion.b_panels,
+                                        interleaved=fusion.even_half))
+                continue
             width = self.panel_width(arg) if name in self.bound else None
             if width is not None:
                 self.panels[arg] = width
-            inputs.append(ValueSpec(name, tuple(t.get_shape()), numpy_dtype(t.element_type),
-                                    index, width))
+            inputs.append(ValueSpec(name, shape, dtype, index, width))
         ret = self.fn.body.block.last_op
         if isinstance(ret, func.ReturnOp):
             self.returned = {viewed_buffer(v) for v in ret.operands}
@@ -178,6 +193,8 @@ class PlanBuilder:
         return widths.pop() if len(widths) == 1 else None
 
     def visit(self, op: Operation) -> None:
+        if self.swiglu and self.visit_swiglu(op):
+            return
         if isinstance(op, memref.AllocOp | kernel.AllocOp) and op.results[0] in self.returned:
             self.where[op.results[0]] = self.new_buffer(
                 BufferSpec(buffer_bytes(op.results[0].type), "output",
@@ -205,6 +222,44 @@ class PlanBuilder:
                                               numpy_dtype(t.element_type), self.where[value]))
         else:
             raise PlanError(f"'{op.name}' is not a host operation of the kernel-level IR")
+
+    def visit_swiglu(self, op: Operation) -> bool:
+        """Plans `op` if it is part of a `SwigluEpilogue` and that changes its plan: the
+        ``gemm`` is not launched, the ``swiglu`` launch is the product with the SwiGLU
+        epilogue, ``cat`` gets no buffer, and the result gets a buffer of its own where its
+        slot's holds the product's A (the one launch reads A and writes the result). Whether
+        it did."""
+        if isinstance(op, kernel.TemplateOp) and op in self.swiglu:
+            return True
+        if isinstance(op, kernel.LaunchOp) and op in self.swiglu:
+            self.swiglu_gemm(self.swiglu[op])
+            return True
+        if not isinstance(op, memref.AllocOp | kernel.AllocOp):
+            return False
+        value = op.results[0]
+        fusion = next((f for f in self.swiglu.values() if value in (f.cat, f.out)), None)
+        if fusion is None:
+            return False
+        if value is fusion.cat:
+            return True
+        if (isinstance(op, kernel.AllocOp) and value not in self.returned
+                and self.slots.get(op.slot.value.data) == self.where[fusion.gemm.inputs[0]]):
+            self.where[value] = self.new_buffer(BufferSpec(
+                buffer_bytes(value.type), "intermediate", value.name_hint or "swiglu"))
+            return True
+        return False
+
+    def swiglu_gemm(self, fusion: SwigluEpilogue) -> None:
+        op = fusion.gemm
+        name = f"{self.fn.sym_name.data}_gemm_swiglu_{len(self.launches)}"
+        kernels = instantiate_gemm_wgmma(op, NAME_PLACEHOLDER, self.device,
+                                         b_transposed=fusion.b_panels == BOUND_B_PANELS,
+                                         swiglu=True)
+        if kernels is None:
+            raise PlanError(f"'{op.template.data}' was found to take the SwiGLU epilogue, "
+                            "which did not take it")
+        places = (*file_line_cols(op.location), *file_line_cols(fusion.swiglu.location))
+        self.wgmma_gemm(op, name, *kernels, out=fusion.out, places=tuple(dict.fromkeys(places)))
 
     def slot(self, op: kernel.AllocOp) -> None:
         slot = op.slot.value.data
@@ -264,14 +319,19 @@ class PlanBuilder:
         )
 
     def wgmma_gemm(self, op: kernel.TemplateOp, name: str, transpose: KernelSource | None,
-                   product: KernelSource) -> None:
+                   product: KernelSource, out: SSAValue | None = None,
+                   places: tuple[str, ...] | None = None) -> None:
         """A ``gemm`` op on `gemm_wgmma`: the product of A and B, or (with `transpose`)
         two launches: B ``[K, N]`` transposed into a buffer of its own, then the product
-        reading A and that buffer."""
+        reading A and that buffer; its result in `out` (default the op's output), `places`
+        its source ops (default the op's)."""
         lhs, rhs = (self.where[b] for b in op.inputs)
-        (out,) = (self.where[b] for b in op.outputs)
+        (result,) = op.outputs if out is None else (out,)
+        out_index = self.where[result]
+        if out_index == lhs:
+            raise PlanError(f"'{op.template.data}' would write its result over its A")
         extras = tuple(self.where[b] for b in op.extras)
-        places = file_line_cols(op.location)
+        places = file_line_cols(op.location) if places is None else places
         if transpose is not None:
             rhs_t = self.new_buffer(BufferSpec(self.buffers[rhs].nbytes, "intermediate",
                                                f"{name} B transposed"))
@@ -280,7 +340,7 @@ class PlanBuilder:
                                             transpose.local_size, places))
             rhs = rhs_t
         kernel_name = self.add_kernel(name, product.source)
-        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs, out, *extras),
+        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs, out_index, *extras),
                                         product.global_size, product.local_size, places))
 
 

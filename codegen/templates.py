@@ -173,11 +173,13 @@ def epilogue_is_identity(op: kernel.TemplateOp) -> bool:
 
 
 def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
-                           b_transposed: bool = False,
+                           b_transposed: bool = False, swiglu: bool = False,
                            ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` op that takes the Hopper kernel on `device` (`gemm_wgmma.gemm_plan`):
     the transpose of its B into a ``[N, K]`` buffer (None where the kernel reads B as it is,
-    or where `b_transposed`: B is bound and stored ``[N, K]``) and the product; else None."""
+    or where `b_transposed`: B is bound and stored ``[N, K]``) and the product; else None.
+    With `swiglu`, the product that computes ``fused.swiglu`` of its result (B's gate and up
+    columns interleaved: `fusec.codegen.swiglu_epilogue`), or None where it cannot."""
     if op.template.data != "gemm" or device is None or not device.wgmma:
         return None
     p = Params(op)
@@ -186,7 +188,7 @@ def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo 
                      p.bool("rhs_batched"),
                      IDENTITY_EPILOGUE if epilogue_is_identity(op) else epilogue_of(op, name),
                      device, dtype, bool(p.int("allow_tf32", 0)), p.str("out_dtype", dtype),
-                     p.int("split_k", 1), b_transposed)
+                     p.int("split_k", 1), b_transposed, swiglu)
 
 
 def instantiate_gemm_split_sum(

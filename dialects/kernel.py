@@ -221,6 +221,13 @@ class BarrierOp(IRDLOperation):
 
 # --- host side -----------------------------------------------------------------------------------
 
+SWIGLU_LAUNCH = "kernel.swiglu"
+"""A discardable attribute of the ``kernel.launch`` that ``lower-to-kernels`` makes of a
+``fused.swiglu``, its value the op's ``gate_first``: the launch computes ``up * silu(gate)`` of
+the two halves of its first buffer into its second. The plan builder may fold such a launch
+into the ``gemm`` that writes that buffer (``fusec.codegen.swiglu_epilogue``); a pass that
+builds a launch of its own (``fuse-launches``) leaves it off."""
+
 
 @irdl_op_definition
 class LaunchOp(IRDLOperation):

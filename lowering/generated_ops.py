@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fusec.dialects import fused, kernel, nn
 from fusec.dialects.common import (
+    bool_attr,
     bool_prop,
     broadcast_shapes,
     element_of,
@@ -254,7 +255,8 @@ def lower_constant(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 
 def lower_swiglu(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
-    """``out[.., j] = up[.., j] * silu(gate[.., j])`` with both halves read from ``cat``."""
+    """``out[.., j] = up[.., j] * silu(gate[.., j])`` with both halves read from ``cat``; the
+    launch carries ``kernel.SWIGLU_LAUNCH``."""
     assert isinstance(op, fused.SwigluOp)
     shape = shape_of(op.result)
     rank = len(shape)
@@ -272,6 +274,9 @@ def lower_swiglu(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     body.add_ops([*silu_ops, product, fused.YieldOp(product.result)])
     lo.launch("swiglu", [cat, out], shape, [at(up), at(gate)], body, identity_access(1, rank),
               arg_names=["cat", "out"])
+    launch = lo.block.last_op
+    if isinstance(launch, kernel.LaunchOp):  # what it computes, for the plan builder
+        launch.attributes[kernel.SWIGLU_LAUNCH] = bool_attr(bool_prop(op, "gate_first"))
     return [out]
 
 

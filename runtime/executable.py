@@ -186,8 +186,7 @@ class Executable:
         self.outputs = [Port(s, uses.get(s.buffer, []), direct=s.buffer in outputs and all(
             o.buffer != s.buffer for o in plan.outputs[:i]), current=self.buffers[s.buffer])
             for i, s in enumerate(plan.outputs)]
-        self.call_inputs = list(self.inputs.values())
-        """The inputs a call takes (those not bound), in parameter order."""
+        self.take_call_inputs()
         if self.host_memory and device.host_pointers:
             for port in self.inputs.values():
                 self.make_resident(port, read_only=True)
@@ -204,7 +203,7 @@ class Executable:
         for name, value in (params or {}).items():
             self.bind(name, value)
         unbound = [s.name for s in plan.inputs
-                   if s.panels is not None and s.name not in self.params]
+                   if s.repacked and s.name not in self.params]
         if unbound:
             raise InputError(f"{self.function} was compiled with {', '.join(unbound)} bound "
                              "(stored in the GEMM's layout) but is given no value for it")
@@ -281,8 +280,10 @@ class Executable:
 
     def dispatch(self, args: Sequence[Any], kwargs: Mapping[str, Any],
                  profile: bool) -> tuple[list[Any], Profile]:
+        if not kwargs and self.taken_as_is(args):  # numpy in, numpy out
+            return self.run(args, profile)
         values = self.arguments(args, kwargs)
-        if not kwargs and all(type(a) is np.ndarray for a in args):  # numpy in, numpy out
+        if not kwargs and all(type(a) is np.ndarray for a in args):
             return self.run(values, profile)
         if any(isinstance(v, DeviceArray) for v in values):
             return self.run_device(values, profile)
@@ -308,7 +309,7 @@ class Executable:
         port = self.port(name)
         checked = self.accept(port.spec, value)
         self.param_arrays.pop(name, None)
-        if isinstance(checked, DeviceArray) and port.spec.panels is not None:
+        if isinstance(checked, DeviceArray) and port.spec.repacked:
             checked = checked.get()  # stored in another layout: read back once, packed below
         if isinstance(checked, DeviceArray):  # used in place, kept alive while bound
             self.param_arrays[name] = checked
@@ -321,7 +322,7 @@ class Executable:
         self.buffers[port.spec.buffer] = buffer
         port.point(buffer)
         self.params[name] = buffer
-        self.call_inputs = [p for p in self.inputs.values() if p.spec.name not in self.params]
+        self.take_call_inputs()
 
     def unbind(self, name: str) -> None:
         """Makes the bound input `name` an argument of every call again."""
@@ -336,7 +337,15 @@ class Executable:
         else:
             self.buffers[index] = None if self.host_memory else self.allocate(index)
         port.point(self.buffers[index])
+        self.take_call_inputs()
+
+    def take_call_inputs(self) -> None:
+        """Sets `call_inputs`, the inputs a call takes (those not bound) in parameter order,
+        and `layouts`: per call input, the shape and dtype of an array used as it is (None
+        for an input stored in another layout, `ValueSpec.repacked`, never used as given)."""
         self.call_inputs = [p for p in self.inputs.values() if p.spec.name not in self.params]
+        self.layouts = [(p.spec.shape, p.spec.dtype) if not p.spec.repacked else (None, None)
+                        for p in self.call_inputs]
 
     def port(self, name: str) -> Port:
         if name not in self.inputs:
@@ -350,13 +359,24 @@ class Executable:
     def function(self) -> str:
         return f"@{self.plan.function}"
 
+    def taken_as_is(self, args: Sequence[Any]) -> bool:
+        """Whether `args` are every input, in order, each a numpy array of its input's shape
+        and dtype that the call uses as it is (the common call, checked without `accept`)."""
+        layouts = self.layouts
+        if len(args) != len(layouts):
+            return False
+        for value, (shape, dtype) in zip(args, layouts):
+            if type(value) is not np.ndarray or value.shape != shape or value.dtype != dtype:
+                return False
+        return True
+
     def arguments(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
         """The call's inputs in `input_names` order, checked against the compiled signature:
         numpy arrays and `DeviceArray`s (tensors and pyopencl arrays made into these)."""
         ports = self.call_inputs
         if not kwargs and len(args) == len(ports):
             return [v if type(v) is np.ndarray and v.shape == p.spec.shape
-                    and v.dtype == p.spec.dtype and p.spec.panels is None  # accepted as is
+                    and v.dtype == p.spec.dtype and not p.spec.repacked  # accepted as is
                     else self.accept_stored(p.spec, v) for p, v in zip(ports, args, strict=True)]
         return call_arguments(self.function, [p.spec for p in ports], list(self.params), args,
                               kwargs, self.accept_stored)
@@ -365,7 +385,7 @@ class Executable:
         """`accept`, then in the layout the input's buffer holds it in: a weight compiled as
         bound and unbound since (`ValueSpec.panels`) is packed on the host on each call."""
         checked = self.accept(spec, value)
-        if spec.panels is None:
+        if not spec.repacked:
             return checked
         if isinstance(checked, DeviceArray):
             raise InputError(f"{self.function} input '{spec.name}' is stored in the GEMM's "
@@ -400,10 +420,11 @@ class Executable:
     def run(self, inputs: list[np.ndarray], profile: bool) -> tuple[list[np.ndarray], Profile]:
         """A call with host arrays: inputs in, launches, outputs back, one wait."""
         queue = self.queue
+        start = 0.0
         if profile:
             self.queue.finish()
             queue = self.device.queue
-        start = time.perf_counter()
+            start = time.perf_counter()
         state = CallState()
         if self.host_memory:
             self.wrap_inputs(inputs, state)
@@ -416,7 +437,10 @@ class Executable:
                     port.point(self.buffers[port.spec.buffer])
         events = self.launch(queue, profile)
         maps = self.collect(outputs, state, queue) if self.collects else []
-        queue.finish()
+        if self.collects or profile or not events:
+            queue.finish()
+        else:  # the launches are the call's last commands: waiting for the last one's event
+            events[-1].wait()  # (an in-order queue) costs less than clFinish
         for mapped in maps:
             mapped.base.release(queue)
         if self.host_memory and self.resident_outputs:
@@ -503,16 +527,20 @@ class Executable:
         """Host memory: a buffer over each input (or over its aligned staging copy)."""
         for port, array in zip(self.call_inputs, inputs, strict=True):
             if port.resident is not None:
-                np.copyto(port.staging, array)
-                port.point(port.resident)
+                port.staging[...] = array  # the same shape and dtype (checked)
+                if port.current is not port.resident:
+                    port.point(port.resident)
                 continue
-            if array.nbytes == 0:
+            if array is port.wrapped and array.flags.c_contiguous:  # see `input_buffer`
+                buffer = port.current
+            elif array.nbytes == 0:
                 buffer = self.empty
+                port.point(buffer)
             else:
                 buffer, array = self.input_buffer(port, array)
-                state.arrays.append(array)
+                port.point(buffer)
+            state.arrays.append(array)
             state.buffers[port.spec.buffer] = buffer
-            port.point(buffer)
 
     def input_buffer(self, port: Port, array: np.ndarray) -> tuple[cl.Buffer, np.ndarray]:
         """Host memory: the buffer over input `array` (or over its aligned staging copy) and

@@ -25,6 +25,13 @@ sharing one B is one product of ``batch * M`` rows. A B bound at compile time (a
 the kernel reads K-major is stored transposed when it is bound (`BOUND_B_PANELS`), so such a
 product has no transpose launch.
 
+With `swiglu` (`SWIGLU_EPILOGUE`) the kernel computes a ``fused.swiglu`` of its product
+instead: B's gate and up columns are interleaved pairwise (column ``2 j`` gate ``j``, ``2 j + 1``
+up ``j``: `fusec.codegen.plan.interleave_halves`, done when a bound B is stored), so each lane
+holds gate ``j`` and up ``j`` in one accumulator pair and stores ``up * silu(gate)``; C, its
+staging and its copy-out are half as wide (`fusec.codegen.swiglu_epilogue` decides which
+products take it).
+
 Only whole tiles (`fits`): M (times the batch) a multiple of 128, N of 256, K of `block_k`,
 one B for the batch, C in the operands' type; `gemm_plan` returns None for the rest, which
 keep the ``mma.sync`` kernels. Whether a device runs it at all is `probe_wgmma`'s answer
@@ -83,6 +90,13 @@ tests/runtime/test_wgmma_gpu.py checks it on the GPU (78 passed there)."""
 BOUND_B_PANELS = 1
 """The panel width (`fusec.codegen.plan.pack_panels`) in which a bound B that the kernel reads
 K-major is stored: panels of one column, ``[N, K]``, B transposed once when it is bound."""
+SWIGLU_EPILOGUE = True
+"""Whether a product whose only reader is a ``fused.swiglu`` (and whose B is bound) computes it
+in its epilogue (`gemm_wgmma` with `swiglu`; `fusec.codegen.swiglu_epilogue`): one launch
+instead of the GEMM and the ``swiglu`` kernel, and no ``[M, N]`` C in global memory. Off, such
+products and their ``swiglu`` launch are planned as before."""
+SWIGLU_TYPES = ("f16", "bf16")
+"""The operand types whose products may take the SwiGLU epilogue."""
 RESERVED_NAMES = frozenset({
     "lhs", "rhs", "rhs_t", "out", "smem", "tid", "pid", "num_m", "in_group", "sbase", "ktiles",
     "wg", "first_m", "group_m", "bm", "bn", "a_glob", "b_glob", "s", "kt", "nk", "slot", "sa",
@@ -152,22 +166,32 @@ def stores_bound_b_transposed(dtype: str) -> bool:
     return LAYER_GEMMS and reads_b_k_major(dtype)
 
 
+def takes_swiglu(dtype: str, epilogue: Epilogue) -> bool:
+    """Whether a product that takes the kernel may compute a ``fused.swiglu`` of its result
+    (`SWIGLU_EPILOGUE` on, a 16-bit type, no epilogue of its own)."""
+    return SWIGLU_EPILOGUE and dtype in SWIGLU_TYPES and epilogue is IDENTITY_EPILOGUE
+
+
 def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
               epilogue: Epilogue, device_info: DeviceInfo | None, dtype: str,
               allow_tf32: bool, out_dtype: str, split_k: int, b_transposed: bool = False,
-              ) -> tuple[KernelSource | None, KernelSource] | None:
+              swiglu: bool = False) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` template's product where `why_not` finds nothing against it: (`transpose`
     of B into ``[N, K]`` or None, `gemm_wgmma`); else None. bf16 reads B ``[K, N]`` as it is
     (`ROW_MAJOR_B`), the others ``[N, K]``: after the transpose, or as it is where
-    `b_transposed` (a bound B stored so, `BOUND_B_PANELS`). Both kernels are named `name` (the
-    plan builder names them apart)."""
+    `b_transposed` (a bound B stored so, `BOUND_B_PANELS`). With `swiglu` the product computes
+    ``fused.swiglu`` of its result (B's columns interleaved), where `takes_swiglu`. Both
+    kernels are named `name` (the plan builder names them apart)."""
     if why_not(device_info, batch, m, n, k, rhs_batched, epilogue, dtype, allow_tf32,
                out_dtype, split_k) is not None:
         return None
+    if swiglu and not takes_swiglu(dtype, epilogue):
+        return None
     rows = batch * m
     if not reads_b_k_major(dtype):
-        return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue)
-    product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue)
+        return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
+                                swiglu=swiglu)
+    product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -209,18 +233,24 @@ def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
 
 
 def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
-               b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE) -> KernelSource:
+               b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE,
+               swiglu: bool = False) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
     A) and read MN-major. The `epilogue` takes each float32 accumulator with its row and column
-    of C before it is rounded to `dtype`; its parameters follow ``out``. The sizes must be
-    whole tiles (`fits`)."""
+    of C before it is rounded to `dtype`; its parameters follow ``out``. With `swiglu` (16-bit
+    types, no epilogue) ``out[M, N / 2]`` holds ``up * silu(gate)`` of each pair of columns of
+    the product, ``gate = C[:, 2 j]``, ``up = C[:, 2 j + 1]``, in float32 before the rounding.
+    The sizes must be whole tiles (`fits`)."""
     if not fits(dtype, 1, m, n, k):
         raise ValueError(f"kernel '{name}': {m}x{n}x{k} {dtype} is not whole "
                          f"{BLOCK_M}x{BLOCK_N}x{block_k(dtype)} wgmma tiles")
     if b_rows and dtype not in MN_MAJOR_B:
         raise ValueError(f"kernel '{name}': wgmma reads {dtype} B only K-major")
+    if swiglu and (dtype not in SWIGLU_TYPES or epilogue is not IDENTITY_EPILOGUE):
+        raise ValueError(f"kernel '{name}': the SwiGLU epilogue takes {' and '.join(SWIGLU_TYPES)} "
+                         "products without an epilogue of their own")
     check_epilogue_names(name, epilogue, RESERVED_NAMES)
     for param in epilogue.params:
         if re.fullmatch(r"d\d+", param.name):
@@ -233,15 +263,25 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
     shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
-              f"{BLOCK_M}x{BLOCK_N} blocks, {STAGES} stages\n"
+              f"{BLOCK_M}x{BLOCK_N} blocks, {STAGES} stages"
+              + (", SwiGLU of column pairs" if swiglu else "") + "\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
               + ("" if identity else epilogue.guarded_function())
+              + (_swiglu_function(name) if swiglu else "")
               + _load_stage(name, n, k, dtype, b_rows)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
-              + f"{_body(name, m, n, k, dtype, b_rows, None if identity else epilogue)}}}\n")
+              + f"{_body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu)}"
+              + "}\n")
     groups = (m // BLOCK_M) * (n // BLOCK_N)
     return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
+
+
+def _swiglu_function(name: str) -> str:
+    """``<name>_swiglu(gate, up)``: ``up * silu(gate)`` in float32, as ``fused.swiglu``'s
+    generated kernel computes it (``silu(x) = x * (1 / (1 + exp(-x)))``, `scalar_ops`)."""
+    return (f"inline float {name}_swiglu(const float gate, const float up) {{\n"
+            "    return up * (gate * (1.0f / (1.0f + exp(-gate))));\n}\n")
 
 
 def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool) -> str:
@@ -285,7 +325,7 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool) -> str:
 
 
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
-          epilogue: Epilogue | None) -> str:
+          epilogue: Epilogue | None, swiglu: bool = False) -> str:
     eb = element_bytes(dtype)
     n_acc = BLOCK_N // 2
     accs = [f"d{i}" for i in range(n_acc)]
@@ -299,15 +339,22 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
             f'{b_trans} 1 %0, %1" :: "l"(da), "l"(db) : "memory");')
     # C staging: each warpgroup's 64 x 256 tile in rows padded so that the lanes' pair stores
     # (8 rows x 4 lanes) fall in distinct banks: 16 bytes for 16-bit C (4-byte stores), 32
-    # for float32 (8-byte stores, served per half warp)
-    row_bytes = BLOCK_N * eb + (32 if eb == 4 else 16)
-    per_row = BLOCK_N * eb // 16
+    # for float32 (8-byte stores, served per half warp). With `swiglu` a 64 x 128 tile of one
+    # 2-byte store per pair (4 lanes' 8 bytes a row, rows 272 bytes apart: distinct banks)
+    out_n, block_out = (n // 2, BLOCK_N // 2) if swiglu else (n, BLOCK_N)
+    row_bytes = block_out * eb + (32 if eb == 4 else 16)
+    per_row = block_out * eb // 16
     rows_per_pass = 128 // per_row
     pointer = f"(__local {half.STORAGE[dtype]} *)"
     stores = []
     for j in range(BLOCK_N // 8):
         for h in range(2):
             pair = (f"d{4 * j + 2 * h}", f"d{4 * j + 2 * h + 1}")
+            if swiglu:  # gate, up of C's column 4 j + lane % 4 (of the half-wide tile)
+                at = f"({pointer}(stg + (lr + {8 * h}) * {row_bytes} + {4 * j * eb} + q))"
+                value = f"{name}_swiglu({pair[0]}, {pair[1]})"
+                stores.append(f"    {half.store(dtype, at, '0', value)};")
+                continue
             if epilogue is not None:  # at C's row erow + 8 h, columns ecol + 8 j (+ 1)
                 pair = tuple(epilogue.call(d, f"erow + {8 * h}", f"ecol + {8 * j + i}")
                              for i, d in enumerate(pair))
@@ -361,7 +408,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     // both warpgroups' wgmmas have read every stage: C is staged in the stage buffers
     asm volatile("bar.sync 1, {THREADS};" ::: "memory");
     __local uchar *stg = (__local uchar *)smem + wg * {64 * row_bytes};
-    const int lr = warp * 16 + (lane >> 2), q = (lane & 3) * {2 * eb};
+    const int lr = warp * 16 + (lane >> 2), q = (lane & 3) * {eb if swiglu else 2 * eb};
 {epilogue_place}{store_text}
     asm volatile("bar.sync 1, {THREADS};" ::: "memory");
     const int t128 = tid & 127;
@@ -369,7 +416,8 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     for (int i = 0; i < {64 // rows_per_pass}; ++i) {{
         const int r = i * {rows_per_pass} + t128 / {per_row}, chunk = t128 % {per_row};
         const uint4 val = *(__local uint4 *)(stg + r * {row_bytes} + chunk * 16);
-        const size_t at = ((size_t)(bm * {BLOCK_M} + wg * 64 + r) * {n} + bn * {BLOCK_N}) * {eb};
+        const size_t at = ((size_t)(bm * {BLOCK_M} + wg * 64 + r) * {out_n}
+                           + bn * {block_out}) * {eb};
         *(__global uint4 *)((__global uchar *)out + at + chunk * 16) = val;
     }}
 """

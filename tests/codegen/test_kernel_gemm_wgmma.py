@@ -305,3 +305,65 @@ def test_with_layer_gemms_off_epilogues_batches_and_bound_b_keep_the_mma_sync_ke
     bound = layer_plan(NVIDIA_H, bound=("w",), text=MATMUL.replace("M", "128").replace(
         "N", "256").replace("K", "64").replace("T", "f16").replace("%b", "%w"))
     assert len(bound.launches) == 2 and all(s.panels is None for s in bound.inputs)
+
+
+def swiglu_of_pairs(c):
+    """``up * silu(gate)`` of C's column pairs (gate even, up odd), in float64."""
+    gate, up = c[:, 0::2].astype(np.float64), c[:, 1::2].astype(np.float64)
+    return up * gate / (1 + np.exp(-gate))
+
+
+@pytest.mark.parametrize("case", ["random", "saturated", "zeros"])
+@pytest.mark.parametrize(("dtype", "b_rows"), [("f16", False), ("bf16", True), ("f16", True),
+                                               ("bf16", False)],
+                         ids=["f16", "bf16-b-rows", "f16-b-rows", "bf16"])
+def test_wgmma_swiglu_epilogue_stores_up_times_silu_gate_of_each_column_pair(
+        launch, dtype, b_rows, case):
+    """out[M, N / 2] = up * silu(gate) of the product's column pairs (gate 2 j, up 2 j + 1),
+    every output element written (the outputs start as NaN): 2 x 2 blocks, both warpgroups,
+    both halves of each accumulator pair. "saturated": gate columns scaled so that |gate|
+    reaches ~60 (silu(x) -> x, or -> -0); "zeros": zero rows of A and zero columns of B."""
+    m, n, k = 256, 512, 128
+    a, b_t, a32, b32 = operands(dtype, m, n, k, seed=11)
+    if case != "random":
+        rng = np.random.default_rng(12)
+        a32 = a32.copy()
+        b32 = b32.copy()
+        if case == "saturated":
+            b32[0::2] *= 8.0  # gate columns: |gate| up to ~60 for these sizes
+        else:
+            a32[rng.choice(m, 40, replace=False)] = 0.0
+            b32[rng.choice(n, 64, replace=False)] = 0.0
+        if dtype == "f16":
+            a, b_t = a32.astype(np.float16), b32.astype(np.float16)
+        else:
+            a, b_t = bf16_bits(a32), bf16_bits(b32)
+        a32, b32 = as_float(a, dtype), as_float(b_t, dtype)
+    kernel = gemm_wgmma("gemm_sw", m, n, k, dtype, b_rows=b_rows, swiglu=True)
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    out = launch(kernel, {"lhs": a, **b_in}, {"out": (m, n // 2)})["out"]
+    c = a32.astype(np.float64) @ b32.T.astype(np.float64)
+    want = swiglu_of_pairs(c)
+    got = as_float(out, dtype).astype(np.float64)
+    assert np.isfinite(got).all()
+    if case == "saturated":
+        assert np.abs(c[:, 0::2]).max() > 40
+    if case == "zeros":
+        assert (want == 0).sum() > 1000 and np.array_equal(got == 0, want == 0)
+    error = float(np.abs(got - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |out|"
+
+
+def test_the_swiglu_epilogue_takes_16_bit_products_without_an_epilogue_of_their_own():
+    with pytest.raises(ValueError, match="SwiGLU epilogue"):
+        gemm_wgmma("g", 128, 256, 64, "f32", swiglu=True)
+    with pytest.raises(ValueError, match="SwiGLU epilogue"):
+        gemm_wgmma("g", 128, 256, 64, "f16", swiglu=True, epilogue=residual_gelu(256))
+    assert gemm_plan("g", 1, 128, 256, 64, False, residual_gelu(256), NVIDIA_H, "f16", False,
+                     "f16", 1, swiglu=True) is None
+    plan = gemm_plan("g", 1, 128, 256, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "f16", False,
+                     "f16", 1, b_transposed=True, swiglu=True)
+    assert plan is not None and plan[0] is None and "SwiGLU of column pairs" in plan[1].source
+    assert "* 128\n" in plan[1].source  # the copy-out's rows: N / 2 = 128 elements apart

@@ -113,3 +113,51 @@ def test_gemm_bias_gelu_residual_on_the_gpu_matches_the_reference(gpu_info, monk
                 for v in (out, want))
     error = float(np.abs(got - ref).max() / np.abs(ref).max())
     assert error <= 4 * TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+SWIGLU = """func.func @f(%x: tensor<BxMxKxT>, %w: tensor<KxNxT>) -> tensor<BxMxHxT> {
+  %c = nn.matmul %x, %w : tensor<BxMxKxT>, tensor<KxNxT> -> tensor<BxMxNxT>
+  %y = fused.swiglu %c {gate_first = GATE_FIRST} : tensor<BxMxNxT> -> tensor<BxMxHxT>
+  func.return %y : tensor<BxMxHxT>
+}"""
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("gate_first", [True, False], ids=["gate-first", "up-first"])
+@pytest.mark.parametrize("case", ["random", "saturated"])
+@pytest.mark.parametrize("shape", [(32, 128, 768, 4096), (2, 128, 256, 512), (1, 100, 256, 512)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_swiglu_in_the_wgmma_epilogue_on_the_gpu_matches_the_reference(gpu_info, dtype,
+                                                                      gate_first, case, shape):
+    """`gemm_wgmma.SWIGLU_EPILOGUE`: ``fused.swiglu(x @ w)`` with w bound is one wgmma launch
+    (B's gate/up columns interleaved) where the rows are whole tiles, the GEMM and the
+    ``swiglu`` kernel elsewhere; "saturated": |gate| up to ~100 (silu(g) -> g, or -> -0)."""
+    import fusec
+    from fusec.compiler.driver import load
+    from fusec.reference.executor import find_function, run_function
+
+    b, m, k, n = shape
+    text = (SWIGLU.replace("GATE_FIRST", "true" if gate_first else "false")
+            .replace("B", str(b)).replace("M", str(m)).replace("N", str(n))
+            .replace("K", str(k)).replace("H", str(n // 2)).replace("T", dtype))
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((b, m, k)).astype(np.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32) / np.sqrt(k)
+    if case == "saturated":
+        w[:, :n // 2] *= 25.0 if gate_first else 1.0
+        w[:, n // 2:] *= 1.0 if gate_first else 25.0
+    host = (lambda v: v.astype(np.float16)) if dtype == "f16" else bf16_bits
+    x16, w16 = host(x), host(w)
+    want = run_function(load(text), [x16, w16])[0]
+    exe = fusec.compile(text, device="gpu", params={"w": w16})
+    kernels = [launch.kernel for launch in exe.plan.launches]
+    whole = b * m % 128 == 0
+    assert any("gemm_swiglu" in name for name in kernels) == whole, kernels
+    assert len(kernels) == (1 if whole else 2), kernels
+    out = exe(x16)
+    out = out[0] if isinstance(out, list | tuple) else out
+    got, ref = ((bf16_to_f32(v) if dtype == "bf16" else np.asarray(v, np.float32))
+                for v in (out, want))
+    assert np.isfinite(got).all()
+    error = float(np.abs(got - ref).max() / np.abs(ref).max())
+    assert error <= 4 * TOLERANCE[dtype], f"max error {error:.3g} of max |y|"

@@ -1,0 +1,177 @@
+"""Which products take the SwiGLU epilogue of the wgmma GEMM (`fusec.codegen.swiglu_epilogue`),
+and that every other plan is the very plan made with it off (`gemm_wgmma.SWIGLU_EPILOGUE`).
+The numbers: tests/runtime/test_wgmma_swiglu_emulated.py (CPU) and test_wgmma_gpu.py (GPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fusec.codegen.kernels import gemm_wgmma
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.plan import ProgramPlan, interleave_halves
+
+HOPPER = DeviceInfo("H200", is_cpu=False, local_mem_size=232448, max_work_group_size=1024,
+                    tensor_cores=("f16", "bf16", "tf32"), wgmma=True)
+NO_WGMMA = replace(HOPPER, wgmma=False)
+CPU = DeviceInfo("CPU", is_cpu=True)
+
+FFN = """func.func @ffn(%x: tensor<MxKxT>, %w: tensor<KxNxT>) -> RESULTS {
+  %c = nn.matmul %x, %w : tensor<MxKxT>, tensor<KxNxT> -> tensor<MxNxT>
+  %y = fused.swiglu %c {gate_first = true} : tensor<MxNxT> -> tensor<MxHxT>
+  func.return RETURNED
+}"""
+
+
+def ffn(m=256, k=128, n=512, dtype="f16", cat_returned=False):
+    results = ("(tensor<MxHxT>, tensor<MxNxT>)" if cat_returned else "tensor<MxHxT>")
+    returned = ("%y, %c : tensor<MxHxT>, tensor<MxNxT>" if cat_returned
+                else "%y : tensor<MxHxT>")
+    text = FFN.replace("RESULTS", results).replace("RETURNED", returned)
+    return (text.replace("M", str(m)).replace("K", str(k)).replace("N", str(n))
+            .replace("H", str(n // 2)).replace("T", dtype))
+
+
+def plan_of(text, device, bound=("w",), params=None, allow_tf32=False, fused=True,
+            monkeypatch=None) -> ProgramPlan:
+    from fusec.compiler.driver import fuse_and_fold, load, lower
+
+    assert monkeypatch is not None
+    monkeypatch.setattr(gemm_wgmma, "SWIGLU_EPILOGUE", fused)
+    module = load(text)
+    pipeline = "default"
+    if params is not None:
+        pipeline, folded = fuse_and_fold(module, None, pipeline, "<test>", params)
+        bound = tuple(folded or {})
+    plan = lower(module, None, pipeline, device, bound=list(bound),
+                 allow_tf32=allow_tf32).plan
+    monkeypatch.setattr(gemm_wgmma, "SWIGLU_EPILOGUE", True)
+    return plan
+
+
+def same_plan(a: ProgramPlan, b: ProgramPlan) -> bool:
+    """Equal in everything, the constants' bytes included."""
+    def key(plan):
+        buffers = [(s.nbytes, s.role, s.label, None if s.data is None else s.data.tobytes())
+                   for s in plan.buffers]
+        return (plan.function, plan.source, plan.build_options, buffers, plan.inputs,
+                plan.outputs, plan.launches, plan.kernel_lines)
+    return key(a) == key(b)
+
+
+def test_the_product_and_its_swiglu_are_one_launch_into_the_result(monkeypatch):
+    plan = plan_of(ffn(), HOPPER, monkeypatch=monkeypatch)
+    (launch,) = plan.launches
+    assert launch.kernel == "ffn_gemm_swiglu_0" and launch.global_size == (2 * 2 * 256,)
+    x, w = (spec.buffer for spec in plan.inputs)
+    assert launch.buffers == (x, w, plan.outputs[0].buffer)
+    assert "SwiGLU of column pairs" in plan.source and "FUSEC_WGMMA_STEP" in plan.source
+    # the result's buffer only: cat [256, 512] gets none
+    assert sorted(b.role for b in plan.buffers) == ["input", "input", "output"]
+    (spec,) = (s for s in plan.inputs if s.name == "w")
+    assert (spec.panels, spec.interleaved) == (1, "first") and spec.repacked
+    assert len(launch.places) == 2  # the matmul's and the swiglu's lines
+
+
+def test_the_bound_weight_is_stored_interleaved_then_transposed_for_f16_as_it_is_for_bf16(
+        monkeypatch):
+    weight = np.arange(4 * 6, dtype=np.float16).reshape(4, 6)
+    assert np.array_equal(interleave_halves(weight, "first")[:, [0, 1, 2, 3]],
+                          weight[:, [0, 3, 1, 4]])
+    assert np.array_equal(interleave_halves(weight, "second")[:, [0, 1, 4, 5]],
+                          weight[:, [3, 0, 5, 2]])
+    with pytest.raises(ValueError, match="interleave"):
+        interleave_halves(weight[:, :5], "first")
+    f16 = plan_of(ffn(), HOPPER, monkeypatch=monkeypatch)
+    (w,) = (s for s in f16.inputs if s.name == "w")
+    matrix = np.arange(128 * 512, dtype=np.float16).reshape(128, 512)
+    stored = w.stored(matrix).reshape(512, 128)  # [N, K]: row 2 j gate j, 2 j + 1 up j
+    assert np.array_equal(stored[0::2], matrix[:, :256].T)
+    assert np.array_equal(stored[1::2], matrix[:, 256:].T)
+    bf16 = plan_of(ffn(dtype="bf16"), HOPPER, monkeypatch=monkeypatch)
+    (w,) = (s for s in bf16.inputs if s.name == "w")
+    assert (w.panels, w.interleaved) == (None, "first")
+    up_first = ffn().replace("gate_first = true", "gate_first = false")
+    (w,) = (s for s in plan_of(up_first, HOPPER, monkeypatch=monkeypatch).inputs
+            if s.name == "w")
+    assert w.interleaved == "second"
+
+
+def llama_b32(dtype):
+    from fusec.bench.workloads import LLAMA_INITS, llama
+    from fusec.compiler.driver import load
+    from fusec.reference.executor import find_function
+
+    text = llama(32, 128, element=dtype).text()
+    host = np.float16 if dtype == "f16" else np.uint16
+    params = {arg.name_hint: np.zeros(tuple(arg.type.get_shape()), host)
+              for arg in find_function(load(text)).body.block.args
+              if arg.name_hint in LLAMA_INITS}
+    return text, params
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_the_llama_block_at_batch_32_on_hopper_has_7_launches_and_no_swiglu_kernel(
+        monkeypatch, dtype):
+    text, params = llama_b32(dtype)
+    plan = plan_of(text, HOPPER, params=params, monkeypatch=monkeypatch)
+    kinds = [k.kernel.removeprefix(f"llama_{dtype}_").rsplit("_", 1)[0] for k in plan.launches]
+    assert kinds == ["rms_norm", "gemm", "attention", "gemm", "rms_norm", "gemm_swiglu", "gemm"]
+    product = plan.launches[5]
+    assert product.global_size == (4096 // 128 * (4096 // 256) * 256,)  # [4096, 4096] of C
+    result = plan.buffers[product.buffers[2]]
+    assert result.nbytes == 4096 * 2048 * 2 and result.role == "intermediate"
+    assert plan.launches[6].buffers[0] == product.buffers[2]
+    assert product.buffers[0] != product.buffers[2]
+    # nothing holds the [4096, 4096] cat any more
+    assert max(b.nbytes for b in plan.buffers) < 4096 * 4096 * 2
+    unfused = plan_of(text, HOPPER, params=params, fused=False, monkeypatch=monkeypatch)
+    assert len(unfused.launches) == 8 and "_swiglu_" in unfused.launches[6].kernel
+    assert max(b.nbytes for b in unfused.buffers) == 4096 * 4096 * 2
+
+
+@pytest.mark.parametrize("device", [NO_WGMMA, CPU], ids=["gpu-without-wgmma", "cpu"])
+def test_the_llama_block_elsewhere_is_planned_as_without_the_epilogue(monkeypatch, device):
+    text, params = llama_b32("f16")
+    plan = plan_of(text, device, params=params, monkeypatch=monkeypatch)
+    assert any("_swiglu_" in launch.kernel for launch in plan.launches)
+    assert same_plan(plan, plan_of(text, device, params=params, fused=False,
+                                   monkeypatch=monkeypatch))
+    assert all(s.interleaved is None for s in plan.inputs)
+
+
+TWO_READERS = """func.func @ffn(%x: tensor<256x128xf16>, %w: tensor<128x512xf16>,
+                %x2: tensor<256x128xf16>) -> (tensor<256x256xf16>, tensor<256x512xf16>) {
+  %c = nn.matmul %x, %w : tensor<256x128xf16>, tensor<128x512xf16> -> tensor<256x512xf16>
+  %y = fused.swiglu %c {gate_first = true} : tensor<256x512xf16> -> tensor<256x256xf16>
+  %d = nn.matmul %x2, %w : tensor<256x128xf16>, tensor<128x512xf16> -> tensor<256x512xf16>
+  func.return %y, %d : tensor<256x256xf16>, tensor<256x512xf16>
+}"""
+
+
+@pytest.mark.parametrize(("text", "device", "bound", "tf32", "why"), [
+    (ffn(), NO_WGMMA, ("w",), False, "a GPU without wgmma"),
+    (ffn(), CPU, ("w",), False, "a CPU"),
+    (ffn(), HOPPER, (), False, "B not bound"),
+    (ffn(cat_returned=True), HOPPER, ("w",), False, "cat returned too"),
+    (ffn(m=250), HOPPER, ("w",), False, "M not whole tiles: mma.sync"),
+    (ffn(n=384), HOPPER, ("w",), False, "N not whole tiles: mma.sync"),
+    (ffn(dtype="f32"), HOPPER, ("w",), True, "TF32: not a SwiGLU type"),
+    (ffn(dtype="f32"), HOPPER, ("w",), False, "f32: no wgmma"),
+    (TWO_READERS, HOPPER, ("w",), False, "B read by another product"),
+], ids=lambda v: v if isinstance(v, str) and " " in v else "")
+def test_any_other_product_is_planned_as_without_the_epilogue(monkeypatch, text, device, bound,
+                                                              tf32, why):
+    plan = plan_of(text, device, bound, allow_tf32=tf32, monkeypatch=monkeypatch)
+    assert not any("gemm_swiglu" in launch.kernel for launch in plan.launches), why
+    assert any("_swiglu_" in launch.kernel for launch in plan.launches), why
+    assert same_plan(plan, plan_of(text, device, bound, allow_tf32=tf32, fused=False,
+                                   monkeypatch=monkeypatch)), why
+    assert all(s.interleaved is None for s in plan.inputs)
+
+
+def test_the_epilogue_is_on_by_default():
+    assert gemm_wgmma.SWIGLU_EPILOGUE is True

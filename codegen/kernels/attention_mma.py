@@ -57,6 +57,7 @@ from fusec.codegen.kernels.common import (
     kernel_signature,
 )
 from fusec.codegen.kernels.gemm_mma import MMAS, _emulation, _ptx_helpers
+from fusec.codegen.kernels.gemm_mma_pipelined import _emulated_copies, _ptx_copies
 
 ENABLED = True
 """Whether `instantiate_attention` gives 16-bit attention on an NVIDIA device with tensor cores
@@ -68,18 +69,40 @@ f16 BERT layer 0.264 -> 0.208."""
 
 WARPS = 4
 BLOCK_K = 64
+LDMATRIX = False
+"""Whether the K and V fragments are read by ``ldmatrix.x4`` (V ``.trans``), two mma tiles'
+B fragments an instruction, rather than by 32-bit (K) and 16-bit (V) reads of local memory."""
+ASYNC_COPY = False
+"""Whether K and V reach local memory by 16-byte ``cp.async`` copies, two tiles deep (the next
+tile's copies in flight while this one is computed), where the layouts allow 16-byte reads and
+the two stages fit `ASYNC_LOCAL_LIMIT`; else through registers, one tile at a time."""
+ASYNC_LOCAL_LIMIT = 49152
+"""Bytes the two stages may take: the 48 KiB of local memory every device with ``mma.sync``
+m16n8k16 (sm_80 and newer) gives a work-group."""
 PAD = 8
 """Elements of padding after each K and V row in local memory."""
 SCRATCH = 16 * 16 + 16 * 8
 """Floats of local memory per warp for the emulated ``mma.sync`` (`gemm_mma._emulation`)."""
 
 
+def _tile_bytes(head_dim: int, block_k: int) -> int:
+    """Bytes of one stage: a K and a V tile."""
+    return 2 * 2 * block_k * (head_dim + PAD)
+
+
+def _stages(head_dim: int, block_k: int, async_copy: bool, aligned: bool) -> int:
+    """Stages of K and V tiles in local memory: 2 with `cp.async` copies where they fit."""
+    return (2 if async_copy and aligned
+            and 2 * _tile_bytes(head_dim, block_k) <= ASYNC_LOCAL_LIMIT else 1)
+
+
 def local_bytes(head_dim: int, has_mask: bool, warps: int = WARPS, block_k: int = BLOCK_K,
-                mma: str = "ptx") -> int:
-    """Bytes of local memory the kernel declares."""
-    total = 2 * 2 * block_k * (head_dim + PAD) + (4 * block_k if has_mask else 0)
+                mma: str = "ptx", stages: int = 1) -> int:
+    """Bytes of local memory the kernel declares (at most `ASYNC_LOCAL_LIMIT` more with two
+    stages: `why_not` checks the device against that)."""
+    total = stages * _tile_bytes(head_dim, block_k) + (4 * block_k if has_mask else 0)
     if mma == "emulated":
-        total += 4 * warps * (SCRATCH + 32)
+        total += 4 * warps * (SCRATCH + 32 + 32)
     return total
 
 
@@ -101,7 +124,7 @@ def why_not(device: DeviceInfo | None, dtype: str, head_dim: int, has_mask: bool
     return None
 
 
-def _helpers(name: str, dtype: str, mma: str) -> str:
+def _helpers(name: str, dtype: str, mma: str, copies: bool) -> str:
     """``<name>_mma`` (`gemm_mma`), ``<name>_max4`` / ``<name>_sum4`` (a value combined over
     the 4 lanes of a row), ``<name>_pack(lo, hi)`` (two floats as one register of 16-bit
     pairs, ``lo`` in the low half)."""
@@ -122,7 +145,7 @@ def _helpers(name: str, dtype: str, mma: str) -> str:
         else:
             pack = ("    return (uint)fusec_float_to_bf16(lo)"
                     " | ((uint)fusec_float_to_bf16(hi) << 16);\n")
-        return (_emulation(name, spec) + exchange
+        return (_emulation(name, spec) + (_emulated_copies(name) if copies else "") + exchange
                 + f"inline float {name}_max4({lead}float v) {{\n"
                 f"    v = fmax(v, {name}_xor({args}v, 1));\n"
                 f"    return fmax(v, {name}_xor({args}v, 2));\n}}\n"
@@ -133,7 +156,7 @@ def _helpers(name: str, dtype: str, mma: str) -> str:
     shuffle = ('    asm volatile("shfl.sync.bfly.b32 %0, %1, {m}, 0x1f, 0xffffffff;" '
                ': "=f"(o) : "f"(v));\n')
     return (
-        _ptx_helpers(name, spec)
+        _ptx_helpers(name, spec) + (_ptx_copies(name, 3) if copies else "")
         + f"inline float {name}_max4(float v) {{\n    float o;\n"
         + shuffle.format(m=1) + "    v = fmax(v, o);\n"
         + shuffle.format(m=2) + "    return fmax(v, o);\n}\n"
@@ -167,9 +190,14 @@ def attention_mma(
     warps: int = WARPS,
     block_k: int = BLOCK_K,
     mma: str = "ptx",
+    ldmatrix: bool | None = None,
+    async_copy: bool | None = None,
 ) -> KernelSource:
     """The tensor-core attention kernel; see the module docstring. ``mma`` is ``"ptx"`` (the
-    instructions) or ``"emulated"`` (the test double, any device)."""
+    instructions) or ``"emulated"`` (the test double, any device); `ldmatrix` and
+    `async_copy` default to the module's `LDMATRIX` and `ASYNC_COPY`."""
+    ldmatrix = LDMATRIX if ldmatrix is None else ldmatrix
+    async_copy = ASYNC_COPY if async_copy is None else async_copy
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim, warps=warps, block_k=block_k)
     if dtype not in ("f16", "bf16"):
@@ -193,6 +221,27 @@ def attention_mma(
     key_end = f"min({seq_k}, query0 + {bq})" if causal else f"{seq_k}"
     mma_lead = "mma_scratch + warp * " + str(SCRATCH) + ", lane, " if emulated else ""
     row_lead = "xch + warp * 32, lane, " if emulated else ""
+    ldsm_lead = "kv, ldsm_xch + warp * 32, lane, " if emulated else ""
+    copy_lead = "kv, " if emulated else ""
+    stages = _stages(d, bk, async_copy, _aligned(*k_at, *v_at))
+    stage_elems = 2 * bk * stride
+
+    def address(offset: str) -> str:
+        """The shared-memory address of element `offset` of ``kv`` (bytes from ``kv`` in the
+        emulation, whose helpers take ``kv`` itself)."""
+        return f"(uint)(2 * ({offset}))" if emulated else f"(uint)(size_t)(kv + {offset})"
+
+    def copies(which: str, at: tuple[int, int, int], start: str, offset: str) -> str:
+        """cp.async of rows start.. of K or V into ``kv`` at `offset` (zeros past key_end)."""
+        chunks = d // 8
+        return (
+            f"            for (int e = lid; e < {bk * chunks}; e += {threads}) {{\n"
+            f"                const int j = e / {chunks}, c = (e % {chunks}) * 8,"
+            f" key = {start} + j;\n"
+            f"                {name}_cp16({copy_lead}{address(f'{offset} + j * {stride} + c')},\n"
+            f"                    {which}_head + min(key, {seq_k - 1}) * {at[1]} + c,"
+            " key < key_end ? 16u : 0u);\n"
+            "            }\n")
 
     def staging(which: str, at: tuple[int, int, int]) -> str:
         """Copy rows k0.. of K or V into `which`_tile (zeros past key_end)."""
@@ -223,7 +272,94 @@ def attention_mma(
         "        }\n") if has_mask else ""
     causal_check = " && key <= query" if causal else ""
     scratch_decl = (f"    __local float mma_scratch[{warps * SCRATCH}];\n"
-                    f"    __local float xch[{warps * 32}];\n") if emulated else ""
+                    f"    __local float xch[{warps * 32}];\n"
+                    f"    __local uint ldsm_xch[{warps * 32}];\n") if emulated else ""
+    if stages == 2:
+        loop_head = f"""\
+{copies("k", k_at, "0", "0")}{copies("v", v_at, "0", str(bk * stride))}\
+    {name}_commit();
+    for (int k0 = 0, it = 0; k0 < key_end; k0 += {bk}, ++it) {{
+        const int k_off = (it & 1) * {stage_elems}, v_off = k_off + {bk * stride};
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + {bk} < key_end) {{
+            const int next = {stage_elems} - k_off;
+{copies("k", k_at, f"(k0 + {bk})", "next")}{copies("v", v_at, f"(k0 + {bk})", f"next + {bk * stride}")}\
+        }}
+        {name}_commit();
+        {name}_wait();
+{mask_load}\
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __local ushort *k_tile = kv + k_off, *v_tile = kv + v_off;
+"""
+    else:
+        loop_head = f"""\
+    for (int k0 = 0; k0 < key_end; k0 += {bk}) {{
+        const int k_off = 0, v_off = {bk * stride};
+        __local ushort *k_tile = kv + k_off, *v_tile = kv + v_off;
+        barrier(CLK_LOCAL_MEM_FENCE);
+{staging("k", k_at)}{staging("v", v_at)}{mask_load}\
+        barrier(CLK_LOCAL_MEM_FENCE);
+"""
+    if ldmatrix:
+        scores = f"""\
+            #pragma unroll
+            for (int j = 0; j < {bk // 8}; j += 2) {{
+                s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+                s[j + 1][0] = s[j + 1][1] = s[j + 1][2] = s[j + 1][3] = 0.0f;
+                /* matrices: keys 8 j (+8 for lanes 16..31), columns +8 for lanes 8..15, 24..31 */
+                const uint k_at = {address(f"k_off + (8 * j + 8 * (lane >> 4) + (lane & 7)) * {stride} + 8 * ((lane >> 3) & 1)")};
+                #pragma unroll
+                for (int kk = 0; kk < {d // 16}; ++kk) {{
+                    uint b0, b1, b2, b3;
+                    {name}_ldsm({ldsm_lead}k_at + 32 * kk, &b0, &b1, &b2, &b3);
+                    {name}_mma({mma_lead}qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3], b0, b1,
+                               &s[j][0], &s[j][1], &s[j][2], &s[j][3]);
+                    {name}_mma({mma_lead}qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3], b2, b3,
+                               &s[j + 1][0], &s[j + 1][1], &s[j + 1][2], &s[j + 1][3]);
+                }}
+            }}
+"""
+        products = f"""\
+                /* matrices: keys 16 kk (+8 for lanes 8..15, 24..31), columns +8 for lanes 16..31 */
+                const uint v_at = {address(f"v_off + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * {stride} + 8 * (lane >> 4)")};
+                #pragma unroll
+                for (int n = 0; n < {d // 8}; n += 2) {{
+                    uint b0, b1, b2, b3;
+                    {name}_ldsm_t({ldsm_lead}v_at + 16 * n, &b0, &b1, &b2, &b3);
+                    {name}_mma({mma_lead}a0, a1, a2, a3, b0, b1,
+                               &o[n][0], &o[n][1], &o[n][2], &o[n][3]);
+                    {name}_mma({mma_lead}a0, a1, a2, a3, b2, b3,
+                               &o[n + 1][0], &o[n + 1][1], &o[n + 1][2], &o[n + 1][3]);
+                }}
+"""
+    else:
+        scores = f"""\
+            #pragma unroll
+            for (int j = 0; j < {bk // 8}; ++j) {{
+                s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+                __local const ushort *kr = k_tile + (8 * j + g) * {stride} + 2 * t;
+                #pragma unroll
+                for (int kk = 0; kk < {d // 16}; ++kk) {{
+                    const uint b0 = *(__local const uint *)(kr + 16 * kk);
+                    const uint b1 = *(__local const uint *)(kr + 16 * kk + 8);
+                    {name}_mma({mma_lead}qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3], b0, b1,
+                               &s[j][0], &s[j][1], &s[j][2], &s[j][3]);
+                }}
+            }}
+"""
+        products = f"""\
+                __local const ushort *vr = v_tile + (16 * kk + 2 * t) * {stride} + g;
+                #pragma unroll
+                for (int n = 0; n < {d // 8}; ++n) {{
+                    const uint b0 = (uint)vr[8 * n] | ((uint)vr[8 * n + {stride}] << 16);
+                    const uint b1 = (uint)vr[8 * n + {8 * stride}]
+                                    | ((uint)vr[8 * n + {9 * stride}] << 16);
+                    {name}_mma({mma_lead}a0, a1, a2, a3, b0, b1,
+                               &o[n][0], &o[n][1], &o[n][2], &o[n][3]);
+                }}
+"""
+    q_pairs = all(x % 2 == 0 for x in q_at)  # each A register one 32-bit read
+    q_read = "*(__global const uint *)p" if q_pairs else "((uint)p[0] | ((uint)p[1] << 16))"
     # A warp whose rows all lie before the tile's first key skips it (no barrier inside on the
     # GPU; the emulation's helpers hold barriers, so every work-item runs every tile there).
     skip_open = ("        if (!causal_skip) {\n" if causal and not emulated else
@@ -245,8 +381,7 @@ def attention_mma(
     __global const ushort *v_head = (__global const ushort *)v
         + b * {v_at[0]} + {v_at[2]} + h * {d};
     __global {half.STORAGE[dtype]} *out_head = out + b * {seq_q * width} + h * {d};
-    __local ushort k_tile[{bk * stride}] __attribute__((aligned(16)));
-    __local ushort v_tile[{bk * stride}] __attribute__((aligned(16)));
+    __local ushort kv[{stages * stage_elems}] __attribute__((aligned(16)));
 {mask_decl}{scratch_decl}\
     const int query_0 = query0 + {16} * warp + g, query_1 = query_0 + 8;
     /* the warp's Q rows as A fragments: qf[kk] covers head columns 16 kk .. 16 kk + 15 */
@@ -258,7 +393,7 @@ def attention_mma(
             const int query = (i & 1) ? query_1 : query_0;
             const int c = 16 * kk + 2 * t + ((i & 2) ? 8 : 0);
             __global const ushort *p = q_head + query * {q_at[1]} + c;
-            qf[kk][i] = query < {seq_q} ? ((uint)p[0] | ((uint)p[1] << 16)) : 0u;
+            qf[kk][i] = query < {seq_q} ? {q_read} : 0u;
         }}
     }}
     float o[{d // 8}][4];
@@ -266,24 +401,9 @@ def attention_mma(
     for (int n = 0; n < {d // 8}; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
     float max_0 = -INFINITY, max_1 = -INFINITY, sum_0 = 0.0f, sum_1 = 0.0f;
     const int key_end = {key_end};
-    for (int k0 = 0; k0 < key_end; k0 += {bk}) {{
-        barrier(CLK_LOCAL_MEM_FENCE);
-{staging("k", k_at)}{staging("v", v_at)}{mask_load}\
-        barrier(CLK_LOCAL_MEM_FENCE);
-{skip_decl}{skip_open}\
+{loop_head}{skip_decl}{skip_open}\
             float s[{bk // 8}][4];
-            #pragma unroll
-            for (int j = 0; j < {bk // 8}; ++j) {{
-                s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-                __local const ushort *kr = k_tile + (8 * j + g) * {stride} + 2 * t;
-                #pragma unroll
-                for (int kk = 0; kk < {d // 16}; ++kk) {{
-                    const uint b0 = *(__local const uint *)(kr + 16 * kk);
-                    const uint b1 = *(__local const uint *)(kr + 16 * kk + 8);
-                    {name}_mma({mma_lead}qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3], b0, b1,
-                               &s[j][0], &s[j][1], &s[j][2], &s[j][3]);
-                }}
-            }}
+{scores}\
             float tile_max_0 = -INFINITY, tile_max_1 = -INFINITY;
             #pragma unroll
             for (int j = 0; j < {bk // 8}; ++j) {{
@@ -326,15 +446,7 @@ def attention_mma(
                 const uint a1 = {name}_pack(s[2 * kk][2], s[2 * kk][3]);
                 const uint a2 = {name}_pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
                 const uint a3 = {name}_pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-                __local const ushort *vr = v_tile + (16 * kk + 2 * t) * {stride} + g;
-                #pragma unroll
-                for (int n = 0; n < {d // 8}; ++n) {{
-                    const uint b0 = (uint)vr[8 * n] | ((uint)vr[8 * n + {stride}] << 16);
-                    const uint b1 = (uint)vr[8 * n + {8 * stride}]
-                                    | ((uint)vr[8 * n + {9 * stride}] << 16);
-                    {name}_mma({mma_lead}a0, a1, a2, a3, b0, b1,
-                               &o[n][0], &o[n][1], &o[n][2], &o[n][3]);
-                }}
+{products}\
             }}
         }}
     }}
@@ -358,8 +470,9 @@ def attention_mma(
     source = (
         f"// {name}: tensor-core attention B={batch} S_q={seq_q} S_k={seq_k} H={num_heads}"
         f" D={d}{flags}, {bq} queries x {bk} keys per tile, {warps} warps"
+        f"{', ldmatrix' if ldmatrix else ''}{', cp.async x2' if stages == 2 else ''}"
         f" ({MMAS[dtype].instruction}{', emulated' if emulated else ''})\n"
-        f"{helpers}{_helpers(name, dtype, mma)}"
+        f"{helpers}{_helpers(name, dtype, mma, ldmatrix or stages == 2)}"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
     return KernelSource(name, source, args, (groups_q * threads, batch * num_heads),

@@ -155,12 +155,42 @@ def test_mma_attention_with_unaligned_rows_and_small_tiles(launch):
     kernel = attention_mma("attention_mma_odd", batch, seq, seq, heads, dim, 0.25, causal=True,
                            has_mask=True, mask_dtype="uchar", dtype=dtype, warps=2, block_k=32,
                            mma=MMA, **layouts)
-    assert "vload8" not in kernel.source
+    assert "vload8(0, k_head" not in kernel.source and "cp.async" not in kernel.source
     got = launch(kernel, {"q": qkv_h, "k": qkv_h, "v": qkv_h, "mask": mask},
                  {"out": (batch, seq, dim)})["out"]
     q, k, v = (qkv64[..., 1 + i * dim:1 + (i + 1) * dim] for i in range(3))
     expected = _reference(q, k, v, heads, dim, 0.25, mask, True)
     assert _error(got, expected, v) <= TOLERANCE[dtype]
+
+
+VARIANTS = [(True, False), (False, True), (True, True)]
+"""(ldmatrix, async_copy): K and V fragments by ldmatrix, K and V copied by cp.async two tiles
+deep, both."""
+
+
+@pytest.mark.parametrize(("ldmatrix", "async_copy"), VARIANTS,
+                         ids=["ldmatrix", "cp.async", "ldmatrix-cp.async"])
+def test_mma_attention_variants_match_numpy(launch, ldmatrix, async_copy):
+    """Packed q/k/v, causal and masked, 129 keys: three key tiles, so both stages of the
+    cp.async pipeline are filled and read, the last one ragged."""
+    options = {"ldmatrix": ldmatrix, "async_copy": async_copy}
+    got, _, expected, v = _run(launch, "f16", 2, 129, 129, 2, 32, True, True, packed=True,
+                               seed=11, **options)
+    assert _error(got, expected, v) <= TOLERANCE["f16"]
+    source = attention_mma("a", 2, 129, 129, 2, 32, 0.5, causal=True, mma=MMA,
+                           q_layout=HeadsLayout(192), k_layout=HeadsLayout(192, 64),
+                           v_layout=HeadsLayout(192, 128), **options).source
+    header = source.splitlines()[0]
+    assert ("ldmatrix" in header) == ldmatrix and ("cp.async x2" in header) == async_copy
+    assert ("v_at + 16 * n, &b0" in source) == ldmatrix
+
+
+def test_mma_attention_ldmatrix_at_head_128_in_bf16(launch):
+    """Every pair of 8-column V tiles of a 128-wide head; two stages do not fit 48 KiB there,
+    so the copies stay one tile at a time."""
+    got, _, expected, v = _run(launch, "bf16", 1, 70, 70, 1, 128, False, True, seed=12,
+                               ldmatrix=True, async_copy=True)
+    assert _error(got, expected, v) <= TOLERANCE["bf16"]
 
 
 NVIDIA = DeviceInfo("H200", is_cpu=False, local_mem_size=49152, max_work_group_size=1024,

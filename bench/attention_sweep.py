@@ -29,8 +29,11 @@ from fusec.runtime.device import select_device
 from fusec.runtime.program_cache import get_program
 
 HEADS, DIM = 12, 64
-MMA_VARIANTS = ((4, 64), (4, 32), (4, 128), (8, 64), (2, 64))
-"""(warps, block_k) of the tensor-core kernel timed with a 16-bit --dtype."""
+MMA_VARIANTS = ((4, 64, False, False), (4, 64, True, False), (4, 64, False, True),
+                (4, 64, True, True), (8, 64, True, True), (8, 64, False, False),
+                (4, 128, True, False))
+"""(warps, block_k, ldmatrix, async_copy) of the tensor-core kernel timed with a 16-bit
+--dtype."""
 SHAPES = (  # name, batch, seq, causal, masked
     ("llama_b32", 32, 128, True, False),
     ("bert_b32", 32, 128, False, True),
@@ -147,16 +150,17 @@ def main() -> None:
             for tq, tk in (*CONFIGS, *extra) for pf in (False, True)]
         info = DeviceInfo.from_device(device.device, tuned=False)
         if args.dtype in info.tensor_cores:
-            kernels += [(f"mma {w}w {bk}k", attention_mma(f"att_mma_{w}_{bk}", *common, **flags,
-                                                          warps=w, block_k=bk))
-                         for w, bk in MMA_VARIANTS]
+            kernels += [(f"mma {w}w {bk}k{' ldsm' if ld else ''}{' cp' if cp else ''}",
+                         attention_mma(f"att_mma_{w}_{bk}_{int(ld)}{int(cp)}", *common, **flags,
+                                       warps=w, block_k=bk, ldmatrix=ld, async_copy=cp))
+                         for w, bk, ld, cp in MMA_VARIANTS]
         for label, kernel in kernels:
             times = _time_kernel(device, kernel, buffers, args.repeat)
             cl.enqueue_copy(device.queue, out, out_buffer)
             device.queue.finish()
             value = bf16_to_f32(out) if args.dtype == "bf16" else out.astype(np.float32)
             error = float(np.max(np.abs(value - expected)))
-            print(f"{name:10s} {label:12s} {statistics.median(times):.4f} ms"
+            print(f"{name:10s} {label:20s} {statistics.median(times):.4f} ms"
                   f"  (min {min(times):.4f})  maxerr {error:.1e}", flush=True)
         torch_times = _torch_sdpa(qkv, mask, causal, args.repeat, args.dtype)
         if torch_times is not None:

@@ -74,21 +74,23 @@ case "${1:-all}" in
         done ;;
   attention) # issue 16: the tensor-core attention (attention_mma): its tests with the real PTX,
              # the kernel sweep in f16 and bf16, then each kernel's time with
-             # attention_mma.ENABLED off and on (about 3 minutes)
+             # attention_mma.ENABLED off, on, on with LDMATRIX and ASYNC_COPY (about 3 minutes)
           FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 50 python3 -m pytest -q \
             -p no:cacheprovider tests/codegen/test_kernel_attention_mma.py \
             tests/runtime/test_attention_mma_emulated.py > "$out/gpu_attention_tests.log" 2>&1
           echo "== tests (FUSEC_TEST_MMA=ptx): exit $?"; tail -15 "$out/gpu_attention_tests.log"
           for dt in f16 bf16; do
-            timeout 40 python3 -m fusec.bench.attention_sweep --device gpu --repeat 20 \
+            timeout 35 python3 -m fusec.bench.attention_sweep --device gpu --repeat 20 \
               --dtype $dt > "$out/gpu_attention_sweep_$dt.log" 2>&1
             echo "== sweep $dt: exit $?"; cat "$out/gpu_attention_sweep_$dt.log"
           done
-          for on in False True; do
-            set_switch="from fusec.codegen.kernels import attention_mma; attention_mma.ENABLED = $on"
-            timeout 45 python3 -c "$set_switch; from fusec.bench.profile_kernels import main; main()" \
-              --device gpu -w llama_b32_f16 -w bert_b32_f16 > "$out/gpu_attention_profile_$on.log" 2>&1
-            echo "== profile (attention_mma.ENABLED $on): exit $?"; cat "$out/gpu_attention_profile_$on.log"
+          for on in "False False" "True False" "True True"; do
+            set -- $on  # ENABLED, then LDMATRIX and ASYNC_COPY alike
+            set_switch="from fusec.codegen.kernels import attention_mma as m; m.ENABLED = $1; m.LDMATRIX = m.ASYNC_COPY = $2"
+            timeout 40 python3 -c "$set_switch; from fusec.bench.profile_kernels import main; main()" \
+              --device gpu -w llama_b32_f16 -w bert_b32_f16 > "$out/gpu_attention_profile_$1_$2.log" 2>&1
+            echo "== profile (attention_mma.ENABLED $1, LDMATRIX and ASYNC_COPY $2): exit $?"
+            cat "$out/gpu_attention_profile_$1_$2.log"
           done ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1

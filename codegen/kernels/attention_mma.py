@@ -20,8 +20,8 @@ a warp fall on distinct banks), and then, with f32 accumulation throughout:
   a K row, one 32-bit read of local memory.
 - Online softmax on the accumulators in registers (``native_exp2``): scores scaled by
   ``scale * log2(e)``, invisible ones set to -inf; the row max is combined over the 4 lanes
-  of a row with butterfly shuffles (``shfl.sync.bfly``); when it grows, the running sum and the output
-  accumulators of the row are rescaled by ``exp2(old - new)``. ``P = exp2(S - max)``; each
+  of a row with butterfly shuffles (``shfl.sync.bfly``); when it grows, the running sum and the
+  output accumulators of the row are rescaled by ``exp2(old - new)``. ``P = exp2(S - max)``; each
   lane keeps the partial sum of its own columns, combined over the row's lanes at the end.
 - ``O += P V``: the accumulators of two adjacent 8-key tiles are the A fragment of one 16-key
   slice, packed to 16 bits (``cvt.rn.f16x2.f32`` / ``cvt.rn.bf16x2.f32``: both need sm_80 and
@@ -29,11 +29,17 @@ a warp fall on distinct banks), and then, with f32 accumulation throughout:
   B fragment (``B[k][n] = V[key k][column n]``) is two elements of one column in adjacent
   rows, read from local memory and packed.
 
+By default (`LDMATRIX`, `ASYNC_COPY`) the B fragments come from ``ldmatrix.x4`` (V through
+``.trans``: the pairs of one column in adjacent rows are what it delivers), and K and V are
+copied by ``cp.async`` two tiles deep (`gemm_mma_pipelined`'s helpers), the next tile in flight
+while this one is computed.
+
 With ``causal``, tiles past the block's last query are not visited, a warp skips the tiles past
 its own last query, and the blocks with the most keys are launched first.
 
-``mma="emulated"`` replaces ``mma.sync`` by `gemm_mma`'s emulation, the shuffles by an
-exchange through local memory and the packing by plain OpenCL C rounding (all behind
+``mma="emulated"`` replaces ``mma.sync`` by `gemm_mma`'s emulation, ``ldmatrix`` and
+``cp.async`` by `gemm_mma_pipelined`'s, the shuffles by an exchange through local memory and
+the packing by plain OpenCL C rounding (all behind
 barriers, so the warp skip is left out): the kernel then runs on any OpenCL device (the CPU in
 CI); the real instructions are checked on the GPU machine (`FUSEC_TEST_MMA=ptx`).
 """
@@ -63,19 +69,25 @@ ENABLED = True
 """Whether `instantiate_attention` gives 16-bit attention on an NVIDIA device with tensor cores
 this kernel (`why_not`); off, `attention_tiled` runs there. On an H200 (2026-11-26,
 bench/results/h200-2026-11-26-s6-attention-mma.log; B=32 S=128 H=12 D=64, q/k/v packed, median
-kernel time) f16 causal 0.078 ms tiled -> 0.033 ms here (torch SDPA f16 0.028), masked 0.086 ->
-0.034 (SDPA 0.063), bf16 alike; kernel sums of the f16 Llama block 0.272 -> 0.226 ms, of the
-f16 BERT layer 0.264 -> 0.208."""
+kernel time) f16 causal 0.078 ms tiled -> 0.033 ms here without `LDMATRIX` and `ASYNC_COPY`,
+0.024 with both (torch SDPA f16 0.028-0.030), masked 0.086 -> 0.034 -> 0.027 (SDPA
+0.063-0.077), bf16 alike. `profile_kernels` (call 2): the f16 Llama block's attention launch
+0.078 -> 0.031 -> 0.023 ms, kernel sum 0.243 -> 0.197 -> 0.189; the f16 BERT layer's 0.088 ->
+0.034 -> 0.027 ms, sum 0.262 -> 0.210 -> 0.201."""
 
 WARPS = 4
 BLOCK_K = 64
-LDMATRIX = False
+LDMATRIX = True
 """Whether the K and V fragments are read by ``ldmatrix.x4`` (V ``.trans``), two mma tiles'
 B fragments an instruction, rather than by 32-bit (K) and 16-bit (V) reads of local memory."""
-ASYNC_COPY = False
+ASYNC_COPY = True
 """Whether K and V reach local memory by 16-byte ``cp.async`` copies, two tiles deep (the next
 tile's copies in flight while this one is computed), where the layouts allow 16-byte reads and
-the two stages fit `ASYNC_LOCAL_LIMIT`; else through registers, one tile at a time."""
+the two stages fit `ASYNC_LOCAL_LIMIT`; else through registers, one tile at a time.
+
+Both on since measured on an H200 (bench/results/h200-2026-11-26-s6-attention-mma.log, call 2;
+B=32 S=128 H=12 D=64, f16, median kernel time): causal 0.032 ms with neither, 0.031 ldmatrix,
+0.026 cp.async, 0.024 both (SDPA 0.030); masked 0.035, 0.032, 0.030, 0.027 (SDPA 0.077)."""
 ASYNC_LOCAL_LIMIT = 49152
 """Bytes the two stages may take: the 48 KiB of local memory every device with ``mma.sync``
 m16n8k16 (sm_80 and newer) gives a work-group."""
@@ -283,7 +295,8 @@ def attention_mma(
         barrier(CLK_LOCAL_MEM_FENCE);
         if (k0 + {bk} < key_end) {{
             const int next = {stage_elems} - k_off;
-{copies("k", k_at, f"(k0 + {bk})", "next")}{copies("v", v_at, f"(k0 + {bk})", f"next + {bk * stride}")}\
+{copies("k", k_at, f"(k0 + {bk})", "next")}\
+{copies("v", v_at, f"(k0 + {bk})", f"next + {bk * stride}")}\
         }}
         {name}_commit();
         {name}_wait();
@@ -300,6 +313,10 @@ def attention_mma(
 {staging("k", k_at)}{staging("v", v_at)}{mask_load}\
         barrier(CLK_LOCAL_MEM_FENCE);
 """
+    k_lanes = address(f"k_off + (8 * j + 8 * (lane >> 4) + (lane & 7)) * {stride}"
+                      " + 8 * ((lane >> 3) & 1)")
+    v_lanes = address(f"v_off + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * {stride}"
+                      " + 8 * (lane >> 4)")
     if ldmatrix:
         scores = f"""\
             #pragma unroll
@@ -307,7 +324,7 @@ def attention_mma(
                 s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
                 s[j + 1][0] = s[j + 1][1] = s[j + 1][2] = s[j + 1][3] = 0.0f;
                 /* matrices: keys 8 j (+8 for lanes 16..31), columns +8 for lanes 8..15, 24..31 */
-                const uint k_at = {address(f"k_off + (8 * j + 8 * (lane >> 4) + (lane & 7)) * {stride} + 8 * ((lane >> 3) & 1)")};
+                const uint k_at = {k_lanes};
                 #pragma unroll
                 for (int kk = 0; kk < {d // 16}; ++kk) {{
                     uint b0, b1, b2, b3;
@@ -321,7 +338,7 @@ def attention_mma(
 """
         products = f"""\
                 /* matrices: keys 16 kk (+8 for lanes 8..15, 24..31), columns +8 for lanes 16..31 */
-                const uint v_at = {address(f"v_off + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * {stride} + 8 * (lane >> 4)")};
+                const uint v_at = {v_lanes};
                 #pragma unroll
                 for (int n = 0; n < {d // 8}; n += 2) {{
                     uint b0, b1, b2, b3;

@@ -163,13 +163,14 @@ def test_mma_attention_with_unaligned_rows_and_small_tiles(launch):
     assert _error(got, expected, v) <= TOLERANCE[dtype]
 
 
-VARIANTS = [(True, False), (False, True), (True, True)]
-"""(ldmatrix, async_copy): K and V fragments by ldmatrix, K and V copied by cp.async two tiles
-deep, both."""
+VARIANTS = [(False, False), (True, False), (False, True), (True, True)]
+"""(ldmatrix, async_copy): K and V fragments by 32- and 16-bit reads of local memory and K and
+V copied through registers; fragments by ldmatrix; copies by cp.async two tiles deep; both (the
+default, which the other tests run)."""
 
 
 @pytest.mark.parametrize(("ldmatrix", "async_copy"), VARIANTS,
-                         ids=["ldmatrix", "cp.async", "ldmatrix-cp.async"])
+                         ids=["plain", "ldmatrix", "cp.async", "ldmatrix-cp.async"])
 def test_mma_attention_variants_match_numpy(launch, ldmatrix, async_copy):
     """Packed q/k/v, causal and masked, 129 keys: three key tiles, so both stages of the
     cp.async pipeline are filled and read, the last one ragged."""

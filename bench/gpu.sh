@@ -92,6 +92,19 @@ case "${1:-all}" in
             echo "== profile (attention_mma.ENABLED $1, LDMATRIX and ASYNC_COPY $2): exit $?"
             cat "$out/gpu_attention_profile_$1_$2.log"
           done ;;
+  attention-bench) # the tensor-core attention as it is by default: its GPU tests, each kernel's
+             # time, then the 16-bit layers' rows of fusec-bench (about 4 minutes)
+          FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 45 python3 -m pytest -q \
+            -p no:cacheprovider tests/codegen/test_kernel_attention_mma.py \
+            tests/runtime/test_attention_mma_emulated.py > "$out/gpu_attention_tests.log" 2>&1
+          echo "== tests (FUSEC_TEST_MMA=ptx): exit $?"; tail -5 "$out/gpu_attention_tests.log"
+          timeout 35 python3 -m fusec.bench.profile_kernels --device gpu -w llama_b32_f16 \
+            -w bert_b32_f16 > "$out/gpu_attention_profile.log" 2>&1
+          echo "== profile: exit $?"; cat "$out/gpu_attention_profile.log"
+          timeout 150 python3 -m fusec.tools.fusec_bench --device gpu --repeat 20 \
+            -w bert_b32_f16 -w llama_b32_f16 -w bert_b32_bf16 -w llama_b32_bf16 \
+            --json-out "$out/gpu_attention_bench.json" > "$out/gpu_attention_bench.log" 2>&1
+          echo "== fusec-bench: exit $?"; cat "$out/gpu_attention_bench.log" ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
@@ -123,6 +136,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|gram|attention|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|gram|attention|attention-bench|external|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

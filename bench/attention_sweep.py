@@ -4,8 +4,11 @@ BERT and Llama shapes of ``fusec-bench`` (B=1 and 32, S=128, H=12, D=64; q/k/v r
 packed [B, S, 2304] buffer, as the fused program does), with PyTorch's SDPA on the same inputs
 when torch has a GPU. Prints one line per kernel: median of `--repeat` profiled launches, and the
 largest difference from a float64 numpy reference; on NVIDIA also ptxas's registers and spills.
+With ``--dtype f16`` or ``bf16`` the inputs and output are of that type, and on a device with
+tensor cores the tensor-core kernel (`attention_mma`) runs too, in each `MMA_VARIANTS` entry
+(SDPA then runs in that type).
 
-    python3 -m fusec.bench.attention_sweep --device gpu --repeat 20
+    python3 -m fusec.bench.attention_sweep --device gpu --repeat 20 [--dtype f16]
 """
 
 from __future__ import annotations
@@ -18,11 +21,16 @@ import numpy as np
 import pyopencl as cl
 
 from fusec.codegen.kernels.attention import HeadsLayout, attention
+from fusec.codegen.kernels.attention_mma import attention_mma
 from fusec.codegen.kernels.attention_tiled import CONFIGS, attention_tiled
+from fusec.codegen.kernels.common import DeviceInfo
+from fusec.dtypes import bf16_bits, bf16_to_f32
 from fusec.runtime.device import select_device
 from fusec.runtime.program_cache import get_program
 
 HEADS, DIM = 12, 64
+MMA_VARIANTS = ((4, 64), (4, 32), (4, 128), (8, 64), (2, 64))
+"""(warps, block_k) of the tensor-core kernel timed with a 16-bit --dtype."""
 SHAPES = (  # name, batch, seq, causal, masked
     ("llama_b32", 32, 128, True, False),
     ("bert_b32", 32, 128, False, True),
@@ -66,7 +74,8 @@ def _time_kernel(device, kernel, buffers, repeat: int) -> list[float]:
     return times[2:]
 
 
-def _torch_sdpa(qkv: np.ndarray, mask: np.ndarray | None, causal: bool, repeat: int):
+def _torch_sdpa(qkv: np.ndarray, mask: np.ndarray | None, causal: bool, repeat: int,
+                dtype: str = "f32"):
     try:
         import torch
     except ImportError:
@@ -75,6 +84,8 @@ def _torch_sdpa(qkv: np.ndarray, mask: np.ndarray | None, causal: bool, repeat: 
         return None
     batch, seq, _ = qkv.shape
     x = torch.from_numpy(qkv).cuda()
+    if dtype != "f32":
+        x = x.to(torch.float16 if dtype == "f16" else torch.bfloat16)
     q, k, v = (t.reshape(batch, seq, HEADS, DIM).transpose(1, 2) for t in x.split(HEADS * DIM, -1))
     attn_mask = None if mask is None else torch.from_numpy(mask != 0).cuda()[:, None, None, :]
     f = torch.nn.functional.scaled_dot_product_attention
@@ -97,6 +108,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--config", action="append", default=[],
                         help="more tiled configurations to time, QxK work-items (e.g. 16x4)")
+    parser.add_argument("--dtype", default="f32", choices=("f32", "f16", "bf16"))
     args = parser.parse_args()
     device = select_device(args.device)
     print(f"# {device.description}")
@@ -106,34 +118,47 @@ def main() -> None:
     for name, batch, seq, causal, masked in SHAPES:
         rng = np.random.default_rng(0)
         qkv = rng.standard_normal((batch, seq, 3 * width), dtype=np.float32)
+        host = qkv
+        if args.dtype == "f16":
+            host = qkv.astype(np.float16)
+            qkv = host.astype(np.float32)
+        elif args.dtype == "bf16":
+            host = bf16_bits(qkv)
+            qkv = bf16_to_f32(host)
         mask = (rng.random((batch, seq)) > 0.2).astype(np.float32) if masked else None
         if mask is not None:
             mask[:, 0] = 1
         expected = _reference(qkv, mask, causal)
         flags = cl.mem_flags
-        qkv_buffer = cl.Buffer(device.context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=qkv)
+        qkv_buffer = cl.Buffer(device.context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=host)
         mask_buffer = (cl.Buffer(device.context, flags.READ_ONLY | flags.COPY_HOST_PTR,
                                  hostbuf=mask) if masked else None)
-        out = np.empty((batch, seq, width), dtype=np.float32)
+        out = np.empty((batch, seq, width), dtype=host.dtype)
         out_buffer = cl.Buffer(device.context, flags.READ_WRITE, out.nbytes)
         buffers = [qkv_buffer, qkv_buffer, qkv_buffer,
                    *([mask_buffer] if masked else []), out_buffer]
         common = (batch, seq, seq, HEADS, DIM, 1.0 / math.sqrt(DIM))
-        kernels = [("simple", attention("att_simple", *common, causal=causal, has_mask=masked,
-                                        **layouts))]
+        flags = {"causal": causal, "has_mask": masked, "dtype": args.dtype, **layouts}
+        kernels = [("simple", attention("att_simple", *common, **flags))]
         extra = [tuple(int(x) for x in c.split("x")) for c in args.config]
         kernels += [(f"tiled {tq}x{tk}{' pf' if pf else ''}", attention_tiled(
-            f"att_tiled_{tq}_{tk}_{int(pf)}", *common, causal=causal, has_mask=masked, **layouts,
+            f"att_tiled_{tq}_{tk}_{int(pf)}", *common, **flags,
             query_threads=tq, key_threads=tk, prefetch=pf))
             for tq, tk in (*CONFIGS, *extra) for pf in (False, True)]
+        info = DeviceInfo.from_device(device.device, tuned=False)
+        if args.dtype in info.tensor_cores:
+            kernels += [(f"mma {w}w {bk}k", attention_mma(f"att_mma_{w}_{bk}", *common, **flags,
+                                                          warps=w, block_k=bk))
+                         for w, bk in MMA_VARIANTS]
         for label, kernel in kernels:
             times = _time_kernel(device, kernel, buffers, args.repeat)
             cl.enqueue_copy(device.queue, out, out_buffer)
             device.queue.finish()
-            error = float(np.max(np.abs(out - expected)))
+            value = bf16_to_f32(out) if args.dtype == "bf16" else out.astype(np.float32)
+            error = float(np.max(np.abs(value - expected)))
             print(f"{name:10s} {label:12s} {statistics.median(times):.4f} ms"
                   f"  (min {min(times):.4f})  maxerr {error:.1e}", flush=True)
-        torch_times = _torch_sdpa(qkv, mask, causal, args.repeat)
+        torch_times = _torch_sdpa(qkv, mask, causal, args.repeat, args.dtype)
         if torch_times is not None:
             print(f"{name:10s} {'torch sdpa':12s} {statistics.median(torch_times):.4f} ms",
                   flush=True)

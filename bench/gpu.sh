@@ -1,5 +1,5 @@
 #!/bin/sh
-# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|gram|...]
+# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|gram|attention|...]
 #   table:  every GPU workload (about 5 minutes; -w bert and -w llama include the f16 and bf16
 #   layers, bert_b32_f16 ... llama_b32_bf16, by prefix);  probes: copy bandwidth, host overhead,
 #   compile time;  all: both (may need most of a 10-minute command).
@@ -92,6 +92,24 @@ case "${1:-all}" in
           echo "== fusec-bench (GRAM_SPLIT_ON_GPU $on, run $i): exit $?"
           cat "$out/gpu_gram_${i}_$on.log"
         done ;;
+  attention) # issue 16: the tensor-core attention (attention_mma): its tests with the real PTX,
+             # the kernel sweep in f16 and bf16, then each kernel's time with
+             # attention_mma.ENABLED off and on (about 3 minutes)
+          FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 50 python3 -m pytest -q \
+            -p no:cacheprovider tests/codegen/test_kernel_attention_mma.py \
+            tests/runtime/test_attention_mma_emulated.py > "$out/gpu_attention_tests.log" 2>&1
+          echo "== tests (FUSEC_TEST_MMA=ptx): exit $?"; tail -15 "$out/gpu_attention_tests.log"
+          for dt in f16 bf16; do
+            timeout 40 python3 -m fusec.bench.attention_sweep --device gpu --repeat 20 \
+              --dtype $dt > "$out/gpu_attention_sweep_$dt.log" 2>&1
+            echo "== sweep $dt: exit $?"; cat "$out/gpu_attention_sweep_$dt.log"
+          done
+          for on in False True; do
+            set_switch="from fusec.codegen.kernels import attention_mma; attention_mma.ENABLED = $on"
+            timeout 45 python3 -c "$set_switch; from fusec.bench.profile_kernels import main; main()" \
+              --device gpu -w llama_b32_f16 -w bert_b32_f16 > "$out/gpu_attention_profile_$on.log" 2>&1
+            echo "== profile (attention_mma.ENABLED $on): exit $?"; cat "$out/gpu_attention_profile_$on.log"
+          done ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
@@ -123,6 +141,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|external|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -16,7 +16,9 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, SSAValue
 
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
+from fusec.codegen.kernels import attention_mma as tensor_core_attention
 from fusec.codegen.kernels.attention import HeadsLayout, attention
+from fusec.codegen.kernels.attention_mma import attention_mma
 from fusec.codegen.kernels.attention_tiled import attention_tiled, tiled_attention_config
 from fusec.codegen.kernels.centered_gram_split import gram_combine, gram_slices
 from fusec.codegen.kernels.column_stats import (
@@ -233,8 +235,14 @@ def instantiate_attention(
     options = {"causal": p.bool("causal"), "has_mask": p.bool("has_mask"),
                "q_layout": layout("q"), "k_layout": layout("k"), "v_layout": layout("v"),
                "mask_dtype": p.str("mask_dtype"), "dtype": p.str("dtype", "f32")}
-    # A GPU gets the register-tiled kernel where its local memory holds the tiles (H100,
-    # B=32 S=128 D=64: see attention_tiled's docstring); a CPU keeps one query per work-item.
+    # 16-bit q/k/v on a device whose mma.sync builds take the tensor-core kernel
+    # (attention_mma.why_not says when not: head_dim not a multiple of 16, a driver without
+    # the PTX, the switch off); other GPUs get the register-tiled kernel where its local memory
+    # holds the tiles (H100, B=32 S=128 D=64: see attention_tiled's docstring); a CPU keeps one
+    # query per work-item.
+    if tensor_core_attention.why_not(device, p.str("dtype", "f32"), p.int("head_dim"),
+                                     p.bool("has_mask")) is None:
+        return attention_mma(*sizes, **options)
     config = None if device is None or device.is_cpu else tiled_attention_config(
         p.int("head_dim"), p.bool("has_mask"), device.local_mem_size,
         device.max_work_group_size)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|numeric|probes|layers|gram|attention|...]
+# fusec-bench on the lent GPU machine (bench/README.md): sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|gram|attention|...]
 #   table:  every GPU workload (about 5 minutes; -w bert and -w llama include the f16 and bf16
 #   layers, bert_b32_f16 ... llama_b32_bf16, by prefix);  probes: copy bandwidth, host overhead,
 #   compile time;  all: both (may need most of a 10-minute command).
@@ -55,6 +55,26 @@ case "${1:-all}" in
               --device gpu --repeat 10 -w hgemm4096 -w bgemm4096 -w bert_b32 -w llama_b32 \
               --json-out "$out/gpu_layers_$on.json" > "$out/gpu_layers_$on.log" 2>&1
             echo "== fusec-bench (LAYER_GEMMS $on): exit $?"; cat "$out/gpu_layers_$on.log"
+          done ;;
+  swiglu) # issue 16: the SwiGLU epilogue of the wgmma GEMM (gemm_wgmma.SWIGLU_EPILOGUE): the
+          # GPU tests, then each kernel's time with it off and on (about 3 minutes)
+          FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 120 python3 -m \
+            pytest -q -p no:cacheprovider tests/runtime/test_wgmma_gpu.py \
+            > "$out/gpu_swiglu_tests.log" 2>&1
+          echo "== tests (SWIGLU_EPILOGUE on): exit $?"; tail -5 "$out/gpu_swiglu_tests.log"
+          for on in False True; do  # the module's switch, set before anything is compiled
+            set_switch="from fusec.codegen.kernels import gemm_wgmma; gemm_wgmma.SWIGLU_EPILOGUE = $on"
+            timeout 50 python3 -c "$set_switch; from fusec.bench.profile_kernels import main; main()" \
+              --repeat 20 -w llama_b32_f16 -w llama_b32_bf16 > "$out/gpu_swiglu_profile_$on.log" 2>&1
+            echo "== profile (SWIGLU_EPILOGUE $on): exit $?"; cat "$out/gpu_swiglu_profile_$on.log"
+          done ;;
+  swiglu-bench) # the 16-bit layers' rows, SWIGLU_EPILOGUE as set in $SWIGLU (default: True)
+          for on in ${SWIGLU:-True}; do
+            set_switch="from fusec.codegen.kernels import gemm_wgmma; gemm_wgmma.SWIGLU_EPILOGUE = $on"
+            timeout 200 python3 -c "$set_switch; from fusec.tools.fusec_bench import main; main()" \
+              --device gpu --repeat 20 -w llama_b32_f16 -w llama_b32_bf16 -w bert_b32_f16 \
+              --json-out "$out/gpu_swiglu_$on.json" > "$out/gpu_swiglu_$on.log" 2>&1
+            echo "== fusec-bench (SWIGLU_EPILOGUE $on): exit $?"; cat "$out/gpu_swiglu_$on.log"
           done ;;
   gram) # issue 13: the slice-split centered Gram (column_stats_ops.GRAM_SPLIT_ON_GPU, off on
         # main until measured): the slice-length sweep, then the column-statistics rows with
@@ -136,6 +156,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|gram|attention|attention-bench|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|external|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

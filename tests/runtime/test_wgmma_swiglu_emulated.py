@@ -223,3 +223,21 @@ def test_an_interleaved_weight_unbound_is_interleaved_on_the_host_at_each_call(m
                  / np.abs(as32(want, dtype)).max()) <= TOLERANCE[dtype]
     with pytest.raises(InputError, match="stored in the GEMM's"):
         exe(x, exe.to_device(w))
+
+
+def test_with_layer_gemms_off_an_f16_weight_is_interleaved_as_it_is_and_transposed_per_call(
+        monkeypatch):
+    """`gemm_wgmma.LAYER_GEMMS` off: a bound f16 B is not stored transposed, so the transpose
+    launch runs first, on the interleaved weight."""
+    monkeypatch.setattr(gemm_wgmma, "LAYER_GEMMS", False)
+    text = SWIGLU.replace("xT>", "xf16>").replace("GATE", "first").replace("UP", "second")
+    rng = np.random.default_rng(10)
+    x = typed(rng.standard_normal((256, 128)), "f16")
+    w = typed(rng.standard_normal((128, 512)) / np.sqrt(128), "f16")
+    plan, bound = planned(text, {"w": w}, True, monkeypatch)
+    assert [k.rsplit("_", 1)[-1] for k in kernels(plan)] == ["bt", "0"]
+    assert "gemm_swiglu" in kernels(plan)[1]
+    assert [(s.panels, s.interleaved) for s in plan.inputs if s.name == "w"] == [(None, "first")]
+    unfused_plan, _ = planned(text, {"w": w}, False, monkeypatch)
+    got = run_emulated(plan, bound, x)
+    check(got, run_emulated(unfused_plan, bound, x), reference(text, [x, w]), "f16")

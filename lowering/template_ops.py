@@ -209,10 +209,8 @@ def gemm(
     stored = params(out_dtype=result) if result != dtype else {}
     shape = {**params(batch=batch, m=rows, n=n, k=k, rhs_batched=rhs_batched), **typed}
     # A general epilogue (fused.matmul_epilogue) stays one launch unless the product alone
-    # would leave most of a GPU idle: its issue counts it as one kernel, and unsplit it costs
-    # little (H200, 512x768x768 with row and column scales and a clamp: 0.058 ms in one
-    # launch, 0.049 in two; torch.compile 0.11).
-    fewer = EPILOGUE_SPLIT_SHARE if custom is not None else 1
+    # would leave most of a GPU idle (`EPILOGUE_SPLIT_SHARE`).
+    fewer = EPILOGUE_SPLIT_SHARE.get(dtype, 1) if custom is not None else 1
     split = gemm_split(lo.options, batch * rows * n, k, lo.options.gemm_split_outputs // fewer)
     if split == 1:
         lo.template("gemm", {**shape, **stored}, [lo.buffer(x), lo.buffer(w)], [out], extras,
@@ -227,9 +225,15 @@ def gemm(
     return out
 
 
-EPILOGUE_SPLIT_SHARE = 8
-"""A product with a general epilogue is split along K only below this share of
-``gemm_split_outputs`` output elements (65,536 by default)."""
+EPILOGUE_SPLIT_SHARE = {"f32": 4, "f16": 8, "bf16": 8}
+"""By operand type: a product with a general epilogue is split along K only below this share
+of ``gemm_split_outputs`` output elements (by default f32 131,072, 16-bit 65,536). Measured on
+an H200, kernel time (2026-11-26, two runs each):
+- gemm_epilogue 512 x 768 x 768 f32 (row and column scales, a clamp): 0.057 ms in one launch,
+  0.049 in two; one launch kept (issue 13 counts it as one kernel; torch.compile 0.09-0.11).
+- The f32 Llama block at batch 1, whose attention-output and down projections (128 x 768
+  outputs) carry the residual add: 0.31 ms with them whole, 0.214-0.216 split.
+- The f16 one: 0.134 ms with them whole (mma.sync), 0.150-0.151 split."""
 
 
 def gemm_split(options: LoweringOptions, outputs: int, k: int,

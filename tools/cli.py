@@ -43,7 +43,8 @@ class Interrupted(BaseException):
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM raise `Interrupted` (restored after; only the
-    main thread can set handlers, elsewhere the block runs as it is)."""
+    main thread can set handlers, elsewhere the block runs as it is). A signal ignored when
+    the block starts stays ignored, as for a job a shell started in the background."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -51,7 +52,8 @@ def signals_raise() -> Iterator[None]:
     def handler(signum: int, frame: object) -> None:
         raise Interrupted(signum)
 
-    previous = {s: signal.signal(s, handler) for s in SIGNAL_NAMES}
+    previous = {s: signal.signal(s, handler) for s in SIGNAL_NAMES
+                if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield
     finally:

@@ -88,12 +88,38 @@ def test_a_signal_while_writing_leaves_the_old_output(
     def command() -> None:
         atomic_write(target, writer)
 
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    if before[signum] is signal.SIG_IGN:  # the tests run as a background job
+        pytest.skip(f"signal {signum} is ignored in this process (see the next test)")
     assert run_cli(command, "fusec-run", []) == code
     assert one_line(capsys.readouterr().err) == f"fusec-run: {word}"
     assert target.read_bytes() == b"the user's previous results"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.npz"]
-    assert signal.getsignal(signum) is not None  # the old handler is back
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # the old handlers are back (SIG_IGN for SIGINT where the tests run in the background)
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_signal_ignored_on_entry_stays_ignored(tmp_path: Path) -> None:
+    """As for a tool a shell started in the background (SIGINT ignored): the signal does not
+    interrupt the write, and the handler is still SIG_IGN afterwards."""
+    target = tmp_path / "out.npz"
+
+    def writer(f: object) -> None:
+        f.write(b"half")  # type: ignore[attr-defined]
+        os.kill(os.getpid(), signal.SIGINT)
+        f.write(b" and the rest")  # type: ignore[attr-defined]
+
+    @click.command()
+    def command() -> None:
+        atomic_write(target, writer)
+
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert run_cli(command, "fusec-run", []) == 0
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert target.read_bytes() == b"half and the rest"
 
 
 WAITING_TOOL = textwrap.dedent("""
@@ -112,8 +138,11 @@ WAITING_TOOL = textwrap.dedent("""
 @pytest.mark.parametrize("signum, code, word", [
     (signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_a_signalled_process_exits_with_one_line(signum: int, code: int, word: str) -> None:
+    # the child's SIGINT as at a terminal, also where these tests run as a background job
+    # (which a shell starts with SIGINT ignored, and a tool keeps it so)
     child = subprocess.Popen([sys.executable, "-c", WAITING_TOOL], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert child.stdout is not None
     assert child.stdout.readline() == "ready\n"
     child.send_signal(signum)

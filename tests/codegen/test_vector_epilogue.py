@@ -104,10 +104,12 @@ def test_vector_epilogue_gives_the_scalar_bits(name, n, monkeypatch) -> None:
     scalar, scalar_source, _ = run(text, args, False, monkeypatch)
     assert "_epilogue_v" in source
     assert "_epilogue_v" not in scalar_source
-    if "Intel" in device:  # the CI device: its vector built-ins give the scalar ones' bits
+    if " on Intel(R) OpenCL" in device:  # Intel's runtime (CI's): vector built-ins give the
+        # scalar ones' bits
         np.testing.assert_array_equal(vector, scalar)
-    else:  # PoCL's vector erf differs from its scalar erf by 1 ulp (GPU machine, 2026-11-26)
-        np.testing.assert_array_max_ulp(vector, scalar, maxulp=2)
+    else:  # PoCL's vector erf is not its scalar erf: GELU values differ by up to 6 ulp (4.5e-8
+        # at -0.1, 4e-7 relative; the GPU machine's PoCL 5.0, 2026-11-26)
+        np.testing.assert_allclose(vector, scalar, rtol=2e-6, atol=1e-7)
     np.testing.assert_allclose(vector, reference(name, args), rtol=2e-5, atol=2e-5)
 
 

@@ -149,7 +149,7 @@ def gram_slices(name: str, n: int, d: int, slice_rows: int) -> KernelSource:
         f"    float ra[{CHUNK // PARTS}], rb[{CHUNK // PARTS}];\n"
         "    float resid = 0.0f;\n"
         "    float4 acc[4] = {(float4)(0.0f), (float4)(0.0f), (float4)(0.0f), (float4)(0.0f)};\n"
-        "    // Rows k0 .. k0 + CHUNK - 1 of the slice, centered, into ra and rb (0 past the edges).\n"
+        "    // Rows k0 .. k0 + CHUNK - 1 of the slice, centered, into ra and rb (0 past edges).\n"
         "#define LOAD_CHUNK(k0) \\\n"
         f"    for (int m = 0; m < {CHUNK // PARTS}; ++m) {{ \\\n"
         f"        const int r = (k0) + part + {PARTS} * m; \\\n"

@@ -13,6 +13,7 @@ concatenated into one program.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -216,12 +217,18 @@ def check_unique_names(kernel: str, args: Sequence[KernelArg]) -> None:
         seen.add(arg.name)
 
 
-def check_epilogue_names(kernel: str, epilogue: Epilogue, reserved: frozenset[str]) -> None:
-    """Raise ValueError if an epilogue parameter is named like a local of the kernel body."""
+def check_epilogue_names(kernel: str, epilogue: Epilogue, reserved: frozenset[str],
+                         registers: str | None = None, registers_are: str = "") -> None:
+    """Raise ValueError if an epilogue parameter is named like a local of the kernel body: one
+    of `reserved`, or a name matching `registers` (a regular expression for the kernel's
+    numbered registers, which `registers_are` describes in the message)."""
     for param in epilogue.params:
         if param.name in reserved:
             raise ValueError(f"kernel '{kernel}': epilogue parameter '{param.name}' clashes with "
                              f"a name the kernel uses; reserved: {', '.join(sorted(reserved))}")
+        if registers is not None and re.fullmatch(registers, param.name):
+            raise ValueError(f"kernel '{kernel}': epilogue parameter '{param.name}' is named like "
+                             f"{registers_are}")
 
 
 def check_positive(kernel: str, **sizes: int) -> None:

@@ -31,7 +31,6 @@ then adds the parts and applies the epilogue.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 from fusec.codegen.kernels import gemm_ffma_pipelined as ffma
@@ -266,11 +265,8 @@ def gemm(
     if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
         raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "
                          "its epilogue belongs to gemm_split_sum")
-    check_epilogue_names(name, epilogue, RESERVED_NAMES)
-    for param in epilogue.params:
-        if re.fullmatch(r"[abc]\d+(_\d+|k)?", param.name):
-            raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
-                             "the registers a<i>, b<j>, c<i>_<j>, a<i>k")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES, r"[abc]\d+(_\d+|k)?",
+                         "the registers a<i>, b<j>, c<i>_<j>, a<i>k")
     if tiles is None:
         tiles = default_gemm_tiles(device_info, m, n)
     if tiles.staging != "both":

@@ -31,7 +31,6 @@ on any OpenCL device (the CPU in CI).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from fusec.codegen.kernels.common import (
@@ -204,12 +203,9 @@ def gemm_ffma_pipelined(
     if copies not in ("ptx", "emulated"):
         raise ValueError(f"kernel '{name}': copies must be 'ptx' or 'emulated', got '{copies}'")
     tiles.check()
-    check_epilogue_names(name, epilogue, RESERVED_NAMES)
-    for param in epilogue.params:
-        if re.fullmatch(r"[ab][rcdvpx]\d+|[abc]\d+(_\d+)?|[ab][fq]\d+_\d+(_\d+)?|pb\d+_\d+",
-                        param.name):
-            raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
-                             "the kernel's copy, fragment or accumulator registers")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES,
+                         r"[ab][rcdvpx]\d+|[abc]\d+(_\d+)?|[ab][fq]\d+_\d+(_\d+)?|pb\d+_\d+",
+                         "the kernel's copy, fragment or accumulator registers")
     args = (KernelArg("lhs", "in"), KernelArg("rhs", "in"), KernelArg("out", "out"),
             *epilogue.params)
     emulated = copies == "emulated"

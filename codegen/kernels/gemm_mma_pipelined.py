@@ -44,7 +44,6 @@ indexing, edges and epilogue of this kernel then run on any OpenCL device (the C
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from fusec.codegen.kernels import half
@@ -167,11 +166,9 @@ def gemm_mma_pipelined(
     if mma not in ("ptx", "emulated"):
         raise ValueError(f"kernel '{name}': mma must be 'ptx' or 'emulated', got '{mma}'")
     tiles.check()
-    check_epilogue_names(name, epilogue, RESERVED_NAMES)
-    for param in epilogue.params:
-        if re.fullmatch(r"[ab][rcdvp]\d+|f\d[ab]\d+_\d+|c\d+_\d+_\d+|[ab]_ld\d+_\d+", param.name):
-            raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
-                             "the kernel's copy, fragment or accumulator registers")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES,
+                         r"[ab][rcdvp]\d+|f\d[ab]\d+_\d+|c\d+_\d+_\d+|[ab]_ld\d+_\d+",
+                         "the kernel's copy, fragment or accumulator registers")
     spec = MMAS[mma_kind(dtype)]
     storage = half.STORAGE[dtype]
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),

@@ -109,6 +109,8 @@ RESERVED_NAMES = frozenset({
 })
 """Identifiers the kernel body declares, besides the accumulators ``d<i>``: an epilogue
 parameter may not take one."""
+ACCUMULATORS = r"d\d+"
+"""The accumulators' names (a regular expression), not to be taken by an epilogue parameter."""
 STAGE_BYTES = (BLOCK_M + BLOCK_N) * ROW_BYTES
 LOCAL_BYTES = STAGES * STAGE_BYTES
 
@@ -152,8 +154,9 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
     if not fits(dtype, 1, batch * m, n, k):
         rows = f"{batch}x{m}" if batch != 1 else f"{m}"
         return (f"{rows}x{n}x{k} is not whole {BLOCK_M}x{BLOCK_N}x{block_k(dtype)} tiles")
-    if any(param.name in RESERVED_NAMES or re.fullmatch(r"d\d+", param.name)
-           for param in epilogue.params):
+    try:
+        check_epilogue_names("", epilogue, RESERVED_NAMES, ACCUMULATORS)
+    except ValueError:
         return "an epilogue parameter is named like a local of the kernel"
     return None
 
@@ -255,11 +258,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     if swiglu and (dtype not in SWIGLU_TYPES or epilogue is not IDENTITY_EPILOGUE):
         raise ValueError(f"kernel '{name}': the SwiGLU epilogue takes {' and '.join(SWIGLU_TYPES)} "
                          "products without an epilogue of their own")
-    check_epilogue_names(name, epilogue, RESERVED_NAMES)
-    for param in epilogue.params:
-        if re.fullmatch(r"d\d+", param.name):
-            raise ValueError(f"kernel '{name}': epilogue parameter '{param.name}' is named like "
-                             "the accumulators d<i>")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES, ACCUMULATORS, "the accumulators d<i>")
     storage = half.STORAGE[dtype]
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs" if b_rows else "rhs_t", "in", storage),
             KernelArg("out", "out", storage), *epilogue.params)

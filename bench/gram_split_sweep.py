@@ -57,9 +57,11 @@ def main() -> None:
             first.set_args(buf_x, parts, means, resid)
             second.set_args(parts, means, resid, buf_out)
 
-            def launch():
+            pairs = ((first, kernels[0]), (second, kernels[1]))
+
+            def launch(pairs=pairs):
                 return [cl.enqueue_nd_range_kernel(queue, k, s.global_size, s.local_size)
-                        for k, s in ((first, kernels[0]), (second, kernels[1]))]
+                        for k, s in pairs]
 
             cl.enqueue_fill_buffer(queue, buf_out, np.uint32(0x7FC00000), 0, d * d * 4)
             launch()

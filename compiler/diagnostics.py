@@ -18,7 +18,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue, TypeAttribute
 from xdsl.parser import Parser
-from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
@@ -241,8 +240,7 @@ def parse_module(
     (`verify_defined_before_use`, whichever ``verify``), and no ``nn`` or ``fused`` op carries an
     attribute that is none of its parameters (`verify_no_unknown_attributes`). Input nested
     deeper than Python's recursion allows (``dense<[[[[...``, thousands of nested regions or
-    types) is an error at
-    the token where the parser gave up."""
+    types) is an error at the token where the parser gave up."""
     parser = None
     try:
         with paused_gc():

@@ -365,7 +365,7 @@ class Executable:
         layouts = self.layouts
         if len(args) != len(layouts):
             return False
-        for value, (shape, dtype) in zip(args, layouts):
+        for value, (shape, dtype) in zip(args, layouts, strict=True):
             if type(value) is not np.ndarray or value.shape != shape or value.dtype != dtype:
                 return False
         return True

@@ -134,7 +134,7 @@ def test_swiglu_in_the_wgmma_epilogue_on_the_gpu_matches_the_reference(gpu_info,
     ``swiglu`` kernel elsewhere; "saturated": |gate| up to ~100 (silu(g) -> g, or -> -0)."""
     import fusec
     from fusec.compiler.driver import load
-    from fusec.reference.executor import find_function, run_function
+    from fusec.reference.executor import run_function
 
     b, m, k, n = shape
     text = (SWIGLU.replace("GATE_FIRST", "true" if gate_first else "false")

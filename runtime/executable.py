@@ -375,9 +375,9 @@ class Executable:
         numpy arrays and `DeviceArray`s (tensors and pyopencl arrays made into these)."""
         ports = self.call_inputs
         if not kwargs and len(args) == len(ports):
-            return [v if type(v) is np.ndarray and v.shape == p.spec.shape
-                    and v.dtype == p.spec.dtype and not p.spec.repacked  # accepted as is
-                    else self.accept_stored(p.spec, v) for p, v in zip(ports, args, strict=True)]
+            return [v if type(v) is np.ndarray and v.shape == shape and v.dtype == dtype
+                    else self.accept_stored(p.spec, v)  # see `layouts`
+                    for p, (shape, dtype), v in zip(ports, self.layouts, args, strict=True)]
         return call_arguments(self.function, [p.spec for p in ports], list(self.params), args,
                               kwargs, self.accept_stored)
 
@@ -531,14 +531,11 @@ class Executable:
                 if port.current is not port.resident:
                     port.point(port.resident)
                 continue
-            if array is port.wrapped and array.flags.c_contiguous:  # see `input_buffer`
-                buffer = port.current
-            elif array.nbytes == 0:
+            if array.nbytes == 0:
                 buffer = self.empty
                 port.point(buffer)
-            else:
+            else:  # the kernels are pointed at it
                 buffer, array = self.input_buffer(port, array)
-                port.point(buffer)
             state.arrays.append(array)
             state.buffers[port.spec.buffer] = buffer
 

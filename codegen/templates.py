@@ -18,6 +18,7 @@ from xdsl.ir import Attribute, SSAValue
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.kernels import attention_mma as tensor_core_attention
 from fusec.codegen.kernels.attention import HeadsLayout, attention
+from fusec.codegen.kernels.attention_mma import attention_mma
 from fusec.codegen.kernels.attention_tiled import attention_tiled, tiled_attention_config
 from fusec.codegen.kernels.centered_gram_split import gram_combine, gram_slices
 from fusec.codegen.kernels.column_stats import (
@@ -241,7 +242,7 @@ def instantiate_attention(
     # query per work-item.
     if tensor_core_attention.why_not(device, p.str("dtype", "f32"), p.int("head_dim"),
                                      p.bool("has_mask")) is None:
-        return tensor_core_attention.attention_mma(*sizes, **options)
+        return attention_mma(*sizes, **options)
     config = None if device is None or device.is_cpu else tiled_attention_config(
         p.int("head_dim"), p.bool("has_mask"), device.local_mem_size,
         device.max_work_group_size)

@@ -1,0 +1,188 @@
+"""Whole Hugging Face models through ``torch.compile(backend="fusec")`` against PyTorch eager and
+``torch.compile`` (Inductor), in one process, with tensors on the device.
+
+    python -m fusec.bench.torch_models [--device cuda|cpu] [--models bert,gpt2,llama]
+        [--dtypes f32,f16] [--layers N] [--repeat N] [--json-out PATH]
+
+The models are built from their configurations with random weights (no download): BERT-base
+(12 layers, B=32, S=128), GPT-2 small (12 layers, B=16, S=128) and a Llama-style model (width
+2048, GQA 32/4, intermediate 5632, 2 layers unless ``--layers``, B=32, S=128), each at its
+library-default attention (``sdpa``). Every runner is checked against eager first (f32:
+atol 1e-4 scaled by the output's largest magnitude; 16-bit: 2e-2), then the runners are timed in
+turns: each turn is ``repeat`` back-to-back calls followed by one device synchronisation, and a
+runner's figure is the median over turns of the wall time per call. Peak device memory is the
+largest ``torch.cuda.max_memory_allocated`` seen over a runner's calls (fusec's OpenCL buffers
+are not PyTorch's and are not in that figure: it is reported as measured, named for what it is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+
+
+def build(name: str, layers: int | None, dtype: Any, device: str) -> tuple[Any, dict, str]:
+    """(model, call kwargs, description) for one architecture at its default attention."""
+    import torch
+    from transformers import (BertConfig, BertModel, GPT2Config, GPT2Model, LlamaConfig,
+                              LlamaModel)
+
+    torch.manual_seed(0)
+    if name == "bert":
+        n = layers or 12
+        cfg = BertConfig(num_hidden_layers=n)
+        model, batch, seq, vocab = BertModel(cfg), 32, 128, cfg.vocab_size
+        text = f"BERT-base, {n} layers, B={batch} S={seq}"
+    elif name == "gpt2":
+        n = layers or 12
+        cfg = GPT2Config(n_layer=n)
+        model, batch, seq, vocab = GPT2Model(cfg), 16, 128, cfg.vocab_size
+        text = f"GPT-2 small, {n} layers, B={batch} S={seq}"
+    elif name == "llama":
+        n = layers or 2
+        cfg = LlamaConfig(hidden_size=2048, num_attention_heads=32, num_key_value_heads=4,
+                          intermediate_size=5632, num_hidden_layers=n, vocab_size=32000)
+        model, batch, seq, vocab = LlamaModel(cfg), 32, 128, cfg.vocab_size
+        text = f"Llama-style (2048, GQA 32/4, 5632), {n} layers, B={batch} S={seq}"
+    else:
+        raise SystemExit(f"torch_models: unknown model '{name}' (known: bert, gpt2, llama)")
+    model = model.to(device=device, dtype=dtype).eval()
+    ids = torch.randint(0, vocab, (batch, seq), device=device)
+    mask = torch.ones(batch, seq, dtype=torch.int64, device=device)
+    mask[1::2, seq - seq // 8:] = 0  # every other sequence padded by an eighth
+    kwargs = {"input_ids": ids, "attention_mask": mask}
+    if name != "bert":
+        kwargs = {"input_ids": ids}  # decoders: causal, no padding
+    return model, kwargs, text + f", {model.config._attn_implementation} attention"
+
+
+def wall_per_call(fn: Callable[[], Any], sync: Callable[[], None], repeat: int) -> float:
+    sync()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    sync()
+    return (time.perf_counter() - start) / repeat * 1e3
+
+
+def run(args: argparse.Namespace) -> list[dict]:
+    import torch
+
+    cuda = args.device == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    fusec_device = "gpu" if cuda else "cpu"
+    rows = []
+    for name in args.models.split(","):
+        for dt in args.dtypes.split(","):
+            dtype = getattr(torch, DTYPES[dt])
+            row: dict[str, Any] = {"model": name, "dtype": dt}
+            try:
+                model, kwargs, text = build(name, args.layers, dtype, args.device)
+            except Exception as exc:  # noqa: BLE001 - a row that cannot be built is reported
+                row["error"] = f"build: {exc}"
+                rows.append(row)
+                continue
+            row["summary"] = text
+            print(f"== {name} {dt}: {text}", flush=True)
+            report = f"/tmp/fusec_report_{name}_{dt}.json"
+            runners = {
+                "eager": model,
+                "inductor": torch.compile(model),
+                "fusec": torch.compile(model, backend="fusec",
+                                       options={"device": fusec_device, "report": report}),
+            }
+            if args.reduce_overhead and cuda:
+                runners["inductor-ro"] = torch.compile(model, mode="reduce-overhead")
+            with torch.inference_mode():
+                ref = model(**kwargs).last_hidden_state.float()
+                scale = ref.abs().max().item()
+                tol = 1e-4 * max(scale, 1.0) if dt == "f32" else 2e-2 * max(scale, 1.0)
+                live = {}
+                for rname, fn in runners.items():
+                    try:
+                        t0 = time.perf_counter()
+                        out = fn(**kwargs).last_hidden_state.float()
+                        sync()
+                        row[f"{rname}_first_call_s"] = round(time.perf_counter() - t0, 2)
+                        diff = (out - ref).abs().max().item()
+                        row[f"{rname}_maxdiff"] = diff
+                        if not diff <= tol:
+                            row[f"{rname}_error"] = f"differs from eager by {diff:.3g} (tol {tol:.3g})"
+                            continue
+                        live[rname] = fn
+                    except Exception as exc:  # noqa: BLE001
+                        row[f"{rname}_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+                for fn in live.values():  # warm-up
+                    for _ in range(3):
+                        fn(**kwargs)
+                sync()
+                samples: dict[str, list[float]] = {r: [] for r in live}
+                peaks: dict[str, int] = {}
+                for _ in range(args.turns):
+                    for rname, fn in live.items():
+                        if cuda:
+                            torch.cuda.reset_peak_memory_stats()
+                        samples[rname].append(
+                            wall_per_call(lambda fn=fn: fn(**kwargs), sync, args.repeat))
+                        if cuda:
+                            peaks[rname] = max(peaks.get(rname, 0),
+                                               torch.cuda.max_memory_allocated())
+                for rname, s in samples.items():
+                    row[f"{rname}_ms"] = round(statistics.median(s), 4)
+                    if rname in peaks:
+                        row[f"{rname}_torch_peak_mib"] = round(peaks[rname] / 2**20, 1)
+            try:
+                with open(report) as f:
+                    graphs = json.load(f).get("graphs", [])
+                row["fusec_report"] = [{k: g.get(k) for k in ("kernel_launches", "fused_ops",
+                                        "fallback_ops", "fallback_reasons", "compile_seconds",
+                                        "device")} for g in graphs]
+            except (OSError, ValueError):
+                pass
+            for peer in ("inductor", "eager", "inductor-ro"):
+                if "fusec_ms" in row and f"{peer}_ms" in row:
+                    row[f"fusec/{peer}"] = round(row["fusec_ms"] / row[f"{peer}_ms"], 3)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+            del runners, live
+            torch._dynamo.reset()
+            if cuda:
+                torch.cuda.empty_cache()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fusec.bench.torch_models",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--models", default="bert,gpt2,llama")
+    parser.add_argument("--dtypes", default="f32,f16")
+    parser.add_argument("--layers", type=int, default=None, help="layers of every model")
+    parser.add_argument("--repeat", type=int, default=10, help="back-to-back calls per turn")
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--reduce-overhead", action="store_true",
+                        help="also torch.compile(mode='reduce-overhead') (CUDA graphs)")
+    parser.add_argument("--json-out", default=None)
+    args = parser.parse_args(argv)
+    rows = run(args)
+    print("\nmodel  dtype  eager_ms  inductor_ms  fusec_ms  fusec/inductor  fusec/eager  errors")
+    for r in rows:
+        errs = "; ".join(f"{k}: {v}" for k, v in r.items() if k.endswith("error"))
+        print(f"{r['model']:6} {r['dtype']:5} {r.get('eager_ms', '-')!s:9} "
+              f"{r.get('inductor_ms', '-')!s:12} {r.get('fusec_ms', '-')!s:9} "
+              f"{r.get('fusec/inductor', '-')!s:15} {r.get('fusec/eager', '-')!s:12} {errs}")
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

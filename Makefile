@@ -2,14 +2,14 @@
 # fresh virtualenv by setting VENV. Variables (set on the command line or in the environment):
 #   VENV    the virtualenv to create and use               (default: .venv)
 #   PYTHON  the interpreter that creates it                 (default: python3)
-#   EXTRAS  the pyproject extras to install                 (default: test,cpu,onnx)
+#   EXTRAS  the pyproject extras to install                 (default: test,cpu,onnx,torch)
 VENV ?= .venv
 PYTHON ?= python3
 # --- what a CPU OpenCL device needs -------------------------------------------------------------
 # `cpu` is the pyproject extra with Intel's OpenCL CPU runtime (x86-64 Linux; elsewhere it installs
 # nothing and fusec uses a GPU driver or PoCL already on the machine). Packages the OpenCL runtime
 # needs beyond pyproject's extras go in OPENCL_PACKAGES.
-EXTRAS ?= test,cpu,onnx
+EXTRAS ?= test,cpu,onnx,torch
 OPENCL_PACKAGES ?=
 # ------------------------------------------------------------------------------------------------
 

@@ -149,7 +149,9 @@ def compile(  # noqa: A001 - the public name the package exports
     launch_budget: int | None = None,
     launch_fusion: bool = True,
     allow_tf32: bool = False,
-) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable:
+    example_inputs: Sequence[Any] | None = None,
+    report: str | None = None,
+) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable | Any:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
     ``params`` binds inputs (by name) to the device once, as `Executable.bind` does: a call
@@ -163,7 +165,15 @@ def compile(  # noqa: A001 - the public name the package exports
     ``launch_budget`` (bytes, default the device's global memory size) bounds what one merged
     launch touches; ``launch_fusion=False`` keeps one launch per kernel.
     ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
+    A ``torch.nn.Module`` is exported with ``example_inputs`` (``torch.export``), a
+    ``torch.export.ExportedProgram`` taken as it is; the executable is called with tensors
+    (`fusec.compiler.torch_compile`; ``report`` names its JSON report).
     """
+    if is_torch_source(source_or_module):
+        from fusec.compiler.torch_compile import compile_torch  # imports this module
+
+        return compile_torch(source_or_module, example_inputs, device, report, allow_tf32,
+                             launch_budget, pipeline)
     if is_onnx_source(source_or_module):
         imported = import_onnx(source_or_module, shapes,
                                None if filename == "<input>" else filename)
@@ -187,6 +197,16 @@ def compile(  # noqa: A001 - the public name the package exports
                      launch_budget, launch_fusion, allow_tf32, bound=list(params or {}))
     building(compiled.plan)
     return Executable(compiled.plan, dev, params)
+
+
+def is_torch_source(source: object) -> bool:
+    """``source`` is a ``torch.nn.Module`` or a ``torch.export.ExportedProgram`` (never
+    imports torch: if it was not imported, nothing is)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(source, torch.nn.Module
+                                            | torch.export.ExportedProgram)
 
 
 def fuse_and_fold(

@@ -262,3 +262,43 @@ def compile_torch(source: Any, example_inputs: Sequence[Any] | None, device: str
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise FusecError(f"error: torch.export failed: {first}") from None
     return ExportedExecutable(program, source, options, reporter)
+
+
+def import_exported(path: str, inline_elements: int | None = None) -> ImportedGraph:
+    """The ``nn`` IR of a saved ``ExportedProgram`` (``torch.export.save``) at the shapes it
+    was exported with: its parameters, buffers and constant tensors as weights; one-line
+    `FusecError`s for a file that does not load or an op fusec cannot import."""
+    try:
+        import torch
+    except ImportError:
+        raise FusecError(f"{path}: error: importing an ExportedProgram needs PyTorch "
+                         "(pip install 'fusec[torch]')") from None
+    from fusec.frontends.torch_fx import TorchImportError, import_graph
+    from torch.export.graph_signature import InputKind
+
+    try:
+        program = torch.export.load(path)
+    except Exception as e:
+        reason = getattr(e, "strerror", None) or (str(e).strip().splitlines() or [
+            type(e).__name__])[0]
+        raise FusecError(f"{path}: error: cannot load the ExportedProgram: {reason}") from None
+    placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
+    values: list[Any] = []
+    bound: set[int] = set()
+    for i, (node, spec) in enumerate(zip(placeholders, program.graph_signature.input_specs,
+                                         strict=True)):
+        if spec.kind == InputKind.USER_INPUT:
+            values.append(node.meta["val"])
+            continue
+        source = program.state_dict if spec.target in program.state_dict else program.constants
+        if spec.target not in source:
+            raise FusecError(f"{path}: error: input '{node.name}' ({spec.kind.name}) has no "
+                             "value in the program")
+        values.append(source[spec.target])
+        bound.add(i)
+    try:
+        return import_graph(program.graph_module, values, bound, path,
+                            **({} if inline_elements is None
+                               else {"inline_elements": inline_elements}))
+    except TorchImportError as e:
+        raise FusecError(str(e)) from None

@@ -168,7 +168,7 @@ class FusecPartition:
         """Binds the changed bound inputs again, or compiles anew where one was folded."""
         names = set(self.exe.param_names)
         changed = [i for i in self.bound if tensor_state(args[i]) != self.states[i]]
-        if not all(self.imported.bound[i] in names for i in changed):
+        if not all(self.imported.bound.get(i) in names for i in changed):
             self.build(args)
             return
         for i in changed:

@@ -9,7 +9,8 @@ The graph is what ``make_fx(..., pre_dispatch=True)`` or ``torch.export`` give: 
 (``aten.linear``, ``aten.scaled_dot_product_attention``, ``aten.layer_norm``, ``aten.view``...)
 at one concrete shape per input. Its placeholders become the arguments of ``@main`` in order;
 those listed in ``bound`` (parameters and buffers, by placeholder position) become weights
-(`ImportedGraph.params`) that the driver binds once, the others are call inputs. ``get_attr``
+(`ImportedGraph.params`, or inline constants when small, as the ONNX importer writes them)
+that the driver binds once, the others are call inputs. ``get_attr``
 nodes (constants, an unlifted module's parameters) become weights too. The graph's outputs, a
 flat tuple of tensors, are ``@main``'s results in order.
 
@@ -46,7 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from fusec.dialects import nn
-from fusec.frontends.onnx_import import Importer
+from fusec.frontends.onnx_import import INLINE_ELEMENTS, Importer
 
 TORCH_ELEMENT_TYPES: dict[str, Attribute] = {
     "torch.float32": f32, "torch.float16": f16, "torch.bfloat16": bf16,
@@ -77,7 +78,8 @@ class ImportedGraph:
     inputs: list[GraphTensor]
     """The call inputs: placeholders not bound, in placeholder order."""
     bound: dict[int, str]
-    """Placeholder position -> argument name, for the bound ones (to bind them again)."""
+    """Placeholder position -> argument name, for the bound ones written as weight arguments
+    (to bind them again; a small one written inline has none)."""
     outputs: list[GraphTensor]
     ops_in: int
     """The graph's ``call_function`` nodes (``getitem`` not counted)."""
@@ -189,6 +191,7 @@ def import_graph(
     example_args: list[Any],
     bound: set[int] | frozenset[int] = frozenset(),
     filename: str = "<torch graph>",
+    inline_elements: int = INLINE_ELEMENTS,
 ) -> ImportedGraph:
     """Converts ``gm`` at the shapes of ``example_args`` (one per placeholder) to ``nn`` IR;
     see the module docstring."""
@@ -196,7 +199,7 @@ def import_graph(
     from fusec.frontends.torch_ops import convert_node
     from torch.utils import _pytree as pytree
 
-    imp = FxImporter(gm, filename, {})
+    imp = FxImporter(gm, filename, {}, inline_elements=inline_elements)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(example_args):
         raise TorchImportError(f"{filename}: error: the graph has {len(placeholders)} inputs, "
@@ -212,12 +215,13 @@ def import_graph(
         elem = element_type_of(value.dtype)
         if elem is None:
             raise imp.error(f"input of dtype {value.dtype} is not supported")
-        arg = imp.add_argument(node.name, TensorType(elem, list(value.shape)))
-        assert arg.name_hint is not None
-        if index in bound:
-            imp.params[arg.name_hint] = np.array(host_array(value), order="C", copy=True)
-            bound_names[index] = arg.name_hint
+        if index in bound:  # a weight: inline when small or a splat, as constants are
+            arg = imp.tensor(value, node.name)
+            if arg.owner is imp.block:  # an argument
+                bound_names[index] = arg.name_hint or node.name
         else:
+            arg = imp.add_argument(node.name, TensorType(elem, list(value.shape)))
+            assert arg.name_hint is not None
             inputs.append(GraphTensor(arg.name_hint, value.dtype, tuple(value.shape)))
         imp.values_by_node[node] = arg
     returned: list[SSAValue] = []

@@ -131,6 +131,8 @@ class ShapeVariants:
             return self.eager(*args)
         key = shape_key(args)
         variant = self.variants.get(key)
+        if variant is not None and variant.stale(args):
+            variant = None
         if variant is None:
             variant = self.compile(list(args))
             self.variants[key] = variant

@@ -29,6 +29,7 @@ from __future__ import annotations
 import operator
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,8 +37,14 @@ import numpy as np
 
 from fusec.compiler.diagnostics import FusecError
 from fusec.errors import InputError
-from fusec.frontends.torch_fx import ImportedGraph, TorchImportError, host_array, import_graph
-from fusec.frontends.torch_ops import unsupported_reason
+from fusec.frontends.torch_fx import (
+    ImportedGraph,
+    TorchImportError,
+    host_array,
+    import_graph,
+    is_index_like,
+)
+from fusec.frontends.torch_ops import constant_nodes, unsupported_reason
 from fusec.runtime.device import OpenCLDevice
 
 INT32_RANGE = (-(2**31), 2**31 - 1)
@@ -188,6 +195,12 @@ class CompiledGraph:
     fallback_reasons: dict[str, str] = field(default_factory=dict)
     compile_seconds: float = 0.0
     partitions: int = 0
+    watched: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    """The bound inputs folded into constants (`fold_constants`), by position, and their state
+    when they were: a change to one needs the graph compiled again."""
+
+    def stale(self, args: Sequence[Any]) -> bool:
+        return any(tensor_state(args[i]) != state for i, state in self.watched.items())
 
 
 def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCLDevice,
@@ -201,22 +214,32 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
     start = time.perf_counter()
     reasons: dict[str, str] = {}
 
+    compiled = CompiledGraph(gm, counted_ops(gm))
+    compiled.watched = {i: tensor_state(args[i]) for i in bound if is_index_like(args[i])}
+    fold_constants(gm, args, set(compiled.watched))
+
     class Support(OperatorSupport):
         def is_node_supported(self, submodules: Any, node: Any) -> bool:
+            if node.op != "call_function":
+                return False
             reason = unsupported_reason(node)
             if reason is not None and node.target is not operator.getitem:
                 reasons.setdefault(op_name(node.target), reason)
             return reason is None
 
-    compiled = CompiledGraph(gm, counted_ops(gm))
     partitioner = CapabilityBasedPartitioner(gm, Support(), allows_single_node_partition=True)
     partitions = [p for p in partitioner.propose_partitions() if worth_running(p)]
     split = partitioner.fuse_partitions(partitions, prefix="fusec_") if partitions else gm
-    values = dict(zip((n for n in split.graph.nodes if n.op == "placeholder"), args,
-                      strict=True))
-    bound_nodes = {n for i, n in enumerate(values) if i in bound}
+    position = {n.target: i for i, n in enumerate(
+        n for n in gm.graph.nodes if n.op == "placeholder")}
+    values = {n: args[position[n.target]] for n in split.graph.nodes if n.op == "placeholder"}
+    bound_nodes = {n for n in values if position[n.target] in bound}
+    for node in split.graph.nodes:
+        if node.op == "get_attr":
+            bound_nodes.add(node)
+            values[node] = example_value(node, split, values)
     for node in list(split.graph.nodes):
-        if node.op == "placeholder":
+        if node.op in ("placeholder", "get_attr"):
             continue
         if node.op == "call_module" and node.target.startswith("fusec_"):
             sub = getattr(split, node.target)
@@ -243,6 +266,38 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
     compiled.fallback_reasons = reasons
     compiled.compile_seconds = time.perf_counter() - start
     return compiled
+
+
+def fold_constants(gm: Any, args: list[Any], constant_inputs: set[int]) -> None:
+    """Computes the ops of ``gm`` that depend on constants alone (`constant_nodes`: ``arange``,
+    masks, the bound integer inputs at ``constant_inputs``) with PyTorch, and puts each value
+    that other ops read in the graph as a constant (``get_attr``)."""
+    import torch
+
+    constants = constant_nodes(gm, constant_inputs)
+    values: dict[Any, Any] = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node in gm.graph.nodes:
+        if node not in constants:
+            continue
+        if node.op == "placeholder":
+            values[node] = args[placeholders.index(node)]
+            continue
+        values[node] = example_value(node, gm, values)
+        if node.op != "call_function" or not isinstance(values[node], torch.Tensor):
+            continue
+        readers = [u for u in node.users if u not in constants]
+        if not readers:
+            continue
+        name = f"fusec_constant{len(values)}"
+        gm.register_buffer(name, values[node].detach().clone())
+        with gm.graph.inserting_before(node):
+            attr = gm.graph.get_attr(name)
+        attr.meta = dict(node.meta)
+        for reader in readers:
+            reader.replace_input_with(node, attr)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
 
 
 def worth_running(partition: Any) -> bool:

@@ -10,7 +10,8 @@ The graph is what ``make_fx(..., pre_dispatch=True)`` or ``torch.export`` give: 
 at one concrete shape per input. Its placeholders become the arguments of ``@main`` in order;
 those listed in ``bound`` (parameters and buffers, by placeholder position) become weights
 (`ImportedGraph.params`, or inline constants when small, as the ONNX importer writes them)
-that the driver binds once, the others are call inputs. ``get_attr``
+that the driver binds once, the others are call inputs; bound integer and bool tensors
+(position ids kept as buffers) are constants (`is_index_like`). ``get_attr``
 nodes (constants, an unlifted module's parameters) become weights too. The graph's outputs, a
 flat tuple of tensors, are ``@main``'s results in order.
 
@@ -90,6 +91,15 @@ class ImportedGraph:
 def element_type_of(dtype: object) -> Attribute | None:
     """The IR element type of a PyTorch dtype, or None where fusec has none."""
     return TORCH_ELEMENT_TYPES.get(str(dtype))
+
+
+def is_index_like(value: Any) -> bool:
+    """A bound tensor of integers or bools (position ids, token type ids, masks kept as
+    buffers): the importer treats it as a constant, so that what is computed from it alone
+    is computed at import time (a change to it recompiles, as to any bound tensor)."""
+    import torch
+
+    return isinstance(value, torch.Tensor) and not value.is_floating_point()
 
 
 def host_array(tensor: Any) -> np.ndarray:
@@ -215,6 +225,9 @@ def import_graph(
         elem = element_type_of(value.dtype)
         if elem is None:
             raise imp.error(f"input of dtype {value.dtype} is not supported")
+        if index in bound and is_index_like(value):  # ids, masks: computed with at import
+            imp.values_by_node[node] = value.detach()
+            continue
         if index in bound:  # a weight: inline when small or a splat, as constants are
             arg = imp.tensor(value, node.name)
             if arg.owner is imp.block:  # an argument

@@ -426,6 +426,34 @@ def convert_unbind(imp: FxImporter, node: Any, kw: dict[str, Any]) -> Any:
                  for i, piece in enumerate(meta(node)))
 
 
+def convert_index(imp: FxImporter, node: Any, kw: dict[str, Any]) -> Any:
+    """``x[i0, i1, ...]`` with constant index tensors on the leading dims: one ``nn.gather`` of
+    the linear indices on ``x`` flattened over those dims, or a reshape where the indices
+    visit every element in order (how Hugging Face's masks index ``mask[batch, key]``)."""
+    import torch
+
+    x = operand(imp, kw["input"], result_dtype(imp, node))
+    indices = kw["indices"]
+    if any(not isinstance(i, torch.Tensor) for i in indices):
+        raise imp.error("indexing with computed or omitted (None) indices is not supported")
+    shape = shape_of(x)
+    dims = shape[:len(indices)]
+    rest = shape[len(indices):]
+    index = torch.broadcast_tensors(*[i.long() for i in indices])
+    for i, dim in zip(index, dims, strict=True):
+        if i.numel() and (int(i.max()) >= dim or int(i.min()) < -dim):
+            raise imp.error(f"an index is out of range for dims {list(dims)}")
+    linear = sum(torch.where(i < 0, i + dim, i) * math.prod(dims[k + 1:])
+                 for k, (i, dim) in enumerate(zip(index, dims, strict=True)))
+    flat = reshape(imp, x, (math.prod(dims), *rest))
+    if linear.numel() == math.prod(dims) and bool(
+            (linear.reshape(-1) == torch.arange(linear.numel())).all()):
+        return reshape(imp, flat, result_shape(node))
+    gathered = imp.emit(nn.GatherOp(flat, imp.tensor(linear.to(torch.int32)), 0, tensor_type(
+        element_of(x), [*linear.shape, *rest])))
+    return reshape(imp, gathered, result_shape(node))
+
+
 def convert_getitem(imp: FxImporter, node: Any, kw: dict[str, Any]) -> Any:
     source, index = node.args
     value = imp.values_by_node[source][index]
@@ -544,7 +572,8 @@ def convert_sdpa(imp: FxImporter, node: Any, kw: dict[str, Any]) -> Any:
     mask = kw.get("attn_mask")
     if isinstance(mask, torch.Tensor):  # a constant mask: maybe causal, maybe all true
         mask, causal = constant_mask(mask, causal, seq, keys)
-    key_mask = key_padding_mask(imp, mask, batch, keys)
+    key_mask, also_causal = key_padding_mask(imp, mask, batch, seq, keys)
+    causal |= also_causal
     if mask is None or key_mask is not None:
         packed = [pack_heads(imp, t) for t in (q, k, v)]
         out = imp.emit(nn.AttentionOp(*packed, heads, dim, key_mask, scale, causal))
@@ -575,7 +604,10 @@ def constant_mask(mask: Any, causal: bool, seq: int, keys: int) -> tuple[Any, bo
     visible = mask if mask.dtype == torch.bool else mask == 0
     if mask.dtype != torch.bool and not bool(((mask == 0) | torch.isneginf(mask)).all()):
         return mask, causal
-    full = visible.expand(*visible.shape[:-2], seq, keys)
+    try:
+        full = torch.broadcast_to(visible, (*visible.shape[:-2], seq, keys))
+    except RuntimeError:  # not a mask of these queries and keys
+        return mask, causal
     if bool(full.all()):
         return None, causal
     tril = torch.ones(seq, keys, dtype=torch.bool).tril()
@@ -584,18 +616,64 @@ def constant_mask(mask: Any, causal: bool, seq: int, keys: int) -> tuple[Any, bo
     return mask, causal
 
 
-def key_padding_mask(imp: FxImporter, mask: Any, batch: int, keys: int) -> SSAValue | None:
-    """A bool mask of shape ``[B|1, 1, 1, S_k]`` (or ``[S_k]``...) as ``nn.attention``'s
-    ``[B, S_k]`` key mask; None for any other mask."""
+def is_all_true(value: SSAValue) -> bool:
+    op = value.owner
+    if not isinstance(op, nn.ConstantOp) or element_of(value) != i1:
+        return False
+    return all(bool(v) for v in op.value.get_values())
+
+
+def is_all_false(value: SSAValue) -> bool:
+    op = value.owner
+    if not isinstance(op, nn.ConstantOp) or element_of(value) != i1:
+        return False
+    return not any(bool(v) for v in op.value.get_values())
+
+
+def broadcast_source(imp: FxImporter, mask: SSAValue) -> tuple[SSAValue, list[Any]]:
+    """The bool mask before broadcasts and ands with constants, and those constants (as
+    tensors): ``where(true, a, b)`` (an ``expand`` writes ``b = a``) is ``a``; ``where(c, a,
+    false)`` is ``c and a``, and where ``c`` or ``a`` is a constant it is set aside. The result
+    only repeats what is left, so when that has the key mask's shape, it is a key mask (and
+    the constants say what else is hidden: `constant_mask`)."""
+    known = {id(ssa): value for value, ssa in imp.materialized.values()}
+    factors: list[Any] = []
+    while isinstance(mask.owner, nn.WhereOp):
+        cond, a, b = mask.owner.operands
+        if is_all_true(cond):
+            mask = a
+        elif is_all_false(b) and id(cond) in known:
+            factors.append(known[id(cond)])
+            mask = a
+        elif is_all_false(b) and id(a) in known:
+            factors.append(known[id(a)])
+            mask = cond
+        else:
+            break
+    return mask, factors
+
+
+def key_padding_mask(imp: FxImporter, mask: Any, batch: int, seq: int,
+                     keys: int) -> tuple[SSAValue | None, bool]:
+    """A bool mask of shape ``[B|1, 1, 1, S_k]`` (or ``[S_k]``...), or a broadcast of one, as
+    ``nn.attention``'s ``[B, S_k]`` key mask, and whether constants anded with it make it
+    causal too; (None, False) for any other mask."""
     if not isinstance(mask, SSAValue) or element_of(mask) != i1:
-        return None
+        return None, False
+    mask, factors = broadcast_source(imp, mask)
+    causal = False
+    for factor in factors:
+        rest, is_causal = constant_mask(factor, False, seq, keys)
+        if rest is not None:
+            return None, False
+        causal |= is_causal
     shape = shape_of(mask)
     if not shape or shape[-1] != keys or any(d != 1 for d in shape[-3:-1]) or len(shape) > 4:
-        return None
+        return None, False
     lead = shape[0] if len(shape) == 4 else 1
     if lead not in (1, batch):
-        return None
-    return expand(imp, reshape(imp, mask, (lead, keys)), (batch, keys))
+        return None, False
+    return expand(imp, reshape(imp, mask, (lead, keys)), (batch, keys)), causal
 
 
 def attention_math(imp: FxImporter, q: SSAValue, k: SSAValue, v: SSAValue, mask: Any,
@@ -638,7 +716,8 @@ def attention_math(imp: FxImporter, q: SSAValue, k: SSAValue, v: SSAValue, mask:
 
 RESHAPES = ("view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "flatten", "unflatten",
             "view_as", "reshape_as")
-IDENTITIES = ("contiguous", "clone", "alias", "detach", "lift_fresh_copy", "positive")
+IDENTITIES = ("contiguous", "clone", "alias", "detach", "detach_", "lift_fresh_copy",
+              "positive")
 CASTS = ("_to_copy", "to", "type_as")
 
 FX_OPS: dict[str, Converter] = {
@@ -679,6 +758,8 @@ FX_OPS: dict[str, Converter] = {
     "aten.logical_or": logical(convert_or),
     "aten.bitwise_and": logical(convert_and),
     "aten.bitwise_or": logical(convert_or),
+    "aten.__and__": logical(convert_and),
+    "aten.__or__": logical(convert_or),
     "aten.logical_not": convert_not,
     "aten.bitwise_not": convert_not,
     "aten.where": convert_where,
@@ -702,6 +783,7 @@ FX_OPS: dict[str, Converter] = {
     "aten.chunk": convert_split,
     "aten.unbind": convert_unbind,
     "getitem": convert_getitem,
+    "aten.index": convert_index,
     "aten.embedding": convert_embedding,
     "aten.layer_norm": convert_layer_norm,
     "aten.native_layer_norm": convert_layer_norm,
@@ -730,8 +812,8 @@ def unsupported_reason(node: Any) -> str | None:
     name = op_name(node.target)
     if node.target is operator.getitem:
         source = node.args[0]
-        return None if isinstance(source, torch.fx.Node) and unsupported_reason(source) is None \
-            else "the indexed op is not supported"
+        return None if isinstance(source, torch.fx.Node) and unsupported_reason(
+            source) is None else "the indexed op is not supported"
     if name not in FX_OPS and name not in SHAPE_ONLY:
         return f"no converter for {name}"
     value = meta(node)
@@ -751,6 +833,24 @@ def unsupported_reason(node: Any) -> str | None:
     if name == "aten.slice" and normalized(node).get("step", 1) != 1:
         return "slice with a step"
     return None
+
+
+def constant_nodes(gm: Any, constant_inputs: set[int]) -> set[Any]:
+    """The nodes of ``gm`` whose values are known at import time: ``get_attr``, the
+    placeholders at ``constant_inputs``, and deterministic ops on those alone."""
+    constants: set[Any] = set()
+    placeholders = 0
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            if placeholders in constant_inputs:
+                constants.add(node)
+            placeholders += 1
+        elif node.op == "get_attr":
+            constants.add(node)
+        elif node.op == "call_function" and foldable(node) and all(
+                n in constants for n in node.all_input_nodes):
+            constants.add(node)
+    return constants
 
 
 def normalized(node: Any) -> dict[str, Any]:

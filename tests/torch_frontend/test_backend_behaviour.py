@@ -122,4 +122,3 @@ def test_transformer_encoder(tmp_path):
     x = torch.randn(2, 8, 32)
     expected, actual, graphs = compiled_run(model, (x,), tmp_path)
     assert_close(actual, expected)
-    print(graphs)

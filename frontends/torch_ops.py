@@ -284,14 +284,52 @@ def transpose_last(imp: FxImporter, x: SSAValue) -> SSAValue:
     return imp.emit(nn.TransposeOp(x, perm, tensor_type(element_of(x), [shape[p] for p in perm])))
 
 
+def linear(imp: FxImporter, x: SSAValue, weight: Any, bias: Any, dtype: Any) -> SSAValue:
+    """``x @ weight^T + bias``."""
+    y = matmul(imp, x, transpose_last(imp, operand(imp, weight, dtype)))
+    if bias is not None:
+        y = emit_binary(imp, nn.AddOp, y, operand(imp, bias, dtype))
+    return y
+
+
 def convert_linear(imp: FxImporter, node: Any, kw: dict[str, Any]) -> Any:
     dtype = result_dtype(imp, node)
-    x = operand(imp, kw["input"], dtype)
-    w = transpose_last(imp, operand(imp, kw["weight"], dtype))
-    y = matmul(imp, x, w)
-    if kw.get("bias") is not None:
-        y = emit_binary(imp, nn.AddOp, y, operand(imp, kw["bias"], dtype))
-    return y
+    return linear(imp, operand(imp, kw["input"], dtype), kw["weight"], kw.get("bias"), dtype)
+
+
+def convert_encoder_layer(imp: FxImporter, node: Any, kw: dict[str, Any]) -> Any:
+    """``nn.TransformerEncoderLayer``'s inference fast path (``batch_first``, no mask): the
+    layer written out, attention as one ``nn.attention`` on the packed QKV projection."""
+    if kw.get("mask") is not None:
+        raise imp.error("the fast path with a mask is not supported")
+    dtype = result_dtype(imp, node)
+    x = operand(imp, kw["src"], dtype)
+    width, heads = int(kw["embed_dim"]), int(kw["num_heads"])
+    eps = float(kw["eps"])
+
+    def norm(h: SSAValue, index: int) -> SSAValue:
+        gamma = norm_vector(imp, kw[f"norm_weight_{index}"], dtype, width, 1.0)
+        beta = norm_vector(imp, kw[f"norm_bias_{index}"], dtype, width, 0.0)
+        return imp.emit(nn.LayerNormOp(h, gamma, beta, -1, eps))
+
+    def self_attention(h: SSAValue) -> SSAValue:
+        qkv = linear(imp, h, kw["qkv_weight"], kw["qkv_bias"], dtype)
+        q, k, v = (narrow(imp, qkv, 2, i * width, width) for i in range(3))
+        a = imp.emit(nn.AttentionOp(q, k, v, heads, width // heads))
+        return linear(imp, a, kw["proj_weight"], kw["proj_bias"], dtype)
+
+    def feed_forward(h: SSAValue) -> SSAValue:
+        up = linear(imp, h, kw["ffn_weight_1"], kw["ffn_bias_1"], dtype)
+        act = imp.emit(nn.GeluOp(up) if kw["use_gelu"] else nn.ReluOp(up))
+        return linear(imp, act, kw["ffn_weight_2"], kw["ffn_bias_2"], dtype)
+
+    if len(shape_of(x)) != 3:
+        raise imp.error("the fast path on other than [B, S, E] inputs is not supported")
+    if kw["norm_first"]:
+        x = emit_binary(imp, nn.AddOp, x, self_attention(norm(x, 1)))
+        return emit_binary(imp, nn.AddOp, x, feed_forward(norm(x, 2)))
+    x = norm(emit_binary(imp, nn.AddOp, x, self_attention(x)), 1)
+    return norm(emit_binary(imp, nn.AddOp, x, feed_forward(x)), 2)
 
 
 def convert_matmul(imp: FxImporter, node: Any, kw: dict[str, Any]) -> Any:
@@ -795,6 +833,7 @@ FX_OPS: dict[str, Converter] = {
     "aten.amax": reduction("max"),
     "aten.amin": reduction("min"),
     "aten.scaled_dot_product_attention": convert_sdpa,
+    "aten._transformer_encoder_layer_fwd": convert_encoder_layer,
     **{f"aten.{name}": convert_reshape for name in RESHAPES},
     **{f"aten.{name}": convert_identity for name in IDENTITIES},
     **{f"aten.{name}": convert_cast for name in CASTS},
@@ -828,6 +867,8 @@ def unsupported_reason(node: Any) -> str | None:
     if name == "aten.scaled_dot_product_attention" and float(normalized(node).get(
             "dropout_p", 0.0) or 0.0):
         return "attention dropout"
+    if name == "aten._transformer_encoder_layer_fwd" and normalized(node).get("mask") is not None:
+        return "the encoder layer's fast path with a mask"
     if name == "aten.div" and normalized(node).get("rounding_mode") is not None:
         return "rounding division"
     if name == "aten.slice" and normalized(node).get("step", 1) != 1:

@@ -115,10 +115,17 @@ def test_autograd_runs_eagerly_with_one_warning():
     assert sum("inference only" in str(w.message) for w in caught) == 1
 
 
-def test_transformer_encoder(tmp_path):
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_encoder(tmp_path, norm_first):
+    """In inference, the layers take PyTorch's fast path (one op per layer), written out."""
     torch.manual_seed(4)
-    layer = nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True)
+    layer = nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True,
+                                       norm_first=norm_first, activation="gelu")
     model = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
     x = torch.randn(2, 8, 32)
     expected, actual, graphs = compiled_run(model, (x,), tmp_path)
     assert_close(actual, expected)
+    assert all(g["fallback_ops"] == [] for g in graphs)
+    attention = sum(g["fused_ops"].get(name, 0) for g in graphs
+                    for name in ("nn.attention", "fused.attention_block"))
+    assert attention == 2

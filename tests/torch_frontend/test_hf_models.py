@@ -1,7 +1,8 @@
 """Hugging Face BERT, GPT-2 and Llama (small random configurations, their default ``sdpa``
 attention) through ``torch.compile(backend="fusec")``: the last hidden state equals eager's,
 attention runs as one kernel (with and without a padding mask), nothing is left to PyTorch,
-and the kernel launches a layer adds (a 2-layer model's launches less a 1-layer model's) stay within bounds."""
+and the kernel launches a layer adds (a 2-layer model's launches less a 1-layer model's) stay
+within bounds."""
 
 from __future__ import annotations
 

@@ -205,8 +205,10 @@ def is_torch_source(source: object) -> bool:
     import sys
 
     torch = sys.modules.get("torch")
-    return torch is not None and isinstance(source, torch.nn.Module
-                                            | torch.export.ExportedProgram)
+    module = getattr(getattr(torch, "nn", None), "Module", None)
+    if not isinstance(module, type):  # no torch, or a stand-in without one
+        return False
+    return isinstance(source, module | torch.export.ExportedProgram)  # type: ignore[union-attr]
 
 
 def fuse_and_fold(

@@ -19,7 +19,6 @@ writes a temporary file next to the target and renames it, so it never leaves a 
 
 from __future__ import annotations
 
-import ast
 import io
 import sys
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 
 import click
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.passes import ModulePass
 
 from fusec import __version__
 from fusec.compiler.context import make_context
@@ -50,7 +49,7 @@ from fusec.compiler.pipeline import (
     run_passes,
 )
 from fusec.compiler.progress import Progress, reporting
-from fusec.compiler.registry import XDSL_SUMMARIES, get_all_passes
+from fusec.compiler.registry import pass_infos
 from fusec.compiler.targets import build_target, target_names
 from fusec.compiler.timing import Timing
 from fusec.files import atomic_write, check_distinct_outputs, check_not_input
@@ -58,43 +57,15 @@ from fusec.passes.remarks import Remark, RemarkLog
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
 
 
-def summary(cls: type[ModulePass]) -> str:
-    """The first paragraph of a pass's documentation, on one line (for a fusec pass its module
-    docstring, for a reused xDSL pass fusec's own summary)."""
-    if cls.__module__.startswith("fusec."):
-        doc = sys.modules[cls.__module__].__doc__ or cls.__doc__ or ""
-    else:
-        doc = XDSL_SUMMARIES.get(cls.name) or cls.__doc__ or ""
-    paragraph = doc.strip().split("\n\n")[0]
-    return " ".join(paragraph.split())
-
-
-def option_default(text: str) -> str:
-    """A pass option's default as it is written in a pipeline spec: ``('relu', 'gelu')`` ->
-    ``relu,gelu``, ``True`` -> ``true``."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-    if isinstance(value, tuple | list):
-        return ",".join(str(v) for v in value) or "(empty)"
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
-
-
 def describe_passes() -> str:
     lines = []
-    for name, get in get_all_passes().items():
-        cls = get()
-        lines.append(f"{name}: {summary(cls)}")
-        for info in get_pass_option_infos(cls):
-            option = info.name.replace("_", "-")
-            kind = info.expected_type.strip("'\"")
-            if info.default_value is None:
-                lines.append(f"    {option}: {kind}")
+    for info in pass_infos():
+        lines.append(f"{info.name}: {info.summary}")
+        for option in info.options:
+            if option.default is None:
+                lines.append(f"    {option.name}: {option.kind}")
             else:
-                lines.append(f"    {option}: {kind} = {option_default(info.default_value)}")
+                lines.append(f"    {option.name}: {option.kind} = {option.default}")
     for name, (spec, doc) in sorted(NAMED_PIPELINES.items()):
         lines.append(f"{name}: (pipeline) {doc}")
         lines.append(f"    = {spec}")

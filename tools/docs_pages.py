@@ -1,0 +1,142 @@
+"""The generated parts of the documentation pages, from the registries they describe.
+
+    python -m fusec.tools.docs_pages            # rewrite them (`make docs`)
+    python -m fusec.tools.docs_pages --check    # exit 1 when a page is out of date
+
+A page holds its generated text between two marker lines, and only that text is rewritten:
+
+    <!-- BEGIN GENERATED passes: python -m fusec.tools.docs_pages; do not edit by hand -->
+    ...
+    <!-- END GENERATED passes -->
+
+`GENERATORS` names each block and the function that writes it: ``passes`` (docs/passes.md, from
+`fusec.compiler.registry`: every pass with its options and its whole documentation, and the
+named pipelines). The text around the markers is written by hand. The test
+`tests/docs/test_generated_pages.py` fails when a block differs from what its generator writes.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from fusec.compiler.pipeline import NAMED_PIPELINES
+from fusec.files import atomic_write
+from fusec.compiler.registry import PassInfo, pass_infos
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMAND = "python -m fusec.tools.docs_pages"
+
+
+def markdown_of_docstring(doc: str) -> str:
+    """A docstring as Markdown: ``code`` becomes `code`, and a paragraph whose first line is
+    indented (an IR example) a fenced block of that paragraph, dedented."""
+    paragraphs = re.split(r"\n\s*\n", doc.strip("\n"))
+    out = []
+    for paragraph in paragraphs:
+        lines = paragraph.split("\n")
+        if lines[0].startswith("  "):
+            indent = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
+            out.append("```\n" + "\n".join(line[indent:] for line in lines) + "\n```")
+        else:
+            out.append(re.sub(r"``([^`]+)``", r"`\1`", paragraph))
+    return "\n\n".join(out)
+
+
+def options_text(info: PassInfo) -> str:
+    """A pass's options as a pipeline spec writes them: ``max-steps=32 max-inputs=16``."""
+    return " ".join(
+        f"{o.name}" if o.default is None else f"{o.name}={o.default}" for o in info.options
+    )
+
+
+def passes_block() -> str:
+    """docs/passes.md's reference: a table of every pass, each pass's documentation, the
+    named pipelines."""
+    infos = pass_infos()
+    lines = [
+        "## Reference: every pass",
+        "",
+        "Generated from the pass registry (`compiler/registry.py`: `GRAPH_PASSES` in `passes/`,",
+        "`LOWERING_PASSES` in `lowering/`, and xDSL's); the same as `fusec-opt --list-passes`.",
+        "",
+        "| pass | options (defaults) | what it does |",
+        "|---|---|---|",
+    ]
+    for info in infos:
+        options = f"`{{{options_text(info)}}}`" if info.options else ""
+        summary = re.sub(r"``([^`]+)``", r"`\1`", info.summary).replace("|", "\\|")
+        lines.append(f"| [`{info.name}`](#{info.name}) | {options} | {summary} |")
+    lines += ["", "### Named pipelines", ""]
+    for name, (spec, doc) in sorted(NAMED_PIPELINES.items()):
+        lines += [f"`{name}`: {doc}", "", "```", spec.replace(",", ", "), "```", ""]
+    for info in infos:
+        lines += [f"### {info.name}", "", f"`{info.module}`"]
+        for option in info.options:
+            kind = option.kind.replace("|", "\\|")
+            default = "required" if option.default is None else f"default `{option.default}`"
+            lines.append(f"- option `{option.name}`: {kind}, {default}")
+        lines += ["", markdown_of_docstring(info.doc), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+GENERATORS: dict[str, tuple[str, Callable[[], str]]] = {
+    "passes": ("docs/passes.md", passes_block),
+}
+"""Block name -> (the page that holds it, the function that writes it)."""
+
+
+def begin_marker(name: str) -> str:
+    return f"<!-- BEGIN GENERATED {name}: {COMMAND}; do not edit by hand -->"
+
+
+def end_marker(name: str) -> str:
+    return f"<!-- END GENERATED {name} -->"
+
+
+def with_block(page: str, name: str, block: str) -> str:
+    """`page` with the text between `name`'s markers replaced by `block`; the markers and the
+    block are appended when the page has no markers yet."""
+    begin, end = begin_marker(name), end_marker(name)
+    if begin not in page:
+        return page.rstrip("\n") + f"\n\n{begin}\n{block}{end}\n"
+    head, rest = page.split(begin, 1)
+    if end not in rest:
+        raise ValueError(f"'{begin}' without '{end}'")
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{block}{end}{tail}"
+
+
+def stale_pages(root: Path = ROOT) -> dict[Path, str]:
+    """Each page whose generated text differs from what its generator writes -> the new text."""
+    stale: dict[Path, str] = {}
+    for name, (page, generate) in GENERATORS.items():
+        path = root / page
+        current = stale.get(path, path.read_text() if path.exists() else "")
+        updated = with_block(current, name, generate())
+        if updated != (path.read_text() if path.exists() else ""):
+            stale[path] = updated
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    check = args == ["--check"]
+    if args and not check:
+        print(f"usage: {COMMAND} [--check]", file=sys.stderr)
+        return 2
+    stale = stale_pages()
+    for path, text in stale.items():
+        where = path.relative_to(ROOT)
+        if check:
+            print(f"{where}: out of date; run `{COMMAND}` (or `make docs`)", file=sys.stderr)
+        else:
+            atomic_write(path, text)
+            print(f"{where}: rewritten")
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,7 +11,8 @@ A page holds its generated text between two marker lines, and only that text is 
 
 `GENERATORS` names each block and the function that writes it: ``passes`` (docs/passes.md, from
 `fusec.compiler.registry`: every pass with its options and its whole documentation, and the
-named pipelines). The text around the markers is written by hand. The test
+named pipelines) and ``knobs`` (docs/knobs.md, from `fusec.knobs`: every knob, its default, its
+variable and what it does). The text around the markers is written by hand. The test
 `tests/docs/test_generated_pages.py` fails when a block differs from what its generator writes.
 """
 
@@ -23,8 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fusec.compiler.pipeline import NAMED_PIPELINES
-from fusec.files import atomic_write
 from fusec.compiler.registry import PassInfo, pass_infos
+from fusec.files import atomic_write
+from fusec.knobs import KNOBS
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = "python -m fusec.tools.docs_pages"
@@ -82,8 +84,27 @@ def passes_block() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def knobs_block() -> str:
+    """docs/knobs.md's reference: a table of every knob, then each knob's whole documentation
+    (what it does, the measurements behind its default)."""
+    lines = [
+        "| knob | default | environment | what it does |",
+        "|---|---|---|---|",
+    ]
+    for k in KNOBS.values():
+        summary = k.summary.replace("|", "\\|")
+        lines.append(f"| [`{k.name}`](#{k.name}) | {'on' if k.default else 'off'} | "
+                     f"`{k.env}` | {summary} |")
+    for k in KNOBS.values():
+        lines += ["", f"### {k.name}", "",
+                  f"Default {'on' if k.default else 'off'}; `{k.env}`; read in `{k.where}`.", "",
+                  k.doc]
+    return "\n".join(lines) + "\n"
+
+
 GENERATORS: dict[str, tuple[str, Callable[[], str]]] = {
     "passes": ("docs/passes.md", passes_block),
+    "knobs": ("docs/knobs.md", knobs_block),
 }
 """Block name -> (the page that holds it, the function that writes it)."""
 

@@ -28,7 +28,7 @@ import click
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from fusec import __version__
+from fusec import __version__, knobs
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module, split_input
 from fusec.compiler.fusion_stats import (
@@ -54,7 +54,7 @@ from fusec.compiler.targets import build_target, target_names
 from fusec.compiler.timing import Timing
 from fusec.files import atomic_write, check_distinct_outputs, check_not_input
 from fusec.passes.remarks import Remark, RemarkLog
-from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, knob_values, run_cli
 
 
 def describe_passes() -> str:
@@ -272,6 +272,14 @@ file), 2 bad command line (unknown option, pass or target), 70 internal error.
     is_flag=True,
     help="Report each step on stderr (shown anyway on a terminal after about a second).",
 )
+@click.option(
+    "--knob",
+    "knob_settings",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set a code-generation knob, e.g. gram_split_on_gpu=false (repeatable; the knobs: "
+    "docs/knobs.md).",
+)
 @click.version_option(__version__, prog_name="fusec-opt")
 def cli(
     input_file: str,
@@ -293,6 +301,7 @@ def cli(
     rewrite_limit: int | None,
     timing: bool,
     force_progress: bool,
+    knob_settings: tuple[str, ...],
 ) -> None:
     """Parse fusec IR from FILE (or stdin), run passes, and print the result."""
     if list_passes:
@@ -306,6 +315,7 @@ def cli(
         check_pass_names(after, "--print-ir-after")
     except FusecError as e:
         fail(str(e), EXIT_USAGE)
+    settings = knob_values(knob_settings)
     ctx = make_context()
 
     def emit(module: ModuleOp) -> str:
@@ -337,7 +347,8 @@ def cli(
         outputs = []
         want_stats = fusion_stats or fusion_stats_json is not None
         reports: list[FusionReport] | None = [] if want_stats else None
-        with reporting(debug.progress):  # erased (its timer stopped) however this ends
+        # the progress display is erased (its timer stopped) however this ends
+        with knobs.overridden(settings), reporting(debug.progress):
             for chunk in chunks:
                 try:
                     outputs.append(process(chunk, pass_list, emit, reports, debug))

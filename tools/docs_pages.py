@@ -11,13 +11,16 @@ A page holds its generated text between two marker lines, and only that text is 
 
 `GENERATORS` names each block and the function that writes it: ``passes`` (docs/passes.md, from
 `fusec.compiler.registry`: every pass with its options and its whole documentation, and the
-named pipelines) and ``knobs`` (docs/knobs.md, from `fusec.knobs`: every knob, its default, its
-variable and what it does). The text around the markers is written by hand. The test
-`tests/docs/test_generated_pages.py` fails when a block differs from what its generator writes.
+named pipelines), ``ops`` (docs/dialects.md, from the `nn` and `fused` dialects: every op, its
+fusion kind, operands, properties with their defaults and documentation) and ``knobs``
+(docs/knobs.md, from `fusec.knobs`: every knob, its default, its variable and what it does).
+The text around the markers is written by hand. The test `tests/docs/test_generated_pages.py`
+fails when a block differs from what its generator writes.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 from collections.abc import Callable
@@ -84,6 +87,58 @@ def passes_block() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def property_default(value: object) -> str:
+    """An op property's default as the IR writes it: ``0``, ``1.0e-05``, ``"none"``."""
+    inner = getattr(value, "value", None)
+    data = getattr(inner, "data", None) if inner is not None else getattr(value, "data", None)
+    if isinstance(data, str):
+        return f'"{data}"'
+    if isinstance(data, float):
+        return f"{data:.7g}"  # an f32 property: 1e-05, not 9.999999747378752e-06
+    if isinstance(data, int) and not isinstance(data, bool):
+        return str(data)
+    return str(value)
+
+
+def op_doc(cls: type) -> str:
+    """An op's documentation: its own docstring, else its family's (`nn.BinaryOp`, ...)."""
+    for klass in cls.__mro__:
+        doc = klass.__dict__.get("__doc__")
+        if doc and doc.strip() and klass.__module__.startswith("fusec."):
+            if doc.strip().startswith("See the module docstring"):
+                return inspect.cleandoc(sys.modules[klass.__module__].__doc__ or doc)
+            return inspect.cleandoc(doc)
+    return ""
+
+
+def ops_block() -> str:
+    """docs/dialects.md's reference: every op of `nn` and `fused` from its definition."""
+    from fusec.dialects import fused, nn
+
+    lines = []
+    for dialect in (nn.NN, fused.Fused):
+        lines += [f"### `{dialect.name}`", "",
+                  "| op | kind | operands -> results | properties (defaults) | what it computes |",
+                  "|---|---|---|---|---|"]
+        for cls in dialect.operations:
+            definition = cls.get_irdl_definition()
+            operands = ", ".join(name + ("?" if type(d).__name__.startswith("Opt") else "")
+                                 + ("..." if "Var" in type(d).__name__ else "")
+                                 for name, d in definition.operands)
+            results = ", ".join(name for name, _ in definition.results)
+            props = ", ".join(
+                name if d.default_value is None else f"{name} = {property_default(d.default_value)}"
+                for name, d in definition.properties.items() if name != "operandSegmentSizes")
+            kind = getattr(cls, "FUSION_KIND", None)
+            kind_text = getattr(kind, "value", "") if kind is not None else ""
+            summary = " ".join(op_doc(cls).split("\n\n")[0].split())
+            summary = re.sub(r"``([^`]+)``", r"`\1`", summary).replace("|", "\\|")
+            signature = f"{operands} -> {results}".replace("|", "\\|")
+            lines.append(f"| `{cls.name}` | {kind_text} | {signature} | {props} | {summary} |")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def knobs_block() -> str:
     """docs/knobs.md's reference: a table of every knob, then each knob's whole documentation
     (what it does, the measurements behind its default)."""
@@ -104,6 +159,7 @@ def knobs_block() -> str:
 
 GENERATORS: dict[str, tuple[str, Callable[[], str]]] = {
     "passes": ("docs/passes.md", passes_block),
+    "ops": ("docs/dialects.md", ops_block),
     "knobs": ("docs/knobs.md", knobs_block),
 }
 """Block name -> (the page that holds it, the function that writes it)."""

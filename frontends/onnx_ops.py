@@ -28,6 +28,7 @@ from fusec.frontends.onnx_import import (
     OnnxImportError,
     Value,
     element_of,
+    numpy_of_ir,
     shape_of,
 )
 
@@ -269,7 +270,7 @@ def convert_pow(imp: Importer, node: object, args: list[Value | None]) -> list[V
             return [imp.emit(nn.SqrtOp(x))]
         if e == 1.0 and shape == shape_of(x):
             return [x]
-        exponent = exponent.astype(np.float32)
+        exponent = exponent.astype(numpy_of_ir(element_of(x)))
     return binary(nn.PowOp)(imp, node, [x, exponent])
 
 
@@ -566,6 +567,34 @@ def convert_gather_nd(imp: Importer, node: object, args: list[Value | None]) -> 
     return [reshape(imp, gathered, [*idx_shape[:-1], *rest])]
 
 
+def convert_gather_elements(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """GatherElements as one ``nn.gather`` on the flattened data: each index becomes a linear
+    index, ``wrap(index) * stride[axis]`` plus the (constant) offset of its other coordinates."""
+    x = imp.tensor(args[0], node.input[0])  # type: ignore[arg-type, attr-defined]
+    idx = imp.tensor(args[1])  # type: ignore[arg-type]
+    shape, idx_shape = shape_of(x), shape_of(idx)
+    if str(element_of(idx)) != "i32":
+        raise imp.error("indices must be integers")
+    if len(idx_shape) != len(shape) or any(i > d for i, d in zip(idx_shape, shape, strict=True)
+                                           if i != 1 or d != 1):
+        raise imp.error(f"indices of shape {list(idx_shape)} do not fit data of shape "
+                        f"{list(shape)}")
+    axis = norm_axis(imp, int(attribute(node, "axis", 0)), len(shape))  # type: ignore[arg-type]
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    grids = np.indices(idx_shape)
+    offset = sum(grids[i] * strides[i] for i in range(len(shape)) if i != axis)
+    i32 = element_of(idx)
+    t = tensor_type(i32, idx_shape)
+    negative = imp.emit(nn.CmpOp(idx, splat(imp, 0, i32), "lt", tensor_type(i1, idx_shape)))
+    wrapped = where(imp, negative, imp.emit(nn.AddOp(idx, splat(imp, shape[axis], i32), t)), idx)
+    linear = wrapped if strides[axis] == 1 else imp.emit(
+        nn.MulOp(wrapped, splat(imp, strides[axis], i32), t))
+    if np.any(offset):
+        linear = imp.emit(nn.AddOp(linear, imp.tensor(np.asarray(offset, np.int64)), t))
+    flat = reshape(imp, x, [math.prod(shape)])
+    return [imp.emit(nn.GatherOp(flat, linear, 0, tensor_type(element_of(x), idx_shape)))]
+
+
 def dynamic_linear_index(imp: Importer, idx: SSAValue, dims: Sequence[int],
                          strides: Sequence[int], lead: list[int]) -> SSAValue:
     """sum_k wrap(idx[..., k]) * strides[k], with a negative index counting from the end."""
@@ -586,6 +615,35 @@ def dynamic_linear_index(imp: Importer, idx: SSAValue, dims: Sequence[int],
         total = column if total is None else imp.emit(nn.AddOp(total, column, t))
     assert total is not None
     return reshape(imp, total, lead)
+
+
+def convert_cumsum(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """CumSum along ``axis`` as a masked sum: the axis moved last, broadcast to
+    ``[..., n (outputs), n (inputs)]``, the inputs after each output (before, when ``reverse``;
+    itself too, when ``exclusive``) replaced by zero, summed over the inputs."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    axis = norm_axis(imp, ints_of(imp, args[1], "axis")[0], len(shape))
+    n = shape[axis]
+    elem = element_of(x)
+    order = [*(i for i in range(len(shape)) if i != axis), axis]
+    last = x if axis == len(shape) - 1 else imp.emit(nn.TransposeOp(
+        x, order, tensor_type(elem, [shape[i] for i in order])))
+    moved = shape_of(last)
+    outputs, inputs = np.arange(n)[:, None], np.arange(n)[None, :]
+    exclusive, reverse = attribute(node, "exclusive", 0), attribute(node, "reverse", 0)
+    keep = (inputs >= outputs) if reverse else (inputs <= outputs)
+    if exclusive:
+        keep &= inputs != outputs
+    rows = reshape(imp, last, [*moved[:-1], 1, n])
+    square = [*moved[:-1], n, n]
+    masked = where(imp, imp.tensor(keep), rows, splat(imp, 0, elem), square)
+    summed = imp.emit(nn.REDUCE_OPS["sum"](masked, [len(square) - 1],
+                                           tensor_type(elem, moved), False))
+    if axis == len(shape) - 1:
+        return [summed]
+    back = [order.index(i) for i in range(len(shape))]
+    return [imp.emit(nn.TransposeOp(summed, back, tensor_type(elem, shape)))]
 
 
 # --- normalisation, softmax, reductions ----------------------------------------------------------
@@ -702,6 +760,8 @@ ONNX_OPS: dict[str, Converter] = {
     "Expand": convert_expand,
     "Gather": convert_gather,
     "GatherND": convert_gather_nd,
+    "GatherElements": convert_gather_elements,
+    "CumSum": convert_cumsum,
     "Softmax": convert_softmax,
     "LayerNormalization": convert_layer_norm,
     "ReduceSum": reduction("sum", 13),

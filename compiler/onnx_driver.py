@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -36,7 +37,9 @@ from fusec.frontends.onnx_import import (
     load_model,
 )
 from fusec.placement.executor import PlacedExecutable
+from fusec.runtime.device_array import DeviceArray
 from fusec.runtime.executable import Executable
+from fusec.runtime.interop import is_tensor, tensor_to_array, to_tensors
 
 ONNX_SUFFIX = ".onnx"
 
@@ -101,6 +104,15 @@ def module_params(module: ModuleOp, filename: str) -> dict[str, np.ndarray] | No
                          f"{PARAMS_ATTRIBUTE}: {reason}") from None
 
 
+def is_device_array(value: object) -> bool:
+    """A `DeviceArray` or a ``pyopencl.array.Array``."""
+    if isinstance(value, DeviceArray):
+        return True
+    import pyopencl.array as cl_array
+
+    return isinstance(value, cl_array.Array)
+
+
 class OnnxExecutable:
     """An `Executable` of an imported model, called with the model's input names and dtypes."""
 
@@ -117,8 +129,7 @@ class OnnxExecutable:
     def output_names(self) -> list[str]:
         return [v.onnx_name for v in self.outputs]
 
-    def arguments(self, args: Sequence[np.ndarray],
-                  kwargs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def arguments(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         names = self.input_names
         if len(args) > len(names):
             raise InputError(f"the model takes {len(names)} inputs ({', '.join(names)}), got "
@@ -136,7 +147,13 @@ class OnnxExecutable:
                              + ", ".join(f"'{n}'" for n in missing))
         converted: dict[str, np.ndarray] = {}
         for info in self.inputs:
-            array = np.asarray(given[info.onnx_name])
+            value = given[info.onnx_name]
+            if is_device_array(value):  # taken as it is: in the IR's dtype (int32 for int64)
+                converted[info.arg_name] = value
+                continue
+            if is_tensor(value):
+                value = tensor_to_array(value, f"input '{info.onnx_name}'")
+            array = np.asarray(value)
             if array.dtype != info.dtype:
                 raise InputError(f"input '{info.onnx_name}' must be {info.dtype}, got "
                                  f"{array.dtype}")
@@ -148,14 +165,21 @@ class OnnxExecutable:
             converted[info.arg_name] = array
         return converted
 
-    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
-        """The outputs in graph-output order, in the model's dtypes."""
+    def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
+        """The outputs in graph-output order, in the model's dtypes: numpy arrays for numpy
+        inputs, tensors (on the first input tensor's device) when an input is a torch tensor,
+        device arrays, left on the device in the IR's dtypes, when an input is a device array
+        (`Executable`'s rules)."""
         results = self.exe(**self.arguments(args, kwargs))
-        return [
+        if any(is_device_array(r) for r in results):
+            return list(results)
+        arrays = [
             r.astype(info.dtype) if r.dtype != info.dtype else r
             for r, info in zip(results, self.outputs, strict=True)
         ]
+        tensor = next((v for v in (*args, *kwargs.values()) if is_tensor(v)), None)
+        return arrays if tensor is None else to_tensors(arrays, tensor)
 
-    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def run(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
         """``{output name: array}`` for ``{input name: array}`` (ONNX Runtime's habit)."""
         return dict(zip(self.output_names, self(**feeds), strict=True))

@@ -57,7 +57,7 @@ INLINE_ELEMENTS = 16
 """Constants up to this many elements are written inline; larger ones become weights."""
 
 MIN_OPSET = 13
-MAX_OPSET = 21
+MAX_OPSET = 25
 """The default-domain opsets the converters are written for."""
 
 PARAMS_ATTRIBUTE = "fusec.params"
@@ -126,6 +126,8 @@ class ImportedModel:
     outputs: list[GraphValue]
     folded: int = 0
     """How many nodes were computed at import time."""
+    report: list[str] = field(default_factory=list)
+    """What the import recognised and left as written (`onnx_patterns.report`)."""
 
 
 Value = SSAValue | np.ndarray
@@ -162,6 +164,8 @@ class Importer:
     names: set[str] = field(default_factory=set)
     node: object = None  # the node being converted, for messages
     folded: int = 0
+    origins: dict[Operation, str] = field(default_factory=dict)
+    """The label of the ONNX node each op was converted from."""
 
     # --- messages -------------------------------------------------------------------------
 
@@ -178,6 +182,9 @@ class Importer:
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
+        if self.node is not None:
+            node = self.node
+            self.origins[op] = node.name or node.output[0]  # type: ignore[attr-defined]
         return op.results[0]
 
     def unique(self, name: str) -> str:
@@ -356,7 +363,7 @@ def import_model(
                                   f"graph input (inputs: {listed})")
     importer = Importer(model, filename, shapes or {}, opset, inline_elements)
     imported = importer.run()
-    canonicalize(imported.module, imported.params)
+    imported.report = canonicalize(imported.module, imported.params, importer.origins)
     return imported
 
 

@@ -461,13 +461,54 @@ def convert_slice(imp: Importer, node: object, args: list[Value | None]) -> list
     steps = ints_of(imp, args[4], "steps") if len(args) > 4 and args[4] is not None else [1] * len(
         starts)
     for start, end, axis, step in zip(starts, ends, axes, steps, strict=True):
-        if step != 1:
-            raise imp.error(f"slice step {step} is not supported (only 1)")
+        if step == 0:
+            raise imp.error("slice step 0")
         axis = norm_axis(imp, axis, len(shape))
         dim = shape[axis]
         begin, stop, _ = slice(start, end).indices(dim)
-        x = narrow(imp, x, axis, begin, max(stop - begin, 0))
+        if step == 1:
+            x = narrow(imp, x, axis, begin, max(stop - begin, 0))
+            continue
+        picked = range(*slice(start, end, step).indices(dim))  # numpy's (and ONNX's) clamping
+        if not picked:
+            raise imp.error(f"empty slice of axis {axis} of {list(shape_of(x))}")
+        x = take(imp, x, axis, list(picked))
     return [x]
+
+
+def take(imp: Importer, x: SSAValue, axis: int, indices: Sequence[int]) -> SSAValue:
+    """``x`` at constant ``indices`` along ``axis``: one ``nn.gather``."""
+    shape = list(shape_of(x))
+    shape[axis] = len(indices)
+    table = imp.tensor(np.array(indices, np.int64))
+    return imp.emit(nn.GatherOp(x, table, axis, tensor_type(element_of(x), shape)))
+
+
+def convert_tile(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """Tile as a concat of copies along each repeated axis."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    repeats = ints_of(imp, args[1], "repeats")
+    if len(repeats) != len(shape_of(x)) or any(r < 1 for r in repeats):
+        raise imp.error(f"repeats {repeats} do not fit rank {len(shape_of(x))} (each >= 1)")
+    for axis, count in enumerate(repeats):
+        if count > 1:
+            shape = list(shape_of(x))
+            shape[axis] *= count
+            x = imp.emit(nn.ConcatOp([x] * count, axis, tensor_type(element_of(x), shape)))
+    return [x]
+
+
+def convert_trilu(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """Trilu as ``where(triangle, x, 0)`` with the triangle a constant."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise imp.error("the input must have at least 2 dimensions")
+    k = ints_of(imp, args[1], "k")[0] if len(args) > 1 and args[1] is not None else 0
+    rows, cols = np.arange(shape[-2])[:, None], np.arange(shape[-1])[None, :]
+    keep = (cols - rows >= k) if attribute(node, "upper", 1) else (cols - rows <= k)
+    zero = splat(imp, False if element_of(x) == i1 else 0, element_of(x))
+    return [where(imp, imp.tensor(keep), x, zero, shape)]
 
 
 def convert_split(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
@@ -680,6 +721,25 @@ def convert_layer_norm(imp: Importer, node: object, args: list[Value | None]) ->
     return [imp.emit(nn.LayerNormOp(x, vectors[0], vectors[1], -1, eps))]
 
 
+def convert_rms_norm(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """RMSNormalization (opset 23) over the last axis: ``nn.rms_norm``."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    axis = norm_axis(imp, int(attribute(node, "axis", -1)), len(shape))  # type: ignore[arg-type]
+    if axis != len(shape) - 1:
+        raise imp.error(f"normalising over axes {axis}.. of rank {len(shape)} is not supported "
+                        "(only the last axis)")
+    eps = float(attribute(node, "epsilon", 1e-5))  # type: ignore[arg-type]
+    scale = imp.tensor(args[1])  # type: ignore[arg-type]
+    width = shape[-1]
+    if shape_of(scale) != (width,):
+        if math.prod(shape_of(scale)) not in (1, width):
+            raise imp.error(f"scale must be a vector of {width}")
+        scale = reshape(imp, expand(imp, scale, (width,)) if math.prod(shape_of(scale)) == 1
+                        else scale, (width,))
+    return [imp.emit(nn.RmsNormOp(x, scale, -1, eps))]
+
+
 def reduction(kind: str, axes_input: int) -> Converter:
     """ReduceSum (axes an input since opset 13) and the others (since opset 18)."""
 
@@ -762,6 +822,9 @@ ONNX_OPS: dict[str, Converter] = {
     "GatherND": convert_gather_nd,
     "GatherElements": convert_gather_elements,
     "CumSum": convert_cumsum,
+    "Tile": convert_tile,
+    "Trilu": convert_trilu,
+    "RMSNormalization": convert_rms_norm,
     "Softmax": convert_softmax,
     "LayerNormalization": convert_layer_norm,
     "ReduceSum": reduction("sum", 13),

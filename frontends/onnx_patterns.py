@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
@@ -38,6 +38,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
+    PatternRewriterListener,
     PatternRewriteWalker,
     RewritePattern,
 )
@@ -395,20 +396,41 @@ class ExportedAttention(RewritePattern):
     params: Mapping[str, np.ndarray]
     """The weights of the module's arguments, where a causal mask may be."""
 
+    origins: dict[Operation, str] = field(default_factory=dict)
+    """The ONNX node of each op (an attention is named after its softmax's)."""
+
+    missed: dict[Operation, str] = field(default_factory=dict)
+    """Why each softmax that ends an attention-like subgraph was not rewritten."""
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, nn.ReshapeOp):
+        softmax = self.candidate(op)
+        if softmax is None:
             return
+        reason = self.rewrite(op, softmax, rewriter)
+        if reason is not None:
+            self.missed[softmax] = reason
+
+    def candidate(self, op: Operation) -> nn.SoftmaxOp | None:
+        """The softmax of ``reshape(transpose(softmax(...) @ v))``, else None."""
+        if not isinstance(op, nn.ReshapeOp):
+            return None
         out = single(op.input, nn.TransposeOp)
         if out is None or perm_of(out) != [0, 2, 1, 3]:
-            return
+            return None
         context = single(out.operands[0], nn.MatmulOp)
         if context is None:
-            return
+            return None
         probabilities = nan_guarded(context.operands[0])
         softmax = single(probabilities, nn.SoftmaxOp) if probabilities is context.operands[0] \
             else defined_by(probabilities, nn.SoftmaxOp)
-        if softmax is None or softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
-            return
+        return softmax  # type: ignore[return-value]
+
+    def rewrite(self, op: Operation, softmax: nn.SoftmaxOp,
+                rewriter: PatternRewriter) -> str | None:
+        """Rewrites the attention ending at ``op``; else why not."""
+        context = op.operands[0].op.operands[0].op  # type: ignore[attr-defined]
+        if softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
+            return "the softmax is not over the keys (the last axis)"
         scores = softmax.operands[0]
         batch, heads, _, keys = shape_of(scores)
         mask: SSAValue | None = None
@@ -423,43 +445,46 @@ class ExportedAttention(RewritePattern):
                         scores = s
                         break
             if found is None:
-                return
+                return ("the mask added to the scores is not a key mask and/or the causal "
+                        "triangle (checked on its values; a sliding window is not expressible)")
             mask, causal = found
         where = single(scores, nn.WhereOp)
         if where is not None:
             big = splat_of(where.operands[2])
             if big is None or big > BIG_NEGATIVE or not is_lower_triangular(
                     where.operands[0], keys, self.params) or shape_of(scores)[2] != keys:
-                return
+                return "the Where on the scores is not the causal triangle"
             causal, scores = True, where.operands[1]
         scores, scale = unscaled(uncast(scores))
         product = single(scores, nn.MatmulOp)
         if product is None:
-            return
+            return "the scores are not a MatMul of q and kT (times constants)"
         q4, q_scale = unscaled(product.operands[0])
         k4, k_scale = unscaled(product.operands[1])
         v4 = uncast(context.operands[1])
         scale *= q_scale * k_scale
         if not q4.type.element_type == k4.type.element_type == v4.type.element_type:  # type: ignore
-            return
+            return "q, k and v differ in element type"
         q_shape, k_shape, v_shape = shape_of(q4), shape_of(k4), shape_of(v4)
         if len(q_shape) != 4 or len(k_shape) != 4 or len(v_shape) != 4:
-            return
+            return "q, k and v are not [B, H, S, D] (e.g. heads merged with the batch)"
         dim = q_shape[3]
         if (k_shape != (batch, heads, dim, keys) or v_shape != (batch, heads, keys, dim)
                 or q_shape[:2] != (batch, heads)):
-            return
+            return "q, k and v do not have the heads and sizes of the scores"
         q, k, v = (packed_operand(q4, False), packed_operand(k4, True),
                    packed_operand(v4, False))
         out_shape = shape_of(op.result)
         if out_shape[-1:] != (heads * dim,) or math.prod(out_shape) != math.prod(q_shape):
-            return
+            return "the context is not merged back into [B, S, H*D]"
         default = 1.0 / math.sqrt(dim)
         attention = nn.AttentionOp(
             q.value, k.value, v.value, heads, dim, mask=mask,
             scale=None if math.isclose(scale, default, rel_tol=1e-6) else scale,
             causal=causal,
         )
+        if softmax in self.origins:
+            self.origins[attention] = self.origins[softmax]
         ops: list[Operation] = [*q.ops, *k.ops, *v.ops, attention]
         result_type = op.result.type
         if element_of(attention.result) != element_of(op.result):  # softmax computed wider
@@ -468,16 +493,79 @@ class ExportedAttention(RewritePattern):
         if out_shape != shape_of(ops[-1].results[0]):  # the context merged with the batch
             ops.append(nn.ReshapeOp(ops[-1].results[0], result_type))
         rewriter.replace(op, ops, [ops[-1].results[0]])
+        return None
 
 
-def canonicalize(module: ModuleOp, params: dict[str, np.ndarray]) -> None:
+RECOGNISED = {"nn.attention": "attention", "nn.gelu": "GELU", "nn.silu": "SiLU",
+              "nn.rms_norm": "RMSNorm", "nn.layer_norm": "LayerNorm"}
+"""The canonical ops the report lists as recognised (or imported from an ONNX op of that
+name)."""
+
+LEFT_AS_WRITTEN = {
+    "nn.softmax": "not part of a recognised attention (its result is not multiplied by v and "
+                  "merged back into [B, S, H*D])",
+    "nn.erf": "not part of a recognised GELU",
+    "nn.tanh": "not part of a recognised tanh GELU",
+    "nn.sigmoid": "not part of a recognised SiLU",
+    "nn.reduce_mean": "not part of a recognised RMSNorm (a mean of squares over the last axis)",
+}
+"""Ops whose presence after import means a decomposition was not recognised, and why."""
+
+
+def repeats_heads(value: SSAValue) -> bool:
+    """``value`` is packed (a reshape or transpose or two) from a gather (`onnx_heads`)."""
+    for _ in range(3):
+        if not isinstance(value, OpResult):
+            return False
+        if isinstance(value.op, nn.GatherOp):
+            return True
+        if not isinstance(value.op, (nn.ReshapeOp, nn.TransposeOp)):
+            return False
+        value = value.op.operands[0]
+    return False
+
+
+def describe(op: Operation) -> str:
+    if isinstance(op, nn.AttentionOp):
+        parts = [f"{op.num_heads.value.data} heads of {op.head_dim.value.data}"]
+        if op.mask is not None:
+            parts.append("key mask")
+        if op.causal.value.data:
+            parts.append("causal")
+        if repeats_heads(op.k):
+            parts.append("key/value heads repeated (grouped-query)")
+        return ", ".join(parts)
+    if isinstance(op, nn.GeluOp):
+        return str(op.approximate.data)  # type: ignore[attr-defined]
+    return ""
+
+
+def canonicalize(module: ModuleOp, params: dict[str, np.ndarray],
+                 origins: dict[Operation, str] | None = None) -> list[str]:
     """Applies the patterns above to ``module`` in place, then removes what they left dead:
-    ops, and weight arguments nothing reads any more (from ``params`` too)."""
-    PatternRewriteWalker(
+    ops, and weight arguments nothing reads any more (from ``params`` too). Returns the report:
+    one line per canonical op (``recognised``, with the ONNX node it came from, ``origins``)
+    and per op left as written that a recognised form would have absorbed, with why."""
+    origins = origins if origins is not None else {}
+    attention = ExportedAttention(params, origins)
+
+    def replaced(old: Operation, new_results: object) -> None:
+        for value in new_results:  # type: ignore[attr-defined]
+            if isinstance(value, OpResult) and value.op not in origins and old in origins:
+                origins[value.op] = origins[old]
+                for operand in value.op.operands:  # the ops made with it (packing, casts)
+                    if isinstance(operand, OpResult) and operand.op not in origins:
+                        origins[operand.op] = origins[old]
+
+    listener = PatternRewriterListener()
+    listener.operation_replacement_handler.append(replaced)
+    walker = PatternRewriteWalker(
         GreedyRewritePatternApplier([ErfGelu(), TanhGelu(), Silu(), DecomposedRmsNorm(),
-                                     ExportedAttention(params), RoundTripCast()]),
+                                     attention, RoundTripCast()]),
         apply_recursively=True,
-    ).rewrite_module(module)
+    )
+    walker.listener = listener
+    walker.rewrite_module(module)
     for fn in module.ops:
         if not isinstance(fn, func.FuncOp):
             continue
@@ -489,3 +577,29 @@ def canonicalize(module: ModuleOp, params: dict[str, np.ndarray]) -> None:
                 block.erase_arg(arg)
         outputs = fn.function_type.outputs.data
         fn.function_type = func.FunctionType.from_lists([a.type for a in block.args], outputs)
+    return report(module, origins, attention.missed)
+
+
+def report(module: ModuleOp, origins: Mapping[Operation, str],
+           missed: Mapping[Operation, str]) -> list[str]:
+    lines: list[str] = []
+    counts: dict[str, int] = {}
+    left = 0
+    for fn in module.ops:
+        if not isinstance(fn, func.FuncOp):
+            continue
+        for op in fn.body.block.ops:
+            node = origins.get(op, "?")
+            if op.name in RECOGNISED:
+                kind = RECOGNISED[op.name]
+                counts[kind] = counts.get(kind, 0) + 1
+                detail = describe(op)
+                lines.append(f"recognised: {kind} at node '{node}'"
+                             + (f" ({detail})" if detail else ""))
+            elif op.name in LEFT_AS_WRITTEN:
+                left += 1
+                why = missed.get(op, LEFT_AS_WRITTEN[op.name])
+                lines.append(f"left as written: {op.name[3:]} at node '{node}': {why}")
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing"
+    lines.append(f"summary: recognised {summary}; {left} left as written")
+    return lines

@@ -80,12 +80,12 @@ def test_missing_file(tmp_path) -> None:
     assert "cannot read model: No such file or directory" in one_line(e)
 
 
-@pytest.mark.parametrize("opset", [9, 23])
+@pytest.mark.parametrize("opset", [9, 26])
 def test_opset_out_of_range(opset: int) -> None:
     with pytest.raises(FusecError) as e:
         import_onnx(relu_model(opset=opset), filename="m.onnx")
     assert one_line(e) == (f"m.onnx: error: opset {opset} is not supported (fusec imports "
-                           "opsets 13 to 21)")
+                           "opsets 13 to 25)")
 
 
 def test_missing_external_data(tmp_path) -> None:

@@ -249,6 +249,9 @@ def convert_identity(imp: Importer, node: object, args: list[Value | None]) -> l
 def convert_dropout(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
     if len(node.output) > 1 and node.output[1]:  # type: ignore[attr-defined]
         raise imp.error("the mask output of Dropout is not supported")
+    training = args[2] if len(args) > 2 else None
+    if training is not None and (not isinstance(training, np.ndarray) or bool(training)):
+        raise imp.error("Dropout in training mode is not supported (it is random)")
     return [args[0]]  # type: ignore[list-item]
 
 
@@ -404,7 +407,7 @@ def convert_flatten(imp: Importer, node: object, args: list[Value | None]) -> li
     x = imp.tensor(args[0])  # type: ignore[arg-type]
     shape = shape_of(x)
     axis = int(attribute(node, "axis", 1))  # type: ignore[arg-type]
-    axis = axis % (len(shape) + 1) if axis < 0 else axis
+    axis = axis + len(shape) if axis < 0 else axis
     return [reshape(imp, x, (math.prod(shape[:axis]), math.prod(shape[axis:])))]
 
 

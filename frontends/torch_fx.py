@@ -86,6 +86,8 @@ class ImportedGraph:
     """The graph's ``call_function`` nodes (``getitem`` not counted)."""
     folded: int = 0
     """How many nodes were computed at import time."""
+    report: list[str] = field(default_factory=list)
+    """Lines for ``fusec-import --report`` (none yet for PyTorch graphs)."""
 
 
 def element_type_of(dtype: object) -> Attribute | None:

@@ -228,7 +228,7 @@ def import_graph(
         if elem is None:
             raise imp.error(f"input of dtype {value.dtype} is not supported")
         if index in bound and is_index_like(value):  # ids, masks: computed with at import
-            imp.values_by_node[node] = value.detach()
+            imp.values_by_node[node] = value.detach().cpu()
             continue
         if index in bound:  # a weight: inline when small or a splat, as constants are
             arg = imp.tensor(value, node.name)
@@ -280,9 +280,11 @@ def remove_unused(block: Block) -> None:
 
 
 def fetch_attribute(gm: Any, target: str) -> Any:
-    """The tensor a ``get_attr`` node names (``"layer.weight"``), detached."""
+    """The tensor a ``get_attr`` node names (``"layer.weight"``), detached, on the host: what
+    the importer computes with constants it computes on the CPU, whatever device the graph's
+    tensors are on (a CUDA buffer met by a CPU ``arange`` would fail the import)."""
     value = gm
     for part in target.split("."):
         value = getattr(value, part)
-    return value.detach()
+    return value.detach().cpu()
 

@@ -87,6 +87,14 @@ def operand(imp: FxImporter, value: Any, dtype: Any) -> SSAValue:
     raise imp.error(f"operand of type {type(value).__name__} is not supported")
 
 
+def on_host(value: Any) -> Any:
+    """A value folded at import time with its tensors on the CPU (a node such as ``arange(...,
+    device="cuda")`` folds to a CUDA tensor; the importer's other constants are on the host)."""
+    import torch
+
+    return torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.cpu(), value)
+
+
 def promoted(node: Any, *values: Any) -> Any:
     """PyTorch's result type of ``values`` (the node's tensor arguments or numbers)."""
     import torch
@@ -919,7 +927,7 @@ def convert_node(imp: FxImporter, node: Any) -> Any:
             meta(n).shape, dtype=meta(n).dtype))
         return node.target(*args, **kwargs)
     if not any(isinstance(v, SSAValue) for v in flat) and foldable(node):
-        return node.target(*args, **kwargs)
+        return on_host(node.target(*args, **kwargs))
     if name not in FX_OPS:
         raise imp.error("not supported")
     kw = normalized(node) if node.target is not operator.getitem else {}

@@ -51,7 +51,7 @@ from fusec.codegen.kernels.gemm_wgmma import (
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
-from fusec.codegen.row_functions import row_inputs, stage_functions
+from fusec.codegen.row_functions import row_inputs, stage_functions, strided_row_input
 from fusec.codegen.vector_epilogue import emit_vector_epilogue
 from fusec.dialects import kernel
 
@@ -269,10 +269,16 @@ def instantiate_row_reduce(
              else min(device.float_vector_width, 16) if device is not None
              else ROW_REDUCE_VECTOR_WIDTH)
     out = op.outputs[0].type.element_type  # type: ignore[attr-defined]
+    shape = tuple(op.outputs[0].type.get_shape())  # type: ignore[attr-defined]
+    axis = p.int("axis", len(shape) - 1)
+    layout = None
+    if axis != len(shape) - 1:  # strided rows: read and stored one element at a time
+        width = 1
+        layout = strided_row_input("out", None, shape, axis)
     functions, stages = stage_functions(name, op.epilogue.block, width, out)
-    inputs = row_inputs(op.inputs, op.outputs[0])
+    inputs = row_inputs(op.inputs, op.outputs[0], axis)
     return row_reduce(name, p.int("rows"), p.int("cols"), inputs, stages, functions,
-                      width=width, device_info=device, out_dtype=str(out))
+                      width=width, device_info=device, out_dtype=str(out), out_layout=layout)
 
 
 ROW_REDUCE_VECTOR_WIDTH = 8

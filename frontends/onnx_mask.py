@@ -111,11 +111,10 @@ class _Tracer:
             start = op.start.value.data  # type: ignore[attr-defined]
             length = op.length.value.data  # type: ignore[attr-defined]
             return np.take(ids, range(start, start + length), axis=axis)
-        indices = self.constant_ints(op.indices)  # a gather: nn.gather's wrap and clamp
-        if indices is None:
-            return None
+        indices = self.constant_ints(op.indices)  # a gather with constant indices
         dim = ids.shape[axis]
-        indices = np.clip(np.where(indices < 0, indices + dim, indices), 0, dim - 1)
+        if indices is None or ((indices < -dim) | (indices >= dim)).any():
+            return None  # out of range: nn.gather's verifier refuses it
         return np.take(ids, indices, axis=axis)
 
     def where(self, op: nn.WhereOp, depth: int) -> np.ndarray | None:

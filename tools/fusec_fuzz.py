@@ -2,12 +2,20 @@
 
     fusec-fuzz --seed 0 --count 200                  # 200 programs and 200 mangled texts
     fusec-fuzz --seed 1000 --count 50 --out failures  # write minimized failing cases there
+    fusec-fuzz --models --seed 0 --count 300          # 300 mutants of the ONNX test models
 
 Each program (seeds ``--seed`` on) is compiled with the default pipeline and with none, run on
 the OpenCL device and compared with the numpy reference (`fusec.fuzz.oracle`); each mangled
 text goes through ``fusec-opt`` and must end in a one-line error. A failing program is minimized
 and, with ``--out``, written as ``program-<seed>.mlir`` and ``.npz``, the form of
 ``tests/fuzz/cases``. A line per failure, then a summary line.
+
+With ``--models``, it mutates ONNX model files instead (``--model FILE``, repeated; default the
+ONNX test models in ``tests/frontends/models``): ``--count`` mutants, each run by ``fusec-run``
+in a worker process within ``--timeout`` seconds, which must exit 0 with ONNX Runtime's numbers
+(where ONNX Runtime accepts the file) or exit 1 with one line; never a traceback, a hang, a
+crash, or a read of a file outside the model's folder (`fusec.fuzz.model_campaign`). With
+``--out``, failing mutants are written there as ``mutant-<seed>/``.
 
 Exit codes: 0 nothing failed, 1 a failure was found, 2 bad command line, 3 no usable device,
 70 internal error (a bug in the fuzzer itself).
@@ -42,10 +50,21 @@ EXIT_DEVICE = 3
 @click.option("--verbose", is_flag=True, help="Also list inconclusive cases.")
 @click.option("--in-process", is_flag=True,
               help="Run the programs in this process (faster; one that crashes it ends the run).")
+@click.option("--models", is_flag=True,
+              help="Mutate ONNX model files instead: --count mutants through fusec-run.")
+@click.option("--model", "model_files", multiple=True,
+              type=click.Path(exists=True, dir_okay=False),
+              help="With --models: a model to mutate (repeatable; default the ONNX test models).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
+              help="With --models: seconds each fusec-run of a mutant may take.")
 @click.version_option(__version__, prog_name="fusec-fuzz")
 def cli(seed: int, count: int, mutations: int | None, out: str | None, device: str,
-        max_ops: int, verbose: bool, in_process: bool) -> None:
+        max_ops: int, verbose: bool, in_process: bool, models: bool,
+        model_files: tuple[str, ...], timeout: float) -> None:
     """Fuzz fusec: random programs against the reference, mangled text against fusec-opt."""
+    if models:
+        run_models(seed, count, out, model_files, timeout, verbose)
+        return
     from fusec.fuzz.campaign import run
     from fusec.runtime.device import select_device
     from fusec.runtime.errors import DeviceError
@@ -63,6 +82,26 @@ def cli(seed: int, count: int, mutations: int | None, out: str | None, device: s
     if verbose:
         for line in report.inconclusive:
             click.echo(f"inconclusive {line}")
+    click.echo(report.summary())
+    if report.failures:
+        sys.exit(EXIT_INPUT)
+
+
+def run_models(seed: int, count: int, out: str | None, model_files: tuple[str, ...],
+               timeout: float, verbose: bool) -> None:
+    """``--models``: mutants of model files through fusec-run (`fusec.fuzz.model_campaign`)."""
+    from fusec.fuzz.model_campaign import TEST_MODELS, run_models as campaign
+
+    files = [Path(f) for f in model_files] or sorted(TEST_MODELS.glob("*.onnx"))
+    if not files:
+        raise click.UsageError(f"no models to mutate (none in {TEST_MODELS}); give --model")
+    report = campaign(seed, count, files, Path(out) if out else None, timeout,
+                      progress=lambda line: click.echo(f"FAIL {line}"))
+    if verbose:
+        for line in report.refused:
+            click.echo(f"refused: {line}")
+        for line in report.lenient:
+            click.echo(f"accepted where ONNX Runtime refuses: {line}")
     click.echo(report.summary())
     if report.failures:
         sys.exit(EXIT_INPUT)

@@ -341,6 +341,10 @@ def import_model(
     return imported
 
 
+CHECKER_MESSAGE = 300
+"""The most characters of ONNX's checker message an error quotes."""
+
+
 def load_model(path: str) -> object:
     """The model in ``path`` with its external data, checked; one-line errors."""
     import onnx
@@ -370,9 +374,10 @@ def load_model(path: str) -> object:
         raise OnnxImportError(f"{path}: error: cannot read external data: {what}") from None
     try:
         onnx.checker.check_model(model)
-    except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise OnnxImportError(f"{path}: error: invalid ONNX model: {first}") from None
+    except Exception as e:  # the checker's message spans lines (a node printed in it): joined
+        said = " ".join(str(e).split()) or type(e).__name__
+        said = said if len(said) <= CHECKER_MESSAGE else said[:CHECKER_MESSAGE - 3] + "..."
+        raise OnnxImportError(f"{path}: error: invalid ONNX model: {said}") from None
     return model
 
 

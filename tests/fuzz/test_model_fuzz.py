@@ -76,7 +76,7 @@ def test_inputs_follow_the_graph_inputs(models: list[Path]) -> None:
     inputs = model_inputs(onnx.load(str(models[0])), np.random.default_rng(0))
     assert sorted(inputs) == ["attention_mask", "input_ids"]
     assert inputs["input_ids"].dtype == np.int64 and inputs["input_ids"].max() < 4
-    assert inputs["attention_mask"].reshape(-1).tolist() == [0, 1, 1, 1, 1]
+    assert inputs["attention_mask"].reshape(-1).tolist() == [1, 1, 1, 1, 0]
 
 
 PLANTED = f'''

@@ -247,6 +247,10 @@ class Importer:
             value = self.tensor(self.lookup(out.name), out.name)
             returned.append(value)
             elem = out.type.tensor_type.elem_type
+            if elem and (elem not in ONNX_TYPES or ONNX_TYPES[elem][1] != element_of(value)):
+                declared = ONNX_TYPE_NAMES.get(elem, f"element type {elem}")
+                raise self.error(f"graph output '{out.name}' is declared {declared}, but the "
+                                 f"graph computes {numpy_of_ir(element_of(value))} for it")
             dtype = ONNX_TYPES[elem][0] if elem in ONNX_TYPES else numpy_of_ir(
                 element_of(value))
             outputs.append(GraphValue(out.name, f"result{len(outputs)}", dtype, shape_of(value)))

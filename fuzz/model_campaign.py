@@ -82,9 +82,11 @@ def run_models(seed: int, count: int, models: Sequence[Path], out: Path | None =
                seconds: float = 120.0,
                progress: Callable[[str], None] = lambda line: None,
                fusec_job: Callable[[str], Any] = run_fusec,
-               ort_job: Callable[[str], Any] = run_onnxruntime) -> ModelReport:
-    """Tries `count` mutants (see the module docstring); `seconds` is each run's limit.
-    `fusec_job` and `ort_job` run a mutant's folder in the workers (tests plant others)."""
+               ort_job: Callable[[str], Any] = run_onnxruntime,
+               budget: float | None = None) -> ModelReport:
+    """Tries `count` mutants (see the module docstring); `seconds` is each run's limit, and
+    no mutant starts after `budget` seconds. `fusec_job` and `ort_job` run a mutant's folder
+    in the workers (tests plant others)."""
     import onnx
 
     report = ModelReport()
@@ -98,6 +100,8 @@ def run_models(seed: int, count: int, models: Sequence[Path], out: Path | None =
         watch = ReadWatch(bait)
         try:
             for s in range(seed, seed + count):
+                if budget is not None and time.perf_counter() - started > budget:
+                    break
                 name = models[s % len(models)].name
                 problem = try_mutant(s, originals[s % len(models)], root, watch, fusec, ort,
                                      seconds, report)

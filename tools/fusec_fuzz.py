@@ -12,7 +12,8 @@ and, with ``--out``, written as ``program-<seed>.mlir`` and ``.npz``, the form o
 
 With ``--models``, it mutates ONNX model files instead (``--model FILE``, repeated; default the
 ONNX test models in ``tests/frontends/models``): ``--count`` mutants, each run by ``fusec-run``
-in a worker process within ``--timeout`` seconds, which must exit 0 with ONNX Runtime's numbers
+in a worker process within ``--timeout`` seconds (none started after ``--budget`` seconds),
+which must exit 0 with ONNX Runtime's numbers
 (where ONNX Runtime accepts the file) or exit 1 with one line; never a traceback, a hang, a
 crash, or a read of a file outside the model's folder (`fusec.fuzz.model_campaign`). With
 ``--out``, failing mutants are written there as ``mutant-<seed>/``.
@@ -57,13 +58,15 @@ EXIT_DEVICE = 3
               help="With --models: a model to mutate (repeatable; default the ONNX test models).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
               help="With --models: seconds each fusec-run of a mutant may take.")
+@click.option("--budget", type=click.FloatRange(min=0), default=None,
+              help="With --models: start no mutant after this many seconds.")
 @click.version_option(__version__, prog_name="fusec-fuzz")
 def cli(seed: int, count: int, mutations: int | None, out: str | None, device: str,
         max_ops: int, verbose: bool, in_process: bool, models: bool,
-        model_files: tuple[str, ...], timeout: float) -> None:
+        model_files: tuple[str, ...], timeout: float, budget: float | None) -> None:
     """Fuzz fusec: random programs against the reference, mangled text against fusec-opt."""
     if models:
-        run_models(seed, count, out, model_files, timeout, verbose)
+        run_models(seed, count, out, model_files, timeout, verbose, budget)
         return
     from fusec.fuzz.campaign import run
     from fusec.runtime.device import select_device
@@ -88,7 +91,7 @@ def cli(seed: int, count: int, mutations: int | None, out: str | None, device: s
 
 
 def run_models(seed: int, count: int, out: str | None, model_files: tuple[str, ...],
-               timeout: float, verbose: bool) -> None:
+               timeout: float, verbose: bool, budget: float | None) -> None:
     """``--models``: mutants of model files through fusec-run (`fusec.fuzz.model_campaign`)."""
     from fusec.fuzz.model_campaign import TEST_MODELS, run_models as campaign
 
@@ -96,7 +99,7 @@ def run_models(seed: int, count: int, out: str | None, model_files: tuple[str, .
     if not files:
         raise click.UsageError(f"no models to mutate (none in {TEST_MODELS}); give --model")
     report = campaign(seed, count, files, Path(out) if out else None, timeout,
-                      progress=lambda line: click.echo(f"FAIL {line}"))
+                      progress=lambda line: click.echo(f"FAIL {line}"), budget=budget)
     if verbose:
         for line in report.refused:
             click.echo(f"refused: {line}")

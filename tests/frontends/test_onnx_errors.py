@@ -242,3 +242,17 @@ def test_a_huge_mask_dimension_is_not_traced() -> None:
     imported = import_onnx(model, filename="llama.onnx")
     assert [v.shape for v in imported.inputs if v.onnx_name == "attention_mask"] == [
         (2**40, 8)]
+
+
+@pytest.mark.parametrize("declared,name", [(TensorProto.INT64, "int64"),
+                                           (TensorProto.UINT8, "uint8"),
+                                           (TensorProto.BOOL, "bool")])
+def test_an_output_declared_of_another_type(declared: int, name: str) -> None:
+    """A float output declared int64 was returned cast to int64 with exit 0, where ONNX
+    Runtime refuses the file (``fusec-fuzz --models`` seeds 2006, 2342, ...)."""
+    model = relu_model()
+    model.graph.output[0].type.tensor_type.elem_type = declared
+    with pytest.raises(FusecError) as e:
+        import_onnx(model, filename="m.onnx")
+    assert one_line(e) == (f"m.onnx: error: graph output 'y' is declared {name}, but the graph "
+                           "computes float32 for it")

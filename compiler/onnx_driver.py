@@ -26,10 +26,11 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from fusec.compiler.diagnostics import FusecError, verify_module
 from fusec.compiler import progress
-from fusec.errors import InputError
+from fusec.errors import IndexOutOfRangeError, InputError
 from fusec.frontends.onnx_import import (
     INLINE_ELEMENTS,
     PARAMS_ATTRIBUTE,
+    GraphValue,
     ImportedModel,
     OnnxImportError,
     import_model,
@@ -101,6 +102,15 @@ def module_params(module: ModuleOp, filename: str) -> dict[str, np.ndarray] | No
                          f"{PARAMS_ATTRIBUTE}: {reason}") from None
 
 
+def in_onnx_names(error: IndexOutOfRangeError,
+                  inputs: Sequence[GraphValue]) -> IndexOutOfRangeError:
+    """`error` naming the model's input by its ONNX name (``input.1``, not ``input1``)."""
+    for value in inputs:
+        if error.indices == f"input '{value.arg_name}'" and value.arg_name != value.onnx_name:
+            return error.renamed(f"input '{value.onnx_name}'")
+    return error
+
+
 class OnnxExecutable:
     """An `Executable` of an imported model, called with the model's input names and dtypes."""
 
@@ -150,7 +160,10 @@ class OnnxExecutable:
 
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
         """The outputs in graph-output order, in the model's dtypes."""
-        results = self.exe(**self.arguments(args, kwargs))
+        try:
+            results = self.exe(**self.arguments(args, kwargs))
+        except IndexOutOfRangeError as e:
+            raise in_onnx_names(e, self.inputs) from None
         return [
             r.astype(info.dtype) if r.dtype != info.dtype else r
             for r, info in zip(results, self.outputs, strict=True)

@@ -160,8 +160,14 @@ def run(
 ) -> None:
     from fusec.codegen.program import argument_name
     from fusec.compiler.driver import building, compile_placed, fuse_and_fold, load, lower
-    from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
+    from fusec.compiler.onnx_driver import (
+        OnnxExecutable,
+        import_onnx,
+        in_onnx_names,
+        module_params,
+    )
     from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.errors import IndexOutOfRangeError
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
     from fusec.reference.executor import find_function, random_inputs, run_function
@@ -264,7 +270,10 @@ def run(
                    f"call: {prof.wall_seconds * 1e3:.3f} ms; host overhead: "
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
-        outputs = exe(*args)
+        try:
+            outputs = exe(*args)
+        except IndexOutOfRangeError as e:  # an ONNX model's input by its ONNX name
+            raise e if imported is None else in_onnx_names(e, imported.inputs) from None
     progress.pause()
     if device == "auto" and measuring and offload_report:   # a near tie: what was measured
         write_report(offload_report, placed.current_report())

@@ -256,3 +256,24 @@ def test_an_output_declared_of_another_type(declared: int, name: str) -> None:
         import_onnx(model, filename="m.onnx")
     assert one_line(e) == (f"m.onnx: error: graph output 'y' is declared {name}, but the graph "
                            "computes float32 for it")
+
+
+def test_a_token_id_out_of_range_names_the_onnx_input() -> None:
+    """An id outside the embedding table is an IndexOutOfRangeError of the call (never a
+    clamped row), naming the input by its ONNX name (``input.ids:0``, whose IR argument is
+    ``input_ids0``), the position and the value; a negative id in range counts from the end."""
+    import fusec
+    from fusec.errors import IndexOutOfRangeError
+
+    g = GraphBuilder(0)
+    ids = g.input("input.ids:0", [1, 3], "int64")
+    g.result(g.op("Gather", g.weight("wte", [10, 4]), ids), "emb", [1, 3, 4])
+    model = g.model()
+    exe = fusec.compile(model)
+    table = numpy_helper.to_array(model.graph.initializer[0])
+    (emb,) = exe(np.array([[1, -10, 9]], np.int64))
+    np.testing.assert_array_equal(emb[0], table[[1, 0, 9]])
+    with pytest.raises(IndexOutOfRangeError) as e:
+        exe(np.array([[1, 2, 10]], np.int64))
+    assert one_line(e) == ("index 10 at position [0, 2] of input 'input.ids:0' is out of range "
+                           "for axis 0 of size 10 (valid: -10 to 9)")

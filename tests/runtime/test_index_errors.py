@@ -122,3 +122,27 @@ def test_synchronize_raises_it_too(exe: Executable) -> None:
     with pytest.raises(IndexOutOfRangeError, match=r"index 5 at position \[1, 0\]"):
         exe.synchronize()
     exe.synchronize()  # reported once
+
+
+FUSIBLE = """
+func.func @g(%table: tensor<5x3xf32>, %ids: tensor<4xi32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %e = nn.gather %table, %ids {axis = 0 : i64} : tensor<5x3xf32>, tensor<4xi32> -> tensor<4x3xf32>
+  %s = nn.add %e, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  %r = nn.relu %s : tensor<4x3xf32> -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("pipeline", ["default", "none"])
+def test_a_gather_among_fusible_ops_still_checks(pipeline: str) -> None:
+    """Whatever the fusion passes do with a gather and the elementwise ops after it, a bad
+    index is still an error of the call (a fusion that absorbs gathers must keep the check)."""
+    import fusec
+
+    exe = fusec.compile(FUSIBLE, pipeline=pipeline, device="cpu")
+    b = np.ones(3, np.float32)
+    (out,) = exe(TABLE, np.array([0, -1, 4, -5], np.int32), b)
+    np.testing.assert_array_equal(out, np.maximum(TABLE[[0, 4, 4, 0]] + b, 0))
+    with pytest.raises(IndexOutOfRangeError, match=r"index -6 at position \[3\] of input 'ids'"):
+        exe(TABLE, np.array([0, 1, 2, -6], np.int32), b)

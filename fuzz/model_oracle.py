@@ -22,6 +22,7 @@ import ctypes
 import io
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -123,11 +124,10 @@ class Worker:
                 return Outcome(self.conn.recv())
         except (EOFError, ConnectionError):
             pass
-        alive = self.process.is_alive()
         self.stop()
-        if alive:
+        if self.process.exitcode == -signal.SIGKILL:  # ours: the job was still running
             return Outcome(timed_out=True)
-        return Outcome(died=death(self.process.exitcode))
+        return Outcome(died=death(self.process.exitcode))  # (also one dying slowly)
 
     def stop(self) -> None:
         if self.process is not None and self.process.is_alive():

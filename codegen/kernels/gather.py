@@ -9,7 +9,8 @@ the word ends up holding the lowest bad position and its value, and word 0 is se
 runtime reads only that word on a call); the element is then read clamped, so the result stays
 defined. Without 64-bit atomics (`DeviceInfo.int64_atomics`) the first bad index to take the
 slot's high half by ``atomic_cmpxchg`` writes the low half: some bad index, not the lowest.
-One work-item per output element: the innermost run (``inner``, an embedding row) is
+Bounds and offsets are ``long`` (an axis of 2^31 made ``clamp`` on ``int`` ambiguous, a build
+error). One work-item per output element: the innermost run (``inner``, an embedding row) is
 contiguous in both ``data`` and ``out``, so neighbouring work-items read and write neighbouring
 elements.
 """
@@ -54,13 +55,13 @@ def gather(name: str, outer: int, dim: int, count: int, inner: int,
         f"    const int n = gid % {inner};\n"
         f"    const int i = (gid / {inner}) % {count};\n"
         f"    const int o = gid / {inner * count};\n"
-        f"    int index = indices[i];\n"
-        f"    if (index < {-dim} || index > {dim - 1}) {{\n"
+        f"    long index = indices[i];\n"
+        f"    if (index < {-dim}L || index > {dim - 1}L) {{\n"
         f"        if (o == 0 && n == 0) {{ {record_bad_index('i', 'index', int64_atomics)} }}\n"
-        f"        index = clamp(index, {-dim}, {dim - 1});\n"
+        f"        index = clamp(index, {-dim}L, {dim - 1}L);\n"
         f"    }}\n"
-        f"    if (index < 0) index += {dim};\n"
-        f"    out[gid] = data[((long)o * {dim} + index) * {inner} + n];\n"
+        f"    if (index < 0) index += {dim}L;\n"
+        f"    out[gid] = data[((long)o * {dim}L + index) * {inner} + n];\n"
         "}\n"
     )
     return KernelSource(name, source, args, (total,), None)

@@ -98,7 +98,7 @@ def fusec_job(folder):
     if seed == 2:
         return 70, "", "fusec-run: internal error: KeyError 'x'\\n"
     if seed == 3:
-        time.sleep(60)
+        time.sleep(120)
     if seed == 4:
         os.kill(os.getpid(), signal.SIGSEGV)
     if seed == 5:
@@ -125,7 +125,7 @@ def test_each_kind_of_failure_is_caught(models: list[Path], tmp_path: Path,
     monkeypatch.syspath_prepend(str(tmp_path))  # the spawned workers take sys.path along
     module = importlib.import_module("planted_model_jobs")
     try:
-        report = run_models(0, 9, models, out=tmp_path / "failures", seconds=5,
+        report = run_models(0, 9, models, out=tmp_path / "failures", seconds=10,
                             fusec_job=module.fusec_job, ort_job=module.ort_job)
     finally:
         sys.modules.pop("planted_model_jobs", None)

@@ -146,3 +146,21 @@ def test_a_gather_among_fusible_ops_still_checks(pipeline: str) -> None:
     np.testing.assert_array_equal(out, np.maximum(TABLE[[0, 4, 4, 0]] + b, 0))
     with pytest.raises(IndexOutOfRangeError, match=r"index -6 at position \[3\] of input 'ids'"):
         exe(TABLE, np.array([0, 1, 2, -6], np.int32), b)
+
+
+def test_a_loaded_artifact_checks_its_indices(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The record's plan (`IndexCheck`, the ``index_errors`` buffer) travels in a ``.fusec``
+    artifact: the loaded executable raises the same error."""
+    import fusec
+    from fusec.tools import fusec_build
+
+    (tmp_path / "g.mlir").write_text(FUSIBLE)
+    assert fusec_build.main([str(tmp_path / "g.mlir"), "-o", str(tmp_path / "g.fusec"),
+                             "--device", "cpu"]) == 0
+    exe = fusec.load(str(tmp_path / "g.fusec"))
+    b = np.ones(3, np.float32)
+    (out,) = exe(TABLE, np.array([0, 1, 2, -5], np.int32), b)
+    np.testing.assert_array_equal(out, np.maximum(TABLE[[0, 1, 2, 0]] + b, 0))
+    with pytest.raises(IndexOutOfRangeError, match=r"index 5 at position \[1\] of input 'ids' "
+                       r"is out of range for axis 0 of size 5"):
+        exe(TABLE, np.array([0, 5, 2, 1], np.int32), b)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .model_mutate import OUTSIDE, mutate_model
-from .model_oracle import ReadWatch, Worker, compare, judge, run_fusec, run_onnxruntime
+from .model_oracle import ReadWatch, Worker, compare, judge, run_onnxruntime
 
 TEST_MODELS = Path(__file__).resolve().parents[1] / "tests" / "frontends" / "models"
 """The ONNX test models (real Hugging Face exports): the default seeds of a campaign."""
@@ -78,15 +78,17 @@ def model_inputs(model: object, rng: np.random.Generator) -> dict[str, np.ndarra
     return inputs
 
 
-def run_models(seed: int, count: int, models: Sequence[Path], out: Path | None = None,
+def run_models(seed: int, count: int, models: Sequence[Path],
+               fusec_job: Callable[[str], Any], out: Path | None = None,
                seconds: float = 120.0,
                progress: Callable[[str], None] = lambda line: None,
-               fusec_job: Callable[[str], Any] = run_fusec,
                ort_job: Callable[[str], Any] = run_onnxruntime,
                budget: float | None = None) -> ModelReport:
     """Tries `count` mutants (see the module docstring); `seconds` is each run's limit, and
-    no mutant starts after `budget` seconds. `fusec_job` and `ort_job` run a mutant's folder
-    in the workers (tests plant others)."""
+    no mutant starts after `budget` seconds. `fusec_job` runs a mutant's folder in fusec-run
+    (`model_oracle.run_fusec` with fusec-run's entry point: ``fusec-fuzz``'s
+    `fusec_run_job`), `ort_job` in ONNX Runtime, each in its worker; both module-level
+    functions (a spawned worker imports them)."""
     import onnx
 
     report = ModelReport()

@@ -2,7 +2,7 @@
 and says what is wrong with the outcome (`judge`).
 
 A `Worker` keeps one ``spawn``-ed process that takes jobs one at a time: `run_fusec` (the
-``fusec-run`` entry point in that process: ``MODEL --device cpu --inputs IN.npz -o OUT.npz``,
+``fusec-run`` entry point, handed in by ``fusec-fuzz``, in that process: ``MODEL --device cpu --inputs IN.npz -o OUT.npz``,
 its stdout and stderr captured, its working folder the model's) or `run_onnxruntime` (a
 session on the file, run on the same inputs). A job that outlives its time limit kills the
 process (a hang); a process that dies is a crash; either way the next job starts a fresh
@@ -46,10 +46,14 @@ class Outcome:
     died: str | None = None
 
 
-def run_fusec(folder: str) -> tuple[int, str, str]:
-    """``fusec-run model.onnx`` on the folder's inputs, in this process: (exit, out, err)."""
-    from fusec.tools.fusec_run import main
+ToolMain = Callable[[list[str]], int]
+"""A tool's entry point, ``main(argv) -> exit code`` (``fusec-run``'s, which ``fusec-fuzz``
+hands in: fuzz/ does not import tools/)."""
 
+
+def run_fusec(main: ToolMain, folder: str) -> tuple[int, str, str]:
+    """``fusec-run model.onnx`` (its `main`) on the folder's inputs, in this process:
+    (exit, out, err)."""
     os.chdir(folder)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

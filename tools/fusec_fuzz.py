@@ -98,7 +98,7 @@ def run_models(seed: int, count: int, out: str | None, model_files: tuple[str, .
     files = [Path(f) for f in model_files] or sorted(TEST_MODELS.glob("*.onnx"))
     if not files:
         raise click.UsageError(f"no models to mutate (none in {TEST_MODELS}); give --model")
-    report = campaign(seed, count, files, Path(out) if out else None, timeout,
+    report = campaign(seed, count, files, fusec_run_job, Path(out) if out else None, timeout,
                       progress=lambda line: click.echo(f"FAIL {line}"), budget=budget)
     if verbose:
         for line in report.refused:
@@ -108,6 +108,14 @@ def run_models(seed: int, count: int, out: str | None, model_files: tuple[str, .
     click.echo(report.summary())
     if report.failures:
         sys.exit(EXIT_INPUT)
+
+
+def fusec_run_job(folder: str) -> tuple[int, str, str]:
+    """A mutant's folder through ``fusec-run`` in the worker process (`run_models`)."""
+    from fusec.fuzz.model_oracle import run_fusec
+    from fusec.tools.fusec_run import main as run_main
+
+    return run_fusec(run_main, folder)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ pytest.importorskip("onnxruntime")
 from fusec.bench.export_models import GraphBuilder  # noqa: E402
 from fusec.fuzz.model_campaign import model_inputs, run_models  # noqa: E402
 from fusec.fuzz.model_mutate import MODEL_MUTATIONS, OUTSIDE, mutate_model  # noqa: E402
+from fusec.tools.fusec_fuzz import fusec_run_job  # noqa: E402
 
 
 def embedding() -> object:
@@ -55,7 +56,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_the_fixed_seed_budget_passes(models: list[Path]) -> None:
-    report = run_models(0, 14, models, seconds=120)
+    report = run_models(0, 14, models, fusec_run_job, seconds=120)
     assert report.failures == [], report.failures
     assert report.mutants == 14
     assert report.refused and report.matched + len(report.lenient) + len(report.refused) == 14
@@ -125,8 +126,8 @@ def test_each_kind_of_failure_is_caught(models: list[Path], tmp_path: Path,
     monkeypatch.syspath_prepend(str(tmp_path))  # the spawned workers take sys.path along
     module = importlib.import_module("planted_model_jobs")
     try:
-        report = run_models(0, 9, models, out=tmp_path / "failures", seconds=10,
-                            fusec_job=module.fusec_job, ort_job=module.ort_job)
+        report = run_models(0, 9, models, module.fusec_job, out=tmp_path / "failures",
+                            seconds=10, ort_job=module.ort_job)
     finally:
         sys.modules.pop("planted_model_jobs", None)
     assert len(report.failures) == 7, report.failures

@@ -519,6 +519,8 @@ def convert_gather(imp: Importer, node: object, args: list[Value | None]) -> lis
     shape = shape_of(x)
     axis = norm_axis(imp, int(attribute(node, "axis", 0)), len(shape))  # type: ignore[arg-type]
     indices = args[1]
+    if isinstance(indices, np.ndarray) and indices.dtype.kind not in "iu":
+        raise imp.error("indices must be integers")  # (a float constant was truncated)
     if isinstance(indices, np.ndarray) and indices.ndim == 0:  # one index: a slice
         index = int(indices)
         if not -shape[axis] <= index < shape[axis]:

@@ -277,3 +277,15 @@ def test_a_token_id_out_of_range_names_the_onnx_input() -> None:
         exe(np.array([[1, 2, 10]], np.int64))
     assert one_line(e) == ("index 10 at position [0, 2] of input 'input.ids:0' is out of range "
                            "for axis 0 of size 10 (valid: -10 to 9)")
+
+
+def test_gather_with_float_constant_indices() -> None:
+    """A Gather whose indices are a float constant was read with the index truncated (exit 0,
+    where ONNX Runtime refuses the file; ``fusec-fuzz --models`` seed 5954, a Mul made a
+    Gather)."""
+    g = GraphBuilder()
+    x = g.input("x", [4, 3])
+    g.result(g.op("Gather", x, g.const(np.float32(1.5)), name="/g"), "y", [3])
+    with pytest.raises(FusecError) as e:
+        import_onnx(g.model(), filename="m.onnx")
+    assert one_line(e) == "m.onnx: error: node '/g' (Gather): indices must be integers"

@@ -54,11 +54,11 @@ from typing import TYPE_CHECKING
 import click
 import numpy as np
 
-from fusec import __version__
+from fusec import __version__, knobs
 from fusec.compiler import progress
 from fusec.compiler.progress import Progress
 from fusec.files import atomic_write, check_distinct_outputs, check_not_input, check_writable
-from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, knob_values, run_cli, show_warnings
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -110,6 +110,29 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
             raise ToolError(f"{path}: error: unexpected input '{key}' (the function takes: "
                             f"{listed})", EXIT_INPUT)
     return arrays
+
+
+def narrowed_integers(arrays: dict[str, np.ndarray], fn: object,
+                      path: str) -> dict[str, np.ndarray]:
+    """int64 arrays for i32 arguments as int32 (the ``.npz`` ONNX Runtime takes for a model
+    whose imported IR computes its token ids in i32), each checked to fit."""
+    from xdsl.dialects.builtin import i32
+
+    from fusec.codegen.program import argument_name
+
+    types = {argument_name(a, i): a.type
+             for i, a in enumerate(fn.args)}  # type: ignore[attr-defined]
+    result = dict(arrays)
+    for name, array in arrays.items():
+        t = types.get(name)
+        if array.dtype != np.int64 or getattr(t, "element_type", None) != i32:
+            continue
+        if array.size and (array.max() > 2**31 - 1 or array.min() < -(2**31)):
+            bad = array.max() if array.max() > 2**31 - 1 else array.min()
+            raise ToolError(f"{path}: error: input '{name}' holds {bad}, outside the 32-bit "
+                            "range of its i32 argument", EXIT_INPUT)
+        result[name] = array.astype(np.int32)
+    return result
 
 
 def tolerance(value: float | None) -> float | None:
@@ -246,7 +269,7 @@ def run(
         given = load_inputs(inputs, model.input_names)
         args = exe.arguments((), model.arguments((), given))
     elif inputs is not None:
-        given = load_inputs(inputs, exe.input_names)
+        given = narrowed_integers(load_inputs(inputs, exe.input_names), fn, inputs)
         args = exe.arguments((), given)
     else:
         from fusec.codegen.program import numpy_dtype
@@ -445,6 +468,9 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--allow-tf32", is_flag=True,
               help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
+@click.option("--knob", "knob_settings", multiple=True, metavar="NAME=VALUE",
+              help="Set a code-generation knob for this compile, e.g. attention_mma=false "
+                   "(repeatable; the knobs: docs/knobs.md).")
 @click.option("--verbose", is_flag=True,
               help="On a build error, print the log and source; show cache warnings and what "
                    "was found out about the device (e.g. tensor cores the driver rejected).")
@@ -460,8 +486,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
         verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
         list_only: bool,
-        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...],
-        force_progress: bool) -> None:
+        allow_tf32: bool, knob_settings: tuple[str, ...], verbose: bool,
+        shape_specs: tuple[str, ...], force_progress: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -502,6 +528,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         parse_overrides(offload_thresholds)
     except OffloadOptionError as e:
         raise click.UsageError(str(e)) from None
+    settings = knob_values(knob_settings)
     if verify_fusion or bisect:
         if verify_fusion and bisect:
             raise click.UsageError("--verify-fusion and --bisect exclude each other")
@@ -510,7 +537,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
                                    "--random, not --inputs, -o, --profile or --check")
     from fusec.tools.fusec_import import parse_shapes
 
-    with errors_reported("fusec-run", verbose):
+    with errors_reported("fusec-run", verbose), knobs.overridden(settings):
         with progress.reporting(Progress.for_stream(sys.stderr, "fusec-run", force_progress)):
             if verify_fusion or bisect:
                 differential(file, function, seed, device, platform, pipeline, atol, rtol,

@@ -233,7 +233,7 @@ def test_a_huge_mask_dimension_is_not_traced() -> None:
     ("inputs need 32.0 TiB")."""
     from pathlib import Path
 
-    path = Path(__file__).parent / "models" / "hf_llama_torchscript_op17.onnx"
+    path = Path(__file__).parent / "models" / "hf_llama_eager_torchscript_op17.onnx"
     model = onnx.load(str(path))
     mask = next(v for v in model.graph.input if v.name == "attention_mask")
     mask.type.tensor_type.shape.dim[0].dim_value = 2**40

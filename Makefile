@@ -2,21 +2,21 @@
 # fresh virtualenv by setting VENV. Variables (set on the command line or in the environment):
 #   VENV    the virtualenv to create and use               (default: .venv)
 #   PYTHON  the interpreter that creates it                 (default: python3)
-#   EXTRAS  the pyproject extras to install                 (default: test,cpu,onnx)
+#   EXTRAS  the pyproject extras to install                 (default: test,cpu,onnx,torch)
 VENV ?= .venv
 PYTHON ?= python3
 # --- what a CPU OpenCL device needs -------------------------------------------------------------
 # `cpu` is the pyproject extra with Intel's OpenCL CPU runtime (x86-64 Linux; elsewhere it installs
 # nothing and fusec uses a GPU driver or PoCL already on the machine). Packages the OpenCL runtime
 # needs beyond pyproject's extras go in OPENCL_PACKAGES.
-EXTRAS ?= test,cpu,onnx
+EXTRAS ?= test,cpu,onnx,torch
 OPENCL_PACKAGES ?=
 # ------------------------------------------------------------------------------------------------
 
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.fusec-installed
 
-.PHONY: setup install example test lit pytest lint clean fuzz
+.PHONY: setup install example test lit pytest lint clean fuzz docs
 
 ## setup: create $(VENV), install fusec into it, then fuse and run an example
 setup: install example
@@ -54,6 +54,10 @@ FUZZ_SEED ?= 0
 FUZZ_COUNT ?= 200
 fuzz: $(STAMP)
 	$(BIN)/fusec-fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out fuzz-failures
+
+## docs: rewrite the generated parts of docs/ (the pass reference) from the registries
+docs: $(STAMP)
+	$(BIN)/python -m fusec.tools.docs_pages
 
 ## lint: ruff (not a dependency: `$(BIN)/pip install ruff` first)
 lint:

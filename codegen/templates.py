@@ -41,7 +41,7 @@ from fusec.codegen.kernels.common import (
     KernelSource,
     float_expression,
 )
-from fusec.codegen.kernels.gather import gather
+from fusec.codegen.kernels.gather import INDEX_ERRORS_ARG, gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
 from fusec.codegen.kernels.gemm_wgmma import (
     BOUND_B_PANELS,
@@ -62,6 +62,9 @@ class TemplateInstance:
 
     source: KernelSource
     buffers: tuple[SSAValue, ...]
+    checks_indices: bool = False
+    """Whether the kernel takes the program's ``index_errors`` record as its last parameter
+    (`fusec.codegen.kernels.gather`), which the plan binds after `buffers`."""
 
 
 class TemplateParamError(ValueError):
@@ -257,7 +260,7 @@ def instantiate_gather(
 ) -> KernelSource:
     p = Params(op)
     return gather(name, p.int("outer"), p.int("dim"), p.int("count"), p.int("inner"),
-                  p.str("dtype"))
+                  p.str("dtype"), device is None or device.int64_atomics)
 
 
 def instantiate_row_reduce(
@@ -358,10 +361,12 @@ def instantiate(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
     else:
         source = INSTANTIATE[template](op, name, device)
     buffers = (*op.inputs, *op.outputs, *op.extras)
-    buffer_args = [a for a in source.args if a.kind in ("in", "out")]
-    if len(buffer_args) != len(buffers) or len(buffer_args) != len(source.args):
+    checks_indices = bool(source.args) and source.args[-1] == INDEX_ERRORS_ARG
+    args = source.args[:-1] if checks_indices else source.args
+    buffer_args = [a for a in args if a.kind in ("in", "out")]
+    if len(buffer_args) != len(buffers) or len(buffer_args) != len(args):
         raise ValueError(
             f"template '{template}' takes {[a.name for a in source.args]}, but the op binds "
             f"{len(buffers)} buffers"
         )
-    return TemplateInstance(source, buffers)
+    return TemplateInstance(source, buffers, checks_indices)

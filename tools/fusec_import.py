@@ -1,8 +1,10 @@
-"""``fusec-import``: an ONNX model in, ``nn`` IR out (with its weights beside it).
+"""``fusec-import``: an ONNX model (or a saved PyTorch ``ExportedProgram``, ``.pt2``) in,
+``nn`` IR out (with its weights beside it).
 
     fusec-import model.onnx -o model.mlir          # writes model.mlir and model.params.npz
     fusec-import bert.onnx --shape input_ids=1x128 --shape attention_mask=1x128 -o bert.mlir
     fusec-import tiny.onnx --inline-weights        # everything inline, printed to stdout
+    fusec-import model.pt2 -o model.mlir           # torch.export.save's file, its shapes
 
 The IR is one ``func.func @main``: the graph inputs in graph order, then the weights; the
 results are the graph outputs in graph order. Weights larger than a few elements go to
@@ -30,13 +32,14 @@ import click
 import numpy as np
 
 from fusec import __version__
-from fusec.files import check_distinct_outputs, check_not_input
 from fusec.compiler import progress
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.progress import Progress
+from fusec.files import check_distinct_outputs, check_not_input
 from fusec.tools.cli import EXIT_INPUT, run_cli
 
 PARAMS_SUFFIX = ".params.npz"
+PT2_SUFFIX = ".pt2"
 
 
 def parse_shape(spec: str) -> tuple[str, list[int]]:
@@ -123,7 +126,15 @@ def run(model_path: str, output: str | None, shapes: dict[str, list[int]],
     from fusec.frontends import onnx_import
 
     inline = sys.maxsize if inline_weights else onnx_import.INLINE_ELEMENTS
-    imported = import_onnx(model_path, shapes, inline_elements=inline)
+    if model_path.endswith(PT2_SUFFIX):
+        from fusec.compiler.torch_compile import import_exported
+
+        if shapes:
+            raise FusecError(f"{model_path}: error: --shape does not apply to an "
+                             "ExportedProgram (it runs at the shapes it was exported with)")
+        imported = import_exported(model_path, inline)
+    else:
+        imported = import_onnx(model_path, shapes, inline_elements=inline)
     files: list[tuple[str, bytes]] = []
     if imported.params:
         if output is None:
@@ -157,6 +168,7 @@ Examples:
   fusec-import model.onnx -o model.mlir
   fusec-import bert.onnx --shape input_ids=1x128 -o bert.mlir
   fusec-import tiny.onnx --inline-weights
+  fusec-import model.pt2 -o model.mlir     # a saved torch.export ExportedProgram
   fusec-import model.onnx -o model.mlir --dot model.dot   # and: dot -Tsvg model.dot
   fusec-import model.onnx -o model.mlir --report   # what was recognised, what was not
 
@@ -167,7 +179,7 @@ op or opset, missing external data), 2 bad command line, 70 internal error.
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
-@click.argument("model", metavar="MODEL.onnx")
+@click.argument("model", metavar="MODEL.onnx|MODEL.pt2")
 @click.option("-o", "--output", metavar="OUT.mlir",
               help="Write the IR here and the weights to OUT.params.npz (default: stdout).")
 @click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
@@ -185,7 +197,7 @@ op or opset, missing external data), 2 bad command line, 70 internal error.
 @click.version_option(__version__, prog_name="fusec-import")
 def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
         inline_weights: bool, dot: str | None, report: bool, force_progress: bool) -> None:
-    """Import the ONNX model MODEL.onnx as fusec nn IR."""
+    """Import the ONNX model MODEL.onnx (or the ExportedProgram MODEL.pt2) as fusec nn IR."""
     shapes = parse_shapes(shape_specs)
     if output is not None:
         for written in (output, params_path(output)):

@@ -54,11 +54,11 @@ from typing import TYPE_CHECKING
 import click
 import numpy as np
 
-from fusec import __version__
+from fusec import __version__, knobs
 from fusec.compiler import progress
 from fusec.compiler.progress import Progress
 from fusec.files import atomic_write, check_distinct_outputs, check_not_input, check_writable
-from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, knob_values, run_cli, show_warnings
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -189,8 +189,10 @@ def run(
     from fusec.compiler.driver import building, compile_placed, fuse_and_fold, load, lower
     from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.errors import IndexOutOfRangeError
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
+    from fusec.runtime.model_executable import in_model_names
     from fusec.reference.executor import find_function, random_inputs, run_function
 
     report_file = offload_report if offload_report != "-" else None
@@ -291,7 +293,10 @@ def run(
                    f"call: {prof.wall_seconds * 1e3:.3f} ms; host overhead: "
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
-        outputs = exe(*args)
+        try:
+            outputs = exe(*args)
+        except IndexOutOfRangeError as e:  # an ONNX model's input by its ONNX name
+            raise e if imported is None else in_model_names(e, imported.inputs) from None
     progress.pause()
     if device == "auto" and measuring and offload_report:   # a near tie: what was measured
         write_report(offload_report, placed.current_report())
@@ -463,6 +468,9 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--allow-tf32", is_flag=True,
               help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
+@click.option("--knob", "knob_settings", multiple=True, metavar="NAME=VALUE",
+              help="Set a code-generation knob for this compile, e.g. attention_mma=false "
+                   "(repeatable; the knobs: docs/knobs.md).")
 @click.option("--verbose", is_flag=True,
               help="On a build error, print the log and source; show cache warnings and what "
                    "was found out about the device (e.g. tensor cores the driver rejected).")
@@ -478,8 +486,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
         verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
         list_only: bool,
-        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...],
-        force_progress: bool) -> None:
+        allow_tf32: bool, knob_settings: tuple[str, ...], verbose: bool,
+        shape_specs: tuple[str, ...], force_progress: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -520,6 +528,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         parse_overrides(offload_thresholds)
     except OffloadOptionError as e:
         raise click.UsageError(str(e)) from None
+    settings = knob_values(knob_settings)
     if verify_fusion or bisect:
         if verify_fusion and bisect:
             raise click.UsageError("--verify-fusion and --bisect exclude each other")
@@ -528,7 +537,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
                                    "--random, not --inputs, -o, --profile or --check")
     from fusec.tools.fusec_import import parse_shapes
 
-    with errors_reported("fusec-run", verbose):
+    with errors_reported("fusec-run", verbose), knobs.overridden(settings):
         with progress.reporting(Progress.for_stream(sys.stderr, "fusec-run", force_progress)):
             if verify_fusion or bisect:
                 differential(file, function, seed, device, platform, pipeline, atol, rtol,

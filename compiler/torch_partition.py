@@ -1,0 +1,347 @@
+"""One aten graph at one set of shapes, run by fusec where it can and by PyTorch elsewhere.
+
+    compiled = compile_aten_graph(gm, args, bound={0, 1}, options)   # args: real tensors
+    outputs = compiled.module(*args)                                   # a torch.fx.GraphModule
+
+The graph's nodes that `torch_ops.unsupported_reason` accepts are grouped by PyTorch's
+capability-based partitioner into partitions without cycles; each partition becomes a
+`FusecPartition` (a ``torch.nn.Module`` that holds one fusec executable) called by the outer
+graph module, and every other node stays a PyTorch op there (`CompiledGraph.fallback_ops`
+lists them with the reason). A partition whose import or compilation fails is left to PyTorch
+too, with the error as its reason: no graph is refused whole.
+
+Tensors at a partition's boundary (`TensorBridge`): CPU tensors go in as numpy arrays over
+their memory (``np.from_dlpack``, no copy when contiguous) and come out as tensors over the
+result arrays (``torch.from_numpy``, no copy); CUDA tensors go through
+`fusec.runtime.cuda_interop` (one device-to-device copy in, none out). int64 inputs are
+range-checked and narrowed to int32 (the IR's integer type), and int64 outputs widened back;
+bf16 travels as its bit patterns.
+
+Bound inputs (parameters, buffers) are copied to the device when the partition is compiled.
+Each call compares every bound tensor with what was bound (the same tensor object, its
+``data_ptr`` and its ``_version``, which an in-place change such as an optimizer step or
+``load_state_dict`` increments): a changed one is bound again (`Executable.bind`), or, where
+the compiler folded it into another weight (`fold_params`), the partition is compiled again.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fusec.compiler.diagnostics import FusecError
+from fusec.errors import InputError
+from fusec.frontends.torch_fx import (
+    ImportedGraph,
+    TorchImportError,
+    host_array,
+    import_graph,
+    is_index_like,
+)
+from fusec.frontends.torch_ops import constant_nodes, unsupported_reason
+from fusec.runtime.device import OpenCLDevice
+
+INT32_RANGE = (-(2**31), 2**31 - 1)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The backend's options (``torch.compile(..., options={...})``)."""
+
+    device: str = "auto"
+    report: str | None = None
+    allow_tf32: bool = False
+    launch_budget: int | None = None
+    pipeline: str = "default"
+    max_variants: int = 8
+
+    @staticmethod
+    def parse(options: dict[str, Any] | None) -> Options:
+        known = {"device", "report", "allow_tf32", "launch_budget", "pipeline", "max_variants"}
+        options = dict(options or {})
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise FusecError(f"fusec backend: unknown option '{unknown[0]}' (options: "
+                             f"{', '.join(sorted(known))})")
+        if options.get("device", "auto") not in ("auto", "gpu", "cpu"):
+            raise FusecError(f"fusec backend: device '{options['device']}' is not one of auto, "
+                             "gpu, cpu")
+        return Options(**options)
+
+
+@dataclass
+class PartitionStats:
+    """What one partition compiled to, for the report."""
+
+    ops_in: int
+    fused_ops: Counter[str]
+    kernel_launches: int
+
+
+class TensorBridge:
+    """Tensors in and out of one executable (see the module docstring)."""
+
+    def __init__(self, device: OpenCLDevice, cuda: bool):
+        self.device = device
+        self.cuda = cuda
+
+    def to_fusec(self, tensor: Any) -> Any:
+        import torch
+
+        if tensor.dtype == torch.int64:
+            if tensor.numel():
+                low, high = int(tensor.min()), int(tensor.max())
+                if low < INT32_RANGE[0] or high > INT32_RANGE[1]:
+                    bad = high if high > INT32_RANGE[1] else low
+                    raise InputError(f"an int64 input holds {bad}, outside the 32-bit range "
+                                     "fusec computes integers in")
+            tensor = tensor.to(torch.int32)
+        if not self.cuda:
+            return host_array(tensor)
+        from fusec.runtime.cuda_interop import from_torch
+
+        if tensor.dtype == torch.bfloat16:
+            tensor = tensor.contiguous().view(torch.uint16)
+        return from_torch(tensor.contiguous(), self.device)
+
+    def to_torch(self, value: Any, dtype: Any) -> Any:
+        import torch
+
+        if self.cuda:
+            from fusec.runtime.cuda_interop import to_torch
+
+            tensor = to_torch(value)
+            if dtype == torch.bfloat16:
+                tensor = tensor.view(torch.bfloat16)
+        elif dtype == torch.bfloat16:
+            tensor = torch.from_numpy(np.asarray(value).view(np.int16)).view(torch.bfloat16)
+        else:
+            tensor = torch.from_numpy(np.asarray(value))
+        return tensor if tensor.dtype == dtype else tensor.to(dtype)
+
+
+def tensor_state(tensor: Any) -> tuple[int, int, int]:
+    """What changes when a bound tensor is replaced or changed in place."""
+    try:
+        version = tensor._version
+    except RuntimeError:  # an inference tensor has no version counter: never changed in place
+        version = -1
+    return (id(tensor), tensor.data_ptr(), version)
+
+
+class FusecPartition:
+    """A partition of the graph run by one fusec executable; called with every input of the
+    partition (bound ones too, to check that they did not change)."""
+
+    def __init__(self, gm: Any, example_args: list[Any], bound: set[int], device: OpenCLDevice,
+                 options: Options, name: str):
+        self.gm = gm
+        self.bound = bound
+        self.device = device
+        self.options = options
+        self.name = name
+        self.bridge = TensorBridge(device, cuda=any(a.is_cuda for a in example_args))
+        output = next(n for n in gm.graph.nodes if n.op == "output")
+        self.many = isinstance(output.args[0], tuple | list)
+        """Whether the partition returns a tuple (else one tensor)."""
+        self.build(example_args)
+
+    def build(self, args: list[Any]) -> None:
+        from fusec.compiler.torch_compile import compile_imported
+
+        imported = import_graph(self.gm, list(args), self.bound, f"<{self.name}>")
+        self.imported: ImportedGraph = imported
+        self.exe, self.stats = compile_imported(imported, self.device, self.options)
+        self.states = {i: tensor_state(args[i]) for i in self.bound}
+
+    def __call__(self, *args: Any) -> Any:
+        for i in self.bound:
+            if tensor_state(args[i]) != self.states[i]:
+                self.refresh(list(args))
+                break
+        inputs = [self.bridge.to_fusec(args[i]) for i in range(len(args)) if i not in self.bound]
+        results = self.exe(*inputs)
+        outputs = [self.bridge.to_torch(r, out.dtype)
+                   for r, out in zip(results, self.imported.outputs, strict=True)]
+        return tuple(outputs) if self.many else outputs[0]
+
+    def refresh(self, args: list[Any]) -> None:
+        """Binds the changed bound inputs again, or compiles anew where one was folded."""
+        names = set(self.exe.param_names)
+        changed = [i for i in self.bound if tensor_state(args[i]) != self.states[i]]
+        if not all(self.imported.bound.get(i) in names for i in changed):
+            self.build(args)
+            return
+        for i in changed:
+            self.exe.bind(self.imported.bound[i], host_array(args[i]))
+            self.states[i] = tensor_state(args[i])
+
+
+@dataclass
+class CompiledGraph:
+    """The graph module that runs a graph, and what the report says about it."""
+
+    module: Any
+    ops_in: int
+    fused_ops: Counter[str] = field(default_factory=Counter)
+    kernel_launches: int = 0
+    fallback_ops: list[str] = field(default_factory=list)
+    fallback_reasons: dict[str, str] = field(default_factory=dict)
+    compile_seconds: float = 0.0
+    partitions: int = 0
+    watched: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    """The bound inputs folded into constants (`fold_constants`), by position, and their state
+    when they were: a change to one needs the graph compiled again."""
+
+    def stale(self, args: Sequence[Any]) -> bool:
+        return any(tensor_state(args[i]) != state for i, state in self.watched.items())
+
+
+def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCLDevice,
+                       options: Options) -> CompiledGraph:
+    """Partitions ``gm`` (an aten graph with ``meta["val"]`` on its nodes) and compiles each
+    supported partition at the shapes of ``args``; see the module docstring."""
+    from fusec.frontends.torch_fx import counted_ops, op_name
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupport
+
+    start = time.perf_counter()
+    reasons: dict[str, str] = {}
+
+    compiled = CompiledGraph(gm, counted_ops(gm))
+    compiled.watched = {i: tensor_state(args[i]) for i in bound if is_index_like(args[i])}
+    fold_constants(gm, args, set(compiled.watched))
+
+    class Support(OperatorSupport):
+        def is_node_supported(self, submodules: Any, node: Any) -> bool:
+            if node.op != "call_function":
+                return False
+            reason = unsupported_reason(node)
+            if reason is not None and node.target is not operator.getitem:
+                reasons.setdefault(op_name(node.target), reason)
+            return reason is None
+
+    partitioner = CapabilityBasedPartitioner(gm, Support(), allows_single_node_partition=True)
+    partitions = [p for p in partitioner.propose_partitions() if worth_running(p)]
+    split = partitioner.fuse_partitions(partitions, prefix="fusec_") if partitions else gm
+    position = {n.target: i for i, n in enumerate(
+        n for n in gm.graph.nodes if n.op == "placeholder")}
+    values = {n: args[position[n.target]] for n in split.graph.nodes if n.op == "placeholder"}
+    bound_nodes = {n for n in values if position[n.target] in bound}
+    for node in split.graph.nodes:
+        if node.op == "get_attr":
+            bound_nodes.add(node)
+            values[node] = example_value(node, split, values)
+    for node in list(split.graph.nodes):
+        if node.op in ("placeholder", "get_attr"):
+            continue
+        if node.op == "call_module" and node.target.startswith("fusec_"):
+            sub = getattr(split, node.target)
+            sub_args = [values[a] for a in node.args]
+            local_bound = {i for i, a in enumerate(node.args) if a in bound_nodes}
+            try:
+                part = FusecPartition(sub, sub_args, local_bound, device, options, node.target)
+            except (TorchImportError, FusecError, InputError) as e:
+                for n in sub.graph.nodes:
+                    if n.op == "call_function" and n.target is not operator.getitem:
+                        compiled.fallback_ops.append(op_name(n.target))
+                reasons.setdefault(node.target, str(e).splitlines()[0])
+                part = None
+            if part is not None:
+                setattr(split, node.target, partition_module(part))
+                compiled.fused_ops.update(part.stats.fused_ops)
+                compiled.kernel_launches += part.stats.kernel_launches
+                compiled.partitions += 1
+        elif node.op == "call_function" and node.target is not operator.getitem:
+            compiled.fallback_ops.append(op_name(node.target))
+        values[node] = example_value(node, split, values)
+    split.recompile()
+    compiled.module = split
+    compiled.fallback_reasons = reasons
+    compiled.compile_seconds = time.perf_counter() - start
+    return compiled
+
+
+def fold_constants(gm: Any, args: list[Any], constant_inputs: set[int]) -> None:
+    """Computes the ops of ``gm`` that depend on constants alone (`constant_nodes`: ``arange``,
+    masks, the bound integer inputs at ``constant_inputs``) with PyTorch, and puts each value
+    that other ops read in the graph as a constant (``get_attr``)."""
+    import torch
+
+    constants = constant_nodes(gm, constant_inputs)
+    values: dict[Any, Any] = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node in gm.graph.nodes:
+        if node not in constants:
+            continue
+        if node.op == "placeholder":
+            values[node] = args[placeholders.index(node)]
+            continue
+        values[node] = example_value(node, gm, values)
+        if node.op != "call_function" or not isinstance(values[node], torch.Tensor):
+            continue
+        readers = [u for u in node.users if u not in constants]
+        if not readers:
+            continue
+        name = f"fusec_constant{len(values)}"
+        gm.register_buffer(name, values[node].detach().clone())
+        with gm.graph.inserting_before(node):
+            attr = gm.graph.get_attr(name)
+        attr.meta = dict(node.meta)
+        for reader in readers:
+            reader.replace_input_with(node, attr)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+
+
+def worth_running(partition: Any) -> bool:
+    """A partition that computes something: not views and casts alone."""
+    from fusec.frontends.torch_fx import op_name
+
+    movement = ("aten.view", "aten._unsafe_view", "aten.reshape", "aten.permute",
+                "aten.transpose", "aten.t", "aten.unsqueeze", "aten.squeeze", "aten.expand",
+                "aten.slice", "aten.select", "aten.contiguous", "aten.clone", "aten.alias",
+                "aten.detach", "aten._to_copy", "aten.to", "aten.flatten", "aten.unbind",
+                "aten.split", "aten.chunk", "aten._assert_tensor_metadata")
+    return any(n.target is not operator.getitem and op_name(n.target) not in movement
+               for n in partition.nodes)
+
+
+def example_value(node: Any, gm: Any, values: dict[Any, Any]) -> Any:
+    """The node's value at the example inputs, computed with PyTorch (the partitions' inputs
+    must be real tensors to compile them)."""
+    import torch
+
+    args = torch.fx.node.map_arg(node.args, lambda n: values[n])
+    kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: values[n])
+    if node.op == "call_module":
+        return getattr(gm, node.target)(*args, **kwargs)
+    if node.op == "call_function":
+        return node.target(*args, **kwargs)
+    if node.op == "get_attr":
+        value = gm
+        for part in node.target.split("."):
+            value = getattr(value, part)
+        return value
+    return None
+
+
+def partition_module(partition: FusecPartition) -> Any:
+    """A ``torch.nn.Module`` that the outer graph calls in the partition's place."""
+    import torch
+
+    class FusecModule(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.partition = partition
+
+        def forward(self, *args: Any) -> Any:
+            return self.partition(*args)
+
+    return FusecModule()

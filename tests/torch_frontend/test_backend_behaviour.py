@@ -1,0 +1,131 @@
+"""The backend's contracts: unsupported ops left to PyTorch, a new shape compiled anew, 16-bit
+modules, weights changed in place seen at once, autograd left to PyTorch, int64 ids."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+from torch_helpers import assert_close, compiled_run, graphs_of  # noqa: E402
+
+
+class WithCumsum(nn.Module):
+    """cumsum has no converter: it runs in PyTorch between two fusec partitions."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(16, 16)
+        self.b = nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = F.gelu(self.a(x))
+        return self.b(torch.cumsum(h, dim=1)).softmax(-1)
+
+
+def test_unsupported_op_is_partitioned(tmp_path):
+    torch.manual_seed(0)
+    model = WithCumsum().eval()
+    expected, actual, graphs = compiled_run(model, (torch.randn(2, 6, 16),), tmp_path)
+    assert_close(actual, expected)
+    (graph,) = graphs
+    assert graph["fallback_ops"] == ["aten.cumsum"]
+    assert "aten.cumsum" in graph["fallback_reasons"]
+    assert graph["partitions"] == 2
+
+
+class Embedder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(50, 16)
+        self.norm = nn.RMSNorm(16, eps=1e-6)
+
+    def forward(self, ids):
+        return F.silu(self.norm(self.table(ids)))
+
+
+def test_int64_ids_and_shape_changes(tmp_path):
+    """Each new (batch, sequence) shape is compiled anew; results stay exact."""
+    torch.manual_seed(1)
+    model = Embedder().eval()
+    report = tmp_path / "report.json"
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusec", dynamic=True,
+                             options={"device": "cpu", "report": str(report)})
+    with torch.inference_mode():
+        for shape in ((2, 5), (3, 7), (2, 5)):
+            ids = torch.randint(0, 50, shape)
+            assert_close(compiled(ids), model(ids))
+    graphs = graphs_of(report)
+    assert [[2, 5] in g["input_shapes"] for g in graphs] == [True, False]
+    assert [[3, 7] in g["input_shapes"] for g in graphs] == [False, True]
+    assert graphs[-1]["specializations"] == 2
+
+
+def test_int64_out_of_range_is_an_error(tmp_path):
+    model = Embedder().eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusec", options={"device": "cpu"})
+    with torch.inference_mode(), pytest.raises(Exception, match="32-bit range"):
+        compiled(torch.tensor([[1, 2**40]]))
+
+
+def test_float16_module(tmp_path):
+    torch.manual_seed(2)
+    model = nn.Sequential(nn.Linear(32, 64), nn.GELU(approximate="tanh"), nn.Linear(64, 32),
+                          nn.LayerNorm(32)).eval().half()
+    x = torch.randn(4, 32).half()
+    expected, actual, graphs = compiled_run(model, (x,), tmp_path)
+    assert_close(actual, expected, tol=1e-2)
+    assert graphs[0]["fallback_ops"] == []
+
+
+def test_parameter_changed_in_place_is_seen(tmp_path):
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4)).eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusec", options={"device": "cpu"})
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        assert_close(compiled(x), model(x))
+        model[2].bias.add_(1.0)                      # bound as it is
+        assert_close(compiled(x), model(x))
+        model[0].weight.mul_(-2.0)                   # transposed at compile time: folded
+        assert_close(compiled(x), model(x))
+        state = {k: torch.randn_like(v) for k, v in model.state_dict().items()}
+        model.load_state_dict(state)
+        assert_close(compiled(x), model(x))
+
+
+def test_autograd_runs_eagerly_with_one_warning():
+    model = nn.Linear(4, 4)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusec", options={"device": "cpu"})
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = compiled(x)
+        compiled(x)
+    out.sum().backward()
+    assert model.weight.grad is not None
+    assert sum("inference only" in str(w.message) for w in caught) == 1
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_encoder(tmp_path, norm_first):
+    """In inference, the layers take PyTorch's fast path (one op per layer), written out."""
+    torch.manual_seed(4)
+    layer = nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True,
+                                       norm_first=norm_first, activation="gelu")
+    model = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
+    x = torch.randn(2, 8, 32)
+    expected, actual, graphs = compiled_run(model, (x,), tmp_path)
+    assert_close(actual, expected)
+    assert all(g["fallback_ops"] == [] for g in graphs)
+    attention = sum(g["fused_ops"].get(name, 0) for g in graphs
+                    for name in ("nn.attention", "fused.attention_block"))
+    assert attention == 2

@@ -1,0 +1,117 @@
+"""Small modules through ``torch.compile(backend="fusec")`` on the CPU OpenCL device: outputs
+equal eager PyTorch's, and the report says what was fused, launched and left to PyTorch."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+from torch_helpers import assert_close, compiled_run, fused_total  # noqa: E402
+
+
+class MlpBlock(nn.Module):
+    def __init__(self, width: int = 32):
+        super().__init__()
+        self.up = nn.Linear(width, 4 * width)
+        self.down = nn.Linear(4 * width, width)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x):
+        return self.norm(x + self.down(F.gelu(self.up(x))))
+
+
+class Attention(nn.Module):
+    """A hand-written attention block: q, k, v projections, SDPA, output projection."""
+
+    def __init__(self, width: int = 32, heads: int = 4, kv_heads: int = 4, causal: bool = False,
+                 repeat_kv: bool = False):
+        super().__init__()
+        self.heads, self.kv_heads, self.dim = heads, kv_heads, width // heads
+        self.causal, self.repeat_kv = causal, repeat_kv
+        self.q = nn.Linear(width, width)
+        self.k = nn.Linear(width, kv_heads * self.dim)
+        self.v = nn.Linear(width, kv_heads * self.dim)
+        self.o = nn.Linear(width, width)
+
+    def forward(self, x, mask=None):
+        b, s, _ = x.shape
+        q = self.q(x).view(b, s, self.heads, self.dim).transpose(1, 2)
+        k = self.k(x).view(b, s, self.kv_heads, self.dim).transpose(1, 2)
+        v = self.v(x).view(b, s, self.kv_heads, self.dim).transpose(1, 2)
+        gqa = self.kv_heads != self.heads
+        if gqa and self.repeat_kv:  # Hugging Face's repeat_kv
+            group = self.heads // self.kv_heads
+            k = k[:, :, None].expand(b, self.kv_heads, group, s, self.dim).reshape(
+                b, self.heads, s, self.dim)
+            v = v[:, :, None].expand(b, self.kv_heads, group, s, self.dim).reshape(
+                b, self.heads, s, self.dim)
+            gqa = False
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=self.causal,
+                                           enable_gqa=gqa)
+        return self.o(a.transpose(1, 2).reshape(b, s, self.heads * self.dim))
+
+
+def test_linear_gelu_layer_norm_block(tmp_path):
+    torch.manual_seed(0)
+    block = MlpBlock().eval()
+    x = torch.randn(2, 8, 32)
+    expected, actual, graphs = compiled_run(block, (x,), tmp_path)
+    assert_close(actual, expected)
+    (graph,) = graphs
+    assert graph["fallback_ops"] == []
+    assert graph["kernel_launches"] <= 4
+    assert fused_total(graphs, "fused.matmul_bias_act") >= 1
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_fused(tmp_path, causal):
+    torch.manual_seed(1)
+    block = Attention(causal=causal).eval()
+    x = torch.randn(2, 8, 32)
+    expected, actual, graphs = compiled_run(block, (x,), tmp_path)
+    assert_close(actual, expected)
+    assert attention_kernels(graphs) == 1
+    assert graphs[0]["fallback_ops"] == []
+    assert graphs[0]["kernel_launches"] <= 5  # q, k, v, attention, output projection
+
+
+def attention_kernels(graphs):
+    return fused_total(graphs, "nn.attention") + fused_total(graphs, "fused.attention_block")
+
+
+def test_attention_key_padding_bool_mask(tmp_path):
+    torch.manual_seed(2)
+    block = Attention().eval()
+    x = torch.randn(2, 8, 32)
+    keep = torch.ones(2, 1, 1, 8, dtype=torch.bool)
+    keep[1, ..., 5:] = False
+    expected, actual, graphs = compiled_run(block, (x, keep), tmp_path)
+    assert_close(actual, expected)
+    assert attention_kernels(graphs) == 1
+
+
+@pytest.mark.parametrize("kind", ["bool", "float"])
+def test_attention_general_masks(tmp_path, kind):
+    """A [B, 1, S, S] mask is not a key mask: the math is written out, and still exact."""
+    torch.manual_seed(3)
+    block = Attention().eval()
+    x = torch.randn(2, 8, 32)
+    keep = torch.rand(2, 1, 8, 8) > 0.3
+    keep[..., 0] = True
+    mask = keep if kind == "bool" else torch.where(keep, 0.0, -1e4) + torch.randn(2, 1, 8, 8)
+    expected, actual, _ = compiled_run(block, (x, mask), tmp_path)
+    assert_close(actual, expected)
+
+
+@pytest.mark.parametrize("repeat_kv", [False, True])
+def test_attention_gqa(tmp_path, repeat_kv):
+    torch.manual_seed(4)
+    block = Attention(heads=4, kv_heads=2, causal=True, repeat_kv=repeat_kv).eval()
+    x = torch.randn(2, 8, 32)
+    expected, actual, graphs = compiled_run(block, (x,), tmp_path)
+    assert_close(actual, expected)
+    assert graphs[0]["fallback_ops"] == []
+    assert attention_kernels(graphs) == 1

@@ -1,0 +1,42 @@
+"""Run a module eagerly and through ``torch.compile(backend="fusec")``, with the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+def compiled_run(module: Any, inputs: tuple[Any, ...], tmp_path: Path,
+                 **options: Any) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """(eager output, fusec output, the report's graphs) for one call under inference mode."""
+    torch._dynamo.reset()
+    report = tmp_path / "report.json"
+    compiled = torch.compile(module, backend="fusec",
+                             options={"device": "cpu", "report": str(report), **options})
+    with torch.inference_mode():
+        expected = module(*inputs)
+        actual = compiled(*inputs)
+    return expected, actual, graphs_of(report)
+
+
+def graphs_of(report: Path) -> list[dict[str, Any]]:
+    return json.loads(report.read_text())["graphs"] if report.exists() else []
+
+
+def assert_close(actual: Any, expected: Any, tol: float = 1e-4) -> None:
+    if isinstance(expected, tuple | list):
+        for a, e in zip(actual, expected, strict=True):
+            assert_close(a, e, tol)
+        return
+    assert actual.dtype == expected.dtype
+    assert actual.shape == expected.shape
+    torch.testing.assert_close(actual.float(), expected.float(), atol=tol, rtol=tol)
+
+
+def fused_total(graphs: list[dict[str, Any]], name: str) -> int:
+    return sum(g["fused_ops"].get(name, 0) for g in graphs)

@@ -173,12 +173,12 @@ def compile(  # noqa: A001 - the public name the package exports
     ``torch.export.ExportedProgram`` taken as it is; the executable is called with tensors
     (`fusec.compiler.torch_compile`; ``report`` names its JSON report).
     """
-    if is_torch_source(source_or_module):
-        from fusec.compiler.torch_compile import compile_torch  # imports this module
-
-        return compile_torch(source_or_module, example_inputs, device, report, allow_tf32,
-                             launch_budget, pipeline)
     with knobs_overridden(knobs or {}):
+        if is_torch_source(source_or_module):
+            from fusec.compiler.torch_compile import compile_torch  # imports this module
+
+            return compile_torch(source_or_module, example_inputs, device, report, allow_tf32,
+                                 launch_budget, pipeline)
         return _compile(source_or_module, function, pipeline, device, platform, filename, params,
                         offload_thresholds, shapes, launch_budget, launch_fusion, allow_tf32)
 

@@ -274,6 +274,13 @@ def convert_pow(imp: Importer, node: object, args: list[Value | None]) -> list[V
         if e == 1.0 and shape == shape_of(x):
             return [x]
         exponent = exponent.astype(numpy_of_ir(element_of(x)))
+    if isinstance(exponent, np.ndarray):
+        exponent = exponent.astype(numpy_of_ir(element_of(x)))
+    else:  # an exponent of another type (Pow allows it): computed in the base's type
+        e_value = imp.tensor(exponent)  # type: ignore[arg-type]
+        if element_of(e_value) != element_of(x):
+            exponent = imp.emit(nn.CastOp(e_value, tensor_type(element_of(x),
+                                                               shape_of(e_value))))
     return binary(nn.PowOp)(imp, node, [x, exponent])
 
 

@@ -51,9 +51,10 @@ ALIGNMENT = 4096
 """Blobs start at multiples of this many bytes (a page: an array read in place is aligned for
 any device, `fusec.runtime.host_memory`)."""
 
-MAP_FLAGS = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+MAP_FLAGS = mmap.MAP_PRIVATE
 """How `read` maps a file: a private mapping (what the process sees of the file is not
-written back), its pages read ahead at once (they are all checksummed next)."""
+written back). Its pages are faulted in by the checksum threads, on every core (asking for
+them at once, ``MAP_POPULATE``, does it on one: 1.7 s against 1.0 s for a 340 MB file)."""
 
 
 class ArtifactError(FusecRuntimeError):

@@ -70,6 +70,9 @@ def adopt_binary(device: BuildTarget, source: str, options: Sequence[str],
     artifact's, `fusec.runtime.artifact`), and makes it the program `get_program` gives for
     them in this process; False (nothing kept) where the driver refuses it."""
     key: ProgramKey = (device.key, source, normalize_options(options))
+    with _lock:
+        if key in _programs:  # built or adopted before in this process
+            return True
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cl.CompilerWarning)
         try:

@@ -111,6 +111,21 @@ def test_the_included_binary_is_used(model: Path, built: Path, tmp_path: Path) -
     assert len(list((tmp_path / "fusec" / "opencl").iterdir())) == 1
 
 
+def test_device_arrays_in_device_arrays_out(model: Path, built: Path) -> None:
+    """A loaded executable takes device arrays as fusec.compile's does (the weights bound in
+    place from the file's memory), and loading twice in a process gives the same numbers."""
+    import fusec
+
+    exe = fusec.load(built)
+    with np.load(model / "in.npz") as given:
+        x = given["x"]
+    (host,) = exe(x)
+    (on_device,) = exe(exe.to_device(x))
+    assert type(on_device).__name__ == "DeviceArray"
+    np.testing.assert_array_equal(on_device.get(), host)
+    np.testing.assert_array_equal(fusec.load(built)(x=x)[0], host)
+
+
 def test_fusec_run_runs_an_artifact(model: Path, built: Path) -> None:
     assert fusec_run.main([str(built), "--inputs", str(model / "in.npz"), "-o",
                            str(model / "c.npz")]) == 0

@@ -54,6 +54,10 @@ Param = int | float | bool | str
 
 # Buffer element type -> its OpenCL spelling in a template (a mask's, a gather's data).
 MASK_DTYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "uchar"}
+GATHER_DTYPES: dict[Attribute, str] = {**MASK_DTYPES, Float16Type(): "ushort",
+                                       BFloat16Type(): "ushort"}
+"""The OpenCL type a gather copies its elements as: half-precision elements as their 16 bits
+(a copy needs no half arithmetic, so no cl_khr_fp16)."""
 
 
 def params(**values: Param) -> dict[str, Attribute]:
@@ -568,7 +572,7 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     lo.template(
         "gather",
         params(outer=math.prod(shape[:axis]), dim=shape[axis], count=count,
-               inner=math.prod(shape[axis + 1 :]), dtype=MASK_DTYPES[elem]),
+               inner=math.prod(shape[axis + 1 :]), dtype=GATHER_DTYPES[elem]),
         [lo.buffer(op.data), lo.buffer(op.indices)],
         [out],
     )

@@ -18,11 +18,14 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
     BoolAttr,
     DenseArrayBase,
     Float32Type,
     FloatAttr,
     I64,
+    IndexType,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -35,6 +38,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -80,6 +84,7 @@ from fusec.dialects.common import (
 from fusec.dialects.decompositions import Decomposition
 from fusec.dialects.image_normalize import ImageNormalizeOp
 from fusec.dialects.nn import REDUCE_KINDS, check_mask, check_reduce_axes, reduced_shape
+from fusec.dialects.index_maps import IndexMap, broadcast_map, from_affine
 from fusec.dialects.op_kinds import OpKind
 
 I64Attr = IntegerAttr[I64]
@@ -490,9 +495,12 @@ class RegionOp(IRDLOperation):
     BODY_EXTRA_OPS: ClassVar[tuple[str, ...]] = ()
     """Names of non-``arith``/``math`` ops the body may also hold."""
 
-    def verify_body(self, yields: int = 1) -> tuple[tuple[int, ...], list[Attribute]]:
-        """Checks the body against the inputs; returns the inputs' broadcast shape and the
-        element types the body yields (``yields`` of them)."""
+    def verify_body(
+        self, yields: int = 1, broadcast: bool = True
+    ) -> tuple[tuple[int, ...], list[Attribute]]:
+        """Checks the body against the inputs; returns the inputs' broadcast shape (with
+        ``broadcast``; else ``()``) and the element types the body yields (``yields`` of
+        them)."""
         types = [tensor_type(self, f"input #{i}", v) for i, v in enumerate(self.inputs)]
         for i, t in enumerate(types):
             check_element_type(self, f"input #{i}", t, CAST_TYPES)
@@ -525,6 +533,8 @@ class RegionOp(IRDLOperation):
                         f"'{self.name}' body op '{op.name}' must compute scalars, "
                         f"got {type_name(r.type)}"
                     )
+        if not broadcast:
+            return (), [v.type for v in term.values]
         shape = broadcast_or_fail(self, [(f"input #{i}", t) for i, t in enumerate(types)])
         return shape, [v.type for v in term.values]
 
@@ -536,11 +546,20 @@ class ElementwiseOp(RegionOp):
     A region may have several results (``fused.yield`` then yields one scalar per result, in
     order): the extra ones are intermediates that other code reads, stored by the same kernel
     (``fuse-multi-output``). All results have one shape; element types may differ.
+
+    With ``indexing_maps`` (one ``affine_map`` per input, from the result's index to the
+    input's: ``d_k``, ``d_k + c`` or ``c`` per input dimension, each index clamped into the
+    input's bounds; see ``dialects/index_maps.py``) the inputs are read through those maps
+    instead of broadcast: transposed, sliced, or shifted into a piece of a concat, which the
+    body selects with ``fused.index`` (the element's position along a dimension).
     """
 
     name = "fused.elementwise"
     FUSION_KIND: ClassVar[OpKind] = OpKind.ELEMENTWISE
     outputs = var_result_def()
+    indexing_maps = opt_prop_def(ArrayAttr[AffineMapAttr])
+    BODY_EXTRA_OPS: ClassVar[tuple[str, ...]] = ("fused.index",)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs) $body"
 
     def __init__(
@@ -548,9 +567,46 @@ class ElementwiseOp(RegionOp):
         inputs: Sequence[SSAValue],
         result_type: Attribute | Sequence[Attribute],
         body: Region,
+        indexing_maps: Sequence[AffineMapAttr] | None = None,
     ):
         types = [result_type] if isinstance(result_type, Attribute) else list(result_type)
-        super().__init__(operands=[list(inputs)], result_types=[types], regions=[body])
+        props = {} if indexing_maps is None else {"indexing_maps": ArrayAttr(indexing_maps)}
+        super().__init__(
+            operands=[list(inputs)], result_types=[types], regions=[body], properties=props
+        )
+
+    def input_maps(self) -> list[IndexMap]:
+        """How each input is read at a point of the result: its index map, or the broadcast."""
+        out = tuple(self.results[0].type.get_shape())  # type: ignore[attr-defined]
+        if self.indexing_maps is None:
+            return [broadcast_map(v.type.get_shape(), out) for v in self.inputs]  # type: ignore
+        maps = [from_affine(m) for m in self.indexing_maps.data]
+        assert all(m is not None for m in maps), "verified maps"
+        return maps  # type: ignore[return-value]
+
+    def verify_maps(self, rank: int) -> None:
+        assert self.indexing_maps is not None
+        maps = self.indexing_maps.data
+        if len(maps) != len(self.inputs):
+            raise VerifyException(
+                f"'{self.name}' has {len(maps)} indexing map(s) for {len(self.inputs)} input(s)"
+            )
+        for i, (attr, v) in enumerate(zip(maps, self.inputs, strict=True)):
+            t = tensor_type(self, f"input #{i}", v)
+            terms = from_affine(attr)
+            bad = (
+                terms is None
+                or attr.data.num_dims != rank
+                or attr.data.num_symbols
+                or len(terms) != t.get_num_dims()
+            )
+            dims = [d for d, _ in terms or () if d is not None]
+            if bad or len(set(dims)) != len(dims) or any(d >= rank for d in dims):
+                raise VerifyException(
+                    f"'{self.name}' indexing map #{i} {attr.data} must map the {rank} result "
+                    f"dimensions to the {t.get_num_dims()} of {type_name(t)}, each index "
+                    "d_k, d_k + c or c, no d_k twice"
+                )
 
     @property
     def result(self) -> SSAValue:
@@ -560,8 +616,11 @@ class ElementwiseOp(RegionOp):
     def verify_(self) -> None:
         if not self.results:
             raise VerifyException(f"'{self.name}' must have at least one result")
-        shape, elems = self.verify_body(len(self.results))
+        mapped = self.indexing_maps is not None
+        shape, elems = self.verify_body(len(self.results), broadcast=not mapped)
         first = tensor_type(self, "result", self.results[0])
+        if mapped:
+            self.verify_maps(first.get_num_dims())
         for i, (r, elem) in enumerate(zip(self.results, elems, strict=True)):
             what = "result" if len(self.results) == 1 else f"result #{i}"
             res = tensor_type(self, what, r)
@@ -575,14 +634,19 @@ class ElementwiseOp(RegionOp):
                     f"'{self.name}' results must have one shape: {type_name(first)} and "
                     f"{type_name(res)}"
                 )
-        if broadcast_shapes(shape, first.get_shape()) != tuple(first.get_shape()):
+        if not mapped and broadcast_shapes(shape, first.get_shape()) != tuple(first.get_shape()):
             raise VerifyException(
                 f"'{self.name}' inputs of broadcast shape {list(shape)} do not broadcast to "
                 f"the result {type_name(first)}"
             )
 
     def decompose(self) -> Decomposition:
-        """nn ops computing the body (see ``fusec.dialects.scalar_ops``)."""
+        """nn ops computing the body (see ``fusec.dialects.scalar_ops``); with index maps, the
+        inputs' views and a concat per ``fused.index`` select (``view_decompositions``)."""
+        if self.indexing_maps is not None:
+            from fusec.dialects.view_decompositions import decompose_mapped
+
+            return decompositions.located(self, decompose_mapped(self))
         from fusec.dialects.scalar_ops import decompose_elementwise
 
         return decompositions.located(self, decompose_elementwise(self))
@@ -829,6 +893,32 @@ class MatmulEpilogueOp(IRDLOperation):
 
 
 @irdl_op_definition
+class IndexOp(IRDLOperation):
+    """In a ``fused.elementwise`` body: the element's position along result dimension ``dim``
+    (``linalg.index``); a concat taken into the region selects its piece by it."""
+
+    name = "fused.index"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
+    dim = prop_def(I64Attr)
+    result = result_def(IndexType)
+    traits = lazy_traits_def(lambda: (HasParent(ElementwiseOp), Pure()))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, dim: int):
+        super().__init__(result_types=[IndexType()], properties={"dim": IntegerAttr(dim, i64)})
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        rank = len(parent.results[0].type.get_shape()) if parent and parent.results else 0  # type: ignore[attr-defined]
+        if not 0 <= self.dim.value.data < rank:
+            raise VerifyException(
+                f"'{self.name}' dim {self.dim.value.data} is not a dimension of the rank-{rank} "
+                "result"
+            )
+
+
+@irdl_op_definition
 class YieldOp(IRDLOperation):
     """Ends the scalar body of ``fused.elementwise``, ``fused.reduce``, ``fused.row_reduce`` and
     ``fused.matmul_epilogue``."""
@@ -864,7 +954,7 @@ FUSED_OPS: tuple[type[IRDLOperation], ...] = (
     ImageNormalizeOp,
 )
 
-Fused = Dialect("fused", [*FUSED_OPS, ReduceValueOp, YieldOp], [])
+Fused = Dialect("fused", [*FUSED_OPS, ReduceValueOp, IndexOp, YieldOp], [])
 
 __all__ = [
     "ACTIVATIONS",
@@ -876,6 +966,7 @@ __all__ = [
     "ElementwiseOp",
     "Fused",
     "ImageNormalizeOp",
+    "IndexOp",
     "MatmulBiasActOp",
     "MatmulEpilogueOp",
     "ReduceOp",

@@ -24,6 +24,7 @@ from fusec.dialects.common import (
     ints_prop,
     shape_of,
 )
+from fusec.dialects.index_maps import clamp_bounds
 from fusec.dialects.scalar_ops import ELEMENTWISE_OPS, build_scalar
 from fusec.lowering.kernel_builder import Access, broadcast_access, identity_access
 from fusec.lowering.lower_to_kernels import FunctionLowering, LoweringError, buffer_type
@@ -68,9 +69,28 @@ def lower_nn_elementwise(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     return map_kernel(lo, op.name.removeprefix("nn."), op.operands, body, op.results[0])
 
 
+def mapped_kernel(lo: FunctionLowering, op: fused.ElementwiseOp) -> list[SSAValue]:
+    """A region with index maps: each input read through its map (one buffer per distinct
+    tensor, however many maps read it), clamped where a map may leave the input's bounds."""
+    out_shape = shape_of(op.result)
+    tensors = list(dict.fromkeys(op.inputs))
+    position = {v: i for i, v in enumerate(tensors)}
+    loads = []
+    for v, m in zip(op.inputs, op.input_maps(), strict=True):
+        loads.append(Access(position[v], m, clamp_bounds(m, shape_of(v), out_shape)))
+    out = lo.alloc(op.result.type)
+    buffers = [*(lo.buffer(v) for v in tensors), out]
+    store = identity_access(len(tensors), len(out_shape))
+    lo.launch("elementwise", buffers, out_shape, loads, op.body.block, store)
+    return [out]
+
+
 def lower_elementwise(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     """One kernel; a region with several results stores each of them (``extra_stores``)."""
     assert isinstance(op, fused.ElementwiseOp)
+    if op.indexing_maps is not None:
+        assert len(op.results) == 1, "fuse-elementwise makes mapped regions of one result"
+        return mapped_kernel(lo, op)
     if len(op.results) == 1:
         return map_kernel(lo, "elementwise", op.inputs, op.body.block, op.result)
     out_shape = shape_of(op.result)

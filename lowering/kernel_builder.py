@@ -68,7 +68,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from fusec.dialects import kernel
+from fusec.dialects import fused, kernel
 
 INDEX = IndexType()
 
@@ -78,10 +78,15 @@ IndexTerm = tuple[int | None, int]
 
 @dataclass(frozen=True)
 class Access:
-    """How buffer argument ``arg`` is indexed from an iteration point: one term per dimension."""
+    """How buffer argument ``arg`` is indexed from an iteration point: one term per dimension.
+
+    With ``clamp`` (a size per buffer dimension, 0 for none) those indices are clamped into
+    ``[0, size)``: a ``fused.elementwise`` reading a concat's piece through an index map reads
+    out of bounds where the other piece is selected, and drops what it read there."""
 
     arg: int
     index: tuple[IndexTerm, ...]
+    clamp: tuple[int, ...] = ()
 
     def uses(self, dim: int) -> list[int]:
         """The buffer dimensions indexed by iteration dimension ``dim``."""
@@ -206,7 +211,7 @@ def choose_vector_width(k: LoopKernel, width: int = 4) -> int:
     inner = len(k.parallel) - 1
     for access in [*k.loads, k.store, *k.extra_stores]:
         uses = access.uses(inner)
-        if uses and uses != [len(access.index) - 1]:
+        if uses and uses != [len(access.index) - 1] or any(access.clamp):
             return 1
     return width if _vector_safe(k) else 1
 
@@ -291,13 +296,18 @@ class KernelBuilder:
 
     def subscript(self, access: Access, point: Sequence[SSAValue]) -> list[SSAValue]:
         out: list[SSAValue] = []
-        for dim, offset in access.index:
+        for i, (dim, offset) in enumerate(access.index):
+            bound = access.clamp[i] if access.clamp else 0
             if dim is None:
-                out.append(self.index(offset))
-            elif offset:
-                out.append(self.add(arith.AddiOp(point[dim], self.index(offset))))
-            else:
-                out.append(point[dim])
+                out.append(self.index(min(max(offset, 0), bound - 1) if bound else offset))
+                continue
+            at = point[dim]
+            if offset:
+                at = self.add(arith.AddiOp(at, self.index(offset)))
+            if bound:
+                top = self.index(bound - 1)
+                at = self.add(arith.MaxSIOp(self.add(arith.MinSIOp(at, top)), self.index(0)))
+            out.append(at)
         return out
 
 
@@ -311,13 +321,23 @@ def clone_body(
 
 
 def clone_body_values(
-    b: KernelBuilder, body: Block, args: Sequence[SSAValue], lanes: int
+    b: KernelBuilder,
+    body: Block,
+    args: Sequence[SSAValue],
+    lanes: int,
+    point: Sequence[SSAValue] = (),
 ) -> list[SSAValue]:
-    """`clone_body`, returning every value the terminator yields."""
+    """`clone_body`, returning every value the terminator yields; a ``fused.index`` is the
+    iteration ``point``'s index along its dimension (never vectorised: see
+    `choose_vector_width`)."""
     mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args, strict=False))
     for op in body.ops:
         if op is body.last_op:
             return [mapping.get(v, v) for v in op.operands]
+        if isinstance(op, fused.IndexOp):
+            assert lanes == 1 and point, "fused.index in a scalar elementwise loop"
+            mapping[op.result] = point[op.dim.value.data]
+            continue
         operands = [mapping.get(v, v) for v in op.operands]
         if lanes == 1:
             new = op.clone()
@@ -365,7 +385,7 @@ def build_kernel(k: LoopKernel) -> kernel.FuncOp:
         assert not k.extra_stores, "a reduction stores one value"
         values = [_work_item_reduction(b, k, args, point)]
     else:
-        values = clone_body_values(b, k.body, _loads(b, k, args, point, lanes), lanes)
+        values = clone_body_values(b, k.body, _loads(b, k, args, point, lanes), lanes, point)
     for store, value in zip((k.store, *k.extra_stores), values, strict=True):
         store_at = b.subscript(store, point)
         if lanes > 1:

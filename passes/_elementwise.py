@@ -52,8 +52,12 @@ class Limits:
 def fusible(op: Operation) -> bool:
     """``op`` is of the elementwise kind (it computes each element from the same element of its
     broadcast operands) and has one result (a multi-result ``fused.elementwise`` is left as
-    it is)."""
-    return op_kind(op) is OpKind.ELEMENTWISE and len(op.results) == 1
+    it is, and so is one that reads its inputs through index maps)."""
+    return (
+        op_kind(op) is OpKind.ELEMENTWISE
+        and len(op.results) == 1
+        and getattr(op, "indexing_maps", None) is None
+    )
 
 
 def sole_user(value: SSAValue) -> Operation | None:

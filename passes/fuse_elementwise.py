@@ -11,6 +11,10 @@ Fusible: the ``nn`` elementwise ops (binary, unary, gelu, cast, cmp, where) and 
   * inputs may broadcast to the region's shape (scalars, ``[N]`` over ``[M, N]``, numpy rules);
     splat ``nn.constant`` operands become ``arith.constant`` in the body, not inputs;
   * a cast that changes the type keeps its real conversion (``arith.truncf``...) in the body;
+  * transposes, narrows and concats that feed or follow the arithmetic are taken in as index
+    maps of the region's loads (``passes/_view_regions.py``): ``exp(transpose(x))``, a rotary
+    embedding written with narrow / neg / concat, a concat of two elementwise results are one
+    kernel each;
   * ``matmul``, norms, softmax, attention, reductions, reshapes and every other op are
     boundaries; a region of one op is left alone;
   * a region never exceeds ``max-steps`` scalar steps or ``max-inputs`` tensor inputs: it is cut
@@ -47,6 +51,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.passes._elementwise import Limits, fuse_regions
+from fusec.passes._view_regions import fuse_view_regions
 
 
 def check_limits(pass_name: str, limits: Limits) -> None:
@@ -73,3 +78,4 @@ class FuseElementwisePass(ModulePass):
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             for block in fn.body.blocks:
                 fuse_regions(list(block.ops), limits, self.name)
+                fuse_view_regions(list(block.ops), limits, self.name)

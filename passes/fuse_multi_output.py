@@ -61,8 +61,8 @@ PASS = "fuse-multi-output"
 
 def region_like(op: Operation) -> bool:
     """An op of the elementwise kind: an elementwise ``nn`` op or a (perhaps multi-result)
-    ``fused.elementwise``."""
-    return op_kind(op) is OpKind.ELEMENTWISE
+    ``fused.elementwise`` that reads its inputs broadcast (not through index maps)."""
+    return op_kind(op) is OpKind.ELEMENTWISE and getattr(op, "indexing_maps", None) is None
 
 
 def add_all(builder: BodyBuilder, op: Operation) -> None:

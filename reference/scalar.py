@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from fusec.dialects import fused
 from fusec.dialects.common import bool_prop, str_prop
+from fusec.dialects.index_maps import IndexMap
 from fusec.reference.ops import (
     Array,
     OpImpl,
@@ -292,12 +293,18 @@ def run_body(block: Block, inputs: Sequence[Array]) -> Array:
 
 
 def run_body_values(
-    block: Block, inputs: Sequence[Array], row: Sequence[int] | None = None, axis: int = -1
+    block: Block,
+    inputs: Sequence[Array],
+    row: Sequence[int] | None = None,
+    space: Sequence[int] | None = None,
+    axis: int = -1,
 ) -> list[Array]:
     """Evaluates a scalar body once on whole arrays; returns every yielded array (unbroadcast).
 
     With ``row`` (a ``fused.row_reduce``'s result shape), a ``fused.reduce_value`` is its
-    operand broadcast to ``row`` and reduced over ``axis`` (default the last), keeping it."""
+    operand broadcast to ``row`` and reduced over ``axis`` (default the last), keeping it. With
+    ``space`` (a ``fused.elementwise``'s result shape), ``fused.index`` is the position along
+    its dimension."""
     values: dict[SSAValue, Array] = dict(zip(block.args, inputs, strict=True))
     for op in block.ops:
         if isinstance(op, fused.YieldOp):
@@ -305,6 +312,8 @@ def run_body_values(
         if isinstance(op, fused.ReduceValueOp) and row is not None:
             full = np.broadcast_to(values[op.value], tuple(row))
             result = reduce(wide(full), str_prop(op, "kind"), [axis % len(row)], True)
+        elif isinstance(op, fused.IndexOp) and space is not None:
+            result = position(space, op.dim.value.data)
         else:
             impl = SCALAR_IMPLS.get(op.name)
             if impl is None:
@@ -323,10 +332,35 @@ def prologue(op: fused.RegionOp, args: Sequence[Array]) -> Array:
     return np.broadcast_to(run_body(op.body.block, args), shape)
 
 
+def position(space: Sequence[int], dim: int) -> Array:
+    """Each point's index along ``dim`` of ``space``, shaped to broadcast over it."""
+    return np.arange(space[dim], dtype=np.int64).reshape(
+        [-1 if d == dim else 1 for d in range(len(space))]
+    )
+
+
+def read_through(value: Array, m: IndexMap, space: Sequence[int]) -> Array:
+    """``value`` read at every point of ``space`` through the index map ``m``, each index
+    clamped into bounds (shaped to broadcast over ``space``)."""
+    value = np.asarray(value)
+    if not m:
+        return value.reshape([1] * len(space))
+    index = []
+    for size, (d, c) in zip(value.shape, m, strict=True):
+        at = np.array(c) if d is None else position(space, d) + c
+        index.append(np.clip(at, 0, size - 1).reshape(
+            [1] * len(space) if d is None else [-1 if k == d else 1 for k in range(len(space))]
+        ))
+    return value[tuple(index)]
+
+
 def run_elementwise(op: Operation, args: Sequence[Array]) -> Array | list[Array]:
     assert isinstance(op, fused.ElementwiseOp)
-    shape = op.results[0].type.get_shape()  # type: ignore[attr-defined]
-    values = [np.broadcast_to(v, shape) for v in run_body_values(op.body.block, args)]
+    shape = tuple(op.results[0].type.get_shape())  # type: ignore[attr-defined]
+    if op.indexing_maps is not None:
+        args = [read_through(a, m, shape) for a, m in zip(args, op.input_maps(), strict=True)]
+    outs = run_body_values(op.body.block, args, space=shape)
+    values = [np.broadcast_to(v, shape) for v in outs]
     return values[0] if len(values) == 1 else values
 
 
@@ -340,7 +374,7 @@ def run_reduce(op: Operation, args: Sequence[Array]) -> Array:
 def run_row_reduce(op: Operation, args: Sequence[Array]) -> Array:
     assert isinstance(op, fused.RowReduceOp)
     row = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
-    (value,) = run_body_values(op.body.block, args, row, op.row_axis())
+    (value,) = run_body_values(op.body.block, args, row, axis=op.row_axis())
     return np.broadcast_to(value, row)
 
 

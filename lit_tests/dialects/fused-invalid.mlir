@@ -315,6 +315,40 @@ func.func @ew_arg_count(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @ew_bad_indexing_map(%x: tensor<4x6xf32>) {
+  %0 = fused.elementwise %x {indexing_maps = [affine_map<(d0, d1) -> (d0 * 2, d1)>]} : (tensor<4x6xf32>) -> tensor<4x6xf32> {
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.elementwise' indexing map #0 (d0, d1) -> ((d0 * 2), d1) must map the 2 result dimensions to the 2 of tensor<4x6xf32>, each index d_k, d_k + c or c, no d_k twice{{$}}
+  ^bb0(%a: f32):
+    fused.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @ew_indexing_map_count(%x: tensor<4x6xf32>) {
+  %0 = fused.elementwise %x, %x {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>]} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<6x4xf32> {
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.elementwise' has 1 indexing map(s) for 2 input(s){{$}}
+  ^bb0(%a: f32, %b: f32):
+    fused.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @ew_index_out_of_rank(%x: tensor<4xf32>) {
+  %0 = fused.elementwise %x {indexing_maps = [affine_map<(d0) -> (d0)>]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    %i = fused.index {dim = 1 : i64} : index
+    // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:5: error: 'fused.index' dim 1 is not a dimension of the rank-1 result{{$}}
+    fused.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
 func.func @ew_arg_type(%x: tensor<4xf32>) {
   %0 = fused.elementwise %x : (tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.elementwise' body argument #0 has type f16, but input #0 is tensor<4xf32>{{$}}

@@ -193,9 +193,11 @@ func.func @qkv_three_way(%x: tensor<8x64xf32>, %wq: tensor<64x16xf32>, %wk: tens
 // CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %router_w, %shared_router_w, %[[UP_GATE_W]] {axis = 1 : i64} : (tensor<16x4xf32>, tensor<16x1xf32>, tensor<16x32xf32>) -> tensor<16x37xf32>
 // CHECK-NEXT:  %[[SHARED:[^ ]+]] = nn.matmul %[[H2]], %[[SHARED_W]] : tensor<4x16xf32>, tensor<16x37xf32> -> tensor<4x37xf32>
 // CHECK-NEXT:  %[[LOGITS:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 4 : i64} : tensor<4x37xf32> -> tensor<4x4xf32>
-// CHECK-NEXT:  %[[SHARED_LOGITS:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 4 : i64, length = 1 : i64} : tensor<4x37xf32> -> tensor<4x1xf32>
 // CHECK-NEXT:  %[[UP_GATE:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 5 : i64, length = 32 : i64} : tensor<4x37xf32> -> tensor<4x32xf32>
-// CHECK-NEXT:  %[[SHARED_GATE:[^ ]+]] = nn.sigmoid %[[SHARED_LOGITS]] : tensor<4x1xf32> -> tensor<4x1xf32>
+// The router's slice and its sigmoid are one kernel reading the matmul's column 4 in place.
+// CHECK-NEXT:  %[[SHARED_GATE:[^ ]+]] = fused.elementwise %[[SHARED]] {indexing_maps = [affine_map<(d0, d1) -> (d0, (d1 + 4))>]} : (tensor<4x37xf32>) -> tensor<4x1xf32> {
+// CHECK:         fused.yield
+// CHECK-NEXT:  }
 // CHECK-NEXT:  %[[S_SWIGLU:[^ ]+]] = fused.swiglu %[[UP_GATE]] : tensor<4x32xf32> -> tensor<4x16xf32>
 // CHECK-NEXT:  func.return %[[LOGITS]], %[[SHARED_GATE]], %[[S_SWIGLU]] : tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x16xf32>
 func.func @moe_shared_input(%h: tensor<1x4x16xf32>, %router_w: tensor<16x4xf32>, %shared_router_w: tensor<16x1xf32>, %s_gate_w: tensor<16x16xf32>, %s_up_w: tensor<16x16xf32>) -> (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x16xf32>) {

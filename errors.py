@@ -20,3 +20,32 @@ class FusecRuntimeError(Exception):
 
 class InputError(FusecRuntimeError):
     """The caller passed arrays or arguments that do not fit the compiled program."""
+
+
+class IndexOutOfRangeError(InputError):
+    """An index outside ``[-dim, dim)`` (an ``nn.gather``'s; a negative index counts from the
+    end). The numpy reference raises it at once; a compiled program when the call's results are
+    waited for (`fusec.runtime.index_errors`). `str()` names the indices, the position of the
+    first bad index (the lowest in row-major order) and its value."""
+
+    def __init__(self, *, indices: str, position: tuple[int, ...], value: int, dim: int,
+                 axis: int, place: str | None = None) -> None:
+        self.indices = indices
+        """What holds the indices: ``input 'ids'``, or ``the indices`` when computed."""
+        self.position = position
+        """The bad index's position in the indices tensor."""
+        self.value = value
+        self.dim = dim
+        """The size of the axis indexed."""
+        self.axis = axis
+        self.place = place
+        """``file:line:col`` of the op that indexes, where known."""
+        where = f"{place}: error: " if place else ""
+        super().__init__(f"{where}index {value} at position {list(position)} of {indices} is "
+                         f"out of range for axis {axis} of size {dim} (valid: {-dim} to "
+                         f"{dim - 1})")
+
+    def renamed(self, indices: str) -> IndexOutOfRangeError:
+        """This error with the indices called `indices` (an ONNX input's own name)."""
+        return IndexOutOfRangeError(indices=indices, position=self.position, value=self.value,
+                                    dim=self.dim, axis=self.axis, place=self.place)

@@ -16,6 +16,11 @@ tens of microseconds the difference is a fixed cost per call. This prints it tak
   the outputs handed back), and the workload's own launches enqueued with their arguments
   already set and waited for: what a call costs with no Python of fusec's around it.
 
+With ``--index-check``, what the check of gather indices costs a call (`fusec.runtime
+.index_errors`): an embedding lookup called with numpy arrays, with its record read after the
+wait and with that read taken out (blocks alternated), the read alone, and a call with device
+arrays with and without its bookkeeping (it adds no wait).
+
 With ``--busy-us N`` the host spins N microseconds before every timed call (and every
 profiled one), outside the timing, standing in for the peer that fusec-bench runs between two
 calls of fusec: the OpenCL runtime's worker threads go to sleep meanwhile, and the call pays to
@@ -106,7 +111,8 @@ def floor_rows(exe: Executable, calls: int) -> list[tuple[str, float]]:
     ]
 
 
-STEPS = ("arguments", "input buffers", "output arrays", "enqueue", "collect", "wait", "outputs")
+STEPS = ("arguments", "input buffers", "output arrays", "enqueue", "collect", "wait", "outputs",
+         "index check")
 
 
 def step_times(exe: Executable, inputs: Sequence[np.ndarray], calls: int) -> dict[str, float]:
@@ -136,6 +142,9 @@ def step_times(exe: Executable, inputs: Sequence[np.ndarray], calls: int) -> dic
         if exe.resident_outputs:
             outputs = [p.staging.copy() if p.resident is not None else array
                        for p, array in zip(exe.outputs, outputs, strict=True)]
+        marks.append(time.perf_counter_ns())
+        if exe.index_errors is not None and exe.index_errors.flag[0]:
+            raise exe.index_errors.take(exe.queue)
         marks.append(time.perf_counter_ns())
         del outputs, values, state
         if i >= 20:
@@ -187,6 +196,57 @@ def workload_rows(workload: Workload, calls: int,
     return exe, rows
 
 
+EMBEDDING = """
+func.func @lookup(%table: tensor<64x16xf32>, %ids: tensor<8xi32>) -> tensor<8x16xf32> {
+  %e = nn.gather %table, %ids {axis = 0 : i64} : tensor<64x16xf32>, tensor<8xi32> -> tensor<8x16xf32>
+  func.return %e : tensor<8x16xf32>
+}
+"""
+
+
+def index_check_rows(calls: int) -> list[tuple[str, float]]:
+    """What checking gather indices costs a call (see the module docstring)."""
+    import fusec
+
+    exe = fusec.compile(EMBEDDING, device="cpu")
+    record = exe.index_errors
+    assert record is not None
+    table = aligned_empty((64, 16), np.dtype(np.float32), exe.alignment)
+    table[...] = 1.0
+    ids = aligned_empty((8,), np.dtype(np.int32), exe.alignment)
+    ids[...] = np.arange(8)
+    with_check: list[float] = []
+    without: list[float] = []
+    for _ in range(5):  # alternating blocks: the machine's load drifts
+        exe.index_errors = record
+        with_check.append(median_us(lambda: exe(table, ids), calls))
+        exe.index_errors = None  # the kernel still records; the call reads nothing
+        without.append(median_us(lambda: exe(table, ids), calls))
+    exe.index_errors = record
+    read = median_us(lambda: exe.index_errors is not None and exe.index_errors.flag[0],
+                     calls * 10)
+    on_device = [exe.to_device(table), exe.to_device(ids)]
+    device_with: list[float] = []
+    device_without: list[float] = []
+    for _ in range(5):
+        exe.index_errors = record
+        device_with.append(median_us(lambda: exe(*on_device), calls))
+        exe.synchronize()
+        exe.index_errors = None
+        device_without.append(median_us(lambda: exe(*on_device), calls))
+        exe.synchronize()
+    exe.index_errors = record
+    return [
+        ("host-array call, indices checked", statistics.median(with_check)),
+        ("host-array call, record not read", statistics.median(without)),
+        ("  difference", statistics.median(with_check) - statistics.median(without)),
+        ("the read after the wait alone", read),
+        ("device-array call (no wait), checked", statistics.median(device_with)),
+        ("device-array call (no wait), not recorded", statistics.median(device_without)),
+        ("  difference", statistics.median(device_with) - statistics.median(device_without)),
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-w", "--workload", action="append",
@@ -194,7 +254,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=400, help="calls per median (400)")
     parser.add_argument("--busy-us", type=float, default=0.0,
                         help="spin this long before each timed call (0: calls back to back)")
+    parser.add_argument("--index-check", action="store_true",
+                        help="only what checking gather indices costs a call")
     args = parser.parse_args(argv)
+    if args.index_check:
+        print(f"load average {os.getloadavg()[0]:.2f} at the start, {os.cpu_count()} cpus")
+        for label, us in index_check_rows(args.calls):
+            print(f"  {label:48s} {us:8.2f} us")
+        print(f"load average {os.getloadavg()[0]:.2f} at the end")
+        return
     known = {w.name: w for w in (TRIVIAL, *all_workloads())}
     names = args.workload or list(DEFAULT_WORKLOADS)
     unknown = [n for n in names if n not in known]

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fusec.errors import IndexOutOfRangeError
+
 
 @dataclass(frozen=True)
 class BufferSpec:
@@ -20,7 +22,8 @@ class BufferSpec:
     nbytes: int
     role: str
     """"input", "intermediate" (a memory slot shared by values whose lifetimes do not
-    overlap), "output" (a returned value's own buffer) or "constant"."""
+    overlap), "output" (a returned value's own buffer), "constant" or "index_errors" (where
+    kernels record bad indices, `IndexCheck`; `data` is what it holds before any)."""
     label: str
     """What it holds, for messages and --profile."""
     data: np.ndarray | None = None
@@ -94,6 +97,47 @@ class LaunchSpec:
     or a kernel shared by several ops), for the messages of build and launch errors."""
 
 
+INDEX_CLEAN = (1 << 63) - 1
+"""A word of ``index_errors`` that holds no bad index (a kernel's ``atom_min`` lowers it)."""
+
+
+@dataclass(frozen=True)
+class IndexCheck:
+    """A launch that checks its indices (a gather) and records the first bad one in its word,
+    `slot`, of the program's ``index_errors`` buffer (`ProgramPlan.index_errors`): int64
+    words, word 0 set to 1 by any bad index, each check's word ``(position << 32) |
+    (uint32)value`` of its lowest bad position, `INDEX_CLEAN` while there is none."""
+
+    slot: int
+    indices: str
+    """What holds the indices, for the message: ``input 'ids'``, or ``the indices``."""
+    shape: tuple[int, ...]
+    """The shape of the indices (a position is reported in it)."""
+    axis: int
+    dim: int
+    """The size of the axis indexed."""
+    place: str | None
+    """``file:line:col`` of the op that indexes, where known."""
+
+    def error(self, word: int) -> IndexOutOfRangeError:
+        """The error that this check's word `word` (not `INDEX_CLEAN`) stands for."""
+        flat, value = word >> 32, word & 0xFFFFFFFF
+        value -= (value >> 31) << 32  # the low half is a signed int
+        position = []
+        for d in reversed(self.shape):
+            flat, rest = divmod(flat, d) if d else (flat, 0)
+            position.append(rest)
+        return IndexOutOfRangeError(indices=self.indices, position=tuple(reversed(position)),
+                                    value=value, dim=self.dim, axis=self.axis, place=self.place)
+
+
+def index_errors_initial(checks: int) -> np.ndarray:
+    """The contents of an ``index_errors`` buffer of `checks` checks that recorded nothing."""
+    words = np.full(1 + checks, INDEX_CLEAN, np.int64)
+    words[0] = 0
+    return words
+
+
 @dataclass(frozen=True)
 class KernelLines:
     """Where one kernel's OpenCL C lies in the program source (1-based, inclusive)."""
@@ -116,6 +160,11 @@ class ProgramPlan:
     launches: tuple[LaunchSpec, ...]
     kernel_lines: tuple[KernelLines, ...] = ()
     """Each built kernel's lines in `source` (a compiler error at a line names its kernel)."""
+    index_checks: tuple[IndexCheck, ...] = ()
+    """The launches that check indices, by slot (1, 2, ...)."""
+    index_errors: int | None = None
+    """The ``index_errors`` buffer (role ``"index_errors"``, `IndexCheck`) where some launch
+    checks indices; the runtime reads its word 0 after each call (`fusec.runtime.index_errors`)."""
 
     def kernel_at(self, line: int) -> str | None:
         """The kernel whose source holds ``line`` of `source`, if any."""

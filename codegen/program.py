@@ -20,14 +20,28 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp, i1
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_kernel
 from fusec.codegen.kernels.common import DeviceInfo, KernelSource
 from fusec.codegen.kernels.gemm_wgmma import BOUND_B_PANELS
-from fusec.codegen.plan import BufferSpec, KernelLines, LaunchSpec, ProgramPlan, ValueSpec
+from fusec.codegen.kernels.gather import INDEX_SLOT_PLACEHOLDER
+from fusec.codegen.plan import (
+    BufferSpec,
+    IndexCheck,
+    KernelLines,
+    LaunchSpec,
+    ProgramPlan,
+    ValueSpec,
+    index_errors_initial,
+)
 from fusec.codegen.swiglu_epilogue import SwigluEpilogue, find_swiglu_epilogues
-from fusec.codegen.templates import gemm_rhs_panel_width, instantiate, instantiate_gemm_wgmma
+from fusec.codegen.templates import (
+    Params,
+    gemm_rhs_panel_width,
+    instantiate,
+    instantiate_gemm_wgmma,
+)
 from fusec.dialects import kernel
 from fusec.dialects.locations import file_line_cols
 from fusec.dtypes import BF16_HOST, bf16_bits
@@ -105,6 +119,9 @@ class PlanBuilder:
     stored in column panels (`gemm_rhs_panel_width`)."""
     panels: dict[SSAValue, int] = field(default_factory=dict)
     """The panel width of each such input."""
+    index_checks: list[IndexCheck] = field(default_factory=list)
+    index_errors: int | None = None
+    """The ``index_errors`` buffer, once a launch checks its indices (`IndexCheck`)."""
     swiglu: dict[Operation, SwigluEpilogue] = field(default_factory=dict)
     """Each ``gemm`` and ``swiglu`` launch that one wgmma launch with the SwiGLU epilogue
     replaces (`fusec.codegen.swiglu_epilogue`) -> that pair."""
@@ -168,6 +185,10 @@ class PlanBuilder:
             last = first + source.count("\n")
             lines.append(KernelLines(self.kernel_names[len(lines)], first, last))
             first = last + 1
+        if self.index_errors is not None:
+            words = index_errors_initial(len(self.index_checks))
+            self.buffers[self.index_errors] = BufferSpec(words.nbytes, "index_errors",
+                                                         "index errors", words)
         return ProgramPlan(
             function=self.fn.sym_name.data,
             source=PROGRAM_HEADER + "\n".join(self.sources),
@@ -177,6 +198,8 @@ class PlanBuilder:
             outputs=tuple(self.outputs),
             launches=tuple(self.launches),
             kernel_lines=tuple(lines),
+            index_checks=tuple(self.index_checks),
+            index_errors=self.index_errors,
         )
 
     def panel_width(self, arg: SSAValue) -> int | None:
@@ -312,11 +335,35 @@ class PlanBuilder:
             return
         instance = instantiate(op, NAME_PLACEHOLDER, self.device, panels)
         src = instance.source
-        name = self.add_kernel(name, src.source)
+        text, buffers = src.source, tuple(self.where[b] for b in instance.buffers)
+        if instance.checks_indices:
+            slot = self.index_check(op)
+            text = text.replace(INDEX_SLOT_PLACEHOLDER, str(slot))
+            buffers = (*buffers, self.index_errors)
+        name = self.add_kernel(name, text)
         self.launches.append(
-            LaunchSpec(name, tuple(self.where[b] for b in instance.buffers), src.global_size,
-                       src.local_size, file_line_cols(op.location))
+            LaunchSpec(name, buffers, src.global_size, src.local_size,
+                       file_line_cols(op.location))
         )
+
+    def index_check(self, op: kernel.TemplateOp) -> int:
+        """Gives the template `op` (a gather: indices its second input, axis and dim its
+        parameters) a word of the ``index_errors`` buffer, made on the first; its slot."""
+        if self.index_errors is None:
+            self.index_errors = self.new_buffer(BufferSpec(8, "index_errors", "index errors"))
+        indices = viewed_buffer(op.inputs[1])
+        args = self.fn.body.block.args
+        named = isinstance(indices, BlockArgument) and indices in args
+        shaped = indices if named else op.inputs[1]
+        assert isinstance(shaped.type, MemRefType)
+        p = Params(op)
+        self.index_checks.append(IndexCheck(
+            slot=len(self.index_checks) + 1,
+            indices=f"input '{argument_name(indices, indices.index)}'" if named
+            else "the indices",  # type: ignore[attr-defined]
+            shape=tuple(shaped.type.get_shape()), axis=p.int("axis"), dim=p.int("dim"),
+            place=next(iter(file_line_cols(op.location)), None)))
+        return len(self.index_checks)
 
     def wgmma_gemm(self, op: kernel.TemplateOp, name: str, transpose: KernelSource | None,
                    product: KernelSource, out: SSAValue | None = None,

@@ -193,12 +193,46 @@ def stage_functions(name: str, body: Block, width: int,
     return "".join(sources), stages
 
 
-def row_inputs(inputs: Sequence[SSAValue], out: SSAValue) -> list[RowInput]:
-    """How each input buffer is read at (``row``, ``c``) of the ``[rows, cols]`` output."""
+def row_inputs(inputs: Sequence[SSAValue], out: SSAValue, axis: int = -1) -> list[RowInput]:
+    """How each input buffer is read at (``row``, ``c``) of the ``[rows, cols]`` output (its
+    rows along ``axis``, default the last)."""
     out_type = out.type
     assert isinstance(out_type, MemRefType)
     shape = tuple(out_type.get_shape())
+    if axis % len(shape) != len(shape) - 1:
+        return [strided_row_input(f"in{i}", v, shape, axis % len(shape))
+                for i, v in enumerate(inputs)]
     return [row_input(f"in{i}", v, shape) for i, v in enumerate(inputs)]
+
+
+def strided_row_input(name: str, value: SSAValue | None, out_shape: tuple[int, ...],
+                      axis: int) -> RowInput:
+    """How a buffer of ``value``'s shape (``out_shape`` when None: the output itself),
+    broadcast to ``out_shape``, is read at (``row``, ``c``) when the rows run along ``axis``:
+    ``row`` numbers the elements of the other axes in row-major order, ``c`` the position on
+    ``axis``, whose stride is the column stride (0 for a value broadcast along it)."""
+    rank = len(out_shape)
+    if value is None:
+        shape, dtype = out_shape, "f32"
+    else:
+        t = value.type
+        assert isinstance(t, MemRefType)
+        dtype = str(t.element_type)
+        shape = (1,) * (rank - len(t.get_shape())) + tuple(t.get_shape())
+    strides = [math.prod(shape[d + 1:]) for d in range(rank)]
+    others = [d for d in range(rank) if d != axis]
+    lead = [out_shape[d] for d in others]
+    terms = []
+    for k, d in enumerate(others):
+        if shape[d] == 1 or out_shape[d] == 1:
+            continue
+        inner = math.prod(lead[k + 1:])
+        index = "row" if inner == 1 else f"(row / {inner})"
+        if k > 0 and math.prod(lead[:k]) > 1:
+            index = f"({index} % {lead[k]})"
+        terms.append(index if strides[d] == 1 else f"{index} * {strides[d]}")
+    column_stride = strides[axis] if shape[axis] != 1 and out_shape[axis] != 1 else 0
+    return RowInput(name, " + ".join(terms) or "0", column_stride, dtype)
 
 
 def row_input(name: str, value: SSAValue, out_shape: tuple[int, ...]) -> RowInput:

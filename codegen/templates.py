@@ -41,7 +41,7 @@ from fusec.codegen.kernels.common import (
     KernelSource,
     float_expression,
 )
-from fusec.codegen.kernels.gather import gather
+from fusec.codegen.kernels.gather import INDEX_ERRORS_ARG, gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
 from fusec.codegen.kernels.gemm_wgmma import (
     BOUND_B_PANELS,
@@ -51,7 +51,7 @@ from fusec.codegen.kernels.gemm_wgmma import (
 from fusec.codegen.kernels.norm import layer_norm
 from fusec.codegen.kernels.row_reduce import row_reduce
 from fusec.codegen.kernels.softmax import softmax
-from fusec.codegen.row_functions import row_inputs, stage_functions
+from fusec.codegen.row_functions import row_inputs, stage_functions, strided_row_input
 from fusec.codegen.vector_epilogue import emit_vector_epilogue
 from fusec.dialects import kernel
 
@@ -62,6 +62,9 @@ class TemplateInstance:
 
     source: KernelSource
     buffers: tuple[SSAValue, ...]
+    checks_indices: bool = False
+    """Whether the kernel takes the program's ``index_errors`` record as its last parameter
+    (`fusec.codegen.kernels.gather`), which the plan binds after `buffers`."""
 
 
 class TemplateParamError(ValueError):
@@ -257,7 +260,7 @@ def instantiate_gather(
 ) -> KernelSource:
     p = Params(op)
     return gather(name, p.int("outer"), p.int("dim"), p.int("count"), p.int("inner"),
-                  p.str("dtype"))
+                  p.str("dtype"), device is None or device.int64_atomics)
 
 
 def instantiate_row_reduce(
@@ -269,10 +272,16 @@ def instantiate_row_reduce(
              else min(device.float_vector_width, 16) if device is not None
              else ROW_REDUCE_VECTOR_WIDTH)
     out = op.outputs[0].type.element_type  # type: ignore[attr-defined]
+    shape = tuple(op.outputs[0].type.get_shape())  # type: ignore[attr-defined]
+    axis = p.int("axis", len(shape) - 1)
+    layout = None
+    if axis != len(shape) - 1:  # strided rows: read and stored one element at a time
+        width = 1
+        layout = strided_row_input("out", None, shape, axis)
     functions, stages = stage_functions(name, op.epilogue.block, width, out)
-    inputs = row_inputs(op.inputs, op.outputs[0])
+    inputs = row_inputs(op.inputs, op.outputs[0], axis)
     return row_reduce(name, p.int("rows"), p.int("cols"), inputs, stages, functions,
-                      width=width, device_info=device, out_dtype=str(out))
+                      width=width, device_info=device, out_dtype=str(out), out_layout=layout)
 
 
 ROW_REDUCE_VECTOR_WIDTH = 8
@@ -352,10 +361,12 @@ def instantiate(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
     else:
         source = INSTANTIATE[template](op, name, device)
     buffers = (*op.inputs, *op.outputs, *op.extras)
-    buffer_args = [a for a in source.args if a.kind in ("in", "out")]
-    if len(buffer_args) != len(buffers) or len(buffer_args) != len(source.args):
+    checks_indices = bool(source.args) and source.args[-1] == INDEX_ERRORS_ARG
+    args = source.args[:-1] if checks_indices else source.args
+    buffer_args = [a for a in args if a.kind in ("in", "out")]
+    if len(buffer_args) != len(buffers) or len(buffer_args) != len(args):
         raise ValueError(
             f"template '{template}' takes {[a.name for a in source.args]}, but the op binds "
             f"{len(buffers)} buffers"
         )
-    return TemplateInstance(source, buffers)
+    return TemplateInstance(source, buffers, checks_indices)

@@ -9,7 +9,8 @@ pipeline's time. `SignatureVerifier` verifies an op whose signature passed befor
 attributes compare by value (floats by their bits), so an op with an equal signature passes too.
 
 Ops of other dialects, ops with regions or successors, ops with a trait other than ``Pure``,
-ops that end their block and ops with an erased operand are verified every time.
+ops that end their block, ops with an erased operand and ops whose class declares
+``VERIFY_READS_OPERANDS`` (``nn.gather`` checks constant indices) are verified every time.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def memoizable_class(cls: type[Operation]) -> bool:
     return (
         issubclass(cls, IRDLOperation)
         and cls.dialect_name() in MEMO_DIALECTS
+        and not getattr(cls, "VERIFY_READS_OPERANDS", False)
         and all(type(trait) is Pure for trait in cls.get_irdl_definition().traits)
     )
 

@@ -59,6 +59,7 @@ from fusec.dialects.common import (
     bool_prop,
     broadcast_or_fail,
     broadcast_shapes,
+    check_axis,
     check_choice,
     check_element_type,
     check_positive,
@@ -686,7 +687,9 @@ class ReduceValueOp(IRDLOperation):
 class RowReduceOp(RegionOp):
     """Rows reduced and broadcast back, in one kernel: softmax, centering, LayerNorm written out.
 
-    The body runs at every element of the result shape; the row is its last axis. Besides
+    The body runs at every element of the result shape; the row is its ``axis`` (default the
+    last; a middle or first axis makes strided rows: ``x - mean(x, 1)`` of a 3-d tensor, column
+    statistics of a matrix over axis 0). Besides
     scalar ``arith``/``math`` ops it holds ``fused.reduce_value`` ops (at least one), each the
     reduction of a per-element value over the row; later ops may use it at every element of
     the row, and later reductions may read it (chains: max, then the sum of ``exp(x - max)``).
@@ -697,14 +700,28 @@ class RowReduceOp(RegionOp):
     name = "fused.row_reduce"
     FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
     result = result_def()
+    axis = prop_def(I64Attr, default_value=i64_attr(-1))
     BODY_EXTRA_OPS: ClassVar[tuple[str, ...]] = ("fused.reduce_value",)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result) $body"
 
-    def __init__(self, inputs: Sequence[SSAValue], result_type: Attribute, body: Region):
-        super().__init__(operands=[list(inputs)], result_types=[result_type], regions=[body])
+    def __init__(
+        self, inputs: Sequence[SSAValue], result_type: Attribute, body: Region, axis: int = -1
+    ):
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[result_type],
+            regions=[body],
+            properties={"axis": i64_attr(axis)},
+        )
 
     def reductions(self) -> list[ReduceValueOp]:
         return [o for o in self.body.block.ops if isinstance(o, ReduceValueOp)]
+
+    def row_axis(self) -> int:
+        """The reduced axis of the result shape, normalised (0 .. rank - 1)."""
+        rank = self.result.type.get_num_dims()  # type: ignore[attr-defined]
+        return int_prop(self, "axis") % rank
 
     def verify_(self) -> None:
         shape, (elem,) = self.verify_body()
@@ -716,6 +733,7 @@ class RowReduceOp(RegionOp):
             )
         if res.get_num_dims() < 1:
             raise VerifyException(f"'{self.name}' result ({type_name(res)}) must have rank >= 1")
+        check_axis(self, "axis", int_prop(self, "axis"), res.get_num_dims())
         if broadcast_shapes(shape, res.get_shape()) != tuple(res.get_shape()):
             raise VerifyException(
                 f"'{self.name}' inputs of broadcast shape {list(shape)} do not broadcast to "
@@ -728,7 +746,7 @@ class RowReduceOp(RegionOp):
             )
 
     def decompose(self) -> Decomposition:
-        """nn ops computing the body; each reduction an ``nn.reduce_*`` over the last axis with
+        """nn ops computing the body; each reduction an ``nn.reduce_*`` over ``axis`` with
         ``keepdims`` (see ``scalar_ops``)."""
         from fusec.dialects.scalar_ops import decompose_row_reduce
 

@@ -13,6 +13,7 @@ custom form prints the non-default ones in the attribute dictionary::
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -551,9 +552,14 @@ class GatherOp(IRDLOperation):
     """``data`` indexed along ``axis`` by every element of ``indices`` (an embedding lookup).
 
     The result's shape is ``data[:axis] + indices + data[axis+1:]``. A negative index counts
-    from the end of the axis; an index outside ``[-dim, dim)`` is clamped into it (ONNX leaves
-    it undefined; fusec's kernel and reference clamp alike).
+    from the end of the axis; an index outside ``[-dim, dim)`` is an error: of the verifier
+    when the indices are an ``nn.constant``, else of the call (the reference raises, a kernel
+    records it for the runtime: `fusec.runtime.index_errors`).
     """
+
+    VERIFY_READS_OPERANDS: ClassVar[bool] = True
+    """Its verifier reads a constant operand's values, not only the signature
+    (`fusec.compiler.signature_verify`)."""
 
     name = "nn.gather"
     FUSION_KIND: ClassVar[OpKind] = OpKind.INJECTIVE
@@ -588,6 +594,26 @@ class GatherOp(IRDLOperation):
         check_same_element_type(self, [("data", x), ("result", res)])
         shape = [*x.get_shape()[:axis], *idx.get_shape(), *x.get_shape()[axis + 1 :]]
         check_result_shape(self, res, shape)
+        self.check_constant_indices(x.get_shape()[axis], axis, idx.get_shape())
+
+    def check_constant_indices(self, dim: int, axis: int, shape: Sequence[int]) -> None:
+        """Constant indices (an ``nn.constant``'s) must lie in ``[-dim, dim)``."""
+        owner = self.indices.owner
+        if not isinstance(owner, ConstantOp):
+            return
+        values = owner.value.get_values()
+        bad = next((i for i, v in enumerate(values) if not -dim <= v < dim), None)
+        if bad is None:
+            return
+        position = [0] * len(shape)
+        if len(values) > 1:  # a splat holds one value for every position
+            rest = bad
+            for k in range(len(shape) - 1, -1, -1):
+                rest, position[k] = divmod(rest, shape[k])
+        raise VerifyException(
+            f"'{self.name}' constant index {values[bad]} at position {position} is out of "
+            f"range for axis {axis} of size {dim} (valid: {-dim} to {dim - 1})"
+        )
 
 
 # --- normalisation and softmax ---------------------------------------------------------------

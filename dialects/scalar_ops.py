@@ -439,8 +439,8 @@ class Decomposer:
     """Rebuilds a scalar body (``block``, whose arguments stand for ``inputs``) as ``nn`` ops.
 
     With ``row`` (the result shape of a ``fused.row_reduce``), each ``fused.reduce_value`` becomes
-    an ``nn.reduce_<kind>`` over the last axis with ``keepdims``, of its operand broadcast to
-    ``row`` first (a per-row value summed over the row counts once per element).
+    an ``nn.reduce_<kind>`` over ``axis`` (default the last) with ``keepdims``, of its operand
+    broadcast to ``row`` first (a per-row value summed over the row counts once per element).
     """
 
     def __init__(
@@ -448,9 +448,11 @@ class Decomposer:
         block: Block,
         inputs: Sequence[SSAValue],
         row: tuple[int, ...] | None = None,
+        axis: int = -1,
     ):
         self.block = block
         self.row = row
+        self.axis = axis
         self.new_ops: list[Operation] = []
         self.tensor: dict[SSAValue, SSAValue] = dict(zip(block.args, inputs, strict=True))
 
@@ -515,9 +517,12 @@ class Decomposer:
         if self.row is None:
             raise ScalarOpError("'fused.reduce_value' outside a fused.row_reduce body", op)
         full = self.broadcast(self.tensor[op.value], self.row)
-        kept = TensorType(element_type(full.type), [*self.row[:-1], 1])
+        axis = self.axis % len(self.row)
+        kept_shape = [*self.row]
+        kept_shape[axis] = 1
+        kept = TensorType(element_type(full.type), kept_shape)
         reduce_cls = nn.REDUCE_OPS[str_prop(op, "kind")]
-        return self.emit(reduce_cls(full, [len(self.row) - 1], kept, True))
+        return self.emit(reduce_cls(full, [axis], kept, True))
 
     def run_values(self) -> list[SSAValue]:
         """Emits the nn ops; returns the tensors of the yielded values (not broadcast)."""
@@ -569,9 +574,9 @@ def decompose_reduce(op: fused.ReduceOp) -> tuple[list[Operation], list[SSAValue
 
 def decompose_row_reduce(op: fused.RowReduceOp) -> tuple[list[Operation], list[SSAValue]]:
     """New detached ``nn`` ops computing ``op``: the body's ops, each ``fused.reduce_value`` an
-    ``nn.reduce_<kind>`` over the last axis with ``keepdims``."""
+    ``nn.reduce_<kind>`` over ``op``'s axis with ``keepdims``."""
     row = shape_of(op.result)
-    decomposer = Decomposer(op.body.block, list(op.inputs), row)
+    decomposer = Decomposer(op.body.block, list(op.inputs), row, op.row_axis())
     return decomposer.new_ops, [decomposer.run(row)]
 
 

@@ -273,6 +273,10 @@ class Importer:
             value = self.tensor(self.lookup(out.name), out.name)
             returned.append(value)
             elem = out.type.tensor_type.elem_type
+            if elem and (elem not in ONNX_TYPES or ONNX_TYPES[elem][1] != element_of(value)):
+                declared = ONNX_TYPE_NAMES.get(elem, f"element type {elem}")
+                raise self.error(f"graph output '{out.name}' is declared {declared}, but the "
+                                 f"graph computes {numpy_of_ir(element_of(value))} for it")
             dtype = ONNX_TYPES[elem][0] if elem in ONNX_TYPES else numpy_of_ir(
                 element_of(value))
             outputs.append(GraphValue(out.name, f"result{len(outputs)}", dtype, shape_of(value)))
@@ -367,6 +371,10 @@ def import_model(
     return imported
 
 
+CHECKER_MESSAGE = 300
+"""The most characters of ONNX's checker message an error quotes."""
+
+
 def load_model(path: str) -> object:
     """The model in ``path`` with its external data, checked; one-line errors."""
     import onnx
@@ -396,9 +404,10 @@ def load_model(path: str) -> object:
         raise OnnxImportError(f"{path}: error: cannot read external data: {what}") from None
     try:
         onnx.checker.check_model(model)
-    except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise OnnxImportError(f"{path}: error: invalid ONNX model: {first}") from None
+    except Exception as e:  # the checker's message spans lines (a node printed in it): joined
+        said = " ".join(str(e).split()) or type(e).__name__
+        said = said if len(said) <= CHECKER_MESSAGE else said[:CHECKER_MESSAGE - 3] + "..."
+        raise OnnxImportError(f"{path}: error: invalid ONNX model: {said}") from None
     return model
 
 

@@ -31,7 +31,8 @@ TRUE, FALSE = -2, -1
 """The identities of the constants true and false; key-mask elements are 0, 1, 2, ..."""
 
 MAX_ELEMENTS = 1 << 24
-"""Conditions larger than this are not evaluated (the pattern then does not apply)."""
+"""Conditions, and values in their chains, larger than this are not evaluated (the pattern
+then does not apply)."""
 
 MAX_DEPTH = 64
 
@@ -85,8 +86,8 @@ class _Tracer:
         self.source: SSAValue | None = None
 
     def identities(self, value: SSAValue, depth: int) -> np.ndarray | None:
-        if depth > MAX_DEPTH:
-            return None
+        if depth > MAX_DEPTH or math.prod(shape_of(value)) > MAX_ELEMENTS:
+            return None  # (a chain through a huge value: found by fusec-fuzz --models)
         constant = self.constant_bools(value)
         if constant is not None:
             return np.where(constant, TRUE, FALSE)
@@ -111,11 +112,10 @@ class _Tracer:
             start = op.start.value.data  # type: ignore[attr-defined]
             length = op.length.value.data  # type: ignore[attr-defined]
             return np.take(ids, range(start, start + length), axis=axis)
-        indices = self.constant_ints(op.indices)  # a gather: nn.gather's wrap and clamp
-        if indices is None:
-            return None
+        indices = self.constant_ints(op.indices)  # a gather with constant indices
         dim = ids.shape[axis]
-        indices = np.clip(np.where(indices < 0, indices + dim, indices), 0, dim - 1)
+        if indices is None or ((indices < -dim) | (indices >= dim)).any():
+            return None  # out of range: nn.gather's verifier refuses it
         return np.take(ids, indices, axis=axis)
 
     def where(self, op: nn.WhereOp, depth: int) -> np.ndarray | None:

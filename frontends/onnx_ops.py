@@ -564,12 +564,16 @@ def convert_gather(imp: Importer, node: object, args: list[Value | None]) -> lis
     shape = shape_of(x)
     axis = norm_axis(imp, int(attribute(node, "axis", 0)), len(shape))  # type: ignore[arg-type]
     indices = args[1]
+    if isinstance(indices, np.ndarray) and indices.dtype.kind not in "iu":
+        raise imp.error("indices must be integers")  # (a float constant was truncated)
     if isinstance(indices, np.ndarray) and indices.ndim == 0:  # one index: a slice
         index = int(indices)
         if not -shape[axis] <= index < shape[axis]:
             raise imp.error(f"index {index} is out of range for axis {axis} of {list(shape)}")
         sliced = narrow(imp, x, axis, index % shape[axis], 1)
         return [reshape(imp, sliced, [d for i, d in enumerate(shape) if i != axis])]
+    if isinstance(indices, np.ndarray):
+        check_constant_indices(imp, indices, shape[axis], f"axis {axis} of {list(shape)}")
     idx = imp.tensor(indices)  # type: ignore[arg-type]
     if element_of(idx) == i1 or str(element_of(idx)) != "i32":
         raise imp.error("indices must be integers")
@@ -599,8 +603,11 @@ def convert_gather_nd(imp: Importer, node: object, args: list[Value | None]) -> 
     lead = list(idx_shape[:-1]) or [1]
     if isinstance(indices, np.ndarray):
         bounds = np.array(indexed)
-        if ((indices < -bounds) | (indices >= bounds)).any():
-            raise imp.error(f"an index is out of range for the data's shape {list(shape)}")
+        bad = (indices < -bounds) | (indices >= bounds)
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise imp.error(f"index {int(indices[where])} at position {list(where)} is out of "
+                            f"range for axis {where[-1]} of the data's shape {list(shape)}")
         wrapped = np.where(indices < 0, indices + bounds, indices)
         linear = imp.tensor((wrapped * np.array(strides)).sum(-1).reshape(lead))
     else:
@@ -609,6 +616,15 @@ def convert_gather_nd(imp: Importer, node: object, args: list[Value | None]) -> 
     gathered = imp.emit(nn.GatherOp(flat, linear, 0,
                                     tensor_type(element_of(x), [*lead, *rest])))
     return [reshape(imp, gathered, [*idx_shape[:-1], *rest])]
+
+
+def check_constant_indices(imp: Importer, indices: np.ndarray, dim: int, what: str) -> None:
+    """Constant indices must lie in ``[-dim, dim)``: else an import error naming the first."""
+    bad = (indices < -dim) | (indices >= dim)
+    if bad.any():
+        where = [int(i) for i in np.argwhere(bad)[0]]
+        raise imp.error(f"index {int(indices[tuple(where)])} at position {where} is out of range "
+                        f"for {what}")
 
 
 def convert_gather_elements(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
@@ -641,12 +657,15 @@ def convert_gather_elements(imp: Importer, node: object, args: list[Value | None
 
 def dynamic_linear_index(imp: Importer, idx: SSAValue, dims: Sequence[int],
                          strides: Sequence[int], lead: list[int]) -> SSAValue:
-    """sum_k wrap(idx[..., k]) * strides[k], with a negative index counting from the end."""
+    """sum_k wrap(idx[..., k]) * strides[k], with a negative index counting from the end; a
+    tuple with a component outside ``[-dims[k], dims[k])`` gets the index ``prod(dims)``,
+    out of range, so that the gather reports it rather than read another element."""
     if str(element_of(idx)) != "i32":
         raise imp.error("indices must be integers")
     i32 = element_of(idx)
     lead_shape = shape_of(idx)[:-1]
     total: SSAValue | None = None
+    bad: SSAValue | None = None
     for k, (dim, stride) in enumerate(zip(dims, strides, strict=True)):
         column = reshape(imp, narrow(imp, idx, len(shape_of(idx)) - 1, k, 1), lead_shape)
         negative = imp.emit(nn.CmpOp(column, splat(imp, 0, i32), "lt",
@@ -654,10 +673,17 @@ def dynamic_linear_index(imp: Importer, idx: SSAValue, dims: Sequence[int],
         t = tensor_type(i32, lead_shape)
         shifted = imp.emit(nn.AddOp(column, splat(imp, dim, i32), t))
         column = where(imp, negative, shifted, column)
+        true = splat(imp, True, i1)
+        out_of_range = where(
+            imp, imp.emit(nn.CmpOp(column, splat(imp, 0, i32), "lt", tensor_type(i1, lead_shape))),
+            true, imp.emit(nn.CmpOp(column, splat(imp, dim, i32), "ge",
+                                    tensor_type(i1, lead_shape))), lead_shape)
+        bad = out_of_range if bad is None else where(imp, bad, true, out_of_range, lead_shape)
         if stride != 1:
             column = imp.emit(nn.MulOp(column, splat(imp, stride, i32), t))
         total = column if total is None else imp.emit(nn.AddOp(total, column, t))
-    assert total is not None
+    assert total is not None and bad is not None
+    total = where(imp, bad, splat(imp, math.prod(dims), i32), total)
     return reshape(imp, total, lead)
 
 

@@ -6,7 +6,9 @@
         epilogue { the body, its fused.yield now kernel.yield }
 
 The template (``codegen/kernels/row_reduce.py``) runs the body once per reduction and once more
-to store, over each row; ``codegen/row_functions.py`` splits the body into those stages.
+to store, over each row; ``codegen/row_functions.py`` splits the body into those stages. A row
+over another axis than the last (``axis`` of the op) is strided: the template gets ``{axis}``
+too, and ``rows`` counts the elements of the other axes.
 """
 
 from __future__ import annotations
@@ -36,14 +38,16 @@ def row_body(op: fused.RowReduceOp) -> Block:
 def lower_row_reduce(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, fused.RowReduceOp)
     shape = shape_of(op.result)
-    cols = shape[-1]
+    axis = op.row_axis()
+    cols = shape[axis]
     rows = math.prod(shape) // cols if cols else 0
     out = lo.alloc(op.result.type)
     if rows == 0 or cols == 0:
         return [out]  # an empty result: nothing to compute
+    strided = {"axis": axis} if axis != len(shape) - 1 else {}
     lo.template(
         "row_reduce",
-        params(rows=rows, cols=cols),
+        params(rows=rows, cols=cols, **strided),
         [lo.buffer(v) for v in op.inputs],
         [out],
         epilogue=row_body(op),

@@ -572,7 +572,7 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     lo.template(
         "gather",
         params(outer=math.prod(shape[:axis]), dim=shape[axis], count=count,
-               inner=math.prod(shape[axis + 1 :]), dtype=GATHER_DTYPES[elem]),
+               inner=math.prod(shape[axis + 1 :]), dtype=GATHER_DTYPES[elem], axis=axis),
         [lo.buffer(op.data), lo.buffer(op.indices)],
         [out],
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 # CLI name -> (module in fusec.passes, class name)
 GRAPH_PASSES: dict[str, tuple[str, str]] = {
+    "canonicalize-nn": ("canonicalize_nn", "CanonicalizeNnPass"),
     "clip-elementwise": ("clip_elementwise", "ClipElementwisePass"),
     "fuse-attention-block": ("fuse_attention_block", "FuseAttentionBlockPass"),
     "fuse-centered-gram": ("fuse_centered_gram", "FuseCenteredGramPass"),

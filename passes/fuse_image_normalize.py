@@ -326,8 +326,13 @@ def check_private(match: Match) -> None:
 
 
 def sole_user(value: SSAValue) -> Operation | None:
+    """The one op reading ``value`` (twice only as ``value * value``, the gamma 2)."""
     users = {use.operation for use in value.uses}
-    return next(iter(users)) if len(users) == 1 and value.uses.get_length() == 1 else None
+    if len(users) != 1:
+        return None
+    user = next(iter(users))
+    twice = isinstance(user, nn.MulOp) and user.lhs is user.rhs
+    return user if value.uses.get_length() == 1 or twice else None
 
 
 def extend(match: Match) -> None:
@@ -353,7 +358,14 @@ def extend(match: Match) -> None:
         if not isinstance(user, nn.BinaryOp):
             return
         if user.lhs is user.rhs:
-            return
+            # y * y is gamma 2 (canonicalize-nn's form of pow(y, 2))
+            if not isinstance(user, nn.MulOp) or not take_gamma(match, user, 2.0):
+                return
+            stage = 2
+            match.absorbed[match.end] = "the normalized value"
+            match.epilogue.append(user)
+            match.end = user
+            continue
         other = user.rhs if user.lhs is value else user.lhs
         if isinstance(user, nn.MulOp | nn.AddOp):
             slot = 0 if isinstance(user, nn.MulOp) else 1
@@ -373,20 +385,26 @@ def extend(match: Match) -> None:
                 return
             stage = 2
         elif isinstance(user, nn.PowOp) and user.lhs is value:
-            c = constant(other, x_shape)
-            if match.gamma is not None:
+            if not take_gamma(match, user, constant(other, x_shape)):
                 return
-            if c is None:
-                missed(PASS, user, "the exponent (gamma) is not a constant")
-                return
-            match.gamma = c
-            match.gamma_first = match.clamp_min is None and match.clamp_max is None
             stage = 2
         else:
             return
         match.absorbed[match.end] = "the normalized value"
         match.epilogue.append(user)
         match.end = user
+
+
+def take_gamma(match: Match, user: Operation, c: float | None) -> bool:
+    """Adds the gamma ``c`` of ``user`` (None: not a constant), unless there is one already."""
+    if match.gamma is not None:
+        return False
+    if c is None:
+        missed(PASS, user, "the exponent (gamma) is not a constant")
+        return False
+    match.gamma = c
+    match.gamma_first = match.clamp_min is None and match.clamp_max is None
+    return True
 
 
 def take_bound(match: Match, user: Operation, lower: bool, c: float | None) -> bool:

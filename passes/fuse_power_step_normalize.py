@@ -62,7 +62,9 @@ PASS = "fuse-power-step-normalize"
 
 
 def division(op: Operation) -> tuple[SSAValue, SSAValue, list[Operation]] | None:
-    """``(y, denominator, ops)`` of ``y / denominator`` or ``y * (1 / denominator)``."""
+    """``(y, denominator, ops)`` of ``y / denominator`` or ``y * (1 / denominator)``; for
+    ``y * rsqrt(s)`` (``canonicalize-nn``'s form of ``y / sqrt(s)``) the denominator is the
+    ``rsqrt`` result itself (see `norm_of`)."""
     if isinstance(op, nn.DivOp):
         return op.lhs, op.rhs, []
     if isinstance(op, nn.MulOp):
@@ -70,6 +72,20 @@ def division(op: Operation) -> tuple[SSAValue, SSAValue, list[Operation]] | None
             recip = producer(r)
             if isinstance(recip, nn.DivOp) and splat(recip.lhs) == 1.0:
                 return y, recip.rhs, [recip]
+            if isinstance(recip, nn.RsqrtOp):
+                return y, r, []
+    return None
+
+
+def norm_of(value: SSAValue, divided: bool) -> nn.SqrtOp | nn.RsqrtOp | None:
+    """The op making the norm: ``sqrt(s)`` that ``y`` is divided by (with or without eps), or
+    ``rsqrt(s)`` that ``y`` is multiplied by (eps 0: ``rsqrt(s + eps)`` has eps inside the
+    square root, another computation, and ``s + eps`` is no sum of squares)."""
+    op = producer(value)
+    if isinstance(op, nn.SqrtOp) and divided:
+        return op
+    if isinstance(op, nn.RsqrtOp) and not divided:
+        return op
     return None
 
 
@@ -101,8 +117,8 @@ class FusePowerStepNormalize(RewritePattern):
             missed(PASS, op, parts.reason)
             return
         norm_value, eps, add_ops = parts
-        sqrt = producer(norm_value)
-        if not isinstance(sqrt, nn.SqrtOp):
+        sqrt = norm_of(norm_value, not isinstance(producer(den), nn.RsqrtOp))
+        if sqrt is None:
             return  # y divided by something other than a norm: not a candidate
         squares = sum_of_squares(sqrt.input)
         if squares is None:

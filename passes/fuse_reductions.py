@@ -7,9 +7,13 @@ So ``sum((a - b) * (a - b))`` is one kernel. The producer is a ``fused.elementwi
 ``fused.reduce`` absorbs further producers the same way, one at a time, to a fixpoint.
 Reductions over all elements and over given axes are both handled; ``keepdims`` is kept.
 
-Preconditions: the reduction is the producer's only user (a returned or shared value stays
-materialised); the prologue inputs broadcast to exactly the reduced shape (so the axes keep
-their meaning); the prologue stays within ``max-steps`` scalar steps and ``max-inputs`` inputs.
+Preconditions: the reduction is the producer's only user (a returned value, or one another
+kind of op reads, stays materialised), or every user of the producer is a sibling reduction of
+the same shape (a row sum and a row max of ``exp(x)``): then each sibling computes the producer
+again in its prologue (elementwise work instead of a tensor written and read back), and
+``fuse-launches`` runs the siblings, which now read the same inputs, as one launch; the prologue
+inputs broadcast to exactly the reduced shape (so the axes keep their meaning); the prologue
+stays within ``max-steps`` scalar steps and ``max-inputs`` inputs.
 
 A reduction of a plain tensor (no fusible producer) is left as ``nn.reduce_*``: a ``fused.reduce``
 with an identity prologue would launch the same one kernel, and every backend must lower
@@ -42,7 +46,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -63,7 +67,7 @@ from fusec.passes._elementwise import (
     steps,
     tensor_inputs,
 )
-from fusec.passes._util import located_at, producer, why_shared
+from fusec.passes._util import discard, located_at, producer, why_shared
 from fusec.passes.fuse_elementwise import check_limits
 from fusec.passes.remarks import may_fuse, missed
 
@@ -75,18 +79,31 @@ def prologue_steps(op: AnyReduce) -> int:
     return steps(op) if isinstance(op, fused.ReduceOp) else 0
 
 
+def sibling_reductions(value: SSAValue, op: AnyReduce) -> bool:
+    """Every reader of ``value`` (two or more) is a reduction over the shape ``op`` reduces,
+    in ``op``'s block (so a copy of the producer can go into each one's prologue)."""
+    users = [use.operation for use in value.uses]
+    shape = broadcast_shape(op.operands)
+    return len(users) > 1 and all(
+        isinstance(u, AnyReduce) and u.parent is op.parent and broadcast_shape(u.operands) == shape
+        for u in users
+    )
+
+
 def absorbable(
-    op: AnyReduce, limits: Limits, reasons: list[str] | None = None
+    op: AnyReduce, limits: Limits, reasons: list[str] | None = None, siblings: bool = False
 ) -> Operation | None:
     """The first producer of ``op``'s inputs that can become (part of) its prologue; why each
-    elementwise producer cannot is appended to ``reasons``."""
+    elementwise producer cannot is appended to ``reasons``. With ``siblings``, a producer that
+    sibling reductions also read qualifies too (`sibling_reductions`: the caller absorbs a
+    copy)."""
     shape = broadcast_shape(op.operands)
     reasons = [] if reasons is None else reasons
     for value in dict.fromkeys(op.operands):
         prod = producer(value)
         if prod is None or not fusible(prod):
             continue
-        if sole_user(value) is not op:
+        if sole_user(value) is not op and not (siblings and sibling_reductions(value, op)):
             reasons.append(why_shared(value, op, f"the {prod.name} result"))
             continue
         merged = [v for v in dict.fromkeys(op.operands) if v is not value]
@@ -110,9 +127,13 @@ def absorbable(
     return None
 
 
-def absorb(op: AnyReduce, prod: Operation) -> tuple[fused.ReduceOp, list[Operation]]:
+def absorb(
+    op: AnyReduce, prod: Operation, absorbed: SSAValue | None = None
+) -> tuple[fused.ReduceOp, list[Operation]]:
     """A ``fused.reduce`` computing ``op`` with ``prod`` moved into its prologue, and the splat
-    constants this may leave unused. Takes ``op``'s body (if any) and ``prod``'s body ops."""
+    constants this may leave unused. Takes ``op``'s body (if any) and ``prod``'s body ops.
+    ``prod`` may be a detached copy of the producer of ``op``'s operand ``absorbed``."""
+    absorbed = prod.results[0] if absorbed is None else absorbed
     if isinstance(op, fused.ReduceOp):
         region = op.detach_region(op.body)
         kind = str_prop(op, "kind")
@@ -126,7 +147,6 @@ def absorb(op: AnyReduce, prod: Operation) -> tuple[fused.ReduceOp, list[Operati
     value = builder.add(prod)
     if builder.ops:
         block.insert_ops_before(builder.ops, block.first_op)  # type: ignore[arg-type]
-    absorbed = prod.results[0]
     for index in reversed(range(len(op.operands))):
         if op.operands[index] is absorbed:
             block.args[index].replace_all_uses_with(value)
@@ -151,16 +171,25 @@ class FuseIntoReduce(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AnyReduce, rewriter: PatternRewriter) -> None:
         reasons: list[str] = []
-        prod = absorbable(op, self.limits, reasons)
+        prod = absorbable(op, self.limits, reasons, siblings=True)
         if prod is None:
             for reason in reasons:
                 missed(PASS, op, reason)
             return
-        if not may_fuse(PASS, op, "fused.reduce"):
+        value = prod.results[0]
+        shared = sole_user(value) is not op
+        what = "fused.reduce"
+        if shared:
+            what += f" (a copy of the {prod.name} its sibling reductions also read)"
+        if not may_fuse(PASS, op, what):
             return
-        new, constants = absorb(op, prod)
+        copy = prod.clone() if shared else prod
+        new, constants = absorb(op, copy, value)
         rewriter.replace(op, new)
-        rewriter.erase(prod)
+        if shared:
+            discard(copy)
+        if not value.uses:
+            rewriter.erase(prod)
         for const in dead_constants(constants):
             rewriter.erase(const)
 

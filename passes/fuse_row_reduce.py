@@ -1,29 +1,33 @@
-"""Fuses reductions over the last axis with the elementwise ops around them into one
+"""Fuses reductions over one axis with the elementwise ops around them into one
 ``fused.row_reduce``: reduce, then broadcast back over the row, in one kernel.
 
-    f(x, reduce_<kind>(g(x)){axes = [-1], keepdims}) -> fused.row_reduce(x) {
+    f(x, reduce_<kind>(g(x)){axes = [a], keepdims}) -> fused.row_reduce(x) {axis = a} {
         %v = g(x); %r = fused.reduce_value %v {kind}; f(x, %r) on scalars }
 
 So a softmax written out (``exp(x - max(x)) / sum(exp(x - max(x)))``), centering (``x -
 mean(x)``), a LayerNorm or RMSNorm written out, normalizing by a sum or a norm, and chains of
 two reductions over the same axis are one kernel, with the elementwise prologue of each
-reduction and the epilogue after them.
+reduction and the epilogue after them. The axis may be the last (rows), a middle one (``x -
+mean(x, 1)`` of a 3-d tensor) or the first (column statistics of a matrix: ``(x - mean(x, 0))
+* rsqrt(var(x, 0) + eps)``); the op's ``axis`` says which (printed when not the last).
 
 Members: the ``nn`` elementwise ops, single-result ``fused.elementwise`` (their bodies are
-merged), and reductions over the last axis with ``keepdims`` (or of a rank-1 tensor):
+merged), and reductions over one axis with ``keepdims``, or without it when the axis is the
+first of the reduced value (then numpy broadcasting puts the result where keepdims would):
 ``nn.reduce_sum|mean|max|min`` and ``fused.reduce`` (its prologue joins the body). Rules:
   * the region is grown like ``fuse-elementwise``'s, from its root (the last op, an
     elementwise op whose result is the row shape ``S``) up through producers all of whose users
     are in the region; so only the root's value leaves it, and a value something else reads
     (another op, ``func.return``) is materialised and ends the region;
-  * every member's value broadcasts to ``S`` and every reduction reads a value whose last
-    dimension is the row (``S[-1]``) and which broadcasts to ``S``; a region without a reduction
-    is left to ``fuse-elementwise``;
+  * every member's value broadcasts to ``S`` and every reduction reads a value which
+    broadcasts to ``S`` and whose reduced dimension is the row (all of ``S`` on that axis);
+    every reduction of a region is over the same axis of ``S`` (counted from the end); a
+    region without a reduction is left to ``fuse-elementwise``;
   * reductions are of f32 values; other members may have any element type (casts from f16,
     bf16, i8 or i32 inputs in a prologue, a cast to any of them at the end: the kernel reads
     each input and stores the result in its own type); rows are at most ``max-row`` long
     (longer rows keep the split reduction plan of ``fuse-reductions`` and
-    ``lower-to-kernels``);
+    ``lower-to-kernels``), and a region's last dimension is at most ``max-row`` too;
   * a region stays within ``max-steps`` scalar steps (a reduction is one) and ``max-inputs``
     tensor inputs.
 
@@ -76,9 +80,10 @@ from fusec.passes._elementwise import (
 )
 from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.fuse_elementwise import check_limits
-from fusec.passes.remarks import may_fuse
+from fusec.passes.remarks import may_fuse, missed
 
 AnyReduce = nn.ReduceOp | fused.ReduceOp
+PASS = "fuse-row-reduce"
 
 
 def reduced_input_shape(op: AnyReduce) -> tuple[int, ...]:
@@ -88,15 +93,24 @@ def reduced_input_shape(op: AnyReduce) -> tuple[int, ...]:
     return shape
 
 
-def row_reduction(op: Operation) -> bool:
-    """``op`` reduces the last axis of an f32 value, keeping it (or reducing a rank-1 value)."""
+def row_axis(op: Operation) -> int | None:
+    """The axis (negative: counted from the end, so that it names the same axis of any shape
+    the value broadcasts to) that ``op`` reduces, when it reduces one axis of an f32 value and
+    keeps it, or drops the first axis (which broadcasting restores); else None."""
     if not isinstance(op, AnyReduce) or element_type(op.results[0].type) != f32:
-        return False
+        return None
     shape = reduced_input_shape(op)
     if not shape:
-        return False
+        return None
     axes = tuple(sorted(a % len(shape) for a in ints_prop(op, "axes")))
-    return axes == (len(shape) - 1,) and (bool_prop(op, "keepdims") or len(shape) == 1)
+    if len(axes) != 1 or not (bool_prop(op, "keepdims") or axes == (0,)):
+        return None
+    return axes[0] - len(shape)
+
+
+def row_reduction(op: Operation) -> bool:
+    """``op`` reduces one axis of an f32 value that broadcasting keeps (see `row_axis`)."""
+    return row_axis(op) is not None
 
 
 def kind_of(op: AnyReduce) -> str:
@@ -110,22 +124,39 @@ def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
 class RowPlan:
     """A region grown from its root (reverse program order while growing)."""
 
-    def __init__(self, root: Operation, limits: Limits):
+    def __init__(self, root: Operation, limits: Limits, max_row: int):
         self.root = root
         self.limits = limits
+        self.max_row = max_row
         self.row = shape_of(root.results[0])
+        self.axis: int | None = None
+        """The reduced axis of ``row``, counted from the end (set by the first reduction)."""
         self.members: list[Operation] = [root]
         self.steps = steps(root)
         self.inputs: dict[SSAValue, None] = dict.fromkeys(tensor_inputs(root))
         self.reductions = 0
 
+    def refusal(self, op: Operation) -> str | None:
+        """Why the reduction ``op`` cannot join (as its remark says it), or None."""
+        axis = row_axis(op)
+        assert axis is not None
+        shape = reduced_input_shape(op)  # type: ignore[arg-type]
+        rank = len(self.row)
+        if self.axis is not None and axis != self.axis:
+            return (f"the reduction is over axis {rank + axis} and the row region's other "
+                    f"reductions over axis {rank + self.axis}")
+        if not broadcasts_to(shape, self.row) or shape[axis] != self.row[axis]:
+            return (f"the reduced value {list(shape)} is not the row region's {list(self.row)} "
+                    "along the reduced axis")
+        if self.row[axis] > self.max_row:
+            return f"the row ({self.row[axis]}) is longer than max-row={self.max_row}"
+        return None
+
     def admits(self, op: Operation) -> bool:
         if not broadcasts_to(shape_of(op.results[0]), self.row):
             return False
-        if row_reduction(op):
-            shape = reduced_input_shape(op)  # type: ignore[arg-type]
-            if shape[-1] != self.row[-1] or not broadcasts_to(shape, self.row):
-                return False
+        if row_reduction(op) and self.refusal(op) is not None:
+            return False
         cost = member_steps(op)
         new = {v for v in tensor_inputs(op) if v not in self.inputs}
         return self.limits.admit(self.steps + cost, len(self.inputs) - 1 + len(new))
@@ -133,7 +164,10 @@ class RowPlan:
     def add(self, op: Operation) -> None:
         self.members.append(op)
         self.steps += member_steps(op)
-        self.reductions += 1 if row_reduction(op) else 0
+        axis = row_axis(op)
+        if axis is not None:
+            self.reductions += 1
+            self.axis = axis
         del self.inputs[op.results[0]]
         self.inputs.update(dict.fromkeys(tensor_inputs(op)))
 
@@ -161,13 +195,18 @@ def plan_rows(ops: Sequence[Operation], limits: Limits, max_row: int) -> list[Ro
             continue
         users = [use.operation for use in op.results[0].uses]
         plan = region_of.get(users[0]) if users else None
-        if plan is not None and all(region_of.get(u) is plan for u in users) and plan.admits(op):
+        inside = plan is not None and all(region_of.get(u) is plan for u in users)
+        if plan is not None and inside and plan.admits(op):
             plan.add(op)
-        elif fusible(op) and roots_row(op, max_row):
-            plan = RowPlan(op, limits)
-            plans.append(plan)
         else:
-            plan = None
+            if plan is not None and inside and plan.axis is not None and row_reduction(op):
+                why = plan.refusal(op) or "the row region is full (max-steps, max-inputs)"
+                missed(PASS, op, why)
+            if fusible(op) and roots_row(op, max_row):
+                plan = RowPlan(op, limits, max_row)
+                plans.append(plan)
+            else:
+                plan = None
         region_of[op] = plan
     plans.reverse()
     for plan in plans:
@@ -215,7 +254,9 @@ def fuse_row(plan: RowPlan) -> fused.RowReduceOp:
     block.add_ops(builder.ops)
     root = plan.root
     block.add_op(fused.YieldOp(builder.scalar[root.results[0]]))
-    new = fused.RowReduceOp(builder.inputs, root.results[0].type, Region(block))
+    assert plan.axis is not None, "a planned region has a reduction"
+    axis = -1 if plan.axis == -1 else len(plan.row) + plan.axis
+    new = fused.RowReduceOp(builder.inputs, root.results[0].type, Region(block), axis)
     located_at(new, root)
     Rewriter.insert_op(new, InsertPoint.before(root))
     root.results[0].replace_all_uses_with(new.result)
@@ -228,7 +269,7 @@ def fuse_row(plan: RowPlan) -> fused.RowReduceOp:
 
 @dataclass(frozen=True)
 class FuseRowReducePass(ModulePass):
-    name = "fuse-row-reduce"
+    name = PASS
 
     max_steps: int = 64
     """The most scalar steps (ops other than constants; a reduction is one) a region may hold."""
@@ -247,6 +288,7 @@ class FuseRowReducePass(ModulePass):
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             for block in fn.body.blocks:
                 for plan in plan_rows(list(block.ops), limits, self.max_row):
-                    what = f"fused.row_reduce of {len(plan.members)} ops"
+                    axis = "" if plan.axis == -1 else f" over axis {len(plan.row) + plan.axis}"
+                    what = f"fused.row_reduce of {len(plan.members)} ops{axis}"
                     if may_fuse(self.name, plan.root, what):
                         fuse_row(plan)

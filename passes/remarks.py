@@ -78,7 +78,7 @@ class RemarkLog:
         self._pending[key] = (op, remark)
         self._order.append(("missed", key))
 
-    def may_fuse(self, pass_name: str, op: Operation, what: str) -> bool:
+    def may_fuse(self, pass_name: str, op: Operation, what: str, verb: str = "fused") -> bool:
         refused = (pass_name, id(op))
         if refused in self._refused:  # the walker asks again for a rewrite it was refused
             return False
@@ -91,7 +91,7 @@ class RemarkLog:
             self.missed(pass_name, op, message.removeprefix("not fused: "))
             return False
         self._order.append(
-            ("applied", Remark("applied", pass_name, where, f"fused #{index}: {what}"))
+            ("applied", Remark("applied", pass_name, where, f"{verb} #{index}: {what}"))
         )
         return True
 
@@ -138,7 +138,8 @@ def missed(pass_name: str, op: Operation, reason: str) -> None:
         _log[-1].missed(pass_name, op, reason)
 
 
-def may_fuse(pass_name: str, op: Operation, what: str) -> bool:
+def may_fuse(pass_name: str, op: Operation, what: str, verb: str = "fused") -> bool:
     """Called once per rewrite, after every guard passed and before the first change: whether
-    the rewrite (rooted at ``op``, making ``what``) may happen under the rewrite limit."""
-    return _log[-1].may_fuse(pass_name, op, what) if _log else True
+    the rewrite (rooted at ``op``, making ``what``) may happen under the rewrite limit. The
+    remark says ``<verb> #<n>: <what>`` (a canonicalization says ``rewrote``)."""
+    return _log[-1].may_fuse(pass_name, op, what, verb) if _log else True

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from fusec.dialects import nn
 from fusec.errors import InputError
 from fusec.reference.ops import (
     FUSED_IMPLS,
@@ -149,7 +150,8 @@ def run_function(
 
 def random_inputs(fn: func.FuncOp, seed: int) -> list[Array]:
     """Random arguments for ``fn``: floats standard normal, ``i1`` random booleans, integers in
-    ``[-4, 4]``. An argument whose name contains ``mask`` gets 0/1 values (in its dtype) with
+    ``[-4, 4]``, within ``[-dim, dim)`` for indices of an ``nn.gather`` (so that they are in
+    range). An argument whose name contains ``mask`` gets 0/1 values (in its dtype) with
     at least one 1 in every row (last axis), so no attention row is fully masked by accident.
     """
     rng = np.random.default_rng(seed)
@@ -165,8 +167,20 @@ def random_inputs(fn: func.FuncOp, seed: int) -> list[Array]:
         elif dtype == np.bool_:
             arrays.append(rng.integers(0, 2, shape).astype(np.bool_))
         else:
-            arrays.append(rng.integers(-4, 5, shape).astype(dtype))
+            dim = min([5, *gathered_dims(param)])
+            arrays.append(rng.integers(-min(dim, 4), dim, shape).astype(dtype))
     return arrays
+
+
+def gathered_dims(value: SSAValue) -> list[int]:
+    """The size of the axis of each ``nn.gather`` that `value` is the indices of."""
+    dims = []
+    for use in value.uses:
+        op = use.operation
+        if isinstance(op, nn.GatherOp) and use.index == 1:
+            shape = op.data.type.get_shape()  # type: ignore[attr-defined]
+            dims.append(shape[op.axis.value.data % len(shape)])
+    return dims
 
 
 def random_mask(rng: np.random.Generator, shape: tuple[int, ...]) -> Array:

@@ -28,7 +28,7 @@ from fusec.dialects import fused, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
 from fusec.dialects.locations import first_place
 from fusec.dtypes import BF16_HOST, bf16_bits, bf16_to_f32, round_bf16
-from fusec.errors import FusecRuntimeError
+from fusec.errors import FusecRuntimeError, IndexOutOfRangeError
 from fusec.reference.image_normalize import run_image_normalize
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import (
@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, BlockArgument, Operation
 
 Array = NDArray[np.generic]
 OpImpl = Callable[[Operation, Sequence[Array]], Array]
@@ -402,11 +402,22 @@ def run_narrow(op: Operation, args: Sequence[Array]) -> Array:
 
 
 def run_gather(op: Operation, args: Sequence[Array]) -> Array:
-    """``np.take`` along ``axis`` with indices clamped into ``[-dim, dim)``."""
+    """``np.take`` along ``axis``; a negative index counts from the end, one outside
+    ``[-dim, dim)`` is an `IndexOutOfRangeError` naming the first (row-major)."""
     data, indices = args
     axis = int_prop(op, "axis") % data.ndim
     dim = data.shape[axis]
-    return np.take(data, np.clip(indices, -dim, dim - 1), axis=axis)
+    bad = (indices < -dim) | (indices >= dim)
+    if bad.any():
+        flat = int(np.argmax(bad.reshape(-1)))
+        position = tuple(int(i) for i in np.unravel_index(flat, indices.shape))
+        name = getattr(op.operands[1], "name_hint", None)
+        is_argument = isinstance(op.operands[1], BlockArgument) and name
+        raise IndexOutOfRangeError(
+            indices=f"input '{name}'" if is_argument else "the indices", position=position,
+            value=int(indices.reshape(-1)[flat]), dim=dim, axis=axis,
+            place=first_place(op.location))
+    return np.take(data, indices, axis=axis)
 
 
 def run_attention(op: Operation, args: Sequence[Array]) -> Array:

@@ -292,19 +292,19 @@ def run_body(block: Block, inputs: Sequence[Array]) -> Array:
 
 
 def run_body_values(
-    block: Block, inputs: Sequence[Array], row: Sequence[int] | None = None
+    block: Block, inputs: Sequence[Array], row: Sequence[int] | None = None, axis: int = -1
 ) -> list[Array]:
     """Evaluates a scalar body once on whole arrays; returns every yielded array (unbroadcast).
 
     With ``row`` (a ``fused.row_reduce``'s result shape), a ``fused.reduce_value`` is its
-    operand broadcast to ``row`` and reduced over the last axis, keeping it."""
+    operand broadcast to ``row`` and reduced over ``axis`` (default the last), keeping it."""
     values: dict[SSAValue, Array] = dict(zip(block.args, inputs, strict=True))
     for op in block.ops:
         if isinstance(op, fused.YieldOp):
             return [values[v] for v in op.values]
         if isinstance(op, fused.ReduceValueOp) and row is not None:
             full = np.broadcast_to(values[op.value], tuple(row))
-            result = reduce(wide(full), str_prop(op, "kind"), [len(row) - 1], True)
+            result = reduce(wide(full), str_prop(op, "kind"), [axis % len(row)], True)
         else:
             impl = SCALAR_IMPLS.get(op.name)
             if impl is None:
@@ -340,7 +340,7 @@ def run_reduce(op: Operation, args: Sequence[Array]) -> Array:
 def run_row_reduce(op: Operation, args: Sequence[Array]) -> Array:
     assert isinstance(op, fused.RowReduceOp)
     row = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
-    (value,) = run_body_values(op.body.block, args, row)
+    (value,) = run_body_values(op.body.block, args, row, op.row_axis())
     return np.broadcast_to(value, row)
 
 

@@ -24,7 +24,7 @@ the device before anything later reads it); `DeviceArray.to_pyopencl` goes the o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -89,6 +89,20 @@ class DeviceQueue:
     pool: BufferPool
     empty: cl.Buffer
     """Stands for an array of no elements (OpenCL has no empty buffers)."""
+    pending: dict[int, tuple[Any, cl.CommandQueue, cl.Event]] = field(default_factory=dict)
+    """Records of bad indices (`fusec.runtime.index_errors.IndexErrors`, by id) that calls
+    with device arrays wrote and no wait has read yet, each with the queue of its last call
+    and that call's last command: a wait on this context reads those whose command is done
+    (`report_pending`)."""
+
+    def report_pending(self) -> None:
+        """After a wait: raises the first bad index that a pending record whose last call
+        has finished holds (the others stay pending)."""
+        complete = cl.command_execution_status.COMPLETE
+        for key, (record, queue, event) in list(self.pending.items()):
+            if event.command_execution_status == complete:
+                del self.pending[key]
+                record.check(queue)
 
 
 _QUEUES: dict[int, DeviceQueue] = {}
@@ -155,15 +169,23 @@ class DeviceArray:
                 or self.event.command_execution_status == cl.command_execution_status.COMPLETE)
 
     def wait(self) -> None:
-        """Waits until the commands that write this array have finished."""
+        """Waits until the commands that write this array have finished; raises a bad index
+        that a call met (`fusec.runtime.index_errors`)."""
         if self.event is not None:
             self.event.wait()
+        shared = device_queue(self.device)
+        if shared.pending:
+            shared.report_pending()
 
     def get(self) -> np.ndarray:
-        """A new host array with the values (waits for the commands that write them)."""
+        """A new host array with the values (waits for the commands that write them); raises
+        a bad index that a call met (`fusec.runtime.index_errors`)."""
         out = np.empty(self.shape, self.dtype)
+        shared = device_queue(self.device)
         if self.buffer is not None and out.nbytes:
-            cl.enqueue_copy(self.queue, out, self.buffer, is_blocking=True)
+            cl.enqueue_copy(shared.queue, out, self.buffer, is_blocking=True)
+        if shared.pending:
+            shared.report_pending()
         return out
 
     def numpy(self) -> np.ndarray:

@@ -58,6 +58,7 @@ from .host_memory import (
     use_host_buffer,
 )
 from .host_outputs import OutputSlot
+from .index_errors import IndexErrors
 from .interop import is_tensor, tensor_to_array, to_tensors
 from .limits import check_plan
 from .program_cache import get_program
@@ -171,6 +172,9 @@ class Executable:
         """The bound inputs: name -> the device buffer holding its values."""
         self.param_arrays: dict[str, DeviceArray] = {}
         """Bound inputs given as device arrays (used in place): kept alive while bound."""
+        self.index_errors = (IndexErrors(plan, device, self.host_memory)
+                             if plan.index_errors is not None else None)
+        """Where the kernels record bad indices (`fusec.runtime.index_errors`), if any do."""
         per_call = {s.buffer for s in plan.inputs} if self.host_memory else set()
         outputs = self.output_buffers()
         if self.host_memory:
@@ -196,7 +200,8 @@ class Executable:
         self.empty = shared.empty
         """Stands for an array of no elements (OpenCL has no empty buffers)."""
         self.collects = (not self.host_memory or self.map_outputs
-                         or not all(p.direct for p in self.outputs))
+                         or not all(p.direct for p in self.outputs)
+                         or (self.index_errors is not None and not self.index_errors.in_place))
         """Whether a call with host arrays enqueues anything after its launches (`collect`)."""
         self.resident_outputs = any(p.resident is not None for p in self.outputs)
         """Whether some output is copied out of its staging array after the wait."""
@@ -224,6 +229,9 @@ class Executable:
     def allocate(self, index: int) -> cl.Buffer:
         spec = self.plan.buffers[index]
         flags = cl.mem_flags
+        if spec.role == "index_errors":
+            assert self.index_errors is not None
+            return self.index_errors.buffer
         if spec.data is not None:
             return cl.Buffer(self.device.context, flags.READ_ONLY | flags.COPY_HOST_PTR,
                              hostbuf=spec.data)
@@ -311,8 +319,10 @@ class Executable:
         return outputs, timing
 
     def synchronize(self) -> None:
-        """Waits until every call enqueued so far (and every device array) is done."""
+        """Waits until every call enqueued so far (and every device array) is done; raises
+        the bad index a call with device arrays met (`fusec.runtime.index_errors`)."""
         self.queue.finish()
+        self.shared.report_pending()
 
     def to_device(self, array: Any) -> DeviceArray:
         """A device array on this executable's device with a copy of the host array `array`."""
@@ -471,6 +481,8 @@ class Executable:
             events[-1].wait()  # (an in-order queue) costs less than clFinish
         for mapped in maps:
             mapped.base.release(queue)
+        if self.index_errors is not None and self.index_errors.flag[0]:
+            raise self.index_errors.take(queue)
         if self.host_memory and self.resident_outputs:
             outputs = [p.staging.copy() if p.resident is not None else array
                        for p, array in zip(self.outputs, outputs, strict=True)]
@@ -535,6 +547,9 @@ class Executable:
             buffers.append(buffer)
         events = self.launch(queue, profile)
         last = events[-1] if events else None
+        if self.index_errors is not None:  # read at the next wait (DeviceQueue.pending)
+            read = self.index_errors.enqueue_read(queue) or events[-1]
+            self.shared.pending[id(self.index_errors)] = (self.index_errors, queue, read)
         for port, buffer in zip(self.outputs, buffers, strict=True):
             if not port.direct and buffer is not None:
                 index = port.spec.buffer
@@ -549,6 +564,7 @@ class Executable:
         if not profile:
             return outputs, UNPROFILED
         queue.finish()
+        self.shared.report_pending()
         return outputs, Profile(self.kernel_times(events), time.perf_counter() - start)
 
     def wrap_inputs(self, inputs: list[np.ndarray], state: CallState) -> None:
@@ -646,6 +662,8 @@ class Executable:
                     maps.append(mapped)
             else:
                 cl.enqueue_copy(queue, array, buffer, is_blocking=False)
+        if self.index_errors is not None:
+            self.index_errors.enqueue_read(queue)
         return maps
 
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from fusec.errors import InputError
+from fusec.errors import IndexOutOfRangeError, InputError
 
 from .device_array import DeviceArray
 from .interop import is_tensor, tensor_to_array, to_tensors
@@ -41,6 +41,16 @@ class ModelValue(Protocol):
     def dtype(self) -> np.dtype: ...
     @property
     def shape(self) -> tuple[int, ...]: ...
+
+
+def in_model_names(error: IndexOutOfRangeError,
+                   inputs: Sequence[ModelValue]) -> IndexOutOfRangeError:
+    """`error` naming the model's input by its own name (``input.1``, not the IR argument
+    ``input1``)."""
+    for value in inputs:
+        if error.indices == f"input '{value.arg_name}'" and value.arg_name != value.onnx_name:
+            return error.renamed(f"input '{value.onnx_name}'")
+    return error
 
 
 class ModelExecutable:
@@ -108,7 +118,10 @@ class ModelExecutable:
         numpy inputs, tensors (on the first input tensor's device) when an input is a torch
         tensor, device arrays, left on the device in the IR's dtypes, when an input is a device
         array (`Executable`'s rules)."""
-        results = self.exe(**self.arguments(args, kwargs))
+        try:
+            results = self.exe(**self.arguments(args, kwargs))
+        except IndexOutOfRangeError as e:
+            raise in_model_names(e, self.inputs) from None
         if any(is_device_array(r) for r in results):
             return list(results)
         arrays = [

@@ -2,12 +2,21 @@
 
     fusec-fuzz --seed 0 --count 200                  # 200 programs and 200 mangled texts
     fusec-fuzz --seed 1000 --count 50 --out failures  # write minimized failing cases there
+    fusec-fuzz --models --seed 0 --count 300          # 300 mutants of the ONNX test models
 
 Each program (seeds ``--seed`` on) is compiled with the default pipeline and with none, run on
 the OpenCL device and compared with the numpy reference (`fusec.fuzz.oracle`); each mangled
 text goes through ``fusec-opt`` and must end in a one-line error. A failing program is minimized
 and, with ``--out``, written as ``program-<seed>.mlir`` and ``.npz``, the form of
 ``tests/fuzz/cases``. A line per failure, then a summary line.
+
+With ``--models``, it mutates ONNX model files instead (``--model FILE``, repeated; default the
+ONNX test models in ``tests/frontends/models``): ``--count`` mutants, each run by ``fusec-run``
+in a worker process within ``--timeout`` seconds (none started after ``--budget`` seconds),
+which must exit 0 with ONNX Runtime's numbers
+(where ONNX Runtime accepts the file) or exit 1 with one line; never a traceback, a hang, a
+crash, or a read of a file outside the model's folder (`fusec.fuzz.model_campaign`). With
+``--out``, failing mutants are written there as ``mutant-<seed>/``.
 
 Exit codes: 0 nothing failed, 1 a failure was found, 2 bad command line, 3 no usable device,
 70 internal error (a bug in the fuzzer itself).
@@ -42,10 +51,23 @@ EXIT_DEVICE = 3
 @click.option("--verbose", is_flag=True, help="Also list inconclusive cases.")
 @click.option("--in-process", is_flag=True,
               help="Run the programs in this process (faster; one that crashes it ends the run).")
+@click.option("--models", is_flag=True,
+              help="Mutate ONNX model files instead: --count mutants through fusec-run.")
+@click.option("--model", "model_files", multiple=True,
+              type=click.Path(exists=True, dir_okay=False),
+              help="With --models: a model to mutate (repeatable; default the ONNX test models).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
+              help="With --models: seconds each fusec-run of a mutant may take.")
+@click.option("--budget", type=click.FloatRange(min=0), default=None,
+              help="With --models: start no mutant after this many seconds.")
 @click.version_option(__version__, prog_name="fusec-fuzz")
 def cli(seed: int, count: int, mutations: int | None, out: str | None, device: str,
-        max_ops: int, verbose: bool, in_process: bool) -> None:
+        max_ops: int, verbose: bool, in_process: bool, models: bool,
+        model_files: tuple[str, ...], timeout: float, budget: float | None) -> None:
     """Fuzz fusec: random programs against the reference, mangled text against fusec-opt."""
+    if models:
+        run_models(seed, count, out, model_files, timeout, verbose, budget)
+        return
     from fusec.fuzz.campaign import run
     from fusec.runtime.device import select_device
     from fusec.runtime.errors import DeviceError
@@ -66,6 +88,34 @@ def cli(seed: int, count: int, mutations: int | None, out: str | None, device: s
     click.echo(report.summary())
     if report.failures:
         sys.exit(EXIT_INPUT)
+
+
+def run_models(seed: int, count: int, out: str | None, model_files: tuple[str, ...],
+               timeout: float, verbose: bool, budget: float | None) -> None:
+    """``--models``: mutants of model files through fusec-run (`fusec.fuzz.model_campaign`)."""
+    from fusec.fuzz.model_campaign import TEST_MODELS, run_models as campaign
+
+    files = [Path(f) for f in model_files] or sorted(TEST_MODELS.glob("*.onnx"))
+    if not files:
+        raise click.UsageError(f"no models to mutate (none in {TEST_MODELS}); give --model")
+    report = campaign(seed, count, files, fusec_run_job, Path(out) if out else None, timeout,
+                      progress=lambda line: click.echo(f"FAIL {line}"), budget=budget)
+    if verbose:
+        for line in report.refused:
+            click.echo(f"refused: {line}")
+        for line in report.lenient:
+            click.echo(f"accepted where ONNX Runtime refuses: {line}")
+    click.echo(report.summary())
+    if report.failures:
+        sys.exit(EXIT_INPUT)
+
+
+def fusec_run_job(folder: str) -> tuple[int, str, str]:
+    """A mutant's folder through ``fusec-run`` in the worker process (`run_models`)."""
+    from fusec.fuzz.model_oracle import run_fusec
+    from fusec.tools.fusec_run import main as run_main
+
+    return run_fusec(run_main, folder)
 
 
 def main(argv: list[str] | None = None) -> int:

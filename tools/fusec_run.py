@@ -189,8 +189,10 @@ def run(
     from fusec.compiler.driver import building, compile_placed, fuse_and_fold, load, lower
     from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.errors import IndexOutOfRangeError
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
+    from fusec.runtime.model_executable import in_model_names
     from fusec.reference.executor import find_function, random_inputs, run_function
 
     report_file = offload_report if offload_report != "-" else None
@@ -291,7 +293,10 @@ def run(
                    f"call: {prof.wall_seconds * 1e3:.3f} ms; host overhead: "
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
-        outputs = exe(*args)
+        try:
+            outputs = exe(*args)
+        except IndexOutOfRangeError as e:  # an ONNX model's input by its ONNX name
+            raise e if imported is None else in_model_names(e, imported.inputs) from None
     progress.pause()
     if device == "auto" and measuring and offload_report:   # a near tie: what was measured
         write_report(offload_report, placed.current_report())

@@ -149,6 +149,9 @@ class DeviceInfo:
     wgmma: bool = False
     """Whether Hopper's ``wgmma`` GEMM (`gemm_wgmma`, its PTX patched to sm_90a) ran correctly
     on this device (`gemm_wgmma.probe_wgmma`): products of whole tiles use it there."""
+    int64_atomics: bool = True
+    """Whether the device has ``cl_khr_int64_extended_atomics`` (``atom_min`` on a ``long``):
+    a gather records its first bad index with one (`fusec.codegen.kernels.gather`)."""
     notes: tuple[str, ...] = ()
     """What was found out about the device while reading it (tools print these under
     ``--verbose``), e.g. which tensor-core products the driver rejected."""
@@ -182,6 +185,7 @@ class DeviceInfo:
             global_mem_size=int(device.global_mem_size),
             tensor_cores=tensor_cores,
             wgmma=wgmma,
+            int64_atomics="cl_khr_int64_extended_atomics" in device.extensions.split(),
             notes=tuple(n for n in (note, wgmma_note) if n),
         )
         if not tuned:

@@ -12,8 +12,10 @@ a float and ``out`` written rounded to nearest even (`fusec.codegen.kernels.half
 functions take each value in its register type (``float``, ``int``, ``char``) and the
 reductions fold floats.
 Each input has a row offset (a C expression of ``row``, the index of the row's first element
-in that input) and a column stride (1: one value per column; 0: one value per row), which
-together express numpy broadcasting of the input to ``[rows, cols]``.
+in that input) and a column stride (1: one value per column; 0: one value per row; more for a
+row along another axis than the last), which together express numpy broadcasting of the input
+to ``[rows, cols]``. ``out`` is ``[rows, cols]`` too unless an ``out_layout`` says how a row
+along another axis is stored (strided rows are read and stored one element at a time).
 
 On a CPU (or an unknown device) a work-item takes a row and reads it as vectors of `width`
 floats (when vector stage functions are given), then one at a time for the remainder. On a GPU
@@ -58,6 +60,13 @@ def check_dtype(name: str, dtype: str) -> None:
 @dataclass(frozen=True)
 class RowInput:
     """How one input is read at (``row``, ``c``): ``name[row_offset + c * column_stride]``."""
+
+    def at(self, column: str) -> str:
+        """The index of (``row``, ``column``) in the buffer."""
+        if not self.column_stride:
+            return self.row_offset
+        step = column if self.column_stride == 1 else f"{column} * {self.column_stride}"
+        return f"{self.row_offset} + {step}"
 
     name: str
     row_offset: str
@@ -104,13 +113,13 @@ def ordered_combine(kind: str, a: str, b: str) -> str:
 
 
 def call(function: str, inputs: Sequence[RowInput], reductions: int, width: int,
-         column: str, kept: str | None = None) -> str:
+         column: str, kept: str | None = None, kept_stride: int = 1) -> str:
     """The call of a stage function at column ``column``: inputs loaded (as vectors of
     ``width`` when ``width > 1``; per-row inputs broadcast), then the reductions so far, then
     the value kept at ``kept[column]`` when given."""
     args = []
     for value in inputs:
-        at = value.row_offset if not value.column_stride else f"{value.row_offset} + {column}"
+        at = value.at(column)
         if width == 1:
             args.append(half.load(value.dtype, value.name, at))
         elif value.column_stride:
@@ -120,15 +129,19 @@ def call(function: str, inputs: Sequence[RowInput], reductions: int, width: int,
     for j in range(reductions):
         args.append(f"r{j}" if width == 1 else f"(float{width})(r{j})")
     if kept is not None:
-        args.append(f"{kept}[{column}]" if width == 1 else f"vload{width}(0, {kept} + {column})")
+        at = column if kept_stride == 1 else f"{column} * {kept_stride}"
+        args.append(f"{kept}[{at}]" if width == 1 else f"vload{width}(0, {kept} + {column})")
     return f"{function}({', '.join(args)})"
 
 
 def row_reduce(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
                stages: Sequence[RowStage], functions: str, width: int = 8,
                device_info: DeviceInfo | None = None,
-               local_size: int | None = None, out_dtype: str = "f32") -> KernelSource:
+               local_size: int | None = None, out_dtype: str = "f32",
+               out_layout: RowInput | None = None) -> KernelSource:
     """The kernel; `functions` is the C source of the stage functions (emitted first).
+    `out_layout` (row offset and column stride of ``out``) stores rows along another axis than
+    the last: then every stage is read one element at a time (``width`` must be 1).
     Vector stage functions take ``float<width>`` values, so they are for f32, f16 and bf16
     inputs (read as float vectors) and an f32 ``out``; a kept stage (`RowStage.keeps`) stores
     into ``out``, so it needs an f32 ``out``."""
@@ -146,6 +159,10 @@ def row_reduce(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
     for stage in stages[:-1]:
         if stage.kind not in ROW_REDUCE_KINDS:
             raise ValueError(f"kernel '{name}': unknown reduction kind '{stage.kind}'")
+    layout = out_layout or RowInput("out", f"row * {cols}", 1, out_dtype)
+    if layout.column_stride != 1 and width != 1:
+        raise ValueError(f"kernel '{name}': strided rows are read one element at a time "
+                         f"(width 1, not {width})")
     args = (*(KernelArg(v.name, "in", BUFFER_TYPES[v.dtype]) for v in inputs),
             KernelArg("out", "out", BUFFER_TYPES[out_dtype]))
     if any(half.is_half(d) for d in (*(v.dtype for v in inputs), out_dtype)):
@@ -156,9 +173,9 @@ def row_reduce(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
     if gpu or (local_size is not None and local_size > 1):
         size = local_size or default_row_local_size(cols, device_info)
         return _work_group_per_row(name, rows, cols, inputs, stages, functions, size, args,
-                                   out_dtype)
+                                   out_dtype, layout)
     return _work_item_per_row(name, rows, cols, inputs, stages, functions, width, args,
-                              out_dtype)
+                              out_dtype, layout)
 
 
 def _fold_lanes(kind: str, acc: str, width: int, into: str) -> list[str]:
@@ -180,14 +197,20 @@ def _finish(kind: str, cols: int, value: str) -> str:
     return f"{value} * {float_literal(1.0 / cols)}" if kind == "mean" else value
 
 
+def _out_at(layout: RowInput, column: str) -> str:
+    """The index of column ``column`` of the row in ``y`` (``out`` from the row's start)."""
+    return column if layout.column_stride == 1 else f"{column} * {layout.column_stride}"
+
+
 def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
                        stages: Sequence[RowStage], functions: str, width: int,
-                       args: tuple[KernelArg, ...], out_dtype: str = "f32") -> KernelSource:
+                       args: tuple[KernelArg, ...], out_dtype: str,
+                       layout: RowInput) -> KernelSource:
     vectorized = width > 1 and all(s.vector is not None for s in stages) and cols >= width
     full = cols // width * width if vectorized else 0
     group = min(CPU_ROWS_PER_GROUP, rows)
     lines = [f"if (row >= {rows}) return;",
-             f"__global {BUFFER_TYPES[out_dtype]} *restrict y = out + row * {cols};"]
+             f"__global {BUFFER_TYPES[out_dtype]} *restrict y = out + {layout.row_offset};"]
     for j, stage in enumerate(stages[:-1]):
         kind = stage.kind
         assert kind is not None
@@ -222,7 +245,7 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
             lines += [
                 f"for (int c = {full}; c < {cols}; ++c) {{",
                 f"    const float v = {call(stage.scalar, inputs, j, 1, 'c')};",
-                *(["    y[c] = v;"] if stage.keeps else []),
+                *([f"    y[{_out_at(layout, 'c')}] = v;"] if stage.keeps else []),
                 f"    r{j} = {combine(kind, f'r{j}', 'v')};",
                 "}",
             ]
@@ -239,10 +262,10 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
             "}",
         ]
     if full < cols:
-        value = call(last.scalar, inputs, reductions, 1, 'c', kept)
+        value = call(last.scalar, inputs, reductions, 1, 'c', kept, layout.column_stride)
         lines += [
             f"for (int c = {full}; c < {cols}; ++c) {{",
-            f"    {half.store(out_dtype, 'y', 'c', value)};",
+            f"    {half.store(out_dtype, 'y', _out_at(layout, 'c'), value)};",
             "}",
         ]
     body = "".join(f"    {line}\n" for line in lines)
@@ -261,13 +284,14 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
 
 def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
                         stages: Sequence[RowStage], functions: str, size: int,
-                        args: tuple[KernelArg, ...], out_dtype: str = "f32") -> KernelSource:
+                        args: tuple[KernelArg, ...], out_dtype: str,
+                        layout: RowInput) -> KernelSource:
     check_positive(name, local_size=size)
     lines = [
         "const int lid = get_local_id(0);",
         "const int row = get_group_id(0);",
         f"__local float scratch[{size}];",
-        f"__global {BUFFER_TYPES[out_dtype]} *restrict y = out + row * {cols};",
+        f"__global {BUFFER_TYPES[out_dtype]} *restrict y = out + {layout.row_offset};",
     ]
     for j, stage in enumerate(stages[:-1]):
         kind = stage.kind
@@ -281,7 +305,7 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
             f"float p{j} = {INIT[kind]};",
             f"for (int c = lid; c < {cols}; c += {size}) {{",
             f"    const float v = {call(stage.scalar, inputs, j, 1, 'c')};",
-            *(["    y[c] = v;"] if stage.keeps else []),
+            *([f"    y[{_out_at(layout, 'c')}] = v;"] if stage.keeps else []),
             f"    p{j} = {combine(kind, f'p{j}', 'v')};",
             "}",
             f"scratch[lid] = p{j};",
@@ -292,10 +316,10 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
     last = stages[-1]
     reductions = len(stages) - 1
     kept = "y" if reductions and stages[-2].keeps else None
-    value = call(last.scalar, inputs, reductions, 1, 'c', kept)
+    value = call(last.scalar, inputs, reductions, 1, 'c', kept, layout.column_stride)
     lines += [
         f"for (int c = lid; c < {cols}; c += {size}) {{",
-        f"    {half.store(out_dtype, 'y', 'c', value)};",
+        f"    {half.store(out_dtype, 'y', _out_at(layout, 'c'), value)};",
         "}",
     ]
     body = "".join(f"    {line}\n" for line in lines)

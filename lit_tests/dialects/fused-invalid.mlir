@@ -549,3 +549,17 @@ func.func @reduce_missing_kind(%x: tensor<4x8xf32>) {
   }
   func.return
 }
+
+// -----
+
+// --- row_reduce -----------------------------------------------------------------------------
+
+func.func @row_reduce_axis_out_of_range(%x: tensor<4x8xf32>) {
+  %0 = fused.row_reduce %x {axis = 2 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: {{^}}fused-invalid.mlir:[[# @LINE - 1]]:3: error: 'fused.row_reduce' axis 2 is out of range for an operand of rank 2{{$}}
+  ^bb0(%a: f32):
+    %m = fused.reduce_value %a {kind = "max"} : f32 -> f32
+    fused.yield %m : f32
+  }
+  func.return
+}

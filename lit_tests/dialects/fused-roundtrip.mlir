@@ -211,3 +211,27 @@ func.func @reduce(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tensor<3xi32>) {
   }
   func.return
 }
+
+// -----
+
+// A row_reduce over the last axis prints no axis; over another axis it prints it.
+// CHECK-LABEL: func.func @row_reduce_axes
+// CHECK-NEXT:    fused.row_reduce %x : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK:         fused.row_reduce %x {axis = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+// GENERIC-LABEL: "func.func"() <{sym_name = "row_reduce_axes"
+// GENERIC:       "fused.row_reduce"(%{{.*}}) <{axis = -1 : i64}>
+// GENERIC:       "fused.row_reduce"(%{{.*}}) <{axis = 0 : i64}>
+func.func @row_reduce_axes(%x: tensor<4x8xf32>) {
+  %0 = fused.row_reduce %x {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: f32):
+    %m = fused.reduce_value %a {kind = "max"} : f32 -> f32
+    fused.yield %m : f32
+  }
+  %1 = fused.row_reduce %x {axis = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: f32):
+    %m = fused.reduce_value %a {kind = "mean"} : f32 -> f32
+    %d = arith.subf %a, %m : f32
+    fused.yield %d : f32
+  }
+  func.return
+}

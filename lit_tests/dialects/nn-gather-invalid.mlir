@@ -39,3 +39,21 @@ func.func @empty_axis(%t: tensor<0x4xf32>, %i: tensor<3xi32>) {
   // CHECK: {{^}}nn-gather-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.gather' cannot gather from the empty axis 0 of tensor<0x4xf32>{{$}}
   func.return
 }
+
+// -----
+
+func.func @constant_index_out_of_range(%t: tensor<4x8xf32>) {
+  %i = nn.constant {value = dense<[[0, 3], [9, -1]]> : tensor<2x2xi32>} : tensor<2x2xi32>
+  %0 = nn.gather %t, %i : tensor<4x8xf32>, tensor<2x2xi32> -> tensor<2x2x8xf32>
+  // CHECK: {{^}}nn-gather-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.gather' constant index 9 at position [1, 0] is out of range for axis 0 of size 4 (valid: -4 to 3){{$}}
+  func.return
+}
+
+// -----
+
+func.func @constant_splat_index_out_of_range(%t: tensor<4x8xf32>) {
+  %i = nn.constant {value = dense<-5> : tensor<3xi32>} : tensor<3xi32>
+  %0 = nn.gather %t, %i : tensor<4x8xf32>, tensor<3xi32> -> tensor<3x8xf32>
+  // CHECK: {{^}}nn-gather-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.gather' constant index -5 at position [0] is out of range for axis 0 of size 4 (valid: -4 to 3){{$}}
+  func.return
+}

@@ -1,5 +1,6 @@
 // RUN: fusec-opt %s -p fuse-image-normalize --split-input-file | filecheck %s
 // RUN: fusec-opt %s -p fuse-image-normalize,unfuse --split-input-file | filecheck %s --check-prefix=UNFUSE
+// RUN: fusec-opt %s -p canonicalize-nn,fuse-image-normalize --split-input-file | filecheck %s --check-prefix=CANON
 // RUN: fusec-opt %s -p 'fuse-image-normalize{max-plane=63}' --split-input-file | filecheck %s --check-prefix=SMALL
 // RUN: fusec-opt %s -p default --split-input-file | filecheck %s --check-prefix=DEFAULT
 // RUN: not fusec-opt %s -p 'fuse-image-normalize{max-plane=0}' 2>&1 | filecheck %s --check-prefix=BAD
@@ -92,6 +93,11 @@ func.func @moments_gamma(%x: tensor<2x3x4x4xf32>, %g: tensor<1x3x1x1xf32>, %b: t
 // CHECK-LABEL: func.func @reciprocal
 // CHECK-NEXT:    %[[Y:.*]] = fused.image_normalize %x {eps = 0.000000e+00 : f32, clamp_min = 0.000000e+00 : f32, clamp_max = 4.000000e+00 : f32, gamma = 2.000000e+00 : f32, gamma_first = true} : tensor<4x5xf32> -> tensor<4x5xf32>
 // CHECK-NEXT:    func.return %[[Y]]
+// Its canonical form (canonicalize-nn: x * x for pow(x, 2), rsqrt for 1 / sqrt, the constant
+// on the right) is the same op.
+// CANON-LABEL: func.func @reciprocal
+// CANON-NEXT:    %[[Y:.*]] = fused.image_normalize %x {eps = 0.000000e+00 : f32, clamp_min = 0.000000e+00 : f32, clamp_max = 4.000000e+00 : f32, gamma = 2.000000e+00 : f32, gamma_first = true} : tensor<4x5xf32> -> tensor<4x5xf32>
+// CANON-NEXT:    func.return %[[Y]]
 func.func @reciprocal(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
   %inv = nn.constant {value = dense<0.05> : tensor<f32>} : tensor<f32>
   %two = nn.constant {value = dense<2.0> : tensor<f32>} : tensor<f32>

@@ -64,6 +64,39 @@ func.func @no_eps(%a: tensor<4x4xf32>, %q: tensor<4x1xf32>) -> tensor<4x1xf32> {
 
 // -----
 
+// No eps, written y * rsqrt(norm^2) (canonicalize-nn's form of y / sqrt(norm^2)): eps = 0.
+// CHECK-LABEL: func.func @no_eps_rsqrt
+// CHECK-NEXT:    %[[Z:.*]] = fused.power_step_normalize %a, %q : tensor<4x4xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    func.return %[[Z]]
+func.func @no_eps_rsqrt(%a: tensor<4x4xf32>, %q: tensor<4x1xf32>) -> tensor<4x1xf32> {
+  %y = nn.matmul %a, %q : tensor<4x4xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+  %s = nn.mul %y, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+  %t = nn.reduce_sum %s {axes = array<i64: 0>, keepdims = true} : tensor<4x1xf32> -> tensor<1x1xf32>
+  %n = nn.rsqrt %t : tensor<1x1xf32> -> tensor<1x1xf32>
+  %z = nn.mul %n, %y : tensor<1x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+  func.return %z : tensor<4x1xf32>
+}
+
+// -----
+
+// y * rsqrt(norm^2 + eps) has eps inside the square root: another computation (fuse-row-reduce
+// makes it one column kernel after the GEMM), no candidate, no remark.
+// CHECK-LABEL: func.func @eps_inside_the_root
+// CHECK-NEXT:    nn.matmul
+// CHECK-NOT:     fused.power_step_normalize
+func.func @eps_inside_the_root(%a: tensor<4x4xf32>, %q: tensor<4x1xf32>) -> tensor<4x1xf32> {
+  %y = nn.matmul %a, %q : tensor<4x4xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+  %s = nn.mul %y, %y : tensor<4x1xf32>, tensor<4x1xf32> -> tensor<4x1xf32>
+  %t = nn.reduce_sum %s {axes = array<i64: 0>, keepdims = true} : tensor<4x1xf32> -> tensor<1x1xf32>
+  %e = nn.constant {value = dense<1.0e-06> : tensor<f32>} : tensor<f32>
+  %te = nn.add %t, %e : tensor<1x1xf32>, tensor<f32> -> tensor<1x1xf32>
+  %n = nn.rsqrt %te : tensor<1x1xf32> -> tensor<1x1xf32>
+  %z = nn.mul %y, %n : tensor<4x1xf32>, tensor<1x1xf32> -> tensor<4x1xf32>
+  func.return %z : tensor<4x1xf32>
+}
+
+// -----
+
 // Negative: the norm is over the columns (axis 1): a row normalization.
 // CHECK-LABEL: func.func @row_norm
 // CHECK-NOT:     fused.power_step_normalize

@@ -91,16 +91,40 @@ func.func @negative_returned_producer(%x: tensor<8xf32>) -> (tensor<8xf32>, tens
 
 // -----
 
-// A producer read by two reductions stays materialised.
-// CHECK-LABEL: func.func @negative_two_reductions
-// CHECK-NEXT:    %[[E:.*]] = nn.exp %x
-// CHECK-NEXT:    nn.reduce_sum %[[E]]
-// CHECK-NEXT:    nn.reduce_max %[[E]]
-func.func @negative_two_reductions(%x: tensor<8xf32>) -> (tensor<f32>, tensor<f32>) {
+// Sibling reductions of one producer (all its readers reductions of the same shape): each
+// takes a copy of it into its prologue, and the producer is gone (launch fusion then runs the
+// two, which read the same input, as one kernel).
+// CHECK-LABEL: func.func @sibling_reductions
+// CHECK-NEXT:    %[[S:.*]] = fused.reduce %x {kind = "sum", axes = array<i64: 0>} : (tensor<8xf32>) -> tensor<f32> {
+// CHECK-NEXT:    ^{{.*}}(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[A]] : f32
+// CHECK-NEXT:      fused.yield %[[E]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[M:.*]] = fused.reduce %x {kind = "max", axes = array<i64: 0>} : (tensor<8xf32>) -> tensor<f32> {
+// CHECK-NEXT:    ^{{.*}}(%[[B:.*]]: f32):
+// CHECK-NEXT:      %[[F:.*]] = math.exp %[[B]] : f32
+// CHECK-NEXT:      fused.yield %[[F]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[S]], %[[M]]
+func.func @sibling_reductions(%x: tensor<8xf32>) -> (tensor<f32>, tensor<f32>) {
   %0 = nn.exp %x : tensor<8xf32> -> tensor<8xf32>
   %1 = nn.reduce_sum %0 {axes = array<i64: 0>} : tensor<8xf32> -> tensor<f32>
   %2 = nn.reduce_max %0 {axes = array<i64: 0>} : tensor<8xf32> -> tensor<f32>
   func.return %1, %2 : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// A producer read by a reduction and by another kind of op stays materialised.
+// CHECK-LABEL: func.func @negative_reduction_and_elementwise_reader
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %x
+// CHECK-NEXT:    nn.reduce_sum %[[E]]
+// CHECK-NEXT:    nn.add %[[E]], %[[E]]
+func.func @negative_reduction_and_elementwise_reader(%x: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32>) {
+  %0 = nn.exp %x : tensor<8xf32> -> tensor<8xf32>
+  %1 = nn.reduce_sum %0 {axes = array<i64: 0>} : tensor<8xf32> -> tensor<f32>
+  %2 = nn.add %0, %0 : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  func.return %1, %2 : tensor<f32>, tensor<8xf32>
 }
 
 // -----

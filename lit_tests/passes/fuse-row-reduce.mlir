@@ -84,13 +84,63 @@ func.func @negative_statistic_returned(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>,
 
 // -----
 
-// A reduction over another axis than the last is no row reduction.
-// CHECK-LABEL: func.func @negative_column_axis
-// CHECK-NEXT:    nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true}
-// CHECK-NEXT:    nn.sub
-func.func @negative_column_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// Column standardisation: reductions over the first axis (the rows are strided: axis = 0),
+// the second without keepdims (the first axis, so broadcasting restores it).
+// CHECK-LABEL: func.func @column_axis
+// CHECK-NEXT:    %[[Y:.*]] = fused.row_reduce %x {axis = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: f32):
+// CHECK-NEXT:      %[[M:.*]] = fused.reduce_value %[[X]] {kind = "mean"} : f32 -> f32
+// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[X]], %[[M]] : f32
+// CHECK-NEXT:      %[[Q:.*]] = arith.mulf %[[D]], %[[D]] : f32
+// CHECK-NEXT:      %[[V:.*]] = fused.reduce_value %[[Q]] {kind = "mean"} : f32 -> f32
+// CHECK-NEXT:      %[[R:.*]] = math.rsqrt %[[V]] : f32
+// CHECK-NEXT:      %[[Z:.*]] = arith.mulf %[[D]], %[[R]] : f32
+// CHECK-NEXT:      fused.yield %[[Z]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[Y]]
+// UNFUSE-LABEL: func.func @column_axis
+// UNFUSE-NEXT:    %[[M:.*]] = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32> -> tensor<1x8xf32>
+// UNFUSE-NEXT:    %[[D:.*]] = nn.sub %x, %[[M]] : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+// UNFUSE-NEXT:    %[[Q:.*]] = nn.mul %[[D]], %[[D]]
+// UNFUSE-NEXT:    %[[V:.*]] = nn.reduce_mean %[[Q]] {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32> -> tensor<1x8xf32>
+func.func @column_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %m = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32> -> tensor<1x8xf32>
-  %y = nn.sub %x, %m : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  %d = nn.sub %x, %m : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  %q = nn.mul %d, %d : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %v = nn.reduce_mean %q {axes = array<i64: 0>} : tensor<4x8xf32> -> tensor<8xf32>
+  %r = nn.rsqrt %v : tensor<8xf32> -> tensor<8xf32>
+  %y = nn.mul %d, %r : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Centering over the middle axis of a 3-d tensor.
+// CHECK-LABEL: func.func @middle_axis
+// CHECK-NEXT:    fused.row_reduce %x {axis = 1 : i64} : (tensor<2x5x3xf32>) -> tensor<2x5x3xf32>
+// UNFUSE-LABEL: func.func @middle_axis
+// UNFUSE-NEXT:    nn.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<2x5x3xf32> -> tensor<2x1x3xf32>
+func.func @middle_axis(%x: tensor<2x5x3xf32>) -> tensor<2x5x3xf32> {
+  %m = nn.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<2x5x3xf32> -> tensor<2x1x3xf32>
+  %y = nn.sub %x, %m : tensor<2x5x3xf32>, tensor<2x1x3xf32> -> tensor<2x5x3xf32>
+  func.return %y : tensor<2x5x3xf32>
+}
+
+// -----
+
+// Reductions over two different axes are not one row region: the later one (the root's
+// region grows upward from it) is fused, the other stays.
+// CHECK-LABEL: func.func @negative_two_axes
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true}
+// CHECK-NEXT:    fused.row_reduce %x, %[[M]] : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: f32, %[[MS:.*]]: f32):
+// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[X]], %[[MS]] : f32
+// CHECK-NEXT:      fused.reduce_value %[[D]] {kind = "max"}
+func.func @negative_two_axes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32> -> tensor<1x8xf32>
+  %d = nn.sub %x, %m : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  %s = nn.reduce_max %d {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+  %y = nn.sub %d, %s : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
   func.return %y : tensor<4x8xf32>
 }
 

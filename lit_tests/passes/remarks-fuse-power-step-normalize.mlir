@@ -17,4 +17,5 @@
 // APPLIED: fuse-power-step-normalize.mlir:{{[0-9]+}}:3: remark: [fuse-power-step-normalize] fused #0: fused.power_step_normalize
 // APPLIED-NEXT: fuse-power-step-normalize.mlir:{{[0-9]+}}:3: remark: [fuse-power-step-normalize] fused #1: fused.power_step_normalize
 // APPLIED-NEXT: fuse-power-step-normalize.mlir:{{[0-9]+}}:3: remark: [fuse-power-step-normalize] fused #2: fused.power_step_normalize
+// APPLIED-NEXT: fuse-power-step-normalize.mlir:{{[0-9]+}}:3: remark: [fuse-power-step-normalize] fused #3: fused.power_step_normalize
 // APPLIED-NOT: remark

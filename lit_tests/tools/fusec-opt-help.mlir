@@ -29,7 +29,7 @@
 // LIST-NEXT: {{^}}    activations: tuple[str, ...] = relu,gelu,silu{{$}}
 // LIST:     {{^}}unfuse: {{.+}}
 // LIST:     {{^}}default: (pipeline) {{.+}}
-// LIST-NEXT: {{^}}    = {{(fuse-[a-z-]+,)*}}fuse-matmul-bias-act,{{.*}}
+// LIST-NEXT: {{^}}    = canonicalize-nn,{{(fuse-[a-z-]+,)*}}fuse-matmul-bias-act,{{.*}}
 // RUN: fusec-opt --list-passes | filecheck %s --check-prefix=NOEMPTY
 // NOEMPTY-NOT: {{^[a-z-]+: *$}}
 // NOEMPTY-NOT: {{^    [a-z-]+: '}}

@@ -18,7 +18,17 @@ def test_prints_the_steps_the_floor_and_the_load(capsys: pytest.CaptureFixture[s
                   "profiling queue", "USE_HOST_PTR", "set_arg", "load average"):
         assert label in out
     rows = [line for line in out.splitlines() if line.endswith(" us")]
-    assert len(rows) == 2 * 13 + 6
+    assert len(rows) == 2 * 14 + 6
+
+
+def test_index_check_prints_the_call_with_and_without_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    call_overhead.main(["--index-check", "--calls", "3"])
+    out = capsys.readouterr().out
+    for label in ("host-array call, indices checked", "host-array call, record not read",
+                  "the read after the wait alone", "device-array call (no wait), checked",
+                  "difference", "load average"):
+        assert label in out
 
 
 def test_an_unknown_workload_is_a_command_line_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -172,3 +172,62 @@ def test_extreme_bits(layout: str, kind: str, cols: int) -> None:
     assert (got[same].view(np.uint32) == expected[same].view(np.uint32)).all(), (
         [(i, g, e) for i, (g, e) in enumerate(zip(got, expected, strict=True)) if same[i] and
          g.view(np.uint32) != e.view(np.uint32)])
+
+
+def strided_program(shape: tuple[int, ...], axis: int) -> str:
+    """A softmax over ``axis`` (not the last: strided rows), with a gain per position on that
+    axis read in the prologue, then the row's mean of squares: chained reductions whose rows
+    are read and stored with a stride."""
+    t = f"tensor<{'x'.join(map(str, shape))}xf32>"
+    gain = [1] * len(shape)
+    gain[axis] = shape[axis]
+    v = f"tensor<{'x'.join(map(str, gain))}xf32>"
+    return f"""
+func.func @f(%x: {t}, %g: {v}) -> {t} {{
+  %a = fused.row_reduce %x, %g {{axis = {axis} : i64}} : ({t}, {v}) -> {t} {{
+  ^bb0(%xi: f32, %gi: f32):
+    %s = arith.mulf %xi, %gi : f32
+    %m = fused.reduce_value %s {{kind = "max"}} : f32 -> f32
+    %d = arith.subf %s, %m : f32
+    %e = math.exp %d : f32
+    %z = fused.reduce_value %e {{kind = "sum"}} : f32 -> f32
+    %p = arith.divf %e, %z : f32
+    %q = arith.mulf %p, %p : f32
+    %ms = fused.reduce_value %q {{kind = "mean"}} : f32 -> f32
+    %y = arith.divf %p, %ms : f32
+    fused.yield %y : f32
+  }}
+  func.return %a : {t}
+}}"""
+
+
+def strided_softmax(x: np.ndarray, g: np.ndarray, axis: int) -> np.ndarray:
+    s = x.astype(np.float64) * g
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    p = e / e.sum(axis=axis, keepdims=True)
+    return p / (p * p).mean(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("layout", ["cpu", "gpu"])
+@pytest.mark.parametrize("shape,axis", [((9, 4), 0), ((1, 5), 0), ((3, 7, 5), 1), ((6, 2, 3), 0),
+                                        ((2, 1, 4), 1)])
+def test_strided_rows(layout: str, shape: tuple[int, ...], axis: int) -> None:
+    """Rows along the first or a middle axis: one launch, each row read and stored with the
+    stride of its axis; NaN and -inf stay in their own row (another row is unaffected)."""
+    text = strided_program(shape, axis)
+    rng = np.random.default_rng(sum(shape) + axis)
+    gain = [1] * len(shape)
+    gain[axis] = shape[axis]
+    x = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal(gain).astype(np.float32)
+    if x.size > 20:
+        x.flat[1] = np.nan
+        x.flat[x.size - 1] = -np.inf
+    expected = run_function(load(text), [x, g])
+    with np.errstate(all="ignore"):
+        assert compare(expected, [strided_softmax(x, g, axis)], 1e-5, 1e-4)[0].ok
+    plan = lower(load(text), pipeline="none", device_info=LAYOUTS[layout]).plan
+    assert len(plan.launches) == 1
+    outputs = Executable(plan, select_device(DEVICE))(x, g)  # type: ignore[arg-type]
+    for result in compare(outputs, expected, 1e-5, 1e-4):
+        assert result.ok, result.describe(1e-5, 1e-4)

@@ -72,6 +72,24 @@ def test_truncated_file(tmp_path) -> None:
     assert one_line(e).startswith(f"{path}: error: ")
 
 
+def test_nodes_out_of_order_name_the_node(tmp_path) -> None:
+    """The checker's message, which prints the node over several lines, is one line (found
+    by ``fusec-fuzz --models``: the error ended at "of node:")."""
+    model = relu_model()
+    x = model.graph.node[0]
+    model.graph.node.append(helper.make_node("Relu", ["h"], ["y"], name="/second"))
+    x.output[0] = "h"
+    model.graph.node[0].CopyFrom(model.graph.node[1])
+    model.graph.node[1].CopyFrom(helper.make_node("Relu", ["x"], ["h"], name="/first"))
+    path = tmp_path / "unsorted.onnx"
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(FusecError) as e:
+        import_onnx(str(path))
+    assert one_line(e) == (f"{path}: error: invalid ONNX model: Nodes in a graph must be "
+                           "topologically sorted, however input 'h' of node: name: /second "
+                           "OpType: Relu is not output of any previous nodes.")
+
+
 def test_missing_file(tmp_path) -> None:
     with pytest.raises(FusecError) as e:
         import_onnx(str(tmp_path / "none.onnx"))
@@ -206,3 +224,66 @@ def test_compile_path_with_dynamic_shape(tmp_path) -> None:
     exe = fusec.compile(str(path), device="cpu", shapes={"x": [4, 3]})
     x = np.arange(-6, 6, dtype=np.float32).reshape(4, 3)
     np.testing.assert_array_equal(exe.run({"x": x})["y"], np.maximum(x, 0))
+
+
+def test_a_huge_mask_dimension_is_not_traced() -> None:
+    """A mask input of 2^40 x 8 (``fusec-fuzz --models`` seed 2030): the attention-mask
+    recogniser evaluated the chain's values on identities and ran out of memory (exit 70);
+    now it leaves values that large alone, and the model's inputs are refused at the call
+    ("inputs need 32.0 TiB")."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "models" / "hf_llama_eager_torchscript_op17.onnx"
+    model = onnx.load(str(path))
+    mask = next(v for v in model.graph.input if v.name == "attention_mask")
+    mask.type.tensor_type.shape.dim[0].dim_value = 2**40
+    imported = import_onnx(model, filename="llama.onnx")
+    assert [v.shape for v in imported.inputs if v.onnx_name == "attention_mask"] == [
+        (2**40, 8)]
+
+
+@pytest.mark.parametrize("declared,name", [(TensorProto.INT64, "int64"),
+                                           (TensorProto.UINT8, "uint8"),
+                                           (TensorProto.BOOL, "bool")])
+def test_an_output_declared_of_another_type(declared: int, name: str) -> None:
+    """A float output declared int64 was returned cast to int64 with exit 0, where ONNX
+    Runtime refuses the file (``fusec-fuzz --models`` seeds 2006, 2342, ...)."""
+    model = relu_model()
+    model.graph.output[0].type.tensor_type.elem_type = declared
+    with pytest.raises(FusecError) as e:
+        import_onnx(model, filename="m.onnx")
+    assert one_line(e) == (f"m.onnx: error: graph output 'y' is declared {name}, but the graph "
+                           "computes float32 for it")
+
+
+def test_a_token_id_out_of_range_names_the_onnx_input() -> None:
+    """An id outside the embedding table is an IndexOutOfRangeError of the call (never a
+    clamped row), naming the input by its ONNX name (``input.ids:0``, whose IR argument is
+    ``input_ids0``), the position and the value; a negative id in range counts from the end."""
+    import fusec
+    from fusec.errors import IndexOutOfRangeError
+
+    g = GraphBuilder(0)
+    ids = g.input("input.ids:0", [1, 3], "int64")
+    g.result(g.op("Gather", g.weight("wte", [10, 4]), ids), "emb", [1, 3, 4])
+    model = g.model()
+    exe = fusec.compile(model)
+    table = numpy_helper.to_array(model.graph.initializer[0])
+    (emb,) = exe(np.array([[1, -10, 9]], np.int64))
+    np.testing.assert_array_equal(emb[0], table[[1, 0, 9]])
+    with pytest.raises(IndexOutOfRangeError) as e:
+        exe(np.array([[1, 2, 10]], np.int64))
+    assert one_line(e) == ("index 10 at position [0, 2] of input 'input.ids:0' is out of range "
+                           "for axis 0 of size 10 (valid: -10 to 9)")
+
+
+def test_gather_with_float_constant_indices() -> None:
+    """A Gather whose indices are a float constant was read with the index truncated (exit 0,
+    where ONNX Runtime refuses the file; ``fusec-fuzz --models`` seed 5954, a Mul made a
+    Gather)."""
+    g = GraphBuilder()
+    x = g.input("x", [4, 3])
+    g.result(g.op("Gather", x, g.const(np.float32(1.5)), name="/g"), "y", [3])
+    with pytest.raises(FusecError) as e:
+        import_onnx(g.model(), filename="m.onnx")
+    assert one_line(e) == "m.onnx: error: node '/g' (Gather): indices must be integers"

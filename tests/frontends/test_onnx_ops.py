@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from onnx_helpers import check_model  # noqa: E402
+from onnx_helpers import check_model, fusec_outputs, reference_outputs  # noqa: E402
 
 from fusec.bench.export_models import GraphBuilder  # noqa: E402
 
@@ -158,6 +158,24 @@ def test_gathernd_with_computed_indices() -> None:
     idx = np.array([[[0, 0], [2, 3], [-1, -4]], [[1, -1], [-3, 2], [2, 0]]], I64)
     x = np.random.default_rng(7).standard_normal((3, 4, 5)).astype(np.float32)
     check_model(g.model(), {"x": x, "idx": idx})
+
+
+@pytest.mark.parametrize("bad", [[0, 4], [-4, 0], [3, 1]])
+def test_gathernd_with_a_computed_index_out_of_range(bad: list[int]) -> None:
+    """A tuple with one component out of range ([0, 4] of a 3x4 data's first two axes: its
+    linear index 4 would be in range) is an error of the call at the tuple's position, in the
+    kernel and the reference, not another element."""
+    from fusec.errors import IndexOutOfRangeError
+
+    g = GraphBuilder(7)
+    y = g.op("GatherND", g.input("x", [3, 4, 5]), g.input("idx", [2, 2], "int64"))
+    g.result(y, "y", [2, 5])
+    model = g.model()
+    feeds = {"x": np.ones((3, 4, 5), np.float32), "idx": np.array([[1, 1], bad], I64)}
+    for run in (fusec_outputs, reference_outputs):
+        with pytest.raises(IndexOutOfRangeError, match=r"index 12 at position \[1\] of the "
+                           r"indices is out of range for axis 0 of size 12"):
+            run(model, feeds)
 
 
 def test_float16_model_computes_in_float16() -> None:

@@ -1,8 +1,8 @@
 """``nn.gather``, ``nn.erf``, ``nn.sin`` and ``nn.cos`` on the OpenCL device against the numpy
 reference: alone (pipeline ``none``) and fused into an elementwise region (``default``).
 
-Gather is exact; it is checked with in-range, negative and out-of-range indices (clamped, as
-the reference does), on the first, a middle and the last axis, and for f32, i32 and i1 data.
+Gather is exact; it is checked with in-range and negative indices, on the first, a middle and the
+last axis, and for f32, i32 and i1 data (out-of-range ones are errors: `test_index_errors`).
 The transcendental ops get the tolerances of ``test_ops_nn`` (OpenCL built-ins are a few ulp
 from the float64 reference).
 """
@@ -18,6 +18,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from fusec.compiler.check import compare, run_with_reference
 from fusec.dialects.nn import GatherOp
+from fusec.errors import IndexOutOfRangeError, InputError
 from fusec.reference.ops import run_gather
 
 DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
@@ -80,16 +81,30 @@ func.func @f(%d: tensor<{data}>, %i: tensor<{idx}>) -> tensor<{out}> {{
         d = rng.integers(0, 2, shape).astype(bool)
     dim = shape[axis]
     idx_shape = [int(d) for d in idx.split("x")[:-1]]
-    # in range, negative, and beyond either end (clamped)
-    pool = np.array([0, dim - 1, -1, -dim, dim + 3, -dim - 5, 1], np.int32)
+    # in range: both ends, from either side
+    pool = np.array([0, dim - 1, -1, -dim, 1], np.int32)
     i = np.resize(pool, max(1, int(np.prod(idx_shape)))).reshape(idx_shape).astype(np.int32)
     check(source, (0.0, 0.0), args=[d, i])
 
 
-def test_gather_reference_clamps() -> None:
-    """The reference's own semantics: negative counts from the end, out of range clamps."""
+def test_gather_reference_wraps_negative_indices() -> None:
     data = np.arange(5, dtype=np.float32)
-    indices = np.array([-1, 7, -9, 2], np.int32)
     op = GatherOp(probe([5], f32), probe([4], i32), 0, TensorType(f32, [4]))
-    out = run_gather(op, [data, indices])
+    out = run_gather(op, [data, np.array([-1, 4, -5, 2], np.int32)])
     np.testing.assert_array_equal(out, [4.0, 4.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("bad", [5, -6, 7, -9])
+def test_gather_reference_raises_on_the_first_index_out_of_range(bad: int) -> None:
+    """The reference's own semantics: an index outside [-5, 5) is an InputError naming the
+    first one (row-major), its position and value; the argument by its name."""
+    data = np.arange(5, dtype=np.float32)
+    indices = np.array([[-1, 2], [bad, 9]], np.int32)
+    ids = probe([2, 2], i32)
+    ids.name_hint = "ids"
+    op = GatherOp(probe([5], f32), ids, 0, TensorType(f32, [2, 2]))
+    with pytest.raises(IndexOutOfRangeError) as caught:
+        run_gather(op, [data, indices])
+    assert isinstance(caught.value, InputError)
+    assert str(caught.value) == (f"index {bad} at position [1, 0] of input 'ids' is out of "
+                                 "range for axis 0 of size 5 (valid: -5 to 4)")

@@ -39,9 +39,17 @@ def embedding() -> onnx.ModelProto:
     return g.model()
 
 
+def constant_gather() -> onnx.ModelProto:
+    """Gather on constant indices [1, 9] into a table of 4 rows: 9 is out of range."""
+    g = GraphBuilder(0)
+    x = g.input("x", [4, 3])
+    g.result(g.op("Gather", x, g.const(np.array([1, 9], np.int64))), "rows", [2, 3])
+    return g.model()
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     for name, build in (("mlp_gelu", mlp_gelu), ("unsupported", unsupported),
-                        ("embedding", embedding)):
+                        ("embedding", embedding), ("constant_gather", constant_gather)):
         onnx.save(build(), str(out / f"{name}.onnx"))

@@ -1,0 +1,136 @@
+// RUN: fusec-opt %s -p canonicalize-nn --split-input-file | filecheck %s
+// RUN: fusec-opt %s -p canonicalize-nn --split-input-file --remarks=applied 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+
+// A softmax whose reductions drop the axis and are reshaped back: the keepdims form.
+// CHECK-LABEL: func.func @softmax_dropped_axis
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_max %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[D:.*]] = nn.sub %x, %[[M]] : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %[[D]]
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %[[E]] {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.div %[[E]], %[[S]] : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 2]]:3: remark: [canonicalize-nn] rewrote #0: canonical form 'keepdims'
+func.func @softmax_dropped_axis(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = nn.reduce_max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+  %m2 = nn.reshape %m : tensor<4xf32> -> tensor<4x1xf32>
+  %d = nn.sub %x, %m2 : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %e = nn.exp %d : tensor<4x8xf32> -> tensor<4x8xf32>
+  %s = nn.reduce_sum %e {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+  %s2 = nn.reshape %s : tensor<4xf32> -> tensor<4x1xf32>
+  %y = nn.div %e, %s2 : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A middle axis of a 3-d tensor, reshaped back; a reshape to another shape reads the kept form.
+// CHECK-LABEL: func.func @middle_axis
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<2x5x3xf32> -> tensor<2x1x3xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.sub %x, %[[M]] : tensor<2x5x3xf32>, tensor<2x1x3xf32> -> tensor<2x5x3xf32>
+// CHECK-NEXT:    %[[F:.*]] = nn.reshape %[[M]] : tensor<2x1x3xf32> -> tensor<6xf32>
+// CHECK-NEXT:    func.return %[[Y]], %[[F]]
+func.func @middle_axis(%x: tensor<2x5x3xf32>) -> (tensor<2x5x3xf32>, tensor<6xf32>) {
+  %m = nn.reduce_mean %x {axes = array<i64: 1>} : tensor<2x5x3xf32> -> tensor<2x3xf32>
+  %k = nn.reshape %m : tensor<2x3xf32> -> tensor<2x1x3xf32>
+  %y = nn.sub %x, %k : tensor<2x5x3xf32>, tensor<2x1x3xf32> -> tensor<2x5x3xf32>
+  %f = nn.reshape %m : tensor<2x3xf32> -> tensor<6xf32>
+  func.return %y, %f : tensor<2x5x3xf32>, tensor<6xf32>
+}
+
+// -----
+
+// A column mean without keepdims read by a broadcasting op: numpy puts it where keepdims does.
+// CHECK-LABEL: func.func @leading_axis_broadcast
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<16x4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.sub %x, %[[M]] : tensor<16x4xf32>, tensor<1x4xf32> -> tensor<16x4xf32>
+func.func @leading_axis_broadcast(%x: tensor<16x4xf32>) -> tensor<16x4xf32> {
+  %m = nn.reduce_mean %x {axes = array<i64: 0>} : tensor<16x4xf32> -> tensor<4xf32>
+  %y = nn.sub %x, %m : tensor<16x4xf32>, tensor<4xf32> -> tensor<16x4xf32>
+  func.return %y : tensor<16x4xf32>
+}
+
+// -----
+
+// A returned reduction keeps its form (the caller gets the shape it asked for); so does a
+// last-axis one read by a broadcasting op (it broadcasts along another axis than keepdims).
+// CHECK-LABEL: func.func @negative_returned
+// CHECK-NEXT:    nn.reduce_max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+// CHECK-NEXT:    nn.reshape
+// CHECK-NEXT:    nn.reduce_sum %z {axes = array<i64: 1>} : tensor<4x4xf32> -> tensor<4xf32>
+// CHECK-NEXT:    nn.div
+func.func @negative_returned(%x: tensor<4x8xf32>, %z: tensor<4x4xf32>) -> (tensor<4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) {
+  %m = nn.reduce_max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+  %k = nn.reshape %m : tensor<4xf32> -> tensor<4x1xf32>
+  %s = nn.reduce_sum %z {axes = array<i64: 1>} : tensor<4x4xf32> -> tensor<4xf32>
+  %y = nn.div %z, %s : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+  func.return %m, %k, %y : tensor<4xf32>, tensor<4x1xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// x / sqrt(v) is x * rsqrt(v); 1 / sqrt(v) is rsqrt(v).
+// CHECK-LABEL: func.func @divide_by_sqrt
+// CHECK-NEXT:    %[[R:.*]] = nn.rsqrt %v : tensor<4x1xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.mul %x, %[[R]] : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[I:.*]] = nn.rsqrt %w : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[Y]], %[[I]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 6]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'x * rsqrt(v)'
+func.func @divide_by_sqrt(%x: tensor<4x8xf32>, %v: tensor<4x1xf32>, %w: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = nn.sqrt %v : tensor<4x1xf32> -> tensor<4x1xf32>
+  %one = nn.constant {value = dense<1.0> : tensor<f32>} : tensor<f32>
+  %t = nn.sqrt %w : tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = nn.div %x, %s : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %i = nn.div %one, %t : tensor<f32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %y, %i : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A sqrt that something else reads stays (rsqrt would be a second kernel's work).
+// CHECK-LABEL: func.func @negative_sqrt_shared
+// CHECK-NEXT:    nn.sqrt
+// CHECK-NEXT:    nn.div
+func.func @negative_sqrt_shared(%x: tensor<4x8xf32>, %v: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = nn.sqrt %v : tensor<4x8xf32> -> tensor<4x8xf32>
+  %y = nn.div %x, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %y, %s : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// pow(x, 2) is x * x and pow(x, 1) is x; pow(x, 0.5) stays (pow(-inf, 0.5) is +inf, sqrt's NaN).
+// CHECK-LABEL: func.func @powers
+// CHECK-NEXT:    %[[H:.*]] = nn.constant {value = dense<5.000000e-01> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[Q:.*]] = nn.mul %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = nn.pow %x, %[[H]] : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[Q]], %x, %[[R]]
+func.func @powers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %two = nn.constant {value = dense<2.0> : tensor<f32>} : tensor<f32>
+  %one = nn.constant {value = dense<1.0> : tensor<f32>} : tensor<f32>
+  %half = nn.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+  %q = nn.pow %x, %two : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %p = nn.pow %x, %one : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %r = nn.pow %x, %half : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  func.return %q, %p, %r : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Constants fold in float32 (n - 1 of a sample variance, sqrt of eps); a commutative op reads
+// its constant on the right.
+// CHECK-LABEL: func.func @folds
+// CHECK-NEXT:    %[[C:.*]] = nn.constant {value = dense<1.500000e+01> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.div %x, %[[C]] : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[E:.*]] = nn.constant {value = dense<1.000000e-03> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[Z:.*]] = nn.add %[[Y]], %[[E]] : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[Z]]
+func.func @folds(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %n = nn.constant {value = dense<16.0> : tensor<f32>} : tensor<f32>
+  %one = nn.constant {value = dense<1.0> : tensor<f32>} : tensor<f32>
+  %n1 = nn.sub %n, %one : tensor<f32>, tensor<f32> -> tensor<f32>
+  %y = nn.div %x, %n1 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %e2 = nn.constant {value = dense<1.0e-06> : tensor<f32>} : tensor<f32>
+  %e = nn.sqrt %e2 : tensor<f32> -> tensor<f32>
+  %z = nn.add %e, %y : tensor<f32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %z : tensor<4x8xf32>
+}

@@ -1,0 +1,264 @@
+"""Rewrites ``nn`` ops into canonical forms, so that fusions apply to every spelling.
+
+The fusions match one spelling each; after this pass (first in ``default``) every spelling
+that computes the same thing is that one:
+
+    reduce(x){axes, keepdims = false} -> reshape   ->  reduce(x){axes, keepdims = true}
+    x / sqrt(v)                                    ->  x * rsqrt(v)
+    1 / sqrt(v)                                    ->  rsqrt(v)
+    pow(x, 2)                                      ->  x * x
+    pow(x, 1)                                      ->  x
+    c1 <op> c2, <op>(c) (splat constants)          ->  the constant (float32 arithmetic)
+    c <op> x (op commutative: add, mul, max, min)  ->  x <op> c
+
+The keepdims form: a reduction that drops its axes is rewritten to keep them when every reader
+is a ``nn.reshape`` (the reduced values in the same order: a reshape to the keepdims shape goes
+away, another one reads the kept form) or, for axes that lead the shape (``mean(x, 0)`` of a
+matrix), a broadcasting elementwise op (numpy prepends the size-1 axes that keepdims keeps, so
+it reads the same values). A returned reduction, or one read by anything else, keeps its form.
+
+``x / sqrt(v)`` becomes ``x * rsqrt(v)`` when the ``sqrt`` has no other reader; the two differ
+by an ulp or so, within what the reference comparisons allow (``rsqrt`` is what the norm
+kernels compute). ``pow(x, 0.5)`` and ``pow(x, -0.5)`` are left alone: ``pow(-inf, 0.5)`` is
+``+inf`` where ``sqrt(-inf)`` is NaN, and ``pow(-0, 0.5)`` is ``+0`` where ``sqrt(-0)`` is ``-0``.
+
+Folding computes in float32 (numpy), as the program would; it folds splat constants of
+``f32`` only. Each rewrite is a remark (``fusec-opt --remarks``) naming its rule, and counts
+towards ``--rewrite-limit``.
+
+Before::
+
+    %m = nn.reduce_max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+    %k = nn.reshape %m : tensor<4xf32> -> tensor<4x1xf32>
+    %s = nn.sqrt %k : tensor<4x1xf32> -> tensor<4x1xf32>
+    %y = nn.div %x, %s : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+
+After::
+
+    %m = nn.reduce_max %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+    %s = nn.rsqrt %m : tensor<4x1xf32> -> tensor<4x1xf32>
+    %y = nn.mul %x, %s : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+"""
+
+# ruff: noqa: E501 - IR examples are written one op per line
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from fusec.dialects import nn
+from fusec.dialects.common import bool_prop, ints_prop, shape_of
+from fusec.dialects.op_kinds import OpKind, op_kind
+from fusec.dialects.scalar_ops import splat_value
+from fusec.passes._util import producer
+from fusec.passes.remarks import may_fuse
+
+PASS = "canonicalize-nn"
+
+COMMUTATIVE_OPS = (nn.AddOp, nn.MulOp, nn.MaxOp, nn.MinOp)
+
+FOLD_BINARY: dict[type[nn.BinaryOp], Callable[[np.float32, np.float32], np.float32]] = {
+    nn.AddOp: np.add,
+    nn.SubOp: np.subtract,
+    nn.MulOp: np.multiply,
+    nn.DivOp: np.divide,
+    nn.MaxOp: np.maximum,
+    nn.MinOp: np.minimum,
+}
+
+FOLD_UNARY: dict[type[nn.UnaryOp], Callable[[np.float32], np.float32]] = {
+    nn.NegOp: np.negative,
+    nn.AbsOp: np.abs,
+    nn.SqrtOp: np.sqrt,
+    nn.RsqrtOp: lambda v: np.float32(1) / np.sqrt(v),
+    nn.ExpOp: np.exp,
+    nn.LogOp: np.log,
+}
+
+
+def applied(op: Operation, rule: str) -> bool:
+    """Whether the rewrite by ``rule`` rooted at ``op`` may happen (see `may_fuse`)."""
+    return may_fuse(PASS, op, f"canonical form '{rule}'", verb="rewrote")
+
+
+def f32_splat(value: SSAValue) -> np.float32 | None:
+    """The value of an f32 splat constant, else None."""
+    owner = producer(value)
+    if owner is None or not isinstance(value.type, TensorType) or value.type.element_type != f32:
+        return None
+    v = splat_value(owner)
+    return np.float32(v) if isinstance(v, float) else None
+
+
+def splat_constant(value: np.float32, t: TensorType) -> nn.ConstantOp:  # type: ignore[type-arg]
+    shape = t.get_shape()
+    return nn.ConstantOp(
+        DenseIntOrFPElementsAttr.from_list(t, [float(value)] * math.prod(shape))
+    )
+
+
+def erase_if_dead(value: SSAValue, rewriter: PatternRewriter) -> None:
+    """Erases the constant defining ``value`` once nothing reads it."""
+    owner = producer(value)
+    if isinstance(owner, nn.ConstantOp) and not owner.result.uses:
+        rewriter.erase(owner)
+
+
+def reads_as_kept(user: Operation, reduce: nn.ReduceOp) -> bool:
+    """``user`` reads ``reduce``'s value the same with its axes kept as size-1 dimensions."""
+    if isinstance(user, nn.ReshapeOp):
+        return True
+    if op_kind(user) is not OpKind.ELEMENTWISE:  # reads its operands with numpy broadcasting
+        return False
+    rank = len(shape_of(reduce.input))
+    axes = sorted(a % rank for a in ints_prop(reduce, "axes"))
+    leading = axes == list(range(len(axes)))
+    return leading and len(shape_of(user.results[0])) >= rank
+
+
+class KeepdimsForm(RewritePattern):
+    """``reduce{keepdims = false}`` read only by reshapes (or broadcasts, for leading axes)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.ReduceOp, rewriter: PatternRewriter) -> None:
+        if bool_prop(op, "keepdims") or not op.result.uses:
+            return
+        if not ints_prop(op, "axes") or not shape_of(op.input):
+            return
+        users = [use.operation for use in op.result.uses]
+        if not all(reads_as_kept(u, op) for u in users):
+            return
+        if not applied(op, "keepdims"):
+            return
+        shape = list(shape_of(op.input))
+        for a in ints_prop(op, "axes"):
+            shape[a % len(shape)] = 1
+        kept_type = TensorType(op.result.type.element_type, shape)  # type: ignore[attr-defined]
+        kept = type(op)(op.input, list(ints_prop(op, "axes")), kept_type, keepdims=True)
+        kept.location = op.location
+        rewriter.insert(kept)
+        for user in dict.fromkeys(users):
+            if isinstance(user, nn.ReshapeOp) and user.result.type == kept_type:
+                rewriter.replace(user, [], [kept.result])
+            elif isinstance(user, nn.ReshapeOp):
+                reshaped = nn.ReshapeOp(kept.result, user.result.type)
+                reshaped.location = user.location
+                rewriter.replace(user, reshaped)
+        rewriter.replace_all_uses_with(op.result, kept.result)  # the broadcasting readers
+        rewriter.erase(op)
+
+
+class DivideBySqrt(RewritePattern):
+    """``x / sqrt(v) -> x * rsqrt(v)``; ``1 / sqrt(v) -> rsqrt(v)``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.DivOp, rewriter: PatternRewriter) -> None:
+        sqrt = producer(op.rhs)
+        if not isinstance(sqrt, nn.SqrtOp) or not sqrt.result.has_one_use():
+            return
+        if not applied(op, "x * rsqrt(v)"):
+            return
+        rsqrt = nn.RsqrtOp(sqrt.input)
+        rsqrt.location = sqrt.location
+        rewriter.insert(rsqrt)
+        if f32_splat(op.lhs) == 1.0 and rsqrt.result.type == op.result.type:
+            one = op.lhs
+            rewriter.replace(op, [], [rsqrt.result])
+            erase_if_dead(one, rewriter)
+        else:
+            rewriter.replace(op, nn.MulOp(op.lhs, rsqrt.result, op.result.type))
+        rewriter.erase(sqrt)
+
+
+class PowerByConstant(RewritePattern):
+    """``pow(x, 2) -> x * x``; ``pow(x, 1) -> x``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.PowOp, rewriter: PatternRewriter) -> None:
+        exponent = f32_splat(op.rhs)
+        if exponent not in (1.0, 2.0) or op.lhs.type != op.result.type:
+            return
+        if not applied(op, f"pow(x, {exponent:g})"):
+            return
+        exponent_value = op.rhs
+        if exponent == 2.0:
+            rewriter.replace(op, nn.MulOp(op.lhs, op.lhs, op.result.type))
+        else:
+            rewriter.replace(op, [], [op.lhs])
+        erase_if_dead(exponent_value, rewriter)
+
+
+class FoldConstants(RewritePattern):
+    """An f32 binary or unary op of splat constants is the splat of its value."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, nn.BinaryOp) and type(op) in FOLD_BINARY:
+            lhs, rhs = f32_splat(op.lhs), f32_splat(op.rhs)
+            if lhs is None or rhs is None:
+                return
+            with np.errstate(all="ignore"):
+                value = np.float32(FOLD_BINARY[type(op)](lhs, rhs))
+        elif isinstance(op, nn.UnaryOp) and type(op) in FOLD_UNARY:
+            x = f32_splat(op.input)
+            if x is None:
+                return
+            with np.errstate(all="ignore"):
+                value = np.float32(FOLD_UNARY[type(op)](x))
+        else:
+            return
+        if not applied(op, "constant fold"):
+            return
+        const = splat_constant(value, op.results[0].type)  # type: ignore[arg-type]
+        const.location = op.location
+        operands = list(op.operands)
+        rewriter.replace(op, const)
+        for operand in operands:
+            erase_if_dead(operand, rewriter)
+
+
+class ConstantOnTheRight(RewritePattern):
+    """A commutative op reads a splat constant as its right operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.BinaryOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, COMMUTATIVE_OPS):
+            return
+        owner = producer(op.lhs)
+        if owner is None or splat_value(owner) is None:
+            return
+        right = producer(op.rhs)
+        if right is not None and splat_value(right) is not None:
+            return  # both constant: folded (or not f32), nothing to order
+        if not applied(op, "constant on the right"):
+            return
+        rewriter.replace(op, type(op)(op.rhs, op.lhs, op.result.type))
+
+
+@dataclass(frozen=True)
+class CanonicalizeNnPass(ModulePass):
+    name = PASS
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns: list[RewritePattern] = [
+            FoldConstants(),
+            ConstantOnTheRight(),
+            PowerByConstant(),
+            DivideBySqrt(),
+            KeepdimsForm(),
+        ]
+        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

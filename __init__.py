@@ -8,13 +8,18 @@ semantics) and ``fusec.tools`` (the command-line entry points).
 
 __version__ = "0.1.0"
 
-__all__ = ["compile"]
+__all__ = ["compile", "generate"]
 
 
 def __getattr__(name: str) -> object:
-    """``fusec.compile`` is imported on first use, so that ``import fusec`` stays light."""
+    """``fusec.compile`` and ``fusec.generate`` are imported on first use, so that ``import
+    fusec`` stays light."""
     if name == "compile":
         from fusec.compiler.driver import compile
 
         return compile
+    if name == "generate":
+        from fusec.runtime.generation import generate
+
+        return generate
     raise AttributeError(f"module 'fusec' has no attribute {name!r}")

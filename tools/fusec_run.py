@@ -159,6 +159,7 @@ def run(
     verbose: bool = False,
 ) -> None:
     from fusec.codegen.program import argument_name
+    from fusec.compiler.check import spared
     from fusec.compiler.driver import building, compile_placed, fuse_and_fold, load, lower
     from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
@@ -252,9 +253,9 @@ def run(
                                      zip(every_input, fn.args, strict=True) if n not in params))
         randoms = random_inputs(fn, 0 if seed is None else seed)
         args = [a for n, a in zip(every_input, randoms, strict=True) if n not in params]
-    if profile:
-        exe(*args)  # warm-up
-        outputs, prof = exe.profile(*args)
+    if profile:  # (a donated input updated by a call keeps its values for --check: `spared`)
+        exe(*spared(exe, args))  # warm-up
+        outputs, prof = exe.profile(*spared(exe, args))
         progress.pause()
         click.echo(f"device: {description}")
         click.echo(f"compile: {compile_seconds * 1e3:.1f} ms")
@@ -264,7 +265,7 @@ def run(
                    f"call: {prof.wall_seconds * 1e3:.3f} ms; host overhead: "
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
-        outputs = exe(*args)
+        outputs = exe(*spared(exe, args))
     progress.pause()
     if device == "auto" and measuring and offload_report:   # a near tie: what was measured
         write_report(offload_report, placed.current_report())

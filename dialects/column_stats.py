@@ -13,6 +13,8 @@ Each is f32 and rank 2; ``decompose()`` gives the ``nn`` ops (column_stats_decom
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import Float32Type, FloatAttr, TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -36,6 +38,7 @@ from fusec.dialects.common import (
     type_name,
 )
 from fusec.dialects.decompositions import Decomposition
+from fusec.dialects.op_kinds import OpKind
 
 F32Attr = FloatAttr[Float32Type]
 
@@ -57,6 +60,7 @@ class CenteredGramOp(IRDLOperation):
     """
 
     name = "fused.centered_gram"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
     x = operand_def()
     result = result_def()
     scale = prop_def(F32Attr, default_value=f32_attr(1.0))
@@ -87,6 +91,7 @@ class PowerStepNormalizeOp(IRDLOperation):
     plus ``eps`` (``eps >= 0``; 0 keeps a zero column's ``0 / 0 = NaN``)."""
 
     name = "fused.power_step_normalize"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
     a = operand_def()
     q = operand_def()
     result = result_def()
@@ -126,6 +131,7 @@ class ExplainedVarianceOp(IRDLOperation):
     a ``[k]`` or ``[1, k]`` result (the ``k x k`` matrix is never formed)."""
 
     name = "fused.explained_variance"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
     g = operand_def()
     q = operand_def()
     result = result_def()

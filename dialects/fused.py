@@ -79,6 +79,7 @@ from fusec.dialects.common import (
 from fusec.dialects.decompositions import Decomposition
 from fusec.dialects.image_normalize import ImageNormalizeOp
 from fusec.dialects.nn import REDUCE_KINDS, check_mask, check_reduce_axes, reduced_shape
+from fusec.dialects.op_kinds import OpKind
 
 I64Attr = IntegerAttr[I64]
 F32Attr = FloatAttr[Float32Type]
@@ -106,6 +107,7 @@ class MatmulBiasActOp(IRDLOperation):
     """``act(x @ w + bias)``; ``bias`` has rank <= 1 and broadcasts to the last dimension."""
 
     name = "fused.matmul_bias_act"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
     x = operand_def()
     w = operand_def()
     bias = operand_def()
@@ -188,6 +190,7 @@ class ResidualLayerNormOp(ResidualNormOp):
     """``layer_norm(x + residual, gamma, beta)`` over the last axis."""
 
     name = "fused.residual_layer_norm"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
     x = operand_def()
     residual = operand_def()
     gamma = operand_def()
@@ -221,6 +224,7 @@ class ResidualRmsNormOp(ResidualNormOp):
     """``rms_norm(x + residual, gamma)`` over the last axis."""
 
     name = "fused.residual_rms_norm"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
     x = operand_def()
     residual = operand_def()
     gamma = operand_def()
@@ -252,6 +256,7 @@ class SwigluOp(IRDLOperation):
     """
 
     name = "fused.swiglu"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
     cat = operand_def()
     result = result_def()
     gate_first = prop_def(BoolAttr, default_value=bool_attr(False))
@@ -327,6 +332,7 @@ class AttentionBlockOp(IRDLOperation):
     """
 
     name = "fused.attention_block"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
     hidden = operand_def()
     qkv_w = operand_def()
     qkv_b = operand_def()
@@ -387,6 +393,7 @@ class TransformerLayerOp(IRDLOperation):
     """
 
     name = "fused.transformer_layer"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
     hidden = operand_def()
     mask = operand_def()
     qkv_w = operand_def()
@@ -531,6 +538,7 @@ class ElementwiseOp(RegionOp):
     """
 
     name = "fused.elementwise"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.ELEMENTWISE
     outputs = var_result_def()
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs) $body"
 
@@ -587,6 +595,7 @@ class ReduceOp(RegionOp):
     """
 
     name = "fused.reduce"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
     result = result_def()
     kind = prop_def(StringAttr)
     axes = prop_def(I64Array)
@@ -648,6 +657,7 @@ class ReduceValueOp(IRDLOperation):
     """
 
     name = "fused.reduce_value"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
     value = operand_def()
     result = result_def()
     kind = prop_def(StringAttr)
@@ -685,6 +695,7 @@ class RowReduceOp(RegionOp):
     """
 
     name = "fused.row_reduce"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
     result = result_def()
     BODY_EXTRA_OPS: ClassVar[tuple[str, ...]] = ("fused.reduce_value",)
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result) $body"
@@ -736,6 +747,7 @@ class MatmulEpilogueOp(IRDLOperation):
     """
 
     name = "fused.matmul_epilogue"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
     x = operand_def()
     w = operand_def()
     extras = var_operand_def()
@@ -804,6 +816,7 @@ class YieldOp(IRDLOperation):
     ``fused.matmul_epilogue``."""
 
     name = "fused.yield"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
     values = var_operand_def()
     traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ElementwiseOp, ReduceOp, RowReduceOp, MatmulEpilogueOp), Pure()))
     assembly_format = "$values attr-dict `:` type($values)"

@@ -28,6 +28,7 @@ float64.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -67,6 +68,7 @@ from fusec.dialects.common import (
     type_name,
 )
 from fusec.dialects.decompositions import Decomposition, OpSequence
+from fusec.dialects.op_kinds import OpKind
 
 F32Attr = FloatAttr[Float32Type]
 
@@ -89,6 +91,7 @@ class ImageNormalizeOp(IRDLOperation):
     """See the module docstring."""
 
     name = "fused.image_normalize"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
     x = operand_def()
     gain = opt_operand_def()
     bias = opt_operand_def()

@@ -73,6 +73,7 @@ from fusec.dialects.common import (
     type_name,
 )
 from fusec.dialects.donation import check_no_read_after_update
+from fusec.dialects.op_kinds import OpKind
 
 I64Attr = IntegerAttr[I64]
 F32Attr = FloatAttr[Float32Type]
@@ -88,6 +89,8 @@ REDUCE_KINDS = ("sum", "mean", "max", "min")
 
 class BinaryOp(IRDLOperation):
     """``result = lhs <op> rhs`` elementwise, with numpy broadcasting."""
+
+    FUSION_KIND: ClassVar[OpKind] = OpKind.ELEMENTWISE
 
     ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = ARITH_TYPES
 
@@ -147,6 +150,8 @@ class PowOp(BinaryOp):
 
 class UnaryOp(IRDLOperation):
     """``result = f(input)`` elementwise; the result has the input's type."""
+
+    FUSION_KIND: ClassVar[OpKind] = OpKind.ELEMENTWISE
 
     ALLOWED_TYPES: ClassVar[tuple[Attribute, ...]] = FLOAT_TYPES
 
@@ -267,6 +272,7 @@ class CastOp(IRDLOperation):
     """
 
     name = "nn.cast"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.ELEMENTWISE
     input = operand_def()
     result = result_def()
     traits = traits_def(Pure())
@@ -288,6 +294,7 @@ class CmpOp(IRDLOperation):
     """Elementwise comparison with broadcasting; the result is ``i1``."""
 
     name = "nn.cmp"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.ELEMENTWISE
     lhs = operand_def()
     rhs = operand_def()
     result = result_def()
@@ -319,6 +326,7 @@ class WhereOp(IRDLOperation):
     """``cond ? lhs : rhs`` elementwise, the three operands broadcast together."""
 
     name = "nn.where"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.ELEMENTWISE
     cond = operand_def()
     lhs = operand_def()
     rhs = operand_def()
@@ -349,6 +357,7 @@ class ConstantOp(IRDLOperation):
     """A tensor constant: ``nn.constant {value = dense<...> : tensor<...>} : tensor<...>``."""
 
     name = "nn.constant"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE
     result = result_def()
     value = prop_def(DenseIntOrFPElementsAttr)
     traits = traits_def(Pure())
@@ -376,6 +385,7 @@ class MatmulOp(IRDLOperation):
     """``lhs: [..., M, K] @ rhs: [K, N] | [..., K, N] -> [..., M, N]``."""
 
     name = "nn.matmul"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
     lhs = operand_def()
     rhs = operand_def()
     result = result_def()
@@ -399,6 +409,7 @@ class TransposeOp(IRDLOperation):
     """Permutes dimensions: result dim ``i`` is input dim ``perm[i]``."""
 
     name = "nn.transpose"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.INJECTIVE
     input = operand_def()
     result = result_def()
     perm = prop_def(I64Array)
@@ -429,6 +440,7 @@ class ReshapeOp(IRDLOperation):
     """Reinterprets the row-major elements with the result's shape."""
 
     name = "nn.reshape"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.INJECTIVE
     input = operand_def()
     result = result_def()
     traits = traits_def(Pure())
@@ -453,6 +465,7 @@ class NarrowOp(IRDLOperation):
     """The slice ``[start, start + length)`` of ``axis``."""
 
     name = "nn.narrow"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.INJECTIVE
     input = operand_def()
     result = result_def()
     axis = prop_def(I64Attr)
@@ -499,6 +512,7 @@ class ConcatOp(IRDLOperation):
     """Joins the inputs along ``axis``; every other dimension must agree."""
 
     name = "nn.concat"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.INJECTIVE
     inputs = var_operand_def()
     result = result_def()
     axis = prop_def(I64Attr)
@@ -543,6 +557,7 @@ class GatherOp(IRDLOperation):
     """
 
     name = "nn.gather"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.INJECTIVE
     data = operand_def()
     indices = operand_def()
     result = result_def()
@@ -593,6 +608,8 @@ class NormOp(IRDLOperation):
     Concrete ops declare their operands themselves (``input`` first): xDSL orders operands by
     field definition, and fields of a subclass come before inherited ones.
     """
+
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
 
     result = result_def()
     axis = prop_def(I64Attr, default_value=i64_attr(-1))
@@ -731,6 +748,8 @@ def check_reduce_axes(op: IRDLOperation, axes: tuple[int, ...], rank: int) -> tu
 class ReduceOp(IRDLOperation):
     """Reduces ``axes`` of ``input``; ``keepdims`` keeps them as size-1 dimensions."""
 
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
+
     KIND: ClassVar[str]
 
     input = operand_def()
@@ -819,6 +838,7 @@ class AttentionOp(IRDLOperation):
     """
 
     name = "nn.attention"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
     q = operand_def()
     k = operand_def()
     v = operand_def()
@@ -919,8 +939,7 @@ class CacheUpdateOp(IRDLOperation):
     """
 
     name = "nn.cache_update"
-    UPDATES_OPERAND: ClassVar[int] = 0
-    """The operand whose buffer the result may reuse (`fusec.dialects.donation`)."""
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE  # updates its operand's buffer in place
 
     cache = operand_def()
     update = operand_def()
@@ -967,6 +986,7 @@ class CacheAttentionOp(IRDLOperation):
     """
 
     name = "nn.cache_attention"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
     q = operand_def()
     k_cache = operand_def()
     v_cache = operand_def()
@@ -1043,6 +1063,7 @@ class ArgmaxOp(IRDLOperation):
     counts as the largest, as numpy's); the axis is removed from the shape."""
 
     name = "nn.argmax"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
     input = operand_def()
     result = result_def()
     axis = prop_def(I64Attr, default_value=i64_attr(-1))

@@ -64,6 +64,7 @@ from fusec.dialects.common import (
     shape_of,
     str_prop,
 )
+from fusec.dialects.op_kinds import OpKind, declared_kind, op_kind
 
 
 class ScalarOpError(ValueError):
@@ -131,24 +132,17 @@ CMP: dict[str, tuple[str, str]] = {
     "ge": ("oge", "sge"),
 }
 
-ELEMENTWISE_OPS: tuple[type[Operation], ...] = (
-    *BINARY,
-    *UNARY_MATH,
-    nn.ReluOp,
-    nn.GeluOp,
-    nn.SiluOp,
-    nn.SigmoidOp,
-    nn.NegOp,
-    nn.AbsOp,
-    nn.CastOp,
-    nn.CmpOp,
-    nn.WhereOp,
+ELEMENTWISE_OPS: tuple[type[Operation], ...] = tuple(
+    cls for cls in nn.NN.operations if declared_kind(cls) is OpKind.ELEMENTWISE
 )
+"""The ``nn`` ops that declare the elementwise kind; `build_scalar` has a scalar form of each
+(``tests/dialects/test_op_kinds.py`` checks that the two agree)."""
 
 
 def is_elementwise(op: Operation) -> bool:
-    """``op`` is an ``nn`` op that ``build_scalar`` turns into scalar ops."""
-    return isinstance(op, ELEMENTWISE_OPS)
+    """``op`` is an ``nn`` op of the elementwise kind, which ``build_scalar`` turns into
+    scalar ops."""
+    return op_kind(op) is OpKind.ELEMENTWISE and op.dialect_name() == "nn"
 
 
 def splat_value(op: Operation) -> int | float | None:

@@ -26,10 +26,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from fusec.dialects import fused
 from fusec.dialects.common import broadcast_shapes
+from fusec.dialects.op_kinds import OpKind, op_kind
 from fusec.dialects.scalar_ops import (
     build_scalar,
     element_type,
-    is_elementwise,
     scalar_attr,
     splat_value,
     step_count,
@@ -50,9 +50,10 @@ class Limits:
 
 
 def fusible(op: Operation) -> bool:
-    """``op`` computes each element from the same element of its (broadcast) operands, and has
-    one result (a multi-result ``fused.elementwise`` is left as it is)."""
-    return is_elementwise(op) or (isinstance(op, fused.ElementwiseOp) and len(op.results) == 1)
+    """``op`` is of the elementwise kind (it computes each element from the same element of its
+    broadcast operands) and has one result (a multi-result ``fused.elementwise`` is left as
+    it is)."""
+    return op_kind(op) is OpKind.ELEMENTWISE and len(op.results) == 1
 
 
 def sole_user(value: SSAValue) -> Operation | None:

@@ -50,7 +50,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from fusec.dialects import fused
-from fusec.dialects.scalar_ops import is_elementwise
+from fusec.dialects.op_kinds import OpKind, op_kind
 from fusec.passes._elementwise import BodyBuilder, Limits, dead_constants, steps, tensor_inputs
 from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.fuse_elementwise import check_limits
@@ -60,8 +60,9 @@ PASS = "fuse-multi-output"
 
 
 def region_like(op: Operation) -> bool:
-    """An elementwise ``nn`` op or a (perhaps multi-result) ``fused.elementwise``."""
-    return is_elementwise(op) or isinstance(op, fused.ElementwiseOp)
+    """An op of the elementwise kind: an elementwise ``nn`` op or a (perhaps multi-result)
+    ``fused.elementwise``."""
+    return op_kind(op) is OpKind.ELEMENTWISE
 
 
 def add_all(builder: BodyBuilder, op: Operation) -> None:

@@ -14,7 +14,7 @@ only says where result ``N`` lives::
 
 Rules (checked by `aliased_outputs`): ``N`` is a result of the function, of the argument's
 type, and no two arguments are donated to one result. An op that updates its operand in place
-(`updated_operand`: ``nn.cache_update``'s cache) may do so on a donated argument only if nothing
+(``nn.cache_update``, its cache) may do so on a donated argument only if nothing
 reads that argument (or a reshape of it, which is a view of the same buffer) after it: such a
 read would see the update (`check_no_read_after_update`, a verifier error at the update).
 Where the update cannot be made in place the lowering copies first, so the rule is for the

@@ -611,15 +611,11 @@ def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 CACHE_CHUNK = 256
 """Keys per work-group of the split cache attention (its scores sit in local memory)."""
 
-SPLIT_GROUP = 64
-"""Work-items per work-group of the split cache attention (at least head_dim)."""
-
-
-def cache_splits(options: LoweringOptions, keys: int, head_dim: int) -> int:
+def cache_splits(options: LoweringOptions, keys: int) -> int:
     """How many chunks of keys ``nn.cache_attention`` is split into: on a GPU a cache of more
     than `CACHE_CHUNK` keys is cut into chunks of that many, one work-group each
-    (flash-decoding); a CPU (or a head wider than `SPLIT_GROUP`) keeps one."""
-    if options.device != "gpu" or head_dim > SPLIT_GROUP or keys <= CACHE_CHUNK:
+    (flash-decoding); a CPU keeps one (a work-item per query walks every key)."""
+    if options.device != "gpu" or keys <= CACHE_CHUNK:
         return 1
     return -(-keys // CACHE_CHUNK)
 
@@ -636,7 +632,7 @@ def lower_cache_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]
     seq_k = shape_of(op.k_cache)[1]
     out = lo.alloc(op.result.type)
     heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
-    splits = cache_splits(lo.options, seq_k, dim)
+    splits = cache_splits(lo.options, seq_k)
     if splits > 1:
         rows = batch * seq_q * heads
         partial = lo.alloc(TensorType(f32, [rows, splits, dim]), "partial")

@@ -9,8 +9,8 @@ chunk), and a second kernel combines the chunks' partial results.
 work-group of (batch ``b``, head ``h``, query ``i``, chunk ``c``) scores its keys
 ``[c * chunk, min((c + 1) * chunk, pos + i + 1))`` (kv head ``h / (H / KV)``), one key per
 work-item at a time, the scores in local memory; a tree gives their max ``m`` and the sum ``l``
-of ``exp(score - m)``; then work-item ``d`` (of ``head_dim``) sums ``exp(score - m) * v[key, d]``
-into ``partial[row, c, d]`` and ``stats[row, c] = (m, l)`` (``m = -inf``, ``l = 0`` for a chunk
+of ``exp(score - m)``; then the work-items share the ``head_dim`` columns ``d``, each summing
+``exp(score - m) * v[key, d]`` into ``partial[row, c, d]`` and ``stats[row, c] = (m, l)`` (``m = -inf``, ``l = 0`` for a chunk
 with no valid key). Rows are ``(b * S + i) * H + h``.
 
 `cache_attention_combine` (parameters ``partial``, ``stats``, ``out``): one work-item per
@@ -37,9 +37,9 @@ def cache_attention_split(name: str, batch: int, seq_q: int, seq_k: int, num_hea
     """The first launch: each (row, chunk)'s partial output and its (max, sum)."""
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    kv_heads=kv_heads, head_dim=head_dim, splits=splits, group=group)
-    if num_heads % kv_heads or head_dim > group:
-        raise ValueError(f"kernel '{name}': kv_heads {kv_heads} must divide num_heads "
-                         f"{num_heads} and head_dim {head_dim} be at most the group {group}")
+    if num_heads % kv_heads:
+        raise ValueError(f"kernel '{name}': kv_heads {kv_heads} does not divide num_heads "
+                         f"{num_heads}")
     storage = half.check_dtype(name, dtype)
     args = (KernelArg("q", "in", storage), KernelArg("k", "in", storage),
             KernelArg("v", "in", storage), KernelArg("pos", "in", "int"),
@@ -48,8 +48,8 @@ def cache_attention_split(name: str, batch: int, seq_q: int, seq_k: int, num_hea
     width, kv_width, d = num_heads * head_dim, kv_heads * head_dim, head_dim
     q_stride = width if q_row_stride is None else q_row_stride
     load_k = half.load(dtype, "k_head", "key * " + str(kv_width) + " + e")
-    load_v = half.load(dtype, "v_head", "key * " + str(kv_width) + " + lid")
-    load_q = half.load(dtype, "q_row", "lid")
+    load_v = half.load(dtype, "v_head", "key * " + str(kv_width) + " + e")
+    load_q = half.load(dtype, "q_row", "e")
     body = f"""\
     const int lid = get_local_id(0);
     const int c = get_group_id(0);
@@ -65,7 +65,7 @@ def cache_attention_split(name: str, batch: int, seq_q: int, seq_k: int, num_hea
     __local float q_local[{d}];
     __local float scores[{chunk}];
     __local float tree[{group}];
-    if (lid < {d}) q_local[lid] = {load_q} * {float_literal(scale)};
+    for (int e = lid; e < {d}; e += {group}) q_local[e] = {load_q} * {float_literal(scale)};
     barrier(CLK_LOCAL_MEM_FENCE);
     float top = -INFINITY;
     for (int j = lid; j < count; j += {group}) {{
@@ -95,13 +95,13 @@ def cache_attention_split(name: str, batch: int, seq_q: int, seq_k: int, num_hea
         if (lid < half_size) tree[lid] += tree[lid + half_size];
         barrier(CLK_LOCAL_MEM_FENCE);
     }}
-    if (lid < {d}) {{
+    for (int e = lid; e < {d}; e += {group}) {{
         float acc = 0.0f;
         for (int j = 0; j < count; ++j) {{
             const int key = first + j;
             acc = mad(scores[j], {load_v}, acc);
         }}
-        partial[(row * {splits} + c) * {d} + lid] = acc;
+        partial[(row * {splits} + c) * {d} + e] = acc;
     }}
     if (lid == 0) {{
         stats[(row * {splits} + c) * 2] = m;

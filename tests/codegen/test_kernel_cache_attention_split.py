@@ -20,16 +20,17 @@ from fusec.reference.ops import cache_attention
 D = 8
 
 
-def run_split(launch, q, k, v, pos, heads, kv_heads, splits, q_stride=None, dtype="f32"):  # noqa: ANN001, ANN201
+def run_split(launch, q, k, v, pos, heads, kv_heads, splits, q_stride=None, dtype="f32",  # noqa: ANN001, ANN201
+              dim=D, group=64):
     batch, seq_q = q.shape[0], q.shape[1]
     seq_k = k.shape[1]
-    first = cache_attention_split("split", batch, seq_q, seq_k, heads, kv_heads, D, D ** -0.5,
-                                  splits, q_stride, 0, dtype)
+    first = cache_attention_split("split", batch, seq_q, seq_k, heads, kv_heads, dim,
+                                  dim ** -0.5, splits, q_stride, 0, dtype, group)
     rows = batch * seq_q * heads
     parts = launch(first, {"q": q, "k": k, "v": v, "pos": np.array([pos], np.int32)},
-                   {"partial": (rows, splits, D), "stats": (rows, splits, 2)})
-    second = cache_attention_combine("combine", rows, D, splits, dtype)
-    return launch(second, parts, {"out": (batch, seq_q, heads * D)})["out"]
+                   {"partial": (rows, splits, dim), "stats": (rows, splits, 2)})
+    second = cache_attention_combine("combine", rows, dim, splits, dtype)
+    return launch(second, parts, {"out": (batch, seq_q, heads * dim)})["out"]
 
 
 def poisoned(rng: np.random.Generator, shape: tuple[int, ...], valid: int) -> np.ndarray:
@@ -75,3 +76,15 @@ def test_split_f16(launch) -> None:  # noqa: ANN001
     expected = cache_attention(q.astype(np.float32), k.astype(np.float32),
                                v.astype(np.float32), pos, heads, kv_heads, D, D ** -0.5)
     np.testing.assert_allclose(got.astype(np.float32), expected, atol=2e-3, rtol=2e-3)
+
+
+def test_split_head_wider_than_the_group(launch) -> None:  # noqa: ANN001
+    """A head of 24 columns shared by a work-group of 16 (a head of 128 in groups of 64)."""
+    rng = np.random.default_rng(5)
+    heads, kv_heads, length, pos, dim = 2, 1, 30, 17, 24
+    q = rng.standard_normal((1, 2, heads * dim)).astype(np.float32)
+    k = poisoned(rng, (1, length, kv_heads * dim), pos + 2)
+    v = poisoned(rng, (1, length, kv_heads * dim), pos + 2)
+    got = run_split(launch, q, k, v, pos, heads, kv_heads, 3, dim=dim, group=16)
+    expected = cache_attention(q, k, v, pos, heads, kv_heads, dim, dim ** -0.5)
+    np.testing.assert_allclose(got, expected, atol=2e-6, rtol=1e-5)

@@ -1,11 +1,11 @@
-// A tiny GPT-style decoder for text generation with a static KV cache (docs/generation.md):
-// vocabulary 64, width 32, 2 pre-LN layers of grouped-query attention (4 query heads, 2
-// key/value heads of 8) and a tanh-GELU MLP of 64, learned positions, batch 2, a cache of
-// 48 positions per layer. @prefill reads an 8-token prompt, @step one token; both write the
-// new keys and values at %pos into the donated caches (updated in place), and return the caches,
-// the greedy next token (argmax on the device) and the next position, so that one compiled
-// @step serves every position. Weights are arguments, bound at compile time.
-// Run: fusec.generate(prefill, step, prompt, steps) (tests/runtime/test_generation.py).
+// A GPT-style decoder for text generation with a static KV cache (docs/generation.md),
+// written by python -m fusec.bench.decoder: vocabulary 64, width 32, 2 pre-LN
+// layers of grouped-query attention (4 query heads, 2 key/value heads of 8), a
+// tanh-GELU MLP of 64, learned positions, batch 2, a cache of 48 positions per layer.
+// @prefill reads a 8-token prompt, @step one token; both write the new keys and values
+// at %pos into the donated caches (updated in place) and return the caches, the greedy
+// next token (nn.argmax on the device) and the next position: one compiled @step serves
+// every position. Weights are arguments, bound at compile time (tests/runtime/test_generation.py).
 func.func @prefill(%tokens: tensor<2x8xi32>,
     %pos: tensor<i32>,
     %k_cache0: tensor<2x48x16xf32> {fusec.aliasing_output = 0 : i64},

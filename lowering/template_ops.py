@@ -568,7 +568,7 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     lo.template(
         "gather",
         params(outer=math.prod(shape[:axis]), dim=shape[axis], count=count,
-               inner=math.prod(shape[axis + 1 :]), dtype=MASK_DTYPES[elem]),
+               inner=math.prod(shape[axis + 1 :]), dtype=STORAGE_DTYPES[elem]),
         [lo.buffer(op.data), lo.buffer(op.indices)],
         [out],
     )
@@ -578,9 +578,10 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 # --- KV cache and greedy choice --------------------------------------------------------------
 
 
-STORAGE_DTYPES: dict[Attribute, str] = {**MASK_DTYPES, Float16Type(): "half",
+STORAGE_DTYPES: dict[Attribute, str] = {**MASK_DTYPES, Float16Type(): "ushort",
                                         BFloat16Type(): "ushort"}
-"""Element type -> the OpenCL type a kernel that only moves elements holds it in."""
+"""Element type -> the OpenCL type a kernel that only moves elements holds it in (16-bit
+floats as their bits: no cl_khr_fp16 needed)."""
 
 
 def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:

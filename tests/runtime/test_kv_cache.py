@@ -205,3 +205,17 @@ def test_random_positions_are_in_range() -> None:
     fn = find_function(load(step_program(4, 1, 5, "f32")))
     drawn = {int(random_inputs(fn, seed)[-1]) for seed in range(40)}
     assert min(drawn) >= 0 and max(drawn) == LENGTH - 5 and len(drawn) > 5
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_gather_of_16_bit_embeddings(dtype: str) -> None:
+    """A 16-bit embedding table (a decoder's in f16): the gather moves the bits exactly."""
+    text = f"""
+func.func @f(%table: tensor<10x6x{dtype}>, %ids: tensor<2x3xi32>) -> tensor<2x3x6x{dtype}> {{
+  %0 = nn.gather %table, %ids : tensor<10x6x{dtype}>, tensor<2x3xi32> -> tensor<2x3x6x{dtype}>
+  func.return %0 : tensor<2x3x6x{dtype}>
+}}"""
+    table = host(np.random.default_rng(2).standard_normal((10, 6)), dtype)
+    ids = np.array([[0, 9, 3], [3, 1, 7]], np.int32)
+    (got,) = fusec.compile(text, device=DEVICE)(table, ids)
+    np.testing.assert_array_equal(got.view(np.uint16), table[ids].view(np.uint16))

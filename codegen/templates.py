@@ -298,7 +298,7 @@ def instantiate_argmax(
     op: kernel.TemplateOp, name: str, device: DeviceInfo | None
 ) -> KernelSource:
     p = Params(op)
-    return argmax(name, p.int("rows"), p.int("cols"), p.str("dtype"))
+    return argmax(name, p.int("rows"), p.int("cols"), p.str("dtype"), p.int("group", 1))
 
 
 def instantiate_gather(

@@ -665,8 +665,14 @@ def lower_cache_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]
     return [out]
 
 
+ARGMAX_GPU_GROUP = 256
+"""GPU: work-items per row of ``nn.argmax`` (a decoder's logits are a few rows of a whole
+vocabulary); a CPU walks each row with one work-item."""
+
+
 def lower_argmax(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
-    """The ``argmax`` template over rows of the last axis (another axis is moved last)."""
+    """The ``argmax`` template over rows of the last axis (another axis is moved last): a
+    work-item per row, on a GPU a work-group (`ARGMAX_GPU_GROUP`)."""
     assert isinstance(op, nn.ArgmaxOp)
     shape = shape_of(op.input)
     axis = int_prop(op, "axis") % len(shape)
@@ -677,8 +683,9 @@ def lower_argmax(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
         x = transposed(lo, op.input, perm, TensorType(elem, [shape[d] for d in perm]))
     cols = shape[axis]
     out = lo.alloc(op.result.type)
+    group = ARGMAX_GPU_GROUP if lo.options.device == "gpu" else 1
     lo.template("argmax", params(rows=math.prod(shape) // cols, cols=cols,
-                                 dtype=FLOAT_DTYPES.get(elem, "i32")),
+                                 dtype=FLOAT_DTYPES.get(elem, "i32"), group=group),
                 [x], [out])
     return [out]
 

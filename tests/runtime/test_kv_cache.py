@@ -170,8 +170,9 @@ func.func @f(%x: tensor<4x6x{dtype}>) -> tensor<4xi32> {{
 
 
 def test_split_attention_of_the_gpu_lowering() -> None:
-    """The GPU's lowering (a cache of 300 keys split in chunks of 256, two launches) planned
-    and run on this device against the reference, at positions in each chunk."""
+    """The GPU's lowering (a cache of 300 keys split in chunks of 256, two launches; the argmax
+    by a work-group) planned and run on this device against the reference, at positions in
+    each chunk."""
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.compiler.driver import lower
     from fusec.runtime.device import select_device
@@ -179,13 +180,14 @@ def test_split_attention_of_the_gpu_lowering() -> None:
 
     cache, q = "tensor<1x300x8xf32>", "tensor<1x1x32xf32>"
     text = f"""
-func.func @f(%q: {q}, %k: {cache}, %v: {cache}, %pos: tensor<i32>) -> {q} {{
+func.func @f(%q: {q}, %k: {cache}, %v: {cache}, %pos: tensor<i32>) -> ({q}, tensor<1x1xi32>) {{
   %0 = nn.cache_attention %q, %k, %v, %pos {{num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 8 : i64}} : {q}, {cache}, {cache}, tensor<i32> -> {q}
-  func.return %0 : {q}
+  %1 = nn.argmax %0 : {q} -> tensor<1x1xi32>
+  func.return %0, %1 : {q}, tensor<1x1xi32>
 }}"""
     compiled = lower(load(text), device_info=DeviceInfo("gpu-shaped", is_cpu=False))
     assert [launch.kernel for launch in compiled.plan.launches] == [
-        "f_cache_attention_split_0", "f_cache_attention_combine_1"]
+        "f_cache_attention_split_0", "f_cache_attention_combine_1", "f_argmax_2"]
     exe = Executable(compiled.plan, select_device(DEVICE))  # type: ignore[arg-type]
     rng = np.random.default_rng(8)
     for pos in (3, 255, 299):
@@ -194,7 +196,9 @@ func.func @f(%q: {q}, %k: {cache}, %v: {cache}, %pos: tensor<i32>) -> {q} {{
         args = [rng.standard_normal((1, 1, 32)).astype(np.float32), k, v,
                 np.array(pos, np.int32)]
         expected = run_function(load(text), args)
-        np.testing.assert_allclose(exe(*args)[0], expected[0], atol=2e-6, rtol=1e-5)
+        outputs = exe(*args)
+        np.testing.assert_allclose(outputs[0], expected[0], atol=2e-6, rtol=1e-5)
+        np.testing.assert_array_equal(outputs[1], expected[1])
 
 
 def test_random_positions_are_in_range() -> None:

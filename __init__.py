@@ -8,12 +8,13 @@ semantics) and ``fusec.tools`` (the command-line entry points).
 
 __version__ = "0.1.0"
 
-__all__ = ["compile", "generate"]
+__all__ = ["compile", "generate", "load"]
 
 
 def __getattr__(name: str) -> object:
-    """``fusec.compile`` and ``fusec.generate`` are imported on first use, so that ``import
-    fusec`` stays light."""
+    """``fusec.compile``, ``fusec.generate`` and ``fusec.load`` are imported on first use, so
+    that ``import fusec`` stays light (``load``, of a ``fusec-build`` artifact, imports only the
+    runtime)."""
     if name == "compile":
         from fusec.compiler.driver import compile
 
@@ -22,4 +23,8 @@ def __getattr__(name: str) -> object:
         from fusec.runtime.generation import generate
 
         return generate
+    if name == "load":
+        from fusec.runtime.artifact import load
+
+        return load
     raise AttributeError(f"module 'fusec' has no attribute {name!r}")

@@ -26,7 +26,6 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 
 from fusec.compiler.diagnostics import FusecError, verify_module
 from fusec.compiler import progress
-from fusec.errors import InputError
 from fusec.frontends.onnx_import import (
     INLINE_ELEMENTS,
     PARAMS_ATTRIBUTE,
@@ -37,6 +36,7 @@ from fusec.frontends.onnx_import import (
 )
 from fusec.placement.executor import PlacedExecutable
 from fusec.runtime.executable import Executable
+from fusec.runtime.model_executable import ModelExecutable
 
 ONNX_SUFFIX = ".onnx"
 
@@ -101,61 +101,9 @@ def module_params(module: ModuleOp, filename: str) -> dict[str, np.ndarray] | No
                          f"{PARAMS_ATTRIBUTE}: {reason}") from None
 
 
-class OnnxExecutable:
-    """An `Executable` of an imported model, called with the model's input names and dtypes."""
+class OnnxExecutable(ModelExecutable):
+    """An `Executable` of an imported model, called with the model's input names and dtypes
+    (`fusec.runtime.model_executable`, which a loaded artifact of a model uses too)."""
 
     def __init__(self, exe: Executable | PlacedExecutable, imported: ImportedModel):
-        self.exe = exe
-        self.inputs = imported.inputs
-        self.outputs = imported.outputs
-
-    @property
-    def input_names(self) -> list[str]:
-        return [v.onnx_name for v in self.inputs]
-
-    @property
-    def output_names(self) -> list[str]:
-        return [v.onnx_name for v in self.outputs]
-
-    def arguments(self, args: Sequence[np.ndarray],
-                  kwargs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        names = self.input_names
-        if len(args) > len(names):
-            raise InputError(f"the model takes {len(names)} inputs ({', '.join(names)}), got "
-                             f"{len(args)} positional arrays")
-        given = dict(zip(names, args, strict=False))
-        for name, value in kwargs.items():
-            if name not in names:
-                raise InputError(f"the model has no input '{name}' (inputs: {', '.join(names)})")
-            if name in given:
-                raise InputError(f"input '{name}' is given twice")
-            given[name] = value
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise InputError("the model is missing input" + ("s " if len(missing) > 1 else " ")
-                             + ", ".join(f"'{n}'" for n in missing))
-        converted: dict[str, np.ndarray] = {}
-        for info in self.inputs:
-            array = np.asarray(given[info.onnx_name])
-            if array.dtype != info.dtype:
-                raise InputError(f"input '{info.onnx_name}' must be {info.dtype}, got "
-                                 f"{array.dtype}")
-            if array.dtype == np.int64:
-                if array.size and (array.max() > 2**31 - 1 or array.min() < -(2**31)):
-                    raise InputError(f"input '{info.onnx_name}' holds values outside the 32-bit "
-                                     "range fusec computes integers in")
-                array = array.astype(np.int32)
-            converted[info.arg_name] = array
-        return converted
-
-    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
-        """The outputs in graph-output order, in the model's dtypes."""
-        results = self.exe(**self.arguments(args, kwargs))
-        return [
-            r.astype(info.dtype) if r.dtype != info.dtype else r
-            for r, info in zip(results, self.outputs, strict=True)
-        ]
-
-    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """``{output name: array}`` for ``{input name: array}`` (ONNX Runtime's habit)."""
-        return dict(zip(self.output_names, self(**feeds), strict=True))
+        super().__init__(exe, imported.inputs, imported.outputs)

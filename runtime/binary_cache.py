@@ -40,11 +40,28 @@ def folder() -> str:
 def key(device: cl.Device, source: str, options: Sequence[str], salt: str = "") -> str:
     """The entry's name: a hash of everything the binary depends on (`salt`: what else made
     it, e.g. the version of the PTX patch, `fusec.codegen.ptx_patch`)."""
-    parts = [MAGIC.decode(), device.platform.name, device.platform.version, device.name,
-             device.version, device.driver_version, " ".join(options), source]
+    parts = [MAGIC.decode(), *device_identity(device), " ".join(options), source]
     if salt:
         parts.append(salt)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def device_identity(device: cl.Device) -> tuple[str, ...]:
+    """What a program binary is specific to: the platform (name, version), the device (name,
+    version) and its driver's version."""
+    return (device.platform.name, device.platform.version, device.name, device.version,
+            device.driver_version)
+
+
+def program_binary(program: cl.Program, device: cl.Device) -> bytes | None:
+    """The built program's binary for `device`, or None where the driver gives none."""
+    try:
+        devices = program.get_info(cl.program_info.DEVICES)
+        binaries = program.get_info(cl.program_info.BINARIES)
+        binary = next(b for d, b in zip(devices, binaries, strict=True) if d == device)
+    except (cl.Error, StopIteration):
+        return None
+    return bytes(binary) if binary else None
 
 
 def path_of(name: str) -> str:
@@ -107,18 +124,13 @@ def load(context: cl.Context, device: cl.Device, source: str,
 def store(program: cl.Program, device: cl.Device, source: str, options: Sequence[str],
           salt: str = "") -> None:
     """Writes the built program's binary (a warning, not an error, if it cannot)."""
-    try:
-        devices = program.get_info(cl.program_info.DEVICES)
-        binaries = program.get_info(cl.program_info.BINARIES)
-        binary = next(b for d, b in zip(devices, binaries, strict=True) if d == device)
-    except (cl.Error, StopIteration):
-        return
-    if not binary:
+    binary = program_binary(program, device)
+    if binary is None:
         return
     path = path_of(key(device, source, options, salt))
     try:
         os.makedirs(folder(), exist_ok=True)
-        atomic_write(path, encode(bytes(binary)))
+        atomic_write(path, encode(binary))
     except (OSError, OutputError) as e:
         log.warning("%s: cannot write the program cache (%s); going on without it", path,
                     getattr(e, "strerror", None) or e)

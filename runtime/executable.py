@@ -149,7 +149,7 @@ class Executable:
     """A compiled function on one device; call it with numpy arrays."""
 
     def __init__(self, plan: ProgramPlan, device: OpenCLDevice,
-                 params: Mapping[str, np.ndarray] | None = None):
+                 params: Mapping[str, np.ndarray] | None = None, params_stored: bool = False):
         check_plan(plan, device)  # before any allocation: a ResourceError names the sizes
         self.plan = plan
         self.device = device
@@ -206,8 +206,10 @@ class Executable:
         """Whether a call with host arrays enqueues anything after its launches (`collect`)."""
         self.resident_outputs = any(p.resident is not None for p in self.outputs)
         """Whether some output is copied out of its staging array after the wait."""
+        self.param_hosts: dict[str, np.ndarray] = {}
+        """Bound inputs whose host arrays the device uses in place (`bind`'s `stored`)."""
         for name, value in (params or {}).items():
-            self.bind(name, value)
+            self.bind(name, value, stored=params_stored)
         unbound = [s.name for s in plan.inputs
                    if s.repacked and s.name not in self.params]
         if unbound:
@@ -264,6 +266,21 @@ class Executable:
         return [p.spec.name for p in self.call_inputs]
 
     @property
+    def input_shapes(self) -> list[tuple[int, ...]]:
+        """The shape of each input a call takes, in `input_names` order."""
+        return [p.spec.shape for p in self.call_inputs]
+
+    @property
+    def input_dtypes(self) -> list[np.dtype]:
+        """The numpy dtype of each input a call takes (bf16: ``uint16`` bit patterns)."""
+        return [p.spec.dtype for p in self.call_inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        """The outputs' names in return order (``result0``, ...)."""
+        return [p.spec.name for p in self.outputs]
+
+    @property
     def param_names(self) -> list[str]:
         """The inputs bound to the device (`bind`)."""
         return list(self.params)
@@ -317,22 +334,32 @@ class Executable:
 
     # --- parameters -----------------------------------------------------------------------------
 
-    def bind(self, name: str, value: np.ndarray) -> None:
+    def bind(self, name: str, value: np.ndarray, stored: bool = False) -> None:
         """Keeps input `name` on the device with the values of `value` (copied now), so that
-        calls no longer take it. Binding a bound name again replaces its values."""
+        calls no longer take it. Binding a bound name again replaces its values.
+
+        `stored`: `value` is a numpy array already in the layout the input's buffer holds
+        (`ValueSpec.stored`, as an artifact keeps its weights), and on a device that uses host
+        arrays in place an aligned one is used in place, not copied: it must not change while
+        it is bound."""
         port = self.port(name)
         if name in self.donated:
             raise InputError(f"{self.function} input '{name}' is donated (updated in place by "
                              "each call): it cannot be bound")
         checked = self.accept(port.spec, value)
         self.param_arrays.pop(name, None)
+        self.param_hosts.pop(name, None)
         if isinstance(checked, DeviceArray) and port.spec.repacked:
             checked = checked.get()  # stored in another layout: read back once, packed below
         if isinstance(checked, DeviceArray):  # used in place, kept alive while bound
             self.param_arrays[name] = checked
             buffer = checked.buffer if checked.buffer is not None else self.empty
+        elif (stored and self.device.host_pointers and checked.nbytes
+              and checked.flags.c_contiguous and is_aligned(checked, self.alignment)):
+            buffer = use_host_buffer(self.device.context, checked, read_only=True)
+            self.param_hosts[name] = checked
         else:
-            array = np.ascontiguousarray(port.spec.stored(checked))
+            array = np.ascontiguousarray(checked if stored else port.spec.stored(checked))
             buffer = cl.Buffer(self.device.context,
                                cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                                hostbuf=array) if array.nbytes else self.empty
@@ -348,6 +375,7 @@ class Executable:
             raise InputError(f"{self.function} input '{name}' is not bound")
         del self.params[name]
         self.param_arrays.pop(name, None)
+        self.param_hosts.pop(name, None)
         index = port.spec.buffer
         if port.resident is not None:
             self.buffers[index] = port.resident

@@ -64,6 +64,24 @@ def get_program(
         return program
 
 
+def adopt_binary(device: BuildTarget, source: str, options: Sequence[str],
+                 binary: bytes) -> bool:
+    """Builds `binary`, a program binary of `source` and `options` for `device` (an
+    artifact's, `fusec.runtime.artifact`), and makes it the program `get_program` gives for
+    them in this process; False (nothing kept) where the driver refuses it."""
+    key: ProgramKey = (device.key, source, normalize_options(options))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        try:
+            program = cl.Program(device.context, [device.device], [binary])
+            program.build(options=list(key[2]), devices=[device.device])
+        except cl.Error:
+            return False
+    with _lock:
+        _programs.setdefault(key, program)
+    return True
+
+
 def build_program(
     context: cl.Context,
     device: cl.Device,

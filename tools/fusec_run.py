@@ -41,23 +41,27 @@ Every error is one line on stderr (``--verbose`` adds the build log and kernel s
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
 
 from fusec import __version__
 from fusec.compiler import progress
-from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.progress import Progress
 from fusec.files import atomic_write, check_distinct_outputs, check_not_input, check_writable
 from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 EXIT_DEVICE = 3
 EXIT_BUILD = 4
@@ -292,6 +296,36 @@ def run(
                             "beyond tolerance", EXIT_CHECK)
 
 
+def run_artifact(file: str, inputs: str, device: str | None, platform: str | None,
+                 output: str | None, profile: bool) -> None:
+    """Runs a ``fusec-build`` artifact (`fusec.runtime.artifact`): no compiler, no xDSL."""
+    from fusec.runtime.artifact import load
+    from fusec.runtime.model_executable import ModelExecutable
+
+    check_not_input(output, [file, inputs])
+    check_writable(output)
+    exe = load(file, device, platform)
+    given = load_inputs(inputs, exe.input_names)
+    if profile:  # the compiled function's kernels, called with its own arguments
+        inner = exe.exe if isinstance(exe, ModelExecutable) else exe
+        args = inner.arguments((), exe.arguments((), given) if inner is not exe else given)
+        inner(*args)  # warm-up
+        _, prof = inner.profile(*args)
+        click.echo(f"device: {inner.device.description}")
+        for k in prof.kernels:
+            click.echo(f"  {k.kernel}: {k.seconds * 1e3:.3f} ms")
+        click.echo(f"kernels: {prof.kernel_seconds * 1e3:.3f} ms in {len(prof.kernels)} launches; "
+                   f"call: {prof.wall_seconds * 1e3:.3f} ms; host overhead: "
+                   f"{prof.host_overhead_seconds * 1e3:.3f} ms")
+    outputs = exe(**given)
+    names = exe.output_names
+    if output:
+        write_outputs(output, outputs, names)
+    else:
+        for out_name, out in zip(names, outputs, strict=True):
+            click.echo(f"{out_name}: {out.dtype}{list(out.shape)}")
+
+
 def differential(file: str, function: str | None, seed: int | None, device: str,
                  platform: str | None, pipeline: str, atol: float | None, rtol: float | None,
                  bisect: bool) -> None:
@@ -371,8 +405,9 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--inputs", metavar="IN.npz", help="Input arrays by argument name.")
 @click.option("--random", "seed", type=click.IntRange(min=0), metavar="SEED",
               help="Random inputs (default 0).")
-@click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
-              show_default=True)
+@click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default=None,
+              help="The OpenCL device (default: auto; an artifact's: the kind it was built "
+                   "for).")
 @click.option("--platform", metavar="NAME", help="Only platforms whose name contains NAME.")
 @click.option("-p", "--pipeline", default="default", show_default=True,
               help="Fusion passes before lowering ('none' for none).")
@@ -435,6 +470,26 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("--launch-budget and --no-launch-fusion exclude each other")
     if verbose:
         show_warnings("fusec-run")
+    from fusec.runtime.artifact import is_artifact
+
+    if is_artifact(file):
+        compiling = {"--function": function, "-p": pipeline != "default" or None,
+                     "--check": check, "--dump-kernels": dump_kernels, "--dot": dot,
+                     "--offload-threshold": offload_thresholds, "--offload-report":
+                     offload_report, "--verify-fusion": verify_fusion, "--bisect": bisect,
+                     "--launch-budget": launch_budget, "--no-launch-fusion": no_launch_fusion,
+                     "--allow-tf32": allow_tf32, "--shape": shape_specs, "--random": seed}
+        given = [option for option, value in compiling.items() if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: not for an artifact (compiled by "
+                                   "fusec-build); it runs with --inputs, -o, --profile, "
+                                   "--device, --platform")
+        if inputs is None:
+            raise click.UsageError("an artifact runs on --inputs IN.npz")
+        with errors_reported("fusec-run", verbose):
+            run_artifact(file, inputs, device, platform, output, profile)
+        return
+    device = device or "auto"
     if device != "auto" and (offload_thresholds or offload_report):
         raise click.UsageError("--offload-threshold and --offload-report need --device auto")
     from fusec.placement.cost_model import OffloadOptionError, parse_overrides
@@ -449,9 +504,9 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         if inputs is not None or output or profile or check or file.endswith(".onnx"):
             raise click.UsageError("--verify-fusion and --bisect take an .mlir file and "
                                    "--random, not --inputs, -o, --profile or --check")
-    try:
-        from fusec.tools.fusec_import import parse_shapes
+    from fusec.tools.fusec_import import parse_shapes
 
+    with errors_reported("fusec-run", verbose):
         with progress.reporting(Progress.for_stream(sys.stderr, "fusec-run", force_progress)):
             if verify_fusion or bisect:
                 differential(file, function, seed, device, platform, pipeline, atol, rtol,
@@ -461,15 +516,26 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
                 rtol, profile, dump_kernels, offload_thresholds, offload_report, dot,
                 parse_shapes(shape_specs), launch_budget, not no_launch_fusion, allow_tf32,
                 verbose)
+
+
+@contextlib.contextmanager
+def errors_reported(prog: str, verbose: bool) -> Iterator[None]:
+    """Within the block, a `ToolError`, a `FusecError` or a runtime error ends the tool with
+    its one line and exit code (see the module docstring); ``verbose`` adds the details."""
+    try:
+        yield
     except ToolError as e:
         fail(str(e), e.code, e.details if verbose else None)
-    except FusecError as e:
-        from fusec.compiler.pipeline import PipelineSpecError
+    except Exception as e:  # compiler and runtime errors: classified by type, imported lazily
+        # (the compiler's only if it was imported: running an artifact imports no xDSL)
+        diagnostics = sys.modules.get("fusec.compiler.diagnostics")
+        if diagnostics is not None and isinstance(e, diagnostics.FusecError):
+            from fusec.compiler.pipeline import PipelineSpecError
 
-        if isinstance(e, PipelineSpecError):  # a bad -p: a command-line error, as in fusec-opt
-            fail(f"fusec-run: error: {e}", EXIT_USAGE)
-        fail(str(e), EXIT_INPUT)
-    except Exception as e:  # runtime errors: classified by type, imported lazily
+            if isinstance(e, PipelineSpecError):  # a bad -p: a command-line error
+                fail(f"{prog}: error: {e}", EXIT_USAGE)
+            fail(str(e), EXIT_INPUT)
+        from fusec.runtime.artifact_format import ArtifactError
         from fusec.runtime.errors import BuildError, DeviceError, FusecRuntimeError, LaunchError
 
         if not isinstance(e, FusecRuntimeError):
@@ -480,8 +546,10 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         elif isinstance(e, BuildError | LaunchError):
             code = EXIT_BUILD
         hint = "" if verbose or not isinstance(e, BuildError) else " (--verbose for the log)"
-        # A kernel's error that names its source op starts with that op's file:line:col.
-        prefix = "" if getattr(e, "places", ()) else "fusec-run: error: "
+        # A kernel's error that names its source op starts with that op's file:line:col, an
+        # artifact's with its path.
+        located = getattr(e, "places", ()) or isinstance(e, ArtifactError)
+        prefix = "" if located else f"{prog}: error: "
         fail(f"{prefix}{e}{hint}", code, e.details() if verbose else None)
 
 

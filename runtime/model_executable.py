@@ -1,0 +1,98 @@
+"""An executable called in a model's own terms: its input and output names and host dtypes.
+
+An imported model (ONNX) names its inputs and outputs otherwise than the IR function's
+arguments and results, and has int64 tensors that the IR computes as i32. `ModelExecutable`
+wraps the compiled (or loaded) executable so that a call takes the model's names and dtypes:
+an int64 input is checked to fit in 32 bits and passed as int32, and each output comes back
+in the model's dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from fusec.errors import InputError
+
+
+class ModelValue(Protocol):
+    """A model's input or output (`fusec.frontends.onnx_import.GraphValue` is one)."""
+
+    @property
+    def onnx_name(self) -> str: ...
+    @property
+    def arg_name(self) -> str: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+
+class ModelExecutable:
+    """`exe` called with the model's input names and dtypes (see the module docstring)."""
+
+    def __init__(self, exe: Any, inputs: Sequence[ModelValue], outputs: Sequence[ModelValue]):
+        self.exe = exe
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [v.onnx_name for v in self.inputs]
+
+    @property
+    def input_shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(v.shape) for v in self.inputs]
+
+    @property
+    def input_dtypes(self) -> list[np.dtype]:
+        return [np.dtype(v.dtype) for v in self.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [v.onnx_name for v in self.outputs]
+
+    def arguments(self, args: Sequence[np.ndarray],
+                  kwargs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        names = self.input_names
+        if len(args) > len(names):
+            raise InputError(f"the model takes {len(names)} inputs ({', '.join(names)}), got "
+                             f"{len(args)} positional arrays")
+        given = dict(zip(names, args, strict=False))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise InputError(f"the model has no input '{name}' (inputs: {', '.join(names)})")
+            if name in given:
+                raise InputError(f"input '{name}' is given twice")
+            given[name] = value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise InputError("the model is missing input" + ("s " if len(missing) > 1 else " ")
+                             + ", ".join(f"'{n}'" for n in missing))
+        converted: dict[str, np.ndarray] = {}
+        for info in self.inputs:
+            array = np.asarray(given[info.onnx_name])
+            if array.dtype != info.dtype:
+                raise InputError(f"input '{info.onnx_name}' must be {info.dtype}, got "
+                                 f"{array.dtype}")
+            if array.dtype == np.int64:
+                if array.size and (array.max() > 2**31 - 1 or array.min() < -(2**31)):
+                    raise InputError(f"input '{info.onnx_name}' holds values outside the 32-bit "
+                                     "range fusec computes integers in")
+                array = array.astype(np.int32)
+            converted[info.arg_name] = array
+        return converted
+
+    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
+        """The outputs in the model's output order, in the model's dtypes."""
+        results = self.exe(**self.arguments(args, kwargs))
+        return [
+            r.astype(info.dtype) if r.dtype != info.dtype else r
+            for r, info in zip(results, self.outputs, strict=True)
+        ]
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``{output name: array}`` for ``{input name: array}`` (ONNX Runtime's habit)."""
+        return dict(zip(self.output_names, self(**feeds), strict=True))

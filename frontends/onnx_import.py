@@ -19,9 +19,11 @@ ConstantOfShape, Range...) are computed here while importing (`onnx_simplify`), 
 tensor computation becomes IR. Then `onnx_patterns` rewrites the decompositions exporters write
 (erf GELU, the attention subgraph) into the canonical ops the fusion passes match.
 
-Element types: float32 is f32, bool is i1, and int64 and int32 tensors become i32 (token ids
-and masks); a graph input or output of int64 is converted at the call boundary
-(`ImportedModel.inputs`). float16 and float64 models are not supported yet.
+Element types: float32 is f32, float16 is f16 (weights, activations and casts stay in the
+model's type), bool is i1, and int64 and int32 tensors become i32 (token ids and masks); a graph
+input or output of int64 is converted at the call boundary (`ImportedModel.inputs`). float64
+graph inputs are refused (one line); float64 constants inside a model (a Cast to double on the
+way to a float32 result) are computed in float32.
 """
 
 from __future__ import annotations
@@ -34,10 +36,14 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    BFloat16Type,
+    Float16Type,
     Float32Type,
     ModuleOp,
     StringAttr,
     TensorType,
+    bf16,
+    f16,
     f32,
     i1,
     i32,
@@ -51,7 +57,7 @@ INLINE_ELEMENTS = 16
 """Constants up to this many elements are written inline; larger ones become weights."""
 
 MIN_OPSET = 13
-MAX_OPSET = 21
+MAX_OPSET = 25
 """The default-domain opsets the converters are written for."""
 
 PARAMS_ATTRIBUTE = "fusec.params"
@@ -65,6 +71,7 @@ class OnnxImportError(ValueError):
 # ONNX element type -> (numpy dtype of the model's data, IR element type)
 ONNX_TYPES: dict[int, tuple[np.dtype, Attribute]] = {
     1: (np.dtype(np.float32), f32),  # FLOAT
+    10: (np.dtype(np.float16), f16),  # FLOAT16
     6: (np.dtype(np.int32), i32),  # INT32
     7: (np.dtype(np.int64), i32),  # INT64: computed as i32
     9: (np.dtype(np.bool_), i1),  # BOOL
@@ -79,12 +86,22 @@ IR_TYPES: dict[str, Attribute] = {"f": f32, "i": i32, "u": i32, "b": i1}
 
 
 def ir_element_type(dtype: np.dtype) -> Attribute:
+    if dtype == np.float16:
+        return f16
+    if dtype.name == "bfloat16":
+        return bf16
     return IR_TYPES[dtype.kind]
 
 
 def numpy_of_ir(t: Attribute) -> np.dtype:
     if isinstance(t, Float32Type):
         return np.dtype(np.float32)
+    if isinstance(t, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(t, BFloat16Type):
+        import ml_dtypes  # type: ignore[import-not-found]
+
+        return np.dtype(ml_dtypes.bfloat16)
     if t == i1:
         return np.dtype(np.bool_)
     return np.dtype(np.int32)
@@ -109,6 +126,8 @@ class ImportedModel:
     outputs: list[GraphValue]
     folded: int = 0
     """How many nodes were computed at import time."""
+    report: list[str] = field(default_factory=list)
+    """What the import recognised and left as written (`onnx_patterns.report`)."""
 
 
 Value = SSAValue | np.ndarray
@@ -145,6 +164,8 @@ class Importer:
     names: set[str] = field(default_factory=set)
     node: object = None  # the node being converted, for messages
     folded: int = 0
+    origins: dict[Operation, str] = field(default_factory=dict)
+    """The label of the ONNX node each op was converted from."""
 
     # --- messages -------------------------------------------------------------------------
 
@@ -161,6 +182,9 @@ class Importer:
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
+        if self.node is not None:
+            node = self.node
+            self.origins[op] = node.name or node.output[0]  # type: ignore[attr-defined]
         return op.results[0]
 
     def unique(self, name: str) -> str:
@@ -207,7 +231,9 @@ class Importer:
                 big = value.max() if value.max() > 2**31 - 1 else value.min()
                 raise self.error(f"integer constant {big} does not fit in 32 bits")
             return np.array(value, np.int32, order="C")
-        if value.dtype.kind == "f":
+        if value.dtype == np.float16 or value.dtype.name == "bfloat16":
+            return np.array(value, order="C")
+        if value.dtype.kind == "f":  # float32, and float64 constants computed in float32
             return np.array(value, np.float32, order="C")
         raise self.error(f"constant of dtype {value.dtype} is not supported")
 
@@ -337,7 +363,7 @@ def import_model(
                                   f"graph input (inputs: {listed})")
     importer = Importer(model, filename, shapes or {}, opset, inline_elements)
     imported = importer.run()
-    canonicalize(imported.module, imported.params)
+    imported.report = canonicalize(imported.module, imported.params, importer.origins)
     return imported
 
 

@@ -28,6 +28,7 @@ from fusec.frontends.onnx_import import (
     OnnxImportError,
     Value,
     element_of,
+    numpy_of_ir,
     shape_of,
 )
 
@@ -248,6 +249,9 @@ def convert_identity(imp: Importer, node: object, args: list[Value | None]) -> l
 def convert_dropout(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
     if len(node.output) > 1 and node.output[1]:  # type: ignore[attr-defined]
         raise imp.error("the mask output of Dropout is not supported")
+    training = args[2] if len(args) > 2 else None
+    if training is not None and (not isinstance(training, np.ndarray) or bool(training)):
+        raise imp.error("Dropout in training mode is not supported (it is random)")
     return [args[0]]  # type: ignore[list-item]
 
 
@@ -269,7 +273,7 @@ def convert_pow(imp: Importer, node: object, args: list[Value | None]) -> list[V
             return [imp.emit(nn.SqrtOp(x))]
         if e == 1.0 and shape == shape_of(x):
             return [x]
-        exponent = exponent.astype(np.float32)
+        exponent = exponent.astype(numpy_of_ir(element_of(x)))
     return binary(nn.PowOp)(imp, node, [x, exponent])
 
 
@@ -403,7 +407,7 @@ def convert_flatten(imp: Importer, node: object, args: list[Value | None]) -> li
     x = imp.tensor(args[0])  # type: ignore[arg-type]
     shape = shape_of(x)
     axis = int(attribute(node, "axis", 1))  # type: ignore[arg-type]
-    axis = axis % (len(shape) + 1) if axis < 0 else axis
+    axis = axis + len(shape) if axis < 0 else axis
     return [reshape(imp, x, (math.prod(shape[:axis]), math.prod(shape[axis:])))]
 
 
@@ -460,13 +464,54 @@ def convert_slice(imp: Importer, node: object, args: list[Value | None]) -> list
     steps = ints_of(imp, args[4], "steps") if len(args) > 4 and args[4] is not None else [1] * len(
         starts)
     for start, end, axis, step in zip(starts, ends, axes, steps, strict=True):
-        if step != 1:
-            raise imp.error(f"slice step {step} is not supported (only 1)")
+        if step == 0:
+            raise imp.error("slice step 0")
         axis = norm_axis(imp, axis, len(shape))
         dim = shape[axis]
         begin, stop, _ = slice(start, end).indices(dim)
-        x = narrow(imp, x, axis, begin, max(stop - begin, 0))
+        if step == 1:
+            x = narrow(imp, x, axis, begin, max(stop - begin, 0))
+            continue
+        picked = range(*slice(start, end, step).indices(dim))  # numpy's (and ONNX's) clamping
+        if not picked:
+            raise imp.error(f"empty slice of axis {axis} of {list(shape_of(x))}")
+        x = take(imp, x, axis, list(picked))
     return [x]
+
+
+def take(imp: Importer, x: SSAValue, axis: int, indices: Sequence[int]) -> SSAValue:
+    """``x`` at constant ``indices`` along ``axis``: one ``nn.gather``."""
+    shape = list(shape_of(x))
+    shape[axis] = len(indices)
+    table = imp.tensor(np.array(indices, np.int64))
+    return imp.emit(nn.GatherOp(x, table, axis, tensor_type(element_of(x), shape)))
+
+
+def convert_tile(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """Tile as a concat of copies along each repeated axis."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    repeats = ints_of(imp, args[1], "repeats")
+    if len(repeats) != len(shape_of(x)) or any(r < 1 for r in repeats):
+        raise imp.error(f"repeats {repeats} do not fit rank {len(shape_of(x))} (each >= 1)")
+    for axis, count in enumerate(repeats):
+        if count > 1:
+            shape = list(shape_of(x))
+            shape[axis] *= count
+            x = imp.emit(nn.ConcatOp([x] * count, axis, tensor_type(element_of(x), shape)))
+    return [x]
+
+
+def convert_trilu(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """Trilu as ``where(triangle, x, 0)`` with the triangle a constant."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise imp.error("the input must have at least 2 dimensions")
+    k = ints_of(imp, args[1], "k")[0] if len(args) > 1 and args[1] is not None else 0
+    rows, cols = np.arange(shape[-2])[:, None], np.arange(shape[-1])[None, :]
+    keep = (cols - rows >= k) if attribute(node, "upper", 1) else (cols - rows <= k)
+    zero = splat(imp, False if element_of(x) == i1 else 0, element_of(x))
+    return [where(imp, imp.tensor(keep), x, zero, shape)]
 
 
 def convert_split(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
@@ -566,6 +611,34 @@ def convert_gather_nd(imp: Importer, node: object, args: list[Value | None]) -> 
     return [reshape(imp, gathered, [*idx_shape[:-1], *rest])]
 
 
+def convert_gather_elements(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """GatherElements as one ``nn.gather`` on the flattened data: each index becomes a linear
+    index, ``wrap(index) * stride[axis]`` plus the (constant) offset of its other coordinates."""
+    x = imp.tensor(args[0], node.input[0])  # type: ignore[arg-type, attr-defined]
+    idx = imp.tensor(args[1])  # type: ignore[arg-type]
+    shape, idx_shape = shape_of(x), shape_of(idx)
+    if str(element_of(idx)) != "i32":
+        raise imp.error("indices must be integers")
+    if len(idx_shape) != len(shape) or any(i > d for i, d in zip(idx_shape, shape, strict=True)
+                                           if i != 1 or d != 1):
+        raise imp.error(f"indices of shape {list(idx_shape)} do not fit data of shape "
+                        f"{list(shape)}")
+    axis = norm_axis(imp, int(attribute(node, "axis", 0)), len(shape))  # type: ignore[arg-type]
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    grids = np.indices(idx_shape)
+    offset = sum(grids[i] * strides[i] for i in range(len(shape)) if i != axis)
+    i32 = element_of(idx)
+    t = tensor_type(i32, idx_shape)
+    negative = imp.emit(nn.CmpOp(idx, splat(imp, 0, i32), "lt", tensor_type(i1, idx_shape)))
+    wrapped = where(imp, negative, imp.emit(nn.AddOp(idx, splat(imp, shape[axis], i32), t)), idx)
+    linear = wrapped if strides[axis] == 1 else imp.emit(
+        nn.MulOp(wrapped, splat(imp, strides[axis], i32), t))
+    if np.any(offset):
+        linear = imp.emit(nn.AddOp(linear, imp.tensor(np.asarray(offset, np.int64)), t))
+    flat = reshape(imp, x, [math.prod(shape)])
+    return [imp.emit(nn.GatherOp(flat, linear, 0, tensor_type(element_of(x), idx_shape)))]
+
+
 def dynamic_linear_index(imp: Importer, idx: SSAValue, dims: Sequence[int],
                          strides: Sequence[int], lead: list[int]) -> SSAValue:
     """sum_k wrap(idx[..., k]) * strides[k], with a negative index counting from the end."""
@@ -586,6 +659,35 @@ def dynamic_linear_index(imp: Importer, idx: SSAValue, dims: Sequence[int],
         total = column if total is None else imp.emit(nn.AddOp(total, column, t))
     assert total is not None
     return reshape(imp, total, lead)
+
+
+def convert_cumsum(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """CumSum along ``axis`` as a masked sum: the axis moved last, broadcast to
+    ``[..., n (outputs), n (inputs)]``, the inputs after each output (before, when ``reverse``;
+    itself too, when ``exclusive``) replaced by zero, summed over the inputs."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    axis = norm_axis(imp, ints_of(imp, args[1], "axis")[0], len(shape))
+    n = shape[axis]
+    elem = element_of(x)
+    order = [*(i for i in range(len(shape)) if i != axis), axis]
+    last = x if axis == len(shape) - 1 else imp.emit(nn.TransposeOp(
+        x, order, tensor_type(elem, [shape[i] for i in order])))
+    moved = shape_of(last)
+    outputs, inputs = np.arange(n)[:, None], np.arange(n)[None, :]
+    exclusive, reverse = attribute(node, "exclusive", 0), attribute(node, "reverse", 0)
+    keep = (inputs >= outputs) if reverse else (inputs <= outputs)
+    if exclusive:
+        keep &= inputs != outputs
+    rows = reshape(imp, last, [*moved[:-1], 1, n])
+    square = [*moved[:-1], n, n]
+    masked = where(imp, imp.tensor(keep), rows, splat(imp, 0, elem), square)
+    summed = imp.emit(nn.REDUCE_OPS["sum"](masked, [len(square) - 1],
+                                           tensor_type(elem, moved), False))
+    if axis == len(shape) - 1:
+        return [summed]
+    back = [order.index(i) for i in range(len(shape))]
+    return [imp.emit(nn.TransposeOp(summed, back, tensor_type(elem, shape)))]
 
 
 # --- normalisation, softmax, reductions ----------------------------------------------------------
@@ -620,6 +722,25 @@ def convert_layer_norm(imp: Importer, node: object, args: list[Value | None]) ->
                 raise imp.error(f"{name} must be a vector of {width}")
         vectors.append(v)
     return [imp.emit(nn.LayerNormOp(x, vectors[0], vectors[1], -1, eps))]
+
+
+def convert_rms_norm(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """RMSNormalization (opset 23) over the last axis: ``nn.rms_norm``."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    axis = norm_axis(imp, int(attribute(node, "axis", -1)), len(shape))  # type: ignore[arg-type]
+    if axis != len(shape) - 1:
+        raise imp.error(f"normalising over axes {axis}.. of rank {len(shape)} is not supported "
+                        "(only the last axis)")
+    eps = float(attribute(node, "epsilon", 1e-5))  # type: ignore[arg-type]
+    scale = imp.tensor(args[1])  # type: ignore[arg-type]
+    width = shape[-1]
+    if shape_of(scale) != (width,):
+        if math.prod(shape_of(scale)) not in (1, width):
+            raise imp.error(f"scale must be a vector of {width}")
+        scale = reshape(imp, expand(imp, scale, (width,)) if math.prod(shape_of(scale)) == 1
+                        else scale, (width,))
+    return [imp.emit(nn.RmsNormOp(x, scale, -1, eps))]
 
 
 def reduction(kind: str, axes_input: int) -> Converter:
@@ -702,6 +823,11 @@ ONNX_OPS: dict[str, Converter] = {
     "Expand": convert_expand,
     "Gather": convert_gather,
     "GatherND": convert_gather_nd,
+    "GatherElements": convert_gather_elements,
+    "CumSum": convert_cumsum,
+    "Tile": convert_tile,
+    "Trilu": convert_trilu,
+    "RMSNormalization": convert_rms_norm,
     "Softmax": convert_softmax,
     "LayerNormalization": convert_layer_norm,
     "ReduceSum": reduction("sum", 13),

@@ -29,25 +29,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, TensorType, f32
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
+    PatternRewriterListener,
     PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from fusec.dialects import nn
-from fusec.dialects.common import shape_of
+from fusec.dialects.common import element_of, shape_of
+from fusec.frontends.onnx_heads import packed_operand
 from fusec.frontends.onnx_mask import constant_array, key_mask_layout
 
 TOLERANCE = 1e-5
+HALF_TYPES = (Float16Type(), BFloat16Type())
 
 
 def splat_of(value: SSAValue) -> float | None:
@@ -261,33 +264,6 @@ def perm_of(op: Operation) -> list[int]:
     return list(op.perm.get_values())  # type: ignore[attr-defined]
 
 
-def heads_source(value: SSAValue, perm: list[int]) -> tuple[SSAValue, int, int] | None:
-    """``x`` (``[B, S, H*D]``) when ``value`` is ``transpose(reshape(x, [B, S, H, D]), perm)``,
-    with ``H`` and ``D``."""
-    transpose = single(value, nn.TransposeOp)
-    if transpose is None:
-        return None
-    inner = transpose.operands[0]
-    if perm_of(transpose) == [0, 1, 3, 2] and perm == [0, 2, 3, 1]:  # k: two transposes
-        first = single(inner, nn.TransposeOp)
-        if first is None or perm_of(first) != [0, 2, 1, 3]:
-            return None
-        transpose, inner = first, first.operands[0]
-    elif perm_of(transpose) != perm:
-        return None
-    reshape = single(inner, nn.ReshapeOp)
-    if reshape is None:
-        return None
-    x = reshape.operands[0]
-    split = shape_of(reshape.results[0])
-    if len(split) != 4 or len(shape_of(x)) != 3:
-        return None
-    b, s, h, d = split
-    if shape_of(x) != (b, s, h * d):
-        return None
-    return x, h, d
-
-
 def defined_by(value: SSAValue, cls: type[Operation]) -> Operation | None:
     """The op of type ``cls`` defining ``value``, however many uses it has."""
     if isinstance(value, OpResult) and isinstance(value.op, cls):
@@ -352,29 +328,65 @@ def is_lower_triangular(value: SSAValue, size: int, params: Mapping[str, np.ndar
     return bool((data.reshape(size, size).astype(bool) == np.tri(size, dtype=bool)).all())
 
 
-def packed_heads(value: SSAValue, perm: list[int]) -> tuple[SSAValue, int, int,
-                                                             list[Operation]] | None:
-    """``value`` (heads-first: ``[B, H, S, D]``, or ``[B, H, D, S]`` for k) as
-    ``[B, S, H*D]``: the ``x`` it was split from when it was (`heads_source`), else new ops
-    that pack it back, e.g. after a rotary embedding applied in the heads-first layout.
-    Returns the packed value, ``H``, ``D`` and the new ops (empty when none are needed)."""
-    found = heads_source(value, perm)
-    if found is not None:
-        return (*found, [])
-    shape = shape_of(value)
-    if len(shape) != 4:
-        return None
-    to_tokens = [0, 2, 1, 3] if perm == [0, 2, 1, 3] else [0, 3, 1, 2]
-    source = value
-    inner = single(value, nn.TransposeOp)
-    if perm != [0, 2, 1, 3] and inner is not None and perm_of(inner) == [0, 1, 3, 2]:
-        source, to_tokens = inner.operands[0], [0, 2, 1, 3]  # k^T of a heads-first k
-    b, h, s, d = shape_of(source) if to_tokens == [0, 2, 1, 3] else (
-        shape[0], shape[1], shape[3], shape[2])
-    elem = value.type.element_type  # type: ignore[attr-defined]
-    transpose = nn.TransposeOp(source, to_tokens, TensorType(elem, [b, s, h, d]))
-    reshape = nn.ReshapeOp(transpose.result, TensorType(elem, [b, s, h * d]))
-    return reshape.result, h, d, [transpose, reshape]
+def nan_guarded(value: SSAValue) -> SSAValue:
+    """``p`` when ``value`` is ``where(isnan(p), 0, p)`` (the exporters' guard for a query
+    whose every key is masked, which ``nn.attention`` gives zeros too), else ``value``."""
+    where = single(value, nn.WhereOp)
+    if where is None or splat_of(where.operands[1]) != 0.0:
+        return value
+    p = where.operands[2]
+    cmp = defined_by(where.operands[0], nn.CmpOp)
+    if (cmp is None or cmp.predicate.data != "ne"  # type: ignore[attr-defined]
+            or cmp.operands[0] is not p or cmp.operands[1] is not p):
+        return value
+    if not all(use.operation in (cmp, where) for use in p.uses):
+        return value
+    return p
+
+
+def uncast(value: SSAValue) -> SSAValue:
+    """``x`` when ``value`` is ``x`` (f16 or bf16) widened to f32 by a cast read by nothing
+    else (an exporter computing the softmax of a half-precision model in f32)."""
+    cast = single(value, nn.CastOp)
+    if cast is not None and element_of(cast.operands[0]) in HALF_TYPES and \
+            element_of(value) == f32:
+        return cast.operands[0]
+    return value
+
+
+class RoundTripCast(RewritePattern):
+    """``cast(cast(x))`` back to ``x``'s type through a wider float type -> ``x``."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.CastOp):
+            return
+        inner = defined_by(op.operands[0], nn.CastOp)
+        if inner is None or inner.operands[0].type != op.result.type:
+            return
+        if element_of(op.result) in HALF_TYPES and element_of(inner.results[0]) == f32:
+            rewriter.replace_op(op, [], [inner.operands[0]])
+
+
+def unscaled(value: SSAValue) -> tuple[SSAValue, float]:
+    """``x`` and ``c`` when ``value`` is ``x`` times or divided by positive splat constants
+    (``c`` their product), each step read by nothing else."""
+    scale = 1.0
+    while True:
+        div = single(value, nn.DivOp)
+        mul = single(value, nn.MulOp)
+        if div is not None and (splat_of(div.operands[1]) or 0.0) > 0 and \
+                shape_of(div.operands[0]) == shape_of(value):
+            scale, value = scale / splat_of(div.operands[1]), div.operands[0]  # type: ignore
+            continue
+        if mul is not None:
+            for x, c in commuted(mul):
+                if (splat_of(c) or 0.0) > 0 and shape_of(x) == shape_of(value):
+                    scale, value = scale * splat_of(c), x  # type: ignore[operator]
+                    break
+            else:
+                return value, scale
+            continue
+        return value, scale
 
 
 @dataclass
@@ -384,90 +396,176 @@ class ExportedAttention(RewritePattern):
     params: Mapping[str, np.ndarray]
     """The weights of the module's arguments, where a causal mask may be."""
 
+    origins: dict[Operation, str] = field(default_factory=dict)
+    """The ONNX node of each op (an attention is named after its softmax's)."""
+
+    missed: dict[Operation, str] = field(default_factory=dict)
+    """Why each softmax that ends an attention-like subgraph was not rewritten."""
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, nn.ReshapeOp):
+        softmax = self.candidate(op)
+        if softmax is None:
             return
+        reason = self.rewrite(op, softmax, rewriter)
+        if reason is not None:
+            self.missed[softmax] = reason
+
+    def candidate(self, op: Operation) -> nn.SoftmaxOp | None:
+        """The softmax of ``reshape(transpose(softmax(...) @ v))``, else None."""
+        if not isinstance(op, nn.ReshapeOp):
+            return None
         out = single(op.input, nn.TransposeOp)
         if out is None or perm_of(out) != [0, 2, 1, 3]:
-            return
+            return None
         context = single(out.operands[0], nn.MatmulOp)
         if context is None:
-            return
-        softmax = single(context.operands[0], nn.SoftmaxOp)
-        if softmax is None or softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
-            return
-        v_src = packed_heads(context.operands[1], [0, 2, 1, 3])
-        if v_src is None:
-            return
-        v, heads, dim, new_ops = v_src
+            return None
+        probabilities = nan_guarded(context.operands[0])
+        softmax = single(probabilities, nn.SoftmaxOp) if probabilities is context.operands[0] \
+            else defined_by(probabilities, nn.SoftmaxOp)
+        return softmax  # type: ignore[return-value]
+
+    def rewrite(self, op: Operation, softmax: nn.SoftmaxOp,
+                rewriter: PatternRewriter) -> str | None:
+        """Rewrites the attention ending at ``op``; else why not."""
+        context = op.operands[0].op.operands[0].op  # type: ignore[attr-defined]
+        if softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
+            return "the softmax is not over the keys (the last axis)"
         scores = softmax.operands[0]
-        batch = shape_of(scores)[0]
-        keys = shape_of(scores)[3]
+        batch, heads, _, keys = shape_of(scores)
         mask: SSAValue | None = None
         causal = False
         add = single(scores, nn.AddOp)
         if add is not None:
             found = None
-            for s, m in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+            for s, m in commuted(add):
                 if shape_of(s) == shape_of(scores):
                     found = additive_mask(m, batch, keys, self.params)
                     if found is not None:
                         scores = s
                         break
             if found is None:
-                return
+                return ("the mask added to the scores is not a key mask and/or the causal "
+                        "triangle (checked on its values; a sliding window is not expressible)")
             mask, causal = found
         where = single(scores, nn.WhereOp)
         if where is not None:
             big = splat_of(where.operands[2])
             if big is None or big > BIG_NEGATIVE or not is_lower_triangular(
                     where.operands[0], keys, self.params) or shape_of(scores)[2] != keys:
-                return
+                return "the Where on the scores is not the causal triangle"
             causal, scores = True, where.operands[1]
-        scale = 1.0
-        div = single(scores, nn.DivOp)
-        mul = single(scores, nn.MulOp)
-        if div is not None and splat_of(div.operands[1]) not in (None, 0.0):
-            scale, scores = 1.0 / splat_of(div.operands[1]), div.operands[0]  # type: ignore
-        elif mul is not None:
-            for s, c in ((mul.operands[0], mul.operands[1]), (mul.operands[1], mul.operands[0])):
-                if splat_of(c) is not None and splat_of(c) > 0:  # type: ignore[operator]
-                    scale, scores = splat_of(c), s  # type: ignore[assignment]
-                    break
+        scores, scale = unscaled(uncast(scores))
         product = single(scores, nn.MatmulOp)
-        if product is None or scale <= 0:
-            return
-        q_src = packed_heads(product.operands[0], [0, 2, 1, 3])
-        k_src = packed_heads(product.operands[1], [0, 2, 3, 1])
-        if q_src is None or k_src is None:
-            return
-        q, k = q_src[0], k_src[0]
-        if (q_src[1], q_src[2]) != (heads, dim) or (k_src[1], k_src[2]) != (heads, dim):
-            return
+        if product is None:
+            return "the scores are not a MatMul of q and kT (times constants)"
+        q4, q_scale = unscaled(product.operands[0])
+        k4, k_scale = unscaled(product.operands[1])
+        v4 = uncast(context.operands[1])
+        scale *= q_scale * k_scale
+        if not q4.type.element_type == k4.type.element_type == v4.type.element_type:  # type: ignore
+            return "q, k and v differ in element type"
+        q_shape, k_shape, v_shape = shape_of(q4), shape_of(k4), shape_of(v4)
+        if len(q_shape) != 4 or len(k_shape) != 4 or len(v_shape) != 4:
+            return "q, k and v are not [B, H, S, D] (e.g. heads merged with the batch)"
+        dim = q_shape[3]
+        if (k_shape != (batch, heads, dim, keys) or v_shape != (batch, heads, keys, dim)
+                or q_shape[:2] != (batch, heads)):
+            return "q, k and v do not have the heads and sizes of the scores"
+        q, k, v = (packed_operand(q4, False), packed_operand(k4, True),
+                   packed_operand(v4, False))
         out_shape = shape_of(op.result)
-        if shape_of(k) != shape_of(v) or out_shape[-1:] != shape_of(q)[-1:] or \
-                math.prod(out_shape) != math.prod(shape_of(q)):
-            return
+        if out_shape[-1:] != (heads * dim,) or math.prod(out_shape) != math.prod(q_shape):
+            return "the context is not merged back into [B, S, H*D]"
         default = 1.0 / math.sqrt(dim)
         attention = nn.AttentionOp(
-            q, k, v, heads, dim, mask=mask,
+            q.value, k.value, v.value, heads, dim, mask=mask,
             scale=None if math.isclose(scale, default, rel_tol=1e-6) else scale,
             causal=causal,
         )
-        ops: list[Operation] = [*q_src[3], *k_src[3], *new_ops, attention]
-        if out_shape != shape_of(q):  # the context merged with the batch: [B*S, H*D]
-            ops.append(nn.ReshapeOp(attention.result, op.result.type))
+        if softmax in self.origins:
+            self.origins[attention] = self.origins[softmax]
+        ops: list[Operation] = [*q.ops, *k.ops, *v.ops, attention]
+        result_type = op.result.type
+        if element_of(attention.result) != element_of(op.result):  # softmax computed wider
+            ops.append(nn.CastOp(attention.result, TensorType(element_of(op.result),
+                                                              shape_of(attention.result))))
+        if out_shape != shape_of(ops[-1].results[0]):  # the context merged with the batch
+            ops.append(nn.ReshapeOp(ops[-1].results[0], result_type))
         rewriter.replace(op, ops, [ops[-1].results[0]])
+        return None
 
 
-def canonicalize(module: ModuleOp, params: dict[str, np.ndarray]) -> None:
+RECOGNISED = {"nn.attention": "attention", "nn.gelu": "GELU", "nn.silu": "SiLU",
+              "nn.rms_norm": "RMSNorm", "nn.layer_norm": "LayerNorm"}
+"""The canonical ops the report lists as recognised (or imported from an ONNX op of that
+name)."""
+
+LEFT_AS_WRITTEN = {
+    "nn.softmax": "not part of a recognised attention (its result is not multiplied by v and "
+                  "merged back into [B, S, H*D])",
+    "nn.erf": "not part of a recognised GELU",
+    "nn.tanh": "not part of a recognised tanh GELU",
+    "nn.sigmoid": "not part of a recognised SiLU",
+    "nn.reduce_mean": "not part of a recognised RMSNorm (a mean of squares over the last axis)",
+}
+"""Ops whose presence after import means a decomposition was not recognised, and why."""
+
+
+def repeats_heads(value: SSAValue) -> bool:
+    """``value`` is packed (a reshape or transpose or two) from a gather (`onnx_heads`)."""
+    for _ in range(3):
+        if not isinstance(value, OpResult):
+            return False
+        if isinstance(value.op, nn.GatherOp):
+            return True
+        if not isinstance(value.op, (nn.ReshapeOp, nn.TransposeOp)):
+            return False
+        value = value.op.operands[0]
+    return False
+
+
+def describe(op: Operation) -> str:
+    if isinstance(op, nn.AttentionOp):
+        parts = [f"{op.num_heads.value.data} heads of {op.head_dim.value.data}"]
+        if op.mask is not None:
+            parts.append("key mask")
+        if op.causal.value.data:
+            parts.append("causal")
+        if repeats_heads(op.k):
+            parts.append("key/value heads repeated (grouped-query)")
+        return ", ".join(parts)
+    if isinstance(op, nn.GeluOp):
+        return str(op.approximate.data)  # type: ignore[attr-defined]
+    return ""
+
+
+def canonicalize(module: ModuleOp, params: dict[str, np.ndarray],
+                 origins: dict[Operation, str] | None = None) -> list[str]:
     """Applies the patterns above to ``module`` in place, then removes what they left dead:
-    ops, and weight arguments nothing reads any more (from ``params`` too)."""
-    PatternRewriteWalker(
+    ops, and weight arguments nothing reads any more (from ``params`` too). Returns the report:
+    one line per canonical op (``recognised``, with the ONNX node it came from, ``origins``)
+    and per op left as written that a recognised form would have absorbed, with why."""
+    origins = origins if origins is not None else {}
+    attention = ExportedAttention(params, origins)
+
+    def replaced(old: Operation, new_results: object) -> None:
+        for value in new_results:  # type: ignore[attr-defined]
+            if isinstance(value, OpResult) and value.op not in origins and old in origins:
+                origins[value.op] = origins[old]
+                for operand in value.op.operands:  # the ops made with it (packing, casts)
+                    if isinstance(operand, OpResult) and operand.op not in origins:
+                        origins[operand.op] = origins[old]
+
+    listener = PatternRewriterListener()
+    listener.operation_replacement_handler.append(replaced)
+    walker = PatternRewriteWalker(
         GreedyRewritePatternApplier([ErfGelu(), TanhGelu(), Silu(), DecomposedRmsNorm(),
-                                     ExportedAttention(params)]),
+                                     attention, RoundTripCast()]),
         apply_recursively=True,
-    ).rewrite_module(module)
+    )
+    walker.listener = listener
+    walker.rewrite_module(module)
     for fn in module.ops:
         if not isinstance(fn, func.FuncOp):
             continue
@@ -479,3 +577,29 @@ def canonicalize(module: ModuleOp, params: dict[str, np.ndarray]) -> None:
                 block.erase_arg(arg)
         outputs = fn.function_type.outputs.data
         fn.function_type = func.FunctionType.from_lists([a.type for a in block.args], outputs)
+    return report(module, origins, attention.missed)
+
+
+def report(module: ModuleOp, origins: Mapping[Operation, str],
+           missed: Mapping[Operation, str]) -> list[str]:
+    lines: list[str] = []
+    counts: dict[str, int] = {}
+    left = 0
+    for fn in module.ops:
+        if not isinstance(fn, func.FuncOp):
+            continue
+        for op in fn.body.block.ops:
+            node = origins.get(op, "?")
+            if op.name in RECOGNISED:
+                kind = RECOGNISED[op.name]
+                counts[kind] = counts.get(kind, 0) + 1
+                detail = describe(op)
+                lines.append(f"recognised: {kind} at node '{node}'"
+                             + (f" ({detail})" if detail else ""))
+            elif op.name in LEFT_AS_WRITTEN:
+                left += 1
+                why = missed.get(op, LEFT_AS_WRITTEN[op.name])
+                lines.append(f"left as written: {op.name[3:]} at node '{node}': {why}")
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing"
+    lines.append(f"summary: recognised {summary}; {left} left as written")
+    return lines

@@ -54,6 +54,10 @@ Param = int | float | bool | str
 
 # Buffer element type -> its OpenCL spelling in a template (a mask's, a gather's data).
 MASK_DTYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "uchar"}
+GATHER_DTYPES: dict[Attribute, str] = {**MASK_DTYPES, Float16Type(): "ushort",
+                                       BFloat16Type(): "ushort"}
+"""The OpenCL type a gather copies its elements as: half-precision elements as their 16 bits
+(a copy needs no half arithmetic, so no cl_khr_fp16)."""
 
 
 def params(**values: Param) -> dict[str, Attribute]:
@@ -568,7 +572,7 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     lo.template(
         "gather",
         params(outer=math.prod(shape[:axis]), dim=shape[axis], count=count,
-               inner=math.prod(shape[axis + 1 :]), dtype=STORAGE_DTYPES[elem]),
+               inner=math.prod(shape[axis + 1 :]), dtype=GATHER_DTYPES[elem]),
         [lo.buffer(op.data), lo.buffer(op.indices)],
         [out],
     )
@@ -576,12 +580,6 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 
 # --- KV cache and greedy choice --------------------------------------------------------------
-
-
-STORAGE_DTYPES: dict[Attribute, str] = {**MASK_DTYPES, Float16Type(): "ushort",
-                                        BFloat16Type(): "ushort"}
-"""Element type -> the OpenCL type a kernel that only moves elements holds it in (16-bit
-floats as their bits: no cl_khr_fp16 needed)."""
 
 
 def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
@@ -601,7 +599,7 @@ def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     lo.template(
         "cache_update",
         params(outer=math.prod(shape[:axis]), length=shape[axis], rows=rows,
-               inner=math.prod(shape[axis + 1:]), dtype=STORAGE_DTYPES[elem],
+               inner=math.prod(shape[axis + 1:]), dtype=GATHER_DTYPES[elem],
                copy=not in_place),
         [lo.buffer(op.update), lo.buffer(op.pos), *([] if in_place else [lo.buffer(op.cache)])],
         [out],

@@ -4,7 +4,8 @@ An imported model (ONNX) names its inputs and outputs otherwise than the IR func
 arguments and results, and has int64 tensors that the IR computes as i32. `ModelExecutable`
 wraps the compiled (or loaded) executable so that a call takes the model's names and dtypes:
 an int64 input is checked to fit in 32 bits and passed as int32, and each output comes back
-in the model's dtype.
+in the model's dtype. Torch tensors and device arrays are taken and given back as
+`Executable` does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,18 @@ from typing import Any, Protocol
 import numpy as np
 
 from fusec.errors import InputError
+
+from .device_array import DeviceArray
+from .interop import is_tensor, tensor_to_array, to_tensors
+
+
+def is_device_array(value: object) -> bool:
+    """A `DeviceArray` or a ``pyopencl.array.Array``."""
+    if isinstance(value, DeviceArray):
+        return True
+    import pyopencl.array as cl_array
+
+    return isinstance(value, cl_array.Array)
 
 
 class ModelValue(Protocol):
@@ -54,8 +67,7 @@ class ModelExecutable:
     def output_names(self) -> list[str]:
         return [v.onnx_name for v in self.outputs]
 
-    def arguments(self, args: Sequence[np.ndarray],
-                  kwargs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def arguments(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         names = self.input_names
         if len(args) > len(names):
             raise InputError(f"the model takes {len(names)} inputs ({', '.join(names)}), got "
@@ -71,9 +83,15 @@ class ModelExecutable:
         if missing:
             raise InputError("the model is missing input" + ("s " if len(missing) > 1 else " ")
                              + ", ".join(f"'{n}'" for n in missing))
-        converted: dict[str, np.ndarray] = {}
+        converted: dict[str, Any] = {}
         for info in self.inputs:
-            array = np.asarray(given[info.onnx_name])
+            value = given[info.onnx_name]
+            if is_device_array(value):  # taken as it is: in the IR's dtype (int32 for int64)
+                converted[info.arg_name] = value
+                continue
+            if is_tensor(value):
+                value = tensor_to_array(value, f"input '{info.onnx_name}'")
+            array = np.asarray(value)
             if array.dtype != info.dtype:
                 raise InputError(f"input '{info.onnx_name}' must be {info.dtype}, got "
                                  f"{array.dtype}")
@@ -85,14 +103,21 @@ class ModelExecutable:
             converted[info.arg_name] = array
         return converted
 
-    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
-        """The outputs in the model's output order, in the model's dtypes."""
+    def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
+        """The outputs in the model's output order, in the model's dtypes: numpy arrays for
+        numpy inputs, tensors (on the first input tensor's device) when an input is a torch
+        tensor, device arrays, left on the device in the IR's dtypes, when an input is a device
+        array (`Executable`'s rules)."""
         results = self.exe(**self.arguments(args, kwargs))
-        return [
+        if any(is_device_array(r) for r in results):
+            return list(results)
+        arrays = [
             r.astype(info.dtype) if r.dtype != info.dtype else r
             for r, info in zip(results, self.outputs, strict=True)
         ]
+        tensor = next((v for v in (*args, *kwargs.values()) if is_tensor(v)), None)
+        return arrays if tensor is None else to_tensors(arrays, tensor)
 
-    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def run(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
         """``{output name: array}`` for ``{input name: array}`` (ONNX Runtime's habit)."""
         return dict(zip(self.output_names, self(**feeds), strict=True))

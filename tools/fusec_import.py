@@ -118,7 +118,7 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
 
 
 def run(model_path: str, output: str | None, shapes: dict[str, list[int]],
-        inline_weights: bool, dot: str | None = None) -> None:
+        inline_weights: bool, dot: str | None = None, report: bool = False) -> None:
     from fusec.compiler.onnx_driver import import_onnx
     from fusec.frontends import onnx_import
 
@@ -145,6 +145,9 @@ def run(model_path: str, output: str | None, shapes: dict[str, list[int]],
         progress.step(f"writing {', '.join(path for path, _ in files)}")
     write_atomically(files)
     progress.pause()
+    if report:
+        for line in imported.report:
+            click.echo(f"{model_path}: {line}", err=True)
     if output is None:
         sys.stdout.write(text)
 
@@ -155,6 +158,7 @@ Examples:
   fusec-import bert.onnx --shape input_ids=1x128 -o bert.mlir
   fusec-import tiny.onnx --inline-weights
   fusec-import model.onnx -o model.mlir --dot model.dot   # and: dot -Tsvg model.dot
+  fusec-import model.onnx -o model.mlir --report   # what was recognised, what was not
 
 \b
 Exit codes: 0 success, 1 bad input (unreadable or corrupt model, unsupported
@@ -172,12 +176,15 @@ op or opset, missing external data), 2 bad command line, 70 internal error.
               help="Write every weight inline in the IR (small models, tests).")
 @click.option("--dot", metavar="FILE.dot",
               help="Also write the imported graph as Graphviz DOT (see fusec-opt -t dot).")
+@click.option("--report", is_flag=True,
+              help="Print on stderr what was recognised (attention, norms, GELUs) and what was "
+                   "left as written, with the ONNX node and why.")
 @click.option("--progress", "force_progress", is_flag=True,
               help="Report each step on stderr (shown anyway on a terminal after about a "
                    "second).")
 @click.version_option(__version__, prog_name="fusec-import")
 def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
-        inline_weights: bool, dot: str | None, force_progress: bool) -> None:
+        inline_weights: bool, dot: str | None, report: bool, force_progress: bool) -> None:
     """Import the ONNX model MODEL.onnx as fusec nn IR."""
     shapes = parse_shapes(shape_specs)
     if output is not None:
@@ -189,7 +196,7 @@ def cli(model: str, output: str | None, shape_specs: tuple[str, ...],
                             ("--dot", dot)])
     try:
         with progress.reporting(Progress.for_stream(sys.stderr, "fusec-import", force_progress)):
-            run(model, output, shapes, inline_weights, dot)
+            run(model, output, shapes, inline_weights, dot, report)
     except FusecError as e:
         message = str(e)
         click.echo(message if ": error:" in message else f"fusec-import: {message}", err=True)

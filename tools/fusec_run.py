@@ -112,6 +112,29 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
     return arrays
 
 
+def narrowed_integers(arrays: dict[str, np.ndarray], fn: object,
+                      path: str) -> dict[str, np.ndarray]:
+    """int64 arrays for i32 arguments as int32 (the ``.npz`` ONNX Runtime takes for a model
+    whose imported IR computes its token ids in i32), each checked to fit."""
+    from xdsl.dialects.builtin import i32
+
+    from fusec.codegen.program import argument_name
+
+    types = {argument_name(a, i): a.type
+             for i, a in enumerate(fn.args)}  # type: ignore[attr-defined]
+    result = dict(arrays)
+    for name, array in arrays.items():
+        t = types.get(name)
+        if array.dtype != np.int64 or getattr(t, "element_type", None) != i32:
+            continue
+        if array.size and (array.max() > 2**31 - 1 or array.min() < -(2**31)):
+            bad = array.max() if array.max() > 2**31 - 1 else array.min()
+            raise ToolError(f"{path}: error: input '{name}' holds {bad}, outside the 32-bit "
+                            "range of its i32 argument", EXIT_INPUT)
+        result[name] = array.astype(np.int32)
+    return result
+
+
 def tolerance(value: float | None) -> float | None:
     """A ``--atol``/``--rtol``: a negative or NaN one would fail every comparison (exit 5, as
     if the outputs were wrong), so it is a command-line error."""
@@ -245,7 +268,7 @@ def run(
         given = load_inputs(inputs, model.input_names)
         args = exe.arguments((), model.arguments((), given))
     elif inputs is not None:
-        given = load_inputs(inputs, exe.input_names)
+        given = narrowed_integers(load_inputs(inputs, exe.input_names), fn, inputs)
         args = exe.arguments((), given)
     else:
         from fusec.codegen.program import numpy_dtype

@@ -115,6 +115,21 @@ CASES: dict[str, Callable[[GraphBuilder], tuple[str, list[int]]]] = {
     "Cast_float_int_float": with_consts(
         lambda g, x: g.op("Cast", g.op("Cast", g.op("Mul", x, g.const(np.float32(3.0))), to=7),
                           to=1), [4, 5], [4, 5]),
+    "CumSum_last_axis": with_consts(
+        lambda g, x: g.op("CumSum", x, g.const(I64(-1))), [3, 6], [3, 6]),
+    "CumSum_axis0_exclusive_reverse": with_consts(
+        lambda g, x: g.op("CumSum", x, g.const(I64(0)), exclusive=1, reverse=1), [5, 4],
+        [5, 4]),
+    "CumSum_int_mask_positions": lambda g: (g.op("Cast", g.op("CumSum", g.op(
+        "Cast", g.op("Greater", g.input("x", [2, 7]), g.const(np.float32(0.0))), to=7),
+        g.const(I64(1))), to=1), [2, 7]),
+    "GatherElements_axis1_computed_indices": with_consts(
+        lambda g, x: g.op("GatherElements", g.weight("table", [3, 5], 1.0), g.op(
+            "Sub", g.op("Cast", g.op("Greater", x, g.const(np.float32(0.0))), to=7),
+            g.const(I64(2))), axis=1), [3, 4], [3, 4]),
+    "GatherElements_axis0": lambda g: (g.op("GatherElements", g.input("x", [4, 3]), g.op(
+        "Cast", g.op("Greater", g.input("z", [2, 3]), g.const(np.float32(0.0))), to=7),
+        axis=0), [2, 3]),
     "Gemm_transA": lambda g: (g.op("Gemm", g.input("a", [6, 4]), g.weight("w", [6, 5]),
                                    transA=1), [4, 5]),
     "Range_ConstantOfShape_folded": with_consts(
@@ -143,3 +158,29 @@ def test_gathernd_with_computed_indices() -> None:
     idx = np.array([[[0, 0], [2, 3], [-1, -4]], [[1, -1], [-3, 2], [2, 0]]], I64)
     x = np.random.default_rng(7).standard_normal((3, 4, 5)).astype(np.float32)
     check_model(g.model(), {"x": x, "idx": idx})
+
+
+def test_float16_model_computes_in_float16() -> None:
+    """A float16 model: weights, activations and casts stay f16 (the IR has no f32 op), the
+    outputs are float16 and match ONNX Runtime within f16's tolerance."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from fusec.compiler.onnx_driver import import_onnx
+
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array((rng.standard_normal((8, 6)) * 0.3).astype(np.float16), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Cast", ["h"], ["h32"], to=TensorProto.FLOAT),
+             helper.make_node("Softmax", ["h32"], ["p32"], axis=-1),
+             helper.make_node("Cast", ["p32"], ["p"], to=TensorProto.FLOAT16),
+             helper.make_node("Mul", ["p", "h"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "half", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4, 6])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    text = str(import_onnx(model).module)
+    assert "f16" in text and "nn.matmul" in text
+    assert "xf32> -> tensor<4x6xf16>" in text  # the softmax's cast back, in the model's type
+    x = rng.standard_normal((4, 8)).astype(np.float16)
+    fused = check_model(model, {"x": x}, atol=2e-2, rtol=2e-2)
+    assert fused[0].dtype == np.float16

@@ -1,0 +1,15 @@
+// fusec-import --report: one line per recognised op (with the ONNX node it came from) and per
+// op left as written (with why), then a summary; on stderr, the IR written as without it.
+
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fusec-import %S/../../tests/frontends/models/hf_llama_sdpa_dynamo_op18.onnx -o %t/llama.mlir --report 2>&1 | filecheck %s --check-prefix=LLAMA
+// RUN: fusec-import %S/../../tests/frontends/models/hf_mistral_sdpa_torchscript_op17.onnx -o %t/mistral.mlir --report 2>&1 | filecheck %s --check-prefix=MISTRAL
+// RUN: test -f %t/mistral.mlir
+
+// LLAMA: hf_llama_sdpa_dynamo_op18.onnx: recognised: RMSNorm at node 'node_mul_4'
+// LLAMA: hf_llama_sdpa_dynamo_op18.onnx: recognised: attention at node 'node_Softmax_155' (4 heads of 8, key mask, causal, key/value heads repeated (grouped-query))
+// LLAMA: recognised: SiLU at node 'node_silu'
+// LLAMA: summary: recognised 5 RMSNorm, 2 attention, 2 SiLU; 0 left as written
+
+// MISTRAL: left as written: softmax at node '/model/layers.0/self_attn/Softmax': the mask added to the scores is not a key mask and/or the causal triangle (checked on its values; a sliding window is not expressible)
+// MISTRAL: summary: recognised 5 RMSNorm, 2 SiLU; 2 left as written

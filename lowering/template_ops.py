@@ -56,8 +56,8 @@ Param = int | float | bool | str
 MASK_DTYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "uchar"}
 GATHER_DTYPES: dict[Attribute, str] = {**MASK_DTYPES, Float16Type(): "ushort",
                                        BFloat16Type(): "ushort"}
-"""The OpenCL type a gather copies its elements as: half-precision elements as their 16 bits
-(a copy needs no half arithmetic, so no cl_khr_fp16)."""
+"""The OpenCL type a gather (or a cache update) copies its elements as: half-precision
+elements as their 16 bits (a copy needs no half arithmetic, so no cl_khr_fp16)."""
 
 
 def params(**values: Param) -> dict[str, Attribute]:

@@ -16,7 +16,7 @@ OPENCL_PACKAGES ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.fusec-installed
 
-.PHONY: setup install example test lit pytest lint clean fuzz
+.PHONY: setup install example test lit pytest lint clean fuzz docs
 
 ## setup: create $(VENV), install fusec into it, then fuse and run an example
 setup: install example
@@ -54,6 +54,10 @@ FUZZ_SEED ?= 0
 FUZZ_COUNT ?= 200
 fuzz: $(STAMP)
 	$(BIN)/fusec-fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) --out fuzz-failures
+
+## docs: rewrite the generated parts of docs/ (the pass reference) from the registries
+docs: $(STAMP)
+	$(BIN)/python -m fusec.tools.docs_pages
 
 ## lint: ruff (not a dependency: `$(BIN)/pip install ruff` first)
 lint:

@@ -5,7 +5,7 @@
 #   compile time;  all: both (may need most of a 10-minute command).
 #   half: the 16-bit rows beside their f32 rows (GEMM 4096, BERT-base layer and Llama block at
 #   batch 32, issue 16's f16 target: at most 1.0x torch.compile in f16; about 3 minutes).
-#   layers: issue 16's layer GEMMs on wgmma (gemm_wgmma.LAYER_GEMMS, on since it was
+#   layers: issue 16's layer GEMMs on wgmma (the knob wgmma_layer_gemms, on since it was
 #   measured): the GPU tests with it on, then each kernel's time (profile_kernels) and the
 #   16-bit rows with it off and on (about 5 minutes).
 #   external: bench/probe_external_memory.py (can OpenCL use CUDA memory in place?).
@@ -45,38 +45,35 @@ case "${1:-all}" in
   layers) FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 150 python3 -m \
             pytest -q -p no:cacheprovider tests/runtime/test_wgmma_gpu.py \
             tests/codegen/test_kernel_gemm_wgmma.py > "$out/gpu_layers_tests.log" 2>&1
-          echo "== tests (LAYER_GEMMS on): exit $?"; tail -5 "$out/gpu_layers_tests.log"
-          for on in False True; do  # the module's switch, set before anything is compiled
-            set_switch="from fusec.codegen.kernels import gemm_wgmma; gemm_wgmma.LAYER_GEMMS = $on"
-            timeout 90 python3 -c "$set_switch; from fusec.bench.profile_kernels import main; main()" \
+          echo "== tests (wgmma_layer_gemms on): exit $?"; tail -5 "$out/gpu_layers_tests.log"
+          for on in False True; do  # the knob, by its environment variable (fusec.knobs)
+            FUSEC_KNOB_WGMMA_LAYER_GEMMS=$on timeout 90 python3 -m fusec.bench.profile_kernels \
               -w bert_b32_f16 -w llama_b32_f16 > "$out/gpu_layers_profile_$on.log" 2>&1
-            echo "== profile (LAYER_GEMMS $on): exit $?"; cat "$out/gpu_layers_profile_$on.log"
-            timeout 150 python3 -c "$set_switch; from fusec.tools.fusec_bench import main; main()" \
+            echo "== profile (wgmma_layer_gemms $on): exit $?"; cat "$out/gpu_layers_profile_$on.log"
+            FUSEC_KNOB_WGMMA_LAYER_GEMMS=$on timeout 150 python3 -m fusec.tools.fusec_bench \
               --device gpu --repeat 10 -w hgemm4096 -w bgemm4096 -w bert_b32 -w llama_b32 \
               --json-out "$out/gpu_layers_$on.json" > "$out/gpu_layers_$on.log" 2>&1
-            echo "== fusec-bench (LAYER_GEMMS $on): exit $?"; cat "$out/gpu_layers_$on.log"
+            echo "== fusec-bench (wgmma_layer_gemms $on): exit $?"; cat "$out/gpu_layers_$on.log"
           done ;;
-  swiglu) # issue 16: the SwiGLU epilogue of the wgmma GEMM (gemm_wgmma.SWIGLU_EPILOGUE): the
+  swiglu) # issue 16: the SwiGLU epilogue of the wgmma GEMM (the knob wgmma_swiglu_epilogue): the
           # GPU tests, then each kernel's time with it off and on (about 3 minutes)
           FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 120 python3 -m \
             pytest -q -p no:cacheprovider tests/runtime/test_wgmma_gpu.py \
             > "$out/gpu_swiglu_tests.log" 2>&1
-          echo "== tests (SWIGLU_EPILOGUE on): exit $?"; tail -5 "$out/gpu_swiglu_tests.log"
-          for on in False True; do  # the module's switch, set before anything is compiled
-            set_switch="from fusec.codegen.kernels import gemm_wgmma; gemm_wgmma.SWIGLU_EPILOGUE = $on"
-            timeout 50 python3 -c "$set_switch; from fusec.bench.profile_kernels import main; main()" \
+          echo "== tests (wgmma_swiglu_epilogue on): exit $?"; tail -5 "$out/gpu_swiglu_tests.log"
+          for on in False True; do  # the knob, by its environment variable (fusec.knobs)
+            FUSEC_KNOB_WGMMA_SWIGLU_EPILOGUE=$on timeout 50 python3 -m fusec.bench.profile_kernels \
               --repeat 20 -w llama_b32_f16 -w llama_b32_bf16 > "$out/gpu_swiglu_profile_$on.log" 2>&1
-            echo "== profile (SWIGLU_EPILOGUE $on): exit $?"; cat "$out/gpu_swiglu_profile_$on.log"
+            echo "== profile (wgmma_swiglu_epilogue $on): exit $?"; cat "$out/gpu_swiglu_profile_$on.log"
           done ;;
-  swiglu-bench) # the 16-bit layers' rows, SWIGLU_EPILOGUE as set in $SWIGLU (default: True)
+  swiglu-bench) # the 16-bit layers' rows, wgmma_swiglu_epilogue as set in $SWIGLU (default: True)
           for on in ${SWIGLU:-True}; do
-            set_switch="from fusec.codegen.kernels import gemm_wgmma; gemm_wgmma.SWIGLU_EPILOGUE = $on"
-            timeout 200 python3 -c "$set_switch; from fusec.tools.fusec_bench import main; main()" \
+            FUSEC_KNOB_WGMMA_SWIGLU_EPILOGUE=$on timeout 200 python3 -m fusec.tools.fusec_bench \
               --device gpu --repeat 20 -w llama_b32_f16 -w llama_b32_bf16 -w bert_b32_f16 \
               --json-out "$out/gpu_swiglu_$on.json" > "$out/gpu_swiglu_$on.log" 2>&1
-            echo "== fusec-bench (SWIGLU_EPILOGUE $on): exit $?"; cat "$out/gpu_swiglu_$on.log"
+            echo "== fusec-bench (wgmma_swiglu_epilogue $on): exit $?"; cat "$out/gpu_swiglu_$on.log"
           done ;;
-  gram) # issue 13: the slice-split centered Gram (column_stats_ops.GRAM_SPLIT_ON_GPU, off on
+  gram) # issue 13: the slice-split centered Gram (the knob gram_split_on_gpu, off on
         # main until measured): the slice-length sweep, then the column-statistics rows with
         # the switch off and on, alternating, three times each (about 5 minutes)
         timeout 150 python3 -m fusec.bench.gram_split_sweep --repeat 20 16 32 48 64 96 112 128 \
@@ -85,16 +82,16 @@ case "${1:-all}" in
         i=0
         for on in False True False True False True; do
           i=$((i + 1))
-          set_switch="from fusec.lowering import column_stats_ops; column_stats_ops.GRAM_SPLIT_ON_GPU = $on"
-          timeout 70 python3 -c "$set_switch; from fusec.tools.fusec_bench import main; main()" \
+          FUSEC_KNOB_GRAM_SPLIT_ON_GPU=$on timeout 70 python3 -m fusec.tools.fusec_bench \
             --device gpu --repeat 20 -w centered_gram -w power_step -w explained_variance \
             --json-out "$out/gpu_gram_${i}_$on.json" > "$out/gpu_gram_${i}_$on.log" 2>&1
-          echo "== fusec-bench (GRAM_SPLIT_ON_GPU $on, run $i): exit $?"
+          echo "== fusec-bench (gram_split_on_gpu $on, run $i): exit $?"
           cat "$out/gpu_gram_${i}_$on.log"
         done ;;
   attention) # issue 16: the tensor-core attention (attention_mma): its tests with the real PTX,
              # the kernel sweep in f16 and bf16, then each kernel's time with
-             # attention_mma.ENABLED off, on, on with LDMATRIX and ASYNC_COPY (about 3 minutes)
+             # the knob attention_mma off, on, on with attention_mma_ldmatrix and
+             # attention_mma_async_copy (about 3 minutes)
           FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 50 python3 -m pytest -q \
             -p no:cacheprovider tests/codegen/test_kernel_attention_mma.py \
             tests/runtime/test_attention_mma_emulated.py > "$out/gpu_attention_tests.log" 2>&1
@@ -105,11 +102,11 @@ case "${1:-all}" in
             echo "== sweep $dt: exit $?"; cat "$out/gpu_attention_sweep_$dt.log"
           done
           for on in "False False" "True False" "True True"; do
-            set -- $on  # ENABLED, then LDMATRIX and ASYNC_COPY alike
-            set_switch="from fusec.codegen.kernels import attention_mma as m; m.ENABLED = $1; m.LDMATRIX = m.ASYNC_COPY = $2"
-            timeout 40 python3 -c "$set_switch; from fusec.bench.profile_kernels import main; main()" \
+            set -- $on  # attention_mma, then attention_mma_ldmatrix and _async_copy alike
+            FUSEC_KNOB_ATTENTION_MMA=$1 FUSEC_KNOB_ATTENTION_MMA_LDMATRIX=$2 \
+            FUSEC_KNOB_ATTENTION_MMA_ASYNC_COPY=$2 timeout 40 python3 -m fusec.bench.profile_kernels \
               --device gpu -w llama_b32_f16 -w bert_b32_f16 > "$out/gpu_attention_profile_$1_$2.log" 2>&1
-            echo "== profile (attention_mma.ENABLED $1, LDMATRIX and ASYNC_COPY $2): exit $?"
+            echo "== profile (attention_mma $1, attention_mma_ldmatrix and _async_copy $2): exit $?"
             cat "$out/gpu_attention_profile_$1_$2.log"
           done ;;
   attention-bench) # the tensor-core attention as it is by default: its GPU tests, each kernel's

@@ -1,5 +1,6 @@
 """Which ``gemm`` launches compute the ``fused.swiglu`` of their product in the epilogue of
-Hopper's ``wgmma`` kernel (`gemm_wgmma.gemm_wgmma` with ``swiglu``; `gemm_wgmma.SWIGLU_EPILOGUE`).
+Hopper's ``wgmma`` kernel (`gemm_wgmma.gemm_wgmma` with ``swiglu``; the knob
+`wgmma_swiglu_epilogue`).
 
 The kernel IR of ``fused.swiglu(matmul(x, w))`` (``fuse-swiglu-dual-matmul``, or a packed
 gate/up weight) is a ``gemm`` template writing ``cat [M, 2F]`` and the generated ``swiglu``
@@ -27,6 +28,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from fusec import knobs
 from fusec.codegen.kernels import gemm_wgmma
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.codegen.templates import Params, epilogue_is_identity, instantiate_gemm_wgmma
@@ -67,8 +69,8 @@ def find_swiglu_epilogues(fn: func.FuncOp, device: DeviceInfo | None,
                           bound: dict[SSAValue, str]) -> list[SwigluEpilogue]:
     """The ``gemm`` + ``swiglu`` pairs of `fn` (kernel IR) that one launch computes on
     `device`; `bound` maps the inputs bound at compile time to their names. None without
-    ``wgmma`` or with `gemm_wgmma.SWIGLU_EPILOGUE` off."""
-    if device is None or not device.wgmma or not gemm_wgmma.SWIGLU_EPILOGUE:
+    ``wgmma`` or with the knob `wgmma_swiglu_epilogue` off."""
+    if device is None or not device.wgmma or not knobs.value("wgmma_swiglu_epilogue"):
         return []
     found = []
     for op in fn.body.block.ops:

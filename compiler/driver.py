@@ -40,6 +40,7 @@ from fusec.compiler.onnx_driver import (
     module_params,
 )
 from fusec.compiler.pipeline import run_pipeline
+from fusec.knobs import overridden as knobs_overridden
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.placement.calibration import Setup, load_setup
 from fusec.placement.decide import ACCELERATOR, Placement, place
@@ -149,6 +150,7 @@ def compile(  # noqa: A001 - the public name the package exports
     launch_budget: int | None = None,
     launch_fusion: bool = True,
     allow_tf32: bool = False,
+    knobs: Mapping[str, bool | str] | None = None,
 ) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
@@ -163,13 +165,35 @@ def compile(  # noqa: A001 - the public name the package exports
     ``launch_budget`` (bytes, default the device's global memory size) bounds what one merged
     launch touches; ``launch_fusion=False`` keeps one launch per kernel.
     ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
+    ``knobs`` sets code-generation knobs for this compile by name (`fusec.knobs`:
+    ``{"attention_mma": False}``); the others keep their environment setting or default.
     """
+    with knobs_overridden(knobs or {}):
+        return _compile(source_or_module, function, pipeline, device, platform, filename, params,
+                        offload_thresholds, shapes, launch_budget, launch_fusion, allow_tf32)
+
+
+def _compile(
+    source_or_module: str | ModuleOp | object,
+    function: str | None,
+    pipeline: str,
+    device: str,
+    platform: str | None,
+    filename: str,
+    params: Mapping[str, np.ndarray] | None,
+    offload_thresholds: Mapping[str, str | int | float] | None,
+    shapes: Mapping[str, Sequence[int]] | None,
+    launch_budget: int | None,
+    launch_fusion: bool,
+    allow_tf32: bool,
+) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable:
+    """`compile` with its knobs set."""
     if is_onnx_source(source_or_module):
         imported = import_onnx(source_or_module, shapes,
                                None if filename == "<input>" else filename)
-        exe = compile(imported.module, None, pipeline, device, platform, filename,
-                      imported.params, offload_thresholds, launch_budget=launch_budget,
-                      launch_fusion=launch_fusion, allow_tf32=allow_tf32)
+        exe = _compile(imported.module, None, pipeline, device, platform, filename,
+                       imported.params, offload_thresholds, None, launch_budget, launch_fusion,
+                       allow_tf32)
         return OnnxExecutable(exe, imported)  # type: ignore[arg-type]
     module = load(source_or_module, filename)  # type: ignore[arg-type]
     if params is None:

@@ -2,7 +2,7 @@
 
     fused.centered_gram %x {scale}        -> CPU: column_mean(x) -> mean;
                                                   centered_gram(x, mean) -> out
-                                             GPU, with GRAM_SPLIT_ON_GPU (else as the CPU):
+                                             GPU, with the knob gram_split_on_gpu (else as the CPU):
                                                   gram_slices(x) -> partials, slice means and
                                                   residual sums (slices of rows);
                                                   gram_combine(them) -> out
@@ -21,6 +21,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from fusec import knobs
 from fusec.dialects import fused
 from fusec.dialects.common import float_prop
 from fusec.lowering.generated_ops import shape_of
@@ -38,15 +39,6 @@ def shape(lo: FunctionLowering) -> dict[str, Attribute]:
     kind = lo.options.device
     return params(shape=kind, tile=TILES[kind])
 
-
-GRAM_SPLIT_ON_GPU = True
-"""Whether the GPU lowering of ``fused.centered_gram`` is the slice-split Gram
-(``gram_slices`` + ``gram_combine``) instead of ``column_mean`` + the 16 x 16 tiled
-``centered_gram`` (kept for the CPU, and for a GPU with this off). Measured on an H200
-(2026-11-26, bench/results/h200-2026-11-26-s6-gram-split.log): 4096 x 256 in 0.034 ms of
-kernel time against 0.157 with the tiled pair, torch.compile 0.12-0.21 in the same runs. To
-measure again: ``python3 -m fusec.bench.gram_split_sweep`` (the kernels alone, several slice
-lengths) and ``sh bench/gpu.sh gram`` (the rows with this off and on)."""
 
 GRAM_TILE = 64
 """Side of a work-group's tile of the GPU Gram (``centered_gram_split.TILE``)."""
@@ -78,7 +70,7 @@ def lower_centered_gram(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
         raise LoweringError(f"'{op.name}' of {op.x.type} has no rows: their mean is undefined")
     out = lo.alloc(op.result.type)
     x = lo.buffer(op.x)
-    if lo.options.device == "gpu" and GRAM_SPLIT_ON_GPU:
+    if lo.options.device == "gpu" and knobs.value("gram_split_on_gpu"):
         rows = gram_slice_rows(n, d)
         slices = -(-n // rows)
         partials = lo.alloc(TensorType(f32, [slices, d, d]), "gram_partials")

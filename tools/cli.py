@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 import click
 
+from fusec import knobs
 from fusec.files import OutputError
 
 EXIT_INPUT = 1
@@ -150,3 +151,14 @@ def _eof_is_no_abort(callback: Callable[..., object]) -> Callable[..., object]:
             raise UnexpectedEOF(f"EOFError: {e}" if str(e) else "EOFError") from e
 
     return guarded
+
+
+def knob_values(settings: tuple[str, ...]) -> dict[str, bool]:
+    """The ``--knob NAME=VALUE`` options as knob values (`fusec.knobs`); an unknown knob or a bad
+    value, here or in a ``FUSEC_KNOB_*`` variable, is a command-line error."""
+    try:
+        values = knobs.parse_assignments(settings)
+        knobs.values()  # the environment's settings, checked before anything runs
+    except knobs.KnobError as e:
+        raise click.UsageError(str(e)) from None
+    return values

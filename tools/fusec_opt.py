@@ -19,7 +19,6 @@ writes a temporary file next to the target and renames it, so it never leaves a 
 
 from __future__ import annotations
 
-import ast
 import io
 import sys
 from collections.abc import Callable
@@ -27,9 +26,9 @@ from dataclasses import dataclass
 
 import click
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.passes import ModulePass
 
-from fusec import __version__
+from fusec import __version__, knobs
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module, split_input
 from fusec.compiler.fusion_stats import (
@@ -50,51 +49,23 @@ from fusec.compiler.pipeline import (
     run_passes,
 )
 from fusec.compiler.progress import Progress, reporting
-from fusec.compiler.registry import XDSL_SUMMARIES, get_all_passes
+from fusec.compiler.registry import pass_infos
 from fusec.compiler.targets import build_target, target_names
 from fusec.compiler.timing import Timing
 from fusec.files import atomic_write, check_distinct_outputs, check_not_input
 from fusec.passes.remarks import Remark, RemarkLog
-from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli
-
-
-def summary(cls: type[ModulePass]) -> str:
-    """The first paragraph of a pass's documentation, on one line (for a fusec pass its module
-    docstring, for a reused xDSL pass fusec's own summary)."""
-    if cls.__module__.startswith("fusec."):
-        doc = sys.modules[cls.__module__].__doc__ or cls.__doc__ or ""
-    else:
-        doc = XDSL_SUMMARIES.get(cls.name) or cls.__doc__ or ""
-    paragraph = doc.strip().split("\n\n")[0]
-    return " ".join(paragraph.split())
-
-
-def option_default(text: str) -> str:
-    """A pass option's default as it is written in a pipeline spec: ``('relu', 'gelu')`` ->
-    ``relu,gelu``, ``True`` -> ``true``."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-    if isinstance(value, tuple | list):
-        return ",".join(str(v) for v in value) or "(empty)"
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, knob_values, run_cli
 
 
 def describe_passes() -> str:
     lines = []
-    for name, get in get_all_passes().items():
-        cls = get()
-        lines.append(f"{name}: {summary(cls)}")
-        for info in get_pass_option_infos(cls):
-            option = info.name.replace("_", "-")
-            kind = info.expected_type.strip("'\"")
-            if info.default_value is None:
-                lines.append(f"    {option}: {kind}")
+    for info in pass_infos():
+        lines.append(f"{info.name}: {info.summary}")
+        for option in info.options:
+            if option.default is None:
+                lines.append(f"    {option.name}: {option.kind}")
             else:
-                lines.append(f"    {option}: {kind} = {option_default(info.default_value)}")
+                lines.append(f"    {option.name}: {option.kind} = {option.default}")
     for name, (spec, doc) in sorted(NAMED_PIPELINES.items()):
         lines.append(f"{name}: (pipeline) {doc}")
         lines.append(f"    = {spec}")
@@ -301,6 +272,14 @@ file), 2 bad command line (unknown option, pass or target), 70 internal error.
     is_flag=True,
     help="Report each step on stderr (shown anyway on a terminal after about a second).",
 )
+@click.option(
+    "--knob",
+    "knob_settings",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set a code-generation knob, e.g. gram_split_on_gpu=false (repeatable; the knobs: "
+    "docs/knobs.md).",
+)
 @click.version_option(__version__, prog_name="fusec-opt")
 def cli(
     input_file: str,
@@ -322,6 +301,7 @@ def cli(
     rewrite_limit: int | None,
     timing: bool,
     force_progress: bool,
+    knob_settings: tuple[str, ...],
 ) -> None:
     """Parse fusec IR from FILE (or stdin), run passes, and print the result."""
     if list_passes:
@@ -335,6 +315,7 @@ def cli(
         check_pass_names(after, "--print-ir-after")
     except FusecError as e:
         fail(str(e), EXIT_USAGE)
+    settings = knob_values(knob_settings)
     ctx = make_context()
 
     def emit(module: ModuleOp) -> str:
@@ -366,7 +347,8 @@ def cli(
         outputs = []
         want_stats = fusion_stats or fusion_stats_json is not None
         reports: list[FusionReport] | None = [] if want_stats else None
-        with reporting(debug.progress):  # erased (its timer stopped) however this ends
+        # the progress display is erased (its timer stopped) however this ends
+        with knobs.overridden(settings), reporting(debug.progress):
             for chunk in chunks:
                 try:
                     outputs.append(process(chunk, pass_list, emit, reports, debug))

@@ -54,11 +54,11 @@ from typing import TYPE_CHECKING
 import click
 import numpy as np
 
-from fusec import __version__
+from fusec import __version__, knobs
 from fusec.compiler import progress
 from fusec.compiler.progress import Progress
 from fusec.files import atomic_write, check_distinct_outputs, check_not_input, check_writable
-from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, run_cli, show_warnings
+from fusec.tools.cli import EXIT_INPUT, EXIT_USAGE, knob_values, run_cli, show_warnings
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -464,6 +464,9 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
 @click.option("--list-devices", "list_only", is_flag=True, help="List OpenCL devices and exit.")
 @click.option("--allow-tf32", is_flag=True,
               help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
+@click.option("--knob", "knob_settings", multiple=True, metavar="NAME=VALUE",
+              help="Set a code-generation knob for this compile, e.g. attention_mma=false "
+                   "(repeatable; the knobs: docs/knobs.md).")
 @click.option("--verbose", is_flag=True,
               help="On a build error, print the log and source; show cache warnings and what "
                    "was found out about the device (e.g. tensor cores the driver rejected).")
@@ -479,8 +482,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         dot: str | None, offload_thresholds: tuple[str, ...], offload_report: str | None,
         verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
         list_only: bool,
-        allow_tf32: bool, verbose: bool, shape_specs: tuple[str, ...],
-        force_progress: bool) -> None:
+        allow_tf32: bool, knob_settings: tuple[str, ...], verbose: bool,
+        shape_specs: tuple[str, ...], force_progress: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -521,6 +524,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         parse_overrides(offload_thresholds)
     except OffloadOptionError as e:
         raise click.UsageError(str(e)) from None
+    settings = knob_values(knob_settings)
     if verify_fusion or bisect:
         if verify_fusion and bisect:
             raise click.UsageError("--verify-fusion and --bisect exclude each other")
@@ -529,7 +533,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
                                    "--random, not --inputs, -o, --profile or --check")
     from fusec.tools.fusec_import import parse_shapes
 
-    with errors_reported("fusec-run", verbose):
+    with errors_reported("fusec-run", verbose), knobs.overridden(settings):
         with progress.reporting(Progress.for_stream(sys.stderr, "fusec-run", force_progress)):
             if verify_fusion or bisect:
                 differential(file, function, seed, device, platform, pipeline, atol, rtol,

@@ -29,10 +29,10 @@ a warp fall on distinct banks), and then, with f32 accumulation throughout:
   B fragment (``B[k][n] = V[key k][column n]``) is two elements of one column in adjacent
   rows, read from local memory and packed.
 
-By default (`LDMATRIX`, `ASYNC_COPY`) the B fragments come from ``ldmatrix.x4`` (V through
-``.trans``: the pairs of one column in adjacent rows are what it delivers), and K and V are
-copied by ``cp.async`` two tiles deep (`gemm_mma_pipelined`'s helpers), the next tile in flight
-while this one is computed.
+By default (the knobs `attention_mma_ldmatrix`, `attention_mma_async_copy`: `fusec.knobs`) the B
+fragments come from ``ldmatrix.x4`` (V through ``.trans``: the pairs of one column in adjacent rows
+are what it delivers), and K and V are copied by ``cp.async`` two tiles deep
+(`gemm_mma_pipelined`'s helpers), the next tile in flight while this one is computed.
 
 With ``causal``, tiles past the block's last query are not visited, a warp skips the tiles past
 its own last query, and the blocks with the most keys are launched first.
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 
+from fusec import knobs
 from fusec.codegen.kernels import half
 from fusec.codegen.kernels.attention import (
     CONTIGUOUS,
@@ -65,29 +66,8 @@ from fusec.codegen.kernels.common import (
 from fusec.codegen.kernels.gemm_mma import MMAS, _emulation, _ptx_helpers
 from fusec.codegen.kernels.gemm_mma_pipelined import _emulated_copies, _ptx_copies
 
-ENABLED = True
-"""Whether `instantiate_attention` gives 16-bit attention on an NVIDIA device with tensor cores
-this kernel (`why_not`); off, `attention_tiled` runs there. On an H200 (2026-11-26,
-bench/results/h200-2026-11-26-s6-attention-mma.log; B=32 S=128 H=12 D=64, q/k/v packed, median
-kernel time) f16 causal 0.078 ms tiled -> 0.033 ms here without `LDMATRIX` and `ASYNC_COPY`,
-0.024 with both (torch SDPA f16 0.028-0.030), masked 0.086 -> 0.034 -> 0.027 (SDPA
-0.063-0.077), bf16 alike. `profile_kernels` (call 2): the f16 Llama block's attention launch
-0.078 -> 0.031 -> 0.023 ms, kernel sum 0.243 -> 0.197 -> 0.189; the f16 BERT layer's 0.088 ->
-0.034 -> 0.027 ms, sum 0.262 -> 0.210 -> 0.201."""
-
 WARPS = 4
 BLOCK_K = 64
-LDMATRIX = True
-"""Whether the K and V fragments are read by ``ldmatrix.x4`` (V ``.trans``), two mma tiles'
-B fragments an instruction, rather than by 32-bit (K) and 16-bit (V) reads of local memory."""
-ASYNC_COPY = True
-"""Whether K and V reach local memory by 16-byte ``cp.async`` copies, two tiles deep (the next
-tile's copies in flight while this one is computed), where the layouts allow 16-byte reads and
-the two stages fit `ASYNC_LOCAL_LIMIT`; else through registers, one tile at a time.
-
-Both on since measured on an H200 (bench/results/h200-2026-11-26-s6-attention-mma.log, call 2;
-B=32 S=128 H=12 D=64, f16, median kernel time): causal 0.032 ms with neither, 0.031 ldmatrix,
-0.026 cp.async, 0.024 both (SDPA 0.030); masked 0.035, 0.032, 0.030, 0.027 (SDPA 0.077)."""
 ASYNC_LOCAL_LIMIT = 49152
 """Bytes the two stages may take: the 48 KiB of local memory every device with ``mma.sync``
 m16n8k16 (sm_80 and newer) gives a work-group."""
@@ -120,8 +100,8 @@ def local_bytes(head_dim: int, has_mask: bool, warps: int = WARPS, block_k: int 
 
 def why_not(device: DeviceInfo | None, dtype: str, head_dim: int, has_mask: bool) -> str | None:
     """None where attention on `dtype` operands takes this kernel on `device`, else why not."""
-    if not ENABLED:
-        return "attention_mma.ENABLED is off"
+    if not knobs.value("attention_mma"):
+        return "the knob attention_mma is off"
     if device is None or device.is_cpu:
         return "not a GPU"
     if dtype not in ("f16", "bf16"):
@@ -207,9 +187,9 @@ def attention_mma(
 ) -> KernelSource:
     """The tensor-core attention kernel; see the module docstring. ``mma`` is ``"ptx"`` (the
     instructions) or ``"emulated"`` (the test double, any device); `ldmatrix` and
-    `async_copy` default to the module's `LDMATRIX` and `ASYNC_COPY`."""
-    ldmatrix = LDMATRIX if ldmatrix is None else ldmatrix
-    async_copy = ASYNC_COPY if async_copy is None else async_copy
+    `async_copy` default to the knobs `attention_mma_ldmatrix` and `attention_mma_async_copy`."""
+    ldmatrix = knobs.value("attention_mma_ldmatrix") if ldmatrix is None else ldmatrix
+    async_copy = knobs.value("attention_mma_async_copy") if async_copy is None else async_copy
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim, warps=warps, block_k=block_k)
     if dtype not in ("f16", "bf16"):

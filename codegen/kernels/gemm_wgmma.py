@@ -25,12 +25,12 @@ sharing one B is one product of ``batch * M`` rows. A B bound at compile time (a
 the kernel reads K-major is stored transposed when it is bound (`BOUND_B_PANELS`), so such a
 product has no transpose launch.
 
-With `swiglu` (`SWIGLU_EPILOGUE`) the kernel computes a ``fused.swiglu`` of its product
-instead: B's gate and up columns are interleaved pairwise (column ``2 j`` gate ``j``, ``2 j + 1``
-up ``j``: `fusec.codegen.plan.interleave_halves`, done when a bound B is stored), so each lane
-holds gate ``j`` and up ``j`` in one accumulator pair and stores ``up * silu(gate)``; C, its
-staging and its copy-out are half as wide (`fusec.codegen.swiglu_epilogue` decides which
-products take it).
+With `swiglu` (the knob `wgmma_swiglu_epilogue`: `fusec.knobs`) the kernel computes a
+``fused.swiglu`` of its product instead: B's gate and up columns are interleaved pairwise (column
+``2 j`` gate ``j``, ``2 j + 1`` up ``j``: `fusec.codegen.plan.interleave_halves`, done when a bound
+B is stored), so each lane holds gate ``j`` and up ``j`` in one accumulator pair and stores ``up *
+silu(gate)``; C, its staging and its copy-out are half as wide (`fusec.codegen.swiglu_epilogue`
+decides which products take it).
 
 Only whole tiles (`fits`): M (times the batch) a multiple of 128, N of 256, K of `block_k`,
 one B for the batch, C in the operands' type; `gemm_plan` returns None for the rest, which
@@ -44,6 +44,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from fusec import knobs
 from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
     IDENTITY_EPILOGUE,
@@ -79,26 +80,9 @@ ROW_MAJOR_B = ("bf16",)
 """The types whose products do read B so, without a transpose launch (`gemm_plan`). Not f16:
 on the H200 its MN-major kernel took 0.234 ms at 4096^3 against 0.187 K-major (bf16: 0.192 and
 0.190; bench/results/h200-2026-11-25-s4-wgmma-fusec-3.log), more than the transpose's 0.042."""
-LAYER_GEMMS = True
-"""Whether the layers' products take the kernel: those with an epilogue, a batch of products
-sharing one B (one product of ``batch * M`` rows), and a bound B stored transposed
-(`BOUND_B_PANELS`). Off, such products keep the ``mma.sync`` kernels (and a bound B its
-layout). On an H200 (2026-11-26, bench/results/h200-2026-11-26-s6-layer-gemms.log) the f16
-BERT-base layer at batch 32 went from 0.40 to 0.26 ms of kernel time and the Llama block
-from 0.34 to 0.27 (torch.compile f16: 0.31-0.34 and 0.25-0.29); the f32 rows are unchanged.
-tests/runtime/test_wgmma_gpu.py checks it on the GPU (78 passed there)."""
 BOUND_B_PANELS = 1
 """The panel width (`fusec.codegen.plan.pack_panels`) in which a bound B that the kernel reads
 K-major is stored: panels of one column, ``[N, K]``, B transposed once when it is bound."""
-SWIGLU_EPILOGUE = True
-"""Whether a product whose only reader is a ``fused.swiglu`` (and whose B is bound) computes it
-in its epilogue (`gemm_wgmma` with `swiglu`; `fusec.codegen.swiglu_epilogue`): one launch
-instead of the GEMM and the ``swiglu`` kernel, and no ``[M, N]`` C in global memory. Off, such
-products and their ``swiglu`` launch are planned as before. On an H200 (2026-11-26,
-bench/results/h200-2026-11-26-s6-swiglu-epilogue.log; profile_kernels, median of 20) the f16
-Llama block at batch 32: gate/up GEMM 0.0466 + swiglu 0.0320 ms -> 0.0483 ms in one launch,
-kernels 0.274 -> 0.243 ms (bf16: 0.0534 + 0.0323 -> 0.0501, 0.280 -> 0.246); fusec-bench
-kernel time 0.271 -> 0.241 ms f16 (torch.compile f16 0.25-0.28), 0.279 -> 0.244 bf16."""
 SWIGLU_TYPES = ("f16", "bf16")
 """The operand types whose products may take the SwiGLU epilogue."""
 RESERVED_NAMES = frozenset({
@@ -146,11 +130,11 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
         return "a split K"
     if rhs_batched and batch != 1:
         return "a batch of products, each with its own B"
-    if not LAYER_GEMMS:
+    if not knobs.value("wgmma_layer_gemms"):
         if epilogue is not IDENTITY_EPILOGUE:
-            return "an epilogue (LAYER_GEMMS is off: not yet run on a GPU)"
+            return "an epilogue (the knob wgmma_layer_gemms is off)"
         if batch != 1 or rhs_batched:
-            return "a batch of products (LAYER_GEMMS is off: not yet run on a GPU)"
+            return "a batch of products (the knob wgmma_layer_gemms is off)"
     if not fits(dtype, 1, batch * m, n, k):
         rows = f"{batch}x{m}" if batch != 1 else f"{m}"
         return (f"{rows}x{n}x{k} is not whole {BLOCK_M}x{BLOCK_N}x{block_k(dtype)} tiles")
@@ -169,14 +153,16 @@ def reads_b_k_major(dtype: str) -> bool:
 
 def stores_bound_b_transposed(dtype: str) -> bool:
     """Whether a bound B of a product that takes the kernel is stored ``[N, K]``
-    (`BOUND_B_PANELS`): where the kernel reads B K-major, with `LAYER_GEMMS` on."""
-    return LAYER_GEMMS and reads_b_k_major(dtype)
+    (`BOUND_B_PANELS`): where the kernel reads B K-major, with the knob `wgmma_layer_gemms`
+    on."""
+    return knobs.value("wgmma_layer_gemms") and reads_b_k_major(dtype)
 
 
 def takes_swiglu(dtype: str, epilogue: Epilogue) -> bool:
     """Whether a product that takes the kernel may compute a ``fused.swiglu`` of its result
-    (`SWIGLU_EPILOGUE` on, a 16-bit type, no epilogue of its own)."""
-    return SWIGLU_EPILOGUE and dtype in SWIGLU_TYPES and epilogue is IDENTITY_EPILOGUE
+    (the knob `wgmma_swiglu_epilogue` on, a 16-bit type, no epilogue of its own)."""
+    return (knobs.value("wgmma_swiglu_epilogue") and dtype in SWIGLU_TYPES
+            and epilogue is IDENTITY_EPILOGUE)
 
 
 def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,

@@ -23,7 +23,6 @@ import os
 import numpy as np
 import pytest
 
-from fusec.codegen.kernels import attention_mma as module
 from fusec.codegen.kernels.attention import HeadsLayout, attention
 from fusec.codegen.kernels.attention_mma import attention_mma, local_bytes, why_not
 from fusec.codegen.kernels.attention_tiled import attention_tiled
@@ -199,8 +198,8 @@ NVIDIA = DeviceInfo("H200", is_cpu=False, local_mem_size=49152, max_work_group_s
                     tensor_cores=("f16", "bf16", "tf32"))
 
 
-def test_mma_attention_is_chosen_only_where_it_can_run(monkeypatch):
-    monkeypatch.setattr(module, "ENABLED", True)
+def test_mma_attention_is_chosen_only_where_it_can_run(set_knobs):
+    set_knobs(attention_mma=True)
     assert why_not(NVIDIA, "f16", 64, True) is None
     assert why_not(NVIDIA, "bf16", 128, False) is None
     assert "multiple of 16" in why_not(NVIDIA, "f16", 72, False)
@@ -211,8 +210,8 @@ def test_mma_attention_is_chosen_only_where_it_can_run(monkeypatch):
     assert "fit" in why_not(DeviceInfo("small", False, 16384, 1024,
                                        tensor_cores=("f16",)), "f16", 128, False)
     assert local_bytes(64, True) <= 49152
-    monkeypatch.setattr(module, "ENABLED", False)
-    assert "ENABLED is off" in why_not(NVIDIA, "f16", 64, True)
+    set_knobs(attention_mma=False)
+    assert "the knob attention_mma is off" in why_not(NVIDIA, "f16", 64, True)
 
 
 def test_mma_attention_rejects_what_it_cannot_compute():

@@ -17,8 +17,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from fusec import knobs
 from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue, KernelArg
-from fusec.codegen.kernels import gemm_wgmma as gemm_wgmma_module
 from fusec.codegen.kernels.gemm_wgmma import (
     emulated,
     fits,
@@ -160,9 +160,9 @@ NVIDIA_H = DeviceInfo("H100", is_cpu=False, local_mem_size=49152, max_work_group
 
 
 @pytest.fixture
-def layer_gemms(monkeypatch):
-    """`gemm_wgmma.LAYER_GEMMS` on: epilogues, batches of rows and bound B take wgmma."""
-    monkeypatch.setattr(gemm_wgmma_module, "LAYER_GEMMS", True)
+def layer_gemms(set_knobs):
+    """The knob `wgmma_layer_gemms` on: epilogues, batches of rows and bound B take wgmma."""
+    set_knobs(wgmma_layer_gemms=True)
 
 
 def test_only_whole_tiles_of_one_b_on_a_wgmma_device_take_it(layer_gemms):
@@ -279,9 +279,9 @@ def test_a_bound_b_read_k_major_is_stored_transposed_and_not_transposed_per_call
 
 
 def test_layer_gemms_are_on_by_default():
-    """Timed on an H200 (the f16 BERT layer 0.40 -> 0.26 ms of kernels), `LAYER_GEMMS` is on:
-    an epilogue's product and a batch sharing one B take wgmma."""
-    assert gemm_wgmma_module.LAYER_GEMMS is True
+    """Timed on an H200 (the f16 BERT layer 0.40 -> 0.26 ms of kernels), `wgmma_layer_gemms` is
+    on: an epilogue's product and a batch sharing one B take wgmma."""
+    assert knobs.KNOBS["wgmma_layer_gemms"].default is True
     assert why_not(NVIDIA_H, 1, 128, 256, 64, False, residual_gelu(256), "f16", False, "f16",
                    1) is None
     assert why_not(NVIDIA_H, 2, 64, 256, 64, False, IDENTITY_EPILOGUE, "f16", False, "f16",
@@ -290,16 +290,17 @@ def test_layer_gemms_are_on_by_default():
 
 
 def test_with_layer_gemms_off_epilogues_batches_and_bound_b_keep_the_mma_sync_kernels(
-        monkeypatch):
-    """With `LAYER_GEMMS` off, a layer's product is planned as before it: the epilogue's GEMM
-    on mma.sync, a bound B as it is; identity products of one B still take wgmma."""
-    monkeypatch.setattr(gemm_wgmma_module, "LAYER_GEMMS", False)
+        set_knobs):
+    """With the knob `wgmma_layer_gemms` off, a layer's product is planned as before it: the
+    epilogue's GEMM on mma.sync, a bound B as it is; identity products of one B still take
+    wgmma."""
+    set_knobs(wgmma_layer_gemms=False)
     plan = layer_plan(NVIDIA_H, bound=("w",))
     assert "FUSEC_WGMMA" not in plan.source and all(s.panels is None for s in plan.inputs)
-    assert "LAYER_GEMMS is off" in why_not(NVIDIA_H, 1, 128, 256, 64, False, residual_gelu(256),
-                                           "f16", False, "f16", 1)
-    assert "LAYER_GEMMS is off" in why_not(NVIDIA_H, 2, 64, 256, 64, False, IDENTITY_EPILOGUE,
-                                           "f16", False, "f16", 1)
+    assert "wgmma_layer_gemms is off" in why_not(NVIDIA_H, 1, 128, 256, 64, False,
+                                                 residual_gelu(256), "f16", False, "f16", 1)
+    assert "wgmma_layer_gemms is off" in why_not(NVIDIA_H, 2, 64, 256, 64, False,
+                                                 IDENTITY_EPILOGUE, "f16", False, "f16", 1)
     assert why_not(NVIDIA_H, 1, 128, 256, 64, False, IDENTITY_EPILOGUE, "f16", False, "f16",
                    1) is None
     bound = layer_plan(NVIDIA_H, bound=("w",), text=MATMUL.replace("M", "128").replace(

@@ -1,5 +1,5 @@
 """Which products take the SwiGLU epilogue of the wgmma GEMM (`fusec.codegen.swiglu_epilogue`),
-and that every other plan is the very plan made with it off (`gemm_wgmma.SWIGLU_EPILOGUE`).
+and that every other plan is the very plan made with it off (the knob `wgmma_swiglu_epilogue`).
 The numbers: tests/runtime/test_wgmma_swiglu_emulated.py (CPU) and test_wgmma_gpu.py (GPU).
 """
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fusec.codegen.kernels import gemm_wgmma
+from fusec import knobs
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.codegen.plan import ProgramPlan, interleave_halves
 
@@ -35,21 +35,18 @@ def ffn(m=256, k=128, n=512, dtype="f16", cat_returned=False):
             .replace("H", str(n // 2)).replace("T", dtype))
 
 
-def plan_of(text, device, bound=("w",), params=None, allow_tf32=False, fused=True,
-            monkeypatch=None) -> ProgramPlan:
+def plan_of(text, device, bound=("w",), params=None, allow_tf32=False,
+            fused=True) -> ProgramPlan:
     from fusec.compiler.driver import fuse_and_fold, load, lower
 
-    assert monkeypatch is not None
-    monkeypatch.setattr(gemm_wgmma, "SWIGLU_EPILOGUE", fused)
-    module = load(text)
-    pipeline = "default"
-    if params is not None:
-        pipeline, folded = fuse_and_fold(module, None, pipeline, "<test>", params)
-        bound = tuple(folded or {})
-    plan = lower(module, None, pipeline, device, bound=list(bound),
-                 allow_tf32=allow_tf32).plan
-    monkeypatch.setattr(gemm_wgmma, "SWIGLU_EPILOGUE", True)
-    return plan
+    with knobs.overridden(wgmma_swiglu_epilogue=fused):
+        module = load(text)
+        pipeline = "default"
+        if params is not None:
+            pipeline, folded = fuse_and_fold(module, None, pipeline, "<test>", params)
+            bound = tuple(folded or {})
+        return lower(module, None, pipeline, device, bound=list(bound),
+                     allow_tf32=allow_tf32).plan
 
 
 def same_plan(a: ProgramPlan, b: ProgramPlan) -> bool:
@@ -62,8 +59,8 @@ def same_plan(a: ProgramPlan, b: ProgramPlan) -> bool:
     return key(a) == key(b)
 
 
-def test_the_product_and_its_swiglu_are_one_launch_into_the_result(monkeypatch):
-    plan = plan_of(ffn(), HOPPER, monkeypatch=monkeypatch)
+def test_the_product_and_its_swiglu_are_one_launch_into_the_result():
+    plan = plan_of(ffn(), HOPPER)
     (launch,) = plan.launches
     assert launch.kernel == "ffn_gemm_swiglu_0" and launch.global_size == (2 * 2 * 256,)
     x, w = (spec.buffer for spec in plan.inputs)
@@ -76,8 +73,7 @@ def test_the_product_and_its_swiglu_are_one_launch_into_the_result(monkeypatch):
     assert len(launch.places) == 2  # the matmul's and the swiglu's lines
 
 
-def test_the_bound_weight_is_stored_interleaved_then_transposed_for_f16_as_it_is_for_bf16(
-        monkeypatch):
+def test_the_bound_weight_is_stored_interleaved_then_transposed_for_f16_as_it_is_for_bf16():
     weight = np.arange(4 * 6, dtype=np.float16).reshape(4, 6)
     assert np.array_equal(interleave_halves(weight, "first")[:, [0, 1, 2, 3]],
                           weight[:, [0, 3, 1, 4]])
@@ -85,17 +81,17 @@ def test_the_bound_weight_is_stored_interleaved_then_transposed_for_f16_as_it_is
                           weight[:, [3, 0, 5, 2]])
     with pytest.raises(ValueError, match="interleave"):
         interleave_halves(weight[:, :5], "first")
-    f16 = plan_of(ffn(), HOPPER, monkeypatch=monkeypatch)
+    f16 = plan_of(ffn(), HOPPER)
     (w,) = (s for s in f16.inputs if s.name == "w")
     matrix = np.arange(128 * 512, dtype=np.float16).reshape(128, 512)
     stored = w.stored(matrix).reshape(512, 128)  # [N, K]: row 2 j gate j, 2 j + 1 up j
     assert np.array_equal(stored[0::2], matrix[:, :256].T)
     assert np.array_equal(stored[1::2], matrix[:, 256:].T)
-    bf16 = plan_of(ffn(dtype="bf16"), HOPPER, monkeypatch=monkeypatch)
+    bf16 = plan_of(ffn(dtype="bf16"), HOPPER)
     (w,) = (s for s in bf16.inputs if s.name == "w")
     assert (w.panels, w.interleaved) == (None, "first")
     up_first = ffn().replace("gate_first = true", "gate_first = false")
-    (w,) = (s for s in plan_of(up_first, HOPPER, monkeypatch=monkeypatch).inputs
+    (w,) = (s for s in plan_of(up_first, HOPPER).inputs
             if s.name == "w")
     assert w.interleaved == "second"
 
@@ -115,9 +111,9 @@ def llama_b32(dtype):
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_the_llama_block_at_batch_32_on_hopper_has_7_launches_and_no_swiglu_kernel(
-        monkeypatch, dtype):
+        dtype):
     text, params = llama_b32(dtype)
-    plan = plan_of(text, HOPPER, params=params, monkeypatch=monkeypatch)
+    plan = plan_of(text, HOPPER, params=params)
     kinds = [k.kernel.removeprefix(f"llama_{dtype}_").rsplit("_", 1)[0] for k in plan.launches]
     assert kinds == ["rms_norm", "gemm", "attention", "gemm", "rms_norm", "gemm_swiglu", "gemm"]
     product = plan.launches[5]
@@ -128,18 +124,17 @@ def test_the_llama_block_at_batch_32_on_hopper_has_7_launches_and_no_swiglu_kern
     assert product.buffers[0] != product.buffers[2]
     # nothing holds the [4096, 4096] cat any more
     assert max(b.nbytes for b in plan.buffers) < 4096 * 4096 * 2
-    unfused = plan_of(text, HOPPER, params=params, fused=False, monkeypatch=monkeypatch)
+    unfused = plan_of(text, HOPPER, params=params, fused=False)
     assert len(unfused.launches) == 8 and "_swiglu_" in unfused.launches[6].kernel
     assert max(b.nbytes for b in unfused.buffers) == 4096 * 4096 * 2
 
 
 @pytest.mark.parametrize("device", [NO_WGMMA, CPU], ids=["gpu-without-wgmma", "cpu"])
-def test_the_llama_block_elsewhere_is_planned_as_without_the_epilogue(monkeypatch, device):
+def test_the_llama_block_elsewhere_is_planned_as_without_the_epilogue(device):
     text, params = llama_b32("f16")
-    plan = plan_of(text, device, params=params, monkeypatch=monkeypatch)
+    plan = plan_of(text, device, params=params)
     assert any("_swiglu_" in launch.kernel for launch in plan.launches)
-    assert same_plan(plan, plan_of(text, device, params=params, fused=False,
-                                   monkeypatch=monkeypatch))
+    assert same_plan(plan, plan_of(text, device, params=params, fused=False))
     assert all(s.interleaved is None for s in plan.inputs)
 
 
@@ -163,15 +158,13 @@ TWO_READERS = """func.func @ffn(%x: tensor<256x128xf16>, %w: tensor<128x512xf16>
     (ffn(dtype="f32"), HOPPER, ("w",), False, "f32: no wgmma"),
     (TWO_READERS, HOPPER, ("w",), False, "B read by another product"),
 ], ids=lambda v: v if isinstance(v, str) and " " in v else "")
-def test_any_other_product_is_planned_as_without_the_epilogue(monkeypatch, text, device, bound,
-                                                              tf32, why):
-    plan = plan_of(text, device, bound, allow_tf32=tf32, monkeypatch=monkeypatch)
+def test_any_other_product_is_planned_as_without_the_epilogue(text, device, bound, tf32, why):
+    plan = plan_of(text, device, bound, allow_tf32=tf32)
     assert not any("gemm_swiglu" in launch.kernel for launch in plan.launches), why
     assert any("_swiglu_" in launch.kernel for launch in plan.launches), why
-    assert same_plan(plan, plan_of(text, device, bound, allow_tf32=tf32, fused=False,
-                                   monkeypatch=monkeypatch)), why
+    assert same_plan(plan, plan_of(text, device, bound, allow_tf32=tf32, fused=False)), why
     assert all(s.interleaved is None for s in plan.inputs)
 
 
 def test_the_epilogue_is_on_by_default():
-    assert gemm_wgmma.SWIGLU_EPILOGUE is True
+    assert knobs.KNOBS["wgmma_swiglu_epilogue"].default is True

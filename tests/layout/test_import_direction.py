@@ -10,6 +10,7 @@ lowering's table of op lowerings does, is not a cycle at import time).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,31 @@ def test_the_checker_sees_a_backward_import(tmp_path: Path) -> None:
     stages = [stage_of(m) for _, m in fusec_imports(module)]  # fusec.runtime.device.x, ...
     assert stages == ["runtime", "lowering"]
     assert not {"runtime", "lowering"} & ALLOWED["passes"]
+
+
+def readme_may_import() -> dict[str, set[str]]:
+    """The README layout table's "may import" column, per package folder. "every stage" means
+    every pipeline stage (the table's rows from `dialects/` to `compiler/`) but the folder itself;
+    "but A and B" removes folders, further names after a comma add them."""
+    rows = re.findall(r"^\| `(\w+)/` \|.*\| ([^|]*) \|$", (ROOT / "README.md").read_text(), re.M)
+    order = [folder for folder, _ in rows]
+    stages = order[: order.index("compiler") + 1]
+    table: dict[str, set[str]] = {}
+    for folder, column in rows:
+        if folder not in ALLOWED:  # lit_tests, tests, examples, docs: not packages
+            continue
+        allowed: set[str] = set()
+        for part in (p.strip() for p in column.split(",")):
+            if part.startswith("every stage"):
+                allowed |= set(stages) - {folder}
+                if " but " in part:
+                    allowed -= set(part.split(" but ", 1)[1].split(" and "))
+            elif part != "nothing":
+                allowed.add(part)
+        table[folder] = allowed
+    return table
+
+
+def test_the_readme_layout_table_states_the_rule() -> None:
+    """The README's table is what newcomers read; it must say what `ALLOWED` enforces."""
+    assert readme_may_import() == ALLOWED

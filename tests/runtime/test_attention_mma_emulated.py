@@ -46,8 +46,8 @@ PROGRAMS = {
 
 
 @pytest.fixture
-def tensor_core_attention(monkeypatch):
-    monkeypatch.setattr(module, "ENABLED", True)
+def tensor_core_attention(monkeypatch, set_knobs):
+    set_knobs(attention_mma=True)
     monkeypatch.setattr(templates, "attention_mma",
                         functools.partial(module.attention_mma, mma=MMA))
     if MMA == "emulated":  # portable GEMMs: only the attention is on (emulated) tensor cores

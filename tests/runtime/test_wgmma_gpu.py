@@ -83,15 +83,14 @@ LAYER = """func.func @f(%x: tensor<BxMxKxT>, %w: tensor<KxNxT>, %bias: tensor<Nx
 @pytest.mark.parametrize("shape", [(2, 128, 768, 256), (4, 512, 256, 3072), (1, 17, 256, 64),
                                    (1, 1000, 768, 128), (1, 4097, 256, 64)],
                          ids=lambda s: "x".join(map(str, s)))
-def test_gemm_bias_gelu_residual_on_the_gpu_matches_the_reference(gpu_info, monkeypatch, dtype,
+def test_gemm_bias_gelu_residual_on_the_gpu_matches_the_reference(gpu_info, set_knobs, dtype,
                                                                   bound, shape):
-    """With `gemm_wgmma.LAYER_GEMMS` on: the epilogue (bias, GELU, residual add) on wgmma's
+    """With the knob `wgmma_layer_gemms` on: the epilogue (bias, GELU, residual add) on wgmma's
     accumulators where the rows of the batch are whole tiles, with B transposed per call or
     stored so when bound; the mma.sync kernels elsewhere: against the numpy reference."""
     import fusec
-    from fusec.codegen.kernels import gemm_wgmma
 
-    monkeypatch.setattr(gemm_wgmma, "LAYER_GEMMS", True)
+    set_knobs(wgmma_layer_gemms=True)
     from fusec.compiler.driver import load
     from fusec.reference.executor import find_function, random_inputs, run_function
 
@@ -129,7 +128,7 @@ SWIGLU = """func.func @f(%x: tensor<BxMxKxT>, %w: tensor<KxNxT>) -> tensor<BxMxH
                          ids=lambda s: "x".join(map(str, s)))
 def test_swiglu_in_the_wgmma_epilogue_on_the_gpu_matches_the_reference(gpu_info, dtype,
                                                                       gate_first, case, shape):
-    """`gemm_wgmma.SWIGLU_EPILOGUE`: ``fused.swiglu(x @ w)`` with w bound is one wgmma launch
+    """The knob `wgmma_swiglu_epilogue`: ``fused.swiglu(x @ w)`` with w bound is one wgmma launch
     (B's gate/up columns interleaved) where the rows are whole tiles, the GEMM and the
     ``swiglu`` kernel elsewhere; "saturated": |gate| up to ~100 (silu(g) -> g, or -> -0)."""
     import fusec

@@ -1,4 +1,4 @@
-"""A small f16 / bf16 encoder layer planned for a Hopper GPU with `gemm_wgmma.LAYER_GEMMS` on
+"""A small f16 / bf16 encoder layer planned for a Hopper GPU with the knob `wgmma_layer_gemms` on
 (every GEMM on wgmma: the epilogues of bias, GELU and residual in the kernel, the weights bound
 and stored as the kernel reads them), then run on the CPU device with the wgmma kernels'
 PTX emulated (`gemm_wgmma.emulated`) and checked against the numpy reference and the layer
@@ -62,14 +62,14 @@ def emulated_plan(plan: ProgramPlan) -> ProgramPlan:
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_reference(
-        monkeypatch, dtype):
+        set_knobs, dtype):
     import fusec
     from fusec.compiler.driver import fuse_and_fold, load, lower
     from fusec.reference.executor import find_function, random_inputs, run_function
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
 
-    monkeypatch.setattr(gemm_wgmma, "LAYER_GEMMS", True)
+    set_knobs(wgmma_layer_gemms=True)
     text = LAYER.replace("xT>", f"x{dtype}>")
     reference_module = load(text)
     names = ["x", *WEIGHTS]

@@ -1,7 +1,7 @@
 """The SwiGLU epilogue of the wgmma GEMM (`fusec.codegen.swiglu_epilogue`) end to end: programs
 planned for a Hopper GPU, run on the CPU device with the wgmma kernels' PTX emulated
 (`gemm_wgmma.emulated`), against the numpy reference (`fusec.reference`) and the same plan
-with `gemm_wgmma.SWIGLU_EPILOGUE` off (the GEMM, then the ``swiglu`` kernel): f16 and bf16,
+with the knob `wgmma_swiglu_epilogue` off (the GEMM, then the ``swiglu`` kernel): f16 and bf16,
 ``gate_first`` both ways, random and adversarial inputs, and a small Llama block.
 """
 
@@ -12,8 +12,9 @@ import functools
 import numpy as np
 import pytest
 
+from fusec import knobs
 from fusec.codegen import templates
-from fusec.codegen.kernels import attention_mma, gemm_wgmma
+from fusec.codegen.kernels import attention_mma
 from fusec.dtypes import bf16_bits, bf16_to_f32
 from tests.runtime.test_wgmma_layer_emulated import HOPPER, emulated_plan
 
@@ -56,15 +57,14 @@ def as32(values: np.ndarray, dtype: str) -> np.ndarray:
     return bf16_to_f32(values) if dtype == "bf16" else values.astype(np.float32)
 
 
-def planned(text: str, params: dict[str, np.ndarray], fused: bool, monkeypatch):
+def planned(text: str, params: dict[str, np.ndarray], fused: bool):
     """The plan for `HOPPER` with the weights `params` bound, the SwiGLU epilogue on or off."""
     from fusec.compiler.driver import fuse_and_fold, load, lower
 
-    monkeypatch.setattr(gemm_wgmma, "SWIGLU_EPILOGUE", fused)
-    module = load(text)
-    pipeline, bound = fuse_and_fold(module, None, "default", "<test>", params)
-    plan = lower(module, None, pipeline, HOPPER, bound=list(bound or {})).plan
-    monkeypatch.setattr(gemm_wgmma, "SWIGLU_EPILOGUE", True)
+    with knobs.overridden(wgmma_swiglu_epilogue=fused):
+        module = load(text)
+        pipeline, bound = fuse_and_fold(module, None, "default", "<test>", params)
+        plan = lower(module, None, pipeline, HOPPER, bound=list(bound or {})).plan
     return plan, bound
 
 
@@ -103,7 +103,7 @@ def check(got: np.ndarray, unfused: np.ndarray, want: np.ndarray, dtype: str) ->
 @pytest.mark.parametrize("gate_first", [True, False], ids=["gate-first", "up-first"])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_swiglu_of_a_product_in_its_epilogue_matches_the_reference_and_the_unfused_plan(
-        monkeypatch, dtype, gate_first, case):
+        dtype, gate_first, case):
     """``saturated``: the gate's weights scaled so that |gate| reaches ~50 (silu(g) -> g, or
     -> -0); ``zeros``: zero rows of x and zero columns of both halves of w."""
     gate, up = ("first", "second") if gate_first else ("second", "first")
@@ -119,13 +119,13 @@ def test_swiglu_of_a_product_in_its_epilogue_matches_the_reference_and_the_unfus
         w[:, rng.choice(512, 48, replace=False)] = 0.0
     x16, w16 = typed(x, dtype), typed(w, dtype)
 
-    plan, bound = planned(text, {"w": w16}, True, monkeypatch)
+    plan, bound = planned(text, {"w": w16}, True)
     assert kernels(plan) == ["ffn_gemm_swiglu_0"], kernels(plan)
     (spec,) = (s for s in plan.inputs if s.name == "w")
     assert spec.interleaved == ("first" if gate_first else "second")
     assert spec.panels == (1 if dtype == "f16" else None)  # f16 reads B K-major
     assert plan.launches[0].buffers[2] == plan.outputs[0].buffer
-    unfused_plan, _ = planned(text, {"w": w16}, False, monkeypatch)
+    unfused_plan, _ = planned(text, {"w": w16}, False)
     assert [k.split("_")[1] for k in kernels(unfused_plan)] == ["gemm", "swiglu"]
 
     got = run_emulated(plan, bound, x16)
@@ -142,7 +142,7 @@ def test_swiglu_of_a_product_in_its_epilogue_matches_the_reference_and_the_unfus
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_two_projections_fused_into_one_weight_with_up_first_then_the_down_projection(
-        monkeypatch, dtype):
+        dtype):
     """``fuse-swiglu-dual-matmul`` packs ``concat(w_up, w_gate)`` (gate second), folded into
     one bound weight; the SwiGLU's result is the down projection's A (a slot of its own, as
     the product's A held the slot the plan gave it)."""
@@ -151,14 +151,14 @@ def test_two_projections_fused_into_one_weight_with_up_first_then_the_down_proje
     x = typed(rng.standard_normal((2, 128, 256)), dtype)
     weights = {name: typed(rng.standard_normal((256, 256)) / 16, dtype)
                for name in ("w_gate", "w_up", "w_down")}
-    plan, bound = planned(text, weights, True, monkeypatch)
+    plan, bound = planned(text, weights, True)
     names = kernels(plan)
     assert len(names) == 2 and "gemm_swiglu" in names[0] and "swiglu" not in names[1]
     interleaved = [s.interleaved for s in plan.inputs if s.interleaved is not None]
     assert interleaved == ["second"]
     product, down = plan.launches
     assert product.buffers[2] == down.buffers[0] and product.buffers[0] != product.buffers[2]
-    unfused_plan, _ = planned(text, weights, False, monkeypatch)
+    unfused_plan, _ = planned(text, weights, False)
     assert len(unfused_plan.launches) == 3
     got = run_emulated(plan, bound, x)
     unfused = run_emulated(unfused_plan, bound, x)
@@ -188,11 +188,11 @@ def test_a_small_llama_block_planned_for_hopper_runs_its_ffn_in_one_launch(monke
         names.append(arg.name_hint)
         values.append(typed(base + scale * rng.standard_normal(shape), dtype))
     params = dict(zip(names[1:], values[1:], strict=True))
-    plan, bound = planned(text, params, True, monkeypatch)
+    plan, bound = planned(text, params, True)
     kinds = [k.removeprefix(f"llama_{dtype}_").rsplit("_", 1)[0] for k in kernels(plan)]
     assert kinds == ["rms_norm", "gemm", "attention", "gemm", "rms_norm", "gemm_swiglu", "gemm"]
     assert [s.interleaved for s in plan.inputs if s.name == "gate_up_w"] == ["first"]
-    unfused_plan, _ = planned(text, params, False, monkeypatch)
+    unfused_plan, _ = planned(text, params, False)
     assert len(unfused_plan.launches) == 8
     got = run_emulated(plan, bound, values[0])
     unfused = run_emulated(unfused_plan, bound, values[0])
@@ -200,8 +200,7 @@ def test_a_small_llama_block_planned_for_hopper_runs_its_ffn_in_one_launch(monke
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])  # bf16: interleaved, not transposed
-def test_an_interleaved_weight_unbound_is_interleaved_on_the_host_at_each_call(monkeypatch,
-                                                                               dtype):
+def test_an_interleaved_weight_unbound_is_interleaved_on_the_host_at_each_call(dtype):
     """Unbound after compiling, the weight is passed per call and stored as the kernel reads
     it (`ValueSpec.stored`); a device array is refused, a one-line error."""
     from fusec.errors import InputError
@@ -212,7 +211,7 @@ def test_an_interleaved_weight_unbound_is_interleaved_on_the_host_at_each_call(m
     rng = np.random.default_rng(9)
     x = typed(rng.standard_normal((256, 128)), dtype)
     w = typed(rng.standard_normal((128, 512)) / np.sqrt(128), dtype)
-    plan, bound = planned(text, {"w": w}, True, monkeypatch)
+    plan, bound = planned(text, {"w": w}, True)
     exe = Executable(emulated_plan(plan), select_device("cpu"), bound)
     (first,) = exe(x)
     exe.unbind("w")
@@ -226,18 +225,18 @@ def test_an_interleaved_weight_unbound_is_interleaved_on_the_host_at_each_call(m
 
 
 def test_with_layer_gemms_off_an_f16_weight_is_interleaved_as_it_is_and_transposed_per_call(
-        monkeypatch):
-    """`gemm_wgmma.LAYER_GEMMS` off: a bound f16 B is not stored transposed, so the transpose
+        set_knobs):
+    """The knob `wgmma_layer_gemms` off: a bound f16 B is not stored transposed, so the transpose
     launch runs first, on the interleaved weight."""
-    monkeypatch.setattr(gemm_wgmma, "LAYER_GEMMS", False)
+    set_knobs(wgmma_layer_gemms=False)
     text = SWIGLU.replace("xT>", "xf16>").replace("GATE", "first").replace("UP", "second")
     rng = np.random.default_rng(10)
     x = typed(rng.standard_normal((256, 128)), "f16")
     w = typed(rng.standard_normal((128, 512)) / np.sqrt(128), "f16")
-    plan, bound = planned(text, {"w": w}, True, monkeypatch)
+    plan, bound = planned(text, {"w": w}, True)
     assert [k.rsplit("_", 1)[-1] for k in kernels(plan)] == ["bt", "0"]
     assert "gemm_swiglu" in kernels(plan)[1]
     assert [(s.panels, s.interleaved) for s in plan.inputs if s.name == "w"] == [(None, "first")]
-    unfused_plan, _ = planned(text, {"w": w}, False, monkeypatch)
+    unfused_plan, _ = planned(text, {"w": w}, False)
     got = run_emulated(plan, bound, x)
     check(got, run_emulated(unfused_plan, bound, x), reference(text, [x, w]), "f16")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fusec import knobs
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.check import compare
 from fusec.compiler.driver import compile as fusec_compile
@@ -338,12 +339,11 @@ def test_kernel_shapes(layout: str, kind: str, a: int, b: int, c: int) -> None:
 # --- the slice-split GPU Gram (gram_slices + gram_combine), run on the CPU device -------------
 
 
-def split_gram(monkeypatch, text: str):
+def split_gram(text: str):
     """``text`` lowered for a GPU with the slice-split Gram turned on."""
-    from fusec.lowering import column_stats_ops
-
-    monkeypatch.setattr(column_stats_ops, "GRAM_SPLIT_ON_GPU", True)
-    return lower(load(text), pipeline="none", device_info=LAYOUTS["gpu"], launch_fusion=False)
+    with knobs.overridden(gram_split_on_gpu=True):
+        return lower(load(text), pipeline="none", device_info=LAYOUTS["gpu"],
+                     launch_fusion=False)
 
 
 @pytest.mark.parametrize("n,d", [
@@ -351,7 +351,7 @@ def split_gram(monkeypatch, text: str):
     (4096, 256),  # the fusec-bench shape: 37 slices of 112 rows, 10 upper tiles
 ])
 @pytest.mark.parametrize("offset", [0.0, 1e4])
-def test_gram_split(monkeypatch, n: int, d: int, offset: float) -> None:
+def test_gram_split(n: int, d: int, offset: float) -> None:
     """The split Gram against numpy in float64, the reference of the fused op and the un-fused
     program on the device, at shapes around its 64-wide tiles and 16-row slices (a last slice
     of 1 to 15 rows, one slice, 63 slices), on random data and on data with a mean of 1e4 and a
@@ -359,7 +359,7 @@ def test_gram_split(monkeypatch, n: int, d: int, offset: float) -> None:
     from fusec.lowering.column_stats_ops import gram_slice_rows
 
     text = fused_op_ir("gram", n, d, 0)
-    compiled = split_gram(monkeypatch, text)
+    compiled = split_gram(text)
     names = [launch.kernel for launch in compiled.plan.launches]
     assert len(names) == 2 and "gram_slices" in names[0] and "gram_combine" in names[1], names
     if (n, d) == (4096, 256):
@@ -380,33 +380,30 @@ def test_gram_split(monkeypatch, n: int, d: int, offset: float) -> None:
             assert result.ok, f"split Gram vs {how}: {result.describe(1e-6, rtol)}"
 
 
-def test_gram_split_constant_columns_and_one_row(monkeypatch) -> None:
+def test_gram_split_constant_columns_and_one_row() -> None:
     """Constant columns give exact zeros (their slice means are the value, every centered value
     and every correction 0), among them a column of 1e4; one row gives exact zeros."""
     x = random((70, 9), 5) * 3
     x[:, 2] = 1e4
     x[:, 7] = -3.25
     device = select_device("cpu")
-    (got,) = Executable(split_gram(monkeypatch, fused_op_ir("gram", 70, 9, 0)).plan,
+    (got,) = Executable(split_gram(fused_op_ir("gram", 70, 9, 0)).plan,
                         device)(x)  # type: ignore[arg-type]
     assert (got[2, :] == 0).all() and (got[:, 2] == 0).all() and (got[:, 7] == 0).all()
     assert np.abs(got - covariance(x, 2.0)).max() <= 1e-5 * np.abs(covariance(x, 2.0)).max()
-    one = split_gram(monkeypatch, fused_op_ir("gram", 1, 6, 0))
+    one = split_gram(fused_op_ir("gram", 1, 6, 0))
     (got,) = Executable(one.plan, device)(random((1, 6), 6) + 7)  # type: ignore[arg-type]
     assert (got == 0).all()
 
 
 @pytest.mark.parametrize("split", [True, False])
-def test_gram_split_switch(monkeypatch, split: bool) -> None:
+def test_gram_split_switch(split: bool) -> None:
     """A GPU lowering takes the slice-split Gram by default (timed on an H200: 0.034 ms
-    against 0.157 for the tiled pair); with the switch off it keeps column_mean +
-    centered_gram, as the CPU does."""
-    from fusec.lowering import column_stats_ops
-
-    if not split:
-        monkeypatch.setattr(column_stats_ops, "GRAM_SPLIT_ON_GPU", False)
-    compiled = lower(load(fused_op_ir("gram", 70, 9, 0)), pipeline="none",
-                     device_info=LAYOUTS["gpu"], launch_fusion=False)
+    against 0.157 for the tiled pair); with the knob `gram_split_on_gpu` off it keeps
+    column_mean + centered_gram, as the CPU does."""
+    with knobs.overridden({} if split else {"gram_split_on_gpu": False}):
+        compiled = lower(load(fused_op_ir("gram", 70, 9, 0)), pipeline="none",
+                         device_info=LAYOUTS["gpu"], launch_fusion=False)
     names = [launch.kernel for launch in compiled.plan.launches]
     took_split = any("gram_slices" in name or "gram_combine" in name for name in names)
     assert took_split == split, names

@@ -1,0 +1,202 @@
+"""The switches that change code generation, declared once, as Triton declares its knobs.
+
+Each `Knob` has a name, a default and what it does; `KNOBS` lists them all (docs/knobs.md is
+generated from it). A stage reads a knob where it decides, with ``knobs.value("attention_mma")``,
+and gets, in this order:
+
+1. the value set for the compile in progress: ``fusec.compile(..., knobs={"attention_mma":
+   False})``, ``fusec-run``/``fusec-opt --knob attention_mma=false``, or `overridden` (what tests
+   and benchmarks use: ``with knobs.overridden(attention_mma=False): ...``);
+2. the environment, for experiments: ``FUSEC_KNOB_ATTENTION_MMA=0`` (``1``/``0``,
+   ``true``/``false``, ``on``/``off``);
+3. the default.
+
+A knob changes the generated OpenCL C, so the caches of built programs, which key on the
+source, see it; anything a knob decides is read while compiling and kept in the plan (a bound
+weight's layout, say), never read again at run time. It lives at the root of the package so that
+every stage may read it (README, layout table); it imports nothing of fusec.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+
+class KnobError(ValueError):
+    """An unknown knob, or a value that is not of its type; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One switch: its name (also its environment variable, `env`), default and documentation."""
+
+    name: str
+    default: bool
+    doc: str
+    """What it does (the first paragraph), then the measurements behind its default."""
+    where: str
+    """The module that reads it."""
+
+    @property
+    def env(self) -> str:
+        return "FUSEC_KNOB_" + self.name.upper()
+
+    @property
+    def summary(self) -> str:
+        return " ".join(self.doc.split("\n\n")[0].split())
+
+
+KNOBS: dict[str, Knob] = {k.name: k for k in (
+    Knob("wgmma_layer_gemms", True, """\
+Hopper `wgmma` GEMMs also for the layers' products: those with an epilogue, a batch of products
+sharing one B (one product of `batch * M` rows), and a bound B that the kernel reads K-major,
+stored transposed when it is bound (`gemm_wgmma.BOUND_B_PANELS`). Off, such products keep the
+`mma.sync` kernels (and a bound B its layout).
+
+On an H200 (2026-11-26, bench/results/h200-2026-11-26-s6-layer-gemms.log) the f16 BERT-base
+layer at batch 32 went from 0.40 to 0.26 ms of kernel time and the Llama block from 0.34 to 0.27
+(torch.compile f16: 0.31-0.34 and 0.25-0.29); the f32 rows are unchanged.
+tests/runtime/test_wgmma_gpu.py checks it on the GPU (78 passed there).""",
+         "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_swiglu_epilogue", True, """\
+A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in
+its epilogue (`gemm_wgmma` with `swiglu`; `fusec.codegen.swiglu_epilogue`): one launch instead of
+the GEMM and the `swiglu` kernel, and no `[M, N]` C in global memory. Off, such products and
+their `swiglu` launch are planned as before.
+
+On an H200 (2026-11-26, bench/results/h200-2026-11-26-s6-swiglu-epilogue.log; profile_kernels,
+median of 20) the f16 Llama block at batch 32: gate/up GEMM 0.0466 + swiglu 0.0320 ms -> 0.0483
+ms in one launch, kernels 0.274 -> 0.243 ms (bf16: 0.0534 + 0.0323 -> 0.0501, 0.280 -> 0.246);
+fusec-bench kernel time 0.271 -> 0.241 ms f16 (torch.compile f16 0.25-0.28), 0.279 -> 0.244
+bf16.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("attention_mma", True, """\
+16-bit attention on an NVIDIA device with tensor cores (whose `mma.sync` probe built that type)
+takes the flash-attention-2 kernel on tensor cores (`attention_mma.why_not`); off, the
+register-tiled kernel (`attention_tiled`) runs there.
+
+On an H200 (2026-11-26, bench/results/h200-2026-11-26-s6-attention-mma.log; B=32 S=128 H=12
+D=64, q/k/v packed, median kernel time) f16 causal 0.078 ms tiled -> 0.033 ms with this kernel
+without `attention_mma_ldmatrix` and `attention_mma_async_copy`, 0.024 with both (torch SDPA f16
+0.028-0.030), masked 0.086 -> 0.034 -> 0.027 (SDPA 0.063-0.077), bf16 alike. `profile_kernels`
+(call 2): the f16 Llama block's attention launch 0.078 -> 0.031 -> 0.023 ms, kernel sum 0.243 ->
+0.197 -> 0.189; the f16 BERT layer's 0.088 -> 0.034 -> 0.027 ms, sum 0.262 -> 0.210 -> 0.201.""",
+         "fusec.codegen.kernels.attention_mma"),
+    Knob("attention_mma_ldmatrix", True, """\
+The tensor-core attention reads its K and V fragments by `ldmatrix.x4` (V `.trans`), two mma
+tiles' B fragments an instruction, rather than by 32-bit (K) and 16-bit (V) reads of local
+memory.
+
+On since measured on an H200 (bench/results/h200-2026-11-26-s6-attention-mma.log, call 2; B=32
+S=128 H=12 D=64, f16, median kernel time): causal 0.032 ms with neither this nor
+`attention_mma_async_copy`, 0.031 ldmatrix, 0.026 cp.async, 0.024 both (SDPA 0.030); masked
+0.035, 0.032, 0.030, 0.027 (SDPA 0.077).""",
+         "fusec.codegen.kernels.attention_mma"),
+    Knob("attention_mma_async_copy", True, """\
+The tensor-core attention copies K and V into local memory by 16-byte `cp.async` copies, two
+tiles deep (the next tile's copies in flight while this one is computed), where the layouts
+allow 16-byte reads and the two stages fit `attention_mma.ASYNC_LOCAL_LIMIT`; else through
+registers, one tile at a time.
+
+On since measured with `attention_mma_ldmatrix` (its figures there).""",
+         "fusec.codegen.kernels.attention_mma"),
+    Knob("gram_split_on_gpu", True, """\
+On a GPU, `fused.centered_gram` lowers to the slice-split Gram (`gram_slices` + `gram_combine`)
+instead of `column_mean` + the 16 x 16 tiled `centered_gram` (kept for the CPU, and for a GPU
+with this off).
+
+Measured on an H200 (2026-11-26, bench/results/h200-2026-11-26-s6-gram-split.log): 4096 x 256 in
+0.034 ms of kernel time against 0.157 with the tiled pair, torch.compile 0.12-0.21 in the same
+runs. To measure again: `python3 -m fusec.bench.gram_split_sweep` (the kernels alone, several
+slice lengths) and `sh bench/gpu.sh gram` (the rows with this off and on).""",
+         "fusec.lowering.column_stats_ops"),
+)}
+"""Every knob, by name."""
+
+_overrides: contextvars.ContextVar[Mapping[str, bool] | None] = contextvars.ContextVar(
+    "fusec_knobs", default=None
+)
+"""The settings of the compile in progress (None: none)."""
+
+_TRUE = ("1", "true", "on", "yes")
+_FALSE = ("0", "false", "off", "no")
+
+
+def knob(name: str) -> Knob:
+    """The knob called `name`; `KnobError` naming the known ones otherwise."""
+    try:
+        return KNOBS[name]
+    except KeyError:
+        raise KnobError(f"unknown knob '{name}' (known: {', '.join(sorted(KNOBS))})") from None
+
+
+def parse(name: str, text: str) -> bool:
+    """The value of knob `name` written as text (``true``, ``0``, ``off``, ...)."""
+    knob(name)
+    lowered = text.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise KnobError(f"knob '{name}' takes true or false (1/0, on/off), not '{text}'")
+
+
+def parse_assignments(items: list[str] | tuple[str, ...]) -> dict[str, bool]:
+    """``["NAME=VALUE", ...]`` (the ``--knob`` options of the tools) as a mapping."""
+    values: dict[str, bool] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep:
+            raise KnobError(f"--knob takes NAME=VALUE, not '{item}'")
+        values[name.strip()] = parse(name.strip(), text)
+    return values
+
+
+def checked(values: Mapping[str, object]) -> dict[str, bool]:
+    """`values` with every name known and every value a bool (text is parsed)."""
+    out: dict[str, bool] = {}
+    for name, v in values.items():
+        knob(name)
+        if isinstance(v, str):
+            out[name] = parse(name, v)
+        elif isinstance(v, bool):
+            out[name] = v
+        else:
+            raise KnobError(f"knob '{name}' takes true or false, not {v!r}")
+    return out
+
+
+def value(name: str) -> bool:
+    """The knob's value now: the compile's setting, else the environment, else the default."""
+    k = knob(name)
+    overrides = _overrides.get() or {}
+    if name in overrides:
+        return overrides[name]
+    text = os.environ.get(k.env)
+    if text is not None and text.strip():
+        try:
+            return parse(name, text)
+        except KnobError as e:
+            raise KnobError(f"{k.env}: {e}") from None
+    return k.default
+
+
+def values() -> dict[str, bool]:
+    """Every knob's value now."""
+    return {name: value(name) for name in KNOBS}
+
+
+@contextlib.contextmanager
+def overridden(settings: Mapping[str, object] | None = None, /, **kwargs: object) -> Iterator[None]:
+    """Within the block (and the threads it starts with its context), the given knobs have the
+    given values; e.g. ``with overridden(attention_mma=False): fusec.compile(...)``."""
+    merged = {**(_overrides.get() or {}), **checked({**(settings or {}), **kwargs})}
+    token = _overrides.set(merged)
+    try:
+        yield
+    finally:
+        _overrides.reset(token)

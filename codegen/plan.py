@@ -48,6 +48,10 @@ class ValueSpec:
     (`interleave_halves`), ``"first"`` or ``"second"`` the half (the gate's) whose columns go
     to the even places; before the panels. None: its columns in their order."""
 
+    donor: str | None = None
+    """Of an output: the donated input whose buffer holds it (`fusec.dialects.donation`), the
+    caller's array (or device array) of that input updated in place and returned as it."""
+
     @property
     def repacked(self) -> bool:
         """Whether the buffer holds the value in another layout than its own (`stored`)."""

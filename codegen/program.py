@@ -43,6 +43,7 @@ from fusec.codegen.templates import (
     instantiate_gemm_wgmma,
 )
 from fusec.dialects import kernel
+from fusec.dialects.donation import aliased_outputs
 from fusec.dialects.locations import file_line_cols
 from fusec.dtypes import BF16_HOST, bf16_bits
 
@@ -238,11 +239,19 @@ class PlanBuilder:
         elif isinstance(op, kernel.TemplateOp):
             self.template(op)
         elif isinstance(op, func.ReturnOp):
+            args = self.fn.body.block.args
+            donors = {result: args[index] for index, result in aliased_outputs(self.fn).items()}
             for i, value in enumerate(op.operands):
                 t = value.type
                 assert isinstance(t, MemRefType)
-                self.outputs.append(ValueSpec(f"result{i}", tuple(t.get_shape()),
-                                              numpy_dtype(t.element_type), self.where[value]))
+                donor = donors.get(i)
+                if donor is not None and viewed_buffer(value) is not donor:
+                    raise PlanError(f"result #{i} of @{self.fn.sym_name.data} is not in the "
+                                    "buffer of the argument donated to it")
+                self.outputs.append(ValueSpec(
+                    f"result{i}", tuple(t.get_shape()), numpy_dtype(t.element_type),
+                    self.where[value],
+                    donor=None if donor is None else argument_name(donor, donor.index)))
         else:
             raise PlanError(f"'{op.name}' is not a host operation of the kernel-level IR")
 

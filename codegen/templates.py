@@ -17,9 +17,15 @@ from xdsl.ir import Attribute, SSAValue
 
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.kernels import attention_mma as tensor_core_attention
+from fusec.codegen.kernels.argmax import argmax
 from fusec.codegen.kernels.attention import HeadsLayout, attention
 from fusec.codegen.kernels.attention_mma import attention_mma
 from fusec.codegen.kernels.attention_tiled import attention_tiled, tiled_attention_config
+from fusec.codegen.kernels.cache_attention_split import (
+    cache_attention_combine,
+    cache_attention_split,
+)
+from fusec.codegen.kernels.cache_update import cache_update
 from fusec.codegen.kernels.centered_gram_split import gram_combine, gram_slices
 from fusec.codegen.kernels.column_stats import (
     centered_gram,
@@ -255,6 +261,49 @@ def instantiate_attention(
     return attention(*sizes, **options)
 
 
+def instantiate_cache_attention(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    """``nn.cache_attention``: the one-query-per-work-item `attention` kernel with the cache
+    position and grouped kv heads (on every device for now)."""
+    p = Params(op)
+    return attention(name, p.int("batch"), p.int("seq_q"), p.int("seq_k"), p.int("num_heads"),
+                     p.int("head_dim"), p.float("scale"),
+                     q_layout=HeadsLayout(row_stride=p.int("q_row_stride"),
+                                          column_offset=p.int("q_offset")),
+                     dtype=p.str("dtype", "f32"), kv_heads=p.int("kv_heads"),
+                     cache_position=True)
+
+
+def instantiate_cache_attention_split(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    """``nn.cache_attention`` split along the keys (two launches, `cache_attention_split`)."""
+    p = Params(op)
+    if op.template.data == "cache_attention_combine":
+        return cache_attention_combine(name, p.int("rows"), p.int("head_dim"), p.int("splits"),
+                                       p.str("dtype", "f32"))
+    return cache_attention_split(name, p.int("batch"), p.int("seq_q"), p.int("seq_k"),
+                                 p.int("num_heads"), p.int("kv_heads"), p.int("head_dim"),
+                                 p.float("scale"), p.int("splits"), p.int("q_row_stride"),
+                                 p.int("q_offset"), p.str("dtype", "f32"))
+
+
+def instantiate_cache_update(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+    return cache_update(name, p.int("outer"), p.int("length"), p.int("rows"), p.int("inner"),
+                        p.str("dtype"), p.bool("copy"))
+
+
+def instantiate_argmax(
+    op: kernel.TemplateOp, name: str, device: DeviceInfo | None
+) -> KernelSource:
+    p = Params(op)
+    return argmax(name, p.int("rows"), p.int("cols"), p.str("dtype"), p.int("group", 1))
+
+
 def instantiate_gather(
     op: kernel.TemplateOp, name: str, device: DeviceInfo | None
 ) -> KernelSource:
@@ -339,6 +388,11 @@ INSTANTIATE: dict[str, Callable[[kernel.TemplateOp, str, DeviceInfo | None], Ker
     "softmax": instantiate_softmax,
     "attention": instantiate_attention,
     "gather": instantiate_gather,
+    "cache_update": instantiate_cache_update,
+    "cache_attention": instantiate_cache_attention,
+    "cache_attention_split": instantiate_cache_attention_split,
+    "cache_attention_combine": instantiate_cache_attention_split,
+    "argmax": instantiate_argmax,
     "row_reduce": instantiate_row_reduce,
     "column_mean": instantiate_column_stats,
     "centered_gram": instantiate_column_stats,

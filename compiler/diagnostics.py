@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue, TypeAttribute
 from xdsl.parser import Parser
@@ -23,6 +24,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from fusec.compiler.gc_pause import paused_gc
+from fusec.dialects.donation import aliased_outputs
 from fusec.dialects.locations import first_place
 from fusec.compiler.op_templates import TemplateParser
 from fusec.compiler.signature_verify import SignatureVerifier
@@ -265,6 +267,7 @@ def parse_module(
             (verify or verify_module)(module, source.name)
             verify_defined_before_use(module, source.name)
             verify_no_unknown_attributes(module, source.name)
+            verify_donations(module, source.name)
     except ParseError as e:
         raise FusecError(parse_error_message(at_first_use(e), source.line_offset)) from None
     except RecursionError:
@@ -334,6 +337,18 @@ def verify_defined_before_use(module: ModuleOp, filename: str) -> None:
                 raise FusecError(located_message(
                     op, filename, f"'{op.name}' operand #{index} ({name}) is used before it is "
                     "defined"))
+
+
+def verify_donations(module: ModuleOp, filename: str) -> None:
+    """Every ``fusec.aliasing_output`` argument attribute names a result of the argument's
+    type, one argument per result (`fusec.dialects.donation.aliased_outputs`), as an error at
+    the function."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            try:
+                aliased_outputs(op)
+            except VerifyException as e:
+                raise FusecError(located_message(op, filename, str(e))) from None
 
 
 def verify_no_unknown_attributes(module: ModuleOp, filename: str) -> None:

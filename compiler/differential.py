@@ -90,7 +90,7 @@ class Runner:
 
     def run(self, limit: int | None, args: Arrays, pipeline: str | None = None) -> Arrays:
         exe, _ = self.compile(limit, pipeline)
-        return list(exe(*args))
+        return list(exe(*exe.spared(args)))
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,8 @@ def bisect(
             progress(f"bisect: trying --rewrite-limit={limit}")
         exe, _ = runner.compile(limit)
         for (label, args), expected in zip(sets, references, strict=True):
-            if not all(c.ok for c in compare(list(exe(*args)), expected, atol, rtol, True)):
+            outputs = list(exe(*exe.spared(args)))
+            if not all(c.ok for c in compare(outputs, expected, atol, rtol, True)):
                 return label
         return None
 

@@ -73,6 +73,7 @@ from fusec.dialects.common import (
     tensor_type,
     type_name,
 )
+from fusec.dialects.donation import check_no_read_after_update
 from fusec.dialects.op_kinds import OpKind
 
 I64Attr = IntegerAttr[I64]
@@ -942,6 +943,180 @@ class AttentionOp(IRDLOperation):
         check_result_shape(self, res, q.get_shape())
 
 
+# --- KV cache ------------------------------------------------------------------------------
+
+
+def check_position(op: IRDLOperation, pos: SSAValue) -> None:
+    """A cache position is a device scalar: ``tensor<i32>``."""
+    t = tensor_type(op, "pos", pos)
+    if t.element_type != IntegerType(32) or t.get_num_dims() != 0:
+        raise VerifyException(f"'{op.name}' pos ({type_name(t)}) must be tensor<i32>")
+
+
+@irdl_op_definition
+class CacheUpdateOp(IRDLOperation):
+    """``cache`` with the rows ``[pos, pos + S)`` along ``axis`` replaced by ``update``'s ``S``.
+
+    ``pos`` is a ``tensor<i32>`` read on the device, so that one compiled step serves every
+    position. ``0 <= pos`` and ``pos + S <= cache.shape[axis]`` is the caller's to keep: the
+    reference raises, the kernel writes only the rows inside the cache. The result has the
+    cache's type; the lowering writes it into the cache's buffer where nothing reads the old
+    cache afterwards (a donated argument, `fusec.dialects.donation`), else into a copy.
+    """
+
+    name = "nn.cache_update"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE  # updates its operand's buffer in place
+
+    cache = operand_def()
+    update = operand_def()
+    pos = operand_def()
+    result = result_def()
+    axis = prop_def(I64Attr, default_value=i64_attr(1))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$cache `,` $update `,` $pos attr-dict `:` type($cache) `,` type($update) `,` "
+        "type($pos) `->` type($result)"
+    )
+
+    def __init__(self, cache: SSAValue, update: SSAValue, pos: SSAValue, axis: int = 1):
+        super().__init__(operands=[cache, update, pos], result_types=[cache.type],
+                         properties={"axis": i64_attr(axis)})
+
+    def verify_(self) -> None:
+        cache = tensor_type(self, "cache", self.cache)
+        update = tensor_type(self, "update", self.update)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "cache", cache, ALL_TYPES)
+        check_same_element_type(self, [("cache", cache), ("update", update), ("result", res)])
+        check_position(self, self.pos)
+        axis = check_axis(self, "axis", int_prop(self, "axis"), cache.get_num_dims())
+        shape, rows = cache.get_shape(), update.get_shape()
+        if (len(rows) != len(shape) or rows[axis] > shape[axis]
+                or any(a != b for d, (a, b) in enumerate(zip(rows, shape)) if d != axis)):
+            raise VerifyException(
+                f"'{self.name}' update ({type_name(update)}) must have the shape of the cache "
+                f"({type_name(cache)}) but at most {shape[axis]} rows along axis {axis}")
+        check_result_shape(self, res, shape)
+        check_no_read_after_update(self, self.cache)
+
+
+@irdl_op_definition
+class CacheAttentionOp(IRDLOperation):
+    """Attention of ``S`` new queries over a KV cache whose first ``pos + S`` rows are valid.
+
+    ``q: [B, S, H*D]``, ``k_cache, v_cache: [B, T, KV*D]`` (the heads packed in the last
+    dimension, ``KV = num_kv_heads`` dividing ``H = num_heads``: query head ``h`` reads key and
+    value head ``h / (H / KV)``, grouped-query attention), ``pos: tensor<i32>``. Query ``i``
+    stands at position ``pos + i`` and sees keys ``[0, pos + i]``: the cache before it and the
+    new tokens causally. Scores are ``q_h k^T * scale`` (default ``1/sqrt(head_dim)``).
+    """
+
+    name = "nn.cache_attention"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
+    q = operand_def()
+    k_cache = operand_def()
+    v_cache = operand_def()
+    pos = operand_def()
+    result = result_def()
+    num_heads = prop_def(I64Attr)
+    num_kv_heads = prop_def(I64Attr)
+    head_dim = prop_def(I64Attr)
+    scale = opt_prop_def(F32Attr)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$q `,` $k_cache `,` $v_cache `,` $pos attr-dict `:` type($q) `,` type($k_cache) `,` "
+        "type($v_cache) `,` type($pos) `->` type($result)"
+    )
+
+    def __init__(self, q: SSAValue, k_cache: SSAValue, v_cache: SSAValue, pos: SSAValue,
+                 num_heads: int, num_kv_heads: int, head_dim: int, scale: float | None = None):
+        props: dict[str, Attribute] = {
+            "num_heads": i64_attr(num_heads),
+            "num_kv_heads": i64_attr(num_kv_heads),
+            "head_dim": i64_attr(head_dim),
+        }
+        if scale is not None:
+            props["scale"] = f32_attr(scale)
+        super().__init__(operands=[q, k_cache, v_cache, pos], result_types=[q.type],
+                         properties=props)
+
+    def scale_value(self) -> float:
+        """The score scale: the ``scale`` property, or ``1/sqrt(head_dim)``."""
+        if self.scale is not None:
+            return self.scale.value.data
+        return 1.0 / math.sqrt(int_prop(self, "head_dim"))
+
+    def verify_(self) -> None:
+        heads, kv_heads = int_prop(self, "num_heads"), int_prop(self, "num_kv_heads")
+        dim = int_prop(self, "head_dim")
+        for name, value in (("num_heads", heads), ("num_kv_heads", kv_heads), ("head_dim", dim)):
+            check_positive(self, name, value)
+        if heads % kv_heads:
+            raise VerifyException(f"'{self.name}' num_kv_heads {kv_heads} must divide "
+                                  f"num_heads {heads}")
+        q = tensor_type(self, "q", self.q)
+        k = tensor_type(self, "k_cache", self.k_cache)
+        v = tensor_type(self, "v_cache", self.v_cache)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "q", q, FLOAT_TYPES)
+        check_same_element_type(self, [("q", q), ("k_cache", k), ("v_cache", v),
+                                       ("result", res)])
+        check_position(self, self.pos)
+        for name, t, width in (("q", q, heads * dim), ("k_cache", k, kv_heads * dim),
+                               ("v_cache", v, kv_heads * dim)):
+            if t.get_num_dims() != 3 or t.get_shape()[2] != width:
+                raise VerifyException(f"'{self.name}' {name} ({type_name(t)}) must be "
+                                      f"[B, S, {width}]")
+        if k.get_shape() != v.get_shape():
+            raise VerifyException(f"'{self.name}' k_cache ({type_name(k)}) and v_cache "
+                                  f"({type_name(v)}) must have the same shape")
+        batch, seq, _ = q.get_shape()
+        if k.get_shape()[0] != batch:
+            raise VerifyException(f"'{self.name}' k_cache ({type_name(k)}) must have the batch "
+                                  f"size of q ({type_name(q)})")
+        if seq > k.get_shape()[1]:
+            raise VerifyException(f"'{self.name}' q ({type_name(q)}) has more positions than "
+                                  f"the cache holds ({type_name(k)})")
+        if self.scale is not None:
+            check_positive(self, "scale", self.scale.value.data)
+        check_result_shape(self, res, q.get_shape())
+
+
+@irdl_op_definition
+class ArgmaxOp(IRDLOperation):
+    """The index (i32) of the largest element along ``axis``, the first of equal ones (a NaN
+    counts as the largest, as numpy's); the axis is removed from the shape."""
+
+    name = "nn.argmax"
+    FUSION_KIND: ClassVar[OpKind] = OpKind.REDUCTION
+    input = operand_def()
+    result = result_def()
+    axis = prop_def(I64Attr, default_value=i64_attr(-1))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, axis: int = -1):
+        t = input.type
+        assert isinstance(t, TensorType)
+        rank = t.get_num_dims()
+        shape = [d for i, d in enumerate(t.get_shape()) if i != axis % rank]
+        super().__init__(operands=[input], result_types=[TensorType(IntegerType(32), shape)],
+                         properties={"axis": i64_attr(axis)})
+
+    def verify_(self) -> None:
+        x = tensor_type(self, "input", self.input)
+        res = tensor_type(self, "result", self.result)
+        check_element_type(self, "input", x, (*FLOAT_TYPES, IntegerType(32)))
+        check_element_type(self, "result", res, (IntegerType(32),))
+        axis = check_axis(self, "axis", int_prop(self, "axis"), x.get_num_dims())
+        if x.get_shape()[axis] == 0:
+            raise VerifyException(f"'{self.name}' has no element to choose along the empty "
+                                  f"axis {axis} of {type_name(x)}")
+        check_result_shape(self, res, [d for i, d in enumerate(x.get_shape()) if i != axis])
+
+
 NN = Dialect(
     "nn",
     [
@@ -984,6 +1159,9 @@ NN = Dialect(
         ReduceMaxOp,
         ReduceMinOp,
         AttentionOp,
+        CacheUpdateOp,
+        CacheAttentionOp,
+        ArgmaxOp,
     ],
     [],
 )

@@ -234,13 +234,16 @@ def lower_narrow(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 def read_in_place(op: nn.NarrowOp) -> bool:
     """Every reader of this slice (of the last axis of a rank-3 tensor) is an ``nn.attention``
-    operand q, k or v, which the attention template reads in place with a stride."""
+    operand q, k or v or an ``nn.cache_attention`` q, which the attention templates read in
+    place with a stride."""
     shape = shape_of(op.input)
     if len(shape) != 3 or int_prop(op, "axis") % 3 != 2 or not op.result.uses:
         return False
     for use in op.result.uses:
         user = use.operation
-        if not isinstance(user, nn.AttentionOp) or use.index > 2:
+        in_place = ((isinstance(user, nn.AttentionOp) and use.index <= 2)
+                    or (isinstance(user, nn.CacheAttentionOp) and use.index == 0))
+        if not in_place:
             return False
     return True
 

@@ -73,13 +73,14 @@ from xdsl.dialects.builtin import (
     i1,
     i32,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from fusec.dialects import fused, kernel
 from fusec.dialects.common import I8
+from fusec.dialects.donation import aliased_outputs
 from fusec.dialects.locations import stamp
 from fusec.lowering.kernel_builder import (
     Access,
@@ -87,6 +88,7 @@ from fusec.lowering.kernel_builder import (
     build_kernel,
     choose_reduce_width,
     choose_vector_width,
+    identity_access,
 )
 from fusec.passes._util import OpPassFailure
 
@@ -198,6 +200,13 @@ class LoweringOptions:
     gpu_pointwise_local_size: int = GPU_POINTWISE_LOCAL
 
 
+def viewed_buffer(value: SSAValue) -> SSAValue:
+    """The buffer that ``value`` is, or is a ``kernel.view`` of."""
+    while isinstance(value.owner, kernel.ViewOp):
+        value = value.owner.source
+    return value
+
+
 def produces_nothing(op: Operation) -> bool:
     """Whether ``op`` has results and each is a tensor of no elements."""
     return bool(op.results) and all(
@@ -226,6 +235,11 @@ class FunctionLowering:
         for old, new in zip(fn.body.block.args, self.block.args, strict=False):
             new.name_hint = old.name_hint
             self.values[old] = new
+        try:
+            self.donated = aliased_outputs(fn)
+            """Argument index -> the result index whose buffer it is (donated arguments)."""
+        except VerifyException as e:
+            raise LoweringError(str(e)) from None
 
     # --- helpers for the lowerings --------------------------------------------------------------
 
@@ -238,6 +252,29 @@ class FunctionLowering:
     def add(self, op: Operation) -> Operation:
         self.block.add_op(op)
         return op
+
+    def reusable(self, value: SSAValue, op: Operation) -> bool:
+        """Whether ``op`` may write its result into the buffer of its operand ``value``: the
+        buffer is an intermediate or a donated argument (not a constant, not an argument the
+        caller keeps), and no op after ``op`` reads ``value`` or another value held in that
+        buffer (a reshape of it, an earlier update of it)."""
+        if value in self.deferred:
+            return False
+        root = viewed_buffer(self.buffer(value))
+        if isinstance(root, BlockArgument):
+            if root.block is not self.block or root.index not in self.donated:
+                return False
+        elif not isinstance(root.owner, memref.AllocOp):
+            return False
+        for tensor, buffer in self.values.items():
+            if viewed_buffer(buffer) is not root:
+                continue
+            for use in tensor.uses:
+                user = use.operation
+                if user is not op and (user.parent is not op.parent
+                                       or not user.is_before_in_block(op)):
+                    return False
+        return True
 
     def alloc(self, t: Attribute, hint: str | None = None) -> SSAValue:
         result = self.add(memref.AllocOp([], [], buffer_type(t))).results[0]
@@ -409,7 +446,7 @@ class FunctionLowering:
     def run(self, lowerings: dict[type[Operation], Callable[..., list[SSAValue]]]) -> None:
         for op in self.fn.body.block.ops:
             if isinstance(op, func.ReturnOp):
-                self.add(func.ReturnOp(*(self.buffer(v) for v in op.operands)))
+                self.add(func.ReturnOp(*self.returned_buffers(op)))
                 continue
             lower = lowerings.get(type(op))
             if lower is None:
@@ -437,6 +474,37 @@ class FunctionLowering:
                     new.name_hint = old.name_hint
                 self.values[old] = new
 
+    def returned_buffers(self, ret: func.ReturnOp) -> list[SSAValue]:
+        """The buffers ``ret`` returns: a result that a donated argument's buffer holds is that
+        argument (the value copied into it unless it is already there); any other result held
+        in a donated argument's buffer is copied out first, before that buffer is written."""
+        buffers = [self.buffer(v) for v in ret.operands]
+        donors = {self.block.args[a]: r for a, r in self.donated.items()}
+        for i, (value, buffer) in enumerate(zip(ret.operands, buffers, strict=True)):
+            root = viewed_buffer(buffer)
+            if root in donors and donors[root] != i:
+                buffers[i] = self.copy(value, buffer)
+        for arg, i in donors.items():
+            if viewed_buffer(buffers[i]) is not arg:
+                self.copy(ret.operands[i], buffers[i], into=arg)
+                buffers[i] = arg
+        return buffers
+
+    def copy(self, value: SSAValue, buffer: SSAValue,
+             into: SSAValue | None = None) -> SSAValue:
+        """A launch copying ``buffer`` (holding tensor ``value``) into ``into`` (default: a new
+        buffer); the buffer written."""
+        from fusec.lowering.generated_ops import copy_kernel
+
+        out = into if into is not None else self.alloc(value.type, value.name_hint)
+        shape = tuple(value.type.get_shape())  # type: ignore[attr-defined]
+        if math.prod(shape) == 0:
+            return out
+        rank = len(shape)
+        copy_kernel(self, "copy", self.stand_in(buffer, shape), out, shape,
+                    identity_access(0, rank), identity_access(1, rank))
+        return out
+
     def empty_results(self, op: Operation) -> list[SSAValue]:
         """The buffers of an op whose every result has no elements: allocated, nothing to
         compute (a template kernel, a GEMM or a norm, takes no empty size)."""
@@ -459,6 +527,7 @@ class FunctionLowering:
             (self.block.arg_types, result_types),
             Region(self.block),
             self.fn.sym_visibility,
+            arg_attrs=self.fn.arg_attrs,
         )
         new.location = self.fn.location
         return new

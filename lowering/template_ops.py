@@ -56,8 +56,8 @@ Param = int | float | bool | str
 MASK_DTYPES: dict[Attribute, str] = {Float32Type(): "float", i32: "int", i1: "uchar"}
 GATHER_DTYPES: dict[Attribute, str] = {**MASK_DTYPES, Float16Type(): "ushort",
                                        BFloat16Type(): "ushort"}
-"""The OpenCL type a gather copies its elements as: half-precision elements as their 16 bits
-(a copy needs no half arithmetic, so no cl_khr_fp16)."""
+"""The OpenCL type a gather (or a cache update) copies its elements as: half-precision
+elements as their 16 bits (a copy needs no half arithmetic, so no cl_khr_fp16)."""
 
 
 def params(**values: Param) -> dict[str, Attribute]:
@@ -579,6 +579,115 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     return [out]
 
 
+# --- KV cache and greedy choice --------------------------------------------------------------
+
+
+def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    """The ``cache_update`` template: in place, into the cache's buffer, where nothing reads
+    the old cache afterwards (`FunctionLowering.reusable`); else into a copy of it."""
+    assert isinstance(op, nn.CacheUpdateOp)
+    shape = shape_of(op.cache)
+    axis = int_prop(op, "axis") % len(shape)
+    rows = shape_of(op.update)[axis]
+    elem = op.cache.type.element_type  # type: ignore[attr-defined]
+    in_place = lo.reusable(op.cache, op)
+    out = lo.buffer(op.cache) if in_place else lo.alloc(op.result.type)
+    if rows == 0:
+        if not in_place:
+            lo.copy(op.cache, lo.buffer(op.cache), into=out)
+        return [out]
+    lo.template(
+        "cache_update",
+        params(outer=math.prod(shape[:axis]), length=shape[axis], rows=rows,
+               inner=math.prod(shape[axis + 1:]), dtype=GATHER_DTYPES[elem],
+               copy=not in_place),
+        [lo.buffer(op.update), lo.buffer(op.pos), *([] if in_place else [lo.buffer(op.cache)])],
+        [out],
+    )
+    return [out]
+
+
+CACHE_CHUNK = 256
+"""Keys per work-group of the split cache attention (its scores sit in local memory)."""
+
+def cache_splits(options: LoweringOptions, keys: int) -> int:
+    """How many chunks of keys ``nn.cache_attention`` is split into: on a GPU a cache of more
+    than `CACHE_CHUNK` keys is cut into chunks of that many, one work-group each
+    (flash-decoding); a CPU keeps one (a work-item per query walks every key)."""
+    if options.device != "gpu" or keys <= CACHE_CHUNK:
+        return 1
+    return -(-keys // CACHE_CHUNK)
+
+
+def lower_cache_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    """The ``cache_attention`` template (the attention kernel with the cache position and
+    grouped kv heads); q read in place from a packed q/k/v. 16-bit operands are read in their
+    type when the caches and the result share it."""
+    assert isinstance(op, nn.CacheAttentionOp)
+    require_float(op, [op.q, op.k_cache, op.v_cache])
+    q = heads_operand(lo, op.q)
+    dtype = dtype_of(op.result)
+    batch, seq_q, _ = shape_of(op.q)
+    seq_k = shape_of(op.k_cache)[1]
+    out = lo.alloc(op.result.type)
+    heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
+    splits = cache_splits(lo.options, seq_k)
+    if splits > 1:
+        rows = batch * seq_q * heads
+        partial = lo.alloc(TensorType(f32, [rows, splits, dim]), "partial")
+        stats = lo.alloc(TensorType(f32, [rows, splits, 2]), "stats")
+        lo.template(
+            "cache_attention_split",
+            {**params(batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=heads,
+                      kv_heads=int_prop(op, "num_kv_heads"), head_dim=dim,
+                      scale=op.scale_value(), splits=splits, q_row_stride=q[1], q_offset=q[2]),
+             **(params(dtype=dtype) if dtype != "f32" else {})},
+            [q[0], lo.buffer(op.k_cache), lo.buffer(op.v_cache), lo.buffer(op.pos)],
+            [partial, stats],
+        )
+        lo.template("cache_attention_combine",
+                    {**params(rows=rows, head_dim=dim, splits=splits),
+                     **(params(dtype=dtype) if dtype != "f32" else {})},
+                    [partial, stats], [out])
+        return [out]
+    lo.template(
+        "cache_attention",
+        {**params(batch=batch, seq_q=seq_q, seq_k=shape_of(op.k_cache)[1],
+                  num_heads=int_prop(op, "num_heads"), kv_heads=int_prop(op, "num_kv_heads"),
+                  head_dim=int_prop(op, "head_dim"), scale=op.scale_value(),
+                  q_row_stride=q[1], q_offset=q[2]),
+         **(params(dtype=dtype) if dtype != "f32" else {})},
+        [q[0], lo.buffer(op.k_cache), lo.buffer(op.v_cache), lo.buffer(op.pos)],
+        [out],
+    )
+    return [out]
+
+
+ARGMAX_GPU_GROUP = 256
+"""GPU: work-items per row of ``nn.argmax`` (a decoder's logits are a few rows of a whole
+vocabulary); a CPU walks each row with one work-item."""
+
+
+def lower_argmax(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    """The ``argmax`` template over rows of the last axis (another axis is moved last): a
+    work-item per row, on a GPU a work-group (`ARGMAX_GPU_GROUP`)."""
+    assert isinstance(op, nn.ArgmaxOp)
+    shape = shape_of(op.input)
+    axis = int_prop(op, "axis") % len(shape)
+    elem = op.input.type.element_type  # type: ignore[attr-defined]
+    x = lo.buffer(op.input)
+    if axis != len(shape) - 1:
+        perm = [*(d for d in range(len(shape)) if d != axis), axis]
+        x = transposed(lo, op.input, perm, TensorType(elem, [shape[d] for d in perm]))
+    cols = shape[axis]
+    out = lo.alloc(op.result.type)
+    group = ARGMAX_GPU_GROUP if lo.options.device == "gpu" else 1
+    lo.template("argmax", params(rows=math.prod(shape) // cols, cols=cols,
+                                 dtype=FLOAT_DTYPES.get(elem, "i32"), group=group),
+                [x], [out])
+    return [out]
+
+
 TEMPLATE_LOWERINGS: dict[type[Operation], Lowering] = {
     nn.MatmulOp: lower_matmul,
     fused.MatmulBiasActOp: lower_matmul_bias_act,
@@ -589,6 +698,9 @@ TEMPLATE_LOWERINGS: dict[type[Operation], Lowering] = {
     fused.ResidualRmsNormOp: lower_residual_rms_norm,
     nn.AttentionOp: lower_attention,
     nn.GatherOp: lower_gather,
+    nn.CacheUpdateOp: lower_cache_update,
+    nn.CacheAttentionOp: lower_cache_attention,
+    nn.ArgmaxOp: lower_argmax,
     fused.AttentionBlockOp: lower_attention_block,
     fused.TransformerLayerOp: lower_transformer_layer,
 }

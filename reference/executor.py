@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from fusec.dialects import nn
+from fusec.dialects.common import int_prop
 from fusec.errors import InputError
 from fusec.reference.ops import (
     FUSED_IMPLS,
@@ -150,15 +151,19 @@ def run_function(
 
 def random_inputs(fn: func.FuncOp, seed: int) -> list[Array]:
     """Random arguments for ``fn``: floats standard normal, ``i1`` random booleans, integers in
-    ``[-4, 4]``, within ``[-dim, dim)`` for indices of an ``nn.gather`` (so that they are in
-    range). An argument whose name contains ``mask`` gets 0/1 values (in its dtype) with
-    at least one 1 in every row (last axis), so no attention row is fully masked by accident.
+    ``[-4, 4]``, but within ``[-dim, dim)`` for indices of an ``nn.gather`` (so that they are
+    in range) and a KV-cache position within the range its ops accept (`position_limit`). An
+    argument whose name contains ``mask`` gets 0/1 values (in its dtype) with at least one 1
+    in every row (last axis), so no attention row is fully masked by accident.
     """
     rng = np.random.default_rng(seed)
     arrays: list[Array] = []
     for param in fn.body.block.args:
         shape, dtype = value_spec(param.type)
-        if "mask" in (param.name_hint or ""):
+        positions = position_limit(param)
+        if positions is not None:
+            arrays.append(np.array(rng.integers(0, positions + 1), dtype))
+        elif "mask" in (param.name_hint or ""):
             mask = random_mask(rng, shape)
             arrays.append(to_host(round_to_type(mask, param.type), param.type))
         elif compute_dtype(param.type).kind == "f":
@@ -181,6 +186,21 @@ def gathered_dims(value: SSAValue) -> list[int]:
             shape = op.data.type.get_shape()  # type: ignore[attr-defined]
             dims.append(shape[op.axis.value.data % len(shape)])
     return dims
+
+
+def position_limit(param: SSAValue) -> int | None:
+    """The largest cache position that every KV-cache op reading ``param`` as its ``pos``
+    accepts (``pos + S <= T``), or None when no such op reads it."""
+    limits = []
+    for use in param.uses:
+        op = use.operation
+        if isinstance(op, nn.CacheUpdateOp) and op.pos is param:
+            axis = int_prop(op, "axis") % len(value_spec(op.cache.type)[0])
+            limits.append(value_spec(op.cache.type)[0][axis]
+                          - value_spec(op.update.type)[0][axis])
+        elif isinstance(op, nn.CacheAttentionOp) and op.pos is param:
+            limits.append(value_spec(op.k_cache.type)[0][1] - value_spec(op.q.type)[0][1])
+    return max(0, min(limits)) if limits else None
 
 
 def random_mask(rng: np.random.Generator, shape: tuple[int, ...]) -> Array:

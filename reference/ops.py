@@ -28,7 +28,7 @@ from fusec.dialects import fused, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, ints_prop, str_prop
 from fusec.dialects.locations import first_place
 from fusec.dtypes import BF16_HOST, bf16_bits, bf16_to_f32, round_bf16
-from fusec.errors import FusecRuntimeError, IndexOutOfRangeError
+from fusec.errors import FusecRuntimeError, IndexOutOfRangeError, InputError
 from fusec.reference.image_normalize import run_image_normalize
 from numpy.typing import NDArray
 from xdsl.dialects.builtin import (
@@ -255,12 +255,13 @@ def attention(
     head_dim: int,
     scale: float,
     causal: bool = False,
+    visible: Array | None = None,
 ) -> Array:
     """Multi-head attention, heads packed in the last dimension (see ``nn.attention``).
 
     ``q: [B, S, H*D]``, ``k, v: [B, Sk, H*D]``, ``mask: [B, Sk]`` (0 = masked). ``causal``
-    hides key ``j > i`` from query ``i``. Hidden keys get weight 0; a query with no visible key
-    yields zeros.
+    hides key ``j > i`` from query ``i``; ``visible: [S, Sk]`` (if given) hides the keys that are
+    False in query's row. Hidden keys get weight 0; a query with no visible key yields zeros.
     """
     batch, seq, _ = q.shape
     keys = k.shape[1]
@@ -269,7 +270,8 @@ def attention(
         return t.reshape(t.shape[0], t.shape[1], num_heads, head_dim).transpose(0, 2, 1, 3)
 
     scores = np.matmul(heads(q), heads(k).transpose(0, 1, 3, 2)) * scale  # [B, H, S, Sk]
-    visible = np.ones((batch, 1, seq, keys), dtype=bool)
+    shown = np.ones((seq, keys), dtype=bool) if visible is None else visible
+    visible = np.broadcast_to(shown[None, None], (batch, 1, seq, keys)).copy()
     if mask is not None:
         visible &= (mask != 0)[:, None, None, :]
     if causal:
@@ -436,6 +438,59 @@ def run_attention(op: Operation, args: Sequence[Array]) -> Array:
     )
 
 
+def cache_attention(q: Array, k_cache: Array, v_cache: Array, pos: int, num_heads: int,
+                    num_kv_heads: int, head_dim: int, scale: float) -> Array:
+    """``nn.cache_attention``: query ``i`` at position ``pos + i`` sees cache rows
+    ``[0, pos + i]``; query head ``h`` reads kv head ``h // (num_heads // num_kv_heads)``."""
+    seq = q.shape[1]
+
+    def repeated(t: Array) -> Array:  # [B, T, KV*D] -> [B, T, H*D], each kv head per group
+        b, rows, _ = t.shape
+        heads = t.reshape(b, rows, num_kv_heads, 1, head_dim)
+        group = num_heads // num_kv_heads
+        return np.broadcast_to(heads, (b, rows, num_kv_heads, group, head_dim)).reshape(
+            b, rows, num_heads * head_dim)
+
+    valid = pos + seq  # the rows past it are never read (they may hold anything)
+    visible = np.arange(valid)[None, :] <= pos + np.arange(seq)[:, None]  # [S, pos + S]
+    return attention(q, repeated(k_cache[:, :valid]), repeated(v_cache[:, :valid]), None,
+                     num_heads, head_dim, scale, visible=visible)
+
+
+def check_cache_position(op: Operation, pos: int, rows: int, length: int) -> None:
+    """An InputError at ``op`` unless ``rows`` new rows at ``pos`` lie in a cache of
+    ``length``."""
+    if not 0 <= pos <= length - rows:
+        raise InputError(f"{location_prefix(op)}'{op.name}' position {pos} is outside the cache: "
+                         f"{rows} rows at it need 0 <= pos <= {length - rows}")
+
+
+def run_cache_update(op: Operation, args: Sequence[Array]) -> Array:
+    cache, update, pos = args
+    axis = int_prop(op, "axis") % cache.ndim
+    rows, length = update.shape[axis], cache.shape[axis]
+    check_cache_position(op, int(pos), rows, length)
+    out = np.array(cache)
+    index = [slice(None)] * cache.ndim
+    index[axis] = slice(int(pos), int(pos) + rows)
+    out[tuple(index)] = update
+    return out
+
+
+def run_cache_attention(op: Operation, args: Sequence[Array]) -> Array:
+    assert isinstance(op, nn.CacheAttentionOp)
+    q, k_cache, v_cache = (wide(a) for a in args[:3])
+    pos = int(args[3])
+    check_cache_position(op, pos, q.shape[1], k_cache.shape[1])
+    return cache_attention(q, k_cache, v_cache, pos, int_prop(op, "num_heads"),
+                           int_prop(op, "num_kv_heads"), int_prop(op, "head_dim"),
+                           op.scale_value())
+
+
+def run_argmax(op: Operation, args: Sequence[Array]) -> Array:
+    return np.argmax(wide(args[0]), axis=int_prop(op, "axis")).astype(np.int32)
+
+
 def run_reduce(op: Operation, args: Sequence[Array]) -> Array:
     assert isinstance(op, nn.ReduceOp)
     return reduce(wide(args[0]), op.KIND, ints_prop(op, "axes"), bool_prop(op, "keepdims"))
@@ -464,6 +519,9 @@ NN_IMPLS: dict[type[Operation], OpImpl] = {
     nn.SoftmaxOp: lambda op, a: softmax(wide(a[0]), int_prop(op, "axis")),
     **{cls: run_reduce for cls in nn.REDUCE_OPS.values()},
     nn.AttentionOp: run_attention,
+    nn.CacheUpdateOp: run_cache_update,
+    nn.CacheAttentionOp: run_cache_attention,
+    nn.ArgmaxOp: run_argmax,
 }
 
 

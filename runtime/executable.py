@@ -142,6 +142,8 @@ class CallState:
 
     buffers: dict[int, cl.Buffer] = field(default_factory=dict)
     arrays: list[np.ndarray] = field(default_factory=list)
+    used: dict[int, np.ndarray] = field(default_factory=dict)
+    """Host memory: the array each input's buffer is over (the caller's, or a staging copy)."""
 
 
 class Executable:
@@ -190,17 +192,21 @@ class Executable:
         self.outputs = [Port(s, uses.get(s.buffer, []), direct=s.buffer in outputs and all(
             o.buffer != s.buffer for o in plan.outputs[:i]), current=self.buffers[s.buffer])
             for i, s in enumerate(plan.outputs)]
+        self.donated = {s.donor: i for i, s in enumerate(plan.outputs) if s.donor is not None}
+        """Donated input -> the output its buffer holds: the caller's array (or device array)
+        of that input is updated in place and returned as that output."""
         self.take_call_inputs()
         if self.host_memory and device.host_pointers:
             for port in self.inputs.values():
-                self.make_resident(port, read_only=True)
+                if port.spec.name not in self.donated:
+                    self.make_resident(port, read_only=True)
             for port in self.outputs:
                 if port.direct:
                     self.make_resident(port, read_only=False)
         self.empty = shared.empty
         """Stands for an array of no elements (OpenCL has no empty buffers)."""
         self.collects = (not self.host_memory or self.map_outputs
-                         or not all(p.direct for p in self.outputs)
+                         or not all(p.direct or p.spec.donor is not None for p in self.outputs)
                          or (self.index_errors is not None and not self.index_errors.in_place))
         """Whether a call with host arrays enqueues anything after its launches (`collect`)."""
         self.resident_outputs = any(p.resident is not None for p in self.outputs)
@@ -318,6 +324,14 @@ class Executable:
             outputs = to_tensors(outputs, tensor)
         return outputs, timing
 
+    def spared(self, args: Sequence[Any]) -> list[Any]:
+        """`args` (a call's inputs, in order) with a copy in place of each numpy array that a
+        call updates (a donated input): for a check that runs the program more than once, or
+        compares it with the reference on the same arrays afterwards."""
+        donated = [p.spec.name in self.donated for p in self.call_inputs]
+        return [a.copy() if d and isinstance(a, np.ndarray) else a
+                for a, d in zip(args, donated, strict=False)]
+
     def synchronize(self) -> None:
         """Waits until every call enqueued so far (and every device array) is done; raises
         the bad index a call with device arrays met (`fusec.runtime.index_errors`)."""
@@ -339,6 +353,9 @@ class Executable:
         arrays in place an aligned one is used in place, not copied: it must not change while
         it is bound."""
         port = self.port(name)
+        if name in self.donated:
+            raise InputError(f"{self.function} input '{name}' is donated (updated in place by "
+                             "each call): it cannot be bound")
         checked = self.accept(port.spec, value)
         self.param_arrays.pop(name, None)
         self.param_hosts.pop(name, None)
@@ -464,12 +481,15 @@ class Executable:
             queue = self.device.queue
             start = time.perf_counter()
         state = CallState()
+        if self.donated:
+            self.check_donated(inputs)
         if self.host_memory:
             self.wrap_inputs(inputs, state)
             outputs = self.wrap_outputs(state)
         else:
             self.upload(inputs, state, queue)
-            outputs = [self.output_slot(p).take()[0] for p in self.outputs]
+            outputs = [self.output_slot(p).take()[0] if p.spec.donor is None else self.empty_array
+                       for p in self.outputs]
             for port in self.outputs:
                 if port.direct:
                     port.point(self.buffers[port.spec.buffer])
@@ -483,6 +503,8 @@ class Executable:
             mapped.base.release(queue)
         if self.index_errors is not None and self.index_errors.flag[0]:
             raise self.index_errors.take(queue)
+        if self.donated:
+            outputs = self.donated_outputs(inputs, outputs, state)
         if self.host_memory and self.resident_outputs:
             outputs = [p.staging.copy() if p.resident is not None else array
                        for p, array in zip(self.outputs, outputs, strict=True)]
@@ -539,6 +561,9 @@ class Executable:
         pool = self.shared.pool
         buffers: list[cl.Buffer | None] = []
         for port in self.outputs:
+            if port.spec.donor is not None:  # the donated input's own device array
+                buffers.append(None)
+                continue
             nbytes = port.nbytes
             buffer = pool.take(nbytes, port.current) if nbytes else None
             if port.direct:
@@ -551,16 +576,21 @@ class Executable:
             read = self.index_errors.enqueue_read(queue) or events[-1]
             self.shared.pending[id(self.index_errors)] = (self.index_errors, queue, read)
         for port, buffer in zip(self.outputs, buffers, strict=True):
-            if not port.direct and buffer is not None:
+            if not port.direct and buffer is not None and port.spec.donor is None:
                 index = port.spec.buffer
                 source = here.get(index)
                 if source is None:
                     source = self.buffers[index]
                 last = cl.enqueue_copy(queue, buffer, source, byte_count=port.nbytes)
         device = self.device
-        outputs = [DeviceArray(device, buffer, port.spec.shape, port.spec.dtype, pool=pool,
-                               event=last) for port, buffer in zip(self.outputs, buffers,
-                                                                   strict=True)]
+        given = {p.spec.name: a for p, a in zip(self.call_inputs, arrays, strict=True)}
+        outputs = [given[port.spec.donor] if port.spec.donor is not None
+                   else DeviceArray(device, buffer, port.spec.shape, port.spec.dtype, pool=pool,
+                                    event=last)
+                   for port, buffer in zip(self.outputs, buffers, strict=True)]
+        for port in self.outputs:
+            if port.spec.donor is not None:
+                given[port.spec.donor].event = last
         if not profile:
             return outputs, UNPROFILED
         queue.finish()
@@ -582,6 +612,7 @@ class Executable:
                 buffer, array = self.input_buffer(port, array)
             state.arrays.append(array)
             state.buffers[port.spec.buffer] = buffer
+            state.used[port.spec.buffer] = array
 
     def input_buffer(self, port: Port, array: np.ndarray) -> tuple[cl.Buffer, np.ndarray]:
         """Host memory: the buffer over input `array` (or over its aligned staging copy) and
@@ -598,7 +629,8 @@ class Executable:
             array = port.staging
             if array is port.wrapped:
                 return port.current, array
-        buffer = use_host_buffer(self.device.context, array, read_only=True)
+        buffer = use_host_buffer(self.device.context, array,
+                                 read_only=port.spec.name not in self.donated)
         port.point(buffer)
         if self.device.host_pointers:  # elsewhere the runtime may keep a copy of the array
             port.wrapped = array
@@ -610,6 +642,9 @@ class Executable:
         kernels write."""
         outputs = []
         for port in self.outputs:
+            if port.spec.donor is not None:  # the donated input's array (`donated_outputs`)
+                outputs.append(self.empty_array)
+                continue
             if port.resident is not None:  # copied out of its staging array after the wait
                 port.point(port.resident)
                 outputs.append(port.staging)
@@ -634,6 +669,46 @@ class Executable:
                 if writes else None)
         return port.slot
 
+    @cached_property
+    def empty_array(self) -> np.ndarray:
+        """A placeholder for a donated output until the call fills it in."""
+        return np.empty(0)
+
+    def check_donated(self, inputs: Sequence[np.ndarray]) -> None:
+        """An InputError for a donated input given as an array the call cannot update."""
+        for port, array in zip(self.call_inputs, inputs, strict=True):
+            if port.spec.name in self.donated and not array.flags.writeable:
+                raise InputError(f"{self.function} input '{port.spec.name}' is donated (updated "
+                                 "in place) but the array given is read-only")
+
+    def collect_donated(self, port: Port, state: CallState,
+                        queue: cl.CommandQueue) -> list[np.ndarray]:
+        """Enqueues what brings a donated input's new values to the host: on a device of its
+        own, a read into the array it was uploaded from (`donated_outputs` copies that into the
+        caller's if it is another); where the device may cache a host array, a map of it."""
+        index = port.spec.buffer
+        if not self.host_memory:
+            target = state.used[index]
+            cl.enqueue_copy(queue, target, self.buffers[index], is_blocking=False)
+            return []
+        mapped, _ = cl.enqueue_map_buffer(queue, state.buffers[index], cl.map_flags.READ, 0,
+                                          port.spec.shape, port.spec.dtype, is_blocking=False)
+        return [mapped]
+
+    def donated_outputs(self, inputs: Sequence[np.ndarray], outputs: list[np.ndarray],
+                        state: CallState) -> list[np.ndarray]:
+        """`outputs` with each donated output the caller's array of its input, holding the
+        updated values (copied there when the call ran on a staging copy of it)."""
+        given = {p.spec.name: a for p, a in zip(self.call_inputs, inputs, strict=True)}
+        outputs = list(outputs)
+        for name, i in self.donated.items():
+            caller = given[name]
+            used = state.used.get(self.inputs[name].spec.buffer, caller)
+            if used is not caller:
+                np.copyto(caller, used)
+            outputs[i] = caller
+        return outputs
+
     def upload(self, inputs: list[np.ndarray], state: CallState, queue: cl.CommandQueue) -> None:
         """Device memory: non-blocking writes into the input buffers."""
         for port, array in zip(self.call_inputs, inputs, strict=True):
@@ -642,6 +717,7 @@ class Executable:
                 continue
             array = np.ascontiguousarray(array)
             state.arrays.append(array)
+            state.used[port.spec.buffer] = array
             cl.enqueue_copy(queue, self.buffers[port.spec.buffer], array, is_blocking=False)
 
     def collect(self, outputs: list[np.ndarray], state: CallState,
@@ -650,9 +726,14 @@ class Executable:
         place, a map of each one that is (to be released after the wait)."""
         maps = []
         for port, array in zip(self.outputs, outputs, strict=True):
+            index = port.spec.buffer
+            if port.spec.donor is not None:
+                donated = self.inputs[port.spec.donor]
+                if port.nbytes and (not self.host_memory or self.map_outputs):
+                    maps.extend(self.collect_donated(donated, state, queue))
+                continue
             if array.nbytes == 0:
                 continue
-            index = port.spec.buffer
             buffer = state.buffers[index] if index in state.buffers else self.buffers[index]
             if self.host_memory and port.direct:
                 if self.map_outputs and port.resident is None:

@@ -186,6 +186,7 @@ def run(
     verbose: bool = False,
 ) -> None:
     from fusec.codegen.program import argument_name
+    from fusec.compiler.check import spared
     from fusec.compiler.driver import building, compile_placed, fuse_and_fold, load, lower
     from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
     from fusec.codegen.kernels.common import DeviceInfo
@@ -281,9 +282,9 @@ def run(
                                      zip(every_input, fn.args, strict=True) if n not in params))
         randoms = random_inputs(fn, 0 if seed is None else seed)
         args = [a for n, a in zip(every_input, randoms, strict=True) if n not in params]
-    if profile:
-        exe(*args)  # warm-up
-        outputs, prof = exe.profile(*args)
+    if profile:  # (a donated input updated by a call keeps its values for --check: `spared`)
+        exe(*spared(exe, args))  # warm-up
+        outputs, prof = exe.profile(*spared(exe, args))
         progress.pause()
         click.echo(f"device: {description}")
         click.echo(f"compile: {compile_seconds * 1e3:.1f} ms")
@@ -294,7 +295,7 @@ def run(
                    f"{prof.host_overhead_seconds * 1e3:.3f} ms")
     else:
         try:
-            outputs = exe(*args)
+            outputs = exe(*spared(exe, args))
         except IndexOutOfRangeError as e:  # an ONNX model's input by its ONNX name
             raise e if imported is None else in_model_names(e, imported.inputs) from None
     progress.pause()

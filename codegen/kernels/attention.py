@@ -43,10 +43,10 @@ MASK_DTYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "usho
 
 
 def attention_args(name: str, has_mask: bool, mask_dtype: str,
-                   dtype: str) -> tuple[KernelArg, ...]:
+                   dtype: str, cache_position: bool = False) -> tuple[KernelArg, ...]:
     """The parameters of an attention kernel (`attention`, `attention_tiled`): q, k, v of
-    element type `dtype`, the mask of `mask_dtype` when `has_mask`, out; a ValueError for a
-    type neither takes."""
+    element type `dtype`, the cache position ``pos`` (an int) when `cache_position`, the mask
+    of `mask_dtype` when `has_mask`, out; a ValueError for a type neither takes."""
     if mask_dtype not in MASK_DTYPES:
         raise ValueError(f"kernel '{name}': mask_dtype '{mask_dtype}' is not one of "
                          f"{MASK_DTYPES}")
@@ -55,6 +55,7 @@ def attention_args(name: str, has_mask: bool, mask_dtype: str,
         KernelArg("q", "in", storage),
         KernelArg("k", "in", storage),
         KernelArg("v", "in", storage),
+        *((KernelArg("pos", "in", "int"),) if cache_position else ()),
         *((KernelArg("mask", "in", mask_dtype),) if has_mask else ()),
         KernelArg("out", "out", storage),
     )
@@ -131,13 +132,24 @@ def attention(
     block_q: int | None = None,
     block_k: int | None = None,
     dtype: str = "f32",
+    kv_heads: int | None = None,
+    cache_position: bool = False,
 ) -> KernelSource:
     """An attention kernel; see the module docstring for the operands and the algorithm.
     `dtype` is the element type of q, k, v and out: f32, or f16/bf16 read into float32
-    registers and the output rounded once when stored."""
+    registers and the output rounded once when stored. `kv_heads` (default `num_heads`, a
+    divisor of it): k and v hold that many heads, query head ``h`` reads head
+    ``h / (num_heads / kv_heads)``. With `cache_position` the kernel takes ``pos`` (one int in
+    a buffer, after v): query ``i`` stands at position ``pos + i`` of a KV cache and sees keys
+    ``[0, pos + i]`` (``nn.cache_attention``; `causal` is implied)."""
+    kv_heads = num_heads if kv_heads is None else kv_heads
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
-                   head_dim=head_dim)
-    args = attention_args(name, has_mask, mask_dtype, dtype)
+                   head_dim=head_dim, kv_heads=kv_heads)
+    if num_heads % kv_heads:
+        raise ValueError(f"kernel '{name}': kv_heads {kv_heads} does not divide num_heads "
+                         f"{num_heads}")
+    causal = causal or cache_position
+    args = attention_args(name, has_mask, mask_dtype, dtype, cache_position)
     storage = args[0].dtype
     bq = block_q if block_q is not None else min(64, seq_q)
     bk = block_k if block_k is not None else min(seq_k, max(1, min(64, 2048 // head_dim)))
@@ -145,15 +157,19 @@ def attention(
     bk = round_up(bk, KEY_UNROLL)
     width = num_heads * head_dim
     q_at = q_layout.resolved(seq_q, width)
-    k_at = k_layout.resolved(seq_k, width)
-    v_at = v_layout.resolved(seq_k, width)
+    k_at = k_layout.resolved(seq_k, kv_heads * head_dim)
+    v_at = v_layout.resolved(seq_k, kv_heads * head_dim)
+    offset = " + pos0" if cache_position else ""  # the first query's position
+    kv_h = "kv_h" if kv_heads != num_heads else "h"  # the key and value head
+    # the keys read into a tile: a cache's rows past the new tokens may hold anything (NaN)
+    loaded = f"min({seq_k}, pos0 + {seq_q})" if cache_position else f"{seq_k}"
     d = head_dim
     visible = [f"key < {seq_k}"]
     if has_mask:
         visible.append("key_visible[key - k0]")
     if causal:
-        visible.append("key <= query")
-    key_end = f"min({seq_k}, query0 + {bq})" if causal else f"{seq_k}"
+        visible.append(f"key <= query{offset}")
+    key_end = f"min({seq_k}, query0 + {bq}{offset})" if causal else f"{seq_k}"
     mask_load = (
         f"        for (int j = lid; j < {bk}; j += {bq}) {{\n"
         "            const int key = k0 + j;\n"
@@ -175,10 +191,12 @@ def attention(
     const int query0 = get_group_id(0) * {bq};
     const int query = query0 + lid;
     const int b = get_group_id(1) / {num_heads}, h = get_group_id(1) % {num_heads};
+{f"    const int kv_h = h / {num_heads // kv_heads};{chr(10)}" if kv_heads != num_heads else ""}\
+{"    const int pos0 = pos[0];" + chr(10) if cache_position else ""}\
     const int q_row = min(query, {seq_q - 1});
     __global const {storage} *q_head = q + b * {q_at[0]} + q_row * {q_at[1]} + {q_at[2]} + h * {d};
-    __global const {storage} *k_head = k + b * {k_at[0]} + {k_at[2]} + h * {d};
-    __global const {storage} *v_head = v + b * {v_at[0]} + {v_at[2]} + h * {d};
+    __global const {storage} *k_head = k + b * {k_at[0]} + {k_at[2]} + {kv_h} * {d};
+    __global const {storage} *v_head = v + b * {v_at[0]} + {v_at[2]} + {kv_h} * {d};
     __local float k_tile[{bk}][{d}], v_tile[{bk}][{d}];
     __local float scores[{bk}][{bq}];
 {f"    __local int key_visible[{bk}];{chr(10)}" if has_mask else ""}\
@@ -189,7 +207,7 @@ def attention(
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int e = lid; e < {bk * d}; e += {bq}) {{
             const int j = e / {d}, i = e % {d}, key = k0 + j;
-            const bool inside = key < {seq_k};
+            const bool inside = key < {loaded};
             k_tile[j][i] = inside ? {k_read} : 0.0f;
             v_tile[j][i] = inside ? {v_read} : 0.0f;
         }}
@@ -225,6 +243,8 @@ def attention(
     groups_q = -(-seq_q // bq)
     attribute = f"__attribute__((reqd_work_group_size({bq}, 1, 1)))"
     flags = header_flags(causal, has_mask, mask_dtype, dtype)
+    flags += f", {kv_heads} kv heads" if kv_heads != num_heads else ""
+    flags += ", cache at pos" if cache_position else ""
     source = (
         f"// {name}: attention B={batch} S_q={seq_q} S_k={seq_k} H={num_heads} D={d}{flags},"
         f" {bq} queries x {bk} keys per tile\n"

@@ -24,8 +24,9 @@ Launch = Callable[..., dict[str, np.ndarray]]
 SCALAR_TYPES = {"int": np.int32, "float": np.float32}
 
 NAN_BITS = {"float": (np.float32, np.nan), "half": (np.float16, np.nan),
-            "ushort": (np.uint16, 0x7FC0)}
-"""Buffer element type -> host dtype and its NaN (bf16 buffers hold bit patterns)."""
+            "ushort": (np.uint16, 0x7FC0), "int": (np.int32, -1)}
+"""Buffer element type -> host dtype and its NaN (bf16 buffers hold bit patterns; int
+buffers -1)."""
 
 
 def nan_filled(shape: tuple[int, ...], dtype: str) -> np.ndarray:

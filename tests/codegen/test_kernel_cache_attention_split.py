@@ -1,0 +1,90 @@
+"""The split-K ("flash-decoding") cache attention kernels against the one-query-per-work-item
+kernel and the numpy reference: chunks of keys in work-groups, then the combine.
+
+Positions 0 (one valid key), inside a chunk, on a chunk boundary and the last slot; GQA
+ratios 1, 4 and 8; one and three new queries; a q read from a packed q/k/v row; f16. The cache
+rows past the valid ones hold NaN: a chunk that reads them gives NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fusec.codegen.kernels.cache_attention_split import (
+    cache_attention_combine,
+    cache_attention_split,
+)
+from fusec.reference.ops import cache_attention
+
+D = 8
+
+
+def run_split(launch, q, k, v, pos, heads, kv_heads, splits, q_stride=None, dtype="f32",  # noqa: ANN001, ANN201
+              dim=D, group=64):
+    batch, seq_q = q.shape[0], q.shape[1]
+    seq_k = k.shape[1]
+    first = cache_attention_split("split", batch, seq_q, seq_k, heads, kv_heads, dim,
+                                  dim ** -0.5, splits, q_stride, 0, dtype, group)
+    rows = batch * seq_q * heads
+    parts = launch(first, {"q": q, "k": k, "v": v, "pos": np.array([pos], np.int32)},
+                   {"partial": (rows, splits, dim), "stats": (rows, splits, 2)})
+    second = cache_attention_combine("combine", rows, dim, splits, dtype)
+    return launch(second, parts, {"out": (batch, seq_q, heads * dim)})["out"]
+
+
+def poisoned(rng: np.random.Generator, shape: tuple[int, ...], valid: int) -> np.ndarray:
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[:, valid:] = np.nan
+    return x
+
+
+@pytest.mark.parametrize(("heads", "kv_heads", "seq_q"), [(2, 2, 1), (4, 1, 3), (8, 1, 1)])
+@pytest.mark.parametrize("pos", [0, 5, 15, 37])
+def test_split_matches_reference(launch, heads: int, kv_heads: int, seq_q: int,  # noqa: ANN001
+                                 pos: int) -> None:
+    length, splits = 40, 4  # chunks of 10 keys: 15 - 1 + 1 keys end on a chunk boundary
+    pos = min(pos, length - seq_q)
+    rng = np.random.default_rng(pos + heads)
+    q = rng.standard_normal((2, seq_q, heads * D)).astype(np.float32)
+    k = poisoned(rng, (2, length, kv_heads * D), pos + seq_q)
+    v = poisoned(rng, (2, length, kv_heads * D), pos + seq_q)
+    got = run_split(launch, q, k, v, pos, heads, kv_heads, splits)
+    expected = cache_attention(q, k, v, pos, heads, kv_heads, D, D ** -0.5)
+    np.testing.assert_allclose(got, expected, atol=2e-6, rtol=1e-5)
+
+
+def test_split_reads_q_from_a_packed_row(launch) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(3)
+    heads, kv_heads, length, pos = 4, 2, 24, 9
+    packed = rng.standard_normal((1, 2, (heads + 2 * kv_heads) * D)).astype(np.float32)
+    k = poisoned(rng, (1, length, kv_heads * D), pos + 2)
+    v = poisoned(rng, (1, length, kv_heads * D), pos + 2)
+    got = run_split(launch, packed, k, v, pos, heads, kv_heads, 3, q_stride=packed.shape[-1])
+    expected = cache_attention(packed[..., :heads * D], k, v, pos, heads, kv_heads, D,
+                               D ** -0.5)
+    np.testing.assert_allclose(got, expected, atol=2e-6, rtol=1e-5)
+
+
+def test_split_f16(launch) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(4)
+    heads, kv_heads, length, pos = 4, 1, 32, 20
+    q = rng.standard_normal((1, 1, heads * D)).astype(np.float16)
+    k = rng.standard_normal((1, length, kv_heads * D)).astype(np.float16)
+    v = rng.standard_normal((1, length, kv_heads * D)).astype(np.float16)
+    got = run_split(launch, q, k, v, pos, heads, kv_heads, 4, dtype="f16")
+    expected = cache_attention(q.astype(np.float32), k.astype(np.float32),
+                               v.astype(np.float32), pos, heads, kv_heads, D, D ** -0.5)
+    np.testing.assert_allclose(got.astype(np.float32), expected, atol=2e-3, rtol=2e-3)
+
+
+def test_split_head_wider_than_the_group(launch) -> None:  # noqa: ANN001
+    """A head of 24 columns shared by a work-group of 16 (a head of 128 in groups of 64)."""
+    rng = np.random.default_rng(5)
+    heads, kv_heads, length, pos, dim = 2, 1, 30, 17, 24
+    q = rng.standard_normal((1, 2, heads * dim)).astype(np.float32)
+    k = poisoned(rng, (1, length, kv_heads * dim), pos + 2)
+    v = poisoned(rng, (1, length, kv_heads * dim), pos + 2)
+    got = run_split(launch, q, k, v, pos, heads, kv_heads, 3, dim=dim, group=16)
+    expected = cache_attention(q, k, v, pos, heads, kv_heads, dim, dim ** -0.5)
+    np.testing.assert_allclose(got, expected, atol=2e-6, rtol=1e-5)

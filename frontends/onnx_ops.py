@@ -636,7 +636,9 @@ def check_constant_indices(imp: Importer, indices: np.ndarray, dim: int, what: s
 
 def convert_gather_elements(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
     """GatherElements as one ``nn.gather`` on the flattened data: each index becomes a linear
-    index, ``wrap(index) * stride[axis]`` plus the (constant) offset of its other coordinates."""
+    index, ``wrap(index) * stride[axis]`` plus the (constant) offset of its other coordinates.
+    An index outside ``[-dim, dim)`` of its axis gets the linear index ``prod(shape)``, out of
+    range, so that the gather reports it rather than read another row's element."""
     x = imp.tensor(args[0], node.input[0])  # type: ignore[arg-type, attr-defined]
     idx = imp.tensor(args[1])  # type: ignore[arg-type]
     shape, idx_shape = shape_of(x), shape_of(idx)
@@ -658,6 +660,11 @@ def convert_gather_elements(imp: Importer, node: object, args: list[Value | None
         nn.MulOp(wrapped, splat(imp, strides[axis], i32), t))
     if np.any(offset):
         linear = imp.emit(nn.AddOp(linear, imp.tensor(np.asarray(offset, np.int64)), t))
+    below = imp.emit(nn.CmpOp(wrapped, splat(imp, 0, i32), "lt", tensor_type(i1, idx_shape)))
+    above = imp.emit(nn.CmpOp(wrapped, splat(imp, shape[axis], i32), "ge",
+                              tensor_type(i1, idx_shape)))
+    out_of_range = where(imp, below, splat(imp, True, i1), above, idx_shape)
+    linear = where(imp, out_of_range, splat(imp, math.prod(shape), i32), linear)
     flat = reshape(imp, x, [math.prod(shape)])
     return [imp.emit(nn.GatherOp(flat, linear, 0, tensor_type(element_of(x), idx_shape)))]
 

@@ -202,3 +202,23 @@ def test_float16_model_computes_in_float16() -> None:
     x = rng.standard_normal((4, 8)).astype(np.float16)
     fused = check_model(model, {"x": x}, atol=2e-2, rtol=2e-2)
     assert fused[0].dtype == np.float16
+
+
+@pytest.mark.parametrize("bad", [4, -5, 7])
+def test_gatherelements_with_a_computed_index_out_of_range(bad: int) -> None:
+    """An index outside its axis (4 or -5 of an axis of 4: its linear index would land on the
+    next or previous row's element) is an error of the call, in the kernel and the reference,
+    not another element's value."""
+    from fusec.errors import IndexOutOfRangeError
+
+    g = GraphBuilder(7)
+    y = g.op("GatherElements", g.input("x", [3, 4]), g.input("idx", [3, 2], "int64"), axis=1)
+    g.result(y, "y", [3, 2])
+    model = g.model()
+    idx = np.array([[0, 3], [-1, 1], [2, -4]], I64)
+    idx[1, 0] = bad
+    feeds = {"x": np.arange(12, dtype=np.float32).reshape(3, 4), "idx": idx}
+    for run in (fusec_outputs, reference_outputs):
+        with pytest.raises(IndexOutOfRangeError, match=r"index 12 at position \[1, 0\] of the "
+                           r"indices is out of range for axis 0 of size 12"):
+            run(model, feeds)

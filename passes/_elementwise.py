@@ -262,13 +262,20 @@ def fuse_region(plan: RegionPlan) -> fused.ElementwiseOp:
     root = plan.root
     new = located_at(fused.ElementwiseOp(builder.inputs, root.results[0].type, Region(block)),
                      root)
+    replace_region(new, root, plan.members, builder.constants)
+    return new
+
+
+def replace_region(new: fused.ElementwiseOp, root: Operation, members: Sequence[Operation],
+                   constants: Sequence[Operation]) -> None:
+    """Puts ``new`` in place of the region ``members`` ending at ``root``: inserted before
+    ``root``, its uses moved to ``new``, the members and the constants only they read erased."""
     Rewriter.insert_op(new, InsertPoint.before(root))
     root.results[0].replace_all_uses_with(new.result)
-    for member in reversed(plan.members):
+    for member in reversed(members):
         Rewriter.erase_op(member)
-    for const in dead_constants(builder.constants):
+    for const in dead_constants(constants):
         Rewriter.erase_op(const)
-    return new
 
 
 def fuse_regions(

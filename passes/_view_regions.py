@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
 
 from fusec.dialects import fused, nn
 from fusec.dialects.common import int_prop, ints_prop
@@ -47,7 +46,13 @@ from fusec.dialects.index_maps import (
 )
 from fusec.dialects.op_kinds import OpKind, op_kind
 from fusec.dialects.scalar_ops import build_scalar, element_type, scalar_attr, splat_value
-from fusec.passes._elementwise import Limits, dead_constants, fusible, is_splat_constant, steps
+from fusec.passes._elementwise import (
+    Limits,
+    fusible,
+    is_splat_constant,
+    replace_region,
+    steps,
+)
 from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.remarks import may_fuse, missed
 
@@ -327,12 +332,7 @@ def fuse_view_region(plan: ViewPlan) -> fused.ElementwiseOp:
         ),
         root,
     )
-    Rewriter.insert_op(new, InsertPoint.before(root))
-    root.results[0].replace_all_uses_with(new.result)
-    for member in reversed(plan.members):
-        Rewriter.erase_op(member)
-    for const in dead_constants(builder.constants):
-        Rewriter.erase_op(const)
+    replace_region(new, root, plan.members, builder.constants)
     return new
 
 

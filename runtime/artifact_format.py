@@ -68,6 +68,11 @@ them at once, ``MAP_POPULATE``, does it on one: 1.7 s against 1.0 s for a 340 MB
 
 
 
+CHECK_THREADS = 8
+"""At most this many threads compute the blobs' checksums (a few cores already read memory as
+fast as it comes)."""
+
+
 class ArtifactError(FusecRuntimeError):
     """A file that is not an intact artifact this fusec can load; ``str()`` is one line,
     ``<path>: error: ...``."""
@@ -240,8 +245,9 @@ def decode(data: memoryview, path: str) -> Artifact:
 def check_in_background(blobs: Mapping[str, memoryview],
                         spans: Mapping[str, tuple[int, int, int]]) -> dict[str, Future[bool]]:
     """Per blob, a future of whether its CRC-32 is the one in `spans`: computed in file order
-    by as many threads as there are cores (zlib releases the GIL), which end once done."""
-    pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+    by a thread per core, at most `CHECK_THREADS` (zlib releases the GIL), which end once
+    done."""
+    pool = ThreadPoolExecutor(max_workers=min(CHECK_THREADS, os.cpu_count() or 1),
                               thread_name_prefix="fusec-artifact-check")
     order = sorted(blobs, key=lambda name: spans[name][0])
     checks = {name: pool.submit(_matches, blobs[name], spans[name][2]) for name in order}

@@ -245,18 +245,28 @@ class FunctionWriter:
         g = self.norm(f"g{i}", f"r{i}", x, f"ln2_g{i}", f"ln2_b{i}")
         return self.op(f"x{i + 1}", f"nn.add %r{i}, %{self.mlp(i, g)}", f"{x}, {x}", x)
 
+    def logits(self, x: str, rows: int) -> str:
+        """``%logits``, ``[B, rows, vocab]``: the head over the last ``rows`` new positions."""
+        s, seq = self.s, self.seq
+        tail, logits = self.t(s.batch, rows, s.width), self.t(s.batch, rows, s.vocab)
+        if rows < seq:
+            x = self.narrow("last", x, self.t(s.batch, seq, s.width), 1, seq - rows, rows, tail)
+        self.norm("hf", x, tail, "lnf_g", "lnf_b")
+        return self.op("logits", "nn.matmul %hf, %lm_head", f"{tail}, {self.t(s.width, s.vocab)}",
+                       logits)
+
     def head(self, x: str) -> str:
         """The greedy next token of the last new position: ``%next``."""
-        s, seq = self.s, self.seq
-        row, logits = self.t(s.batch, 1, s.width), self.t(s.batch, 1, s.vocab)
-        self.narrow("last", x, self.t(s.batch, seq, s.width), 1, seq - 1, 1, row)
-        self.norm("hf", "last", row, "lnf_g", "lnf_b")
-        self.op("logits", "nn.matmul %hf, %lm_head", f"{row}, {self.t(s.width, s.vocab)}", logits)
-        return self.op("next", "nn.argmax %logits", logits, tensor(s.batch, 1, element="i32"))
+        logits = self.t(self.s.batch, 1, self.s.vocab)
+        self.logits(x, 1)
+        return self.op("next", "nn.argmax %logits", logits,
+                       tensor(self.s.batch, 1, element="i32"))
 
 
-def function(s: DecoderSizes, name: str, seq: int) -> str:
-    """``@name`` over ``seq`` new tokens."""
+def function(s: DecoderSizes, name: str, seq: int, scores: bool = False) -> str:
+    """``@name`` over ``seq`` new tokens; with ``scores`` it returns every new position's logits
+    ``[B, seq, vocab]`` after the caches, instead of the next token and position (what a check
+    of the logits against another implementation reads)."""
     kv_width = s.kv_heads * s.head_dim
     cache, pos = tensor(s.batch, s.cache, kv_width, element=s.dtype), tensor(element="i32")
     args = [f"%tokens: {tensor(s.batch, seq, element='i32')}", f"%pos: {pos}"]
@@ -264,19 +274,25 @@ def function(s: DecoderSizes, name: str, seq: int) -> str:
         args += [f"%k_cache{i}: {cache} {{fusec.aliasing_output = {2 * i} : i64}}",
                  f"%v_cache{i}: {cache} {{fusec.aliasing_output = {2 * i + 1} : i64}}"]
     args += [f"%{n}: {tensor(*shape, element=s.dtype)}" for n, shape in weight_shapes(s).items()]
-    results = [cache] * (2 * s.layers) + [tensor(s.batch, 1, element="i32"), pos]
+    caches = [f"%{kind}c{i}" for i in range(s.layers) for kind in ("k", "v")]
     writer = FunctionWriter(s, seq)
     x = writer.embeddings()
     for i in range(s.layers):
         x = writer.layer(i)
-    writer.head(x)
-    writer.lines.append(f"  %count = nn.constant {{value = dense<{seq}> : {pos}}} : {pos}")
-    writer.op("next_pos", "nn.add %pos, %count", f"{pos}, {pos}", pos)
-    caches = [f"%{kind}c{i}" for i in range(s.layers) for kind in ("k", "v")]
+    if scores:
+        writer.logits(x, seq)
+        values, results = [*caches, "%logits"], [cache] * (2 * s.layers) + [
+            tensor(s.batch, seq, s.vocab, element=s.dtype)]
+    else:
+        writer.head(x)
+        writer.lines.append(f"  %count = nn.constant {{value = dense<{seq}> : {pos}}} : {pos}")
+        writer.op("next_pos", "nn.add %pos, %count", f"{pos}, {pos}", pos)
+        values = [*caches, "%next", "%next_pos"]
+        results = [cache] * (2 * s.layers) + [tensor(s.batch, 1, element="i32"), pos]
     return "\n".join([
         f"func.func @{name}(" + ",\n    ".join(args) + ")\n    -> (" + ", ".join(results) + ") {",
         *writer.lines,
-        "  func.return " + ", ".join([*caches, "%next", "%next_pos"]) + " : " + ", ".join(results),
+        "  func.return " + ", ".join(values) + " : " + ", ".join(results),
         "}"])
 
 

@@ -173,8 +173,7 @@ func.func @step(%tokens: tensor<2x1xi32>,
   %down1_w = nn.matmul %act1, %w21 : tensor<2x1x64xf32>, tensor<64x32xf32> -> tensor<2x1x32xf32>
   %down1 = nn.add %down1_w, %b21 : tensor<2x1x32xf32>, tensor<32xf32> -> tensor<2x1x32xf32>
   %x2 = nn.add %r1, %down1 : tensor<2x1x32xf32>, tensor<2x1x32xf32> -> tensor<2x1x32xf32>
-  %last = nn.narrow %x2 {axis = 1 : i64, start = 0 : i64, length = 1 : i64} : tensor<2x1x32xf32> -> tensor<2x1x32xf32>
-  %hf = nn.layer_norm %last, %lnf_g, %lnf_b {eps = 1.000000e-05 : f32} : tensor<2x1x32xf32>, tensor<32xf32>, tensor<32xf32> -> tensor<2x1x32xf32>
+  %hf = nn.layer_norm %x2, %lnf_g, %lnf_b {eps = 1.000000e-05 : f32} : tensor<2x1x32xf32>, tensor<32xf32>, tensor<32xf32> -> tensor<2x1x32xf32>
   %logits = nn.matmul %hf, %lm_head : tensor<2x1x32xf32>, tensor<32x64xf32> -> tensor<2x1x64xf32>
   %next = nn.argmax %logits : tensor<2x1x64xf32> -> tensor<2x1xi32>
   %count = nn.constant {value = dense<1> : tensor<i32>} : tensor<i32>

@@ -74,7 +74,8 @@ def profile_call(call: Callable[[], Any], sync: Callable[[], None], repeat: int 
                 kernels[k.kernel] += k.seconds * 1e3 / repeat
         partitions.append({"index": index, "name": part.name, "launches": part.stats.kernel_launches,
                            "kernel_ms": round(statistics.median(device_ms), 4),
-                           "executable_ms": round(exe_ms, 4), "partition_ms": round(part_ms, 4)})
+                           "executable_ms": round(exe_ms, 4), "partition_ms": round(part_ms, 4),
+                           "steps_ms": bridge_ms(part, args, sync, repeat)})
     kernel_total = sum(p["kernel_ms"] for p in partitions)
     partition_total = sum(p["partition_ms"] for p in partitions)
     top = sorted(kernels.items(), key=lambda kv: -kv[1])[:12]
@@ -83,6 +84,40 @@ def profile_call(call: Callable[[], Any], sync: Callable[[], None], repeat: int 
             "outside_partitions_ms": round(max(0.0, whole - partition_total), 4),
             "by_partition": partitions,
             "top_kernels_ms": [(name, round(ms, 4)) for name, ms in top]}
+
+
+def bridge_ms(part: Any, args: tuple[Any, ...], sync: Callable[[], None],
+              repeat: int = 5) -> dict[str, float]:
+    """One partition call taken apart, each step synchronised: the check of its bound inputs,
+    the tensors into fusec, the executable's enqueueing, its kernels' completion, the results
+    back to tensors."""
+    from fusec.compiler.torch_partition import tensor_state
+
+    steps: dict[str, list[float]] = defaultdict(list)
+    for _ in range(repeat):
+        sync()
+        part.exe.synchronize()
+        t0 = time.perf_counter()
+        changed = [i for i in part.bound if tensor_state(args[i]) != part.states[i]]
+        t1 = time.perf_counter()
+        inputs = [part.bridge.to_fusec(args[i]) for i in range(len(args)) if i not in part.bound]
+        t2 = time.perf_counter()
+        results = part.exe(*inputs)
+        t3 = time.perf_counter()
+        part.exe.synchronize()
+        t4 = time.perf_counter()
+        outputs = [part.bridge.to_torch(r, out.dtype)
+                   for r, out in zip(results, part.imported.outputs, strict=True)]
+        sync()
+        t5 = time.perf_counter()
+        del outputs, changed
+        for name, a, b in (("bound_check", t0, t1), ("to_fusec", t1, t2), ("enqueue", t2, t3),
+                           ("finish", t3, t4), ("to_torch", t4, t5)):
+            steps[name].append((b - a) * 1e3)
+    result = {name: round(statistics.median(v), 4) for name, v in steps.items()}
+    result["bound_inputs"] = len(part.bound)
+    result["inputs"] = len(args) - len(part.bound)
+    return result
 
 
 def print_profile(title: str, result: dict) -> None:
@@ -94,5 +129,6 @@ def print_profile(title: str, result: dict) -> None:
         print(f"   {p['index']:3} {p['name']:12} launches {p['launches']:3}  kernels "
               f"{p['kernel_ms']:8.4f}  executable {p['executable_ms']:8.4f}  "
               f"as called {p['partition_ms']:8.4f}")
+        print(f"       steps (ms): {p['steps_ms']}")
     for name, ms in result["top_kernels_ms"]:
         print(f"   kernel {ms:8.4f} ms  {name}")

@@ -58,7 +58,7 @@ def profile_call(call: Callable[[], Any], sync: Callable[[], None], repeat: int 
     partitions = []
     kernels: dict[str, float] = defaultdict(float)
     for index, (part, args) in enumerate(calls):
-        inputs = [part.bridge.to_fusec(args[i]) for i in range(len(args)) if i not in part.bound]
+        inputs = part.bridge.to_fusec([args[i] for i in range(len(args)) if i not in part.bound])
 
         def both() -> None:
             sync()
@@ -91,16 +91,14 @@ def bridge_ms(part: Any, args: tuple[Any, ...], sync: Callable[[], None],
     """One partition call taken apart, each step synchronised: the check of its bound inputs,
     the tensors into fusec, the executable's enqueueing, its kernels' completion, the results
     back to tensors."""
-    from fusec.compiler.torch_partition import tensor_state
-
     steps: dict[str, list[float]] = defaultdict(list)
     for _ in range(repeat):
         sync()
         part.exe.synchronize()
         t0 = time.perf_counter()
-        changed = [i for i in part.bound if tensor_state(args[i]) != part.states[i]]
+        changed = part.states.changed(args)
         t1 = time.perf_counter()
-        inputs = [part.bridge.to_fusec(args[i]) for i in range(len(args)) if i not in part.bound]
+        inputs = part.bridge.to_fusec([args[i] for i in range(len(args)) if i not in part.bound])
         t2 = time.perf_counter()
         results = part.exe(*inputs)
         t3 = time.perf_counter()

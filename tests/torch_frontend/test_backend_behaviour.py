@@ -99,6 +99,8 @@ def test_parameter_changed_in_place_is_seen(tmp_path):
         state = {k: torch.randn_like(v) for k, v in model.state_dict().items()}
         model.load_state_dict(state)
         assert_close(compiled(x), model(x))
+        model[2].weight.data = torch.randn(4, 8)     # new storage, same version counter
+        assert_close(compiled(x), model(x))
 
 
 def test_autograd_runs_eagerly_with_one_warning():

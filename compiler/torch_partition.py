@@ -29,12 +29,13 @@ from __future__ import annotations
 import operator
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from fusec import knobs as knob_registry
 from fusec.compiler.diagnostics import FusecError
 from fusec.errors import InputError
 from fusec.frontends.torch_fx import (
@@ -60,10 +61,13 @@ class Options:
     launch_budget: int | None = None
     pipeline: str = "default"
     max_variants: int = 8
+    knobs: dict[str, bool] = field(default_factory=dict)
+    """Code-generation knobs set for this graph's compiles (`fusec.knobs`)."""
 
     @staticmethod
     def parse(options: dict[str, Any] | None) -> Options:
-        known = {"device", "report", "allow_tf32", "launch_budget", "pipeline", "max_variants"}
+        known = {"device", "report", "allow_tf32", "launch_budget", "pipeline", "max_variants",
+                 "knobs"}
         options = dict(options or {})
         unknown = sorted(set(options) - known)
         if unknown:
@@ -72,6 +76,14 @@ class Options:
         if options.get("device", "auto") not in ("auto", "gpu", "cpu"):
             raise FusecError(f"fusec backend: device '{options['device']}' is not one of auto, "
                              "gpu, cpu")
+        settings = options.get("knobs") or {}
+        if not isinstance(settings, Mapping):
+            raise FusecError(f"fusec backend: knobs takes a dict of knob names to values, not "
+                             f"{settings!r}")
+        try:
+            options["knobs"] = knob_registry.checked(settings)
+        except knob_registry.KnobError as e:
+            raise FusecError(f"fusec backend: {e}") from None
         return Options(**options)
 
 

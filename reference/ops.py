@@ -422,14 +422,24 @@ def run_gather(op: Operation, args: Sequence[Array]) -> Array:
     return np.take(data, indices, axis=axis)
 
 
+def repeated_heads(t: Array, num_heads: int, num_kv_heads: int, head_dim: int) -> Array:
+    """``[B, T, KV*D] -> [B, T, H*D]``: each kv head once per query head of its group."""
+    b, rows, _ = t.shape
+    heads = t.reshape(b, rows, num_kv_heads, 1, head_dim)
+    group = num_heads // num_kv_heads
+    return np.broadcast_to(heads, (b, rows, num_kv_heads, group, head_dim)).reshape(
+        b, rows, num_heads * head_dim)
+
+
 def run_attention(op: Operation, args: Sequence[Array]) -> Array:
     assert isinstance(op, nn.AttentionOp)
     q, k, v = (wide(a) for a in args[:3])
     mask = args[3] if op.mask is not None else None
+    heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
     return attention(
         q,
-        k,
-        v,
+        repeated_heads(k, heads, op.kv_heads(), dim),
+        repeated_heads(v, heads, op.kv_heads(), dim),
         mask,
         int_prop(op, "num_heads"),
         int_prop(op, "head_dim"),
@@ -444,12 +454,8 @@ def cache_attention(q: Array, k_cache: Array, v_cache: Array, pos: int, num_head
     ``[0, pos + i]``; query head ``h`` reads kv head ``h // (num_heads // num_kv_heads)``."""
     seq = q.shape[1]
 
-    def repeated(t: Array) -> Array:  # [B, T, KV*D] -> [B, T, H*D], each kv head per group
-        b, rows, _ = t.shape
-        heads = t.reshape(b, rows, num_kv_heads, 1, head_dim)
-        group = num_heads // num_kv_heads
-        return np.broadcast_to(heads, (b, rows, num_kv_heads, group, head_dim)).reshape(
-            b, rows, num_heads * head_dim)
+    def repeated(t: Array) -> Array:
+        return repeated_heads(t, num_heads, num_kv_heads, head_dim)
 
     valid = pos + seq  # the rows past it are never read (they may hold anything)
     visible = np.arange(valid)[None, :] <= pos + np.arange(seq)[:, None]  # [S, pos + S]

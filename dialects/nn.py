@@ -862,7 +862,8 @@ class AttentionOp(IRDLOperation):
     are ``q_h k_h^T * scale`` (``scale`` defaults to ``1/sqrt(head_dim)``); masked keys get zero
     weight and a row with every key masked yields zeros; ``causal`` hides keys after the query.
     ``KV = num_kv_heads`` (default ``H``) divides ``H``: query head ``h`` reads key and value
-    head ``h / (H / KV)`` (grouped-query attention).
+    head ``h / (H / KV)`` (grouped-query attention). ``window`` (with ``causal`` only): query
+    ``i`` sees keys ``(i - window, i]`` (a sliding window, Mistral's).
     """
 
     name = "nn.attention"
@@ -875,6 +876,7 @@ class AttentionOp(IRDLOperation):
     num_heads = prop_def(I64Attr)
     head_dim = prop_def(I64Attr)
     num_kv_heads = opt_prop_def(I64Attr)
+    window = opt_prop_def(I64Attr)
     scale = opt_prop_def(F32Attr)
     causal = prop_def(BoolAttr, default_value=bool_attr(False))
     traits = traits_def(Pure())
@@ -895,6 +897,7 @@ class AttentionOp(IRDLOperation):
         scale: float | None = None,
         causal: bool = False,
         num_kv_heads: int | None = None,
+        window: int | None = None,
     ):
         props: dict[str, Attribute] = {
             "num_heads": i64_attr(num_heads),
@@ -905,6 +908,8 @@ class AttentionOp(IRDLOperation):
             props["scale"] = f32_attr(scale)
         if num_kv_heads is not None and num_kv_heads != num_heads:
             props["num_kv_heads"] = i64_attr(num_kv_heads)
+        if window is not None:
+            props["window"] = i64_attr(window)
         super().__init__(operands=[q, k, v, mask], result_types=[q.type], properties=props)
 
     def kv_heads(self) -> int:
@@ -912,6 +917,10 @@ class AttentionOp(IRDLOperation):
         if self.num_kv_heads is not None:
             return self.num_kv_heads.value.data
         return int_prop(self, "num_heads")
+
+    def window_size(self) -> int | None:
+        """The sliding window: how many keys up to its own position a query sees, or None."""
+        return None if self.window is None else self.window.value.data
 
     def scale_value(self) -> float:
         """The score scale: the ``scale`` property, or ``1/sqrt(head_dim)``."""
@@ -922,6 +931,11 @@ class AttentionOp(IRDLOperation):
     def verify_(self) -> None:
         heads, dim = int_prop(self, "num_heads"), int_prop(self, "head_dim")
         kv_heads = self.kv_heads()
+        window = self.window_size()
+        if window is not None:
+            check_positive(self, "window", window)
+            if not bool_prop(self, "causal"):
+                raise VerifyException(f"'{self.name}' window {window} needs causal = true")
         check_positive(self, "num_heads", heads)
         check_positive(self, "head_dim", dim)
         check_positive(self, "num_kv_heads", kv_heads)

@@ -325,7 +325,8 @@ class GroupedHeads(RewritePattern):
         old_k, old_v = op.k, op.v
         new = nn.AttentionOp(op.q, read[0], read[1], heads, dim, mask=op.mask,
                              scale=op.scale_value() if op.scale is not None else None,
-                             causal=bool_prop(op, "causal"), num_kv_heads=kept_heads)
+                             causal=bool_prop(op, "causal"), num_kv_heads=kept_heads,
+                             window=op.window_size())
         new.location = op.location
         rewriter.replace(op, new)
         erase_dead_views(old_k, rewriter)

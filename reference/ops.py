@@ -256,12 +256,14 @@ def attention(
     scale: float,
     causal: bool = False,
     visible: Array | None = None,
+    window: int | None = None,
 ) -> Array:
     """Multi-head attention, heads packed in the last dimension (see ``nn.attention``).
 
     ``q: [B, S, H*D]``, ``k, v: [B, Sk, H*D]``, ``mask: [B, Sk]`` (0 = masked). ``causal``
     hides key ``j > i`` from query ``i``; ``visible: [S, Sk]`` (if given) hides the keys that are
-    False in query's row. Hidden keys get weight 0; a query with no visible key yields zeros.
+    False in query's row; ``window`` (with ``causal``) hides keys ``j <= i - window`` too. Hidden
+    keys get weight 0; a query with no visible key yields zeros.
     """
     batch, seq, _ = q.shape
     keys = k.shape[1]
@@ -276,6 +278,8 @@ def attention(
         visible &= (mask != 0)[:, None, None, :]
     if causal:
         visible &= np.tril(np.ones((seq, keys), dtype=bool))[None, None]
+    if window is not None:
+        visible &= ~np.tril(np.ones((seq, keys), dtype=bool), -window)[None, None]
     hidden = np.where(visible, scores, -np.inf)
     row_max = hidden.max(axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
@@ -445,6 +449,7 @@ def run_attention(op: Operation, args: Sequence[Array]) -> Array:
         int_prop(op, "head_dim"),
         op.scale_value(),
         bool_prop(op, "causal"),
+        window=op.window_size(),
     )
 
 

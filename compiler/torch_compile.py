@@ -18,12 +18,13 @@ from __future__ import annotations
 import time
 import warnings
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
+from fusec import knobs as knob_registry
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError
@@ -146,7 +147,7 @@ class ShapeVariants:
         import torch
 
         start = time.perf_counter()
-        with torch.no_grad():
+        with torch.no_grad(), knob_registry.overridden(self.options.knobs):
             aten = self.trace(args)
             device = device_for(args, self.options)
             compiled = compile_aten_graph(aten, args, self.bound, device, self.options)
@@ -244,13 +245,16 @@ class ExportedExecutable:
 def compile_torch(source: Any, example_inputs: Sequence[Any] | None, device: str = "auto",
                   report: str | None = None, allow_tf32: bool = False,
                   launch_budget: int | None = None, pipeline: str = "default",
-                  log: bool = False) -> ExportedExecutable:
+                  log: bool = False, knobs: Mapping[str, bool | str] | None = None
+                  ) -> ExportedExecutable:
     """``fusec.compile`` of a module (exported with ``example_inputs``) or of an
-    ``ExportedProgram``."""
+    ``ExportedProgram``; ``knobs`` are in force whenever it compiles (at its first call and
+    at each new set of shapes)."""
     import torch
 
     options = Options.parse({"device": device, "report": report, "allow_tf32": allow_tf32,
-                             "launch_budget": launch_budget, "pipeline": pipeline})
+                             "launch_budget": launch_budget, "pipeline": pipeline,
+                             "knobs": knobs})
     reporter = Reporter(options.report, log)
     if isinstance(source, torch.export.ExportedProgram):
         return ExportedExecutable(source, None, options, reporter)
@@ -264,43 +268,3 @@ def compile_torch(source: Any, example_inputs: Sequence[Any] | None, device: str
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise FusecError(f"error: torch.export failed: {first}") from None
     return ExportedExecutable(program, source, options, reporter)
-
-
-def import_exported(path: str, inline_elements: int | None = None) -> ImportedGraph:
-    """The ``nn`` IR of a saved ``ExportedProgram`` (``torch.export.save``) at the shapes it
-    was exported with: its parameters, buffers and constant tensors as weights; one-line
-    `FusecError`s for a file that does not load or an op fusec cannot import."""
-    try:
-        import torch
-    except ImportError:
-        raise FusecError(f"{path}: error: importing an ExportedProgram needs PyTorch "
-                         "(pip install 'fusec[torch]')") from None
-    from fusec.frontends.torch_fx import TorchImportError, import_graph
-    from torch.export.graph_signature import InputKind
-
-    try:
-        program = torch.export.load(path)
-    except Exception as e:
-        reason = getattr(e, "strerror", None) or (str(e).strip().splitlines() or [
-            type(e).__name__])[0]
-        raise FusecError(f"{path}: error: cannot load the ExportedProgram: {reason}") from None
-    placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
-    values: list[Any] = []
-    bound: set[int] = set()
-    for i, (node, spec) in enumerate(zip(placeholders, program.graph_signature.input_specs,
-                                         strict=True)):
-        if spec.kind == InputKind.USER_INPUT:
-            values.append(node.meta["val"])
-            continue
-        source = program.state_dict if spec.target in program.state_dict else program.constants
-        if spec.target not in source:
-            raise FusecError(f"{path}: error: input '{node.name}' ({spec.kind.name}) has no "
-                             "value in the program")
-        values.append(source[spec.target])
-        bound.add(i)
-    try:
-        return import_graph(program.graph_module, values, bound, path,
-                            **({} if inline_elements is None
-                               else {"inline_elements": inline_elements}))
-    except TorchImportError as e:
-        raise FusecError(str(e)) from None

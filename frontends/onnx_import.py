@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.dialects import func
@@ -48,7 +48,7 @@ from xdsl.dialects.builtin import (
     i1,
     i32,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from fusec.dialects import nn
 from fusec.dialects.common import element_of, shape_of
@@ -116,6 +116,9 @@ class GraphValue:
     arg_name: str
     dtype: np.dtype
     shape: tuple[int, ...]
+    value: np.ndarray | None = field(default=None, compare=False)
+    """The value the import took for this input (``input_values``) because it decides shapes:
+    the imported model computes for this value only, and a call must give it again."""
 
 
 @dataclass
@@ -166,6 +169,12 @@ class Importer:
     folded: int = 0
     origins: dict[Operation, str] = field(default_factory=dict)
     """The label of the ONNX node each op was converted from."""
+    input_values: Mapping[str, np.ndarray] = field(default_factory=dict)
+    """Values of graph inputs given at import, used where an operand must be known."""
+    given: dict[SSAValue, tuple[str, np.ndarray]] = field(default_factory=dict)
+    """Each graph input argument with a value in `input_values`: its ONNX name and value."""
+    specialized: dict[str, np.ndarray] = field(default_factory=dict)
+    """The graph inputs whose given value was used: the import is specialized on them."""
 
     # --- messages -------------------------------------------------------------------------
 
@@ -237,6 +246,21 @@ class Importer:
             return np.array(value, np.float32, order="C")
         raise self.error(f"constant of dtype {value.dtype} is not supported")
 
+    def input_value(self, value: SSAValue, what: str) -> np.ndarray:
+        """The value given at import (``input_values``) of the graph input ``value``, used
+        for an operand that must be known at import time (``what``); the import is then
+        specialized on it. A one-line error when ``value`` is no such input."""
+        if value in self.given:
+            name, array = self.given[value]
+            self.specialized[name] = array
+            return array
+        for name, arg in self.values.items():
+            if arg is value and isinstance(value, BlockArgument):
+                raise self.error(f"{what} is graph input '{name}', whose value decides the "
+                                 f"result's shape: give it at import (input_values={{'{name}': "
+                                 "...}, fusec-run's --inputs)")
+        raise self.error(f"{what} must be a constant (computed from shapes and initializers)")
+
     # --- the walk -------------------------------------------------------------------------
 
     def run(self) -> ImportedModel:
@@ -280,6 +304,7 @@ class Importer:
             dtype = ONNX_TYPES[elem][0] if elem in ONNX_TYPES else numpy_of_ir(
                 element_of(value))
             outputs.append(GraphValue(out.name, f"result{len(outputs)}", dtype, shape_of(value)))
+        inputs = [replace(v, value=self.specialized.get(v.onnx_name)) for v in inputs]
         self.block.add_op(func.ReturnOp(*returned))
         ftype = func.FunctionType.from_lists(
             [a.type for a in self.block.args], [v.type for v in returned]
@@ -333,20 +358,71 @@ class Importer:
         dtype, ir_type = ONNX_TYPES[elem]
         arg = self.add_argument(name, TensorType(ir_type, dims))
         self.values[name] = arg
+        if name in self.input_values:
+            array = np.asarray(self.input_values[name])
+            if array.dtype != dtype or array.shape != tuple(dims):
+                raise self.error(f"the value given for input '{name}' is {array.dtype} of "
+                                 f"shape {list(array.shape)}; the input is {dtype} of shape "
+                                 f"{dims}")
+            self.given[arg] = (name, array)
         return GraphValue(name, arg.name_hint or name, dtype, tuple(dims))
 
 
 def check_opset(model: object, filename: str) -> int:
-    """The default domain's opset, which must be in ``[MIN_OPSET, MAX_OPSET]``."""
+    """The default domain's opset: any the installed onnx package knows. Whether each node's op
+    is converted at that opset is `op_version_error`'s question, asked per converted node."""
+    from onnx.defs import onnx_opset_version
+
     for entry in model.opset_import:  # type: ignore[attr-defined]
         if entry.domain in ("", "ai.onnx"):
             version = int(entry.version)
-            if not MIN_OPSET <= version <= MAX_OPSET:
+            if not 1 <= version <= onnx_opset_version():
                 raise OnnxImportError(
-                    f"{filename}: error: opset {version} is not supported (fusec imports "
-                    f"opsets {MIN_OPSET} to {MAX_OPSET})")
+                    f"{filename}: error: opset {version} is not supported (the installed onnx "
+                    f"package knows opsets 1 to {onnx_opset_version()})")
             return version
     raise OnnxImportError(f"{filename}: error: the model imports no default-domain opset")
+
+
+def op_version_error(op_type: str, opset: int) -> str | None:
+    """None when the converters, written for opsets `MIN_OPSET` to `MAX_OPSET`, convert
+    ``op_type`` as it is at ``opset``; else why not. Outside those opsets an op is converted
+    when its version there (ONNX's ``since_version``) is the one of the nearest opset in
+    range, or differs from it only in the element types it allows (same documentation,
+    attributes with the same defaults, same inputs and outputs): the converters check
+    element types themselves."""
+    from onnx import defs
+
+    nearest = min(max(opset, MIN_OPSET), MAX_OPSET)
+    if nearest == opset:
+        return None
+    try:
+        theirs = defs.get_schema(op_type, opset)
+    except defs.SchemaError:
+        return f"{op_type} is not defined at opset {opset}"
+    try:
+        ours = defs.get_schema(op_type, nearest)
+    except defs.SchemaError:
+        return f"{op_type} is not defined at opset {nearest}, the nearest fusec converts"
+    if theirs.since_version == ours.since_version or contract(theirs) == contract(ours):
+        return None
+    return (f"{op_type}-{theirs.since_version} (opset {opset}) is not supported: fusec converts "
+            f"{op_type}-{ours.since_version} (opsets {MIN_OPSET} to {MAX_OPSET}), which differs "
+            "from it")
+
+
+def contract(schema: object) -> tuple[object, ...]:
+    """What an op schema says besides its element types: documentation, attributes (name,
+    required, default) and the inputs and outputs (name, optional or variadic)."""
+    attributes = sorted(
+        (name, a.required, a.default_value.SerializeToString())
+        for name, a in schema.attributes.items()  # type: ignore[attr-defined]
+    )
+    formals = [
+        [(f.name, int(f.option)) for f in formals]
+        for formals in (schema.inputs, schema.outputs)  # type: ignore[attr-defined]
+    ]
+    return (schema.doc, attributes, formals)  # type: ignore[attr-defined]
 
 
 def import_model(
@@ -354,8 +430,11 @@ def import_model(
     shapes: Mapping[str, Sequence[int]] | None = None,
     filename: str = "<model>",
     inline_elements: int = INLINE_ELEMENTS,
+    input_values: Mapping[str, np.ndarray] | None = None,
 ) -> ImportedModel:
-    """Converts ``model`` (an ``onnx.ModelProto``) to ``nn`` IR; see the module docstring."""
+    """Converts ``model`` (an ``onnx.ModelProto``) to ``nn`` IR; see the module docstring.
+    ``input_values`` gives graph inputs' values (in the model's dtypes) for the operands
+    that decide shapes (`Importer.input_value`); the others are not looked at."""
     from fusec.frontends.onnx_patterns import canonicalize
 
     opset = check_opset(model, filename)
@@ -365,7 +444,8 @@ def import_model(
             listed = ", ".join(sorted(graph_inputs)) or "none"
             raise OnnxImportError(f"{filename}: error: --shape names '{name}', which is not a "
                                   f"graph input (inputs: {listed})")
-    importer = Importer(model, filename, shapes or {}, opset, inline_elements)
+    importer = Importer(model, filename, shapes or {}, opset, inline_elements,
+                        input_values=input_values or {})
     imported = importer.run()
     imported.report = canonicalize(imported.module, imported.params, importer.origins)
     return imported

@@ -29,6 +29,7 @@ from fusec.frontends.onnx_import import (
     Value,
     element_of,
     numpy_of_ir,
+    op_version_error,
     shape_of,
 )
 
@@ -52,7 +53,7 @@ def constant(imp: Importer, value: Value | None, what: str) -> np.ndarray:
     if value is None:
         raise imp.error(f"{what} is missing")
     if not isinstance(value, np.ndarray):
-        raise imp.error(f"{what} must be a constant (computed from shapes and initializers)")
+        return imp.input_value(value, what)
     return value
 
 
@@ -883,6 +884,9 @@ def convert_node(imp: Importer, node: object, args: list[Value | None]) -> list[
     op_type = node.op_type  # type: ignore[attr-defined]
     if domain not in ("", "ai.onnx") or op_type not in ONNX_OPS:
         raise imp.error("not supported")
+    version_error = op_version_error(op_type, imp.opset)
+    if version_error is not None:
+        raise imp.error(version_error)
     try:
         return ONNX_OPS[op_type](imp, node, args)
     except OnnxImportError:

@@ -53,6 +53,23 @@ def in_model_names(error: IndexOutOfRangeError,
     return error
 
 
+def check_imported_value(info: ModelValue, value: Any) -> None:
+    """An `InputError` when ``value`` differs from the value the model was imported with for
+    this input (``value`` of `fusec.frontends.onnx_import.GraphValue`: it decides shapes, so
+    the compiled model computes for that value only)."""
+    imported = getattr(info, "value", None)
+    if imported is None:
+        return
+    if is_device_array(value):
+        value = value.get()
+    elif is_tensor(value):
+        value = tensor_to_array(value, f"input '{info.onnx_name}'")
+    if not np.array_equal(np.asarray(value), imported):
+        raise InputError(f"input '{info.onnx_name}' differs from the value the model was "
+                         f"imported with ({np.asarray(imported).tolist()}), which decides "
+                         "shapes: import the model again with this value")
+
+
 class ModelExecutable:
     """`exe` called with the model's input names and dtypes (see the module docstring)."""
 
@@ -96,6 +113,7 @@ class ModelExecutable:
         converted: dict[str, Any] = {}
         for info in self.inputs:
             value = given[info.onnx_name]
+            check_imported_value(info, value)
             if is_device_array(value):  # taken as it is: in the IR's dtype (int32 for int64)
                 converted[info.arg_name] = value
                 continue

@@ -96,12 +96,67 @@ def test_missing_file(tmp_path) -> None:
     assert "cannot read model: No such file or directory" in one_line(e)
 
 
-@pytest.mark.parametrize("opset", [9, 26])
-def test_opset_out_of_range(opset: int) -> None:
+def test_opset_beyond_the_installed_onnx() -> None:
+    opset = onnx.defs.onnx_opset_version() + 1
     with pytest.raises(FusecError) as e:
         import_onnx(relu_model(opset=opset), filename="m.onnx")
-    assert one_line(e) == (f"m.onnx: error: opset {opset} is not supported (fusec imports "
-                           "opsets 13 to 25)")
+    assert one_line(e) == (f"m.onnx: error: opset {opset} is not supported (the installed onnx "
+                           f"package knows opsets 1 to {opset - 1})")
+
+
+@pytest.mark.parametrize("opset", [9, onnx.defs.onnx_opset_version()])
+def test_op_unchanged_at_another_opset_is_converted(opset: int) -> None:
+    """Relu-6 (opset 9) and Relu-14 (opset 28) differ from Relu-13 in element types only."""
+    imported = import_onnx(relu_model(opset=opset), filename="m.onnx")
+    assert "nn.relu" in str(imported.module)
+
+
+def test_op_changed_at_an_older_opset_is_refused() -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(relu_model(opset=5), filename="m.onnx")
+    assert one_line(e) == ("m.onnx: error: node '/act/Relu' (Relu): Relu-1 (opset 5) is not "
+                           "supported: fusec converts Relu-13 (opsets 13 to 25), which differs "
+                           "from it")
+
+
+def reshape_by_input() -> onnx.ModelProto:
+    g = GraphBuilder(0)
+    x = g.input("x", [2, 6])
+    shape = g.input("shape", [2], "int64")
+    g.result(g.op("Reshape", x, shape, name="/Reshape"), "y", [3, 4])
+    return g.model()
+
+
+def test_shape_input_without_value_names_the_input() -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(reshape_by_input(), filename="m.onnx")
+    assert one_line(e) == ("m.onnx: error: node '/Reshape' (Reshape): shape is graph input "
+                           "'shape', whose value decides the result's shape: give it at import "
+                           "(input_values={'shape': ...}, fusec-run's --inputs)")
+
+
+def test_shape_input_value_of_wrong_type() -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(reshape_by_input(), filename="m.onnx",
+                    input_values={"shape": np.array([3, 4], np.int32)})
+    assert one_line(e) == ("m.onnx: error: the value given for input 'shape' is int32 of "
+                           "shape [2]; the input is int64 of shape [2]")
+
+
+def test_call_with_another_shape_value_is_refused() -> None:
+    """The model computes for the value it was imported with; another is an `InputError`."""
+    import fusec
+
+    shape = np.array([3, 4], np.int64)
+    exe = fusec.compile(reshape_by_input(), device="cpu", input_values={"shape": shape})
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    (y,) = exe(x=x, shape=shape)
+    np.testing.assert_array_equal(y, x.reshape(3, 4))
+    with pytest.raises(InputError) as e:
+        exe(x=x, shape=np.array([4, 3], np.int64))
+    assert one_line(e) == ("input 'shape' differs from the value the model was imported with "
+                           "([3, 4]), which decides shapes: import the model again with this "
+                           "value")
 
 
 def test_missing_external_data(tmp_path) -> None:

@@ -20,15 +20,18 @@ tensor computation becomes IR. Then `onnx_patterns` rewrites the decompositions 
 (erf GELU, the attention subgraph) into the canonical ops the fusion passes match.
 
 Element types: float32 is f32, float16 is f16 (weights, activations and casts stay in the
-model's type), bool is i1, and int64 and int32 tensors become i32 (token ids and masks); a graph
-input or output of int64 is converted at the call boundary (`ImportedModel.inputs`). float64
-graph inputs are refused (one line); float64 constants inside a model (a Cast to double on the
-way to a float32 result) are computed in float32.
+model's type), bool is i1, and the integers (int64, int32, int16, int8 and the unsigned ones)
+become i32 (token ids and masks); a graph input or output of another integer type is converted
+at the call boundary (`ImportedModel.inputs`: inputs range-checked, outputs narrowed modulo
+their width, as ONNX's integer arithmetic wraps; a chain whose intermediate values leave the
+model's type is not wrapped in between). float64 is computed in float32: a graph input or
+output of float64 is converted at the call boundary, with one warning per model at import.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -75,7 +78,16 @@ ONNX_TYPES: dict[int, tuple[np.dtype, Attribute]] = {
     6: (np.dtype(np.int32), i32),  # INT32
     7: (np.dtype(np.int64), i32),  # INT64: computed as i32
     9: (np.dtype(np.bool_), i1),  # BOOL
+    3: (np.dtype(np.int8), i32),  # the narrower and unsigned integers: computed as i32 too
+    5: (np.dtype(np.int16), i32),
+    2: (np.dtype(np.uint8), i32),
+    4: (np.dtype(np.uint16), i32),
+    12: (np.dtype(np.uint32), i32),
+    13: (np.dtype(np.uint64), i32),
+    11: (np.dtype(np.float64), f32),  # FLOAT64: computed as f32, with a warning
 }
+COMPUTED_NARROWER = frozenset({11})
+"""The ONNX element types computed in a type of less precision (a warning at import)."""
 ONNX_TYPE_NAMES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
                    7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "float64", 12: "uint32",
                    13: "uint64", 14: "complex64", 15: "complex128", 16: "bfloat16"}
@@ -175,6 +187,8 @@ class Importer:
     """Each graph input argument with a value in `input_values`: its ONNX name and value."""
     specialized: dict[str, np.ndarray] = field(default_factory=dict)
     """The graph inputs whose given value was used: the import is specialized on them."""
+    narrowed: list[str] = field(default_factory=list)
+    """The graph inputs and outputs computed in a type of less precision, for the warning."""
 
     # --- messages -------------------------------------------------------------------------
 
@@ -186,6 +200,13 @@ class Importer:
             label = node.name or (node.output[0] if node.output else "?")  # type: ignore
             where = f"node '{label}' ({node.op_type}): "  # type: ignore[attr-defined]
         return OnnxImportError(f"{self.filename}: error: {where}{message}")
+
+    def warn_narrower(self, elem: int, name: str) -> None:
+        """Notes graph value ``name`` when its ONNX element type ``elem`` is computed in a type
+        of less precision (float64 in float32): one warning per model (`run`)."""
+        if elem in COMPUTED_NARROWER:
+            self.narrowed.append(f"'{name}' ({ONNX_TYPE_NAMES[elem]} in "
+                                 f"{numpy_of_ir(ONNX_TYPES[elem][1])})")
 
     # --- building IR ----------------------------------------------------------------------
 
@@ -301,10 +322,14 @@ class Importer:
                 declared = ONNX_TYPE_NAMES.get(elem, f"element type {elem}")
                 raise self.error(f"graph output '{out.name}' is declared {declared}, but the "
                                  f"graph computes {numpy_of_ir(element_of(value))} for it")
+            self.warn_narrower(elem, out.name)
             dtype = ONNX_TYPES[elem][0] if elem in ONNX_TYPES else numpy_of_ir(
                 element_of(value))
             outputs.append(GraphValue(out.name, f"result{len(outputs)}", dtype, shape_of(value)))
         inputs = [replace(v, value=self.specialized.get(v.onnx_name)) for v in inputs]
+        if self.narrowed:
+            warnings.warn(f"{self.filename}: graph values computed in less precision than the "
+                          f"model's type: {', '.join(self.narrowed)}", stacklevel=2)
         self.block.add_op(func.ReturnOp(*returned))
         ftype = func.FunctionType.from_lists(
             [a.type for a in self.block.args], [v.type for v in returned]
@@ -331,8 +356,10 @@ class Importer:
         elem = ttype.elem_type
         if elem not in ONNX_TYPES:
             kind = ONNX_TYPE_NAMES.get(elem, f"element type {elem}")
-            raise self.error(f"graph input '{name}' is {kind}, which is not supported "
-                             "(float32, int64, int32 and bool are)")
+            listed = ", ".join(ONNX_TYPE_NAMES[t] for t in ONNX_TYPES)
+            raise self.error(f"graph input '{name}' is {kind}, which is not supported ({listed} "
+                             "are)")
+        self.warn_narrower(elem, name)
         dims: list[int] = []
         fixed = self.shapes.get(name)
         given = list(ttype.shape.dim)

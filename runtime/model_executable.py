@@ -3,8 +3,9 @@
 An imported model (ONNX) names its inputs and outputs otherwise than the IR function's
 arguments and results, and has int64 tensors that the IR computes as i32. `ModelExecutable`
 wraps the compiled (or loaded) executable so that a call takes the model's names and dtypes:
-an int64 input is checked to fit in 32 bits and passed as int32, and each output comes back
-in the model's dtype. Torch tensors and device arrays are taken and given back as
+an int64 input (or another integer type) is checked to fit in 32 bits and passed as int32, a
+float64 one is checked to fit float32 and passed as float32, and each output comes back in the
+model's dtype (integers narrowed as numpy's ``astype`` does: modulo their width). Torch tensors and device arrays are taken and given back as
 `Executable` does.
 """
 
@@ -51,6 +52,27 @@ def in_model_names(error: IndexOutOfRangeError,
         if error.indices == f"input '{value.arg_name}'" and value.arg_name != value.onnx_name:
             return error.renamed(f"input '{value.onnx_name}'")
     return error
+
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def computed_as(array: np.ndarray, name: str) -> np.ndarray:
+    """A model's input in the dtype its IR computes it in: integers of other widths and
+    signedness as int32, float64 as float32, each checked to fit (an `InputError` naming the
+    input otherwise); other dtypes as they are."""
+    if array.dtype.kind in "iu" and array.dtype != np.int32:
+        if array.size and (int(array.max()) > 2**31 - 1 or int(array.min()) < -(2**31)):
+            raise InputError(f"input '{name}' holds values outside the 32-bit range fusec "
+                             "computes integers in")
+        return array.astype(np.int32)
+    if array.dtype == np.float64:
+        finite = array[np.isfinite(array)]
+        if finite.size and float(np.abs(finite).max()) > F32_MAX:
+            raise InputError(f"input '{name}' holds values outside the float32 range fusec "
+                             "computes float64 in")
+        return array.astype(np.float32)
+    return array
 
 
 def check_imported_value(info: ModelValue, value: Any) -> None:
@@ -123,12 +145,7 @@ class ModelExecutable:
             if array.dtype != info.dtype:
                 raise InputError(f"input '{info.onnx_name}' must be {info.dtype}, got "
                                  f"{array.dtype}")
-            if array.dtype == np.int64:
-                if array.size and (array.max() > 2**31 - 1 or array.min() < -(2**31)):
-                    raise InputError(f"input '{info.onnx_name}' holds values outside the 32-bit "
-                                     "range fusec computes integers in")
-                array = array.astype(np.int32)
-            converted[info.arg_name] = array
+            converted[info.arg_name] = computed_as(array, info.onnx_name)
         return converted
 
     def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:

@@ -202,15 +202,48 @@ def test_shape_of_unknown_input() -> None:
                            "(inputs: x)")
 
 
+def unary_model(op: str, elem: int, opset: int = 17) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", elem, [2])
+    y = helper.make_tensor_value_info("y", elem, [2])
+    return helper.make_model(helper.make_graph([helper.make_node(op, ["x", "x"][:1 + (op == "Add")],
+                                                                 ["y"])], "g", [x], [y]),
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
 def test_unsupported_input_type() -> None:
-    x = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])
-    y = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])
-    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])],
-                                                "g", [x], [y]),
-                              opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(FusecError) as e:
-        import_onnx(model, filename="m.onnx")
-    assert "graph input 'x' is float64, which is not supported" in one_line(e)
+        import_onnx(unary_model("Relu", TensorProto.FLOAT8E4M3FN, 21), filename="m.onnx")
+    assert one_line(e).startswith("m.onnx: error: graph input 'x' is element type 17, which is "
+                                  "not supported (float32, float16, int32, int64, bool, ")
+
+
+def test_float64_model_is_computed_in_float32_with_a_warning() -> None:
+    import fusec
+
+    with pytest.warns(UserWarning, match=r"^<model>: graph values computed in less precision "
+                                         r"than the model's type: 'x' \(float64 in float32\), "
+                                         r"'y' \(float64 in float32\)$"):
+        exe = fusec.compile(unary_model("Relu", TensorProto.DOUBLE), device="cpu")
+    (y,) = exe(x=np.array([-1.5, 2.25]))
+    assert y.dtype == np.float64 and y.tolist() == [0.0, 2.25]
+    with pytest.raises(InputError) as e:
+        exe(x=np.array([1.0, 1e300]))
+    assert one_line(e) == ("input 'x' holds values outside the float32 range fusec computes "
+                           "float64 in")
+
+
+def test_unsigned_input_is_computed_in_int32() -> None:
+    """uint8 wraps at the output as ONNX's does; a uint32 above 2**31 - 1 is refused."""
+    import fusec
+
+    exe = fusec.compile(unary_model("Add", TensorProto.UINT8), device="cpu")
+    (y,) = exe(x=np.array([200, 3], np.uint8))
+    assert y.dtype == np.uint8 and y.tolist() == [144, 6]
+    exe = fusec.compile(unary_model("Add", TensorProto.UINT32), device="cpu")
+    with pytest.raises(InputError) as e:
+        exe(x=np.array([2**31, 3], np.uint32))
+    assert one_line(e) == ("input 'x' holds values outside the 32-bit range fusec computes "
+                           "integers in")
 
 
 def test_call_errors() -> None:

@@ -52,7 +52,18 @@ def test_unsupported_form_names_node() -> None:
     with pytest.raises(FusecError) as e:
         import_onnx(g.model(), filename="m.onnx")
     assert one_line(e) == "m.onnx: error: node '/drop' (Dropout): Dropout in training mode is " \
-                          "not supported (it is random)"
+                          "not supported (it is random) unless its ratio is 0"
+
+
+def test_layer_norm_scale_that_does_not_broadcast() -> None:
+    g = GraphBuilder()
+    x = g.input("x", [2, 3, 4])
+    y = g.op("LayerNormalization", x, g.const(np.ones(3, np.float32)), axis=1, name="/ln")
+    g.result(y, "y", [2, 3, 4])
+    with pytest.raises(FusecError) as e:
+        import_onnx(g.model(), filename="m.onnx")
+    assert one_line(e) == ("m.onnx: error: node '/ln' (LayerNormalization): scale of shape [3] "
+                           "does not broadcast to the normalised shape [3, 4]")
 
 
 def test_corrupt_file(tmp_path) -> None:

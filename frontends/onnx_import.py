@@ -86,6 +86,19 @@ ONNX_TYPES: dict[int, tuple[np.dtype, Attribute]] = {
     13: (np.dtype(np.uint64), i32),
     11: (np.dtype(np.float64), f32),  # FLOAT64: computed as f32, with a warning
 }
+BFLOAT16 = 16
+
+
+def onnx_types() -> dict[int, tuple[np.dtype, Attribute]]:
+    """`ONNX_TYPES` with bfloat16 (bf16; numpy's dtype from ``ml_dtypes``, which the onnx
+    package installs, imported here rather than with fusec)."""
+    if BFLOAT16 not in ONNX_TYPES:
+        import ml_dtypes  # type: ignore[import-not-found]
+
+        ONNX_TYPES[BFLOAT16] = (np.dtype(ml_dtypes.bfloat16), bf16)
+    return ONNX_TYPES
+
+
 COMPUTED_NARROWER = frozenset({11})
 """The ONNX element types computed in a type of less precision (a warning at import)."""
 ONNX_TYPE_NAMES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
@@ -318,7 +331,7 @@ class Importer:
             value = self.tensor(self.lookup(out.name), out.name)
             returned.append(value)
             elem = out.type.tensor_type.elem_type
-            if elem and (elem not in ONNX_TYPES or ONNX_TYPES[elem][1] != element_of(value)):
+            if elem and (elem not in onnx_types() or ONNX_TYPES[elem][1] != element_of(value)):
                 declared = ONNX_TYPE_NAMES.get(elem, f"element type {elem}")
                 raise self.error(f"graph output '{out.name}' is declared {declared}, but the "
                                  f"graph computes {numpy_of_ir(element_of(value))} for it")
@@ -354,7 +367,7 @@ class Importer:
         if not value_info.type.HasField("tensor_type"):  # type: ignore[attr-defined]
             raise self.error(f"graph input '{name}' is not a tensor")
         elem = ttype.elem_type
-        if elem not in ONNX_TYPES:
+        if elem not in onnx_types():
             kind = ONNX_TYPE_NAMES.get(elem, f"element type {elem}")
             listed = ", ".join(ONNX_TYPE_NAMES[t] for t in ONNX_TYPES)
             raise self.error(f"graph input '{name}' is {kind}, which is not supported ({listed} "

@@ -29,6 +29,7 @@ from fusec.frontends.onnx_import import (
     Value,
     element_of,
     numpy_of_ir,
+    onnx_types,
     op_version_error,
     shape_of,
 )
@@ -226,7 +227,7 @@ def convert_isinf(imp: Importer, node: object, args: list[Value | None]) -> list
 
 def convert_cast(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
     to = int(attribute(node, "to"))  # type: ignore[arg-type]
-    if to not in ONNX_TYPES:
+    if to not in onnx_types():
         kind = ONNX_TYPE_NAMES.get(to, f"element type {to}")
         raise imp.error(f"cast to {kind} is not supported")
     x = imp.tensor(args[0])  # type: ignore[arg-type]

@@ -66,6 +66,8 @@ def computed_as(array: np.ndarray, name: str) -> np.ndarray:
             raise InputError(f"input '{name}' holds values outside the 32-bit range fusec "
                              "computes integers in")
         return array.astype(np.int32)
+    if array.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: the bit patterns fusec holds
+        return array.view(np.uint16)
     if array.dtype == np.float64:
         finite = array[np.isfinite(array)]
         if finite.size and float(np.abs(finite).max()) > F32_MAX:
@@ -73,6 +75,16 @@ def computed_as(array: np.ndarray, name: str) -> np.ndarray:
                              "computes float64 in")
         return array.astype(np.float32)
     return array
+
+
+def in_model_dtype(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """An output in the model's dtype: bf16 bit patterns (``uint16``) viewed as ml_dtypes'
+    bfloat16, others converted (integers narrowed modulo their width)."""
+    if result.dtype == dtype:
+        return result
+    if np.dtype(dtype).name == "bfloat16" and result.dtype == np.uint16:
+        return result.view(dtype)
+    return result.astype(dtype)
 
 
 def check_imported_value(info: ModelValue, value: Any) -> None:
@@ -159,10 +171,8 @@ class ModelExecutable:
             raise in_model_names(e, self.inputs) from None
         if any(is_device_array(r) for r in results):
             return list(results)
-        arrays = [
-            r.astype(info.dtype) if r.dtype != info.dtype else r
-            for r, info in zip(results, self.outputs, strict=True)
-        ]
+        arrays = [in_model_dtype(r, info.dtype) for r, info in zip(results, self.outputs,
+                                                                      strict=True)]
         tensor = next((v for v in (*args, *kwargs.values()) if is_tensor(v)), None)
         return arrays if tensor is None else to_tensors(arrays, tensor)
 

@@ -200,7 +200,7 @@ def run(
     from fusec.errors import IndexOutOfRangeError
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
-    from fusec.runtime.model_executable import in_model_names
+    from fusec.runtime.model_executable import in_model_dtype, in_model_names
     from fusec.reference.executor import find_function, random_inputs, run_function
 
     report_file = offload_report if offload_report != "-" else None
@@ -313,7 +313,8 @@ def run(
     names = [f"result{i}" for i in range(len(outputs))]
     if imported is not None:
         names = [v.onnx_name for v in imported.outputs]
-        outputs = [o.astype(v.dtype) for o, v in zip(outputs, imported.outputs, strict=True)]
+        outputs = [in_model_dtype(o, v.dtype) for o, v in zip(outputs, imported.outputs,
+                                                               strict=True)]
     if output:
         write_outputs(output, outputs, names)
     else:

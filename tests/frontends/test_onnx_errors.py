@@ -243,6 +243,17 @@ def test_float64_model_is_computed_in_float32_with_a_warning() -> None:
                            "float64 in")
 
 
+def test_bfloat16_inputs_and_outputs_are_ml_dtypes_arrays() -> None:
+    """bf16 in and out as ml_dtypes' bfloat16 (the dtype onnx's numpy_helper gives)."""
+    import ml_dtypes
+
+    import fusec
+
+    exe = fusec.compile(unary_model("Relu", TensorProto.BFLOAT16), device="cpu")
+    (y,) = exe(x=np.array([-1.5, 3.140625], ml_dtypes.bfloat16))
+    assert y.dtype == ml_dtypes.bfloat16 and y.astype(np.float32).tolist() == [0.0, 3.140625]
+
+
 def test_unsigned_input_is_computed_in_int32() -> None:
     """uint8 wraps at the output as ONNX's does; a uint32 above 2**31 - 1 is refused."""
     import fusec

@@ -835,6 +835,11 @@ def reduction(kind: str, axes_input: int) -> Converter:
         else:
             out = [d for i, d in enumerate(shape) if i not in axes]
         cls = nn.REDUCE_OPS[kind]
+        if element_of(x) == i1 and kind in ("max", "min"):  # any / all: on 0 and 1 as i32
+            i32 = ONNX_TYPES[6][1]
+            ints = imp.emit(nn.CastOp(x, tensor_type(i32, shape)))
+            reduced = imp.emit(cls(ints, axes, tensor_type(i32, out), keepdims))
+            return [imp.emit(nn.CmpOp(reduced, splat(imp, 0, i32), "ne", tensor_type(i1, out)))]
         return [imp.emit(cls(x, axes, tensor_type(element_of(x), out), keepdims))]
 
     return convert

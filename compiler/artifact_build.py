@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.codegen.plan import ProgramPlan
 from fusec.compiler.context import make_context
@@ -80,11 +82,13 @@ def build_artifact(
     return BuiltArtifact(data, compiled.plan, dev, stats)
 
 
-def import_model_file(path: str, shapes: Mapping[str, Sequence[int]] | None) -> ImportedModel:
+def import_model_file(path: str, shapes: Mapping[str, Sequence[int]] | None,
+                      input_values: Mapping[str, np.ndarray] | None = None) -> ImportedModel:
     """The imported model of an ``.onnx`` file or a saved ``ExportedProgram`` (``.pt2``,
-    imported through the PyTorch FX importer: PyTorch needed only then)."""
+    imported through the PyTorch FX importer: PyTorch needed only then). ``input_values``
+    gives an ONNX model's inputs that decide shapes (`import_onnx`)."""
     if is_onnx_source(path):
-        return import_onnx(path, shapes)
+        return import_onnx(path, shapes, input_values=input_values)
     if shapes:
         raise FusecError(f"{path}: error: --shape applies to ONNX models only (an "
                          "ExportedProgram runs at the shapes it was exported with)")

@@ -153,6 +153,7 @@ def compile(  # noqa: A001 - the public name the package exports
     knobs: Mapping[str, bool | str] | None = None,
     example_inputs: Sequence[Any] | None = None,
     report: str | None = None,
+    input_values: Mapping[str, np.ndarray] | None = None,
 ) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable | Any:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
@@ -163,7 +164,8 @@ def compile(  # noqa: A001 - the public name the package exports
     IR whose module names a weights file (``fusec.params``, written by ``fusec-import``; found
     relative to ``filename``) binds those weights unless ``params`` is given. An
     ``onnx.ModelProto`` or the path of a ``.onnx`` file is imported first (``shapes`` fixes its
-    dynamic input dimensions) and called with its ONNX input names (`OnnxExecutable`).
+    dynamic input dimensions; ``input_values`` gives the values of inputs that decide shapes,
+    which every call must then repeat) and called with its ONNX input names (`OnnxExecutable`).
     ``launch_budget`` (bytes, default the device's global memory size) bounds what one merged
     launch touches; ``launch_fusion=False`` keeps one launch per kernel.
     ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
@@ -180,7 +182,8 @@ def compile(  # noqa: A001 - the public name the package exports
             return compile_torch(source_or_module, example_inputs, device, report, allow_tf32,
                                  launch_budget, pipeline, knobs=knobs)
         return _compile(source_or_module, function, pipeline, device, platform, filename, params,
-                        offload_thresholds, shapes, launch_budget, launch_fusion, allow_tf32)
+                        offload_thresholds, shapes, launch_budget, launch_fusion, allow_tf32,
+                        input_values)
 
 
 def _compile(
@@ -196,11 +199,13 @@ def _compile(
     launch_budget: int | None,
     launch_fusion: bool,
     allow_tf32: bool,
+    input_values: Mapping[str, np.ndarray] | None = None,
 ) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable:
     """`compile` with its knobs set."""
     if is_onnx_source(source_or_module):
         imported = import_onnx(source_or_module, shapes,
-                               None if filename == "<input>" else filename)
+                               None if filename == "<input>" else filename,
+                               input_values=input_values)
         exe = _compile(imported.module, None, pipeline, device, platform, filename,
                        imported.params, offload_thresholds, None, launch_budget, launch_fusion,
                        allow_tf32)

@@ -55,6 +55,7 @@ def import_onnx(
     shapes: Mapping[str, Sequence[int]] | None = None,
     filename: str | None = None,
     inline_elements: int = INLINE_ELEMENTS,
+    input_values: Mapping[str, np.ndarray] | None = None,
 ) -> ImportedModel:
     """The imported model of a ``ModelProto`` or ``.onnx`` path, verified (a model whose
     tensors the verifier rejects, e.g. too large to index, is a one-line error here, not IR
@@ -67,7 +68,7 @@ def import_onnx(
         else:
             model = source
         progress.step(f"importing {name}")
-        imported = import_model(model, shapes, name, inline_elements)
+        imported = import_model(model, shapes, name, inline_elements, input_values)
         progress.step("verifying the imported IR")
         verify_module(imported.module, name)
         return imported

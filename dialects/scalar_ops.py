@@ -146,11 +146,11 @@ def is_elementwise(op: Operation) -> bool:
 
 
 def splat_value(op: Operation) -> int | float | None:
-    """The one value of a splat (or rank-0) ``nn.constant``, else ``None``."""
-    if not isinstance(op, nn.ConstantOp) or not op.value.is_splat():
+    """The one value of a splat (or rank-0) ``nn.constant``, else ``None`` (also for a
+    constant of no elements, which xDSL's ``is_splat`` does not take)."""
+    if not isinstance(op, nn.ConstantOp) or not op.value.get_values():
         return None
-    values = op.value.get_values()
-    return values[0] if values else None
+    return op.value.get_values()[0] if op.value.is_splat() else None
 
 
 class ScalarBuilder:

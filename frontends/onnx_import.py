@@ -20,17 +20,20 @@ tensor computation becomes IR. Then `onnx_patterns` rewrites the decompositions 
 (erf GELU, the attention subgraph) into the canonical ops the fusion passes match.
 
 Element types: float32 is f32, float16 is f16 (weights, activations and casts stay in the
-model's type), bool is i1, and int64 and int32 tensors become i32 (token ids and masks); a graph
-input or output of int64 is converted at the call boundary (`ImportedModel.inputs`). float64
-graph inputs are refused (one line); float64 constants inside a model (a Cast to double on the
-way to a float32 result) are computed in float32.
+model's type), bool is i1, and the integers (int64, int32, int16, int8 and the unsigned ones)
+become i32 (token ids and masks); a graph input or output of another integer type is converted
+at the call boundary (`ImportedModel.inputs`: inputs range-checked, outputs narrowed modulo
+their width, as ONNX's integer arithmetic wraps; a chain whose intermediate values leave the
+model's type is not wrapped in between). float64 is computed in float32: a graph input or
+output of float64 is converted at the call boundary, with one warning per model at import.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.dialects import func
@@ -48,7 +51,7 @@ from xdsl.dialects.builtin import (
     i1,
     i32,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from fusec.dialects import nn
 from fusec.dialects.common import element_of, shape_of
@@ -75,7 +78,29 @@ ONNX_TYPES: dict[int, tuple[np.dtype, Attribute]] = {
     6: (np.dtype(np.int32), i32),  # INT32
     7: (np.dtype(np.int64), i32),  # INT64: computed as i32
     9: (np.dtype(np.bool_), i1),  # BOOL
+    3: (np.dtype(np.int8), i32),  # the narrower and unsigned integers: computed as i32 too
+    5: (np.dtype(np.int16), i32),
+    2: (np.dtype(np.uint8), i32),
+    4: (np.dtype(np.uint16), i32),
+    12: (np.dtype(np.uint32), i32),
+    13: (np.dtype(np.uint64), i32),
+    11: (np.dtype(np.float64), f32),  # FLOAT64: computed as f32, with a warning
 }
+BFLOAT16 = 16
+
+
+def onnx_types() -> dict[int, tuple[np.dtype, Attribute]]:
+    """`ONNX_TYPES` with bfloat16 (bf16; numpy's dtype from ``ml_dtypes``, which the onnx
+    package installs, imported here rather than with fusec)."""
+    if BFLOAT16 not in ONNX_TYPES:
+        import ml_dtypes  # type: ignore[import-not-found]
+
+        ONNX_TYPES[BFLOAT16] = (np.dtype(ml_dtypes.bfloat16), bf16)
+    return ONNX_TYPES
+
+
+COMPUTED_NARROWER = frozenset({11})
+"""The ONNX element types computed in a type of less precision (a warning at import)."""
 ONNX_TYPE_NAMES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
                    7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "float64", 12: "uint32",
                    13: "uint64", 14: "complex64", 15: "complex128", 16: "bfloat16"}
@@ -116,6 +141,9 @@ class GraphValue:
     arg_name: str
     dtype: np.dtype
     shape: tuple[int, ...]
+    value: np.ndarray | None = field(default=None, compare=False)
+    """The value the import took for this input (``input_values``) because it decides shapes:
+    the imported model computes for this value only, and a call must give it again."""
 
 
 @dataclass
@@ -166,6 +194,14 @@ class Importer:
     folded: int = 0
     origins: dict[Operation, str] = field(default_factory=dict)
     """The label of the ONNX node each op was converted from."""
+    input_values: Mapping[str, np.ndarray] = field(default_factory=dict)
+    """Values of graph inputs given at import, used where an operand must be known."""
+    given: dict[SSAValue, tuple[str, np.ndarray]] = field(default_factory=dict)
+    """Each graph input argument with a value in `input_values`: its ONNX name and value."""
+    specialized: dict[str, np.ndarray] = field(default_factory=dict)
+    """The graph inputs whose given value was used: the import is specialized on them."""
+    narrowed: list[str] = field(default_factory=list)
+    """The graph inputs and outputs computed in a type of less precision, for the warning."""
 
     # --- messages -------------------------------------------------------------------------
 
@@ -177,6 +213,13 @@ class Importer:
             label = node.name or (node.output[0] if node.output else "?")  # type: ignore
             where = f"node '{label}' ({node.op_type}): "  # type: ignore[attr-defined]
         return OnnxImportError(f"{self.filename}: error: {where}{message}")
+
+    def warn_narrower(self, elem: int, name: str) -> None:
+        """Notes graph value ``name`` when its ONNX element type ``elem`` is computed in a type
+        of less precision (float64 in float32): one warning per model (`run`)."""
+        if elem in COMPUTED_NARROWER:
+            self.narrowed.append(f"'{name}' ({ONNX_TYPE_NAMES[elem]} in "
+                                 f"{numpy_of_ir(ONNX_TYPES[elem][1])})")
 
     # --- building IR ----------------------------------------------------------------------
 
@@ -237,6 +280,21 @@ class Importer:
             return np.array(value, np.float32, order="C")
         raise self.error(f"constant of dtype {value.dtype} is not supported")
 
+    def input_value(self, value: SSAValue, what: str) -> np.ndarray:
+        """The value given at import (``input_values``) of the graph input ``value``, used
+        for an operand that must be known at import time (``what``); the import is then
+        specialized on it. A one-line error when ``value`` is no such input."""
+        if value in self.given:
+            name, array = self.given[value]
+            self.specialized[name] = array
+            return array
+        for name, arg in self.values.items():
+            if arg is value and isinstance(value, BlockArgument):
+                raise self.error(f"{what} is graph input '{name}', whose value decides the "
+                                 f"result's shape: give it at import (input_values={{'{name}': "
+                                 "...}, fusec-run's --inputs)")
+        raise self.error(f"{what} must be a constant (computed from shapes and initializers)")
+
     # --- the walk -------------------------------------------------------------------------
 
     def run(self) -> ImportedModel:
@@ -273,13 +331,18 @@ class Importer:
             value = self.tensor(self.lookup(out.name), out.name)
             returned.append(value)
             elem = out.type.tensor_type.elem_type
-            if elem and (elem not in ONNX_TYPES or ONNX_TYPES[elem][1] != element_of(value)):
+            if elem and (elem not in onnx_types() or ONNX_TYPES[elem][1] != element_of(value)):
                 declared = ONNX_TYPE_NAMES.get(elem, f"element type {elem}")
                 raise self.error(f"graph output '{out.name}' is declared {declared}, but the "
                                  f"graph computes {numpy_of_ir(element_of(value))} for it")
+            self.warn_narrower(elem, out.name)
             dtype = ONNX_TYPES[elem][0] if elem in ONNX_TYPES else numpy_of_ir(
                 element_of(value))
             outputs.append(GraphValue(out.name, f"result{len(outputs)}", dtype, shape_of(value)))
+        inputs = [replace(v, value=self.specialized.get(v.onnx_name)) for v in inputs]
+        if self.narrowed:
+            warnings.warn(f"{self.filename}: graph values computed in less precision than the "
+                          f"model's type: {', '.join(self.narrowed)}", stacklevel=2)
         self.block.add_op(func.ReturnOp(*returned))
         ftype = func.FunctionType.from_lists(
             [a.type for a in self.block.args], [v.type for v in returned]
@@ -304,10 +367,12 @@ class Importer:
         if not value_info.type.HasField("tensor_type"):  # type: ignore[attr-defined]
             raise self.error(f"graph input '{name}' is not a tensor")
         elem = ttype.elem_type
-        if elem not in ONNX_TYPES:
+        if elem not in onnx_types():
             kind = ONNX_TYPE_NAMES.get(elem, f"element type {elem}")
-            raise self.error(f"graph input '{name}' is {kind}, which is not supported "
-                             "(float32, int64, int32 and bool are)")
+            listed = ", ".join(ONNX_TYPE_NAMES[t] for t in ONNX_TYPES)
+            raise self.error(f"graph input '{name}' is {kind}, which is not supported ({listed} "
+                             "are)")
+        self.warn_narrower(elem, name)
         dims: list[int] = []
         fixed = self.shapes.get(name)
         given = list(ttype.shape.dim)
@@ -333,20 +398,71 @@ class Importer:
         dtype, ir_type = ONNX_TYPES[elem]
         arg = self.add_argument(name, TensorType(ir_type, dims))
         self.values[name] = arg
+        if name in self.input_values:
+            array = np.asarray(self.input_values[name])
+            if array.dtype != dtype or array.shape != tuple(dims):
+                raise self.error(f"the value given for input '{name}' is {array.dtype} of "
+                                 f"shape {list(array.shape)}; the input is {dtype} of shape "
+                                 f"{dims}")
+            self.given[arg] = (name, array)
         return GraphValue(name, arg.name_hint or name, dtype, tuple(dims))
 
 
 def check_opset(model: object, filename: str) -> int:
-    """The default domain's opset, which must be in ``[MIN_OPSET, MAX_OPSET]``."""
+    """The default domain's opset: any the installed onnx package knows. Whether each node's op
+    is converted at that opset is `op_version_error`'s question, asked per converted node."""
+    from onnx.defs import onnx_opset_version
+
     for entry in model.opset_import:  # type: ignore[attr-defined]
         if entry.domain in ("", "ai.onnx"):
             version = int(entry.version)
-            if not MIN_OPSET <= version <= MAX_OPSET:
+            if not 1 <= version <= onnx_opset_version():
                 raise OnnxImportError(
-                    f"{filename}: error: opset {version} is not supported (fusec imports "
-                    f"opsets {MIN_OPSET} to {MAX_OPSET})")
+                    f"{filename}: error: opset {version} is not supported (the installed onnx "
+                    f"package knows opsets 1 to {onnx_opset_version()})")
             return version
     raise OnnxImportError(f"{filename}: error: the model imports no default-domain opset")
+
+
+def op_version_error(op_type: str, opset: int) -> str | None:
+    """None when the converters, written for opsets `MIN_OPSET` to `MAX_OPSET`, convert
+    ``op_type`` as it is at ``opset``; else why not. Outside those opsets an op is converted
+    when its version there (ONNX's ``since_version``) is the one of the nearest opset in
+    range, or differs from it only in the element types it allows (same documentation,
+    attributes with the same defaults, same inputs and outputs): the converters check
+    element types themselves."""
+    from onnx import defs
+
+    nearest = min(max(opset, MIN_OPSET), MAX_OPSET)
+    if nearest == opset:
+        return None
+    try:
+        theirs = defs.get_schema(op_type, opset)
+    except defs.SchemaError:
+        return f"{op_type} is not defined at opset {opset}"
+    try:
+        ours = defs.get_schema(op_type, nearest)
+    except defs.SchemaError:
+        return f"{op_type} is not defined at opset {nearest}, the nearest fusec converts"
+    if theirs.since_version == ours.since_version or contract(theirs) == contract(ours):
+        return None
+    return (f"{op_type}-{theirs.since_version} (opset {opset}) is not supported: fusec converts "
+            f"{op_type}-{ours.since_version} (opsets {MIN_OPSET} to {MAX_OPSET}), which differs "
+            "from it")
+
+
+def contract(schema: object) -> tuple[object, ...]:
+    """What an op schema says besides its element types: documentation, attributes (name,
+    required, default) and the inputs and outputs (name, optional or variadic)."""
+    attributes = sorted(
+        (name, a.required, a.default_value.SerializeToString())
+        for name, a in schema.attributes.items()  # type: ignore[attr-defined]
+    )
+    formals = [
+        [(f.name, int(f.option)) for f in formals]
+        for formals in (schema.inputs, schema.outputs)  # type: ignore[attr-defined]
+    ]
+    return (schema.doc, attributes, formals)  # type: ignore[attr-defined]
 
 
 def import_model(
@@ -354,8 +470,11 @@ def import_model(
     shapes: Mapping[str, Sequence[int]] | None = None,
     filename: str = "<model>",
     inline_elements: int = INLINE_ELEMENTS,
+    input_values: Mapping[str, np.ndarray] | None = None,
 ) -> ImportedModel:
-    """Converts ``model`` (an ``onnx.ModelProto``) to ``nn`` IR; see the module docstring."""
+    """Converts ``model`` (an ``onnx.ModelProto``) to ``nn`` IR; see the module docstring.
+    ``input_values`` gives graph inputs' values (in the model's dtypes) for the operands
+    that decide shapes (`Importer.input_value`); the others are not looked at."""
     from fusec.frontends.onnx_patterns import canonicalize
 
     opset = check_opset(model, filename)
@@ -365,7 +484,8 @@ def import_model(
             listed = ", ".join(sorted(graph_inputs)) or "none"
             raise OnnxImportError(f"{filename}: error: --shape names '{name}', which is not a "
                                   f"graph input (inputs: {listed})")
-    importer = Importer(model, filename, shapes or {}, opset, inline_elements)
+    importer = Importer(model, filename, shapes or {}, opset, inline_elements,
+                        input_values=input_values or {})
     imported = importer.run()
     imported.report = canonicalize(imported.module, imported.params, importer.origins)
     return imported

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i1
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, f32, i1
 from xdsl.ir import Attribute, SSAValue
 
 from fusec.dialects import nn
@@ -29,6 +29,8 @@ from fusec.frontends.onnx_import import (
     Value,
     element_of,
     numpy_of_ir,
+    onnx_types,
+    op_version_error,
     shape_of,
 )
 
@@ -52,7 +54,7 @@ def constant(imp: Importer, value: Value | None, what: str) -> np.ndarray:
     if value is None:
         raise imp.error(f"{what} is missing")
     if not isinstance(value, np.ndarray):
-        raise imp.error(f"{what} must be a constant (computed from shapes and initializers)")
+        return imp.input_value(value, what)
     return value
 
 
@@ -225,7 +227,7 @@ def convert_isinf(imp: Importer, node: object, args: list[Value | None]) -> list
 
 def convert_cast(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
     to = int(attribute(node, "to"))  # type: ignore[arg-type]
-    if to not in ONNX_TYPES:
+    if to not in onnx_types():
         kind = ONNX_TYPE_NAMES.get(to, f"element type {to}")
         raise imp.error(f"cast to {kind} is not supported")
     x = imp.tensor(args[0])  # type: ignore[arg-type]
@@ -247,12 +249,19 @@ def convert_identity(imp: Importer, node: object, args: list[Value | None]) -> l
 
 
 def convert_dropout(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
-    if len(node.output) > 1 and node.output[1]:  # type: ignore[attr-defined]
-        raise imp.error("the mask output of Dropout is not supported")
+    """Dropout that drops nothing: in inference mode, or in training mode at ratio 0 (else it
+    is random, and refused). Its mask output is then all true."""
     training = args[2] if len(args) > 2 else None
-    if training is not None and (not isinstance(training, np.ndarray) or bool(training)):
-        raise imp.error("Dropout in training mode is not supported (it is random)")
-    return [args[0]]  # type: ignore[list-item]
+    if training is not None and bool(constant(imp, training, "training_mode").reshape(-1)[0]):
+        ratio = args[1] if len(args) > 1 and args[1] is not None else np.float32(0.5)
+        if float(constant(imp, ratio, "ratio").reshape(-1)[0]) != 0.0:
+            raise imp.error("Dropout in training mode is not supported (it is random) unless "
+                            "its ratio is 0")
+    x = args[0]
+    if len(node.output) < 2 or not node.output[1]:  # type: ignore[attr-defined]
+        return [x]  # type: ignore[list-item]
+    shape = x.shape if isinstance(x, np.ndarray) else shape_of(x)  # type: ignore[union-attr]
+    return [x, splat(imp, True, i1, shape)]  # type: ignore[list-item]
 
 
 def convert_reciprocal(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
@@ -739,48 +748,70 @@ def convert_softmax(imp: Importer, node: object, args: list[Value | None]) -> li
     return [imp.emit(nn.SoftmaxOp(x, axis))]
 
 
-def convert_layer_norm(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
-    x = imp.tensor(args[0])  # type: ignore[arg-type]
+def without_leading_ones(shape: Sequence[int]) -> tuple[int, ...]:
+    ones = next((i for i, d in enumerate(shape) if d != 1), len(shape))
+    return tuple(shape[ones:])
+
+
+def normalized_rows(imp: Importer, node: object, x: SSAValue,
+                    params: Sequence[tuple[Value | None, str]]) -> tuple[SSAValue, list[SSAValue]]:
+    """A normalisation over the axes ``axis``.. of ``x`` (LayerNormalization,
+    RMSNormalization) as one over the last axis: ``x`` as rows ``[prod(shape[:axis]),
+    prod(shape[axis:])]`` (itself when ``axis`` is the last), and each parameter (scale,
+    bias; None is zeros) broadcast to ``shape[axis:]`` and flattened to a vector of the row's
+    width."""
     shape = shape_of(x)
     axis = norm_axis(imp, int(attribute(node, "axis", -1)), len(shape))  # type: ignore[arg-type]
-    if axis != len(shape) - 1:
-        raise imp.error(f"normalising over axes {axis}.. of rank {len(shape)} is not supported "
-                        "(only the last axis)")
-    if any(name for name in node.output[1:]):  # type: ignore[attr-defined]
-        raise imp.error("the Mean and InvStdDev outputs are not supported")
-    eps = float(attribute(node, "epsilon", 1e-5))  # type: ignore[arg-type]
-    width = shape[-1]
-    gamma = args[1]
-    beta = args[2] if len(args) > 2 and args[2] is not None else np.zeros(width, np.float32)
+    normalized = shape[axis:]
+    width = math.prod(normalized)
+    rows = reshape(imp, x, [math.prod(shape[:axis]), width]) if axis != len(shape) - 1 else x
     vectors = []
-    for value, name in ((gamma, "scale"), (beta, "bias")):
-        v = imp.tensor(value)  # type: ignore[arg-type]
-        if shape_of(v) != (width,):
-            v = reshape(imp, expand(imp, v, (width,)), (width,)) if math.prod(
-                shape_of(v)) in (1, width) else None
-            if v is None:
-                raise imp.error(f"{name} must be a vector of {width}")
-        vectors.append(v)
-    return [imp.emit(nn.LayerNormOp(x, vectors[0], vectors[1], -1, eps))]
+    for value, name in params:
+        if value is None:
+            value = np.zeros(width, numpy_of_ir(element_of(x)))
+        v = imp.tensor(value)
+        if without_leading_ones(shape_of(v)) != without_leading_ones(normalized):
+            if broadcast_shapes(shape_of(v), normalized) != tuple(normalized):
+                raise imp.error(f"{name} of shape {list(shape_of(v))} does not broadcast to "
+                                f"the normalised shape {list(normalized)}")
+            v = expand(imp, v, normalized)
+        vectors.append(reshape(imp, v, [width]))
+    return rows, vectors
+
+
+def convert_layer_norm(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
+    """LayerNormalization over the axes ``axis``.. (`normalized_rows`); its Mean and InvStdDev
+    outputs, when asked for, computed beside it (f32 models: they are of the stash type)."""
+    x = imp.tensor(args[0])  # type: ignore[arg-type]
+    shape = shape_of(x)
+    eps = float(attribute(node, "epsilon", 1e-5))  # type: ignore[arg-type]
+    bias = args[2] if len(args) > 2 else None
+    rows, (scale, shift) = normalized_rows(imp, node, x, [(args[1], "scale"), (bias, "bias")])
+    y = reshape(imp, imp.emit(nn.LayerNormOp(rows, scale, shift, -1, eps)), shape)
+    if not any(name for name in node.output[1:]):  # type: ignore[attr-defined]
+        return [y]
+    elem = element_of(x)
+    if elem != f32 or int(attribute(node, "stash_type", 1)) != 1:  # type: ignore[arg-type]
+        raise imp.error("the Mean and InvStdDev outputs are supported for float32 only")
+    flat = reshape(imp, rows, [math.prod(shape_of(rows)[:-1]), shape_of(rows)[-1]])  # 2-D
+    column = tensor_type(elem, [shape_of(flat)[0], 1])
+    mean = imp.emit(nn.REDUCE_OPS["mean"](flat, [1], column, True))
+    centered = imp.emit(nn.SubOp(flat, mean, flat.type))
+    variance = imp.emit(nn.REDUCE_OPS["mean"](
+        imp.emit(nn.MulOp(centered, centered, flat.type)), [1], column, True))
+    shifted = imp.emit(nn.AddOp(variance, splat(imp, eps, elem), column))
+    inv_std = imp.emit(nn.DivOp(splat(imp, 1.0, elem), imp.emit(nn.SqrtOp(shifted)), column))
+    axis = norm_axis(imp, int(attribute(node, "axis", -1)), len(shape))  # type: ignore[arg-type]
+    kept = [*shape[:axis], *[1] * (len(shape) - axis)]
+    return [y, reshape(imp, mean, kept), reshape(imp, inv_std, kept)]
 
 
 def convert_rms_norm(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
-    """RMSNormalization (opset 23) over the last axis: ``nn.rms_norm``."""
+    """RMSNormalization (opset 23) over the axes ``axis``..: ``nn.rms_norm`` on rows."""
     x = imp.tensor(args[0])  # type: ignore[arg-type]
-    shape = shape_of(x)
-    axis = norm_axis(imp, int(attribute(node, "axis", -1)), len(shape))  # type: ignore[arg-type]
-    if axis != len(shape) - 1:
-        raise imp.error(f"normalising over axes {axis}.. of rank {len(shape)} is not supported "
-                        "(only the last axis)")
     eps = float(attribute(node, "epsilon", 1e-5))  # type: ignore[arg-type]
-    scale = imp.tensor(args[1])  # type: ignore[arg-type]
-    width = shape[-1]
-    if shape_of(scale) != (width,):
-        if math.prod(shape_of(scale)) not in (1, width):
-            raise imp.error(f"scale must be a vector of {width}")
-        scale = reshape(imp, expand(imp, scale, (width,)) if math.prod(shape_of(scale)) == 1
-                        else scale, (width,))
-    return [imp.emit(nn.RmsNormOp(x, scale, -1, eps))]
+    rows, (scale,) = normalized_rows(imp, node, x, [(args[1], "scale")])
+    return [reshape(imp, imp.emit(nn.RmsNormOp(rows, scale, -1, eps)), shape_of(x))]
 
 
 def reduction(kind: str, axes_input: int) -> Converter:
@@ -804,6 +835,11 @@ def reduction(kind: str, axes_input: int) -> Converter:
         else:
             out = [d for i, d in enumerate(shape) if i not in axes]
         cls = nn.REDUCE_OPS[kind]
+        if element_of(x) == i1 and kind in ("max", "min"):  # any / all: on 0 and 1 as i32
+            i32 = ONNX_TYPES[6][1]
+            ints = imp.emit(nn.CastOp(x, tensor_type(i32, shape)))
+            reduced = imp.emit(cls(ints, axes, tensor_type(i32, out), keepdims))
+            return [imp.emit(nn.CmpOp(reduced, splat(imp, 0, i32), "ne", tensor_type(i1, out)))]
         return [imp.emit(cls(x, axes, tensor_type(element_of(x), out), keepdims))]
 
     return convert
@@ -883,6 +919,9 @@ def convert_node(imp: Importer, node: object, args: list[Value | None]) -> list[
     op_type = node.op_type  # type: ignore[attr-defined]
     if domain not in ("", "ai.onnx") or op_type not in ONNX_OPS:
         raise imp.error("not supported")
+    version_error = op_version_error(op_type, imp.opset)
+    if version_error is not None:
+        raise imp.error(version_error)
     try:
         return ONNX_OPS[op_type](imp, node, args)
     except OnnxImportError:

@@ -3,8 +3,9 @@
 An imported model (ONNX) names its inputs and outputs otherwise than the IR function's
 arguments and results, and has int64 tensors that the IR computes as i32. `ModelExecutable`
 wraps the compiled (or loaded) executable so that a call takes the model's names and dtypes:
-an int64 input is checked to fit in 32 bits and passed as int32, and each output comes back
-in the model's dtype. Torch tensors and device arrays are taken and given back as
+an int64 input (or another integer type) is checked to fit in 32 bits and passed as int32, a
+float64 one is checked to fit float32 and passed as float32, and each output comes back in the
+model's dtype (integers narrowed as numpy's ``astype`` does: modulo their width). Torch tensors and device arrays are taken and given back as
 `Executable` does.
 """
 
@@ -53,6 +54,56 @@ def in_model_names(error: IndexOutOfRangeError,
     return error
 
 
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def computed_as(array: np.ndarray, name: str) -> np.ndarray:
+    """A model's input in the dtype its IR computes it in: integers of other widths and
+    signedness as int32, float64 as float32, each checked to fit (an `InputError` naming the
+    input otherwise); other dtypes as they are."""
+    if array.dtype.kind in "iu" and array.dtype != np.int32:
+        if array.size and (int(array.max()) > 2**31 - 1 or int(array.min()) < -(2**31)):
+            raise InputError(f"input '{name}' holds values outside the 32-bit range fusec "
+                             "computes integers in")
+        return array.astype(np.int32)
+    if array.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: the bit patterns fusec holds
+        return array.view(np.uint16)
+    if array.dtype == np.float64:
+        finite = array[np.isfinite(array)]
+        if finite.size and float(np.abs(finite).max()) > F32_MAX:
+            raise InputError(f"input '{name}' holds values outside the float32 range fusec "
+                             "computes float64 in")
+        return array.astype(np.float32)
+    return array
+
+
+def in_model_dtype(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """An output in the model's dtype: bf16 bit patterns (``uint16``) viewed as ml_dtypes'
+    bfloat16, others converted (integers narrowed modulo their width)."""
+    if result.dtype == dtype:
+        return result
+    if np.dtype(dtype).name == "bfloat16" and result.dtype == np.uint16:
+        return result.view(dtype)
+    return result.astype(dtype)
+
+
+def check_imported_value(info: ModelValue, value: Any) -> None:
+    """An `InputError` when ``value`` differs from the value the model was imported with for
+    this input (``value`` of `fusec.frontends.onnx_import.GraphValue`: it decides shapes, so
+    the compiled model computes for that value only)."""
+    imported = getattr(info, "value", None)
+    if imported is None:
+        return
+    if is_device_array(value):
+        value = value.get()
+    elif is_tensor(value):
+        value = tensor_to_array(value, f"input '{info.onnx_name}'")
+    if not np.array_equal(np.asarray(value), imported):
+        raise InputError(f"input '{info.onnx_name}' differs from the value the model was "
+                         f"imported with ({np.asarray(imported).tolist()}), which decides "
+                         "shapes: import the model again with this value")
+
+
 class ModelExecutable:
     """`exe` called with the model's input names and dtypes (see the module docstring)."""
 
@@ -96,6 +147,7 @@ class ModelExecutable:
         converted: dict[str, Any] = {}
         for info in self.inputs:
             value = given[info.onnx_name]
+            check_imported_value(info, value)
             if is_device_array(value):  # taken as it is: in the IR's dtype (int32 for int64)
                 converted[info.arg_name] = value
                 continue
@@ -105,12 +157,7 @@ class ModelExecutable:
             if array.dtype != info.dtype:
                 raise InputError(f"input '{info.onnx_name}' must be {info.dtype}, got "
                                  f"{array.dtype}")
-            if array.dtype == np.int64:
-                if array.size and (array.max() > 2**31 - 1 or array.min() < -(2**31)):
-                    raise InputError(f"input '{info.onnx_name}' holds values outside the 32-bit "
-                                     "range fusec computes integers in")
-                array = array.astype(np.int32)
-            converted[info.arg_name] = array
+            converted[info.arg_name] = computed_as(array, info.onnx_name)
         return converted
 
     def __call__(self, *args: Any, **kwargs: Any) -> list[Any]:
@@ -124,10 +171,8 @@ class ModelExecutable:
             raise in_model_names(e, self.inputs) from None
         if any(is_device_array(r) for r in results):
             return list(results)
-        arrays = [
-            r.astype(info.dtype) if r.dtype != info.dtype else r
-            for r, info in zip(results, self.outputs, strict=True)
-        ]
+        arrays = [in_model_dtype(r, info.dtype) for r, info in zip(results, self.outputs,
+                                                                      strict=True)]
         tensor = next((v for v in (*args, *kwargs.values()) if is_tensor(v)), None)
         return arrays if tensor is None else to_tensors(arrays, tensor)
 

@@ -10,9 +10,11 @@ IR: ``%hidden`` is ``hidden``, an unnamed argument is ``arg0``, ``arg1``, ...) o
 names a weights file (``fusec.params``, from ``fusec-import``) gets those weights bound: they
 are not inputs. FILE may be an ONNX model (``model.onnx``, imported first; ``--shape
 NAME=1x128`` fixes a dynamic input dimension): then the ``.npz`` keys are the ONNX graph input
-and output names, and int64 inputs and outputs stay int64. A saved PyTorch ``ExportedProgram``
-(``model.pt2``, ``torch.export.save``; PyTorch needed) is imported likewise: the keys are its
-user inputs' names, the outputs ``result0``, ..., at the shapes it was exported with. ``--check``
+and output names, and int64 inputs and outputs stay int64; an input whose value decides shapes
+(a Reshape's shape given as a graph input) is imported at the value ``--inputs`` gives. A saved
+PyTorch ``ExportedProgram`` (``model.pt2``, ``torch.export.save``; PyTorch needed) is imported
+likewise: the keys are its user inputs' names, the outputs ``result0``, ..., at the shapes it
+was exported with. ``--check``
 compares the outputs with the numpy reference executor (run on the program as written, before
 fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (tolerances by
 the output's dtype unless given: f32 1e-4/1e-3, f16 1e-2, bf16 6e-2; normwise: random
@@ -90,6 +92,21 @@ def read_source(path: str) -> str:
 
 def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
     """The arrays of ``path`` by name; every name must be there and no other."""
+    arrays = read_arrays(path)
+    listed = ", ".join(names)
+    for name in names:
+        if name not in arrays:
+            raise ToolError(f"{path}: error: missing input '{name}' (the function takes: "
+                            f"{listed})", EXIT_INPUT)
+    for key in arrays:
+        if key not in names:
+            raise ToolError(f"{path}: error: unexpected input '{key}' (the function takes: "
+                            f"{listed})", EXIT_INPUT)
+    return arrays
+
+
+def read_arrays(path: str) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` file ``path`` by name; a one-line error if unreadable."""
     try:
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):  # one .npy array has no names
@@ -102,15 +119,6 @@ def load_inputs(path: str, names: list[str]) -> dict[str, np.ndarray]:
                         EXIT_INPUT) from None
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise ToolError(f"{path}: error: cannot read inputs: {e}", EXIT_INPUT) from None
-    listed = ", ".join(names)
-    for name in names:
-        if name not in arrays:
-            raise ToolError(f"{path}: error: missing input '{name}' (the function takes: "
-                            f"{listed})", EXIT_INPUT)
-    for key in arrays:
-        if key not in names:
-            raise ToolError(f"{path}: error: unexpected input '{key}' (the function takes: "
-                            f"{listed})", EXIT_INPUT)
     return arrays
 
 
@@ -197,7 +205,7 @@ def run(
     from fusec.errors import IndexOutOfRangeError
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
-    from fusec.runtime.model_executable import in_model_names
+    from fusec.runtime.model_executable import in_model_dtype, in_model_names
     from fusec.reference.executor import find_function, random_inputs, run_function
 
     report_file = offload_report if offload_report != "-" else None
@@ -209,7 +217,9 @@ def run(
         check_writable(out)  # before compiling and running, not after
     imported = None
     if file.endswith(".onnx") or is_exported_file(file):
-        imported = import_model_file(file, shapes)
+        # the inputs' values decide shapes where an operand must be known (Reshape's shape)
+        imported = import_model_file(file, shapes,
+                                     None if inputs is None else read_arrays(inputs))
         original = imported.module
         params = imported.params
     else:
@@ -308,7 +318,8 @@ def run(
     names = [f"result{i}" for i in range(len(outputs))]
     if imported is not None:
         names = [v.onnx_name for v in imported.outputs]
-        outputs = [o.astype(v.dtype) for o, v in zip(outputs, imported.outputs, strict=True)]
+        outputs = [in_model_dtype(o, v.dtype) for o, v in zip(outputs, imported.outputs,
+                                                               strict=True)]
     if output:
         write_outputs(output, outputs, names)
     else:

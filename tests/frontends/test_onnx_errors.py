@@ -52,7 +52,18 @@ def test_unsupported_form_names_node() -> None:
     with pytest.raises(FusecError) as e:
         import_onnx(g.model(), filename="m.onnx")
     assert one_line(e) == "m.onnx: error: node '/drop' (Dropout): Dropout in training mode is " \
-                          "not supported (it is random)"
+                          "not supported (it is random) unless its ratio is 0"
+
+
+def test_layer_norm_scale_that_does_not_broadcast() -> None:
+    g = GraphBuilder()
+    x = g.input("x", [2, 3, 4])
+    y = g.op("LayerNormalization", x, g.const(np.ones(3, np.float32)), axis=1, name="/ln")
+    g.result(y, "y", [2, 3, 4])
+    with pytest.raises(FusecError) as e:
+        import_onnx(g.model(), filename="m.onnx")
+    assert one_line(e) == ("m.onnx: error: node '/ln' (LayerNormalization): scale of shape [3] "
+                           "does not broadcast to the normalised shape [3, 4]")
 
 
 def test_corrupt_file(tmp_path) -> None:
@@ -96,12 +107,67 @@ def test_missing_file(tmp_path) -> None:
     assert "cannot read model: No such file or directory" in one_line(e)
 
 
-@pytest.mark.parametrize("opset", [9, 26])
-def test_opset_out_of_range(opset: int) -> None:
+def test_opset_beyond_the_installed_onnx() -> None:
+    opset = onnx.defs.onnx_opset_version() + 1
     with pytest.raises(FusecError) as e:
         import_onnx(relu_model(opset=opset), filename="m.onnx")
-    assert one_line(e) == (f"m.onnx: error: opset {opset} is not supported (fusec imports "
-                           "opsets 13 to 25)")
+    assert one_line(e) == (f"m.onnx: error: opset {opset} is not supported (the installed onnx "
+                           f"package knows opsets 1 to {opset - 1})")
+
+
+@pytest.mark.parametrize("opset", [9, onnx.defs.onnx_opset_version()])
+def test_op_unchanged_at_another_opset_is_converted(opset: int) -> None:
+    """Relu-6 (opset 9) and Relu-14 (opset 28) differ from Relu-13 in element types only."""
+    imported = import_onnx(relu_model(opset=opset), filename="m.onnx")
+    assert "nn.relu" in str(imported.module)
+
+
+def test_op_changed_at_an_older_opset_is_refused() -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(relu_model(opset=5), filename="m.onnx")
+    assert one_line(e) == ("m.onnx: error: node '/act/Relu' (Relu): Relu-1 (opset 5) is not "
+                           "supported: fusec converts Relu-13 (opsets 13 to 25), which differs "
+                           "from it")
+
+
+def reshape_by_input() -> onnx.ModelProto:
+    g = GraphBuilder(0)
+    x = g.input("x", [2, 6])
+    shape = g.input("shape", [2], "int64")
+    g.result(g.op("Reshape", x, shape, name="/Reshape"), "y", [3, 4])
+    return g.model()
+
+
+def test_shape_input_without_value_names_the_input() -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(reshape_by_input(), filename="m.onnx")
+    assert one_line(e) == ("m.onnx: error: node '/Reshape' (Reshape): shape is graph input "
+                           "'shape', whose value decides the result's shape: give it at import "
+                           "(input_values={'shape': ...}, fusec-run's --inputs)")
+
+
+def test_shape_input_value_of_wrong_type() -> None:
+    with pytest.raises(FusecError) as e:
+        import_onnx(reshape_by_input(), filename="m.onnx",
+                    input_values={"shape": np.array([3, 4], np.int32)})
+    assert one_line(e) == ("m.onnx: error: the value given for input 'shape' is int32 of "
+                           "shape [2]; the input is int64 of shape [2]")
+
+
+def test_call_with_another_shape_value_is_refused() -> None:
+    """The model computes for the value it was imported with; another is an `InputError`."""
+    import fusec
+
+    shape = np.array([3, 4], np.int64)
+    exe = fusec.compile(reshape_by_input(), device="cpu", input_values={"shape": shape})
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    (y,) = exe(x=x, shape=shape)
+    np.testing.assert_array_equal(y, x.reshape(3, 4))
+    with pytest.raises(InputError) as e:
+        exe(x=x, shape=np.array([4, 3], np.int64))
+    assert one_line(e) == ("input 'shape' differs from the value the model was imported with "
+                           "([3, 4]), which decides shapes: import the model again with this "
+                           "value")
 
 
 def test_missing_external_data(tmp_path) -> None:
@@ -147,15 +213,59 @@ def test_shape_of_unknown_input() -> None:
                            "(inputs: x)")
 
 
+def unary_model(op: str, elem: int, opset: int = 17) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", elem, [2])
+    y = helper.make_tensor_value_info("y", elem, [2])
+    return helper.make_model(helper.make_graph([helper.make_node(op, ["x", "x"][:1 + (op == "Add")],
+                                                                 ["y"])], "g", [x], [y]),
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
 def test_unsupported_input_type() -> None:
-    x = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])
-    y = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])
-    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])],
-                                                "g", [x], [y]),
-                              opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(FusecError) as e:
-        import_onnx(model, filename="m.onnx")
-    assert "graph input 'x' is float64, which is not supported" in one_line(e)
+        import_onnx(unary_model("Relu", TensorProto.FLOAT8E4M3FN, 21), filename="m.onnx")
+    assert one_line(e).startswith("m.onnx: error: graph input 'x' is element type 17, which is "
+                                  "not supported (float32, float16, int32, int64, bool, ")
+
+
+def test_float64_model_is_computed_in_float32_with_a_warning() -> None:
+    import fusec
+
+    with pytest.warns(UserWarning, match=r"^<model>: graph values computed in less precision "
+                                         r"than the model's type: 'x' \(float64 in float32\), "
+                                         r"'y' \(float64 in float32\)$"):
+        exe = fusec.compile(unary_model("Relu", TensorProto.DOUBLE), device="cpu")
+    (y,) = exe(x=np.array([-1.5, 2.25]))
+    assert y.dtype == np.float64 and y.tolist() == [0.0, 2.25]
+    with pytest.raises(InputError) as e:
+        exe(x=np.array([1.0, 1e300]))
+    assert one_line(e) == ("input 'x' holds values outside the float32 range fusec computes "
+                           "float64 in")
+
+
+def test_bfloat16_inputs_and_outputs_are_ml_dtypes_arrays() -> None:
+    """bf16 in and out as ml_dtypes' bfloat16 (the dtype onnx's numpy_helper gives)."""
+    import ml_dtypes
+
+    import fusec
+
+    exe = fusec.compile(unary_model("Relu", TensorProto.BFLOAT16), device="cpu")
+    (y,) = exe(x=np.array([-1.5, 3.140625], ml_dtypes.bfloat16))
+    assert y.dtype == ml_dtypes.bfloat16 and y.astype(np.float32).tolist() == [0.0, 3.140625]
+
+
+def test_unsigned_input_is_computed_in_int32() -> None:
+    """uint8 wraps at the output as ONNX's does; a uint32 above 2**31 - 1 is refused."""
+    import fusec
+
+    exe = fusec.compile(unary_model("Add", TensorProto.UINT8), device="cpu")
+    (y,) = exe(x=np.array([200, 3], np.uint8))
+    assert y.dtype == np.uint8 and y.tolist() == [144, 6]
+    exe = fusec.compile(unary_model("Add", TensorProto.UINT32), device="cpu")
+    with pytest.raises(InputError) as e:
+        exe(x=np.array([2**31, 3], np.uint32))
+    assert one_line(e) == ("input 'x' holds values outside the 32-bit range fusec computes "
+                           "integers in")
 
 
 def test_call_errors() -> None:

@@ -47,9 +47,19 @@ def constant_gather() -> onnx.ModelProto:
     return g.model()
 
 
+def shape_input() -> onnx.ModelProto:
+    """Reshape whose shape is the graph input ``shape`` (int64 [2])."""
+    g = GraphBuilder(0)
+    x = g.input("x", [2, 6])
+    shape = g.input("shape", [2], "int64")
+    g.result(g.op("Reshape", x, shape, name="/Reshape"), "y", [3, 4])
+    return g.model()
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     for name, build in (("mlp_gelu", mlp_gelu), ("unsupported", unsupported),
-                        ("embedding", embedding), ("constant_gather", constant_gather)):
+                        ("embedding", embedding), ("constant_gather", constant_gather),
+                        ("shape_input", shape_input)):
         onnx.save(build(), str(out / f"{name}.onnx"))

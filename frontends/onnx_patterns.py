@@ -295,14 +295,14 @@ def key_mask(value: SSAValue, batch: int, keys: int) -> SSAValue | None:
     return None
 
 
-def additive_mask(value: SSAValue, batch: int, keys: int,
-                  params: Mapping[str, np.ndarray]) -> tuple[SSAValue | None, bool] | None:
-    """The key mask and causality of an additive attention mask: HF's ``(1 - mask) * -big``
-    (`key_mask`), or ``where(cond, 0, -big)`` with ``cond`` any spelling of a key mask and/or
-    a causal triangle (`onnx_mask.key_mask_layout`)."""
+def additive_mask(value: SSAValue, batch: int, keys: int, params: Mapping[str, np.ndarray]
+                  ) -> tuple[SSAValue | None, bool, int | None] | None:
+    """The key mask, causality and sliding window of an additive attention mask: HF's
+    ``(1 - mask) * -big`` (`key_mask`), or ``where(cond, 0, -big)`` with ``cond`` any spelling
+    of a key mask and/or a causal triangle, maybe a band (`onnx_mask.key_mask_layout`)."""
     mask = key_mask(value, batch, keys)
     if mask is not None:
-        return mask, False
+        return mask, False, None
     where = defined_by(value, nn.WhereOp)
     if where is None or splat_of(where.operands[1]) != 0.0:
         return None
@@ -314,7 +314,7 @@ def additive_mask(value: SSAValue, batch: int, keys: int,
         return None
     if shape_of(where.operands[0])[3] != keys:
         return None
-    return layout.source, layout.causal
+    return layout.source, layout.causal, layout.window
 
 
 def is_lower_triangular(value: SSAValue, size: int, params: Mapping[str, np.ndarray]) -> bool:
@@ -434,7 +434,7 @@ class ExportedAttention(RewritePattern):
         scores = softmax.operands[0]
         batch, heads, _, keys = shape_of(scores)
         mask: SSAValue | None = None
-        causal = False
+        causal, window = False, None
         add = single(scores, nn.AddOp)
         if add is not None:
             found = None
@@ -446,8 +446,8 @@ class ExportedAttention(RewritePattern):
                         break
             if found is None:
                 return ("the mask added to the scores is not a key mask and/or the causal "
-                        "triangle (checked on its values; a sliding window is not expressible)")
-            mask, causal = found
+                        "triangle or a band of it (checked on its values)")
+            mask, causal, window = found
         where = single(scores, nn.WhereOp)
         if where is not None:
             big = splat_of(where.operands[2])
@@ -481,7 +481,7 @@ class ExportedAttention(RewritePattern):
         attention = nn.AttentionOp(
             q.value, k.value, v.value, heads, dim, mask=mask,
             scale=None if math.isclose(scale, default, rel_tol=1e-6) else scale,
-            causal=causal,
+            causal=causal, window=window,
         )
         if softmax in self.origins:
             self.origins[attention] = self.origins[softmax]
@@ -532,6 +532,8 @@ def describe(op: Operation) -> str:
             parts.append("key mask")
         if op.causal.value.data:
             parts.append("causal")
+        if op.window_size() is not None:
+            parts.append(f"sliding window of {op.window_size()} keys")
         if repeats_heads(op.k):
             parts.append("key/value heads repeated (grouped-query)")
         return ", ".join(parts)

@@ -48,6 +48,10 @@ class DecoderStyle:
     and up one ``[width, 2 ffn]`` projection, gate first)."""
     biases: bool
     """Whether every projection but the head adds a bias."""
+    tied: bool = False
+    """Whether the embedding table is the head's transposed (GPT-2's ``lm_head`` tied to
+    ``wte``): then ``lm_head`` ``[width, vocab]`` alone is an argument, and a token's embedding
+    is its column (``nn.gather`` along axis 1, transposed), so the table is held once."""
     rope_theta: float = 10000.0
     """The rotary base, for the tables `random_weights` makes (HF models give their own)."""
 
@@ -86,7 +90,7 @@ def weight_shapes(s: DecoderSizes) -> dict[str, tuple[int, ...]]:
     """The weights in argument order: matrices ``[in, out]``, norms' gains ``*_g`` and biases
     ``*_b``, ``b*`` of the projections."""
     d, qkv, c, style = s.head_dim, (s.heads + 2 * s.kv_heads) * s.head_dim, s.width, s.style
-    shapes: dict[str, tuple[int, ...]] = {"wte": (s.vocab, c)}
+    shapes: dict[str, tuple[int, ...]] = {} if style.tied else {"wte": (s.vocab, c)}
     if style.positions == "learned":
         shapes["wpe"] = (s.cache, c)
     else:
@@ -139,18 +143,30 @@ class FunctionWriter:
         self.lines.append(f"  %offsets = nn.constant {{value = dense<[{values}]> : {offsets}}} : "
                           f"{offsets}")
         self.op("positions", "nn.add %pos, %offsets", f"{pos}, {offsets}", offsets)
-        table = f"{self.t(s.vocab, s.width)}, {ints}"
         if s.style.positions == "rotary":
             d = s.head_dim
             for name in ("cos", "sin"):
                 self.op(f"{name}_rows", f"nn.gather %rope_{name}, %positions",
                         f"{self.t(s.cache, d)}, {offsets}", self.t(seq, d))
                 self.op(name, f"nn.reshape %{name}_rows", self.t(seq, d), self.t(seq, 1, d))
-            return self.op("x0", "nn.gather %wte, %tokens", table, x)
-        self.op("tok_emb", "nn.gather %wte, %tokens", table, x)
+            return self.token_embeddings("x0")
+        self.token_embeddings("tok_emb")
         self.op("pos_emb", "nn.gather %wpe, %positions", f"{self.t(s.cache, s.width)}, {offsets}",
                 self.t(seq, s.width))
         return self.op("x0", "nn.add %tok_emb, %pos_emb", f"{x}, {self.t(seq, s.width)}", x)
+
+    def token_embeddings(self, result: str) -> str:
+        """``[B, seq, width]``: the rows of ``wte``, or with a tied head the columns of
+        ``lm_head``."""
+        s, seq = self.s, self.seq
+        ints, x = tensor(s.batch, seq, element="i32"), self.t(s.batch, seq, s.width)
+        if not s.style.tied:
+            return self.op(result, "nn.gather %wte, %tokens", f"{self.t(s.vocab, s.width)}, {ints}",
+                           x)
+        columns = self.t(s.width, s.batch, seq)
+        self.op("columns", "nn.gather %lm_head, %tokens {axis = 1 : i64}",
+                f"{self.t(s.width, s.vocab)}, {ints}", columns)
+        return self.op(result, "nn.transpose %columns {perm = array<i64: 1, 2, 0>}", columns, x)
 
     def norm(self, result: str, value: str, value_type: str, gain: str, bias: str) -> str:
         s = self.s

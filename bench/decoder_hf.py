@@ -8,10 +8,12 @@ The mapping, from the models' code (transformers 4.x and 5.x name these modules 
 - GPT-2: ``Conv1D`` weights are already ``[in, out]``, as fusec's ``nn.matmul`` takes them;
   ``c_attn`` packs q, k and v in that order, as ``wqkv``; every projection has a bias; the
   learned positions are ``wpe``'s first ``cache`` rows; the head is ``lm_head.weight``
-  transposed (tied to ``wte`` in GPT-2: fusec holds it twice, once per layout); its GELU
-  (``gelu_new``) is the tanh form; the norms' epsilon is ``layer_norm_epsilon``.
-- Llama: ``nn.Linear`` weights are ``[out, in]``, so every one is transposed; ``wqkv`` is
-  ``[q | k | v]`` and ``w1`` ``[gate | up]`` side by side; no biases; the rotary tables are the
+  transposed, and when it is tied to ``wte`` (GPT-2's default) the style is ``tied``, so the
+  table is held once, in the head's layout; its GELU (``gelu_new``) is the tanh form; the
+  norms' epsilon is ``layer_norm_epsilon``.
+- Llama: ``nn.Linear`` weights are ``[out, in]``, so every one is transposed (the head tied
+  to the table as GPT-2's where the configuration ties them); ``wqkv`` is ``[q | k | v]`` and
+  ``w1`` ``[gate | up]`` side by side; no biases; the rotary tables are the
   model's own rotary embedding module evaluated at positions ``0 .. cache - 1`` (so its
   ``rope_theta`` and rope scaling are its own), rounded to the model's dtype as the model
   rounds them; the norms' epsilon is ``rms_norm_eps``.
@@ -74,9 +76,12 @@ def gpt2_decoder(model: Any, batch: int, prompt: int, cache: int,
     sizes = DecoderSizes(batch=batch, vocab=config.vocab_size, width=width,
                          heads=config.n_head, kv_heads=config.n_head, layers=config.n_layer,
                          cache=cache, ffn=config.n_inner or 4 * width, prompt=prompt,
-                         dtype=dtype, style=replace(GPT2, eps=float(config.layer_norm_epsilon)))
+                         dtype=dtype, style=replace(GPT2, eps=float(config.layer_norm_epsilon),
+                                                    tied=tied_head(model)))
     body = model.transformer
-    weights = {"wte": host(body.wte.weight, dtype), "wpe": host(body.wpe.weight[:cache], dtype)}
+    weights = {"wpe": host(body.wpe.weight[:cache], dtype)}
+    if not sizes.style.tied:
+        weights["wte"] = host(body.wte.weight, dtype)
     for i, block in enumerate(body.h):
         weights |= {
             f"ln1_g{i}": host(block.ln_1.weight, dtype), f"ln1_b{i}": host(block.ln_1.bias, dtype),
@@ -108,11 +113,13 @@ def llama_decoder(model: Any, batch: int, prompt: int, cache: int,
     sizes = DecoderSizes(batch=batch, vocab=config.vocab_size, width=width, heads=heads,
                          kv_heads=kv_heads, layers=config.num_hidden_layers, cache=cache,
                          ffn=config.intermediate_size, prompt=prompt, dtype=dtype,
-                         style=replace(LLAMA, eps=float(config.rms_norm_eps)))
+                         style=replace(LLAMA, eps=float(config.rms_norm_eps),
+                                       tied=tied_head(model)))
     body = model.model
     cos, sin = rotary_rows(model, cache)
-    weights = {"wte": host(body.embed_tokens.weight, dtype), "rope_cos": host_dtype(cos, dtype),
-               "rope_sin": host_dtype(sin, dtype)}
+    weights = {"rope_cos": host_dtype(cos, dtype), "rope_sin": host_dtype(sin, dtype)}
+    if not sizes.style.tied:
+        weights["wte"] = host(body.embed_tokens.weight, dtype)
     for i, layer in enumerate(body.layers):
         attn, mlp = layer.self_attn, layer.mlp
         weights |= {
@@ -127,6 +134,11 @@ def llama_decoder(model: Any, batch: int, prompt: int, cache: int,
     weights |= {"lnf_g": host(body.norm.weight, dtype),
                 "lm_head": host(model.lm_head.weight, dtype, transpose=True)}
     return sizes, weights
+
+
+def tied_head(model: Any) -> bool:
+    """Whether the model's head is its embedding table (the same tensor)."""
+    return model.get_output_embeddings().weight is model.get_input_embeddings().weight
 
 
 def rotary_rows(model: Any, cache: int) -> tuple[np.ndarray, np.ndarray]:

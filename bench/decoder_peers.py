@@ -188,7 +188,8 @@ def fusec_runner(model: Any, prompt: np.ndarray, args: argparse.Namespace,
 
     tokens = call()
     held = pool.allocated_bytes - before + prefill.held_bytes() + step.held_bytes()
-    runner = Runner("fusec", f"fusec.generate on {step.device.description}", call)
+    runner = Runner("fusec", f"fusec.generate on {step.device.description}, "
+                    f"{len(step.plan.launches)} launches per step", call)
     runner.peak_bytes = held
     runner.memory = "device buffers held (pool + programs)"
     checked = min(CHECKED, args.steps)

@@ -23,8 +23,9 @@ How inputs and outputs move depends on the device:
   staging array whose buffer the kernels keep from call to call: a copy that small costs less than
   making a buffer and pointing every kernel that uses it at it (a mask read by the attention of
   every layer).
-- Any other device (a discrete GPU): inputs are uploaded into buffers allocated once, with
-  non-blocking writes, and outputs are read back into new arrays, then one wait.
+- Any other device (a discrete GPU): inputs are uploaded into buffers allocated once, at the
+  first call with host arrays (calls with device arrays never need them), with non-blocking
+  writes, and outputs are read back into new arrays, then one wait.
 
 Parameters: inputs that stay the same from call to call (weights) can be kept on the device,
 ``fusec.compile(text, params={"w": w})`` or ``exe.bind("w", w)``: the array is copied once, the
@@ -177,12 +178,14 @@ class Executable:
         self.index_errors = (IndexErrors(plan, device, self.host_memory)
                              if plan.index_errors is not None else None)
         """Where the kernels record bad indices (`fusec.runtime.index_errors`), if any do."""
-        per_call = {s.buffer for s in plan.inputs} if self.host_memory else set()
         outputs = self.output_buffers()
-        if self.host_memory:
-            per_call |= outputs
+        per_call = {s.buffer for s in plan.inputs} | outputs
         self.buffers: list[cl.Buffer | None] = [
             None if i in per_call else self.allocate(i) for i in range(len(plan.buffers))]
+        """The buffers of the plan; None for a call input's or output's until a call needs
+        one (on a device with memory of its own: `allocate_call_buffers`)."""
+        self.call_buffers_missing = not self.host_memory
+        """Whether a call with host arrays must first allocate the call buffers."""
         self.kernels = [self.prepare(launch) for launch in plan.launches]
         self.launches = [(k, launch.global_size, launch.local_size)
                          for k, launch in zip(self.kernels, plan.launches, strict=True)]
@@ -334,8 +337,8 @@ class Executable:
 
     def held_bytes(self) -> int:
         """The bytes of the device buffers this executable made and holds: intermediates, its
-        own copies of bound inputs, and (on a device with memory of its own) the buffers of its
-        call inputs and outputs made at construction. Device arrays, whether given to a call,
+        own copies of bound inputs, and (on a device with memory of its own, once a call with
+        host arrays made them) the buffers of its call inputs and outputs. Device arrays, whether given to a call,
         returned by one or bound as they are, come from the context's pool and are not counted
         here (`BufferPool.allocated_bytes` has them)."""
         pooled = {a.buffer.int_ptr for a in self.param_arrays.values() if a.buffer is not None}
@@ -401,7 +404,8 @@ class Executable:
         if port.resident is not None:
             self.buffers[index] = port.resident
         else:
-            self.buffers[index] = None if self.host_memory else self.allocate(index)
+            self.buffers[index] = None
+            self.call_buffers_missing = not self.host_memory
         port.point(self.buffers[index])
         self.take_call_inputs()
 
@@ -498,6 +502,8 @@ class Executable:
             self.wrap_inputs(inputs, state)
             outputs = self.wrap_outputs(state)
         else:
+            if self.call_buffers_missing:
+                self.allocate_call_buffers()
             self.upload(inputs, state, queue)
             outputs = [self.output_slot(p).take()[0] if p.spec.donor is None else self.empty_array
                        for p in self.outputs]
@@ -719,6 +725,16 @@ class Executable:
                 np.copyto(caller, used)
             outputs[i] = caller
         return outputs
+
+    def allocate_call_buffers(self) -> None:
+        """Device memory: the buffers that the call inputs are uploaded into and the outputs
+        are written to, made at the first call with host arrays (a call with device arrays
+        uses theirs: a decode loop on device arrays never makes a copy of its caches here)."""
+        for port in [*self.call_inputs, *self.outputs]:
+            index = port.spec.buffer
+            if self.buffers[index] is None:
+                self.buffers[index] = self.allocate(index)
+        self.call_buffers_missing = False
 
     def upload(self, inputs: list[np.ndarray], state: CallState, queue: cl.CommandQueue) -> None:
         """Device memory: non-blocking writes into the input buffers."""

@@ -24,17 +24,26 @@ DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
 BATCH, PROMPT, STEPS = 2, 8, 32
 
 
-@pytest.mark.parametrize("kind", ["gpt2", "llama"])
-def test_greedy_tokens_equal_hugging_face(kind: str) -> None:
-    model = build_model(kind, "tiny", seed=0)
-    vocab = model.config.vocab_size
-    prompt = torch.randint(0, vocab, (BATCH, PROMPT), generator=torch.Generator().manual_seed(1))
+def hugging_face_tokens(model: object, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A random prompt and the model's greedy tokens after it, none of them a near tie."""
+    vocab = model.config.vocab_size  # type: ignore[attr-defined]
+    prompt = torch.randint(0, vocab, (BATCH, PROMPT),
+                           generator=torch.Generator().manual_seed(seed))
     expected, logits = greedy(model, prompt, STEPS)
     top2 = logits.topk(2, dim=-1).values
     assert (top2[..., 0] - top2[..., 1]).min() > 1e-3, "a near tie: pick another seed"
+    return prompt, expected
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+def test_greedy_tokens_equal_hugging_face(kind: str) -> None:
+    model = build_model(kind, "tiny", seed=0)
+    prompt, expected = hugging_face_tokens(model, seed=1)
     sizes, weights = decoder_from_hf(model, BATCH, PROMPT, PROMPT + STEPS)
     if kind == "llama":
         assert sizes.kv_heads < sizes.heads and sizes.style.positions == "rotary"
+    else:  # GPT-2's head is its embedding table: held once, as the head
+        assert sizes.style.tied and "wte" not in weights
     text = decoder_ir(sizes)
     prefill = fusec.compile(text, "prefill", device=DEVICE, params=weights)
     step = fusec.compile(text, "step", device=DEVICE, params=weights)
@@ -52,3 +61,29 @@ def test_what_is_not_mapped_is_refused() -> None:
     model = build_model("llama", "tiny", attention_bias=True)
     with pytest.raises(UnsupportedModel, match="Llama projections with biases are not mapped"):
         decoder_from_hf(model, 1, 4, 8)
+
+
+def test_gpu_lowering_of_llama_on_this_device() -> None:
+    """The GPU's lowering of the Llama decoder (split-K attention over a cache of 300 keys in
+    chunks of 256, the second chunk still empty; the argmax by a work-group), planned for a
+    GPU-shaped device and run on this one: HF's greedy tokens still."""
+    from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.compiler.driver import fuse_and_fold, load, lower
+    from fusec.runtime.device import select_device
+    from fusec.runtime.executable import Executable
+
+    model = build_model("llama", "tiny", seed=2)
+    prompt, expected = hugging_face_tokens(model, seed=3)
+    sizes, weights = decoder_from_hf(model, BATCH, PROMPT, 300)
+    text = decoder_ir(sizes)
+    programs = []
+    for name in ("prefill", "step"):
+        module = load(text)
+        pipeline, params = fuse_and_fold(module, name, "default", "<decoder>", weights)
+        compiled = lower(module, name, pipeline, DeviceInfo("gpu-shaped", is_cpu=False),
+                         bound=list(params or {}))
+        assert any("cache_attention_combine" in launch.kernel
+                   for launch in compiled.plan.launches)
+        programs.append(Executable(compiled.plan, select_device(DEVICE), params))
+    got = fusec.generate(*programs, prompt.numpy().astype(np.int32), STEPS)
+    np.testing.assert_array_equal(got, expected.numpy())

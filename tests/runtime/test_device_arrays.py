@@ -332,12 +332,27 @@ def test_zero_dimensional_inputs_keep_their_shape(mode: str) -> None:
 
 
 def test_held_bytes_count_own_buffers_not_device_arrays() -> None:
-    """`held_bytes`: on a device with memory of its own every buffer of the plan is held; a
-    device array bound as it is belongs to the pool and is not counted, a bound copy is."""
+    """`held_bytes` on a device with memory of its own: the intermediates from the start; the
+    call inputs' and outputs' buffers once a call with host arrays needs them (calls with
+    device arrays never do); a device array bound as it is belongs to the pool and is not
+    counted, a bound copy is."""
     exe = compile_in("copy", FIRST)
+    per_call = {s.buffer for s in exe.plan.inputs} | exe.output_buffers()
     total = sum(spec.nbytes for spec in exe.plan.buffers)
+    kept = sum(spec.nbytes for i, spec in enumerate(exe.plan.buffers) if i not in per_call)
+    assert exe.held_bytes() == kept < total
+    args = [to_device(exe.device, a) for a in (X, W, B)]
+    (out,) = exe(*args)
+    np.testing.assert_allclose(out.get(), first_ref(X), rtol=1e-5, atol=1e-5)
+    assert exe.held_bytes() == kept
+    (out,) = exe(X, W, B)
+    np.testing.assert_allclose(out, first_ref(X), rtol=1e-5, atol=1e-5)
     assert exe.held_bytes() == total
     exe.bind("w", to_device(exe.device, W))
     assert exe.held_bytes() == total - W.nbytes
     exe.bind("w", W)
+    assert exe.held_bytes() == total
+    exe.unbind("w")
+    (out,) = exe(X, W, B)
+    np.testing.assert_allclose(out, first_ref(X), rtol=1e-5, atol=1e-5)
     assert exe.held_bytes() == total

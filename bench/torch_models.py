@@ -2,7 +2,7 @@
 ``torch.compile`` (Inductor), in one process, with tensors on the device.
 
     python -m fusec.bench.torch_models [--device cuda|cpu] [--models bert,gpt2,llama]
-        [--dtypes f32,f16] [--layers N] [--repeat N] [--json-out PATH]
+        [--dtypes f32,f16] [--layers N] [--repeat N] [--profile] [--json-out PATH]
 
 The models are built from their configurations with random weights (no download): BERT-base
 (12 layers, B=32, S=128), GPT-2 small (12 layers, B=16, S=128) and a Llama-style model (width
@@ -138,6 +138,12 @@ def run(args: argparse.Namespace) -> list[dict]:
                     row[f"{rname}_ms"] = round(statistics.median(s), 4)
                     if rname in peaks:
                         row[f"{rname}_torch_peak_mib"] = round(peaks[rname] / 2**20, 1)
+                if args.profile and "fusec" in live:
+                    from fusec.bench.torch_partition_profile import print_profile, profile_call
+
+                    fn = live["fusec"]
+                    row["fusec_profile"] = profile_call(lambda: fn(**kwargs), sync)
+                    print_profile(f"{name} {dt}", row["fusec_profile"])
             try:
                 with open(report) as f:
                     graphs = json.load(f).get("graphs", [])
@@ -169,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--reduce-overhead", action="store_true",
                         help="also torch.compile(mode='reduce-overhead') (CUDA graphs)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also break the fusec runner's call down by partition and kernel "
+                             "(bench/torch_partition_profile.py)")
     parser.add_argument("--json-out", default=None)
     args = parser.parse_args(argv)
     rows = run(args)

@@ -179,7 +179,7 @@ def compile(  # noqa: A001 - the public name the package exports
             from fusec.compiler.torch_compile import compile_torch  # imports this module
 
             return compile_torch(source_or_module, example_inputs, device, report, allow_tf32,
-                                 launch_budget, pipeline)
+                                 launch_budget, pipeline, knobs=knobs)
         return _compile(source_or_module, function, pipeline, device, platform, filename, params,
                         offload_thresholds, shapes, launch_budget, launch_fusion, allow_tf32)
 

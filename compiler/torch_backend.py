@@ -17,8 +17,9 @@ checked for changes on each call.
 Options: ``device`` ("auto" | "gpu" | "cpu"; CUDA tensors always run on the GPU), ``report``
 (a JSON path, `fusec.compiler.torch_report`), ``allow_tf32``, ``launch_budget`` (bytes one
 merged launch may touch), ``pipeline`` (the fusion pipeline, default ``default``),
-``max_variants`` (shape variants kept per graph, default 8). ``FUSEC_LOG=1`` prints one line
-per compiled graph on stderr.
+``max_variants`` (shape variants kept per graph, default 8), ``knobs`` (code-generation knobs
+for its compiles by name, `fusec.knobs`: ``{"attention_mma": False}``). ``FUSEC_LOG=1`` prints
+one line per compiled graph on stderr.
 """
 
 from __future__ import annotations

@@ -18,12 +18,13 @@ from __future__ import annotations
 import time
 import warnings
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
+from fusec import knobs as knob_registry
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError
@@ -146,7 +147,7 @@ class ShapeVariants:
         import torch
 
         start = time.perf_counter()
-        with torch.no_grad():
+        with torch.no_grad(), knob_registry.overridden(self.options.knobs):
             aten = self.trace(args)
             device = device_for(args, self.options)
             compiled = compile_aten_graph(aten, args, self.bound, device, self.options)
@@ -244,13 +245,16 @@ class ExportedExecutable:
 def compile_torch(source: Any, example_inputs: Sequence[Any] | None, device: str = "auto",
                   report: str | None = None, allow_tf32: bool = False,
                   launch_budget: int | None = None, pipeline: str = "default",
-                  log: bool = False) -> ExportedExecutable:
+                  log: bool = False, knobs: Mapping[str, bool | str] | None = None
+                  ) -> ExportedExecutable:
     """``fusec.compile`` of a module (exported with ``example_inputs``) or of an
-    ``ExportedProgram``."""
+    ``ExportedProgram``; ``knobs`` are in force whenever it compiles (at its first call and
+    at each new set of shapes)."""
     import torch
 
     options = Options.parse({"device": device, "report": report, "allow_tf32": allow_tf32,
-                             "launch_budget": launch_budget, "pipeline": pipeline})
+                             "launch_budget": launch_budget, "pipeline": pipeline,
+                             "knobs": knobs})
     reporter = Reporter(options.report, log)
     if isinstance(source, torch.export.ExportedProgram):
         return ExportedExecutable(source, None, options, reporter)

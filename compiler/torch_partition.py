@@ -29,12 +29,13 @@ from __future__ import annotations
 import operator
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from fusec import knobs as knob_registry
 from fusec.compiler.diagnostics import FusecError
 from fusec.errors import InputError
 from fusec.frontends.torch_fx import (
@@ -60,10 +61,13 @@ class Options:
     launch_budget: int | None = None
     pipeline: str = "default"
     max_variants: int = 8
+    knobs: dict[str, bool] = field(default_factory=dict)
+    """Code-generation knobs set for this graph's compiles (`fusec.knobs`)."""
 
     @staticmethod
     def parse(options: dict[str, Any] | None) -> Options:
-        known = {"device", "report", "allow_tf32", "launch_budget", "pipeline", "max_variants"}
+        known = {"device", "report", "allow_tf32", "launch_budget", "pipeline", "max_variants",
+                 "knobs"}
         options = dict(options or {})
         unknown = sorted(set(options) - known)
         if unknown:
@@ -72,6 +76,14 @@ class Options:
         if options.get("device", "auto") not in ("auto", "gpu", "cpu"):
             raise FusecError(f"fusec backend: device '{options['device']}' is not one of auto, "
                              "gpu, cpu")
+        settings = options.get("knobs") or {}
+        if not isinstance(settings, Mapping):
+            raise FusecError(f"fusec backend: knobs takes a dict of knob names to values, not "
+                             f"{settings!r}")
+        try:
+            options["knobs"] = knob_registry.checked(settings)
+        except knob_registry.KnobError as e:
+            raise FusecError(f"fusec backend: {e}") from None
         return Options(**options)
 
 
@@ -91,24 +103,26 @@ class TensorBridge:
         self.device = device
         self.cuda = cuda
 
-    def to_fusec(self, tensor: Any) -> Any:
+    def to_fusec(self, tensors: Sequence[Any]) -> list[Any]:
+        """A call's input tensors as fusec takes them, crossing together: one wait for the
+        range check of every int64 input, one for the copies of every CUDA tensor."""
         import torch
 
-        if tensor.dtype == torch.int64:
-            if tensor.numel():
-                low, high = int(tensor.min()), int(tensor.max())
+        wide = [t for t in tensors if t.dtype == torch.int64 and t.numel()]
+        if wide:
+            bounds = torch.stack([torch.stack(torch.aminmax(t)) for t in wide]).tolist()
+            for low, high in bounds:
                 if low < INT32_RANGE[0] or high > INT32_RANGE[1]:
                     bad = high if high > INT32_RANGE[1] else low
                     raise InputError(f"an int64 input holds {bad}, outside the 32-bit range "
                                      "fusec computes integers in")
-            tensor = tensor.to(torch.int32)
+        narrowed = [t.to(torch.int32) if t.dtype == torch.int64 else t for t in tensors]
         if not self.cuda:
-            return host_array(tensor)
-        from fusec.runtime.cuda_interop import from_torch
+            return [host_array(t) for t in narrowed]
+        from fusec.runtime.cuda_interop import from_torch_all
 
-        if tensor.dtype == torch.bfloat16:
-            tensor = tensor.contiguous().view(torch.uint16)
-        return from_torch(tensor.contiguous(), self.device)
+        return from_torch_all([(t.contiguous().view(torch.uint16) if t.dtype == torch.bfloat16
+                                else t.contiguous()) for t in narrowed], self.device)
 
     def to_torch(self, value: Any, dtype: Any) -> Any:
         import torch
@@ -124,6 +138,26 @@ class TensorBridge:
         else:
             tensor = torch.from_numpy(np.asarray(value))
         return tensor if tensor.dtype == dtype else tensor.to(dtype)
+
+
+class BoundTensors:
+    """The bound inputs of a partition as they were bound, and which of them a call changed
+    (`tensor_state`; kept light, since a model's every parameter is checked on every call)."""
+
+    def __init__(self, args: Sequence[Any], positions: set[int]):
+        self.held = {i: (args[i], *tensor_state(args[i])[1:]) for i in positions}
+
+    def changed(self, args: Sequence[Any]) -> list[int]:
+        changed = []
+        for i, (tensor, pointer, version) in self.held.items():
+            arg = args[i]
+            if arg is not tensor or arg.data_ptr() != pointer \
+                    or (version >= 0 and arg._version != version):
+                changed.append(i)
+        return changed
+
+    def update(self, args: Sequence[Any], i: int) -> None:
+        self.held[i] = (args[i], *tensor_state(args[i])[1:])
 
 
 def tensor_state(tensor: Any) -> tuple[int, int, int]:
@@ -158,29 +192,27 @@ class FusecPartition:
         imported = import_graph(self.gm, list(args), self.bound, f"<{self.name}>")
         self.imported: ImportedGraph = imported
         self.exe, self.stats = compile_imported(imported, self.device, self.options)
-        self.states = {i: tensor_state(args[i]) for i in self.bound}
+        self.states = BoundTensors(args, self.bound)
 
     def __call__(self, *args: Any) -> Any:
-        for i in self.bound:
-            if tensor_state(args[i]) != self.states[i]:
-                self.refresh(list(args))
-                break
-        inputs = [self.bridge.to_fusec(args[i]) for i in range(len(args)) if i not in self.bound]
+        changed = self.states.changed(args)
+        if changed:
+            self.refresh(list(args), changed)
+        inputs = self.bridge.to_fusec([args[i] for i in range(len(args)) if i not in self.bound])
         results = self.exe(*inputs)
         outputs = [self.bridge.to_torch(r, out.dtype)
                    for r, out in zip(results, self.imported.outputs, strict=True)]
         return tuple(outputs) if self.many else outputs[0]
 
-    def refresh(self, args: list[Any]) -> None:
+    def refresh(self, args: list[Any], changed: list[int]) -> None:
         """Binds the changed bound inputs again, or compiles anew where one was folded."""
         names = set(self.exe.param_names)
-        changed = [i for i in self.bound if tensor_state(args[i]) != self.states[i]]
         if not all(self.imported.bound.get(i) in names for i in changed):
             self.build(args)
             return
         for i in changed:
             self.exe.bind(self.imported.bound[i], host_array(args[i]))
-            self.states[i] = tensor_state(args[i])
+            self.states.update(args, i)
 
 
 @dataclass

@@ -16,7 +16,8 @@ handle, mapped into the CUDA address space) imported into OpenCL
   for any other CUDA tensor, a new device array filled by one device-to-device copy in
   PyTorch (a memory-bound copy on the GPU: 0.06 ms for 64 MiB on the H100, where the copy
   through the host that `fusec.runtime.interop` makes costs 66 ms). It waits for PyTorch's
-  current stream, so the values are there before any OpenCL command reads them.
+  current stream, so the values are there before any OpenCL command reads them;
+  `from_torch_all` takes a call's inputs together, with one wait.
 
 Each imported buffer is acquired for OpenCL once, when it is made
 (``clEnqueueAcquireExternalMemObjectsKHR``), and the host waits at each hand-over between the
@@ -29,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import pathlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -129,6 +131,8 @@ class SharedAllocation:
             raise DeviceError(f"OpenCL cannot import CUDA memory of {size} bytes "
                               f"(CL error {status.value})")
         self.buffer = cl.Buffer.from_int_ptr(mem, retain=False)
+        self.raw: Any = None
+        """`CudaSharedPool.raw`'s tensor over this allocation, once made."""
         if pool.acquire is not None:
             mems = (ctypes.c_void_p * 1)(mem)
             check(pool.acquire(ctypes.c_void_p(pool.queue.int_ptr), 1, mems, 0, None, None),
@@ -189,6 +193,19 @@ class CudaSharedPool(BufferPool):
     def allocation(self, buffer: cl.Buffer | None) -> SharedAllocation | None:
         return None if buffer is None else self.allocations_by_buffer.get(buffer.int_ptr)
 
+    def raw(self, buffer: cl.Buffer) -> Any:
+        """A uint8 CUDA tensor over the whole allocation of one of the pool's buffers, made
+        once (an allocation lives as long as the pool): what `from_torch_all` copies into
+        without a new ``torch.as_tensor`` per call. Never handed to a caller, since it does
+        not keep a device array alive."""
+        allocation = self.allocations_by_buffer[buffer.int_ptr]
+        if allocation.raw is None:
+            import torch
+
+            interface = RawView(allocation.pointer.value, allocation.size)
+            allocation.raw = torch.as_tensor(interface, device=f"cuda:{self.ordinal}")
+        return allocation.raw
+
 
 def enable_cuda_sharing(device: OpenCLDevice) -> CudaSharedPool:
     """Makes every later device array of `device`'s context CUDA-shareable (a DeviceError
@@ -201,6 +218,15 @@ def enable_cuda_sharing(device: OpenCLDevice) -> CudaSharedPool:
         raise DeviceError(f"cannot share memory with CUDA: {reason}")
     shared.pool = CudaSharedPool(device)
     return shared.pool
+
+
+class RawView:
+    """The bytes of one shared allocation, as ``torch.as_tensor`` reads them."""
+
+    def __init__(self, pointer: int, size: int) -> None:
+        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1",
+                                         "data": (pointer, False), "version": 3,
+                                         "strides": None}
 
 
 class CudaView:
@@ -238,20 +264,37 @@ def to_torch(array: DeviceArray) -> Any:
 def from_torch(tensor: Any, device: OpenCLDevice) -> DeviceArray:
     """A device array with `tensor`'s values: its own memory where `to_torch` made it, else
     one device-to-device copy (see the module docstring)."""
+    return from_torch_all([tensor], device)[0]
+
+
+def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice) -> list[DeviceArray]:
+    """`from_torch` of each tensor, with one wait on PyTorch's stream for them all (a call's
+    inputs cross together)."""
     import torch
 
     pool = shared_pool(device)
-    if not tensor.is_cuda:
-        raise InputError(f"from_torch takes a CUDA tensor, got one on {tensor.device}")
-    dtype = np.dtype(str(tensor.dtype).removeprefix("torch."))
-    shape = tuple(tensor.shape)
-    torch.cuda.current_stream(tensor.device).synchronize()
-    allocation = pool.allocations_by_pointer.get(tensor.data_ptr())
-    if allocation is not None and tensor.is_contiguous() \
-            and tensor.numel() * dtype.itemsize <= allocation.size:
-        return DeviceArray(device, allocation.buffer, shape, dtype, owner=tensor)
-    out = empty(device, shape, dtype)
-    if out.nbytes:
-        to_torch(out).copy_(tensor.detach().reshape(shape))
-        torch.cuda.current_stream(tensor.device).synchronize()
-    return out
+    for tensor in tensors:
+        if not tensor.is_cuda:
+            raise InputError(f"from_torch takes a CUDA tensor, got one on {tensor.device}")
+    arrays: list[DeviceArray] = []
+    copies: list[tuple[DeviceArray, Any]] = []
+    for tensor in tensors:
+        dtype = np.dtype(str(tensor.dtype).removeprefix("torch."))
+        shape = tuple(tensor.shape)
+        allocation = pool.allocations_by_pointer.get(tensor.data_ptr())
+        if allocation is not None and tensor.is_contiguous() \
+                and tensor.numel() * dtype.itemsize <= allocation.size:
+            arrays.append(DeviceArray(device, allocation.buffer, shape, dtype, owner=tensor))
+            continue
+        out = empty(device, shape, dtype)
+        arrays.append(out)
+        if out.nbytes:
+            copies.append((out, tensor))
+    if copies:
+        device_queue(device).queue.finish()  # no OpenCL command still uses a reused buffer
+        for out, tensor in copies:
+            target = pool.raw(out.buffer)[:out.nbytes].view(tensor.dtype).view(out.shape)
+            target.copy_(tensor.detach().reshape(out.shape))
+    if tensors:
+        torch.cuda.current_stream(tensors[0].device).synchronize()
+    return arrays

@@ -332,6 +332,17 @@ class Executable:
         return [a.copy() if d and isinstance(a, np.ndarray) else a
                 for a, d in zip(args, donated, strict=False)]
 
+    def held_bytes(self) -> int:
+        """The bytes of the device buffers this executable made and holds: intermediates, its
+        own copies of bound inputs, and (on a device with memory of its own) the buffers of its
+        call inputs and outputs made at construction. Device arrays, whether given to a call,
+        returned by one or bound as they are, come from the context's pool and are not counted
+        here (`BufferPool.allocated_bytes` has them)."""
+        pooled = {a.buffer.int_ptr for a in self.param_arrays.values() if a.buffer is not None}
+        held = {b.int_ptr: b.size for b in [*self.buffers, *self.params.values()]
+                if b is not None and b is not self.empty}
+        return sum(size for pointer, size in held.items() if pointer not in pooled)
+
     def synchronize(self) -> None:
         """Waits until every call enqueued so far (and every device array) is done; raises
         the bad index a call with device arrays met (`fusec.runtime.index_errors`)."""

@@ -6,6 +6,8 @@
 
 INPUT is ``nn`` IR (``.mlir``; weights named by its ``fusec.params`` attribute are bound and
 stored) or an ONNX model (``.onnx``; ``--shape NAME=DIMS`` fixes a dynamic input dimension).
+``--knob NAME=VALUE`` sets a code-generation knob for this build (`fusec.knobs`, as ``fusec-run``
+and ``fusec-opt``); what it decided is in the artifact's plan and source.
 The artifact holds the program plan, the OpenCL source and the device binary, the weights,
 the signature and the device it was built for (docs/artifacts.md); ``fusec.load`` runs it
 without the compiler. The same input and options give a byte-identical file; ``-o`` and
@@ -28,11 +30,11 @@ import sys
 
 import click
 
-from fusec import __version__
+from fusec import __version__, knobs
 from fusec.compiler import progress
 from fusec.compiler.progress import Progress
 from fusec.files import atomic_write, check_distinct_outputs, check_not_input, check_writable
-from fusec.tools.cli import run_cli, show_warnings
+from fusec.tools.cli import knob_values, run_cli, show_warnings
 from fusec.tools.fusec_run import errors_reported
 
 
@@ -73,6 +75,9 @@ def build(input_file: str, output: str, device: str, platform: str | None, pipel
 @click.option("--no-launch-fusion", is_flag=True, help="Keep one launch per kernel.")
 @click.option("--allow-tf32", is_flag=True,
               help="Let f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.")
+@click.option("--knob", "knob_settings", multiple=True, metavar="NAME=VALUE",
+              help="Set a code-generation knob for this build, e.g. attention_mma=false "
+                   "(repeatable; the knobs: docs/knobs.md).")
 @click.option("--verbose", is_flag=True,
               help="On a build error, print the log and source; show cache warnings.")
 @click.option("--progress", "force_progress", is_flag=True,
@@ -81,8 +86,8 @@ def build(input_file: str, output: str, device: str, platform: str | None, pipel
 @click.version_option(__version__, prog_name="fusec-build")
 def cli(input_file: str, output: str, device: str, platform: str | None, pipeline: str,
         shape_specs: tuple[str, ...], function: str | None, stats_json: str | None,
-        launch_budget: int | None, no_launch_fusion: bool, allow_tf32: bool, verbose: bool,
-        force_progress: bool) -> None:
+        launch_budget: int | None, no_launch_fusion: bool, allow_tf32: bool,
+        knob_settings: tuple[str, ...], verbose: bool, force_progress: bool) -> None:
     """Compile INPUT (.mlir or .onnx) into a deployable artifact, OUT.fusec."""
     if launch_budget is not None and no_launch_fusion:
         raise click.UsageError("--launch-budget and --no-launch-fusion exclude each other")
@@ -93,7 +98,8 @@ def cli(input_file: str, output: str, device: str, platform: str | None, pipelin
     shapes = parse_shapes(shape_specs)
     if shapes and not input_file.endswith(".onnx"):
         raise click.UsageError("--shape applies to ONNX models only")
-    with errors_reported("fusec-build", verbose):
+    settings = knob_values(knob_settings)
+    with errors_reported("fusec-build", verbose), knobs.overridden(settings):
         with progress.reporting(Progress.for_stream(sys.stderr, "fusec-build",
                                                     force_progress)):
             build(input_file, output, device, platform, pipeline, shapes, function,

@@ -1,42 +1,57 @@
-"""The wgmma GEMM probe's text functions, on the CPU: variant parsing, and the PTX patch
-against the PTX that NVIDIA's OpenCL compiler wrote for three variants on the H200
-(tests/codegen/h200_ptx/), whose patched texts ran correctly there (their SHA-256:
-`tests/codegen/test_ptx_patch.RAN_SHA256`)."""
+"""The wgmma GEMM probe's text functions, on the CPU: variant parsing, and the probe's own PTX
+patch against hand-written PTX of its kernels (`tests.codegen.ptx_inputs`): it changes exactly
+the lines `fusec.codegen.ptx_patch` documents, with the variant's instruction and the swizzled
+layout's descriptor steps, and gives the same text as fusec's patch of the same kernel written in
+fusec's comments (the two patches whose output ran correctly on the H200)."""
 
-from pathlib import Path
+import shutil
 
 import pytest
 
 from fusec.bench.probe_wgmma_gemm import Variant, kernel_source, patch
-from tests.codegen.test_ptx_patch import RAN_SHA256, sha256
+from fusec.codegen import ptx_patch
+from tests.codegen.ptx_inputs import probe_gemm
+from tests.codegen.test_ptx_patch import assemble, check_patched, step_lines
 
-PTX_DIR = Path(__file__).resolve().parents[1] / "codegen" / "h200_ptx"
 FAST = "256,64,4,ptx,1,sw128,cst,cstin"
-RAN = {  # variant: (file stem, instruction) of PTX kept from the H200 runs, all correct there
-    "256,64,3,ptx,1,ws,sw128,cst": ("gemm_256_64_3_ptx_1_ws_sw128_cst",
-                                    "m64n256k16.f32.f16.f16"),
-    FAST: ("gemm_256_64_4_ptx_1_sw128_cst_cstin", "m64n256k16.f32.f16.f16"),
-    "256,32,4,ptx,1,sw128,cst,cstin,tf32": ("gemm_256_32_4_ptx_1_sw128_cst_cstin_tf32",
-                                            "m64n256k8.f32.tf32.tf32"),
+WS = "256,64,3,ptx,1,ws,sw128,cst"
+RAN = {  # variant: the instruction and transpose immediates of its steps (all ran on the H200)
+    WS: ("m64n256k16.f32.f16.f16", ", 0, 0"),
+    FAST: ("m64n256k16.f32.f16.f16", ", 0, 0"),
+    "256,32,4,ptx,1,sw128,cst,cstin,tf32": ("m64n256k8.f32.tf32.tf32", ""),
 }
+SWIZZLED_OFFSETS = [0, 2, 4, 6]  # 16-byte units: 32 bytes per k slice along a 128-byte row
 
 
-@pytest.mark.parametrize("text", sorted(RAN))
-def test_patch_reproduces_the_ptx_that_ran_on_the_h200(text):
-    stem = PTX_DIR / RAN[text][0]
-    compiled = Path(f"{stem}.cl.ptx").read_text()
-    assert sha256(patch(compiled, Variant.parse(text))) == RAN_SHA256[stem.name]
+def fusec_comments(ptx: str, instruction: str, slices: int) -> str:
+    """The probe's comments written as `gemm_wgmma` writes them."""
+    return (ptx.replace("// WGMMA_INIT", "// FUSEC_WGMMA_INIT 128")
+            .replace("// WGMMA_STEP ", f"// FUSEC_WGMMA_STEP {instruction} {slices} 2 2 0 1 ")
+            .replace("// WGMMA_DONE ", "// FUSEC_WGMMA_DONE 128 ")
+            .replace("// FENCE_PROXY_ASYNC", "// FUSEC_FENCE_PROXY_ASYNC"))
 
 
 @pytest.mark.parametrize("text", sorted(RAN))
 def test_swizzled_patch_steps_32_bytes_per_wgmma(text):
-    stem, instruction = RAN[text]
-    patched = patch(Path(f"{PTX_DIR / stem}.cl.ptx").read_text(), Variant.parse(text))
-    assert patched.count(f"wgmma.mma_async.sync.aligned.{instruction} ") == 4
-    offsets = [line.split(",")[-1].strip(" ;") for line in patched.splitlines()
-               if line.startswith("add.s64 xa,")]
-    assert offsets == ["0", "2", "4", "6"]  # 16-byte units: 0, 32, 64, 96 bytes
-    assert ".target sm_90a" in patched and "// WGMMA" not in patched
+    source = probe_gemm(warp_specialised=text == WS)
+    instruction, transpose = RAN[text]
+    check_patched(source, patch(source, Variant.parse(text)),
+                  step_lines(instruction, SWIZZLED_OFFSETS, SWIZZLED_OFFSETS, transpose),
+                  prefix="")
+
+
+@pytest.mark.parametrize("text", sorted(RAN))
+def test_the_probe_and_fusec_patch_alike(text):
+    source = probe_gemm(warp_specialised=text == WS)
+    in_fusec_comments = fusec_comments(source, RAN[text][0], 4)
+    assert ptx_patch.needs_patch(in_fusec_comments)
+    assert patch(source, Variant.parse(text)) == ptx_patch.patch(in_fusec_comments)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas")
+@pytest.mark.parametrize("text", sorted(RAN))
+def test_patched_probe_ptx_assembles_for_sm_90a(tmp_path, text):
+    assemble(tmp_path, patch(probe_gemm(warp_specialised=text == WS), Variant.parse(text)))
 
 
 def test_fast_variant_source_names_its_design():
@@ -45,10 +60,10 @@ def test_fast_variant_source_names_its_design():
     assert "((c ^ (r & 7)) << 4)" in src  # the 128-byte swizzle
     assert 'bar.sync 1, 256' in src  # the staging of C waits for both warpgroups' wgmma
     assert Variant.parse(FAST).staging_offset == 0
-    ws = kernel_source(Variant.parse("256,64,3,ptx,1,ws,sw128,cst"))
+    ws = kernel_source(Variant.parse(WS))
     assert "reqd_work_group_size(384, 1, 1)" in ws  # 2 consumer + 1 producer warpgroups
     assert "cp.async.mbarrier.arrive.noinc" in ws
-    assert Variant.parse("256,64,3,ptx,1,ws,sw128,cst").smem_bytes <= 232448
+    assert Variant.parse(WS).smem_bytes <= 232448
 
 
 @pytest.mark.parametrize("text", [

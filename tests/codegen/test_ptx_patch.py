@@ -1,142 +1,174 @@
-"""`ptx_patch` on the CPU: against PTX that NVIDIA's OpenCL compiler wrote on an H200 for the
-wgmma GEMM probe and for `gemm_wgmma` (`h200_ptx/`, test inputs that only that machine can make),
-whose patched text ran correctly there. The probe's comments are renamed into fusec's
-(`FUSEC_WGMMA_*`, which carry their operands) and the patch must give back, byte for byte, the
-PTX that ran: its SHA-256 is kept here (`RAN_SHA256`; the texts themselves are in git history,
-`git show 11b3105:bench/results/h200-2026-11-25-s4-wgmma-ptx/NAME.sm90a.ptx`, and
-`...-wgmma-fusec-ptx/` for `gemm_wgmma`'s). Where ptxas is installed, the patched text must also
+"""`ptx_patch` on the CPU, against PTX written by hand in the form NVIDIA's OpenCL compiler
+writes (`ptx_inputs`): the patch changes exactly the lines it documents (``.target``, one
+declaration of the accumulators, and each comment replaced by its instructions, spelled out here
+for every variant `gemm_wgmma` writes), leaves every other line as it was, and refuses malformed
+comments with its `PtxPatchError`. Where ptxas is installed, every patched text must also
 assemble for sm_90a."""
 
-import hashlib
+import difflib
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from fusec.codegen.ptx_patch import PtxPatchError, needs_patch, patch
+from fusec.codegen.ptx_patch import PtxPatchError, needs_patch, patch, retarget
+from tests.codegen import ptx_inputs
+from tests.codegen.ptx_inputs import N_ACC, OUTS, fusec_gemm
 
-PTX_DIR = Path(__file__).resolve().parent / "h200_ptx"
-RAN_SHA256 = {  # the patched PTX that ran correctly on the H200, by file stem
-    "gemm_256_32_4_ptx_1_sw128_cst_cstin_tf32":
-        "a73d0bf9e2ab8b782493903fa66403258c54b65d3d5ae50c07f6e19d8c9bf16a",
-    "gemm_256_64_3_ptx_1_ws_sw128_cst":
-        "fb0cffdb9d9ac6d66269af0e4b66d4126e82f4c1b7bb29569084b3d566943781",
-    "gemm_256_64_4_ptx_1_sw128_cst_cstin":
-        "32e35a7537531b6b5480893d76c1d2ad65aa1fc43c9970d168c76d89adcb225f",
-    "wgmma_bf16": "c56469bcf291395827bfaec61039bb9e23fe0a9790e8dc1afac1361ca7351575",
-    "wgmma_f16": "9a17e156ee4a692e0665298ee7b3daebe770ed9d5c048009d75ca0373ab69e91",
-    "wgmma_f32": "546c3c399afb24825a261fa9eb4991f3e8e366a6a433c8c43226b2cc0200bfba",
+ACCS = "{" + ", ".join(f"%acc{i}" for i in range(N_ACC)) + "}"
+VARIANTS = {  # `gemm_wgmma`'s step comment: the instruction, the descriptors' offsets (16-byte
+    # units: 32 bytes along a swizzled 128-byte row; 2048 bytes, two 8-row groups, down an
+    # MN-major B) and the transpose immediates (none for tf32) that the step must give
+    "f16": ("m64n256k16.f32.f16.f16 4 2 2 0 1", "m64n256k16.f32.f16.f16",
+            [0, 2, 4, 6], [0, 2, 4, 6], ", 0, 0"),
+    "bf16": ("m64n256k16.f32.bf16.bf16 4 2 2 0 1", "m64n256k16.f32.bf16.bf16",
+             [0, 2, 4, 6], [0, 2, 4, 6], ", 0, 0"),
+    "bf16_mn_major_b": ("m64n256k16.f32.bf16.bf16 4 2 128 1 1", "m64n256k16.f32.bf16.bf16",
+                        [0, 2, 4, 6], [0, 128, 256, 384], ", 0, 1"),
+    "f32": ("m64n256k8.f32.tf32.tf32 4 2 2 0 1", "m64n256k8.f32.tf32.tf32",
+            [0, 2, 4, 6], [0, 2, 4, 6], ""),
 }
+F16_STEP = VARIANTS["f16"][0]
 
 
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-RAN = {  # file stem: the instruction and k-slices of one step of that kernel
-    "gemm_256_64_4_ptx_1_sw128_cst_cstin": ("m64n256k16.f32.f16.f16", 4),
-    "gemm_256_32_4_ptx_1_sw128_cst_cstin_tf32": ("m64n256k8.f32.tf32.tf32", 4),
-    "gemm_256_64_3_ptx_1_ws_sw128_cst": ("m64n256k16.f32.f16.f16", 4),
-}
+def step_lines(instruction: str, offsets_a: list[int], offsets_b: list[int], transpose: str,
+               wait: int = 1) -> list[str]:
+    """What one step comment must become: a fence, one ``wgmma`` per k slice on descriptors
+    advanced by the slice's offsets, a commit and a wait."""
+    slices = []
+    for a, b in zip(offsets_a, offsets_b, strict=True):
+        slices += [f"add.s64 xa, %rd5, {a}; add.s64 xb, %rd6, {b};",
+                   f"wgmma.mma_async.sync.aligned.{instruction} {ACCS}, xa, xb, p, 1, 1"
+                   f"{transpose};"]
+    return ["{ .reg .pred p; .reg .u32 one; .reg .b64 xa, xb;",
+            "mov.u32 one, 1; setp.ne.u32 p, one, 0;", "wgmma.fence.sync.aligned;", *slices,
+            "wgmma.commit_group.sync.aligned;", f"wgmma.wait_group.sync.aligned {wait}; }}"]
 
 
-def fusec_comments(ptx: str, instruction: str, slices: int) -> str:
-    """The probe's comments written as `gemm_wgmma` writes them."""
-    return (ptx.replace("// WGMMA_INIT", "// FUSEC_WGMMA_INIT 128")
-            .replace("// WGMMA_STEP ", f"// FUSEC_WGMMA_STEP {instruction} {slices} 2 2 0 1 ")
-            .replace("// WGMMA_DONE ", "// FUSEC_WGMMA_DONE 128 ")
-            .replace("// FENCE_PROXY_ASYNC", "// FUSEC_FENCE_PROXY_ASYNC"))
+def changes(source: str, patched: str) -> list[tuple[int, list[str], list[str]]]:
+    """Each run of lines that differs: (its first source line, the source's lines, the
+    patched ones); every other line is the same in both, in the same order."""
+    old, new = source.splitlines(), patched.splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return [(i1, old[i1:i2], new[j1:j2])
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
-def compiled(stem: str) -> str:
-    return fusec_comments((PTX_DIR / f"{stem}.cl.ptx").read_text(), *RAN[stem])
+def comment_line(source: str, name: str) -> str:
+    """The one line of `source` holding the comment `name` (``FUSEC_WGMMA_INIT``, ...)."""
+    [line] = [line for line in source.splitlines() if line.strip().startswith(f"// {name}")]
+    return line
 
 
-@pytest.mark.parametrize("stem", sorted(RAN))
-def test_patch_gives_the_ptx_that_ran_on_the_h200(stem):
-    source = compiled(stem)
+def check_patched(source: str, patched: str, step: list[str], prefix: str = "FUSEC_") -> None:
+    """`patched` is `source` with exactly the changes `ptx_patch` documents, the step comment
+    replaced by `step`."""
+    lines = source.splitlines()
+    first_reg = next(i for i, line in enumerate(lines) if line.lstrip().startswith(".reg"))
+    assert lines[first_reg - 1] == "{" and ".entry" in "\n".join(lines[:first_reg])
+    assert changes(source, patched) == [
+        (lines.index(".target sm_90, texmode_independent"),
+         [".target sm_90, texmode_independent"], [".target sm_90a, texmode_independent"]),
+        (first_reg, [], [f"\t.reg .f32 %acc<{N_ACC}>;"]),
+        (lines.index(comment_line(source, f"{prefix}WGMMA_INIT")),
+         [comment_line(source, f"{prefix}WGMMA_INIT")],
+         [f"mov.f32 %acc{i}, 0f00000000;" for i in range(N_ACC)]),
+        (lines.index(comment_line(source, f"{prefix}FENCE_PROXY_ASYNC")),
+         [comment_line(source, f"{prefix}FENCE_PROXY_ASYNC")],
+         ["\tfence.proxy.async.shared::cta;"]),
+        (lines.index(comment_line(source, f"{prefix}WGMMA_STEP")),
+         [comment_line(source, f"{prefix}WGMMA_STEP")], step),
+        (lines.index(comment_line(source, f"{prefix}WGMMA_DONE")),
+         [comment_line(source, f"{prefix}WGMMA_DONE")],
+         ["wgmma.wait_group.sync.aligned 0;",
+          *(f"mov.f32 {out}, %acc{i}" + ";" for i, out in enumerate(OUTS.split(", ")))]),
+    ]
+    assert "WGMMA" not in patched and "FENCE_PROXY" not in patched
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_gemm_wgmma_comments_become_their_instructions(variant):
+    comment, instruction, offsets_a, offsets_b, transpose = VARIANTS[variant]
+    source = fusec_gemm(comment)
     assert needs_patch(source)
-    assert sha256(patch(source + "\0\0")) == RAN_SHA256[stem]
+    check_patched(source, patch(source),
+                  step_lines(instruction, offsets_a, offsets_b, transpose))
+
+
+def test_the_wait_of_the_step_is_the_comments():
+    source = fusec_gemm("m64n256k16.f32.f16.f16 4 2 2 0 0")
+    check_patched(source, patch(source),
+                  step_lines(*VARIANTS["f16"][1:], wait=0))
+
+
+def test_trailing_nuls_are_dropped():
+    source = fusec_gemm(F16_STEP)
+    assert patch(source + "\0\0") == patch(source)
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas")
-def test_patched_ptx_assembles_for_sm_90a(tmp_path):
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_gemm_wgmma_ptx_assembles_for_sm_90a(tmp_path, variant):
+    assemble(tmp_path, patch(fusec_gemm(VARIANTS[variant][0])))
+
+
+def assemble(tmp_path, ptx: str) -> None:
     path = tmp_path / "k.ptx"
-    path.write_text(patch(compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin")))
+    path.write_text(ptx)
     done = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
 def test_two_entries_each_get_their_own_accumulators():
-    one = compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin")
-    head, _, body = one.partition(".entry wgmma_gemm")
-    twice = head + ".entry wgmma_gemm" + body + "\n.entry second" + body
-    out = patch(twice)
-    assert out.count(".reg .f32 %acc<128>;") == 2
-    assert out.count("wgmma.mma_async") == 8 and "FUSEC" not in out
+    header = ptx_inputs.HEADER
+    one, two = (fusec_gemm(F16_STEP, entry)[len(header):] for entry in ("first", "second"))
+    out, head = patch(header + one + two), retarget(header)
+    assert out == head + patch(header + one)[len(head):] + patch(header + two)[len(head):]
+    assert out.count(f".reg .f32 %acc<{N_ACC}>;") == 2 and out.count("wgmma.mma_async") == 8
 
 
 def test_source_without_comments_is_only_retargeted():
-    ptx = (PTX_DIR / "roundtrip_sm90.ptx").read_text()
+    ptx = ptx_inputs.PLAIN
     assert not needs_patch(ptx)
-    assert patch(ptx) == ptx.rstrip("\0").replace(".target sm_90", ".target sm_90a", 1)
+    assert changes(ptx, patch(ptx)) == [
+        (9, [".target sm_90, texmode_independent"], [".target sm_90a, texmode_independent"])]
+
+
+@pytest.mark.parametrize(("version", "raised"), [("7.8", "8.0"), ("8.0", "8.0"), ("9.0", "9.0")])
+def test_the_ptx_version_is_raised_to_8_0(version, raised):
+    ptx = ptx_inputs.PLAIN.replace(".version 9.0", f".version {version}")
+    assert f".version {raised}\n.target sm_90a," in patch(ptx)
 
 
 @pytest.mark.parametrize(("old", "new", "message"), [
     ("// FUSEC_WGMMA_INIT 128", "// FUSEC_WGMMA_INIT 64", "for 64 accumulators"),
     ("m64n256k16.f32.f16.f16 4", "m64n256k16.f64.f16.f16 4", "unknown wgmma instruction"),
-    ("2 2 0 1 %rd", "2 2 1 1 %rd", None),  # B MN-major: the transpose immediate set
+    ("m64n256k16.f32.f16.f16 4", "m64n256k32.f32.f16.f16 4", "unknown wgmma instruction"),
+    ("m64n256k16.f32.f16.f16 4", "m64n128k16.f32.f16.f16 4", "needs 64 accumulators"),
     ("// FUSEC_WGMMA_DONE 128 %f1, ", "// FUSEC_WGMMA_DONE 128 ", "done names 127 registers"),
     ("// FUSEC_WGMMA_INIT 128", "", "without a FUSEC_WGMMA_INIT"),
+    ("// FUSEC_WGMMA_DONE", "// FUSEC_DONE", "one init, one done and some steps"),
+    ("0 1 %rd5, %rd6", "0 2 %rd5, %rd6", "two descriptors and wait 0 or 1"),
+    ("0 1 %rd5, %rd6", "0 1 %rd5", "two descriptors and wait 0 or 1"),
+    ("\t.reg", "\t.rog", "no .reg declaration"),
+    (".entry", ".entri", "no .entry"),
     (".target sm_90", ".target sm_80", "expected one `.target sm_90`"),
 ])
 def test_malformed_comments_are_refused(old, new, message):
-    text = compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin")
+    text = fusec_gemm(F16_STEP)
     assert old in text
-    if message is None:
-        assert ", p, 1, 1, 0, 1;" in patch(text.replace(old, new, 1))
-        return
     with pytest.raises(PtxPatchError, match=message):
-        patch(text.replace(old, new, 1))
+        patch(text.replace(old, new))
+
+
+def test_a_comment_outside_an_entry_is_refused():
+    text = fusec_gemm(F16_STEP)
+    at = text.index(".entry")
+    with pytest.raises(PtxPatchError, match="outside any .entry"):
+        patch(text[:at] + "// FUSEC_WGMMA_INIT 128\n" + text[at:])
 
 
 def test_tf32_b_is_refused_mn_major():
-    text = compiled("gemm_256_32_4_ptx_1_sw128_cst_cstin_tf32").replace("4 2 2 0 1 %rd",
-                                                                       "4 2 128 1 1 %rd")
     with pytest.raises(PtxPatchError, match="only K-major"):
-        patch(text)
-
-
-def test_each_descriptor_advances_by_its_own_step():
-    text = compiled("gemm_256_64_4_ptx_1_sw128_cst_cstin").replace("4 2 2 0 1 %rd",
-                                                                  "4 2 128 1 1 %rd")
-    adds = [line for line in patch(text).splitlines() if line.startswith("add.s64 xa,")]
-    assert [(a.split(",")[2].split(";")[0].strip(), a.split(",")[-1].strip(" ;"))
-            for a in adds] == [
-        ("0", "0"), ("2", "128"), ("4", "256"), ("6", "384")]
-
-
-FUSEC_PTX = PTX_DIR
-"""PTX of `gemm_wgmma` (256x512x256, B K-major) as NVIDIA's OpenCL compiler wrote it on the
-H200 (`wgmma_{dtype}.cl.ptx`), whose patched text ran correctly there (patch version 1, whose
-step comment had one descriptor step and no transpose flag: ``4 2 1``, now ``4 2 2 0 1``)."""
-
-
-@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
-def test_patch_gives_the_gemm_wgmma_ptx_that_ran_on_the_h200(dtype):
-    text = (FUSEC_PTX / f"wgmma_{dtype}.cl.ptx").read_text()
-    text = text.replace(" 4 2 1 %rd", " 4 2 2 0 1 %rd")
-    assert sha256(patch(text)) == RAN_SHA256[f"wgmma_{dtype}"]
-
-
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas")
-@pytest.mark.parametrize(("dtype", "step"), [("f16", "4 2 2 0 1"), ("bf16", "4 2 128 1 1"),
-                                             ("f32", "4 2 2 0 1")])
-def test_gemm_wgmma_ptx_assembles_for_sm_90a(tmp_path, dtype, step):
-    text = (FUSEC_PTX / f"wgmma_{dtype}.cl.ptx").read_text().replace(" 4 2 1 %rd",
-                                                                     f" {step} %rd")
-    path = tmp_path / "k.ptx"
-    path.write_text(patch(text))
-    done = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+        patch(fusec_gemm("m64n256k8.f32.tf32.tf32 4 2 128 1 1"))

@@ -85,3 +85,51 @@ def test_every_knob_is_read_where_it_says() -> None:
     for k in knobs.KNOBS.values():
         module = ROOT / Path(*k.where.split(".")[1:]).with_suffix(".py")
         assert f'knobs.value("{k.name}")' in module.read_text(), (k.name, module)
+
+
+RELU = ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %y = nn.relu %x : tensor<4xf32> -> tensor<4xf32>\n"
+        "  func.return %y : tensor<4xf32>\n}\n")
+
+
+def knobs_at_lowering(monkeypatch, module) -> list[dict[str, bool]]:
+    """The knob values in force at each call of `module.lower` from now on."""
+    seen: list[dict[str, bool]] = []
+    lower = module.lower
+
+    def spy(*args, **kwargs):
+        seen.append(knobs.values())
+        return lower(*args, **kwargs)
+
+    monkeypatch.setattr(module, "lower", spy)
+    return seen
+
+
+@pytest.mark.parametrize("tool", ["fusec-run", "fusec-build"])
+def test_the_tools_set_knobs_for_their_compile(tool, monkeypatch, tmp_path, capsys) -> None:
+    """``--knob`` of `fusec-run` and `fusec-build` is in force while the program is lowered
+    (`fusec-opt`'s: lit_tests/tools/knobs.mlir); a bad one is one line, exit 2, nothing
+    written."""
+    from fusec.compiler import artifact_build, driver
+    from fusec.tools import fusec_build, fusec_run
+
+    monkeypatch.delenv("FUSEC_KNOB_GRAM_SPLIT_ON_GPU", raising=False)
+    source = tmp_path / "f.mlir"
+    source.write_text(RELU)
+    main, module, args = {
+        "fusec-run": (fusec_run.main, driver, ["--random", "0"]),
+        "fusec-build": (fusec_build.main, artifact_build, ["-o", str(tmp_path / "f.fusec")]),
+    }[tool]
+    seen = knobs_at_lowering(monkeypatch, module)
+    command = [str(source), "--device", "cpu", *args]
+    assert main([*command, "--knob", "gram_split_on_gpu=false", "--knob", "attention_mma=on"]) == 0
+    assert [(s["gram_split_on_gpu"], s["attention_mma"]) for s in seen] == [(False, True)]
+    assert knobs.value("gram_split_on_gpu") is True
+    assert main(command) == 0
+    assert seen[-1]["gram_split_on_gpu"] is True
+    capsys.readouterr()
+    (tmp_path / "f.fusec").unlink(missing_ok=True)
+    assert main([*command, "--knob", "gram_split_on_gpu=maybe"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{tool}: error: knob 'gram_split_on_gpu' takes true or false")
+    assert "\n" not in err and not (tmp_path / "f.fusec").exists() and len(seen) == 2

@@ -329,3 +329,15 @@ def test_zero_dimensional_inputs_keep_their_shape(mode: str) -> None:
     assert s.shape == () and s.get().shape == ()
     (y,) = exe(exe.to_device(x), s)
     np.testing.assert_array_equal(y.get(), x * 2.5)
+
+
+def test_held_bytes_count_own_buffers_not_device_arrays() -> None:
+    """`held_bytes`: on a device with memory of its own every buffer of the plan is held; a
+    device array bound as it is belongs to the pool and is not counted, a bound copy is."""
+    exe = compile_in("copy", FIRST)
+    total = sum(spec.nbytes for spec in exe.plan.buffers)
+    assert exe.held_bytes() == total
+    exe.bind("w", to_device(exe.device, W))
+    assert exe.held_bytes() == total - W.nbytes
+    exe.bind("w", W)
+    assert exe.held_bytes() == total

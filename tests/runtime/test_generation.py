@@ -35,9 +35,11 @@ def weights(seed: int = 0) -> dict[str, np.ndarray]:
     w = {"wte": matrix(V, C) * 4, "wpe": matrix(T, C)}
     for i in range(L):
         w |= {f"ln1_g{i}": vector(C, 1), f"ln1_b{i}": vector(C, 0),
-              f"wqkv{i}": matrix(C, (H + 2 * KV) * D), f"wo{i}": matrix(H * D, C),
+              f"wqkv{i}": matrix(C, (H + 2 * KV) * D), f"bqkv{i}": vector((H + 2 * KV) * D, 0),
+              f"wo{i}": matrix(H * D, C), f"bo{i}": vector(C, 0),
               f"ln2_g{i}": vector(C, 1), f"ln2_b{i}": vector(C, 0),
-              f"w1{i}": matrix(C, F), f"w2{i}": matrix(F, C)}
+              f"w1{i}": matrix(C, F), f"b1{i}": vector(F, 0),
+              f"w2{i}": matrix(F, C), f"b2{i}": vector(C, 0)}
     return w | {"lnf_g": vector(C, 1), "lnf_b": vector(C, 0), "lm_head": matrix(C, V) * 4}
 
 
@@ -59,7 +61,7 @@ def numpy_logits(w: dict[str, np.ndarray], tokens: np.ndarray) -> np.ndarray:
     x = w["wte"][tokens] + w["wpe"][:n]
     causal = np.tril(np.ones((n, n), bool))
     for i in range(L):
-        qkv = layer_norm(x, w[f"ln1_g{i}"], w[f"ln1_b{i}"]) @ w[f"wqkv{i}"]
+        qkv = layer_norm(x, w[f"ln1_g{i}"], w[f"ln1_b{i}"]) @ w[f"wqkv{i}"] + w[f"bqkv{i}"]
         q = qkv[..., :H * D].reshape(B, n, H, D)
         k = qkv[..., H * D:(H + KV) * D].reshape(B, n, KV, D)
         v = qkv[..., (H + KV) * D:].reshape(B, n, KV, D)
@@ -69,9 +71,9 @@ def numpy_logits(w: dict[str, np.ndarray], tokens: np.ndarray) -> np.ndarray:
         p = np.exp(scores - scores.max(-1, keepdims=True))
         p /= p.sum(-1, keepdims=True)
         ctx = np.einsum("bhqk,bkhd->bqhd", p, v).reshape(B, n, H * D)
-        x = x + ctx @ w[f"wo{i}"]
+        x = x + ctx @ w[f"wo{i}"] + w[f"bo{i}"]
         h = layer_norm(x, w[f"ln2_g{i}"], w[f"ln2_b{i}"])
-        x = x + gelu_tanh(h @ w[f"w1{i}"]) @ w[f"w2{i}"]
+        x = x + gelu_tanh(h @ w[f"w1{i}"] + w[f"b1{i}"]) @ w[f"w2{i}"] + w[f"b2{i}"]
     return layer_norm(x[:, -1], w["lnf_g"], w["lnf_b"]) @ w["lm_head"]
 
 

@@ -99,6 +99,8 @@ def test_parameter_changed_in_place_is_seen(tmp_path):
         state = {k: torch.randn_like(v) for k, v in model.state_dict().items()}
         model.load_state_dict(state)
         assert_close(compiled(x), model(x))
+        model[2].weight.data = torch.randn(4, 8)     # new storage, same version counter
+        assert_close(compiled(x), model(x))
 
 
 def test_autograd_runs_eagerly_with_one_warning():
@@ -129,3 +131,40 @@ def test_transformer_encoder(tmp_path, norm_first):
     attention = sum(g["fused_ops"].get(name, 0) for g in graphs
                     for name in ("nn.attention", "fused.attention_block"))
     assert attention == 2
+
+
+def test_knobs_are_set_for_each_compile(monkeypatch, tmp_path):
+    """The backend's ``knobs`` option and ``fusec.compile(module, knobs=...)`` are in force
+    whenever the graph is compiled (at its first call, after `torch.compile` or `fusec.compile`
+    has returned), and only then; a bad knob is refused when the options are read."""
+    import fusec
+    from fusec import knobs
+    from fusec.compiler import torch_compile
+
+    monkeypatch.delenv("FUSEC_KNOB_GRAM_SPLIT_ON_GPU", raising=False)
+    seen = []
+    lower = torch_compile.lower
+
+    def spy(*args, **kwargs):
+        seen.append(knobs.value("gram_split_on_gpu"))
+        return lower(*args, **kwargs)
+
+    monkeypatch.setattr(torch_compile, "lower", spy)
+    torch.manual_seed(2)
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval()
+    x = torch.randn(2, 8)
+    expected, actual, _ = compiled_run(model, (x,), tmp_path,
+                                       knobs={"gram_split_on_gpu": "off"})
+    assert_close(actual, expected)
+    exe = fusec.compile(model, example_inputs=(x,), device="cpu",
+                        knobs={"gram_split_on_gpu": False})
+    with torch.inference_mode():
+        assert_close(exe(x), expected)
+    compiled_run(model, (x,), tmp_path)
+    assert seen == [False, False, True]
+    with pytest.raises(knobs.KnobError, match="^unknown knob 'nope'"):
+        fusec.compile(model, example_inputs=(x,), device="cpu", knobs={"nope": True})
+    with pytest.raises(Exception, match="fusec backend: knob 'attention_mma' takes true or"):
+        compiled_run(model, (x,), tmp_path, knobs={"attention_mma": "maybe"})
+    with pytest.raises(Exception, match="fusec backend: knobs takes a dict"):
+        compiled_run(model, (x,), tmp_path, knobs=["gram_split_on_gpu=off"])

@@ -3,8 +3,9 @@
     built = build_artifact("examples/bert_layer.mlir", device="cpu")
     atomic_write("bert_layer.fusec", built.data)
 
-The input (``nn`` IR, whose ``fusec.params`` weights are bound as ``fusec-run`` binds them, or
-an ``.onnx`` model, imported with its weights) goes through the steps ``fusec.compile`` takes
+The input (``nn`` IR, whose ``fusec.params`` weights are bound as ``fusec-run`` binds them, an
+``.onnx`` model or a saved PyTorch ``ExportedProgram``, ``.pt2``, imported with its weights
+and called with its own input names and dtypes) goes through the steps ``fusec.compile`` takes
 for one device: the fusion pipeline, folding the bound weights, ``lower-opencl`` for that
 device, the plan and the program build; `fusec.runtime.artifact.artifact_bytes` then writes
 the plan, the program binary, the weights and the signature into one file. An artifact holds
@@ -26,6 +27,8 @@ from fusec.compiler.driver import building, fuse_and_fold, load, lower
 from fusec.compiler.fusion_stats import FusionReport, count
 from fusec.compiler.onnx_driver import import_onnx, is_onnx_source, module_params
 from fusec.compiler.pipeline import run_pipeline
+from fusec.compiler.torch_export import import_exported_model, is_exported_file
+from fusec.frontends.onnx_import import ImportedModel
 from fusec.runtime.artifact import artifact_bytes
 from fusec.runtime.device import OpenCLDevice, select_device
 
@@ -54,8 +57,8 @@ def build_artifact(
     """The artifact of the model file at `path`; `FusecError` for bad input, the runtime's
     errors (`DeviceError`, `BuildError`, ...) for the device."""
     model_signature = None
-    if is_onnx_source(path):
-        imported = import_onnx(path, shapes)
+    if is_onnx_source(path) or is_exported_file(path):
+        imported = import_model_file(path, shapes)
         module, params = imported.module, imported.params
         model_signature = (imported.inputs, imported.outputs)
     else:
@@ -75,6 +78,17 @@ def build_artifact(
     building(compiled.plan)
     data = artifact_bytes(compiled.plan, dev, info.kind, bound, path, model_signature)
     return BuiltArtifact(data, compiled.plan, dev, stats)
+
+
+def import_model_file(path: str, shapes: Mapping[str, Sequence[int]] | None) -> ImportedModel:
+    """The imported model of an ``.onnx`` file or a saved ``ExportedProgram`` (``.pt2``,
+    imported through the PyTorch FX importer: PyTorch needed only then)."""
+    if is_onnx_source(path):
+        return import_onnx(path, shapes)
+    if shapes:
+        raise FusecError(f"{path}: error: --shape applies to ONNX models only (an "
+                         "ExportedProgram runs at the shapes it was exported with)")
+    return import_exported_model(path)
 
 
 def read_text(path: str) -> str:

@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from fusec.dialects import nn
+from fusec.dtypes import BF16_HOST
 from fusec.frontends.onnx_import import INLINE_ELEMENTS, Importer
 
 TORCH_ELEMENT_TYPES: dict[str, Attribute] = {
@@ -55,6 +56,14 @@ TORCH_ELEMENT_TYPES: dict[str, Attribute] = {
     "torch.int64": i32, "torch.int32": i32, "torch.bool": i1,
 }
 """PyTorch dtype (``str(dtype)``) -> the IR element type it is computed in."""
+
+TORCH_HOST_DTYPES: dict[str, np.dtype] = {
+    "torch.float32": np.dtype(np.float32), "torch.float16": np.dtype(np.float16),
+    "torch.bfloat16": BF16_HOST, "torch.int64": np.dtype(np.int64),
+    "torch.int32": np.dtype(np.int32), "torch.bool": np.dtype(np.bool_),
+}
+"""PyTorch dtype (``str(dtype)``) -> the numpy dtype a caller's array of it has: its own, but
+bf16 as ``uint16`` bit patterns (`fusec.dtypes`). int64 stays int64 (narrowed at the call)."""
 
 
 class TorchImportError(ValueError):
@@ -227,6 +236,9 @@ def import_graph(
         elem = element_type_of(value.dtype)
         if elem is None:
             raise imp.error(f"input of dtype {value.dtype} is not supported")
+        if not all(type(d) is int for d in value.shape):
+            raise imp.error(f"input of shape {list(value.shape)} has a dynamic dimension; "
+                            "fusec compiles one static shape (export without dynamic_shapes)")
         if index in bound and is_index_like(value):  # ids, masks: computed with at import
             imp.values_by_node[node] = value.detach().cpu()
             continue

@@ -13,18 +13,20 @@
   imported model its own names and dtypes (`fusec.runtime.model_executable`);
 - fusec's version and the format version.
 
-`load` reads and verifies it (`ArtifactError`, one line, for a damaged file or one of another
-fusec), opens a device, adopts the binary into the program cache when the device and driver
-are the ones it was built for (else it builds the program from the included source, with a
-one-line note on stderr) and returns the `Executable` (or `ModelExecutable`) that
-``fusec.compile`` would have made. Only the runtime is imported: neither xDSL nor the compiler.
+`load` reads it (`ArtifactError`, one line, for a damaged file or one of another fusec),
+opens a device while the blobs' checksums are computed in background threads, adopts the
+binary into the program cache when the device and driver are the ones it was built for (else
+it builds the program from the included source, with a one-line note on stderr), binds each
+weight once its checksum has been seen to match, and returns the `Executable` (or
+`ModelExecutable`) that ``fusec.compile`` would have made. Only the runtime is imported:
+neither xDSL nor the compiler.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,13 +116,37 @@ def value_of(data: Mapping[str, Any]) -> SignatureValue:
                           tuple(int(d) for d in data["shape"]))
 
 
+class CheckedArrays(Mapping[str, np.ndarray]):
+    """An artifact's arrays ``PREFIX/NAME`` by ``NAME``, each read (`Artifact.array`) when it
+    is asked for, so once its checksum has been seen to match: the weights of a loaded
+    artifact, bound one by one as their checks end (`Executable` binds them in order)."""
+
+    def __init__(self, artifact: artifact_format.Artifact, prefix: str, names: Sequence[str]):
+        self.artifact = artifact
+        self.prefix = prefix
+        self.names = list(names)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.names:
+            raise KeyError(name)
+        return self.artifact.array(f"{self.prefix}/{name}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
 @dataclass(frozen=True)
 class LoadedArtifact:
-    """What an artifact holds, decoded (before a device is chosen)."""
+    """What an artifact holds, decoded (before a device is chosen); its weights are read as
+    their checksums are checked."""
 
     path: str
+    artifact: artifact_format.Artifact
     plan: ProgramPlan
-    params: dict[str, np.ndarray]
+    params: CheckedArrays
     binary: bytes | None
     device_kind: str
     device_description: str
@@ -130,7 +156,8 @@ class LoadedArtifact:
 
 def read(path: str | os.PathLike[str]) -> LoadedArtifact:
     """The decoded artifact at `path`; ArtifactError (one line) when it is damaged, not an
-    artifact, or from an incompatible fusec."""
+    artifact, or from an incompatible fusec. A weight's blob is checked by the time it is read
+    from `LoadedArtifact.params` (ArtifactError if damaged); the rest is checked here."""
     name = os.fspath(path)
     art = artifact_format.read(name)
     manifest = art.manifest
@@ -140,7 +167,7 @@ def read(path: str | os.PathLike[str]) -> LoadedArtifact:
                             f"{__version__}; rebuild it with this fusec's fusec-build")
     try:
         plan = decode_plan(manifest["plan"], art.array)
-        params = {str(p): art.array(f"params/{p}") for p in manifest["params"]}
+        params = CheckedArrays(art, "params", [str(p) for p in manifest["params"]])
         device = manifest["device"]
         binary_name = device["binary"]
         binary = bytes(art.blob(str(binary_name))) if binary_name is not None else None
@@ -148,7 +175,7 @@ def read(path: str | os.PathLike[str]) -> LoadedArtifact:
         model = None if model_data is None else (
             [value_of(v) for v in model_data["inputs"]],
             [value_of(v) for v in model_data["outputs"]])
-        loaded = LoadedArtifact(name, plan, params, binary, str(device["kind"]),
+        loaded = LoadedArtifact(name, art, plan, params, binary, str(device["kind"]),
                                 str(device["description"]),
                                 tuple(str(s) for s in device["identity"]), model)
     except PlanLayoutError as e:
@@ -165,7 +192,7 @@ def load(path: str | os.PathLike[str], device: str | None = None,
          platform: str | None = None) -> Executable | ModelExecutable:
     """The executable of the artifact at `path` on `device` (``"cpu"``, ``"gpu"``, ``"auto"``;
     None: the kind it was built for), called as ``fusec.compile``'s. See the module docstring."""
-    loaded = read(path)
+    loaded = read(path)  # the weights' checksums are computed meanwhile, on every core
     dev = select_device(device or loaded.device_kind, platform)  # type: ignore[arg-type]
     plan = loaded.plan
     same = device_identity(dev.device) == loaded.device_identity
@@ -176,7 +203,8 @@ def load(path: str | os.PathLike[str], device: str | None = None,
                                                         loaded.binary):
         note(f"{loaded.path}: note: the driver refused the included binary; building its "
              "kernels from source")
-    exe = Executable(plan, dev, loaded.params, params_stored=True)
+    exe = Executable(plan, dev, loaded.params, params_stored=True)  # binds each once checked
+    loaded.artifact.check()  # and any blob not used: every one is intact when load returns
     if loaded.model is not None:
         return ModelExecutable(exe, *loaded.model)
     return exe

@@ -2,10 +2,12 @@
 
     fusec-build examples/bert_layer.mlir -o bert_layer.fusec --device cpu
     fusec-build model.onnx -o model.fusec --shape input_ids=1x128 --fusion-stats-json stats.json
+    fusec-build model.pt2 -o model.fusec     # a saved torch.export ExportedProgram (PyTorch needed)
     fusec-run bert_layer.fusec --inputs in.npz -o out.npz       # or fusec.load("bert_layer.fusec")
 
 INPUT is ``nn`` IR (``.mlir``; weights named by its ``fusec.params`` attribute are bound and
-stored) or an ONNX model (``.onnx``; ``--shape NAME=DIMS`` fixes a dynamic input dimension).
+stored), an ONNX model (``.onnx``; ``--shape NAME=DIMS`` fixes a dynamic input dimension) or a
+saved PyTorch ``ExportedProgram`` (``.pt2``, at the shapes it was exported with).
 ``--knob NAME=VALUE`` sets a code-generation knob for this build (`fusec.knobs`, as ``fusec-run``
 and ``fusec-opt``); what it decided is in the artifact's plan and source.
 The artifact holds the program plan, the OpenCL source and the device binary, the weights,
@@ -88,7 +90,8 @@ def cli(input_file: str, output: str, device: str, platform: str | None, pipelin
         shape_specs: tuple[str, ...], function: str | None, stats_json: str | None,
         launch_budget: int | None, no_launch_fusion: bool, allow_tf32: bool,
         knob_settings: tuple[str, ...], verbose: bool, force_progress: bool) -> None:
-    """Compile INPUT (.mlir or .onnx) into a deployable artifact, OUT.fusec."""
+    """Compile INPUT (.mlir, .onnx or a saved ExportedProgram .pt2) into a deployable
+    artifact, OUT.fusec."""
     if launch_budget is not None and no_launch_fusion:
         raise click.UsageError("--launch-budget and --no-launch-fusion exclude each other")
     if verbose:

@@ -127,7 +127,7 @@ def run(model_path: str, output: str | None, shapes: dict[str, list[int]],
 
     inline = sys.maxsize if inline_weights else onnx_import.INLINE_ELEMENTS
     if model_path.endswith(PT2_SUFFIX):
-        from fusec.compiler.torch_compile import import_exported
+        from fusec.compiler.torch_export import import_exported
 
         if shapes:
             raise FusecError(f"{model_path}: error: --shape does not apply to an "

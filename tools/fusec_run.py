@@ -10,7 +10,9 @@ IR: ``%hidden`` is ``hidden``, an unnamed argument is ``arg0``, ``arg1``, ...) o
 names a weights file (``fusec.params``, from ``fusec-import``) gets those weights bound: they
 are not inputs. FILE may be an ONNX model (``model.onnx``, imported first; ``--shape
 NAME=1x128`` fixes a dynamic input dimension): then the ``.npz`` keys are the ONNX graph input
-and output names, and int64 inputs and outputs stay int64. ``--check``
+and output names, and int64 inputs and outputs stay int64. A saved PyTorch ``ExportedProgram``
+(``model.pt2``, ``torch.export.save``; PyTorch needed) is imported likewise: the keys are its
+user inputs' names, the outputs ``result0``, ..., at the shapes it was exported with. ``--check``
 compares the outputs with the numpy reference executor (run on the program as written, before
 fusion); an output passes when ``max |out - ref| <= atol + rtol * max |ref|`` (tolerances by
 the output's dtype unless given: f32 1e-4/1e-3, f16 1e-2, bf16 6e-2; normwise: random
@@ -188,7 +190,9 @@ def run(
     from fusec.codegen.program import argument_name
     from fusec.compiler.check import spared
     from fusec.compiler.driver import building, compile_placed, fuse_and_fold, load, lower
-    from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx, module_params
+    from fusec.compiler.artifact_build import import_model_file
+    from fusec.compiler.onnx_driver import OnnxExecutable, module_params
+    from fusec.compiler.torch_export import is_exported_file
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.errors import IndexOutOfRangeError
     from fusec.runtime.device import select_device
@@ -204,8 +208,8 @@ def run(
     for out in (output, report_file, dot):
         check_writable(out)  # before compiling and running, not after
     imported = None
-    if file.endswith(".onnx"):
-        imported = import_onnx(file, shapes)
+    if file.endswith(".onnx") or is_exported_file(file):
+        imported = import_model_file(file, shapes)
         original = imported.module
         params = imported.params
     else:
@@ -533,7 +537,7 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
     if verify_fusion or bisect:
         if verify_fusion and bisect:
             raise click.UsageError("--verify-fusion and --bisect exclude each other")
-        if inputs is not None or output or profile or check or file.endswith(".onnx"):
+        if inputs is not None or output or profile or check or file.endswith((".onnx", ".pt2")):
             raise click.UsageError("--verify-fusion and --bisect take an .mlir file and "
                                    "--random, not --inputs, -o, --profile or --check")
     from fusec.tools.fusec_import import parse_shapes

@@ -1,7 +1,8 @@
 """The ``.fusec`` container (`fusec.runtime.artifact_format`): what is written reads back, the
 same content gives the same bytes, and a file that is not an intact artifact (empty,
 truncated anywhere, a byte changed anywhere, another format version, a directory) is one
-`ArtifactError` line naming the file, before anything in it is used."""
+`ArtifactError` line naming the file, before anything in it is used (a blob's bytes only
+once its checksum, computed in the background, has been seen to match)."""
 
 from __future__ import annotations
 
@@ -83,9 +84,36 @@ def damaged_variants(data: bytes) -> dict[str, bytes]:
 def test_damaged_file_is_one_error_line(tmp_path: Path, name: str) -> None:
     path = write(tmp_path, damaged_variants(sample())[name])
     with pytest.raises(ArtifactError) as caught:
-        read(path)
+        read(path).check()
     message = str(caught.value)
     assert message.startswith(f"{path}: error: ") and "\n" not in message
+
+
+def test_a_flipped_byte_anywhere_is_found() -> None:
+    """Every byte of the header and manifest, and every 7th byte after them, flipped: the file
+    is refused by `read` or by the check of the blob the byte is in."""
+    data = sample()
+    manifest_end = len(MAGIC) + artifact_format.HEADER.size + int.from_bytes(
+        data[len(MAGIC) + 4:len(MAGIC) + 12], "little")
+    for at in [*range(manifest_end), *range(manifest_end, len(data), 7)]:
+        damaged = bytearray(data)
+        damaged[at] ^= 0x01
+        with pytest.raises(ArtifactError):
+            artifact_format.decode(memoryview(bytes(damaged)), "a.fusec").check()
+
+
+def test_a_damaged_blob_is_refused_when_read(tmp_path: Path) -> None:
+    """`read` returns while the blobs are checked in the background; a damaged blob's bytes
+    are never handed out (`blob`, `array`), the others are."""
+    data = bytearray(sample())
+    w = json.loads(data[len(MAGIC) + artifact_format.HEADER.size:].split(b"\0", 1)[0])[
+        "blobs"]["w"]
+    data[w["offset"] + 5] ^= 0x80
+    art = read(write(tmp_path, bytes(data)))
+    assert bytes(art.blob("binary")) == b"\x7fELF" + bytes(range(200))
+    for get in (art.array, art.blob, lambda name: art.check()):
+        with pytest.raises(ArtifactError, match="the checksum of blob 'w' does not match"):
+            get("w")
 
 
 def test_directory_and_missing_file(tmp_path: Path) -> None:

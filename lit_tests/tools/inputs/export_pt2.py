@@ -1,5 +1,6 @@
-"""Writes a small ExportedProgram for fusec-import-pt2.mlir: ``export_pt2.py OUT.pt2 KIND``
-(KIND: ``linear``, a Linear and a GELU; ``cumsum``, an op fusec has no converter for)."""
+"""Writes a small ExportedProgram for fusec-import-pt2.mlir and fusec-build-pt2.mlir:
+``export_pt2.py OUT.pt2 KIND`` (KIND: ``linear``, a Linear and a GELU; ``cumsum``, an op fusec
+has no converter for; ``dynamic``, the Linear exported with a dynamic batch dimension)."""
 
 import sys
 
@@ -21,5 +22,8 @@ class Cumsum(torch.nn.Module):
 
 
 torch.manual_seed(0)
-model = {"linear": Linear, "cumsum": Cumsum}[sys.argv[2]]().eval()
-torch.export.save(torch.export.export(model, (torch.randn(2, 4),)), sys.argv[1])
+kind = sys.argv[2]
+model = {"linear": Linear, "cumsum": Cumsum, "dynamic": Linear}[kind]().eval()
+dynamic = {"x": {0: torch.export.Dim("batch", min=2, max=64)}} if kind == "dynamic" else None
+torch.export.save(torch.export.export(model, (torch.randn(2, 4),), dynamic_shapes=dynamic),
+                  sys.argv[1])

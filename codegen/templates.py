@@ -243,7 +243,11 @@ def instantiate_attention(
              p.int("head_dim"), p.float("scale"))
     options = {"causal": p.bool("causal"), "has_mask": p.bool("has_mask"),
                "q_layout": layout("q"), "k_layout": layout("k"), "v_layout": layout("v"),
-               "mask_dtype": p.str("mask_dtype"), "dtype": p.str("dtype", "f32")}
+               "mask_dtype": p.str("mask_dtype"), "dtype": p.str("dtype", "f32"),
+               "kv_heads": p.int("kv_heads", p.int("num_heads"))}
+    window = p.int("window", 0) or None  # a sliding window: the one-query-per-item kernel
+    if window is not None:
+        return attention(*sizes, **options, window=window)
     # 16-bit q/k/v on a device whose mma.sync builds take the tensor-core kernel
     # (attention_mma.why_not says when not: head_dim not a multiple of 16, a driver without
     # the PTX, the switch off); other GPUs get the register-tiled kernel where its local memory

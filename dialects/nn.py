@@ -859,9 +859,12 @@ def check_mask(op: IRDLOperation, mask: SSAValue, batch: int, keys: int) -> None
 class AttentionOp(IRDLOperation):
     """Multi-head scaled dot-product attention with the heads packed in the last dimension.
 
-    ``q: [B, S, H*D]``, ``k, v: [B, S_k, H*D]``, optional ``mask: [B, S_k]``. Scores per head are
-    ``q_h k_h^T * scale`` (``scale`` defaults to ``1/sqrt(head_dim)``); masked keys get zero
+    ``q: [B, S, H*D]``, ``k, v: [B, S_k, KV*D]``, optional ``mask: [B, S_k]``. Scores per head
+    are ``q_h k_h^T * scale`` (``scale`` defaults to ``1/sqrt(head_dim)``); masked keys get zero
     weight and a row with every key masked yields zeros; ``causal`` hides keys after the query.
+    ``KV = num_kv_heads`` (default ``H``) divides ``H``: query head ``h`` reads key and value
+    head ``h / (H / KV)`` (grouped-query attention). ``window`` (with ``causal`` only): query
+    ``i`` sees keys ``(i - window, i]`` (a sliding window, Mistral's).
     """
 
     name = "nn.attention"
@@ -873,6 +876,8 @@ class AttentionOp(IRDLOperation):
     result = result_def()
     num_heads = prop_def(I64Attr)
     head_dim = prop_def(I64Attr)
+    num_kv_heads = opt_prop_def(I64Attr)
+    window = opt_prop_def(I64Attr)
     scale = opt_prop_def(F32Attr)
     causal = prop_def(BoolAttr, default_value=bool_attr(False))
     traits = traits_def(Pure())
@@ -892,6 +897,8 @@ class AttentionOp(IRDLOperation):
         mask: SSAValue | None = None,
         scale: float | None = None,
         causal: bool = False,
+        num_kv_heads: int | None = None,
+        window: int | None = None,
     ):
         props: dict[str, Attribute] = {
             "num_heads": i64_attr(num_heads),
@@ -900,7 +907,21 @@ class AttentionOp(IRDLOperation):
         }
         if scale is not None:
             props["scale"] = f32_attr(scale)
+        if num_kv_heads is not None and num_kv_heads != num_heads:
+            props["num_kv_heads"] = i64_attr(num_kv_heads)
+        if window is not None:
+            props["window"] = i64_attr(window)
         super().__init__(operands=[q, k, v, mask], result_types=[q.type], properties=props)
+
+    def kv_heads(self) -> int:
+        """The key and value heads: ``num_kv_heads``, or ``num_heads`` without it."""
+        if self.num_kv_heads is not None:
+            return self.num_kv_heads.value.data
+        return int_prop(self, "num_heads")
+
+    def window_size(self) -> int | None:
+        """The sliding window: how many keys up to its own position a query sees, or None."""
+        return None if self.window is None else self.window.value.data
 
     def scale_value(self) -> float:
         """The score scale: the ``scale`` property, or ``1/sqrt(head_dim)``."""
@@ -910,19 +931,30 @@ class AttentionOp(IRDLOperation):
 
     def verify_(self) -> None:
         heads, dim = int_prop(self, "num_heads"), int_prop(self, "head_dim")
+        kv_heads = self.kv_heads()
+        window = self.window_size()
+        if window is not None:
+            check_positive(self, "window", window)
+            if not bool_prop(self, "causal"):
+                raise VerifyException(f"'{self.name}' window {window} needs causal = true")
         check_positive(self, "num_heads", heads)
         check_positive(self, "head_dim", dim)
+        check_positive(self, "num_kv_heads", kv_heads)
+        if heads % kv_heads:
+            raise VerifyException(f"'{self.name}' num_kv_heads {kv_heads} must divide "
+                                  f"num_heads {heads}")
         q = tensor_type(self, "q", self.q)
         k = tensor_type(self, "k", self.k)
         v = tensor_type(self, "v", self.v)
         res = tensor_type(self, "result", self.result)
         check_element_type(self, "q", q, FLOAT_TYPES)
         check_same_element_type(self, [("q", q), ("k", k), ("v", v), ("result", res)])
-        for name, t in (("q", q), ("k", k), ("v", v)):
-            if t.get_num_dims() != 3 or t.get_shape()[2] != heads * dim:
+        for name, t, count, what in (("q", q, heads, "num_heads"), ("k", k, kv_heads, "num_kv_heads"),
+                                     ("v", v, kv_heads, "num_kv_heads")):
+            if t.get_num_dims() != 3 or t.get_shape()[2] != count * dim:
                 raise VerifyException(
-                    f"'{self.name}' {name} ({type_name(t)}) must be [B, S, {heads * dim}] "
-                    f"(num_heads {heads} x head_dim {dim})"
+                    f"'{self.name}' {name} ({type_name(t)}) must be [B, S, {count * dim}] "
+                    f"({what} {count} x head_dim {dim})"
                 )
         batch, keys = q.get_shape()[0], k.get_shape()[1]
         if k.get_shape() != v.get_shape():

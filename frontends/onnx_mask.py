@@ -53,6 +53,9 @@ class KeyMaskLayout:
     causal: bool
     """Keys after the query are hidden too."""
 
+    window: int | None = None
+    """With `causal`: query ``i`` sees keys ``(i - window, i]`` only (a sliding window)."""
+
 
 def key_mask_layout(cond: SSAValue, params: Mapping[str, np.ndarray]) -> KeyMaskLayout | None:
     """The key mask and causality that ``cond`` (boolean, ``[B or 1, 1, S_q, S_k]``) encodes
@@ -65,21 +68,21 @@ def key_mask_layout(cond: SSAValue, params: Mapping[str, np.ndarray]) -> KeyMask
     if ids is None:
         return None
     batch, _, queries, keys = shape
-    below = np.tri(queries, keys, dtype=bool)[None, None]  # key <= query
     if tracer.source is None:
-        if (ids == TRUE).all():
-            return KeyMaskLayout(None, False)
-        if (ids == np.where(below, TRUE, FALSE)).all():
-            return KeyMaskLayout(None, True)
+        full = np.full(shape, TRUE)
+    elif shape_of(tracer.source) != (batch, keys):
         return None
-    if shape_of(tracer.source) != (batch, keys):
-        return None
-    key = np.arange(batch * keys).reshape(batch, 1, 1, keys)
-    full = np.broadcast_to(key, shape)
+    else:
+        full = np.broadcast_to(np.arange(batch * keys).reshape(batch, 1, 1, keys), shape)
     if (ids == full).all():
         return KeyMaskLayout(tracer.source, False)
-    if (ids == np.where(below, full, FALSE)).all():
-        return KeyMaskLayout(tracer.source, True)
+    below = np.tri(queries, keys, dtype=bool)[None, None]  # key <= query
+    # the keys the last query sees: all of the triangle's row, or a window of them
+    window = int((ids[0, 0, -1] != FALSE).sum())
+    if window < min(queries, keys):
+        below = below & ~np.tri(queries, keys, -window, dtype=bool)[None, None]
+    if window and (ids == np.where(below, full, FALSE)).all():
+        return KeyMaskLayout(tracer.source, True, window if window < min(queries, keys) else None)
     return None
 
 

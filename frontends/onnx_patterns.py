@@ -303,20 +303,20 @@ def key_mask(value: SSAValue, batch: int, keys: int) -> SSAValue | None:
     return None
 
 
-def additive_mask(value: SSAValue, batch: int, keys: int,
-                  params: Mapping[str, np.ndarray]) -> tuple[SSAValue | None, bool, bool] | None:
-    """The key mask, causality and polarity (whether the key mask is nonzero at the keys
-    hidden) of an additive attention mask: HF's ``(1 - mask) * -big`` (`key_mask`),
-    ``where(cond, 0, -big)`` with ``cond`` any spelling of a key mask and/or a causal triangle
-    (`onnx_mask.key_mask_layout`), or copies of ``where(key_mask, 0, -big)`` or
+def additive_mask(value: SSAValue, batch: int, keys: int, params: Mapping[str, np.ndarray]
+                  ) -> tuple[SSAValue | None, bool, int | None, bool] | None:
+    """The key mask, causality, sliding window and polarity (whether the key mask is nonzero at
+    the keys hidden) of an additive attention mask: HF's ``(1 - mask) * -big`` (`key_mask`),
+    ``where(cond, 0, -big)`` with ``cond`` any spelling of a key mask and/or a causal triangle,
+    maybe a band (`onnx_mask.key_mask_layout`), or copies of ``where(key_mask, 0, -big)`` or
     ``where(padding_mask, -big, 0)`` spread over heads and queries
     (`onnx_mask.additive_key_mask`)."""
     mask = key_mask(value, batch, keys)
     if mask is not None:
-        return mask, False, False
+        return mask, False, None, False
     spread = additive_key_mask(value, batch, keys, BIG_NEGATIVE, params)
     if spread is not None:
-        return spread.source, False, spread.hides_where_true
+        return spread.source, False, None, spread.hides_where_true
     where = defined_by(value, nn.WhereOp)
     if where is None or splat_of(where.operands[1]) != 0.0:
         return None
@@ -328,7 +328,7 @@ def additive_mask(value: SSAValue, batch: int, keys: int,
         return None
     if shape_of(where.operands[0])[3] != keys:
         return None
-    return layout.source, layout.causal, False
+    return layout.source, layout.causal, layout.window, False
 
 
 def attended_keys(padding: SSAValue) -> list[Operation]:
@@ -462,7 +462,7 @@ class ExportedAttention(RewritePattern):
         scores = softmax.operands[0]
         batch, heads, _, keys = shape_of(scores)
         mask: SSAValue | None = None
-        causal = False
+        causal, window = False, None
         add = single(scores, nn.AddOp)
         if add is not None:
             found = None
@@ -474,8 +474,8 @@ class ExportedAttention(RewritePattern):
                         break
             if found is None:
                 return ("the mask added to the scores is not a key mask and/or the causal "
-                        "triangle (checked on its values; a sliding window is not expressible)")
-            mask, causal, hides = found
+                        "triangle or a band of it (checked on its values)")
+            mask, causal, window, hides = found
             if hides and mask is not None:
                 keep = self.attended.get(mask)
                 if keep is None:
@@ -518,7 +518,7 @@ class ExportedAttention(RewritePattern):
         attention = nn.AttentionOp(
             q.value, k.value, v.value, heads, dim, mask=mask,
             scale=None if math.isclose(scale, default, rel_tol=1e-6) else scale,
-            causal=causal,
+            causal=causal, window=window,
         )
         if softmax in self.origins:
             self.origins[attention] = self.origins[softmax]
@@ -596,6 +596,8 @@ def describe(op: Operation) -> str:
             parts.append("key mask")
         if op.causal.value.data:
             parts.append("causal")
+        if op.window_size() is not None:
+            parts.append(f"sliding window of {op.window_size()} keys")
         if repeats_heads(op.k):
             parts.append("key/value heads repeated (grouped-query)")
         return ", ".join(parts)

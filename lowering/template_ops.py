@@ -423,7 +423,11 @@ def attention(
     scale: float,
     causal: bool,
     result_type: Attribute,
+    kv_heads: int | None = None,
+    window: int | None = None,
 ) -> SSAValue:
+    """The ``attention`` template; `kv_heads` (default `num_heads`) key and value heads,
+    `window` a sliding window (with `causal`)."""
     (batch, seq_q, _), (_, seq_k, _) = shapes
     mask_dtype = "float"
     if mask is not None:
@@ -437,7 +441,9 @@ def attention(
             scale=scale, causal=causal, has_mask=mask is not None, mask_dtype=mask_dtype,
             q_row_stride=q[1], q_offset=q[2], k_row_stride=k[1], k_offset=k[2],
             v_row_stride=v[1], v_offset=v[2],
-        ), **(params(dtype=dtype) if dtype != "f32" else {})},
+        ), **(params(dtype=dtype) if dtype != "f32" else {}),
+            **(params(kv_heads=kv_heads) if kv_heads not in (None, num_heads) else {}),
+            **(params(window=window) if window is not None else {})},
         [q[0], k[0], v[0], *([mask] if mask is not None else [])],
         [out],
     )
@@ -454,7 +460,7 @@ def lower_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     return [attention(
         lo, q, k, v, mask, (shape_of(op.q), shape_of(op.k)),
         int_prop(op, "num_heads"), int_prop(op, "head_dim"), op.scale_value(),
-        bool_prop(op, "causal"), op.result.type,
+        bool_prop(op, "causal"), op.result.type, op.kv_heads(), op.window_size(),
     )]
 
 
@@ -483,7 +489,8 @@ def half_attention(lo: FunctionLowering, op: nn.AttentionOp) -> SSAValue:
     shape = shape_of(op.q)
     ctx = attention(lo, q, k, v, mask, (shape, shape_of(op.k)), int_prop(op, "num_heads"),
                     int_prop(op, "head_dim"), op.scale_value(), bool_prop(op, "causal"),
-                    TensorType(elem if native else f32, shape))
+                    TensorType(elem if native else f32, shape), op.kv_heads(),
+                    op.window_size())
     if native:
         return ctx
     return lo.buffer(converted(lo, lo.stand_in(ctx, shape), elem))

@@ -13,6 +13,16 @@ that computes the same thing is that one:
     reshape(f(x, b)), reshape(matmul(x, w))        ->  f(reshape(x), b), matmul(reshape(x), w)
     reshape(reshape(x)), reshape(x) to x's type    ->  reshape(x), x
     transpose(x) moving only unit axes, last kept  ->  reshape(x)
+    attention(q, repeat(k), repeat(v))             ->  attention(q, k, v){num_kv_heads}
+
+The grouped-heads form: an ``nn.attention`` whose k and v are views (reshape, transpose,
+narrow, gather of constant indices, where on a constant true) of tensors with fewer heads,
+each head repeated for a group of consecutive query heads, reads those heads once
+(``num_kv_heads``). The views are judged by their values, not their spelling: the chain is run
+on ``arange`` of its source (``passes/_view_tables.py``); when every group of ``g`` heads reads
+the same elements, in k and in v, the kept heads are read through the canonical chain of that
+table (narrows and a transpose of the source's axes, or of the source reshaped), checked on
+``arange`` again.
 
 The keepdims form: a reduction that drops its axes is rewritten to keep them when every reader
 is a ``nn.reshape`` (the reduced values in the same order: a reshape to the keepdims shape goes
@@ -79,10 +89,11 @@ from xdsl.pattern_rewriter import (
 )
 
 from fusec.dialects import nn
-from fusec.dialects.common import bool_prop, ints_prop, shape_of
+from fusec.dialects.common import bool_prop, int_prop, ints_prop, shape_of
 from fusec.dialects.op_kinds import OpKind, column_operands, op_kind
 from fusec.dialects.scalar_ops import splat_value
 from fusec.passes._util import producer
+from fusec.passes._view_tables import strided_view, view_input, view_table
 from fusec.passes.remarks import may_fuse
 
 PASS = "canonicalize-nn"
@@ -386,6 +397,77 @@ class UnitAxesTranspose(RewritePattern):
         reshape = nn.ReshapeOp(op.input, op.result.type)
         reshape.location = op.location
         rewriter.replace(op, reshape)
+def repeat_groups(table: np.ndarray, shape: tuple[int, ...], heads: int, dim: int) -> set[int]:
+    """The sizes ``g > 1`` of the groups of ``heads`` consecutive heads that ``table`` (a
+    ``[B, S, heads*D]`` view table) reads the same elements for."""
+    batch, seq = shape[0], shape[1]
+    groups = set()
+    for g in range(2, heads + 1):
+        if heads % g == 0:
+            split = table.reshape(batch, seq, heads // g, g, dim)
+            if np.array_equal(split, np.broadcast_to(split[:, :, :, :1], split.shape)):
+                groups.add(g)
+    return groups
+
+
+def erase_dead_views(value: SSAValue, rewriter: PatternRewriter) -> None:
+    """Erases the chain of views (and their constant operands) ending at ``value`` as far as
+    nothing else reads it."""
+    owner = producer(value)
+    while owner is not None and not owner.results[0].uses and view_input(owner) is not None:
+        read = view_input(owner)
+        operands = [v for v in owner.operands if v is not read]
+        rewriter.erase(owner)
+        for operand in operands:
+            erase_if_dead(operand, rewriter)
+        owner = producer(read) if read is not None else None
+
+
+class GroupedHeads(RewritePattern):
+    """``nn.attention`` whose k and v repeat each key/value head for a group of query heads,
+    read through views (Unsqueeze/Expand/Reshape, a Gather of ``[0, 0, 1, 1]``, Tile: any chain
+    whose index table says so) -> ``num_kv_heads``, k and v read through the canonical chain of
+    the one head per group."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.AttentionOp, rewriter: PatternRewriter) -> None:
+        heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
+        kv_heads = op.kv_heads()
+        shape = shape_of(op.k)
+        found = [view_table(op.k), view_table(op.v)]
+        if found[0] is None or found[1] is None:
+            return
+        groups = repeat_groups(found[0][1], shape, kv_heads, dim) & repeat_groups(
+            found[1][1], shape, kv_heads, dim)
+        if not groups:
+            return
+        kept_heads = kv_heads // max(groups)
+        box = (shape[0], shape[1], kept_heads, dim)
+        chains = []
+        for source, table in found:
+            kept = table.reshape(*box[:3], max(groups), dim)[:, :, :, 0]
+            chain = strided_view(kept, shape_of(source), box, (*box[:2], kept_heads * dim))
+            if chain is None:
+                return
+            chains.append((source, chain))
+        if not applied(op, "grouped heads"):
+            return
+        read = []
+        for source, chain in chains:
+            ops = chain.build(source)
+            for view in ops:
+                view.location = op.location
+                rewriter.insert(view)
+            read.append(ops[-1].results[0] if ops else source)
+        old_k, old_v = op.k, op.v
+        new = nn.AttentionOp(op.q, read[0], read[1], heads, dim, mask=op.mask,
+                             scale=op.scale_value() if op.scale is not None else None,
+                             causal=bool_prop(op, "causal"), num_kv_heads=kept_heads,
+                             window=op.window_size())
+        new.location = op.location
+        rewriter.replace(op, new)
+        erase_dead_views(old_k, rewriter)
+        erase_dead_views(old_v, rewriter)
 
 
 @dataclass(frozen=True)
@@ -401,5 +483,6 @@ class CanonicalizeNnPass(ModulePass):
             KeepdimsForm(),
             ReshapeTowardInputs(),
             UnitAxesTranspose(),
+            GroupedHeads(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

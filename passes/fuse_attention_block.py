@@ -117,6 +117,9 @@ class FuseAttentionBlock(RewritePattern):
         if bool_prop(attn, "causal"):
             missed(PASS, op, "the attention is causal")
             return
+        if attn.kv_heads() != int_prop(attn, "num_heads"):
+            missed(PASS, op, "the attention groups its query heads (num_kv_heads)")
+            return
         batch, seq, _ = shape_of(attn.q)
         if batch * seq > self.max_tokens:
             missed(PASS, op, f"batch * seq = {batch * seq} is over max-tokens={self.max_tokens}")

@@ -15,6 +15,10 @@ Fusible: the ``nn`` elementwise ops (binary, unary, gelu, cast, cmp, where) and 
     maps of the region's loads (``passes/_view_regions.py``): ``exp(transpose(x))``, a rotary
     embedding written with narrow / neg / concat, a concat of two elementwise results are one
     kernel each;
+  * a reshape of a narrow is a narrow of a reshape where that is one slice (the narrow is then
+    an index map, or read in place), and two regions of one body over adjacent slices of one
+    tensor (the rotary embeddings of a packed projection's query and key heads) are one
+    region, each a narrow of it (``passes/_sibling_slices.py``);
   * ``matmul``, norms, softmax, attention, reductions, reshapes and every other op are
     boundaries; a region of one op is left alone;
   * a region never exceeds ``max-steps`` scalar steps or ``max-inputs`` tensor inputs: it is cut
@@ -51,6 +55,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from fusec.passes._elementwise import Limits, fuse_regions
+from fusec.passes._sibling_slices import join_sibling_slices, narrow_last
 from fusec.passes._view_regions import fuse_view_regions
 
 
@@ -77,5 +82,8 @@ class FuseElementwisePass(ModulePass):
         check_limits(self.name, limits)
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
             for block in fn.body.blocks:
+                narrow_last(list(block.ops), self.name)
                 fuse_regions(list(block.ops), limits, self.name)
                 fuse_view_regions(list(block.ops), limits, self.name)
+                join_sibling_slices(list(block.ops), self.name)
+                narrow_last(list(block.ops), self.name)

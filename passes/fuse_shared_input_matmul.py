@@ -47,7 +47,7 @@ import math
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -56,6 +56,7 @@ from xdsl.traits import Pure
 from fusec.dialects import nn
 from fusec.dialects.bound_inputs import known_at_compile_time
 from fusec.dialects.op_kinds import column_operands
+from fusec.dialects.scalar_ops import splat_value
 from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.remarks import may_fuse, missed
 
@@ -186,6 +187,26 @@ def concatenated(values: list[SSAValue]) -> nn.ConcatOp:
     return nn.ConcatOp(values, len(shape) - 1, TensorType(t.element_type, shape))
 
 
+def one_splat(values: list[SSAValue]) -> nn.ConstantOp | None:  # type: ignore[type-arg]
+    """The splat constant that ``values`` concatenated along their last axis are, when each is
+    a splat constant of one value (zero biases, as the importer leaves an exporter's), else
+    None."""
+    owners = [producer(v) for v in values]
+    if not all(isinstance(o, nn.ConstantOp) for o in owners):
+        return None
+    splats = {splat_value(o) for o in owners}  # type: ignore[arg-type]
+    if len(splats) != 1 or None in splats:
+        return None
+    first = values[0].type
+    assert isinstance(first, TensorType)
+    shape = list(first.get_shape())
+    shape[-1] = sum(shape_of(v)[-1] for v in values)
+    t = TensorType(first.element_type, shape)
+    attr = owners[0].value  # type: ignore[union-attr]
+    return nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(
+        t, [attr.get_values()[0]] * math.prod(t.get_shape())))
+
+
 def merge(group: Group, pos: Positions) -> None:
     """Replaces the group's GEMMs with narrows of one GEMM of the concatenated column
     operands."""
@@ -194,11 +215,12 @@ def merge(group: Group, pos: Positions) -> None:
     assert isinstance(out_type, TensorType)
     widths = [shape_of(mm.results[0])[-1] for mm in group.matmuls]
     names = column_operands(first)
-    joined: dict[str, nn.ConcatOp] = {}
+    joined: dict[str, Operation] = {}
     operands: list[SSAValue] = []
     for i, name in enumerate(operand_names(first)):
         if name in names:
-            joined[name] = concatenated([mm.operands[i] for mm in group.matmuls])
+            values = [mm.operands[i] for mm in group.matmuls]
+            joined[name] = one_splat(values) or concatenated(values)
             operands.append(joined[name].result)
         else:
             operands.append(first.operands[i])
@@ -209,7 +231,7 @@ def merge(group: Group, pos: Positions) -> None:
         properties=dict(first.properties), attributes=dict(first.attributes),
     )
     for name, concat in joined.items():
-        concat.result.name_hint = f"shared_{name}"
+        concat.results[0].name_hint = f"shared_{name}"
     joined_ops: list[Operation] = list(joined.values())
     merged.results[0].name_hint = "shared"
     axis = len(shape) - 1
@@ -237,9 +259,14 @@ def merge(group: Group, pos: Positions) -> None:
             pos.index[owner] = pos.of_op(anchor) - 0.75
     Rewriter.insert_op(new_ops, InsertPoint.before(anchor))
     pos.inserted(new_ops, anchor)
+    replaced = {c: None for mm in group.matmuls for c in columns(mm)}
     for mm, narrow in zip(group.matmuls, narrows, strict=True):
         mm.results[0].replace_all_uses_with(narrow.results[0])
         Rewriter.erase_op(mm)
+    for value in replaced:  # constants folded into one splat: nothing reads them any more
+        owner = producer(value)
+        if isinstance(owner, nn.ConstantOp) and not owner.result.uses:
+            Rewriter.erase_op(owner)
 
 
 @dataclass(frozen=True)

@@ -256,12 +256,14 @@ def attention(
     scale: float,
     causal: bool = False,
     visible: Array | None = None,
+    window: int | None = None,
 ) -> Array:
     """Multi-head attention, heads packed in the last dimension (see ``nn.attention``).
 
     ``q: [B, S, H*D]``, ``k, v: [B, Sk, H*D]``, ``mask: [B, Sk]`` (0 = masked). ``causal``
     hides key ``j > i`` from query ``i``; ``visible: [S, Sk]`` (if given) hides the keys that are
-    False in query's row. Hidden keys get weight 0; a query with no visible key yields zeros.
+    False in query's row; ``window`` (with ``causal``) hides keys ``j <= i - window`` too. Hidden
+    keys get weight 0; a query with no visible key yields zeros.
     """
     batch, seq, _ = q.shape
     keys = k.shape[1]
@@ -276,6 +278,8 @@ def attention(
         visible &= (mask != 0)[:, None, None, :]
     if causal:
         visible &= np.tril(np.ones((seq, keys), dtype=bool))[None, None]
+    if window is not None:
+        visible &= ~np.tril(np.ones((seq, keys), dtype=bool), -window)[None, None]
     hidden = np.where(visible, scores, -np.inf)
     row_max = hidden.max(axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
@@ -422,19 +426,30 @@ def run_gather(op: Operation, args: Sequence[Array]) -> Array:
     return np.take(data, indices, axis=axis)
 
 
+def repeated_heads(t: Array, num_heads: int, num_kv_heads: int, head_dim: int) -> Array:
+    """``[B, T, KV*D] -> [B, T, H*D]``: each kv head once per query head of its group."""
+    b, rows, _ = t.shape
+    heads = t.reshape(b, rows, num_kv_heads, 1, head_dim)
+    group = num_heads // num_kv_heads
+    return np.broadcast_to(heads, (b, rows, num_kv_heads, group, head_dim)).reshape(
+        b, rows, num_heads * head_dim)
+
+
 def run_attention(op: Operation, args: Sequence[Array]) -> Array:
     assert isinstance(op, nn.AttentionOp)
     q, k, v = (wide(a) for a in args[:3])
     mask = args[3] if op.mask is not None else None
+    heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
     return attention(
         q,
-        k,
-        v,
+        repeated_heads(k, heads, op.kv_heads(), dim),
+        repeated_heads(v, heads, op.kv_heads(), dim),
         mask,
         int_prop(op, "num_heads"),
         int_prop(op, "head_dim"),
         op.scale_value(),
         bool_prop(op, "causal"),
+        window=op.window_size(),
     )
 
 
@@ -444,12 +459,8 @@ def cache_attention(q: Array, k_cache: Array, v_cache: Array, pos: int, num_head
     ``[0, pos + i]``; query head ``h`` reads kv head ``h // (num_heads // num_kv_heads)``."""
     seq = q.shape[1]
 
-    def repeated(t: Array) -> Array:  # [B, T, KV*D] -> [B, T, H*D], each kv head per group
-        b, rows, _ = t.shape
-        heads = t.reshape(b, rows, num_kv_heads, 1, head_dim)
-        group = num_heads // num_kv_heads
-        return np.broadcast_to(heads, (b, rows, num_kv_heads, group, head_dim)).reshape(
-            b, rows, num_heads * head_dim)
+    def repeated(t: Array) -> Array:
+        return repeated_heads(t, num_heads, num_kv_heads, head_dim)
 
     valid = pos + seq  # the rows past it are never read (they may hold anything)
     visible = np.arange(valid)[None, :] <= pos + np.arange(seq)[:, None]  # [S, pos + S]

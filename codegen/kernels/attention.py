@@ -134,6 +134,7 @@ def attention(
     dtype: str = "f32",
     kv_heads: int | None = None,
     cache_position: bool = False,
+    window: int | None = None,
 ) -> KernelSource:
     """An attention kernel; see the module docstring for the operands and the algorithm.
     `dtype` is the element type of q, k, v and out: f32, or f16/bf16 read into float32
@@ -141,7 +142,8 @@ def attention(
     divisor of it): k and v hold that many heads, query head ``h`` reads head
     ``h / (num_heads / kv_heads)``. With `cache_position` the kernel takes ``pos`` (one int in
     a buffer, after v): query ``i`` stands at position ``pos + i`` of a KV cache and sees keys
-    ``[0, pos + i]`` (``nn.cache_attention``; `causal` is implied)."""
+    ``[0, pos + i]`` (``nn.cache_attention``; `causal` is implied). With `window` (and
+    `causal`) query ``i`` sees keys ``(i - window, i]`` only."""
     kv_heads = num_heads if kv_heads is None else kv_heads
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim, kv_heads=kv_heads)
@@ -169,6 +171,11 @@ def attention(
         visible.append("key_visible[key - k0]")
     if causal:
         visible.append(f"key <= query{offset}")
+    if window is not None:
+        if not causal or window <= 0:
+            raise ValueError(f"kernel '{name}': a window ({window}) needs causal and a positive "
+                             "size")
+        visible.append(f"key > query{offset} - {window}")
     key_end = f"min({seq_k}, query0 + {bq}{offset})" if causal else f"{seq_k}"
     mask_load = (
         f"        for (int j = lid; j < {bk}; j += {bq}) {{\n"
@@ -245,6 +252,7 @@ def attention(
     flags = header_flags(causal, has_mask, mask_dtype, dtype)
     flags += f", {kv_heads} kv heads" if kv_heads != num_heads else ""
     flags += ", cache at pos" if cache_position else ""
+    flags += f", window {window}" if window is not None else ""
     source = (
         f"// {name}: attention B={batch} S_q={seq_q} S_k={seq_k} H={num_heads} D={d}{flags},"
         f" {bq} queries x {bk} keys per tile\n"

@@ -184,6 +184,7 @@ def attention_mma(
     mma: str = "ptx",
     ldmatrix: bool | None = None,
     async_copy: bool | None = None,
+    kv_heads: int | None = None,
 ) -> KernelSource:
     """The tensor-core attention kernel; see the module docstring. ``mma`` is ``"ptx"`` (the
     instructions) or ``"emulated"`` (the test double, any device); `ldmatrix` and
@@ -205,8 +206,13 @@ def attention_mma(
     stride = d + PAD
     width = num_heads * d
     q_at = q_layout.resolved(seq_q, width)
-    k_at = k_layout.resolved(seq_k, width)
-    v_at = v_layout.resolved(seq_k, width)
+    kv_heads = num_heads if kv_heads is None else kv_heads
+    if kv_heads <= 0 or num_heads % kv_heads:
+        raise ValueError(f"kernel '{name}': kv_heads {kv_heads} does not divide num_heads "
+                         f"{num_heads}")
+    kv_h = "h" if kv_heads == num_heads else f"(h / {num_heads // kv_heads})"
+    k_at = k_layout.resolved(seq_k, kv_heads * d)
+    v_at = v_layout.resolved(seq_k, kv_heads * d)
     groups_q = -(-seq_q // bq)
     emulated = mma == "emulated"
     block = f"{groups_q - 1} - (int)get_group_id(0)" if causal else "(int)get_group_id(0)"
@@ -374,9 +380,9 @@ def attention_mma(
     __global const ushort *q_head = (__global const ushort *)q
         + b * {q_at[0]} + {q_at[2]} + h * {d};
     __global const ushort *k_head = (__global const ushort *)k
-        + b * {k_at[0]} + {k_at[2]} + h * {d};
+        + b * {k_at[0]} + {k_at[2]} + {kv_h} * {d};
     __global const ushort *v_head = (__global const ushort *)v
-        + b * {v_at[0]} + {v_at[2]} + h * {d};
+        + b * {v_at[0]} + {v_at[2]} + {kv_h} * {d};
     __global {half.STORAGE[dtype]} *out_head = out + b * {seq_q * width} + h * {d};
     __local ushort kv[{stages * stage_elems}] __attribute__((aligned(16)));
 {mask_decl}{scratch_decl}\

@@ -243,6 +243,7 @@ def attention_tiled(
     key_threads: int = 8,
     prefetch: bool = True,
     dtype: str = "f32",
+    kv_heads: int | None = None,
 ) -> KernelSource:
     """A register-tiled attention kernel; see the module docstring. With `prefetch`, each
     work-item loads its part of the next key tile's K and V into registers while the current
@@ -262,8 +263,13 @@ def attention_tiled(
     nv = dv // (4 * tk)
     width = num_heads * d
     q_at = q_layout.resolved(seq_q, width)
-    k_at = k_layout.resolved(seq_k, width)
-    v_at = v_layout.resolved(seq_k, width)
+    kv_heads = num_heads if kv_heads is None else kv_heads
+    if kv_heads <= 0 or num_heads % kv_heads:
+        raise ValueError(f"kernel '{name}': kv_heads {kv_heads} does not divide num_heads "
+                         f"{num_heads}")
+    kv_h = "h" if kv_heads == num_heads else f"(h / {num_heads // kv_heads})"
+    k_at = k_layout.resolved(seq_k, kv_heads * d)
+    v_at = v_layout.resolved(seq_k, kv_heads * d)
     groups_q = -(-seq_q // bq)
     share = _sums_share_k_tile(tq, tk, d)
     sums_decl = ("    __local float *sum_part = (__local float *)k_tile;"
@@ -307,8 +313,8 @@ def attention_tiled(
     const int query0 = ({block}) * {bq};
     const int b = get_group_id(1) / {num_heads}, h = get_group_id(1) % {num_heads};
     __global const {storage} *q_head = q + b * {q_at[0]} + {q_at[2]} + h * {d};
-    __global const {storage} *k_head = k + b * {k_at[0]} + {k_at[2]} + h * {d};
-    __global const {storage} *v_head = v + b * {v_at[0]} + {v_at[2]} + h * {d};
+    __global const {storage} *k_head = k + b * {k_at[0]} + {k_at[2]} + {kv_h} * {d};
+    __global const {storage} *v_head = v + b * {v_at[0]} + {v_at[2]} + {kv_h} * {d};
     __local float4 q_tile4[{bq * dq // 4}], k_tile4[{bk * ks // 4}], v_tile4[{bk * dv // 4}];
     __local float4 p_tile4[{bq * ps // 4}];
     __local float tile_max_part[{bq * ss}];

@@ -563,6 +563,38 @@ func.func @attention_heads_do_not_fill_width(%q: tensor<1x8x64xf32>) {
 
 // -----
 
+func.func @attention_kv_heads_do_not_divide(%q: tensor<1x8x32xf32>, %k: tensor<1x8x24xf32>) {
+  %0 = nn.attention %q, %k, %k {num_heads = 4 : i64, head_dim = 8 : i64, num_kv_heads = 3 : i64} : tensor<1x8x32xf32>, tensor<1x8x24xf32>, tensor<1x8x24xf32> -> tensor<1x8x32xf32>
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' num_kv_heads 3 must divide num_heads 4{{$}}
+  func.return
+}
+
+// -----
+
+func.func @attention_k_width_is_kv_heads(%q: tensor<1x8x32xf32>) {
+  %0 = nn.attention %q, %q, %q {num_heads = 4 : i64, head_dim = 8 : i64, num_kv_heads = 2 : i64} : tensor<1x8x32xf32>, tensor<1x8x32xf32>, tensor<1x8x32xf32> -> tensor<1x8x32xf32>
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' k (tensor<1x8x32xf32>) must be [B, S, 16] (num_kv_heads 2 x head_dim 8){{$}}
+  func.return
+}
+
+// -----
+
+func.func @attention_window_needs_causal(%q: tensor<1x8x32xf32>) {
+  %0 = nn.attention %q, %q, %q {num_heads = 4 : i64, head_dim = 8 : i64, window = 4 : i64} : tensor<1x8x32xf32>, tensor<1x8x32xf32>, tensor<1x8x32xf32> -> tensor<1x8x32xf32>
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' window 4 needs causal = true{{$}}
+  func.return
+}
+
+// -----
+
+func.func @attention_window_positive(%q: tensor<1x8x32xf32>) {
+  %0 = nn.attention %q, %q, %q {num_heads = 4 : i64, head_dim = 8 : i64, causal = true, window = 0 : i64} : tensor<1x8x32xf32>, tensor<1x8x32xf32>, tensor<1x8x32xf32> -> tensor<1x8x32xf32>
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' window must be positive, got 0{{$}}
+  func.return
+}
+
+// -----
+
 func.func @attention_q_rank_2(%q: tensor<8x64xf32>, %k: tensor<1x8x64xf32>) {
   %0 = nn.attention %q, %k, %k {num_heads = 4 : i64, head_dim = 16 : i64} : tensor<8x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32> -> tensor<8x64xf32>
   // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' q (tensor<8x64xf32>) must be [B, S, 64] (num_heads 4 x head_dim 16){{$}}

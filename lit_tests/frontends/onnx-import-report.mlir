@@ -11,5 +11,9 @@
 // LLAMA: recognised: SiLU at node 'node_silu'
 // LLAMA: summary: recognised 5 RMSNorm, 2 attention, 2 SiLU; 0 left as written
 
-// MISTRAL: left as written: softmax at node '/model/layers.0/self_attn/Softmax': the mask added to the scores is not a key mask and/or the causal triangle (checked on its values; a sliding window is not expressible)
-// MISTRAL: summary: recognised 5 RMSNorm, 2 SiLU; 2 left as written
+// MISTRAL: recognised: attention at node '/model/layers.0/self_attn/Softmax' (4 heads of 8, key mask, causal, sliding window of 4 keys, key/value heads repeated (grouped-query))
+// MISTRAL: summary: recognised 5 RMSNorm, 2 attention, 2 SiLU; 0 left as written
+
+// An encoder's (S, B*H, D) layout is left as written, with why:
+// RUN: fusec-import %S/../../tests/frontends/models/torch_encoder_torchscript_op17.onnx -o %t/enc.mlir --report 2>&1 | filecheck %s --check-prefix=ENCODER
+// ENCODER: left as written: softmax at node '/encoder/layers.0/self_attn/Softmax': not part of a recognised attention (its result is not multiplied by v and merged back into [B, S, H*D])

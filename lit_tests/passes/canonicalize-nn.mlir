@@ -204,3 +204,29 @@ func.func @negative_reshapes_stay(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %b: 
   %t = nn.transpose %r2 {perm = array<i64: 1, 0, 2>} : tensor<2x4x8xf32> -> tensor<4x2x8xf32>
   func.return %r1, %s, %r3, %t : tensor<2x4x1x4xf32>, tensor<8x8xf32>, tensor<4x16xf32>, tensor<4x2x8xf32>
 }
+
+// -----
+
+// Grouped-query attention: k is a Gather of [0, 0, 1, 1] over the heads of a rotated
+// projection (TorchScript's repeat_kv), v an Unsqueeze/Expand/Reshape (a where on a constant
+// true); both read the 2 kv heads once, with num_kv_heads = 2, and the repeats are gone.
+// CHECK-LABEL: func.func @grouped_heads
+// CHECK-NEXT:    %[[R:.*]] = nn.mul %kh, %kh : tensor<1x2x6x8xf32>
+// CHECK-NEXT:    %[[T:.*]] = nn.transpose %[[R]] {perm = array<i64: 0, 2, 1, 3>} : tensor<1x2x6x8xf32> -> tensor<1x6x2x8xf32>
+// CHECK-NEXT:    %[[K:.*]] = nn.reshape %[[T]] : tensor<1x6x2x8xf32> -> tensor<1x6x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = nn.attention %q, %[[K]], %v mask %m {num_heads = 4 : i64, head_dim = 8 : i64, causal = true, num_kv_heads = 2 : i64} : tensor<1x6x32xf32>, tensor<1x6x16xf32>, tensor<1x6x16xf32>, tensor<1x6xi32> -> tensor<1x6x32xf32>
+// CHECK-NEXT:    func.return %[[A]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 11]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'grouped heads'
+func.func @grouped_heads(%q: tensor<1x6x32xf32>, %kh: tensor<1x2x6x8xf32>, %v: tensor<1x6x16xf32>, %m: tensor<1x6xi32>) -> tensor<1x6x32xf32> {
+  %r = nn.mul %kh, %kh : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32>
+  %i = nn.constant {value = dense<[0, 0, 1, 1]> : tensor<4xi32>} : tensor<4xi32>
+  %g = nn.gather %r, %i {axis = 1 : i64} : tensor<1x2x6x8xf32>, tensor<4xi32> -> tensor<1x4x6x8xf32>
+  %gt = nn.transpose %g {perm = array<i64: 0, 2, 1, 3>} : tensor<1x4x6x8xf32> -> tensor<1x6x4x8xf32>
+  %k = nn.reshape %gt : tensor<1x6x4x8xf32> -> tensor<1x6x32xf32>
+  %v5 = nn.reshape %v : tensor<1x6x16xf32> -> tensor<1x6x2x1x8xf32>
+  %c = nn.constant {value = dense<true> : tensor<1x6x2x2x8xi1>} : tensor<1x6x2x2x8xi1>
+  %w = nn.where %c, %v5, %v5 : tensor<1x6x2x2x8xi1>, tensor<1x6x2x1x8xf32>, tensor<1x6x2x1x8xf32> -> tensor<1x6x2x2x8xf32>
+  %vr = nn.reshape %w : tensor<1x6x2x2x8xf32> -> tensor<1x6x32xf32>
+  %a = nn.attention %q, %k, %vr mask %m {num_heads = 4 : i64, head_dim = 8 : i64, causal = true} : tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<1x6xi32> -> tensor<1x6x32xf32>
+  func.return %a : tensor<1x6x32xf32>
+}

@@ -246,3 +246,44 @@ func.func @negative_epilogues_differ(%x: tensor<6x16xf32>, %w1: tensor<16x8xf32>
   %e = nn.matmul %x, %w5 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
   func.return %a, %b, %c, %d, %e : tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>
 }
+
+// -----
+
+// Projections with a bias (Qwen2's q, k, v) merge among themselves, biases concatenated too; a
+// plain matmul of the same input merges with neither (it would need a zero bias), nor does a
+// biased one with an activation.
+// CHECK-LABEL: func.func @biased_qkv(
+// CHECK-NEXT:  %[[G:[^ ]+]] = fused.matmul_bias_act %x, %wg, %bk {activation = "gelu"}
+// CHECK-NEXT:  %[[V:[^ ]+]] = nn.matmul %x, %wv
+// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %wq, %wk {axis = 1 : i64} : (tensor<16x8xf32>, tensor<16x4xf32>) -> tensor<16x12xf32>
+// CHECK-NEXT:  %[[SHARED_B:[^ ]+]] = nn.concat %bq, %bk {axis = 0 : i64} : (tensor<8xf32>, tensor<4xf32>) -> tensor<12xf32>
+// CHECK-NEXT:  %[[SHARED:[^ ]+]] = fused.matmul_bias_act %x, %[[SHARED_W]], %[[SHARED_B]] : tensor<4x16xf32>, tensor<16x12xf32>, tensor<12xf32> -> tensor<4x12xf32>
+// CHECK-NEXT:  %[[Q:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 8 : i64} : tensor<4x12xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:  %[[K:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 8 : i64, length = 4 : i64} : tensor<4x12xf32> -> tensor<4x4xf32>
+// CHECK-NEXT:  func.return %[[Q]], %[[K]], %[[V]], %[[G]]
+func.func @biased_qkv(%x: tensor<4x16xf32>, %wq: tensor<16x8xf32>, %wk: tensor<16x4xf32>, %wv: tensor<16x4xf32>, %wg: tensor<16x4xf32>, %bq: tensor<8xf32>, %bk: tensor<4xf32>) -> (tensor<4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %q = fused.matmul_bias_act %x, %wq, %bq : tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %k = fused.matmul_bias_act %x, %wk, %bk : tensor<4x16xf32>, tensor<16x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+  %g = fused.matmul_bias_act %x, %wg, %bk {activation = "gelu"} : tensor<4x16xf32>, tensor<16x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+  %v = nn.matmul %x, %wv : tensor<4x16xf32>, tensor<16x4xf32> -> tensor<4x4xf32>
+  func.return %q, %k, %v, %g : tensor<4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Zero biases (constants of one value, as the importer leaves an exporter's zero biases) are
+// one constant, not a concat to copy on every call.
+// CHECK-LABEL: func.func @zero_biases(
+// CHECK-NEXT:  %[[SHARED_W:[^ ]+]] = nn.concat %wq, %wk {axis = 1 : i64} : (tensor<16x8xf32>, tensor<16x4xf32>) -> tensor<16x12xf32>
+// CHECK-NEXT:  %[[SHARED_B:[^ ]+]] = nn.constant {value = dense<0.000000e+00> : tensor<12xf32>} : tensor<12xf32>
+// CHECK-NEXT:  %[[SHARED:[^ ]+]] = fused.matmul_bias_act %x, %[[SHARED_W]], %[[SHARED_B]] : tensor<4x16xf32>, tensor<16x12xf32>, tensor<12xf32> -> tensor<4x12xf32>
+// CHECK-NEXT:  %[[Q:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 0 : i64, length = 8 : i64}
+// CHECK-NEXT:  %[[K:[^ ]+]] = nn.narrow %[[SHARED]] {axis = 1 : i64, start = 8 : i64, length = 4 : i64}
+// CHECK-NEXT:  func.return %[[Q]], %[[K]]
+func.func @zero_biases(%x: tensor<4x16xf32>, %wq: tensor<16x8xf32>, %wk: tensor<16x4xf32>) -> (tensor<4x8xf32>, tensor<4x4xf32>) {
+  %bq = nn.constant {value = dense<0.0> : tensor<8xf32>} : tensor<8xf32>
+  %bk = nn.constant {value = dense<0.0> : tensor<4xf32>} : tensor<4xf32>
+  %q = fused.matmul_bias_act %x, %wq, %bq : tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %k = fused.matmul_bias_act %x, %wk, %bk : tensor<4x16xf32>, tensor<16x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+  func.return %q, %k : tensor<4x8xf32>, tensor<4x4xf32>
+}

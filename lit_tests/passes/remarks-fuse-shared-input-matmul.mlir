@@ -14,6 +14,8 @@
 // CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: a column operand is not as wide as the result (a scalar bias)
 // CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: a column operand is not as wide as the result (a scalar bias)
 // CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other GEMM of its input is the same op with the same properties (activation)
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other GEMM of its input is the same op with the same properties (activation)
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other GEMM of its input is the same op with the same properties (activation)
 // CHECK-NOT: remark
 
 // APPLIED: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #0: 2 matmuls into one
@@ -23,4 +25,6 @@
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #4: 3 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #5: 3 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #6: 2 matmuls into one
+// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #7: 2 matmuls into one
+// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #8: 2 matmuls into one
 // APPLIED-NOT: remark

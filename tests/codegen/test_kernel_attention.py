@@ -116,3 +116,27 @@ def test_attention_parameters_and_geometry():
 def test_attention_rejects_a_layout_narrower_than_a_row():
     with pytest.raises(ValueError, match="cannot hold"):
         attention("attention_bad", 1, 4, 4, 2, 3, 1.0, q_layout=HeadsLayout(row_stride=5))
+
+
+@pytest.mark.parametrize(("seq", "window", "block_k"), [(19, 4, 8), (37, 1, 4), (12, 12, 4)],
+                         ids=["window-4", "window-1", "window-all"])
+def test_attention_with_a_sliding_window(launch, seq, window, block_k):
+    """Mistral's sliding window: query ``i`` sees keys ``(i - window, i]`` (and the key mask);
+    against a numpy band, with a mask that hides some rows' whole window (zeros there)."""
+    batch, heads, dim = 2, 2, 8
+    rng = np.random.default_rng(seq + window)
+    q, k, v = (rng.standard_normal((batch, seq, heads * dim), dtype=np.float32)
+               for _ in range(3))
+    mask = _mask(batch, seq, rng)
+    kernel = attention("attention_window", batch, seq, seq, heads, dim, 0.3, causal=True,
+                       has_mask=True, window=window, block_k=block_k)
+    got = launch(kernel, {"q": q, "k": k, "v": v, "mask": mask},
+                 {"out": (batch, seq, heads * dim)})["out"]
+    band = np.tril(np.ones((seq, seq), bool)) & ~np.tril(np.ones((seq, seq), bool), -window)
+    masked = np.where(band[None, :, :, None], 1.0, 0.0)  # [1, S, S, 1]: per query, per key
+    expected = np.stack([
+        _reference(q[:, i:i + 1], k, v, heads, dim, 0.3, mask * masked[0, i, :, 0], False)[:, 0]
+        for i in range(seq)], axis=1)
+    np.testing.assert_allclose(got, expected, **TOLERANCE)
+    with pytest.raises(ValueError, match="needs causal"):
+        attention("attention_window_full", batch, seq, seq, heads, dim, 0.3, window=window)

@@ -219,3 +219,23 @@ def test_mma_attention_rejects_what_it_cannot_compute():
         attention_mma("a", 1, 4, 4, 1, 16, 1.0, dtype="f32")
     with pytest.raises(ValueError, match="multiples of 16"):
         attention_mma("a", 1, 4, 4, 1, 24, 1.0)
+
+
+def test_mma_attention_groups_query_heads_over_fewer_kv_heads(launch):
+    """Grouped-query attention: 4 query heads over 2 kv heads of 16 (f16, causal, a mask)."""
+    batch, seq, heads, kv_heads, dim = 1, 40, 4, 2, 16
+    rng = np.random.default_rng(3)
+    (qh, q), (kh, k), (vh, v) = (
+        to_half(rng.standard_normal((batch, seq, n * dim), dtype=np.float32), "f16")
+        for n in (heads, kv_heads, kv_heads))
+    mask = _mask(batch, seq, rng)
+    kernel = attention_mma("attention_mma_gqa", batch, seq, seq, heads, dim, 0.25, causal=True,
+                           has_mask=True, dtype="f16", mma=MMA, kv_heads=kv_heads)
+    got = launch(kernel, {"q": qh, "k": kh, "v": vh, "mask": mask},
+                 {"out": (batch, seq, heads * dim)})["out"]
+
+    def repeated(t: np.ndarray) -> np.ndarray:
+        return np.repeat(t.reshape(batch, seq, kv_heads, dim), 2, axis=2).reshape(batch, seq, -1)
+
+    expected = _reference(q, repeated(k), repeated(v), heads, dim, 0.25, mask, True)
+    assert _error(got, expected, v) <= TOLERANCE["f16"]

@@ -123,3 +123,36 @@ def test_tiled_attention_geometry_and_local_memory():
     assert tiled_attention_config(64, False, 32768, 1024) == (8, 8)
     assert tiled_attention_config(64, False, 32768, 32) is None
     assert tiled_attention_config(256, False, 49152, 1024) is None
+
+
+def repeat_heads(t: np.ndarray, group: int, dim: int) -> np.ndarray:
+    """``[B, S, KV*D] -> [B, S, KV*group*D]``: each head ``group`` times in a row."""
+    b, s, width = t.shape
+    return np.repeat(t.reshape(b, s, width // dim, dim), group, axis=2).reshape(b, s, -1)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_tiled_attention_groups_query_heads_over_fewer_kv_heads(launch, causal):
+    """Grouped-query attention (4 query heads over 2 kv heads) read from one packed q|k|v
+    buffer, as a Llama layer's fused projection writes it; the simple kernel agrees."""
+    batch, seq, heads, kv_heads, dim = 2, 19, 4, 2, 8
+    width, kv_width = heads * dim, kv_heads * dim
+    rng = np.random.default_rng(11)
+    qkv = rng.standard_normal((batch, seq, width + 2 * kv_width), dtype=np.float32)
+    mask = _mask(batch, seq, rng)
+    stride = width + 2 * kv_width
+    layouts = {"q_layout": HeadsLayout(row_stride=stride, column_offset=0),
+               "k_layout": HeadsLayout(row_stride=stride, column_offset=width),
+               "v_layout": HeadsLayout(row_stride=stride, column_offset=width + kv_width)}
+    common = (batch, seq, seq, heads, dim, 0.3)
+    flags = {"causal": causal, "has_mask": True, "kv_heads": kv_heads, **layouts}
+    inputs = {"q": qkv, "k": qkv, "v": qkv, "mask": mask}
+    outputs = {"out": (batch, seq, width)}
+    result = launch(attention_tiled("attention_tiled_gqa", *common, **flags, query_threads=8,
+                                    key_threads=8), inputs, outputs)["out"]
+    q, k, v = qkv[..., :width], qkv[..., width:width + kv_width], qkv[..., width + kv_width:]
+    expected = _reference(q, repeat_heads(k, 2, dim), repeat_heads(v, 2, dim), heads, dim, 0.3,
+                          mask, causal)
+    np.testing.assert_allclose(result, expected, **TOLERANCE)
+    simple = launch(attention("attention_simple_gqa", *common, **flags), inputs, outputs)["out"]
+    np.testing.assert_allclose(simple, expected, **TOLERANCE)

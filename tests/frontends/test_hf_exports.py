@@ -6,11 +6,9 @@ at opset 18), torch's ``nn.TransformerEncoder``, and Llama and Qwen2 in float16;
 
 Each imports and matches ONNX Runtime fused and in the numpy reference of the imported IR, with
 padding in the mask (f32: atol 1e-4 times the output's largest magnitude, rtol 1e-3; f16:
-2e-2), and runs in at most `LAUNCHES_PER_LAYER` kernel launches per layer (the launches of the
-compiled executable over the 2 layers, embeddings and final norm included). Each recognises
-its attention as ``nn.attention`` with no softmax left, except where ``nn.attention`` cannot
-express what the model computes: Mistral's sliding window (4 keys, the sequence is 8) is left
-as written.
+2e-2). Each recognises its attention as ``nn.attention`` with no softmax left (Mistral's with
+its sliding window of 4 keys, the sequence is 8; torch's encoder with its padding mask), and
+runs in at most `LAUNCHES_PER_LAYER` kernel launches per layer.
 """
 
 from __future__ import annotations
@@ -37,18 +35,16 @@ from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx  # noqa: E402
 MODELS = Path(__file__).parent / "models"
 FILES = sorted([*MODELS.glob("hf_*.onnx"), *MODELS.glob("torch_encoder_*.onnx")])
 KINDS = ("bert", "roberta", "distilbert", "gpt2", "llama", "mistral", "qwen2", "gemma")
-LEFT_AS_WRITTEN = {"mistral": "sliding window"}
+LEFT_AS_WRITTEN: dict[str, str] = {}
 """Architectures whose attention stays a softmax, and why."""
 
-LAYERS = 2
-LAUNCHES_PER_LAYER = {
-    "bert": 8.5, "roberta": 11.5, "distilbert": 8.0, "gpt2": 8.5, "encoder": 7.5,
-    "llama": 17.5, "qwen2": 17.5, "gemma": 17.5, "mistral": 22.5,
-}
-"""The most kernel launches per layer each architecture may take (what it takes now, on the
-CPU device: a regression fails). A hand-written layer takes 7-8; BERT and GPT-2 take 7 per
-layer plus the embeddings (3 launches over 2 layers), RoBERTa 7 plus its position ids
-(9)."""
+LAUNCHES_PER_LAYER = {"bert": 8.5, "roberta": 11.5, "distilbert": 8, "gpt2": 8.5, "llama": 10,
+                      "mistral": 10, "qwen2": 10, "gemma": 10.5, "encoder": 7.5}
+"""The most kernel launches of the compiled model (2 layers, embeddings and final norm
+included) per layer, by architecture, as `bench/import_matrix.py` counts them (CPU device; a
+layer of BERT, GPT-2 or the encoder is 7, the rest embeddings: RoBERTa's position ids take 9);
+f16 exports may take `HALF_EXTRA` more (casts)."""
+HALF_EXTRA = 1.5
 
 
 def kind_of(path: Path) -> str:
@@ -106,8 +102,7 @@ def test_matches_onnxruntime_fused_and_reference(path: Path) -> None:
     exe = compile(imported.module, device=DEVICE, params=imported.params)
     assert_close(OnnxExecutable(exe, imported)(**inputs), expected, f"{path.name} fused",
                  atol, rtol)
-    launches = len(exe.launches) / LAYERS  # type: ignore[union-attr]
-    if DEVICE == "cpu":  # the ceilings are the CPU device's counts
-        assert launches <= LAUNCHES_PER_LAYER[kind_of(path)], (path.name, launches)
+    ceiling = LAUNCHES_PER_LAYER[kind_of(path)] + (HALF_EXTRA if path.stem.endswith("_f16") else 0)
+    assert len(exe.launches) / 2 <= ceiling, f"{len(exe.launches)} launches for 2 layers"
     assert_close(reference_outputs(model, inputs), expected, f"{path.name} reference",
                  atol, rtol)

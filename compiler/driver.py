@@ -40,6 +40,7 @@ from fusec.compiler.onnx_driver import (
     module_params,
 )
 from fusec.compiler.pipeline import run_pipeline
+from fusec.dialects.bound_inputs import mark_bound
 from fusec.knobs import overridden as knobs_overridden
 from fusec.lowering.lower_to_kernels import lower_opencl_spec
 from fusec.placement.calibration import Setup, load_setup
@@ -254,9 +255,10 @@ def fuse_and_fold(
         return pipeline, params
     name = select_function(module, function, filename)
     spec = "" if pipeline in ("", "none") else pipeline
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    mark_bound(fn, params.keys())
     if spec:
         run_pipeline(make_context(), module, spec, filename)
-    fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     return "none", fold_bound_inputs(fn, params)
 
 
@@ -314,9 +316,10 @@ def compile_placed(
     module = load(source_or_module, filename)
     name = select_function(module, function, filename)
     spec = "" if pipeline in ("", "none") else pipeline
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    mark_bound(fn, (params or {}).keys())
     if spec:
         run_pipeline(make_context(), module, spec, filename)
-    fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     if params:
         params = fold_bound_inputs(fn, params)
     single = pair.single

@@ -5,8 +5,8 @@ the weights of matmuls that share their input (Llama's gate and up projections) 
 ``nn.concat`` that, left in place, copies megabytes on every call. Where every operand of such
 an op is bound (``fusec.compile(params=...)``, an ONNX model's weights) or was folded itself,
 the op runs here, on the numpy reference, and its result becomes a new bound input of the
-function; bound inputs that nothing reads any more leave the signature (and the weights to
-bind). Only ops that move data are folded (`FOLDED`), so the folded values are the bits the
+function (an operand that is an `nn.constant` counts as bound, and goes once nothing reads it);
+bound inputs that nothing reads any more leave the signature (and the weights to bind). Only ops that move data are folded (`FOLDED`), so the folded values are the bits the
 device would have made.
 
     %w = nn.concat %w_gate, %w_up {axis = 1 : i64} : ... -> tensor<768x4096xf32>
@@ -62,6 +62,10 @@ def fold_bound_inputs(fn: func.FuncOp, params: Mapping[str, np.ndarray]) -> dict
     known: dict[SSAValue, np.ndarray] = {
         arg: from_host(np.asarray(params[names[arg]]), arg.type) for arg in sources
     }
+    constants = [producer for op in folded for v in op.operands
+                 if isinstance(producer := v.owner, nn.ConstantOp)]
+    for const in constants:
+        (known[const.result],) = run_op(const, [], None)
     for op in folded:
         (result,) = op.results
         (value,) = run_op(op, [known[v] for v in op.operands], None)
@@ -81,6 +85,10 @@ def fold_bound_inputs(fn: func.FuncOp, params: Mapping[str, np.ndarray]) -> dict
     for op in reversed(folded):
         op.detach()
         op.erase()
+    for const in dict.fromkeys(constants):
+        if not const.result.uses:
+            const.detach()
+            const.erase()
     for arg in sorted(sources, key=lambda a: a.index, reverse=True):
         block.erase_arg(arg)
     fn.function_type = FunctionType.from_lists([a.type for a in block.args],
@@ -89,10 +97,15 @@ def fold_bound_inputs(fn: func.FuncOp, params: Mapping[str, np.ndarray]) -> dict
 
 
 def _foldable(fn: func.FuncOp, bound: set[SSAValue]) -> list[Operation]:
-    """The ops of `FOLDED` that only `bound` values feed, through other such ops, in order."""
+    """The ops of `FOLDED` that only `bound` values and constants feed, through other such
+    ops, in order (a concatenation of biases made constants by the importer is folded as one
+    of weights is)."""
     known = set(bound)
     folded: list[Operation] = []
     for op in fn.body.block.ops:
+        if isinstance(op, nn.ConstantOp):
+            known.add(op.result)
+            continue
         if isinstance(op, FOLDED) and op.operands and all(v in known for v in op.operands):
             known.update(op.results)
             folded.append(op)

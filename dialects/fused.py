@@ -114,6 +114,7 @@ class MatmulBiasActOp(IRDLOperation):
 
     name = "fused.matmul_bias_act"
     FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
+    COLUMN_OPERANDS: ClassVar[tuple[str, ...]] = ("w", "bias")
     x = operand_def()
     w = operand_def()
     bias = operand_def()

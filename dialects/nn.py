@@ -387,6 +387,7 @@ class MatmulOp(IRDLOperation):
 
     name = "nn.matmul"
     FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
+    COLUMN_OPERANDS: ClassVar[tuple[str, ...]] = ("rhs",)
     lhs = operand_def()
     rhs = operand_def()
     result = result_def()

@@ -16,6 +16,12 @@ through `op_kind` rather than testing op names. The kinds are TVM's op patterns 
 
 A new op declares its kind when it is written; ``tests/dialects/test_op_kinds.py`` fails for a
 registered op that has none.
+
+A GEMM-kind op may also declare ``COLUMN_OPERANDS``: the names of its operands whose last axis is
+its result's last axis (a weight's columns, a bias), its first operand being the input every
+output column reads whole. Such ops of one input split by columns: siblings with equal
+properties merge into one op of those operands concatenated along their last axes
+(``fuse-shared-input-matmul``), whatever the op.
 """
 
 from __future__ import annotations
@@ -47,3 +53,10 @@ def declared_kind(cls: type[Operation]) -> OpKind | None:
     """What ``cls`` declares, or None (for the test that every op declares one)."""
     kind = getattr(cls, "FUSION_KIND", None)
     return kind if isinstance(kind, OpKind) else None
+
+
+def column_operands(op: Operation) -> tuple[str, ...]:
+    """The operands ``op`` declares column-indexed (see the module docstring); () when it
+    declares none."""
+    names = getattr(type(op), "COLUMN_OPERANDS", ())
+    return tuple(names) if op_kind(op) is OpKind.GEMM else ()

@@ -8,8 +8,10 @@ heads for grouped-query attention, transposes ``[0, 2, 1]`` on a ``[B*H, S, D]``
 differ in every step. `packed_operand` walks up such a chain to the first value that is not a
 copy (the source), evaluates the chain on an array of identities (element ``i`` of the source is
 ``i``) and compares the result, element by element, with the layouts ``nn.attention`` can take
-cheaply: the source itself reshaped (the heads split off a ``[B, S, H*D]`` projection), or a
-heads-first source (after a rotary embedding) with its heads repeated by a gather. Whatever the
+cheaply: the source itself reshaped (the heads split off a ``[B, S, H*D]`` projection), a
+last-axis slice of it (q, k and v split off one packed ``[B, S, 3*H*D]`` projection, as torch's
+``MultiheadAttention`` writes with its ``in_proj``: a Narrow read in place), or a heads-first
+source (after a rotary embedding) with its heads repeated by a gather. Whatever the
 chain is, the answer is exact for every element, or there is none and the operand is packed
 from the heads-first value as it is.
 """
@@ -24,7 +26,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from fusec.dialects import nn
-from fusec.dialects.common import shape_of
+from fusec.dialects.common import int_prop, shape_of
 from fusec.frontends.onnx_mask import constant_array
 
 MAX_ELEMENTS = 1 << 24
@@ -55,7 +57,7 @@ def copy_chain_source(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
     chain: list[Operation] = []
     while isinstance(value, OpResult) and len(chain) < MAX_DEPTH:
         op = value.op
-        if not (isinstance(op, (nn.ReshapeOp, nn.TransposeOp)) or is_expand(op)):
+        if not (isinstance(op, (nn.ReshapeOp, nn.TransposeOp, nn.NarrowOp)) or is_expand(op)):
             break
         chain.append(op)
         value = op.operands[1] if isinstance(op, nn.WhereOp) else op.operands[0]
@@ -71,6 +73,9 @@ def identities(source: SSAValue, chain: list[Operation]) -> np.ndarray:
             ids = ids.reshape(out)
         elif isinstance(op, nn.TransposeOp):
             ids = ids.transpose(list(op.perm.get_values()))  # type: ignore[attr-defined]
+        elif isinstance(op, nn.NarrowOp):
+            axis, start = int_prop(op, "axis") % ids.ndim, int_prop(op, "start")
+            ids = np.take(ids, range(start, start + int_prop(op, "length")), axis=axis)
         else:
             ids = np.broadcast_to(ids, out)
     return ids
@@ -107,11 +112,9 @@ def packed_operand(value: SSAValue, transposed: bool) -> Packed:
         ids = identities(source, chain)
         heads_first = ids.transpose(0, 1, 3, 2) if transposed else ids
         tokens = heads_first.transpose(0, 2, 1, 3).reshape(b, s, h * d)
-        if np.array_equal(tokens, np.arange(tokens.size).reshape(tokens.shape)):
-            if shape_of(source) == (b, s, h * d):
-                return Packed(source, [])
-            reshape = nn.ReshapeOp(source, packed_type)
-            return Packed(reshape.result, [reshape])
+        sliced = packed_slice(tokens, shape_of(source))
+        if sliced is not None:
+            return slice_of(source, packed_type, *sliced)
         idx = repeated_heads(heads_first, shape_of(source))
         if idx is not None:
             ops: list[Operation] = []
@@ -125,6 +128,35 @@ def packed_operand(value: SSAValue, transposed: bool) -> Packed:
                 ops, heads = [table, gather], gather.result
             return pack(heads, [0, 2, 1, 3], packed_type, ops)
     return pack(value, [0, 3, 1, 2] if transposed else [0, 2, 1, 3], packed_type, [])
+
+
+def packed_slice(tokens: np.ndarray, source_shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """``(width, start)`` when ``tokens`` (``[B, S, H*D]`` identities) are the columns
+    ``[start, start + H*D)`` of the source read as ``[B, S, width]``, else None."""
+    b, s, hd = tokens.shape
+    if math.prod(source_shape) % (b * s):
+        return None
+    width = math.prod(source_shape) // (b * s)
+    start = int(tokens.flat[0])
+    if start + hd > width:
+        return None
+    rows = np.arange(b * s).reshape(b, s, 1) * width
+    expected = rows + start + np.arange(hd).reshape(1, 1, hd)
+    return (width, start) if np.array_equal(tokens, expected) else None
+
+
+def slice_of(source: SSAValue, packed_type: TensorType, width: int, start: int) -> Packed:
+    """The columns ``[start, start + H*D)`` of ``source`` read as ``[B, S, width]``."""
+    b, s, hd = packed_type.get_shape()
+    ops: list[Operation] = []
+    value = source
+    if shape_of(source) != (b, s, width):
+        ops.append(nn.ReshapeOp(source, TensorType(packed_type.element_type, [b, s, width])))
+        value = ops[-1].results[0]
+    if width != hd:
+        ops.append(nn.NarrowOp(value, 2, start, hd))
+        value = ops[-1].results[0]
+    return Packed(value, ops)
 
 
 def pack(value: SSAValue, perm: list[int], packed_type: TensorType,

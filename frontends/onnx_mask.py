@@ -12,6 +12,11 @@ constant it equals. Anything else in the chain (arithmetic on the mask, a gather
 indices) makes the answer None. So the attention pattern can then compare the layout with
 "key mask broadcast over the queries" and "the same, below the diagonal only" exactly, for every
 element, whatever the spelling.
+
+`additive_key_mask` does the same for a float mask added to the scores (torch's
+``MultiheadAttention``: ``where(key_padding_mask, -inf, 0)`` reshaped and expanded over the
+heads): copies of a ``where(c, 0, -big)`` or ``where(c, -big, 0)`` of splats, ``c`` a key mask
+read directly (the second form hides the keys where it is true: the polarity is returned).
 """
 
 from __future__ import annotations
@@ -81,12 +86,48 @@ def key_mask_layout(cond: SSAValue, params: Mapping[str, np.ndarray]) -> KeyMask
     return None
 
 
+@dataclass(frozen=True)
+class AdditiveKeyMask:
+    """A float ``[B|1, H|1, S_q|1, S_k]`` mask added to the scores, as a key mask."""
+
+    source: SSAValue
+    """The ``[B, S_k]`` key mask it reads."""
+
+    hides_where_true: bool
+    """The key mask is nonzero at the keys hidden (a padding mask), not at those attended."""
+
+
+def additive_key_mask(value: SSAValue, batch: int, keys: int, big_negative: float,
+                      params: Mapping[str, np.ndarray]) -> AdditiveKeyMask | None:
+    """The key mask that the float ``value``, added to ``[B, H, S_q, S_k]`` scores, applies
+    exactly: 0 at the keys attended and at most ``big_negative`` at the others, the same for
+    every head and query; else None."""
+    shape = shape_of(value)
+    if len(shape) != 4 or shape[3] != keys or shape[0] not in (1, batch) \
+            or math.prod(shape) > MAX_ELEMENTS:
+        return None
+    tracer = _Tracer(params, big_negative)
+    ids = tracer.identities(value, 0)
+    if ids is None or tracer.source is None or tracer.hides is None \
+            or shape_of(tracer.source) != (batch, keys):
+        return None
+    key = np.arange(batch * keys).reshape(batch, 1, 1, keys)
+    if not (np.broadcast_to(ids, (batch, *shape[1:])) == np.broadcast_to(
+            key, (batch, *shape[1:]))).all():
+        return None
+    return AdditiveKeyMask(tracer.source, tracer.hides)
+
+
 class _Tracer:
     """Evaluates copy chains on identities; remembers the one key mask they read."""
 
-    def __init__(self, params: Mapping[str, np.ndarray]) -> None:
+    def __init__(self, params: Mapping[str, np.ndarray], big_negative: float = -math.inf
+                 ) -> None:
         self.params = params
         self.source: SSAValue | None = None
+        self.big_negative = big_negative
+        self.hides: bool | None = None
+        """For a float mask, whether its key mask is nonzero at the hidden keys."""
 
     def identities(self, value: SSAValue, depth: int) -> np.ndarray | None:
         if depth > MAX_DEPTH or math.prod(shape_of(value)) > MAX_ELEMENTS:
@@ -94,6 +135,8 @@ class _Tracer:
         constant = self.constant_bools(value)
         if constant is not None:
             return np.where(constant, TRUE, FALSE)
+        if isinstance(value, BlockArgument) and self.is_bool(value):
+            return self.key_mask(value)
         if not isinstance(value, OpResult):
             return None
         op = value.op
@@ -132,6 +175,8 @@ class _Tracer:
             if ids_a is None or ids_b is None:
                 return None
             return np.broadcast_to(np.where(select, ids_a, ids_b), shape)
+        if not self.is_bool(a):
+            return self.additive(cond, a, b, shape, depth)
         const_a, const_b = self.constant_bools(a), self.constant_bools(b)
         if const_a is None or const_b is None or const_a.size != 1 or const_b.size != 1:
             return None
@@ -139,6 +184,26 @@ class _Tracer:
             ids = self.identities(cond, depth + 1)
             return None if ids is None else np.broadcast_to(ids, shape)
         return None
+
+    def additive(self, cond: SSAValue, a: SSAValue, b: SSAValue, shape: tuple[int, ...],
+                 depth: int) -> np.ndarray | None:
+        """``where(cond, 0, -big)`` or ``where(cond, -big, 0)`` of float splats: the
+        identities of ``cond``, the polarity noted (one per mask)."""
+        values = [constant_array(x, self.params) for x in (a, b)]
+        if any(v is None or v.size == 0 or (v != v.reshape(-1)[0]).any() for v in values):
+            return None
+        first, second = (float(v.reshape(-1)[0]) for v in values)  # type: ignore[union-attr]
+        if first == 0.0 and second <= self.big_negative:
+            hides = False
+        elif first <= self.big_negative and second == 0.0:
+            hides = True
+        else:
+            return None
+        if self.hides is not None and self.hides != hides:
+            return None
+        self.hides = hides
+        ids = self.identities(cond, depth + 1)
+        return None if ids is None else np.broadcast_to(ids, shape)
 
     def key_mask(self, value: SSAValue) -> np.ndarray | None:
         """The identities of the key mask ``value`` (an argument of the function); one per

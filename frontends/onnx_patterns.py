@@ -33,8 +33,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, ModuleOp, TensorType, f32
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    ModuleOp,
+    TensorType,
+    f32,
+)
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -42,12 +49,13 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from fusec.dialects import nn
 from fusec.dialects.common import element_of, shape_of
-from fusec.frontends.onnx_heads import packed_operand
-from fusec.frontends.onnx_mask import constant_array, key_mask_layout
+from fusec.frontends.onnx_heads import MAX_DEPTH, MAX_ELEMENTS, identities, packed_operand
+from fusec.frontends.onnx_mask import additive_key_mask, constant_array, key_mask_layout
 
 TOLERANCE = 1e-5
 HALF_TYPES = (Float16Type(), BFloat16Type())
@@ -296,13 +304,19 @@ def key_mask(value: SSAValue, batch: int, keys: int) -> SSAValue | None:
 
 
 def additive_mask(value: SSAValue, batch: int, keys: int, params: Mapping[str, np.ndarray]
-                  ) -> tuple[SSAValue | None, bool, int | None] | None:
-    """The key mask, causality and sliding window of an additive attention mask: HF's
-    ``(1 - mask) * -big`` (`key_mask`), or ``where(cond, 0, -big)`` with ``cond`` any spelling
-    of a key mask and/or a causal triangle, maybe a band (`onnx_mask.key_mask_layout`)."""
+                  ) -> tuple[SSAValue | None, bool, int | None, bool] | None:
+    """The key mask, causality, sliding window and polarity (whether the key mask is nonzero at
+    the keys hidden) of an additive attention mask: HF's ``(1 - mask) * -big`` (`key_mask`),
+    ``where(cond, 0, -big)`` with ``cond`` any spelling of a key mask and/or a causal triangle,
+    maybe a band (`onnx_mask.key_mask_layout`), or copies of ``where(key_mask, 0, -big)`` or
+    ``where(padding_mask, -big, 0)`` spread over heads and queries
+    (`onnx_mask.additive_key_mask`)."""
     mask = key_mask(value, batch, keys)
     if mask is not None:
-        return mask, False, None
+        return mask, False, None, False
+    spread = additive_key_mask(value, batch, keys, BIG_NEGATIVE, params)
+    if spread is not None:
+        return spread.source, False, None, spread.hides_where_true
     where = defined_by(value, nn.WhereOp)
     if where is None or splat_of(where.operands[1]) != 0.0:
         return None
@@ -314,7 +328,20 @@ def additive_mask(value: SSAValue, batch: int, keys: int, params: Mapping[str, n
         return None
     if shape_of(where.operands[0])[3] != keys:
         return None
-    return layout.source, layout.causal, layout.window
+    return layout.source, layout.causal, layout.window, False
+
+
+def attended_keys(padding: SSAValue) -> list[Operation]:
+    """``where(padding, 0, 1)`` in f32: the key mask, nonzero at the keys attended, of a
+    padding mask (nonzero at the keys hidden), and its constants."""
+    shape = shape_of(padding)
+    ops: list[Operation] = [
+        nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f32, []), [v]))
+        for v in (0.0, 1.0)
+    ]
+    ops.append(nn.WhereOp(padding, ops[0].results[0], ops[1].results[0],
+                          TensorType(f32, shape)))
+    return ops
 
 
 def is_lower_triangular(value: SSAValue, size: int, params: Mapping[str, np.ndarray]) -> bool:
@@ -402,6 +429,9 @@ class ExportedAttention(RewritePattern):
     missed: dict[Operation, str] = field(default_factory=dict)
     """Why each softmax that ends an attention-like subgraph was not rewritten."""
 
+    attended: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """Padding mask -> the key mask made of it (`attended_keys`), shared by every layer."""
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         softmax = self.candidate(op)
         if softmax is None:
@@ -411,13 +441,10 @@ class ExportedAttention(RewritePattern):
             self.missed[softmax] = reason
 
     def candidate(self, op: Operation) -> nn.SoftmaxOp | None:
-        """The softmax of ``reshape(transpose(softmax(...) @ v))``, else None."""
-        if not isinstance(op, nn.ReshapeOp):
-            return None
-        out = single(op.input, nn.TransposeOp)
-        if out is None or perm_of(out) != [0, 2, 1, 3]:
-            return None
-        context = single(out.operands[0], nn.MatmulOp)
+        """The softmax of ``reshape(moved(softmax(...) @ v))``, where the copies ``moved``
+        merge the heads back into ``[B, S, H*D]`` (checked on element identities,
+        `merged_context`), else None."""
+        context = merged_context(op)
         if context is None:
             return None
         probabilities = nan_guarded(context.operands[0])
@@ -428,7 +455,8 @@ class ExportedAttention(RewritePattern):
     def rewrite(self, op: Operation, softmax: nn.SoftmaxOp,
                 rewriter: PatternRewriter) -> str | None:
         """Rewrites the attention ending at ``op``; else why not."""
-        context = op.operands[0].op.operands[0].op  # type: ignore[attr-defined]
+        context = merged_context(op)
+        assert context is not None
         if softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
             return "the softmax is not over the keys (the last axis)"
         scores = softmax.operands[0]
@@ -447,7 +475,16 @@ class ExportedAttention(RewritePattern):
             if found is None:
                 return ("the mask added to the scores is not a key mask and/or the causal "
                         "triangle or a band of it (checked on its values)")
-            mask, causal, window = found
+            mask, causal, window, hides = found
+            if hides and mask is not None:
+                keep = self.attended.get(mask)
+                if keep is None:
+                    made = attended_keys(mask)
+                    rewriter.insert(made, InsertPoint.at_start(mask.block)
+                                    if isinstance(mask, BlockArgument)
+                                    else InsertPoint.after(mask.owner))  # type: ignore
+                    keep = self.attended[mask] = made[-1].results[0]
+                mask = keep
         where = single(scores, nn.WhereOp)
         if where is not None:
             big = splat_of(where.operands[2])
@@ -494,6 +531,33 @@ class ExportedAttention(RewritePattern):
             ops.append(nn.ReshapeOp(ops[-1].results[0], result_type))
         rewriter.replace(op, ops, [ops[-1].results[0]])
         return None
+
+
+def merged_context(op: Operation) -> nn.MatmulOp | None:
+    """The heads-first context ``[B, H, S, D]`` MatMul that ``op``, a reshape ending a chain of
+    single-use copies, merges back into the attention's ``[B, S, H*D]`` order (whatever
+    transposes and reshapes the exporter wrote: ``[0, 2, 1, 3]`` then a reshape, or torch's
+    ``(S, B, H, D)`` with one batch), else None."""
+    if not isinstance(op, nn.ReshapeOp):
+        return None
+    chain: list[Operation] = [op]
+    value = op.input
+    while len(chain) < MAX_DEPTH:
+        owner = single(value, nn.MatmulOp)
+        if owner is not None:
+            break
+        owner = single(value, nn.ReshapeOp) or single(value, nn.TransposeOp)
+        if owner is None:
+            return None
+        chain.append(owner)
+        value = owner.operands[0]
+    else:
+        return None
+    if len(shape_of(value)) != 4 or math.prod(shape_of(value)) > MAX_ELEMENTS:
+        return None
+    ids = identities(value, chain[::-1])
+    merged = np.arange(ids.size).reshape(shape_of(value)).transpose(0, 2, 1, 3)
+    return owner if np.array_equal(ids.reshape(-1), merged.reshape(-1)) else None
 
 
 RECOGNISED = {"nn.attention": "attention", "nn.gelu": "GELU", "nn.silu": "SiLU",

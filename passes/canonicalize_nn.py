@@ -10,6 +10,9 @@ that computes the same thing is that one:
     pow(x, 1)                                      ->  x
     c1 <op> c2, <op>(c) (splat constants)          ->  the constant (float32 arithmetic)
     c <op> x (op commutative: add, mul, max, min)  ->  x <op> c
+    reshape(f(x, b)), reshape(matmul(x, w))        ->  f(reshape(x), b), matmul(reshape(x), w)
+    reshape(reshape(x)), reshape(x) to x's type    ->  reshape(x), x
+    transpose(x) moving only unit axes, last kept  ->  reshape(x)
     attention(q, repeat(k), repeat(v))             ->  attention(q, k, v){num_kv_heads}
 
 The grouped-heads form: an ``nn.attention`` whose k and v are views (reshape, transpose,
@@ -31,6 +34,19 @@ it reads the same values). A returned reduction, or one read by anything else, k
 by an ulp or so, within what the reference comparisons allow (``rsqrt`` is what the norm
 kernels compute). ``pow(x, 0.5)`` and ``pow(x, -0.5)`` are left alone: ``pow(-inf, 0.5)`` is
 ``+inf`` where ``sqrt(-inf)`` is NaN, and ``pow(-0, 0.5)`` is ``+0`` where ``sqrt(-0)`` is ``-0``.
+
+Rows before the GEMM: a reshape that keeps the last axis (it merges or splits leading axes
+only, as exporters write around a 2-D ``MatMul``) of a GEMM's epilogue chain moves above it
+to the GEMM's input, one op at a time, where each value it passes has no other reader: above
+an elementwise op whose other operands are vectors along the last axis (a bias), and above a
+GEMM that declares column operands (`column_operands`: a 2-D weight, a bias), whose rows are
+independent, by reshaping its input. A reshape whose chain does not reach such a GEMM stays
+(moved into other arithmetic, it would only cut view regions apart) (several reshapes of one value to one type move as one). A reshape of a reshape is one
+reshape, a reshape to its input's type is nothing, and a transpose that keeps the last axis and
+the order of the axes longer than 1 (torch's ``(B, S, E) -> (S, B, E)`` with one batch) is a
+reshape. So
+``reshape(add(matmul(reshape(h), w), b))`` is ``add(matmul(h, w), b)``, which the GEMM epilogue
+fusions match whatever leading axes the exporter flattened.
 
 Folding computes in float32 (numpy), as the program would; it folds splat constants of
 ``f32`` only. Each rewrite is a remark (``fusec-opt --remarks``) naming its rule, and counts
@@ -63,6 +79,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -73,13 +90,16 @@ from xdsl.pattern_rewriter import (
 
 from fusec.dialects import nn
 from fusec.dialects.common import bool_prop, int_prop, ints_prop, shape_of
-from fusec.dialects.op_kinds import OpKind, op_kind
+from fusec.dialects.op_kinds import OpKind, column_operands, op_kind
 from fusec.dialects.scalar_ops import splat_value
 from fusec.passes._util import producer
 from fusec.passes._view_tables import strided_view, view_input, view_table
 from fusec.passes.remarks import may_fuse
 
 PASS = "canonicalize-nn"
+
+MAX_CHAIN = 16
+"""How far up an epilogue chain a reshape is moved to the GEMM (the ops between are few)."""
 
 COMMUTATIVE_OPS = (nn.AddOp, nn.MulOp, nn.MaxOp, nn.MinOp)
 
@@ -260,6 +280,123 @@ class ConstantOnTheRight(RewritePattern):
         rewriter.replace(op, type(op)(op.rhs, op.lhs, op.result.type))
 
 
+def keeps_last_axis(op: nn.ReshapeOp) -> bool:
+    """``op`` merges or splits leading axes only: both shapes end in the same last axis."""
+    src, dst = shape_of(op.input), shape_of(op.result)
+    return bool(src) and bool(dst) and src[-1] == dst[-1]
+
+
+def row_operands(op: Operation) -> list[bool] | None:
+    """For an op a last-axis-keeping reshape may move above: per operand, whether it is
+    reshaped with the result (else it is read as it is, being a vector along the last axis or
+    a GEMM's column operand); None when the reshape may not move above ``op``. An elementwise
+    op reshapes exactly one operand (the others are vectors), so nothing new is reshaped
+    beside the chain."""
+    if len(op.results) != 1 or op.regions:
+        return None
+    shape = shape_of(op.results[0])
+    if op_kind(op) is OpKind.ELEMENTWISE:
+        flags = [shape_of(v) == shape for v in op.operands]
+        vectors = all(full or (len(shape_of(v)) <= 1 and shape_of(v) in ((), (1,), shape[-1:]))
+                      for v, full in zip(op.operands, flags, strict=True))
+        return flags if vectors and sum(flags) == 1 else None
+    names = column_operands(op)
+    if not names:
+        return None
+    cols = [getattr(op, n) for n in names]
+    if len(shape_of(cols[0])) != 2 or any(len(shape_of(c)) > 1 for c in cols[1:]):
+        return None
+    return [i == 0 for i in range(len(op.operands))]
+
+
+def ends_at_gemm(value: SSAValue) -> bool:
+    """``value`` is made by a GEMM with column operands, through ops that a last-axis-keeping
+    reshape moves above (`row_operands`) and such reshapes: the reshape can reach the GEMM's
+    input."""
+    for _ in range(MAX_CHAIN):
+        owner = producer(value)
+        if owner is None:
+            return False
+        if isinstance(owner, nn.ReshapeOp):
+            value = owner.input
+            continue
+        flags = row_operands(owner)
+        if flags is None:
+            return False
+        if column_operands(owner):
+            return True
+        value = owner.operands[flags.index(True)]
+    return False
+
+
+class ReshapeTowardInputs(RewritePattern):
+    """A last-axis-keeping reshape moves above the elementwise op or GEMM making its input."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.ReshapeOp, rewriter: PatternRewriter) -> None:
+        if op.input.type == op.result.type:
+            if applied(op, "identity reshape"):
+                rewriter.replace(op, [], [op.input])
+            return
+        source = producer(op.input)
+        if isinstance(source, nn.ReshapeOp):
+            if applied(op, "reshape of a reshape"):
+                joined = nn.ReshapeOp(source.input, op.result.type)
+                joined.location = op.location
+                rewriter.replace(op, joined)
+                if not source.result.uses:
+                    rewriter.erase(source)
+            return
+        readers = [use.operation for use in op.input.uses]
+        if source is None or not keeps_last_axis(op) or not all(
+                isinstance(r, nn.ReshapeOp) and r.result.type == op.result.type
+                for r in readers) or not ends_at_gemm(op.input):
+            return
+        flags = row_operands(source)
+        if flags is None or not applied(op, "reshape toward inputs"):
+            return
+        rows = list(shape_of(op.result)[:-1])
+        operands: list[SSAValue] = []
+        for v, reshaped in zip(source.operands, flags, strict=True):
+            if not reshaped:
+                operands.append(v)
+                continue
+            t = v.type
+            assert isinstance(t, TensorType)
+            moved = nn.ReshapeOp(v, TensorType(t.element_type, [*rows, shape_of(v)[-1]]))
+            moved.location = op.location
+            rewriter.insert_op(moved, InsertPoint.before(source))
+            operands.append(moved.result)
+        elem = source.results[0].type.element_type  # type: ignore[attr-defined]
+        moved_op = type(source).create(
+            operands=operands, result_types=[TensorType(elem, shape_of(op.result))],
+            properties=dict(source.properties), attributes=dict(source.attributes),
+        )
+        moved_op.location = source.location
+        rewriter.replace(op, moved_op)
+        for other in readers:
+            if other is not op:
+                rewriter.replace(other, [], [moved_op.results[0]])
+        rewriter.erase(source)
+
+
+class UnitAxesTranspose(RewritePattern):
+    """A transpose that keeps the last axis and moves only axes of size 1 is a reshape of the
+    rows (one that moves the last axis stays: the fusions of a matrix and its transpose, such
+    as ``fuse-centered-gram``, match it even for a single row)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.TransposeOp, rewriter: PatternRewriter) -> None:
+        shape = shape_of(op.input)
+        perm = ints_prop(op, "perm")
+        moved = [p for p in perm if shape[p] != 1]
+        if not perm or perm[-1] != len(perm) - 1 or moved != sorted(moved):
+            return
+        if not applied(op, "transpose of unit axes"):
+            return
+        reshape = nn.ReshapeOp(op.input, op.result.type)
+        reshape.location = op.location
+        rewriter.replace(op, reshape)
 def repeat_groups(table: np.ndarray, shape: tuple[int, ...], heads: int, dim: int) -> set[int]:
     """The sizes ``g > 1`` of the groups of ``heads`` consecutive heads that ``table`` (a
     ``[B, S, heads*D]`` view table) reads the same elements for."""
@@ -344,6 +481,8 @@ class CanonicalizeNnPass(ModulePass):
             PowerByConstant(),
             DivideBySqrt(),
             KeepdimsForm(),
+            ReshapeTowardInputs(),
+            UnitAxesTranspose(),
             GroupedHeads(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

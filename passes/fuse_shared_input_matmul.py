@@ -1,16 +1,29 @@
-"""Merges matmuls that read the same input into one matmul of concatenated weights.
+"""Merges GEMMs that read the same input into one GEMM of concatenated column operands.
 
 ``matmul(x, w_1), ..., matmul(x, w_n) -> narrow_i(matmul(x, concat(w_1, ..., w_n)))``, so ``x``
-is read once (QKV projections, gate/up pairs, a router beside an expert).
+is read once (QKV projections, gate/up pairs, a router beside an expert); likewise
+``matmul_bias_act(x, w_i, b_i) -> narrow_i(matmul_bias_act(x, concat(w_i), concat(b_i)))``.
 
-Preconditions: two or more ``nn.matmul`` ops in one block with the same ``x`` (their left
-operand) and 2-D weights (``[K, N_i]``; ``K`` is ``x``'s last dimension). Projections with a
-bias (``fused.matmul_bias_act`` without activation, a 1-D bias ``[N_i]``: Qwen2's q, k and v)
-merge likewise among themselves, into one with the biases concatenated too. The merged matmul goes
-right before the first op that reads any of the originals, so every weight must be defined before
-that op, or be made by a pure op (a ``concat`` of parameters) that can move there; a matmul that
-cannot meet this joins a later group instead (or stays). The originals' results may have any
-users, returns included: each is replaced by a ``narrow`` of the merged result's last axis.
+Which ops merge is declared, not listed here: a GEMM-kind op with ``COLUMN_OPERANDS``
+(`fusec.dialects.op_kinds.column_operands`: ``nn.matmul``'s weight, ``fused.matmul_bias_act``'s
+weight and bias) whose first operand is the shared input. Siblings merge when they are of one
+op, with equal properties (the activation), 2-D weights (``[K, N_i]``; ``K`` is ``x``'s last
+dimension) and every column operand as wide as its result's last axis (a scalar bias does not
+split by columns). The merged op goes right before the first op that reads any of the
+originals, so every column operand must be defined before that op, or be made by a pure op (a
+``concat`` of parameters) that can move there; an op that cannot meet this joins a later group
+instead (or stays). The originals' results may have any users, returns included: each is
+replaced by a ``narrow`` of the merged result's last axis.
+
+Options: ``epilogue-only`` merges only GEMMs that declare a column operand besides the weight
+(a bias), ``plain-only`` only those that declare none; ``bound-only`` merges only where every column operand is known at compile time (an
+``nn.constant`` or an argument marked ``fusec.bound``, `fusec.dialects.bound_inputs`, as
+``fusec.compile`` marks bound weights), so the concatenations are folded once
+(``compiler/fold_params.py``) instead of copied at every call. ``default`` runs the pass with
+``epilogue-only`` and ``bound-only`` right after ``fuse-matmul-bias-act`` (a QKV projection
+with biases becomes one GEMM whose slices ``fuse-attention-block`` and the attention kernel read
+in place), and again with ``plain-only`` after ``fuse-swiglu-dual-matmul`` (so a gate/up pair
+becomes a SwiGLU first).
 
     %q = nn.matmul %x, %wq : tensor<8x32xf32>, tensor<32x16xf32> -> tensor<8x16xf32>
     %k = nn.matmul %x, %wk : tensor<8x32xf32>, tensor<32x16xf32> -> tensor<8x16xf32>
@@ -23,8 +36,8 @@ users, returns included: each is replaced by a ``narrow`` of the merged result's
     %k = nn.narrow %m {axis = 1 : i64, start = 16 : i64, length = 16 : i64}
            : tensor<8x32xf32> -> tensor<8x16xf32>
 
-The matmuls are siblings with no consumer in common, so this pass is a whole-block analysis
-rather than a rewrite pattern: it numbers the ops of each block once, groups each input's matmul
+The GEMMs are siblings with no consumer in common, so this pass is a whole-block analysis
+rather than a rewrite pattern: it numbers the ops of each block once, groups each input's GEMM
 users (found through the input's use list), and rewrites every group once. Linear in the block.
 """
 
@@ -41,8 +54,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import Pure
 
 from fusec.dialects import nn
-from fusec.dialects.common import str_prop
-from fusec.dialects.fused import MatmulBiasActOp
+from fusec.dialects.bound_inputs import known_at_compile_time
+from fusec.dialects.op_kinds import column_operands
 from fusec.dialects.scalar_ops import splat_value
 from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.remarks import may_fuse, missed
@@ -90,28 +103,32 @@ class Positions:
         self.index.update((op, at) for op in ops)
 
 
-Projection = nn.MatmulOp | MatmulBiasActOp
-
-
-def weight(mm: Projection) -> SSAValue:
-    return mm.rhs if isinstance(mm, nn.MatmulOp) else mm.w
-
-
-def operands_to_merge(mm: Projection) -> list[SSAValue]:
-    """The weight and, for a biased projection, its bias: what the merged op concatenates."""
-    return [mm.rhs] if isinstance(mm, nn.MatmulOp) else [mm.w, mm.bias]
-
-
 @dataclass
 class Group:
-    """Matmuls of one input that can merge, and the op the merged matmul must precede."""
+    """GEMMs of one input that can merge, and the op the merged GEMM must precede."""
 
-    matmuls: list[Projection]
+    matmuls: list[Operation]
     first_user: Operation | None
-    ready_at: float  # where the last weight becomes available
+    ready_at: float  # where the last column operand becomes available
 
 
-def movable(op: Operation, candidates: list[Projection]) -> bool:
+def columns(op: Operation) -> list[SSAValue]:
+    """The column operands of ``op`` (its weight first), in operand order."""
+    names = column_operands(op)
+    return [getattr(op, name) for name in operand_names(op) if name in names]
+
+
+def operand_names(op: Operation) -> list[str]:
+    return [name for name, _ in type(op).get_irdl_definition().operands]  # type: ignore
+
+
+def signature(op: Operation) -> tuple[object, ...]:
+    """What siblings must share to merge: the op, its properties, its result's element type."""
+    props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+    return type(op), props, op.results[0].type.element_type  # type: ignore[attr-defined]
+
+
+def movable(op: Operation, candidates: list[Operation]) -> bool:
     """A weight's producer that may move up to the merged matmul: pure, no regions, and not
     reading any of the matmuls being merged (that would make a cycle)."""
     return (
@@ -121,7 +138,7 @@ def movable(op: Operation, candidates: list[Projection]) -> bool:
     )
 
 
-def weight_ready(w: SSAValue, pos: Positions, candidates: list[Projection]) -> float:
+def weight_ready(w: SSAValue, pos: Positions, candidates: list[Operation]) -> float:
     """Where weight ``w`` can be available: where it is defined, or, when its producer can move
     (``concat`` of parameters, a transpose...), where the producer's operands are."""
     at = pos.defined_at(w)
@@ -131,15 +148,15 @@ def weight_ready(w: SSAValue, pos: Positions, candidates: list[Projection]) -> f
     return max((pos.defined_at(v) for v in owner.operands), default=-math.inf)
 
 
-def groups_of(candidates: list[Projection], pos: Positions) -> list[Group]:
-    """Greedy partition, in program order: a matmul joins the open group if every weight is
-    (or can be moved to be) defined before the group's first user; otherwise it waits for the
-    next round."""
+def groups_of(candidates: list[Operation], pos: Positions) -> list[Group]:
+    """Greedy partition, in program order: a GEMM joins the open group if every column operand
+    is (or can be moved to be) defined before the group's first user; otherwise it waits for
+    the next round."""
     groups: list[Group] = []
     pending = sorted(candidates, key=pos.of_op)
     while len(pending) >= 2:
         group = Group([], None, -math.inf)
-        waiting: list[Projection] = []
+        waiting: list[Operation] = []
         for mm in pending:
             user = pos.first_use(mm)
             first = min(
@@ -147,10 +164,10 @@ def groups_of(candidates: list[Projection], pos: Positions) -> list[Group]:
                 key=pos.of_op,
                 default=None,
             )
-            ready = max(group.ready_at, *(weight_ready(v, pos, candidates)
-                                          for v in operands_to_merge(mm)))
-            weight_from_group = any(producer(v) in group.matmuls for v in operands_to_merge(mm))
-            if not weight_from_group and (first is None or ready < pos.of_op(first)):
+            ready = max([group.ready_at,
+                         *(weight_ready(c, pos, candidates) for c in columns(mm))])
+            from_group = any(producer(c) in group.matmuls for c in columns(mm))
+            if not from_group and (first is None or ready < pos.of_op(first)):
                 group.matmuls.append(mm)
                 group.first_user, group.ready_at = first, ready
             else:
@@ -161,60 +178,76 @@ def groups_of(candidates: list[Projection], pos: Positions) -> list[Group]:
     return groups
 
 
-def one_splat(values: list[SSAValue], t: TensorType) -> nn.ConstantOp | None:  # type: ignore
-    """The splat constant of type ``t`` that ``values`` concatenated are, when each is a splat
-    constant of one value (zero biases), else None."""
+def concatenated(values: list[SSAValue]) -> nn.ConcatOp:
+    """``values`` joined along their last axis."""
+    t = values[0].type
+    assert isinstance(t, TensorType)
+    shape = list(t.get_shape())
+    shape[-1] = sum(shape_of(v)[-1] for v in values)
+    return nn.ConcatOp(values, len(shape) - 1, TensorType(t.element_type, shape))
+
+
+def one_splat(values: list[SSAValue]) -> nn.ConstantOp | None:  # type: ignore[type-arg]
+    """The splat constant that ``values`` concatenated along their last axis are, when each is
+    a splat constant of one value (zero biases, as the importer leaves an exporter's), else
+    None."""
     owners = [producer(v) for v in values]
     if not all(isinstance(o, nn.ConstantOp) for o in owners):
         return None
     splats = {splat_value(o) for o in owners}  # type: ignore[arg-type]
     if len(splats) != 1 or None in splats:
         return None
+    first = values[0].type
+    assert isinstance(first, TensorType)
+    shape = list(first.get_shape())
+    shape[-1] = sum(shape_of(v)[-1] for v in values)
+    t = TensorType(first.element_type, shape)
     attr = owners[0].value  # type: ignore[union-attr]
-    return nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [attr.get_values()[0]] * t.get_shape()[0]))
+    return nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(
+        t, [attr.get_values()[0]] * math.prod(t.get_shape())))
 
 
 def merge(group: Group, pos: Positions) -> None:
-    """Replaces the group's matmuls with narrows of one matmul of the concatenated weights."""
+    """Replaces the group's GEMMs with narrows of one GEMM of the concatenated column
+    operands."""
     first = group.matmuls[0]
-    x, out_type = first.operands[0], first.result.type
-    w_type = weight(first).type
-    assert isinstance(out_type, TensorType) and isinstance(w_type, TensorType)
-    widths = [shape_of(weight(mm))[1] for mm in group.matmuls]
-    total = sum(widths)
-    k = shape_of(weight(first))[0]
-    weights = nn.ConcatOp(
-        [weight(mm) for mm in group.matmuls], 1, TensorType(w_type.element_type, [k, total])
-    )
+    out_type = first.results[0].type
+    assert isinstance(out_type, TensorType)
+    widths = [shape_of(mm.results[0])[-1] for mm in group.matmuls]
+    names = column_operands(first)
+    joined: dict[str, Operation] = {}
+    operands: list[SSAValue] = []
+    for i, name in enumerate(operand_names(first)):
+        if name in names:
+            values = [mm.operands[i] for mm in group.matmuls]
+            joined[name] = one_splat(values) or concatenated(values)
+            operands.append(joined[name].result)
+        else:
+            operands.append(first.operands[i])
     shape = list(out_type.get_shape())
-    shape[-1] = total
-    concats: list[Operation] = [weights]
-    if isinstance(first, MatmulBiasActOp):
-        bias_type = TensorType(first.bias.type.element_type, [total])  # type: ignore
-        biases = one_splat([mm.bias for mm in group.matmuls], bias_type)  # type: ignore
-        if biases is None:  # bound biases are concatenated once, at compile time (fold_params)
-            biases = nn.ConcatOp([mm.bias for mm in group.matmuls], 0,  # type: ignore
-                                 bias_type)
-        concats.append(located_at(biases, first))
-        biases.result.name_hint = "shared_b"
-        merged: Operation = MatmulBiasActOp(x, weights.result, biases.result,
-                                            TensorType(out_type.element_type, shape))
-    else:
-        merged = nn.MatmulOp(x, weights.result, TensorType(out_type.element_type, shape))
-    weights.result.name_hint, merged.results[0].name_hint = "shared_w", "shared"
+    shape[-1] = sum(widths)
+    merged = type(first).create(
+        operands=operands, result_types=[TensorType(out_type.element_type, shape)],
+        properties=dict(first.properties), attributes=dict(first.attributes),
+    )
+    for name, concat in joined.items():
+        concat.results[0].name_hint = f"shared_{name}"
+    joined_ops: list[Operation] = list(joined.values())
+    merged.results[0].name_hint = "shared"
     axis = len(shape) - 1
     narrows: list[Operation] = []
     start = 0
     for mm, width in zip(group.matmuls, widths, strict=True):
         narrows.append(located_at(nn.NarrowOp(merged.results[0], axis, start, width), mm))
-        narrows[-1].result.name_hint = mm.result.name_hint
+        narrows[-1].results[0].name_hint = mm.results[0].name_hint
         start += width
-    located_at(weights, first)
+    for concat in joined_ops:
+        located_at(concat, first)
     located_at(merged, first)
-    new_ops: list[Operation] = [*concats, merged, *narrows]
+    new_ops: list[Operation] = [*joined_ops, merged, *narrows]
     # Nothing reads the originals: the last of them is a valid place (every weight precedes it).
     anchor = group.first_user or group.matmuls[-1]
-    for w in {v: None for mm in group.matmuls for v in operands_to_merge(mm)}:  # move up
+    for w in {c: None for mm in group.matmuls for c in columns(mm)}:  # defined too late: move
         owner = producer(w)
         if (
             owner is not None
@@ -226,58 +259,79 @@ def merge(group: Group, pos: Positions) -> None:
             pos.index[owner] = pos.of_op(anchor) - 0.75
     Rewriter.insert_op(new_ops, InsertPoint.before(anchor))
     pos.inserted(new_ops, anchor)
+    replaced = {c: None for mm in group.matmuls for c in columns(mm)}
     for mm, narrow in zip(group.matmuls, narrows, strict=True):
-        mm.result.replace_all_uses_with(narrow.results[0])
-        bias = producer(mm.bias) if isinstance(mm, MatmulBiasActOp) else None
+        mm.results[0].replace_all_uses_with(narrow.results[0])
         Rewriter.erase_op(mm)
-        if isinstance(bias, nn.ConstantOp) and not bias.result.uses:
-            Rewriter.erase_op(bias)
+    for value in replaced:  # constants folded into one splat: nothing reads them any more
+        owner = producer(value)
+        if isinstance(owner, nn.ConstantOp) and not owner.result.uses:
+            Rewriter.erase_op(owner)
 
 
-def mergeable(op: Operation, block: Block) -> bool:
-    if op.parent is not block:
+@dataclass(frozen=True)
+class Policy:
+    epilogue_only: bool
+    plain_only: bool
+    bound_only: bool
+
+    def takes(self, op: Operation) -> bool:
+        """Whether the options let ``op`` merge at all (see the module docstring)."""
+        cols = columns(op)
+        if (self.epilogue_only and len(cols) < 2) or (self.plain_only and len(cols) > 1):
+            return False
+        return not self.bound_only or all(known_at_compile_time(c) for c in cols)
+
+
+def splits_by_columns(op: Operation) -> bool:
+    """``op`` declares column operands, and each is as wide as its result's last axis with a
+    2-D weight (the first)."""
+    cols = columns(op)
+    if not cols or len(shape_of(cols[0])) != 2:
         return False
-    if isinstance(op, nn.MatmulOp):
-        return len(shape_of(op.rhs)) == 2
-    return (isinstance(op, MatmulBiasActOp) and str_prop(op, "activation") == "none"
-            and len(shape_of(op.w)) == 2 and shape_of(op.bias) == (shape_of(op.w)[1],))
+    width = shape_of(op.results[0])[-1]
+    return all(shape_of(c) and shape_of(c)[-1] == width for c in cols)
 
 
-def fuse_block(block: Block) -> None:
+def fuse_block(block: Block, policy: Policy) -> None:
     pos = Positions(block)
     done: set[SSAValue] = set()
     for op in list(block.ops):
-        if (not isinstance(op, nn.MatmulOp | MatmulBiasActOp) or op.parent is not block
-                or op.operands[0] in done):
+        if op.parent is not block or not column_operands(op) or op.operands[0] in done:
             continue
         x = op.operands[0]
         done.add(x)
-        candidates = {u.operation for u in x.uses if u.index == 0}
-        matmuls = [mm for mm in candidates if mergeable(mm, block)]
-        groups = [group for kind in (nn.MatmulOp, MatmulBiasActOp)
-                  for group in groups_of([mm for mm in matmuls if isinstance(mm, kind)], pos)]
-        if len(candidates) >= 2:
-            report_left_out(candidates, matmuls, groups, pos)
-        for group in groups:
-            if may_fuse(PASS, group.matmuls[0], f"{len(group.matmuls)} matmuls into one"):
-                merge(group, pos)
+        candidates = {u.operation for u in x.uses
+                      if u.index == 0 and u.operation.parent is block
+                      and column_operands(u.operation) and policy.takes(u.operation)}
+        kinds: dict[tuple[object, ...], list[Operation]] = {}
+        for c in sorted(candidates, key=pos.of_op):
+            kinds.setdefault(signature(c), []).append(c)
+        for same in kinds.values():
+            matmuls = [mm for mm in same if splits_by_columns(mm)]
+            groups = groups_of(matmuls, pos)
+            if len(same) >= 2:
+                report_left_out(same, matmuls, groups, pos)
+            elif len(candidates) >= 2:
+                missed(PASS, same[0], "no other GEMM of its input is the same op with the same "
+                       "properties (activation)")
+            for group in groups:
+                if may_fuse(PASS, group.matmuls[0], f"{len(group.matmuls)} matmuls into one"):
+                    merge(group, pos)
 
 
 def report_left_out(
-    candidates: set[Operation], matmuls: list[Operation], groups: list[Group], pos: Positions
+    candidates: list[Operation], matmuls: list[Operation], groups: list[Group], pos: Positions
 ) -> None:
-    """A remark for each matmul of a shared input that no group took, in program order."""
+    """A remark for each GEMM of a shared input that no group took, in program order."""
     grouped = {mm for group in groups for mm in group.matmuls}
-    in_block = sorted((op for op in candidates if op.parent is pos.block), key=pos.of_op)
-    for op in in_block:
-        if not isinstance(op, nn.MatmulOp) or op in grouped:
+    for op in candidates:
+        if op in grouped:
             continue
-        plain = [mm for mm in matmuls if isinstance(mm, nn.MatmulOp)]
-        if op not in matmuls:
-            missed(PASS, op, f"the weight {op.rhs.type} is not 2-D")
-        elif len(plain) < 2 <= len(matmuls):
-            missed(PASS, op, "no other matmul of its input has a 2-D weight and no bias (the "
-                   "others add one)")
+        if op not in matmuls and len(shape_of(columns(op)[0])) != 2:
+            missed(PASS, op, f"the weight {columns(op)[0].type} is not 2-D")
+        elif op not in matmuls:
+            missed(PASS, op, "a column operand is not as wide as the result (a scalar bias)")
         elif len(matmuls) < 2:
             missed(PASS, op, "no other matmul of its input has a 2-D weight")
         else:
@@ -293,7 +347,17 @@ def report_left_out(
 class FuseSharedInputMatmulPass(ModulePass):
     name = PASS
 
+    epilogue_only: bool = False
+    """Merge only GEMMs with a column operand besides the weight (a bias)."""
+
+    plain_only: bool = False
+    """Merge only GEMMs with no column operand besides the weight (plain matmuls)."""
+
+    bound_only: bool = False
+    """Merge only where every column operand is known at compile time."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         blocks = [b for o in op.walk() for r in o.regions for b in r.blocks]
+        policy = Policy(self.epilogue_only, self.plain_only, self.bound_only)
         for block in blocks:
-            fuse_block(block)
+            fuse_block(block, policy)

@@ -137,6 +137,76 @@ func.func @folds(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// GPT-2 as exported: the rows flattened around each 2-D MatMul and unflattened after its bias
+// and activation. Each reshape moves up its epilogue chain to the GEMM's input, where it meets
+// the other reshape and both go: the GEMM, bias and GELU read the 3-D rows.
+// CHECK-LABEL: func.func @rows_around_gemm
+// CHECK-NEXT:    %[[M:.*]] = nn.matmul %h, %w : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.add %[[M]], %b : tensor<2x4x16xf32>, tensor<16xf32> -> tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[G:.*]] = nn.gelu %[[B]] {approximate = "tanh"} : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
+// CHECK-NEXT:    %[[R:.*]] = nn.add %[[G]], %r : tensor<2x4x16xf32>, tensor<2x4x16xf32> -> tensor<2x4x16xf32>
+// CHECK-NEXT:    func.return %[[R]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 8]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'reshape toward inputs'
+// REMARK: rewrote #{{[0-9]+}}: canonical form 'reshape of a reshape'
+// REMARK: rewrote #{{[0-9]+}}: canonical form 'identity reshape'
+func.func @rows_around_gemm(%h: tensor<2x4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %r: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
+  %flat = nn.reshape %h : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %m = nn.matmul %flat, %w : tensor<8x8xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  %mb = nn.add %m, %b : tensor<8x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+  %g = nn.gelu %mb {approximate = "tanh"} : tensor<8x16xf32> -> tensor<8x16xf32>
+  %u = nn.reshape %g : tensor<8x16xf32> -> tensor<2x4x16xf32>
+  %y = nn.add %u, %r : tensor<2x4x16xf32>, tensor<2x4x16xf32> -> tensor<2x4x16xf32>
+  func.return %y : tensor<2x4x16xf32>
+}
+
+// -----
+
+// torch's encoder with one batch: (B, S, E) -> (S, B, E) and back move only a unit axis, so
+// they are reshapes, and the one after the GEMM's bias moves to the GEMM's input.
+// CHECK-LABEL: func.func @unit_axes_transpose
+// CHECK-NEXT:    %[[M:.*]] = nn.matmul %x, %w : tensor<1x8x4xf32>, tensor<4x6xf32> -> tensor<1x8x6xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.add %b, %[[M]] : tensor<6xf32>, tensor<1x8x6xf32> -> tensor<1x8x6xf32>
+// CHECK-NEXT:    func.return %[[B]]
+// REMARK: canonical form 'transpose of unit axes'
+func.func @unit_axes_transpose(%x: tensor<1x8x4xf32>, %w: tensor<4x6xf32>, %b: tensor<6xf32>) -> tensor<1x8x6xf32> {
+  %t = nn.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<1x8x4xf32> -> tensor<8x1x4xf32>
+  %m = nn.matmul %t, %w : tensor<8x1x4xf32>, tensor<4x6xf32> -> tensor<8x1x6xf32>
+  %mb = nn.add %b, %m : tensor<6xf32>, tensor<8x1x6xf32> -> tensor<8x1x6xf32>
+  %u = nn.transpose %mb {perm = array<i64: 1, 0, 2>} : tensor<8x1x6xf32> -> tensor<1x8x6xf32>
+  func.return %u : tensor<1x8x6xf32>
+}
+
+// -----
+
+// Guards: a reshape whose chain does not reach a GEMM stays (here a rotary-like chain over a
+// narrow); a value with another reader keeps its reshape (the sum is returned too); a reshape
+// that changes the last axis stays; a transpose of axes longer than 1 stays.
+// CHECK-LABEL: func.func @negative_reshapes_stay
+// CHECK-NEXT:    %[[XS:.*]] = nn.reshape %x
+// CHECK-NEXT:    %[[N:.*]] = nn.narrow %[[XS]]
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %[[N]]
+// CHECK-NEXT:    %[[R1:.*]] = nn.reshape %[[E]] : tensor<2x4x4xf32> -> tensor<2x4x1x4xf32>
+// CHECK-NEXT:    %[[M:.*]] = nn.matmul %x, %w
+// CHECK-NEXT:    %[[S:.*]] = nn.add %[[M]], %b
+// CHECK-NEXT:    %[[R2:.*]] = nn.reshape %[[S]] : tensor<8x8xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %[[R3:.*]] = nn.reshape %[[M]] : tensor<8x8xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %[[T:.*]] = nn.transpose %[[R2]] {perm = array<i64: 1, 0, 2>}
+// CHECK-NEXT:    func.return %[[R1]], %[[S]], %[[R3]], %[[T]]
+func.func @negative_reshapes_stay(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> (tensor<2x4x1x4xf32>, tensor<8x8xf32>, tensor<4x16xf32>, tensor<4x2x8xf32>) {
+  %xs = nn.reshape %x : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %n = nn.narrow %xs {axis = 2 : i64, start = 0 : i64, length = 4 : i64} : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %e = nn.exp %n : tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  %r1 = nn.reshape %e : tensor<2x4x4xf32> -> tensor<2x4x1x4xf32>
+  %m = nn.matmul %x, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %s = nn.add %m, %b : tensor<8x8xf32>, tensor<8xf32> -> tensor<8x8xf32>
+  %r2 = nn.reshape %s : tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %r3 = nn.reshape %m : tensor<8x8xf32> -> tensor<4x16xf32>
+  %t = nn.transpose %r2 {perm = array<i64: 1, 0, 2>} : tensor<2x4x8xf32> -> tensor<4x2x8xf32>
+  func.return %r1, %s, %r3, %t : tensor<2x4x1x4xf32>, tensor<8x8xf32>, tensor<4x16xf32>, tensor<4x2x8xf32>
+}
+
+// -----
+
 // Grouped-query attention: k is a Gather of [0, 0, 1, 1] over the heads of a rotated
 // projection (TorchScript's repeat_kv), v an Unsqueeze/Expand/Reshape (a where on a constant
 // true); both read the 2 kv heads once, with num_kv_heads = 2, and the repeats are gone.
@@ -146,7 +216,7 @@ func.func @folds(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:    %[[K:.*]] = nn.reshape %[[T]] : tensor<1x6x2x8xf32> -> tensor<1x6x16xf32>
 // CHECK-NEXT:    %[[A:.*]] = nn.attention %q, %[[K]], %v mask %m {num_heads = 4 : i64, head_dim = 8 : i64, causal = true, num_kv_heads = 2 : i64} : tensor<1x6x32xf32>, tensor<1x6x16xf32>, tensor<1x6x16xf32>, tensor<1x6xi32> -> tensor<1x6x32xf32>
 // CHECK-NEXT:    func.return %[[A]]
-// REMARK: canonicalize-nn.mlir:[[# @LINE + 11]]:3: remark: [canonicalize-nn] rewrote #11: canonical form 'grouped heads'
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 11]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'grouped heads'
 func.func @grouped_heads(%q: tensor<1x6x32xf32>, %kh: tensor<1x2x6x8xf32>, %v: tensor<1x6x16xf32>, %m: tensor<1x6xi32>) -> tensor<1x6x32xf32> {
   %r = nn.mul %kh, %kh : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32>
   %i = nn.constant {value = dense<[0, 0, 1, 1]> : tensor<4xi32>} : tensor<4xi32>

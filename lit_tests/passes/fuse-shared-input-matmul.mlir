@@ -6,6 +6,9 @@
 // RUN: fusec-opt %s -p fuse-shared-input-matmul --split-input-file > %t.once
 // RUN: fusec-opt %s -p fuse-shared-input-matmul,fuse-shared-input-matmul --split-input-file > %t.twice
 // RUN: diff %t.once %t.twice
+// The options of default's two runs: GEMMs with a bias only, their weights bound; plain ones only.
+// RUN: fusec-opt %s -p 'fuse-shared-input-matmul{epilogue-only=true bound-only=true}' --split-input-file | filecheck %s --check-prefix=EARLY
+// RUN: fusec-opt %s -p 'fuse-shared-input-matmul{plain-only=true}' --split-input-file | filecheck %s --check-prefix=PLAIN
 
 // The seed's gate/up pair, both returned: the narrows take the matmuls' place.
 // CHECK-LABEL: func.func @two_way(
@@ -174,6 +177,74 @@ func.func @negative_dependent_matmuls(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) 
   %t = nn.relu %b : tensor<4x4xf32> -> tensor<4x4xf32>
   %c = nn.matmul %x, %t : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   func.return %b, %c : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// BERT's QKV projections as fuse-matmul-bias-act leaves them, weights bound (fusec.compile
+// marks them): the declared column operands, weight and bias, are concatenated along their last
+// axes. Under plain-only they stay.
+// CHECK-LABEL: func.func @bias_qkv(
+// CHECK-NEXT:  %[[W:[^ ]+]] = nn.concat %wq, %wk, %wv {axis = 1 : i64} : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x24xf32>
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.concat %bq, %bk, %bv {axis = 0 : i64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<24xf32>
+// CHECK-NEXT:  %[[M:[^ ]+]] = fused.matmul_bias_act %x, %[[W]], %[[B]] : tensor<1x4x16xf32>, tensor<16x24xf32>, tensor<24xf32> -> tensor<1x4x24xf32>
+// CHECK-NEXT:  %[[Q:[^ ]+]] = nn.narrow %[[M]] {axis = 2 : i64, start = 0 : i64, length = 8 : i64}
+// CHECK-NEXT:  %[[K:[^ ]+]] = nn.narrow %[[M]] {axis = 2 : i64, start = 8 : i64, length = 8 : i64}
+// CHECK-NEXT:  %[[V:[^ ]+]] = nn.narrow %[[M]] {axis = 2 : i64, start = 16 : i64, length = 8 : i64}
+// CHECK-NEXT:  func.return %[[Q]], %[[K]], %[[V]]
+// EARLY-LABEL: func.func @bias_qkv(
+// EARLY-NEXT:  nn.concat %wq, %wk, %wv
+// EARLY-NEXT:  nn.concat %bq, %bk, %bv
+// EARLY-NEXT:  fused.matmul_bias_act %x
+// PLAIN-LABEL: func.func @bias_qkv(
+// PLAIN-NEXT:  fused.matmul_bias_act %x, %wq, %bq
+// PLAIN-NEXT:  fused.matmul_bias_act %x, %wk, %bk
+// PLAIN-NEXT:  fused.matmul_bias_act %x, %wv, %bv
+func.func @bias_qkv(%x: tensor<1x4x16xf32>, %wq: tensor<16x8xf32> {fusec.bound}, %bq: tensor<8xf32> {fusec.bound}, %wk: tensor<16x8xf32> {fusec.bound}, %bk: tensor<8xf32> {fusec.bound}, %wv: tensor<16x8xf32> {fusec.bound}, %bv: tensor<8xf32> {fusec.bound}) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %q = fused.matmul_bias_act %x, %wq, %bq : tensor<1x4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+  %k = fused.matmul_bias_act %x, %wk, %bk : tensor<1x4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+  %v = fused.matmul_bias_act %x, %wv, %bv : tensor<1x4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+  func.return %q, %k, %v : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+
+// -----
+
+// Weights not bound: merged by default (as plain matmuls are), but not under bound-only, where
+// the concatenation would copy them at every call. A bias as an nn.constant is known.
+// CHECK-LABEL: func.func @unbound_weights(
+// CHECK-NEXT:  %[[C:[^ ]+]] = nn.constant
+// CHECK-NEXT:  %[[W:[^ ]+]] = nn.concat %w1, %w2 {axis = 1 : i64}
+// CHECK-NEXT:  %[[B:[^ ]+]] = nn.concat %b1, %[[C]] {axis = 0 : i64}
+// CHECK-NEXT:  fused.matmul_bias_act %x, %[[W]], %[[B]] {activation = "relu"}
+// EARLY-LABEL: func.func @unbound_weights(
+// EARLY-NEXT:  nn.constant
+// EARLY-NEXT:  fused.matmul_bias_act %x, %w1, %b1 {activation = "relu"}
+// EARLY-NEXT:  fused.matmul_bias_act %x, %w2, %{{[^ ]+}} {activation = "relu"}
+func.func @unbound_weights(%x: tensor<6x16xf32>, %w1: tensor<16x8xf32>, %b1: tensor<8xf32> {fusec.bound}, %w2: tensor<16x4xf32> {fusec.bound}) -> (tensor<6x8xf32>, tensor<6x4xf32>) {
+  %b2 = nn.constant {value = dense<0.5> : tensor<4xf32>} : tensor<4xf32>
+  %a = fused.matmul_bias_act %x, %w1, %b1 {activation = "relu"} : tensor<6x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<6x8xf32>
+  %b = fused.matmul_bias_act %x, %w2, %b2 {activation = "relu"} : tensor<6x16xf32>, tensor<16x4xf32>, tensor<4xf32> -> tensor<6x4xf32>
+  func.return %a, %b : tensor<6x8xf32>, tensor<6x4xf32>
+}
+
+// -----
+
+// Siblings of different activations, a scalar bias (it does not split by columns) and a plain
+// matmul beside a biased one: nothing merges.
+// CHECK-LABEL: func.func @negative_epilogues_differ(
+// CHECK-NEXT:  fused.matmul_bias_act %x, %w1, %b1 {activation = "gelu"}
+// CHECK-NEXT:  fused.matmul_bias_act %x, %w2, %b2 :
+// CHECK-NEXT:  fused.matmul_bias_act %x, %w3, %s :
+// CHECK-NEXT:  fused.matmul_bias_act %x, %w4, %s :
+// CHECK-NEXT:  nn.matmul %x, %w5
+// CHECK-NEXT:  func.return
+func.func @negative_epilogues_differ(%x: tensor<6x16xf32>, %w1: tensor<16x8xf32>, %b1: tensor<8xf32>, %w2: tensor<16x8xf32>, %b2: tensor<8xf32>, %w3: tensor<16x8xf32>, %w4: tensor<16x8xf32>, %s: tensor<f32>, %w5: tensor<16x8xf32>) -> (tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>) {
+  %a = fused.matmul_bias_act %x, %w1, %b1 {activation = "gelu"} : tensor<6x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<6x8xf32>
+  %b = fused.matmul_bias_act %x, %w2, %b2 : tensor<6x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<6x8xf32>
+  %c = fused.matmul_bias_act %x, %w3, %s : tensor<6x16xf32>, tensor<16x8xf32>, tensor<f32> -> tensor<6x8xf32>
+  %d = fused.matmul_bias_act %x, %w4, %s : tensor<6x16xf32>, tensor<16x8xf32>, tensor<f32> -> tensor<6x8xf32>
+  %e = nn.matmul %x, %w5 : tensor<6x16xf32>, tensor<16x8xf32> -> tensor<6x8xf32>
+  func.return %a, %b, %c, %d, %e : tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>
 }
 
 // -----

@@ -9,7 +9,13 @@
 // CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other matmul of its input can merge with it: its weight is not available before their results are read
 // CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other matmul of its input can merge with it: its weight is not available before their results are read
 // CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other matmul of its input can merge with it: its weight is not available before their results are read
-// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other matmul of its input has a 2-D weight and no bias (the others add one)
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other GEMM of its input is the same op with the same properties (activation)
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other matmul of its input has a 2-D weight
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: a column operand is not as wide as the result (a scalar bias)
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: a column operand is not as wide as the result (a scalar bias)
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other GEMM of its input is the same op with the same properties (activation)
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other GEMM of its input is the same op with the same properties (activation)
+// CHECK-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] not fused: no other GEMM of its input is the same op with the same properties (activation)
 // CHECK-NOT: remark
 
 // APPLIED: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #0: 2 matmuls into one
@@ -17,6 +23,8 @@
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #2: 2 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #3: 4 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #4: 3 matmuls into one
-// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #5: 2 matmuls into one
+// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #5: 3 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #6: 2 matmuls into one
+// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #7: 2 matmuls into one
+// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #8: 2 matmuls into one
 // APPLIED-NOT: remark

@@ -98,3 +98,37 @@ def test_nothing_bound_nothing_folded() -> None:
     before = str(module)
     assert fold_bound_inputs(fn, {}) == {}
     assert str(module) == before
+
+
+QKV_BIAS = """
+func.func @qkv(%x: tensor<1x4x16xf32>, %wq: tensor<16x8xf32>, %wk: tensor<16x8xf32>, %bk: tensor<8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %bq = nn.constant {value = dense<[0.5, -1.0, 2.0, 0.0, 1.5, -0.5, 3.0, 1.0]> : tensor<8xf32>} : tensor<8xf32>
+  %q0 = nn.matmul %x, %wq : tensor<1x4x16xf32>, tensor<16x8xf32> -> tensor<1x4x8xf32>
+  %q = nn.add %q0, %bq : tensor<1x4x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+  %k0 = nn.matmul %x, %wk : tensor<1x4x16xf32>, tensor<16x8xf32> -> tensor<1x4x8xf32>
+  %k = nn.add %bk, %k0 : tensor<8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+  func.return %q, %k : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}"""
+
+
+def test_biased_projections_merge_with_a_constant_bias_folded() -> None:
+    """Two biased projections of one input, weights bound and one bias an ``nn.constant``:
+    default merges them (fuse-shared-input-matmul{bound-only}) and the concatenations of the
+    weights and of the biases, the constant among them, are folded, so one GEMM runs and no
+    concatenation (the returned slices are copied out); unbound, nothing merges. Both give the
+    numpy results."""
+    rng = np.random.default_rng(2)
+    w = {n: rng.standard_normal(s).astype(np.float32)
+         for n, s in (("wq", (16, 8)), ("wk", (16, 8)), ("bk", (8,)))}
+    x = rng.standard_normal((1, 4, 16)).astype(np.float32)
+    bq = np.array([0.5, -1.0, 2.0, 0.0, 1.5, -0.5, 3.0, 1.0], np.float32)
+    want = (x.astype(np.float64) @ w["wq"] + bq, x.astype(np.float64) @ w["wk"] + w["bk"])
+    bound = fusec.compile(QKV_BIAS, device="cpu", params=w)
+    kernels = " ".join(launch.kernel for launch in bound.plan.launches)
+    assert kernels.count("gemm") == 1 and "concat" not in kernels, kernels
+    for got, ref in zip(bound(x=x), want, strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    plain = fusec.compile(QKV_BIAS, device="cpu")
+    assert len(plain.plan.launches) == 2
+    for got, ref in zip(plain(x=x, **w), want, strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

@@ -235,3 +235,43 @@ def test_llama_block_with_rotary() -> None:
 def test_gpt2_tanh_gelu_is_recognised() -> None:
     ops = ops_in(gpt2_block(batch=1, seq=8, width=32, heads=2))
     assert "nn.gelu" in ops and "nn.tanh" not in ops and "nn.pow" not in ops
+
+
+def padded_attention(hidden: float) -> object:
+    """Self-attention with torch ``MultiheadAttention``'s padding mask: ``where(pad, hidden,
+    0)`` for a boolean ``[B, S]`` padding mask (true = hidden key), unsqueezed and expanded
+    over the heads, added to the scores."""
+    g = GraphBuilder(5)
+    x = g.input("x", [2, 8, 32])
+    pad = g.input("pad", [2, 8], "bool")
+    m = g.op("Where", pad, g.const(np.float32(hidden)), g.const(np.float32(0.0)))
+    m = g.op("Unsqueeze", m, g.const(np.array([1, 2], np.int64)))
+    m = g.op("Expand", m, g.const(np.array([2, 4, 1, 8], np.int64)))
+    g.result(g.self_attention(x, "attn", 32, 4, m), "y", [2, 8, 32])
+    return g.model()
+
+
+def padding_feeds() -> dict[str, np.ndarray]:
+    pad = np.zeros((2, 8), bool)
+    pad[0, 1:] = True  # adversarial: one key left in the first row
+    pad[1, -3:] = True
+    x = np.random.default_rng(3).standard_normal((2, 8, 32)).astype(np.float32)
+    return {"x": x, "pad": pad}
+
+
+def test_attention_with_padding_mask_of_hidden_keys() -> None:
+    """A padding mask is true where keys are hidden (the opposite of a key mask): recognised
+    by its values, its polarity turned (one ``where`` for the key mask), and right."""
+    model = padded_attention(float("-inf"))
+    ops = ops_in(model)
+    assert "nn.attention" in ops and "nn.softmax" not in ops, ops
+    check_model(model, padding_feeds())
+
+
+def test_attention_with_small_padding_penalty_stays() -> None:
+    """``where(pad, -1, 0)`` only lowers the hidden keys' scores: no key mask, left as written
+    and still right."""
+    model = padded_attention(-1.0)
+    ops = ops_in(model)
+    assert "nn.attention" not in ops and "nn.softmax" in ops, ops
+    check_model(model, padding_feeds())

@@ -1,6 +1,6 @@
-"""Every transformer fusion keeps what the program computes: each case of the pass's lit test
-(positive and negative) gives the same numbers on random inputs before the pass, after it, and
-after the pass followed by ``unfuse``."""
+"""Every transformer fusion, and ``canonicalize-nn`` that they rely on, keeps what the program
+computes: each case of the pass's lit test (positive and negative) gives the same numbers on
+random inputs before the pass, after it, and after the pass followed by ``unfuse``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fusec.compiler.diagnostics import split_input
 
 LIT = Path(__file__).resolve().parents[2] / "lit_tests" / "passes"
 PASSES = [
+    "canonicalize-nn",
     "fuse-matmul-bias-act",
     "fuse-residual-layer-norm",
     "fuse-residual-rms-norm",

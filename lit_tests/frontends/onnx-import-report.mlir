@@ -14,6 +14,8 @@
 // MISTRAL: recognised: attention at node '/model/layers.0/self_attn/Softmax' (4 heads of 8, key mask, causal, sliding window of 4 keys, key/value heads repeated (grouped-query))
 // MISTRAL: summary: recognised 5 RMSNorm, 2 attention, 2 SiLU; 0 left as written
 
-// An encoder's (S, B*H, D) layout is left as written, with why:
+// torch's TransformerEncoder: its (S, B*H, D) layout and its `where(pad, -inf, 0)` padding mask
+// are recognised as attention with a key mask:
 // RUN: fusec-import %S/../../tests/frontends/models/torch_encoder_torchscript_op17.onnx -o %t/enc.mlir --report 2>&1 | filecheck %s --check-prefix=ENCODER
-// ENCODER: left as written: softmax at node '/encoder/layers.0/self_attn/Softmax': not part of a recognised attention (its result is not multiplied by v and merged back into [B, S, H*D])
+// ENCODER: recognised: attention at node '/encoder/layers.0/self_attn/Softmax' (4 heads of 8, key mask)
+// ENCODER: summary: recognised 2 attention, 4 LayerNorm; 0 left as written

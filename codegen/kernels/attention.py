@@ -42,6 +42,17 @@ MASK_DTYPES = ("float", "double", "int", "uint", "char", "uchar", "short", "usho
                "ulong")
 
 
+def grouped_kv_heads(name: str, num_heads: int, kv_heads: int | None) -> tuple[int, str]:
+    """The key/value heads of a grouped-query attention (None: one per query head) and the
+    OpenCL expression of query head ``h``'s key/value head; a count that does not divide
+    ``num_heads`` is a ValueError."""
+    kv_heads = num_heads if kv_heads is None else kv_heads
+    if kv_heads <= 0 or num_heads % kv_heads:
+        raise ValueError(f"kernel '{name}': kv_heads {kv_heads} does not divide num_heads "
+                         f"{num_heads}")
+    return kv_heads, "h" if kv_heads == num_heads else f"(h / {num_heads // kv_heads})"
+
+
 def attention_args(name: str, has_mask: bool, mask_dtype: str,
                    dtype: str, cache_position: bool = False) -> tuple[KernelArg, ...]:
     """The parameters of an attention kernel (`attention`, `attention_tiled`): q, k, v of

@@ -39,6 +39,7 @@ from fusec.codegen.kernels.attention import (
     CONTIGUOUS,
     HeadsLayout,
     attention_args,
+    grouped_kv_heads,
     header_flags,
 )
 from fusec.codegen.kernels.common import (
@@ -263,11 +264,7 @@ def attention_tiled(
     nv = dv // (4 * tk)
     width = num_heads * d
     q_at = q_layout.resolved(seq_q, width)
-    kv_heads = num_heads if kv_heads is None else kv_heads
-    if kv_heads <= 0 or num_heads % kv_heads:
-        raise ValueError(f"kernel '{name}': kv_heads {kv_heads} does not divide num_heads "
-                         f"{num_heads}")
-    kv_h = "h" if kv_heads == num_heads else f"(h / {num_heads // kv_heads})"
+    kv_heads, kv_h = grouped_kv_heads(name, num_heads, kv_heads)
     k_at = k_layout.resolved(seq_k, kv_heads * d)
     v_at = v_layout.resolved(seq_k, kv_heads * d)
     groups_q = -(-seq_q // bq)

@@ -1,0 +1,111 @@
+"""A product of a few rows on a GPU (a decode step's projections): ``C = epilogue(A @ B)``,
+``A: [rows, K]`` with ``rows <= MAX_ROWS``, ``B: [K, N]`` shared, ``C: [rows, N]``. The
+lowering chooses it (the ``gemm`` template's ``skinny`` parameter, `lowering.template_ops.gemm`).
+
+With one to eight rows every element of B is used once or a few times: the product is a read of
+B, and its speed is the memory bandwidth. The tiled kernels of `gemm` spend a 64-row tile of
+work (or a tensor-core tile) on each row and leave most of a GPU idle; splitting them along K
+adds a second launch. Here a work-group of ``GROUP_N x GROUP_K`` work-items owns
+``GROUP_N * COLUMNS`` columns of C: each work-item reads `COLUMNS` adjacent elements of every
+``GROUP_K``-th row of B (a warp reads contiguous bytes of one row), multiplies them with the
+rows' elements of A (the same address across a warp: one broadcast read) and keeps
+``rows x COLUMNS`` float accumulators; the ``GROUP_K`` partial sums of each output are then
+added in local memory and stored through the epilogue, one work-item per output.
+
+The accumulation is float32 whatever the operands' type, and each result is rounded once when
+stored, as in `gemm`.
+"""
+
+from __future__ import annotations
+
+from fusec.codegen.kernels import half
+from fusec.codegen.kernels.common import (
+    Epilogue,
+    KernelArg,
+    KernelSource,
+    ceil_div,
+    check_epilogue_names,
+    check_positive,
+    kernel_signature,
+)
+
+MAX_ROWS = 16
+"""Most rows (``batch * M``) the kernel takes: its partial sums, ``GROUP_K x rows x GROUP_N *
+COLUMNS`` floats, fill 32 KiB of local memory at 16."""
+
+GROUP_N = 32
+"""Work-items of a work-group along the columns: one warp."""
+
+GROUP_K = 8
+"""Work-items of a work-group along K (each takes every ``GROUP_K``-th row of B)."""
+
+COLUMNS = 2
+"""Adjacent columns of C per work-item."""
+
+RESERVED_NAMES = frozenset({"tx", "ky", "t", "col0", "col", "kk", "o", "r", "s", "w", "x",
+                            "part", "total"})
+"""Identifiers the kernel body declares besides ``acc<r>_<j>`` and ``w<j>``; epilogue
+parameters must not use them."""
+
+
+def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype: str = "f32",
+                out_dtype: str | None = None) -> KernelSource:
+    """``out = epilogue(lhs @ rhs)`` for ``lhs [rows, k]``, ``rhs [k, n]`` of element type
+    `dtype`, ``out [rows, n]`` of `out_dtype` (default `dtype`); see the module docstring. The
+    epilogue sees the row and the column of each output."""
+    check_positive(name, rows=rows, n=n, k=k)
+    if rows > MAX_ROWS:
+        raise ValueError(f"kernel '{name}': {rows} rows; the skinny product takes at most "
+                         f"{MAX_ROWS}")
+    storage = half.check_dtype(name, dtype)
+    result = out_dtype or dtype
+    if result not in half.BUFFER_TYPES:
+        raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES, r"(acc\d+_\d+|w\d+)",
+                         "the registers acc<r>_<j>, w<j>")
+    args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
+            KernelArg("out", "out", half.BUFFER_TYPES[result]), *epilogue.params)
+    width = GROUP_N * COLUMNS
+    lanes, columns = range(rows), range(COLUMNS)
+    accumulators = "".join(f"    float acc{r}_{j} = 0.0f;\n" for r in lanes for j in columns)
+    weights = "".join(
+        f"            const float w{j} = col0 + {j} < {n} ? "
+        f"{half.load(dtype, 'rhs', f'kk * {n} + col0 + {j}')} : 0.0f;\n" for j in columns)
+    products = "".join(
+        f"            {{ const float x = {half.load(dtype, 'lhs', f'{r} * {k} + kk')};"
+        + "".join(f" acc{r}_{j} = mad(x, w{j}, acc{r}_{j});" for j in columns) + " }\n"
+        for r in lanes)
+    partials = "".join(f"    part[ky][{r}][tx * {COLUMNS} + {j}] = acc{r}_{j};\n"
+                       for r in lanes for j in columns)
+    total = " + ".join(f"part[{i}][r][o % {width}]" for i in range(GROUP_K))
+    value = epilogue.call("total", "r", "col")
+    store = half.store(result, "out", f"r * {n} + col", value)
+    body = f"""\
+    const int tx = get_local_id(0), ky = get_local_id(1);
+    const int col0 = get_group_id(0) * {width} + tx * {COLUMNS};
+{accumulators}    if (col0 < {n}) {{
+        #pragma unroll 4
+        for (int kk = ky; kk < {k}; kk += {GROUP_K}) {{
+{weights}{products}        }}
+    }}
+    __local float part[{GROUP_K}][{rows}][{width}];
+{partials}    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int o = ky * {GROUP_N} + tx; o < {rows * width}; o += {GROUP_N * GROUP_K}) {{
+        const int r = o / {width};
+        const int col = get_group_id(0) * {width} + o % {width};
+        if (col < {n}) {{
+            const float total = {total};
+            {store};
+        }}
+    }}
+"""
+    attribute = f"__attribute__((reqd_work_group_size({GROUP_N}, {GROUP_K}, 1)))"
+    helpers = half.HELPERS if half.is_half(dtype) or half.is_half(result) else ""
+    source = (
+        f"// {name}: [{rows}x{k}] @ [{k}x{n}], skinny ({GROUP_N}x{GROUP_K} work-items, "
+        f"{width} columns per work-group), {dtype}\n"
+        f"{helpers}{epilogue.guarded_function()}\n"
+        f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
+    )
+    return KernelSource(name, source, args, (ceil_div(n, width) * GROUP_N, GROUP_K),
+                        (GROUP_N, GROUP_K))

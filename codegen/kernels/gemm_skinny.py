@@ -49,11 +49,14 @@ parameters must not use them."""
 
 
 def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype: str = "f32",
-                out_dtype: str | None = None) -> KernelSource:
+                out_dtype: str | None = None, group_n: int = GROUP_N, group_k: int = GROUP_K,
+                columns: int = COLUMNS) -> KernelSource:
     """``out = epilogue(lhs @ rhs)`` for ``lhs [rows, k]``, ``rhs [k, n]`` of element type
     `dtype`, ``out [rows, n]`` of `out_dtype` (default `dtype`); see the module docstring. The
-    epilogue sees the row and the column of each output."""
-    check_positive(name, rows=rows, n=n, k=k)
+    epilogue sees the row and the column of each output. `group_n`, `group_k` and `columns`
+    replace `GROUP_N`, `GROUP_K` and `COLUMNS` (bench/skinny_sweep.py tries others)."""
+    check_positive(name, rows=rows, n=n, k=k, group_n=group_n, group_k=group_k,
+                   columns=columns)
     if rows > MAX_ROWS:
         raise ValueError(f"kernel '{name}': {rows} rows; the skinny product takes at most "
                          f"{MAX_ROWS}")
@@ -65,32 +68,32 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
                          "the registers acc<r>_<j>, w<j>")
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
             KernelArg("out", "out", half.BUFFER_TYPES[result]), *epilogue.params)
-    width = GROUP_N * COLUMNS
-    lanes, columns = range(rows), range(COLUMNS)
-    accumulators = "".join(f"    float acc{r}_{j} = 0.0f;\n" for r in lanes for j in columns)
+    width = group_n * columns
+    lanes, adjacent = range(rows), range(columns)
+    accumulators = "".join(f"    float acc{r}_{j} = 0.0f;\n" for r in lanes for j in adjacent)
     weights = "".join(
         f"            const float w{j} = col0 + {j} < {n} ? "
-        f"{half.load(dtype, 'rhs', f'kk * {n} + col0 + {j}')} : 0.0f;\n" for j in columns)
+        f"{half.load(dtype, 'rhs', f'kk * {n} + col0 + {j}')} : 0.0f;\n" for j in adjacent)
     products = "".join(
         f"            {{ const float x = {half.load(dtype, 'lhs', f'{r} * {k} + kk')};"
-        + "".join(f" acc{r}_{j} = mad(x, w{j}, acc{r}_{j});" for j in columns) + " }\n"
+        + "".join(f" acc{r}_{j} = mad(x, w{j}, acc{r}_{j});" for j in adjacent) + " }\n"
         for r in lanes)
-    partials = "".join(f"    part[ky][{r}][tx * {COLUMNS} + {j}] = acc{r}_{j};\n"
-                       for r in lanes for j in columns)
-    total = " + ".join(f"part[{i}][r][o % {width}]" for i in range(GROUP_K))
+    partials = "".join(f"    part[ky][{r}][tx * {columns} + {j}] = acc{r}_{j};\n"
+                       for r in lanes for j in adjacent)
+    total = " + ".join(f"part[{i}][r][o % {width}]" for i in range(group_k))
     value = epilogue.call("total", "r", "col")
     store = half.store(result, "out", f"r * {n} + col", value)
     body = f"""\
     const int tx = get_local_id(0), ky = get_local_id(1);
-    const int col0 = get_group_id(0) * {width} + tx * {COLUMNS};
+    const int col0 = get_group_id(0) * {width} + tx * {columns};
 {accumulators}    if (col0 < {n}) {{
         #pragma unroll 4
-        for (int kk = ky; kk < {k}; kk += {GROUP_K}) {{
+        for (int kk = ky; kk < {k}; kk += {group_k}) {{
 {weights}{products}        }}
     }}
-    __local float part[{GROUP_K}][{rows}][{width}];
+    __local float part[{group_k}][{rows}][{width}];
 {partials}    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int o = ky * {GROUP_N} + tx; o < {rows * width}; o += {GROUP_N * GROUP_K}) {{
+    for (int o = ky * {group_n} + tx; o < {rows * width}; o += {group_n * group_k}) {{
         const int r = o / {width};
         const int col = get_group_id(0) * {width} + o % {width};
         if (col < {n}) {{
@@ -99,13 +102,13 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
         }}
     }}
 """
-    attribute = f"__attribute__((reqd_work_group_size({GROUP_N}, {GROUP_K}, 1)))"
+    attribute = f"__attribute__((reqd_work_group_size({group_n}, {group_k}, 1)))"
     helpers = half.HELPERS if half.is_half(dtype) or half.is_half(result) else ""
     source = (
-        f"// {name}: [{rows}x{k}] @ [{k}x{n}], skinny ({GROUP_N}x{GROUP_K} work-items, "
+        f"// {name}: [{rows}x{k}] @ [{k}x{n}], skinny ({group_n}x{group_k} work-items, "
         f"{width} columns per work-group), {dtype}\n"
         f"{helpers}{epilogue.guarded_function()}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
-    return KernelSource(name, source, args, (ceil_div(n, width) * GROUP_N, GROUP_K),
-                        (GROUP_N, GROUP_K))
+    return KernelSource(name, source, args, (ceil_div(n, width) * group_n, group_k),
+                        (group_n, group_k))

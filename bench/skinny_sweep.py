@@ -27,7 +27,7 @@ PRODUCTS = {  # name: (K, N)
 
 SHAPES = [(32, 8, 2), (32, 16, 2), (32, 32, 1), (32, 16, 1), (32, 8, 4), (32, 32, 2),
           (16, 16, 2), (64, 4, 2), (32, 4, 2), (32, 16, 4)]
-"""(group_n, group_k, columns) tried; the first is the kernel's default."""
+"""(group_n, group_k, columns) tried (`gemm_skinny.skinny_shape` chooses among them)."""
 
 
 def cublas_ms(rows: int, k: int, n: int, dtype: str, repeat: int) -> float | None:
@@ -93,8 +93,11 @@ def main() -> None:
             buf_c = cl.Buffer(context, flags.READ_WRITE, out.nbytes)
             cells = []
             for group_n, group_k, columns in SHAPES:
-                source = gemm_skinny("skinny", rows, n, k, IDENTITY_EPILOGUE, options.dtype,
-                                     "f32", group_n, group_k, columns)
+                try:
+                    source = gemm_skinny("skinny", rows, n, k, IDENTITY_EPILOGUE,
+                                         options.dtype, "f32", (group_n, group_k, columns))
+                except ValueError:  # more local memory than the kernel takes
+                    continue
                 kernel = cl.Program(context, source.source).build().skinny
                 kernel.set_args(buf_a, buf_b, buf_c)
                 launch = (queue, kernel, source.global_size, source.local_size)

@@ -5,12 +5,13 @@ lowering chooses it (the ``gemm`` template's ``skinny`` parameter, `lowering.tem
 With one to eight rows every element of B is used once or a few times: the product is a read of
 B, and its speed is the memory bandwidth. The tiled kernels of `gemm` spend a 64-row tile of
 work (or a tensor-core tile) on each row and leave most of a GPU idle; splitting them along K
-adds a second launch. Here a work-group of ``GROUP_N x GROUP_K`` work-items owns
-``GROUP_N * COLUMNS`` columns of C: each work-item reads `COLUMNS` adjacent elements of every
-``GROUP_K``-th row of B (a warp reads contiguous bytes of one row), multiplies them with the
-rows' elements of A (the same address across a warp: one broadcast read) and keeps
-``rows x COLUMNS`` float accumulators; the ``GROUP_K`` partial sums of each output are then
-added in local memory and stored through the epilogue, one work-item per output.
+adds a second launch. Here a work-group of ``group_n x group_k`` work-items owns
+``group_n * columns`` columns of C: each work-item reads ``columns`` adjacent elements of
+every ``group_k``-th row of B (a warp reads contiguous bytes of one row), multiplies them with
+the rows' elements of A (the same address across a warp: one broadcast read) and keeps
+``rows x columns`` float accumulators; the ``group_k`` partial sums of each output are then
+added in local memory and stored through the epilogue, one work-item per output. The shape
+is `skinny_shape`'s, measured.
 
 The accumulation is float32 whatever the operands' type, and each result is rounded once when
 stored, as in `gemm`.
@@ -30,17 +31,31 @@ from fusec.codegen.kernels.common import (
 )
 
 MAX_ROWS = 16
-"""Most rows (``batch * M``) the kernel takes: its partial sums, ``GROUP_K x rows x GROUP_N *
-COLUMNS`` floats, fill 32 KiB of local memory at 16."""
+"""Most rows (``batch * M``) the kernel takes."""
 
-GROUP_N = 32
-"""Work-items of a work-group along the columns: one warp."""
+LOCAL_BYTES = 32 << 10
+"""Most local memory the partial sums (``group_k x rows x group_n * columns`` floats) take."""
 
-GROUP_K = 8
-"""Work-items of a work-group along K (each takes every ``GROUP_K``-th row of B)."""
+WIDE = 16384
+"""Columns from which a product (a vocabulary's logits) has work-groups enough to fill a GPU
+without sharing K among many work-items (`skinny_shape`)."""
 
-COLUMNS = 2
-"""Adjacent columns of C per work-item."""
+
+def skinny_shape(rows: int, n: int) -> tuple[int, int, int]:
+    """The work-group shape ``(group_n, group_k, columns)`` for `rows` x `n` outputs: 32
+    columns of one work-item each and K shared by 32 work-items (16 above 8 rows), or for a
+    `WIDE` product 64 columns and 8 lanes of K at 1-2 rows, 128 columns beyond.
+
+    On an H200 (2026-12-02, f16, bench/results/h200-2026-12-02-s9-decode.log, 10 shapes
+    tried) 32x32x1 was the fastest or within 10% of it on every projection of GPT-2 small and
+    of a Llama-style model of width 2048 at 1 and 8 rows but the vocabulary heads, e.g. 1 row
+    of Llama's down projection 0.0152 ms (cuBLAS 0.0251), 8 rows of GPT-2's fc2 0.0310 ms
+    (32x8x2: 0.1056, cuBLAS 0.0249); the heads: 1 row of GPT-2's 0.0279 ms with 32x8x2 (cuBLAS
+    0.0370), 8 rows 0.0455 with 32x8x4 (32x32x1: 0.0733, cuBLAS 0.0809)."""
+    if n >= WIDE:
+        return (32, 8, 2) if rows <= 2 else (32, 8, 4)
+    return (32, 32, 1) if rows <= 8 else (32, 16, 1)
+
 
 RESERVED_NAMES = frozenset({"tx", "ky", "t", "col0", "col", "kk", "o", "r", "s", "w", "x",
                             "part", "total"})
@@ -49,17 +64,21 @@ parameters must not use them."""
 
 
 def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype: str = "f32",
-                out_dtype: str | None = None, group_n: int = GROUP_N, group_k: int = GROUP_K,
-                columns: int = COLUMNS) -> KernelSource:
+                out_dtype: str | None = None,
+                shape: tuple[int, int, int] | None = None) -> KernelSource:
     """``out = epilogue(lhs @ rhs)`` for ``lhs [rows, k]``, ``rhs [k, n]`` of element type
     `dtype`, ``out [rows, n]`` of `out_dtype` (default `dtype`); see the module docstring. The
-    epilogue sees the row and the column of each output. `group_n`, `group_k` and `columns`
-    replace `GROUP_N`, `GROUP_K` and `COLUMNS` (bench/skinny_sweep.py tries others)."""
+    epilogue sees the row and the column of each output. `shape` ``(group_n, group_k,
+    columns)`` replaces `skinny_shape`'s (bench/skinny_sweep.py tries others)."""
+    group_n, group_k, columns = shape or skinny_shape(rows, n)
     check_positive(name, rows=rows, n=n, k=k, group_n=group_n, group_k=group_k,
                    columns=columns)
     if rows > MAX_ROWS:
         raise ValueError(f"kernel '{name}': {rows} rows; the skinny product takes at most "
                          f"{MAX_ROWS}")
+    if group_k * rows * group_n * columns * 4 > LOCAL_BYTES:
+        raise ValueError(f"kernel '{name}': work-groups of {group_n}x{group_k}x{columns} at "
+                         f"{rows} rows need more than {LOCAL_BYTES} bytes of local memory")
     storage = half.check_dtype(name, dtype)
     result = out_dtype or dtype
     if result not in half.BUFFER_TYPES:

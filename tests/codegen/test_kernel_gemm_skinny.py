@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, Epilogue, KernelArg
-from fusec.codegen.kernels.gemm_skinny import GROUP_K, GROUP_N, MAX_ROWS, gemm_skinny
+from fusec.codegen.kernels.gemm_skinny import MAX_ROWS, WIDE, gemm_skinny, skinny_shape
 from fusec.dtypes import bf16_bits, bf16_to_f32
 
 TOLERANCE = {"f32": 1e-4, "f16": 2e-3, "bf16": 1e-2}
@@ -55,6 +55,8 @@ SHAPES = [  # rows, n, k
     (8, 130, 64),
     (16, 65, 9),        # the most rows; fewer rows of B than lanes of K
     (5, 2049, 300),
+    (1, WIDE + 3, 20),  # a vocabulary-wide product: the other work-group shapes
+    (4, WIDE + 3, 20),
 ]
 
 
@@ -64,7 +66,7 @@ def test_product(launch, dtype: str, shape: tuple[int, int, int]) -> None:
     rows, n, k = shape
     lhs, rhs, a, b = operands(rows, n, k, dtype)
     kernel = gemm_skinny("skinny", rows, n, k, IDENTITY_EPILOGUE, dtype)
-    assert kernel.local_size == (GROUP_N, GROUP_K)
+    assert kernel.local_size == skinny_shape(rows, n)[:2]
     got = as_float(launch(kernel, {"lhs": lhs, "rhs": rhs}, {"out": (rows, n)})["out"])
     want = a @ b
     scale = max(float(np.abs(want).max()), 1.0)
@@ -105,9 +107,19 @@ def test_adversarial_values(launch) -> None:
     np.testing.assert_array_equal(got[:, 3:69], 0.0)
 
 
-def test_rows_and_names_are_checked() -> None:
+@pytest.mark.parametrize("shape", [(32, 8, 2), (16, 4, 3), (8, 2, 1)])
+def test_other_work_group_shapes(launch, shape: tuple[int, int, int]) -> None:
+    lhs, rhs, a, b = operands(3, 77, 45, "f32", seed=3)
+    kernel = gemm_skinny("skinny_shape", 3, 77, 45, IDENTITY_EPILOGUE, shape=shape)
+    got = launch(kernel, {"lhs": lhs, "rhs": rhs}, {"out": (3, 77)})["out"]
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_rows_local_memory_and_names_are_checked() -> None:
     with pytest.raises(ValueError, match=f"at most {MAX_ROWS}"):
         gemm_skinny("s", MAX_ROWS + 1, 8, 8, IDENTITY_EPILOGUE)
+    with pytest.raises(ValueError, match="bytes of local memory"):
+        gemm_skinny("s", 16, 8, 8, IDENTITY_EPILOGUE, shape=(32, 32, 1))
     clash = Epilogue("inline float e(float acc, int row, int col, __global const float *x) "
                      "{ return acc; }", "e", (KernelArg("x", "in"),))
     with pytest.raises(ValueError, match="'x' clashes"):

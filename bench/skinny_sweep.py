@@ -25,9 +25,11 @@ PRODUCTS = {  # name: (K, N)
     "llama.down": (5632, 2048), "llama.head": (2048, 32000),
 }
 
-SHAPES = [(32, 8, 2), (32, 16, 2), (32, 32, 1), (32, 16, 1), (32, 8, 4), (32, 32, 2),
-          (16, 16, 2), (64, 4, 2), (32, 4, 2), (32, 16, 4)]
-"""(group_n, group_k, columns) tried (`gemm_skinny.skinny_shape` chooses among them)."""
+SHAPES = [(32, 32, 1), (32, 8, 2), (32, 8, 4), (32, 16, 2), (32, 32, 2), (16, 16, 2),
+          (32, 32, 1, 4), (32, 16, 1, 4), (32, 16, 2, 4), (32, 8, 2, 4), (32, 8, 4, 4),
+          (16, 32, 2, 4)]
+"""(group_n, group_k, columns[, depth]) tried (`gemm_skinny.skinny_shape` chooses among
+them)."""
 
 
 def cublas_ms(rows: int, k: int, n: int, dtype: str, repeat: int) -> float | None:
@@ -71,7 +73,8 @@ def main() -> None:
     opened = select_device("auto")
     context = opened.context
     queue = cl.CommandQueue(context, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    print(f"device: {opened.description}; {options.dtype}; shapes group_n x group_k x columns",
+    print(f"device: {opened.description}; {options.dtype}; shapes group_n x group_k x columns "
+          "[x depth]",
           flush=True)
     flags = cl.mem_flags
     rng = np.random.default_rng(0)
@@ -92,10 +95,10 @@ def main() -> None:
             out = np.empty((rows, n), np.float32)
             buf_c = cl.Buffer(context, flags.READ_WRITE, out.nbytes)
             cells = []
-            for group_n, group_k, columns in SHAPES:
+            for shape in SHAPES:
                 try:
                     source = gemm_skinny("skinny", rows, n, k, IDENTITY_EPILOGUE,
-                                         options.dtype, "f32", (group_n, group_k, columns))
+                                         options.dtype, "f32", shape)
                 except ValueError:  # more local memory than the kernel takes
                     continue
                 kernel = cl.Program(context, source.source).build().skinny
@@ -111,7 +114,7 @@ def main() -> None:
                 ms = statistics.median((e.profile.end - e.profile.start) * 1e-6 for e in events)
                 gbs = b.nbytes / ms * 1e-6
                 flag = "" if error < 1e-2 else f" WRONG({error:.1e})"
-                cells.append(f"{group_n}x{group_k}x{columns} {ms:.4f}ms {gbs:5.0f}GB/s{flag}")
+                cells.append(f"{'x'.join(map(str, shape))} {ms:.4f}ms {gbs:5.0f}GB/s{flag}")
             peer = cublas_ms(rows, k, n, options.dtype, options.repeat)
             cublas = f" | cuBLAS {peer:.4f}ms" if peer is not None else ""
             print(f"{rows} x {name} [{k}x{n}]: " + "; ".join(cells) + cublas, flush=True)

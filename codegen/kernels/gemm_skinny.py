@@ -58,19 +58,25 @@ def skinny_shape(rows: int, n: int) -> tuple[int, int, int]:
 
 
 RESERVED_NAMES = frozenset({"tx", "ky", "t", "col0", "col", "kk", "o", "r", "s", "w", "x",
-                            "part", "total"})
+                            "part", "total", "end"})
 """Identifiers the kernel body declares besides ``acc<r>_<j>`` and ``w<j>``; epilogue
 parameters must not use them."""
 
 
 def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype: str = "f32",
                 out_dtype: str | None = None,
-                shape: tuple[int, int, int] | None = None) -> KernelSource:
+                shape: tuple[int, ...] | None = None) -> KernelSource:
     """``out = epilogue(lhs @ rhs)`` for ``lhs [rows, k]``, ``rhs [k, n]`` of element type
     `dtype`, ``out [rows, n]`` of `out_dtype` (default `dtype`); see the module docstring. The
     epilogue sees the row and the column of each output. `shape` ``(group_n, group_k,
-    columns)`` replaces `skinny_shape`'s (bench/skinny_sweep.py tries others)."""
-    group_n, group_k, columns = shape or skinny_shape(rows, n)
+    columns[, depth])`` replaces `skinny_shape`'s (bench/skinny_sweep.py tries others); with
+    ``depth`` 4 each lane of K takes one contiguous run of rows of B, 4 at a time, reading
+    its 4 elements of each row of A as one vector (`_runs_of_depth`), instead of every
+    ``group_k``-th row."""
+    group_n, group_k, columns, *rest = shape or skinny_shape(rows, n)
+    depth = rest[0] if rest else 1
+    if depth not in (1, 4):
+        raise ValueError(f"kernel '{name}': depth {depth} is not 1 or 4")
     check_positive(name, rows=rows, n=n, k=k, group_n=group_n, group_k=group_k,
                    columns=columns)
     if rows > MAX_ROWS:
@@ -83,8 +89,8 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
     result = out_dtype or dtype
     if result not in half.BUFFER_TYPES:
         raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
-    check_epilogue_names(name, epilogue, RESERVED_NAMES, r"(acc\d+_\d+|w\d+)",
-                         "the registers acc<r>_<j>, w<j>")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES, r"(acc\d+_\d+|w\d+(_\d+)?)",
+                         "the registers acc<r>_<j>, w<j>, w<j>_<t>")
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
             KernelArg("out", "out", half.BUFFER_TYPES[result]), *epilogue.params)
     width = group_n * columns
@@ -100,16 +106,19 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
     partials = "".join(f"    part[ky][{r}][tx * {columns} + {j}] = acc{r}_{j};\n"
                        for r in lanes for j in adjacent)
     total = " + ".join(f"part[{i}][r][o % {width}]" for i in range(group_k))
+    if depth == 1:
+        loop = (f"        #pragma unroll 4\n"
+                f"        for (int kk = ky; kk < {k}; kk += {group_k}) {{\n"
+                f"{weights}{products}        }}\n")
+    else:
+        loop = _runs_of_depth(rows, n, k, group_k, columns, dtype, weights, products)
     value = epilogue.call("total", "r", "col")
     store = half.store(result, "out", f"r * {n} + col", value)
     body = f"""\
     const int tx = get_local_id(0), ky = get_local_id(1);
     const int col0 = get_group_id(0) * {width} + tx * {columns};
 {accumulators}    if (col0 < {n}) {{
-        #pragma unroll 4
-        for (int kk = ky; kk < {k}; kk += {group_k}) {{
-{weights}{products}        }}
-    }}
+{loop}    }}
     __local float part[{group_k}][{rows}][{width}];
 {partials}    barrier(CLK_LOCAL_MEM_FENCE);
     for (int o = ky * {group_n} + tx; o < {rows * width}; o += {group_n * group_k}) {{
@@ -131,3 +140,26 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
     )
     return KernelSource(name, source, args, (ceil_div(n, width) * group_n, group_k),
                         (group_n, group_k))
+
+
+def _runs_of_depth(rows: int, n: int, k: int, group_k: int, columns: int, dtype: str,
+                   weights: str, products: str) -> str:
+    """The K loop of ``depth`` 4: lane ``ky`` takes rows ``[ky * run, (ky + 1) * run)`` of B
+    (``run`` a multiple of 4), 4 at a time with A's 4 elements of each row read as one
+    vector, then the rest one at a time (`weights` and `products`, the depth-1 statements)."""
+    run = -(-k // group_k)
+    run += -run % 4
+    lanes, adjacent, steps = range(rows), range(columns), range(4)
+    four_weights = "".join(
+        f"            const float w{j}_{t} = col0 + {j} < {n} ? "
+        f"{half.load(dtype, 'rhs', f'(kk + {t}) * {n} + col0 + {j}')} : 0.0f;\n"
+        for t in steps for j in adjacent)
+    four_products = "".join(
+        f"            {{ const float4 x = {half.vload(dtype, 4, '0', f'lhs + {r} * {k} + kk')};"
+        + "".join(f" acc{r}_{j} = mad(x.s{t}, w{j}_{t}, acc{r}_{j});"
+                  for t in steps for j in adjacent) + " }\n"
+        for r in lanes)
+    return (f"        const int end = min({k}, (ky + 1) * {run});\n"
+            f"        int kk = ky * {run};\n"
+            f"        for (; kk + 4 <= end; kk += 4) {{\n{four_weights}{four_products}        }}\n"
+            f"        for (; kk < end; ++kk) {{\n{weights}{products}        }}\n")

@@ -18,6 +18,8 @@ import statistics
 
 import numpy as np
 
+from fusec.bench.tensor_core_sweep import torch_matmul_ms
+
 PRODUCTS = {  # name: (K, N)
     "gpt2.qkv": (768, 2304), "gpt2.out": (768, 768), "gpt2.fc1": (768, 3072),
     "gpt2.fc2": (3072, 768), "gpt2.head": (768, 50257),
@@ -43,17 +45,7 @@ def cublas_ms(rows: int, k: int, n: int, dtype: str, repeat: int) -> float | Non
     kind = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[dtype]
     a = torch.randn(rows, k, device="cuda", dtype=kind)
     b = torch.randn(k, n, device="cuda", dtype=kind)
-    for _ in range(3):
-        torch.matmul(a, b)
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        torch.matmul(a, b)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    return torch_matmul_ms(torch, a, b, repeat)
 
 
 def main() -> None:

@@ -62,6 +62,7 @@ PHASES = [
     ("load", "fusec.load in all"),
     ("first_call", "first call"),
     ("first_result", "spawn to first result"),
+    ("cpu", "CPU time to first result, all threads"),
     ("second_call", "second call (for scale)"),
     ("kernels", "kernel time of a call (profiled)"),
     ("checks_alone", "all blobs' CRC-32 alone (threads)"),

@@ -8,7 +8,8 @@ functions `fusec.runtime.artifact.load` calls (the load itself is the library's,
 those of `fusec.runtime.artifact_program` once `artifact.runtime_modules` has imported it);
 then a second call, a profiled call (kernel time) and the blobs' checks alone. ``compile``:
 ``fusec.compile`` of the IR file (its ``fusec.params`` weights bound) and a first call. Either
-prints one JSON line of seconds; the first output goes to the ``.npy`` file. The inputs are
+prints one JSON line of seconds (``cpu``: the CPU time of all the process's threads, from its
+start to the first result); the first output goes to the ``.npy`` file. The inputs are
 drawn with a fixed seed after the load (not timed): hidden states, and a 0/1 key mask.
 
 This module imports only the standard library at its top, so that what the process imports is
@@ -83,11 +84,14 @@ def probe_load(path: str, out: str) -> dict[str, Any]:
     began = time.perf_counter()
     exe = fusec.load(path)
     loaded = time.perf_counter()
+    drawing_cpu = time.process_time()
     args = inputs(exe.input_names, exe.input_shapes, exe.input_dtypes)
+    drawn_cpu = time.process_time() - drawing_cpu  # the inputs' drawing is not counted
     drawn = time.perf_counter()
     outputs = exe(*args)
     first = time.perf_counter()
     first_wall = time.time()
+    first_cpu = time.process_time()
     outputs = exe(*args)
     second = time.perf_counter()
     _, profile = exe.profile(*args)
@@ -108,7 +112,7 @@ def probe_load(path: str, out: str) -> dict[str, Any]:
         "executable": seconds["executable"],
         "bind": seconds.get("bind", 0.0), "wait": seconds.get("wait", 0.0),
         "load": loaded - began, "first_call": first - drawn, "second_call": second - first,
-        "kernels": profile.kernel_seconds, "checks_alone": checks,
+        "cpu": first_cpu - drawn_cpu, "kernels": profile.kernel_seconds, "checks_alone": checks,
         "compiler_imported": any(m == "xdsl" or m.startswith(("xdsl.", "fusec.compiler"))
                                  for m in sys.modules),
     }

@@ -6,14 +6,21 @@ S=128, the model's defaults), builds its artifact for the CPU device (``fusec-bu
 `build_artifact`), then times, each in a fresh process (`fusec.bench.artifact_load_probe`):
 
 - ``--runs`` times, ``fusec.load(path)`` and a first call, by phase: the interpreter's
-  start-up, the imports (``fusec.runtime``, numpy, PyOpenCL), mapping the file and checking its
-  header and manifest, decoding the plan and signature, opening the device, adopting the
+  start-up, the imports before the load (``fusec.runtime.artifact``: the standard library),
+  mapping the file and checking its header and manifest (which starts the blobs' checks), the
+  imports in the load (numpy, PyOpenCL, the runtime: `fusec.runtime.artifact_program`),
+  decoding the plan and signature, opening the device, adopting the
   included binary, making the executable (kernels, buffers), binding the weights (waiting for
   their checksums, which background threads compute meanwhile), the first call; then, for
   scale, a second call, the kernel time of a profiled call, and the blobs' checks alone;
 - ``--compile-runs`` times, compile-and-run: ``fusec.compile`` of the IR and a first call,
   over the kernel cache the load runs use (warm: no OpenCL build), and once more over an empty
   cache (``XDG_CACHE_HOME`` a new folder: the OpenCL build included).
+
+Before the runs, the fusec modules a load imports are byte-compiled (``py_compile``), as
+installing fusec does: in a checkout under ``PYTHONDONTWRITEBYTECODE`` (this machine's
+sessions set it) each process would otherwise compile them from source again
+(``--no-byte-compile`` keeps whatever ``__pycache__`` holds).
 
 Every process's first output is compared with the first load run's (the same numbers). It
 prints each phase's median and minimum over the runs, the first result counted from the
@@ -43,8 +50,9 @@ from fusec.files import atomic_write
 
 PHASES = [
     ("start", "interpreter start-up (spawn to the first line)"),
-    ("imports", "imports: fusec.runtime, numpy, PyOpenCL"),
+    ("imports", "imports before the load: fusec.runtime.artifact"),
     ("read", "map the file, check header + manifest (SHA-256)"),
+    ("runtime_imports", "imports in the load: numpy, PyOpenCL, runtime"),
     ("manifest", "decode plan and signature, binary's check"),
     ("device", "open the device (driver, context, probe)"),
     ("adopt", "adopt the included binary (no compile)"),
@@ -54,6 +62,7 @@ PHASES = [
     ("load", "fusec.load in all"),
     ("first_call", "first call"),
     ("first_result", "spawn to first result"),
+    ("cpu", "CPU time to first result, all threads"),
     ("second_call", "second call (for scale)"),
     ("kernels", "kernel time of a call (profiled)"),
     ("checks_alone", "all blobs' CRC-32 alone (threads)"),
@@ -71,6 +80,29 @@ def spawn(mode: str, path: str, out: str, env: dict[str, str] | None = None) -> 
     result["start"] = result["start_wall"] - began
     result["first_result"] = result["first_wall"] - began
     return result
+
+
+BYTE_COMPILE = """
+import py_compile, sys
+import fusec.runtime.artifact_program
+files = sorted(f for n, m in list(sys.modules.items())
+               if n.split(".")[0] == "fusec" and (f := getattr(m, "__file__", None) or "")
+               and f.endswith(".py"))
+for f in files:
+    py_compile.compile(f, doraise=True)
+print(len(files))
+"""
+"""Byte-compiles the fusec modules that ``fusec.load`` imports (`fusec.runtime.artifact` and
+`fusec.runtime.artifact_program`), in a fresh process; prints how many."""
+
+
+def byte_compile_load_modules() -> int:
+    """How many fusec modules of the load were byte-compiled (see `BYTE_COMPILE`)."""
+    done = subprocess.run([sys.executable, "-c", BYTE_COMPILE], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"byte-compiling the load's modules failed:\n{done.stderr}")
+    return int(done.stdout.strip())
 
 
 def load_average() -> str:
@@ -97,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cold", action="store_true",
                         help="Skip the compile-and-run over an empty cache.")
     parser.add_argument("--keep", metavar="DIR", help="Write the model and artifact here.")
+    parser.add_argument("--no-byte-compile", action="store_true",
+                        help="Do not byte-compile the load's modules first.")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fusec-artifact-load-") as scratch:
         folder = args.keep or scratch
@@ -111,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.layers}-layer BERT-base, B=1 S=128, on {built.device.description}: "
               f"artifact {len(built.data) / 1e6:.1f} MB, built in "
               f"{time.perf_counter() - began:.1f} s", flush=True)
+        if not args.no_byte_compile:
+            print(f"byte-compiled the {byte_compile_load_modules()} fusec modules that "
+                  "fusec.load imports (as an install does)", flush=True)
         reference = os.path.join(folder, "reference.npy")
         runs = []
         for i in range(args.runs):

@@ -7,10 +7,10 @@ The input (``nn`` IR, whose ``fusec.params`` weights are bound as ``fusec-run`` 
 ``.onnx`` model or a saved PyTorch ``ExportedProgram``, ``.pt2``, imported with its weights
 and called with its own input names and dtypes) goes through the steps ``fusec.compile`` takes
 for one device: the fusion pipeline, folding the bound weights, ``lower-opencl`` for that
-device, the plan and the program build; `fusec.runtime.artifact.artifact_bytes` then writes
-the plan, the program binary, the weights and the signature into one file. An artifact holds
-one device's program: ``device="auto"`` builds for the device ``fusec.compile`` would pick
-alone (no CPU/GPU split, which ``fusec.placement`` makes at compile time).
+device, the plan and the program build; `fusec.runtime.artifact_program.artifact_bytes` then
+writes the plan, the program binary, the weights and the signature into one file. An artifact
+holds one device's program: ``device="auto"`` builds for the device ``fusec.compile`` would
+pick alone (no CPU/GPU split, which ``fusec.placement`` makes at compile time).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from fusec.compiler.onnx_driver import import_onnx, is_onnx_source, module_param
 from fusec.compiler.pipeline import run_pipeline
 from fusec.compiler.torch_export import import_exported_model, is_exported_file
 from fusec.frontends.onnx_import import ImportedModel
-from fusec.runtime.artifact import artifact_bytes
+from fusec.runtime.artifact_program import artifact_bytes
 from fusec.runtime.device import OpenCLDevice, select_device
 
 

@@ -44,11 +44,12 @@ import zlib
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .errors import FusecRuntimeError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAGIC = b"\x89FUSEC\r\n\x1a\n"
 """First bytes of an artifact (as PNG's: a non-ASCII byte, and line endings that a text-mode
@@ -92,6 +93,8 @@ class Artifact:
 
     def array(self, name: str) -> np.ndarray:
         """Array `name` (a read-only view of the file's memory, no copy)."""
+        import numpy as np  # not at the top: `read` starts the checks before numpy's import
+
         where = f"{self.path}: error: array '{name}'"
         try:
             spec = self.manifest["arrays"][name]
@@ -130,6 +133,8 @@ class Artifact:
 
 def array_entries(arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The manifest's ``"arrays"`` and the blobs of `arrays`."""
+    import numpy as np
+
     described: dict[str, Any] = {}
     blobs: dict[str, bytes] = {}
     for name, array in arrays.items():

@@ -113,11 +113,22 @@ def load(context: cl.Context, device: cl.Device, source: str,
         discard(path, str(e))
         return None
     try:
-        program = cl.Program(context, [device], [binary])
-        program.build(options=list(options), devices=[device])
+        return program_from_binary(context, device, binary, source, options)
     except cl.Error as e:
         discard(path, f"the driver refused the binary: {str(e).splitlines()[0]}")
         return None
+
+
+def program_from_binary(context: cl.Context, device: cl.Device, binary: bytes, source: str,
+                        options: Sequence[str]) -> cl.Program:
+    """The program built from `binary`, a binary of `source` with `options` for `device`
+    (cl.Error where the driver refuses it). It keeps `source` where PyOpenCL keeps a program's
+    source: each ``cl.Kernel`` made from a program looks for it there, and on a program without
+    one PyOpenCL's lookup first tries a kernel of that name in the driver (a failed
+    ``clCreateKernel`` per kernel, found missing and discarded)."""
+    program = cl.Program(context, [device], [binary])
+    program._source = source  # PyOpenCL's attribute for it (`cl.Program.__init__`)
+    program.build(options=list(options), devices=[device])
     return program
 
 

@@ -76,8 +76,8 @@ def adopt_binary(device: BuildTarget, source: str, options: Sequence[str],
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cl.CompilerWarning)
         try:
-            program = cl.Program(device.context, [device.device], [binary])
-            program.build(options=list(key[2]), devices=[device.device])
+            program = binary_cache.program_from_binary(device.context, device.device, binary,
+                                                       source, key[2])
         except cl.Error:
             return False
     with _lock:

@@ -14,6 +14,7 @@ def test_one_layer(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.count("same numbers True") == 3 and "same numbers False" not in out
     assert out.count("compiler imported False") == 2
+    assert "fusec modules that fusec.load imports (as an install does)" in out
     for _, label in artifact_load.PHASES:
         assert label in out
     assert "compile-and-run, warm kernel cache:" in out

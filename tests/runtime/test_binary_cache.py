@@ -65,6 +65,29 @@ def test_a_build_is_cached_and_read_back(cache: Path) -> None:
     assert not [p for p in cache.iterdir() if p.suffix == ".tmp"]
 
 
+def test_a_program_from_a_binary_keeps_its_source(cache: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where PyOpenCL looks for it: without it each ``cl.Kernel`` first tries a kernel named
+    ``_source`` in the driver (`cl.Program.__getattr__`). Caught the mutation: the source not
+    recorded in `program_from_binary` (``_source`` looked up once per kernel)."""
+    build()
+    device = select_device("cpu")
+    loaded = binary_cache.load(device.context, device.device, SOURCE, ())
+    assert loaded is not None
+    looked_up: list[str] = []
+    original = cl.Program.__getattr__
+
+    def recorded(program: cl.Program, name: str) -> object:
+        looked_up.append(name)
+        return original(program, name)
+
+    monkeypatch.setattr(cl.Program, "__getattr__", recorded)
+    kernels = [cl.Kernel(loaded, "triple") for _ in range(3)]
+    assert [k.function_name for k in kernels] == ["triple"] * 3
+    assert looked_up == []
+    assert runs(loaded)
+
+
 def truncate(data: bytes) -> bytes:
     return data[: len(data) // 2]
 

@@ -51,3 +51,28 @@ def test_a_damaged_invoker_cache_is_skipped(tmp_path: Path, damage: str) -> None
     warnings = [line for line in second.stderr.splitlines() if "invoker cache" in line]
     assert len(warnings) == 1 and warnings[0].startswith("fusec-run: warning: "), second.stderr
     assert "Traceback" not in second.stderr and "internal error" not in second.stderr
+
+
+def test_invokers_are_kept_in_memory() -> None:
+    """PyOpenCL reads a kernel's invoker back from sqlite for every ``cl.Kernel``; after
+    `load_invoker` (which opening a device calls) a kernel name seen before is served from
+    memory. Caught the mutation: `keep_in_memory` not called (no hits, every fetch a miss)."""
+    import pyopencl as cl
+
+    from fusec.runtime.device import select_device
+    from fusec.runtime.program_cache import get_program
+
+    device = select_device("cpu")  # its probe kernel calls load_invoker first
+    invoker = sys.modules["pyopencl.invoker"]
+    if getattr(invoker, "invoker_cache", None) is None:
+        pytest.skip("PyOpenCL runs without its caches here (PYOPENCL_NO_CACHE)")
+    fetch = invoker.invoker_cache._fetch
+    program = get_program(device, "__kernel void fusec_twice(__global float *x) {"
+                                  " x[get_global_id(0)] *= 2.0f; }")
+    for _ in range(2):  # (the first generates and stores its invoker where it is new)
+        cl.Kernel(program, "fusec_twice")
+    before = fetch.cache_info()
+    kernels = [cl.Kernel(program, "fusec_twice") for _ in range(4)]
+    after = fetch.cache_info()
+    assert after.maxsize > 0
+    assert after.hits - before.hits == len(kernels) and after.misses == before.misses

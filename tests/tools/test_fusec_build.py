@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fusec.runtime import artifact as artifact_module
-from fusec.runtime import artifact_format
+from fusec.runtime import artifact_format, artifact_program
 from fusec.tools import fusec_build, fusec_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,7 +174,7 @@ def test_onnx_model(tmp_path: Path) -> None:
 
 
 def rebuilt(model: Path, name: str) -> Path:
-    """An artifact built with what `monkeypatch` changed in `fusec.runtime.artifact`."""
+    """An artifact built with what `monkeypatch` changed in `fusec.runtime.artifact_program`."""
     out = model / name
     assert fusec_build.main([str(model / "mlp.mlir"), "-o", str(out), "--device", "cpu"]) == 0
     return out
@@ -184,7 +184,7 @@ def test_another_device_rebuilds_from_source(model: Path, built: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Built for another device or driver: the kernels are built from the included source,
     with one note on stderr, and the numbers are the same."""
-    monkeypatch.setattr(artifact_module, "device_identity",
+    monkeypatch.setattr(artifact_program, "device_identity",
                         lambda device: ("Other platform", "OpenCL 3.0", "Other device",
                                         "OpenCL 3.0", "0.0"))
     other = rebuilt(model, "other.fusec")
@@ -202,7 +202,7 @@ def test_another_device_rebuilds_from_source(model: Path, built: Path,
 
 def test_incompatible_fusec_names_both_versions(model: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(artifact_module, "__version__", "0.0.7")
+    monkeypatch.setattr(artifact_program, "__version__", "0.0.7")
     old = rebuilt(model, "old.fusec")
     monkeypatch.undo()
     capsys.readouterr()
@@ -243,6 +243,32 @@ def test_damaged_artifact_is_one_line(model: Path, built: Path, damage: str,
     capsys.readouterr()
     assert fusec_run.main([str(path), "--inputs", str(model / "in.npz")]) == 1
     assert one_line(capsys.readouterr().err).startswith(f"{path}: error: ")
+
+
+READ_BEFORE_IMPORTS = """
+    import sys
+    from fusec.runtime import artifact
+    heavy = ("numpy", "pyopencl", "fusec.runtime.artifact_program")
+    print(sorted(m for m in heavy if m in sys.modules))
+    checks = artifact.artifact_format.read(sys.argv[1]).checks
+    print(sorted(m for m in heavy if m in sys.modules), len(checks) > 0)
+    try:
+        artifact.load(sys.argv[2])
+    except artifact.ArtifactError as e:
+        print(sorted(m for m in heavy if m in sys.modules), str(e).split(": error: ")[1])
+"""
+
+
+def test_the_file_is_read_before_the_runtime_is_imported(model: Path, built: Path) -> None:
+    """`fusec.runtime.artifact` imports neither numpy nor PyOpenCL: `load` reads the file and
+    starts its checks first (they overlap those imports), and a damaged file is refused before
+    them. Caught the mutation: numpy imported at the top of `artifact_format`."""
+    damaged = model / "damaged-early.fusec"
+    damaged.write_bytes(b"\x89FUSEC\r\n\x1a\n" + bytes(10))
+    result = run_fresh(READ_BEFORE_IMPORTS, str(built), str(damaged))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "[]", "[] True", "[] truncated fusec artifact (20 bytes)"]
 
 
 def test_command_line_errors(model: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,7 +30,7 @@ from fusec.reference.executor import declared, run_op
 from fusec.reference.ops import from_host, to_host
 
 FOLDED: tuple[type[Operation], ...] = (
-    nn.ConcatOp, nn.TransposeOp, nn.NarrowOp, nn.ReshapeOp,
+    nn.ConcatOp, nn.TransposeOp, nn.NarrowOp, nn.ReshapeOp, nn.GatherOp,
 )
 """Ops that only move elements: their folded result is exact."""
 

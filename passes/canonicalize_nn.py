@@ -9,6 +9,7 @@ that computes the same thing is that one:
     pow(x, 2)                                      ->  x * x
     pow(x, 1)                                      ->  x
     c1 <op> c2, <op>(c) (splat constants)          ->  the constant (float32 arithmetic)
+    gather(c, idx) (c a splat, maybe reshaped)     ->  the splat of gather's shape
     c <op> x (op commutative: add, mul, max, min)  ->  x <op> c
     reshape(f(x, b)), reshape(matmul(x, w))        ->  f(reshape(x), b), matmul(reshape(x), w)
     reshape(reshape(x)), reshape(x) to x's type    ->  reshape(x), x
@@ -47,6 +48,11 @@ the order of the axes longer than 1 (torch's ``(B, S, E) -> (S, B, E)`` with one
 reshape. So
 ``reshape(add(matmul(reshape(h), w), b))`` is ``add(matmul(h, w), b)``, which the GEMM epilogue
 fusions match whatever leading axes the exporter flattened.
+
+A gather from a table of one repeated value (a splat constant, through reshapes) is that value
+wherever it reads (RoBERTa's token-type buffer, all zeros, read at the position ids); its
+indices are then not read, so an index out of the table's range is not reported there, as it
+is where a gather reads a table.
 
 Folding computes in float32 (numpy), as the program would; it folds splat constants of
 ``f32`` only. Each rewrite is a remark (``fusec-opt --remarks``) naming its rule, and counts
@@ -260,6 +266,24 @@ class FoldConstants(RewritePattern):
         rewriter.replace(op, const)
         for operand in operands:
             erase_if_dead(operand, rewriter)
+
+
+class GatherOfSplat(RewritePattern):
+    """``gather(c, idx)`` with ``c`` a splat constant (or a reshape of one) -> the splat."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.GatherOp, rewriter: PatternRewriter) -> None:
+        table = op.operands[0]
+        while isinstance(producer(table), nn.ReshapeOp):
+            table = producer(table).operands[0]  # type: ignore[union-attr]
+        value = splat_value(producer(table)) if producer(table) is not None else None
+        if value is None or not applied(op, "gather of a splat"):
+            return
+        t = op.results[0].type
+        const = nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(
+            t, [value] * math.prod(t.get_shape())))  # type: ignore[attr-defined]
+        const.location = op.location
+        rewriter.replace(op, const)
 
 
 class ConstantOnTheRight(RewritePattern):
@@ -477,6 +501,7 @@ class CanonicalizeNnPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns: list[RewritePattern] = [
             FoldConstants(),
+            GatherOfSplat(),
             ConstantOnTheRight(),
             PowerByConstant(),
             DivideBySqrt(),

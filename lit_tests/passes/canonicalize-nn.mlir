@@ -230,3 +230,22 @@ func.func @grouped_heads(%q: tensor<1x6x32xf32>, %kh: tensor<1x2x6x8xf32>, %v: t
   %a = nn.attention %q, %k, %vr mask %m {num_heads = 4 : i64, head_dim = 8 : i64, causal = true} : tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<1x6xi32> -> tensor<1x6x32xf32>
   func.return %a : tensor<1x6x32xf32>
 }
+
+// -----
+
+// A gather from a table of one repeated value (RoBERTa's token-type buffer, reshaped) is
+// that value in gather's shape; a gather from any other constant stays.
+// CHECK-LABEL: func.func @gather_of_a_splat
+// CHECK-NEXT:    %[[Z:.*]] = nn.constant {value = dense<0> : tensor<2x6xi32>} : tensor<2x6xi32>
+// CHECK-NEXT:    %[[N:.*]] = nn.constant {value = dense<[0, 1, 0, 1]> : tensor<4xi32>} : tensor<4xi32>
+// CHECK-NEXT:    %[[G:.*]] = nn.gather %[[N]], %ids : tensor<4xi32>, tensor<2x6xi32> -> tensor<2x6xi32>
+// CHECK-NEXT:    func.return %[[Z]], %[[G]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 4]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'gather of a splat'
+func.func @gather_of_a_splat(%ids: tensor<2x6xi32>) -> (tensor<2x6xi32>, tensor<2x6xi32>) {
+  %buffer = nn.constant {value = dense<0> : tensor<1x4xi32>} : tensor<1x4xi32>
+  %flat = nn.reshape %buffer : tensor<1x4xi32> -> tensor<4xi32>
+  %types = nn.gather %flat, %ids : tensor<4xi32>, tensor<2x6xi32> -> tensor<2x6xi32>
+  %not_splat = nn.constant {value = dense<[0, 1, 0, 1]> : tensor<4xi32>} : tensor<4xi32>
+  %other = nn.gather %not_splat, %ids : tensor<4xi32>, tensor<2x6xi32> -> tensor<2x6xi32>
+  func.return %types, %other : tensor<2x6xi32>, tensor<2x6xi32>
+}

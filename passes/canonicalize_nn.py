@@ -312,9 +312,9 @@ class ScaleTheGatheredTable(RewritePattern):
         moved = nn.GatherOp(scaled.result, gather.operands[1],
                             int_prop(gather, "axis"), op.result.type)
         scaled.location = moved.location = op.location
-        rewriter.insert_op(scaled, InsertPoint.before(op))
-        rewriter.replace_op(op, moved)
-        rewriter.erase_op(gather)
+        rewriter.insert(scaled, InsertPoint.before(op))
+        rewriter.replace(op, moved)
+        rewriter.erase(gather)
 
 
 class ConstantOnTheRight(RewritePattern):

@@ -170,9 +170,9 @@ func.func @f(%x: tensor<4x6x{dtype}>) -> tensor<4xi32> {{
 
 
 def test_split_attention_of_the_gpu_lowering() -> None:
-    """The GPU's lowering (a cache of 300 keys split in chunks of 256, two launches; the argmax
-    by a work-group) planned and run on this device against the reference, at positions in
-    each chunk."""
+    """The GPU's lowering (a cache of 300 keys split in 5 chunks of 64, two launches; the
+    argmax by a work-group) planned and run on this device against the reference, at positions
+    in the first, a middle and the last chunk, and at a chunk's last key."""
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.compiler.driver import lower
     from fusec.runtime.device import select_device
@@ -190,7 +190,7 @@ func.func @f(%q: {q}, %k: {cache}, %v: {cache}, %pos: tensor<i32>) -> ({q}, tens
         "f_cache_attention_split_0", "f_cache_attention_combine_1", "f_argmax_2"]
     exe = Executable(compiled.plan, select_device(DEVICE))  # type: ignore[arg-type]
     rng = np.random.default_rng(8)
-    for pos in (3, 255, 299):
+    for pos in (3, 63, 255, 299):
         k, v = rng.standard_normal((2, 1, 300, 8)).astype(np.float32)
         k[:, pos + 1:] = v[:, pos + 1:] = np.nan
         args = [rng.standard_normal((1, 1, 32)).astype(np.float32), k, v,

@@ -186,10 +186,11 @@ def as_one_op(imp: Importer, node: object, a: AttentionNode) -> SSAValue | None:
         if seq != 1:
             return None
         causal = False
+    q = a.packed_input[0] if a.packed_input is not None else heads_packed(imp, a.q)
     if a.packed_input is not None and not a.past:
-        q, k, v = a.packed_input
-    else:
-        q, k, v = (heads_packed(imp, t) for t in (a.q, a.k, a.v))
+        k, v = a.packed_input[1:]
+    else:  # with a past, k and v are the concatenations
+        k, v = heads_packed(imp, a.k), heads_packed(imp, a.v)
     out = imp.emit(nn.AttentionOp(q, k, v, heads, dim, mask, a.scale, causal, kv))
     if a.packed_input is not None:
         return out

@@ -307,7 +307,8 @@ def instantiate_cache_update(
 ) -> KernelSource:
     p = Params(op)
     return cache_update(name, p.int("outer"), p.int("length"), p.int("rows"), p.int("inner"),
-                        p.str("dtype"), p.bool("copy"))
+                        p.str("dtype"), p.bool("copy"),
+                        p.int("update_row_stride", 0) or None, p.int("update_offset", 0))
 
 
 def instantiate_argmax(

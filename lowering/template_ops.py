@@ -605,7 +605,9 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     """The ``cache_update`` template: in place, into the cache's buffer, where nothing reads
-    the old cache afterwards (`FunctionLowering.reusable`); else into a copy of it."""
+    the old cache afterwards (`FunctionLowering.reusable`); else into a copy of it. New rows
+    along the next-to-last axis that are a slice of the last axis (``nn.narrow`` of a packed
+    q/k/v) are read from the slice's source (`heads_operand`): no copy kernel for the slice."""
     assert isinstance(op, nn.CacheUpdateOp)
     shape = shape_of(op.cache)
     axis = int_prop(op, "axis") % len(shape)
@@ -617,12 +619,17 @@ def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
         if not in_place:
             lo.copy(op.cache, lo.buffer(op.cache), into=out)
         return [out]
+    update, strided = lo.buffer(op.update) if axis != len(shape) - 2 else None, {}
+    if update is None:  # rows along the next-to-last axis: a slice of the last read in place
+        update, stride, offset = heads_operand(lo, op.update)
+        if stride != shape[-1]:
+            strided = params(update_row_stride=stride, update_offset=offset)
     lo.template(
         "cache_update",
-        params(outer=math.prod(shape[:axis]), length=shape[axis], rows=rows,
-               inner=math.prod(shape[axis + 1:]), dtype=GATHER_DTYPES[elem],
-               copy=not in_place),
-        [lo.buffer(op.update), lo.buffer(op.pos), *([] if in_place else [lo.buffer(op.cache)])],
+        {**params(outer=math.prod(shape[:axis]), length=shape[axis], rows=rows,
+                  inner=math.prod(shape[axis + 1:]), dtype=GATHER_DTYPES[elem],
+                  copy=not in_place), **strided},
+        [update, lo.buffer(op.pos), *([] if in_place else [lo.buffer(op.cache)])],
         [out],
     )
     return [out]

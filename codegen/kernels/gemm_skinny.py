@@ -41,20 +41,22 @@ WIDE = 16384
 without sharing K among many work-items (`skinny_shape`)."""
 
 
-def skinny_shape(rows: int, n: int) -> tuple[int, int, int]:
-    """The work-group shape ``(group_n, group_k, columns)`` for `rows` x `n` outputs: 32
-    columns of one work-item each and K shared by 32 work-items (16 above 8 rows), or for a
-    `WIDE` product 64 columns and 8 lanes of K at 1-2 rows, 128 columns beyond.
+def skinny_shape(rows: int, n: int) -> tuple[int, ...]:
+    """The work-group shape ``(group_n, group_k, columns[, depth])`` for `rows` x `n`
+    outputs: 32 columns of one work-item each and K shared by 32 lanes (16 above 8 rows) in
+    runs of depth 4; for a `WIDE` product 64 columns and 8 lanes of K at 1-2 rows, 128 columns
+    beyond.
 
-    On an H200 (2026-12-02, f16, bench/results/h200-2026-12-02-s9-decode.log, 10 shapes
-    tried) 32x32x1 was the fastest or within 10% of it on every projection of GPT-2 small and
-    of a Llama-style model of width 2048 at 1 and 8 rows but the vocabulary heads, e.g. 1 row
-    of Llama's down projection 0.0152 ms (cuBLAS 0.0251), 8 rows of GPT-2's fc2 0.0310 ms
-    (32x8x2: 0.1056, cuBLAS 0.0249); the heads: 1 row of GPT-2's 0.0279 ms with 32x8x2 (cuBLAS
-    0.0370), 8 rows 0.0455 with 32x8x4 (32x32x1: 0.0733, cuBLAS 0.0809)."""
+    On an H200 (2026-12-02, f16, bench/results/h200-2026-12-02-s9-decode.log (c) and (e), 12
+    shapes tried) 32x32x1x4 was the fastest or within 10% of it on the projections of GPT-2
+    small and of a Llama-style model of width 2048 at 1 and 8 rows but Llama's up projection
+    at 1 row (0.0203 ms, 16x32x2x4 0.0157) and the vocabulary heads; at 8 rows the runs of
+    depth 4 took 0.65-0.85x the time of every 32nd row one at a time (GPT-2's fc2 0.0217 ms
+    against 0.0307, cuBLAS 0.0455). The heads: 1 row of GPT-2's 0.0278 ms with 32x8x2 (cuBLAS
+    0.0445), 8 rows 0.0447 with 32x8x4 (cuBLAS 0.0784)."""
     if n >= WIDE:
         return (32, 8, 2) if rows <= 2 else (32, 8, 4)
-    return (32, 32, 1) if rows <= 8 else (32, 16, 1)
+    return (32, 32, 1, 4) if rows <= 8 else (32, 16, 1, 4)
 
 
 RESERVED_NAMES = frozenset({"tx", "ky", "t", "col0", "col", "kk", "o", "r", "s", "w", "x",

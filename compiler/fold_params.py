@@ -6,7 +6,8 @@ the weights of matmuls that share their input (Llama's gate and up projections) 
 an op is bound (``fusec.compile(params=...)``, an ONNX model's weights) or was folded itself,
 the op runs here, on the numpy reference, and its result becomes a new bound input of the
 function (an operand that is an `nn.constant` counts as bound, and goes once nothing reads it);
-bound inputs that nothing reads any more leave the signature (and the weights to bind). Only ops that move data are folded (`FOLDED`), so the folded values are the bits the
+bound inputs that nothing reads any more leave the signature (and the weights to bind). Only ops
+that move data, and products, are folded (`FOLDED`), so the folded values are the bits the
 device would have made.
 
     %w = nn.concat %w_gate, %w_up {axis = 1 : i64} : ... -> tensor<768x4096xf32>
@@ -30,9 +31,10 @@ from fusec.reference.executor import declared, run_op
 from fusec.reference.ops import from_host, to_host
 
 FOLDED: tuple[type[Operation], ...] = (
-    nn.ConcatOp, nn.TransposeOp, nn.NarrowOp, nn.ReshapeOp,
+    nn.ConcatOp, nn.TransposeOp, nn.NarrowOp, nn.ReshapeOp, nn.GatherOp, nn.MulOp,
 )
-"""Ops that only move elements: their folded result is exact."""
+"""Ops that only move elements, and the product (correctly rounded in IEEE arithmetic, numpy's
+as the device's; `canonicalize-nn` scales a gathered table): their folded result is exact."""
 
 FOLDED_PREFIX = "fusec_folded"
 

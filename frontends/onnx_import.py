@@ -300,7 +300,7 @@ class Importer:
     def run(self) -> ImportedModel:
         from onnx import numpy_helper
 
-        from fusec.frontends.onnx_ops import convert_node
+        from fusec.frontends.onnx_table import convert_node
         from fusec.frontends.onnx_simplify import fold_node
 
         graph = self.model.graph  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
-"""The ONNX op converters: one table, ``ONNX_OPS``, from op type to a function that emits ``nn``
-ops for one node.
+"""The ONNX op converters, each a function that emits ``nn`` ops for one node, and the builders
+they share (`onnx_table` maps op types to them).
 
 A converter takes the `Importer` (which builds IR and turns constants into IR values), the
 node and its inputs (an ``SSAValue``, a numpy array known at import time, or None for an
@@ -843,89 +843,3 @@ def reduction(kind: str, axes_input: int) -> Converter:
         return [imp.emit(cls(x, axes, tensor_type(element_of(x), out), keepdims))]
 
     return convert
-
-
-# --- the table -----------------------------------------------------------------------------------
-
-ONNX_OPS: dict[str, Converter] = {
-    "Add": binary(nn.AddOp),
-    "Sub": binary(nn.SubOp),
-    "Mul": binary(nn.MulOp),
-    "Div": binary(nn.DivOp),
-    "Pow": convert_pow,
-    "Max": convert_variadic(nn.MaxOp),
-    "Min": convert_variadic(nn.MinOp),
-    "Sum": convert_variadic(nn.AddOp),
-    "Relu": unary(nn.ReluOp),
-    "Sigmoid": unary(nn.SigmoidOp),
-    "Tanh": unary(nn.TanhOp),
-    "Exp": unary(nn.ExpOp),
-    "Log": unary(nn.LogOp),
-    "Sqrt": unary(nn.SqrtOp),
-    "Neg": unary(nn.NegOp),
-    "Abs": unary(nn.AbsOp),
-    "Erf": unary(nn.ErfOp),
-    "Sin": unary(nn.SinOp),
-    "Cos": unary(nn.CosOp),
-    "Reciprocal": convert_reciprocal,
-    "Gelu": convert_gelu,
-    "Clip": convert_clip,
-    "Equal": compare("eq"),
-    "Less": compare("lt"),
-    "LessOrEqual": compare("le"),
-    "Greater": compare("gt"),
-    "GreaterOrEqual": compare("ge"),
-    "And": convert_and,
-    "Or": convert_or,
-    "Xor": convert_xor,
-    "Not": convert_not,
-    "Where": convert_where,
-    "IsNaN": convert_isnan,
-    "IsInf": convert_isinf,
-    "Cast": convert_cast,
-    "CastLike": convert_cast_like,
-    "Identity": convert_identity,
-    "Dropout": convert_dropout,
-    "MatMul": convert_matmul,
-    "Gemm": convert_gemm,
-    "Reshape": convert_reshape,
-    "Flatten": convert_flatten,
-    "Squeeze": convert_squeeze,
-    "Unsqueeze": convert_unsqueeze,
-    "Transpose": convert_transpose,
-    "Slice": convert_slice,
-    "Split": convert_split,
-    "Concat": convert_concat,
-    "Expand": convert_expand,
-    "Gather": convert_gather,
-    "GatherND": convert_gather_nd,
-    "GatherElements": convert_gather_elements,
-    "CumSum": convert_cumsum,
-    "Tile": convert_tile,
-    "Trilu": convert_trilu,
-    "RMSNormalization": convert_rms_norm,
-    "Softmax": convert_softmax,
-    "LayerNormalization": convert_layer_norm,
-    "ReduceSum": reduction("sum", 13),
-    "ReduceMean": reduction("mean", 18),
-    "ReduceMax": reduction("max", 18),
-    "ReduceMin": reduction("min", 18),
-}
-
-
-def convert_node(imp: Importer, node: object, args: list[Value | None]) -> list[Value]:
-    """The node's outputs as IR; a one-line error for an op type or form not supported."""
-    domain = node.domain  # type: ignore[attr-defined]
-    op_type = node.op_type  # type: ignore[attr-defined]
-    if domain not in ("", "ai.onnx") or op_type not in ONNX_OPS:
-        raise imp.error("not supported")
-    version_error = op_version_error(op_type, imp.opset)
-    if version_error is not None:
-        raise imp.error(version_error)
-    try:
-        return ONNX_OPS[op_type](imp, node, args)
-    except OnnxImportError:
-        raise
-    except Exception as e:  # a verifier or shape error on this node: still one line
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise imp.error(first) from None

@@ -9,6 +9,8 @@ that computes the same thing is that one:
     pow(x, 2)                                      ->  x * x
     pow(x, 1)                                      ->  x
     c1 <op> c2, <op>(c) (splat constants)          ->  the constant (float32 arithmetic)
+    gather(c, idx) (c a splat, maybe reshaped)     ->  the splat of gather's shape
+    gather(t, idx) * c (t bound, c a splat)        ->  gather(t * c, idx)
     c <op> x (op commutative: add, mul, max, min)  ->  x <op> c
     reshape(f(x, b)), reshape(matmul(x, w))        ->  f(reshape(x), b), matmul(reshape(x), w)
     reshape(reshape(x)), reshape(x) to x's type    ->  reshape(x), x
@@ -47,6 +49,17 @@ the order of the axes longer than 1 (torch's ``(B, S, E) -> (S, B, E)`` with one
 reshape. So
 ``reshape(add(matmul(reshape(h), w), b))`` is ``add(matmul(h, w), b)``, which the GEMM epilogue
 fusions match whatever leading axes the exporter flattened.
+
+A gather from a table of one repeated value (a splat constant, through reshapes) is that value
+wherever it reads (RoBERTa's token-type buffer, all zeros, read at the position ids); its
+indices are then not read, so an index out of the table's range is not reported there, as it
+is where a gather reads a table.
+
+A gathered row scaled by a constant (Gemma's embedding times sqrt(hidden)) is a row of the
+scaled table: where the table is known at compile time (`known_at_compile_time`: bound, or a
+constant) and read by nothing else, the product moves onto the table, which
+``compiler/fold_params.py`` then computes once (a product is correctly rounded alike in numpy
+and on the device), so the multiply costs no launch per call.
 
 Folding computes in float32 (numpy), as the program would; it folds splat constants of
 ``f32`` only. Each rewrite is a remark (``fusec-opt --remarks``) naming its rule, and counts
@@ -89,6 +102,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from fusec.dialects import nn
+from fusec.dialects.bound_inputs import known_at_compile_time
 from fusec.dialects.common import bool_prop, int_prop, ints_prop, shape_of
 from fusec.dialects.op_kinds import OpKind, column_operands, op_kind
 from fusec.dialects.scalar_ops import splat_value
@@ -260,6 +274,47 @@ class FoldConstants(RewritePattern):
         rewriter.replace(op, const)
         for operand in operands:
             erase_if_dead(operand, rewriter)
+
+
+class GatherOfSplat(RewritePattern):
+    """``gather(c, idx)`` with ``c`` a splat constant (or a reshape of one) -> the splat."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.GatherOp, rewriter: PatternRewriter) -> None:
+        table = op.operands[0]
+        while isinstance(producer(table), nn.ReshapeOp):
+            table = producer(table).operands[0]  # type: ignore[union-attr]
+        value = splat_value(producer(table)) if producer(table) is not None else None
+        if value is None or not applied(op, "gather of a splat"):
+            return
+        t = op.results[0].type
+        const = nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(
+            t, [value] * math.prod(t.get_shape())))  # type: ignore[attr-defined]
+        const.location = op.location
+        rewriter.replace(op, const)
+
+
+class ScaleTheGatheredTable(RewritePattern):
+    """``gather(t, idx) * c`` -> ``gather(t * c, idx)``, ``t`` known at compile time."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.MulOp, rewriter: PatternRewriter) -> None:
+        gather, scale = producer(op.lhs), op.rhs
+        if not isinstance(gather, nn.GatherOp) or splat_value(producer(scale)) is None:
+            return
+        table = gather.operands[0]
+        if (len(shape_of(scale)) > len(shape_of(table)) or not known_at_compile_time(table)
+                or not table.has_one_use() or not gather.results[0].has_one_use()
+                or op.result.type != gather.results[0].type
+                or not applied(op, "scale the gathered table")):
+            return
+        scaled = nn.MulOp(table, scale, table.type)
+        moved = nn.GatherOp(scaled.result, gather.operands[1],
+                            int_prop(gather, "axis"), op.result.type)
+        scaled.location = moved.location = op.location
+        rewriter.insert(scaled, InsertPoint.before(op))
+        rewriter.replace(op, moved)
+        rewriter.erase(gather)
 
 
 class ConstantOnTheRight(RewritePattern):
@@ -477,6 +532,8 @@ class CanonicalizeNnPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns: list[RewritePattern] = [
             FoldConstants(),
+            GatherOfSplat(),
+            ScaleTheGatheredTable(),
             ConstantOnTheRight(),
             PowerByConstant(),
             DivideBySqrt(),

@@ -230,3 +230,47 @@ func.func @grouped_heads(%q: tensor<1x6x32xf32>, %kh: tensor<1x2x6x8xf32>, %v: t
   %a = nn.attention %q, %k, %vr mask %m {num_heads = 4 : i64, head_dim = 8 : i64, causal = true} : tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<1x6xi32> -> tensor<1x6x32xf32>
   func.return %a : tensor<1x6x32xf32>
 }
+
+// -----
+
+// A gather from a table of one repeated value (RoBERTa's token-type buffer, reshaped) is
+// that value in gather's shape; a gather from any other constant stays.
+// CHECK-LABEL: func.func @gather_of_a_splat
+// CHECK-NEXT:    %[[Z:.*]] = nn.constant {value = dense<0> : tensor<2x6xi32>} : tensor<2x6xi32>
+// CHECK-NEXT:    %[[N:.*]] = nn.constant {value = dense<[0, 1, 0, 1]> : tensor<4xi32>} : tensor<4xi32>
+// CHECK-NEXT:    %[[G:.*]] = nn.gather %[[N]], %ids : tensor<4xi32>, tensor<2x6xi32> -> tensor<2x6xi32>
+// CHECK-NEXT:    func.return %[[Z]], %[[G]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 4]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'gather of a splat'
+func.func @gather_of_a_splat(%ids: tensor<2x6xi32>) -> (tensor<2x6xi32>, tensor<2x6xi32>) {
+  %buffer = nn.constant {value = dense<0> : tensor<1x4xi32>} : tensor<1x4xi32>
+  %flat = nn.reshape %buffer : tensor<1x4xi32> -> tensor<4xi32>
+  %types = nn.gather %flat, %ids : tensor<4xi32>, tensor<2x6xi32> -> tensor<2x6xi32>
+  %not_splat = nn.constant {value = dense<[0, 1, 0, 1]> : tensor<4xi32>} : tensor<4xi32>
+  %other = nn.gather %not_splat, %ids : tensor<4xi32>, tensor<2x6xi32> -> tensor<2x6xi32>
+  func.return %types, %other : tensor<2x6xi32>, tensor<2x6xi32>
+}
+
+// -----
+
+// A gathered row times a constant is a row of the scaled table when the table is bound and
+// read by nothing else (fold_params then scales it once); unbound, or read twice, it stays.
+// CHECK-LABEL: func.func @scale_the_gathered_table
+// CHECK-NEXT:    %[[C:.*]] = nn.constant {value = dense<2.000000e+00> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[T:.*]] = nn.mul %table, %[[C]] : tensor<12x4xf32>, tensor<f32> -> tensor<12x4xf32>
+// CHECK-NEXT:    %[[G:.*]] = nn.gather %[[T]], %ids : tensor<12x4xf32>, tensor<2x6xi32> -> tensor<2x6x4xf32>
+// CHECK-NEXT:    %[[U:.*]] = nn.gather %free, %ids
+// CHECK-NEXT:    %[[V:.*]] = nn.mul %[[U]], %[[C]]
+// CHECK-NEXT:    %[[S:.*]] = nn.gather %shared, %ids
+// CHECK-NEXT:    %[[W:.*]] = nn.mul %[[S]], %[[C]]
+// CHECK-NEXT:    func.return %[[G]], %[[V]], %[[W]], %shared
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 4]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'scale the gathered table'
+func.func @scale_the_gathered_table(%ids: tensor<2x6xi32>, %table: tensor<12x4xf32> {fusec.bound}, %free: tensor<12x4xf32>, %shared: tensor<12x4xf32> {fusec.bound}) -> (tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<12x4xf32>) {
+  %c = nn.constant {value = dense<2.0> : tensor<f32>} : tensor<f32>
+  %rows = nn.gather %table, %ids : tensor<12x4xf32>, tensor<2x6xi32> -> tensor<2x6x4xf32>
+  %y = nn.mul %rows, %c : tensor<2x6x4xf32>, tensor<f32> -> tensor<2x6x4xf32>
+  %free_rows = nn.gather %free, %ids : tensor<12x4xf32>, tensor<2x6xi32> -> tensor<2x6x4xf32>
+  %z = nn.mul %free_rows, %c : tensor<2x6x4xf32>, tensor<f32> -> tensor<2x6x4xf32>
+  %shared_rows = nn.gather %shared, %ids : tensor<12x4xf32>, tensor<2x6xi32> -> tensor<2x6x4xf32>
+  %s = nn.mul %shared_rows, %c : tensor<2x6x4xf32>, tensor<f32> -> tensor<2x6x4xf32>
+  func.return %y, %z, %s, %shared : tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<12x4xf32>
+}

@@ -132,3 +132,31 @@ def test_biased_projections_merge_with_a_constant_bias_folded() -> None:
     assert len(plain.plan.launches) == 2
     for got, ref in zip(plain(x=x, **w), want, strict=True):
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+TOKEN_TYPES = """
+func.func @embed(%ids: tensor<2x5xi32>, %words: tensor<10x4xf32>, %types: tensor<3x4xf32>) -> tensor<2x5x4xf32> {
+  %zeros = nn.constant {value = dense<1> : tensor<2x5xi32>} : tensor<2x5xi32>
+  %w = nn.gather %words, %ids : tensor<10x4xf32>, tensor<2x5xi32> -> tensor<2x5x4xf32>
+  %t = nn.gather %types, %zeros : tensor<3x4xf32>, tensor<2x5xi32> -> tensor<2x5x4xf32>
+  %y = nn.add %w, %t : tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x5x4xf32>
+  func.return %y : tensor<2x5x4xf32>
+}"""
+
+
+def test_a_gather_of_a_bound_table_at_constant_indices_is_folded() -> None:
+    """The token-type embedding of one type (a bound table read at constant indices) is
+    gathered once at compile time: one gather kernel runs (the words), not two, and the results
+    are numpy's, as unbound."""
+    rng = np.random.default_rng(3)
+    w = {"words": rng.standard_normal((10, 4)).astype(np.float32),
+         "types": rng.standard_normal((3, 4)).astype(np.float32)}
+    ids = np.array([[0, 9, -1, -10, 4], [1, 2, 3, 5, 8]], np.int32)  # both ends of the range
+    want = w["words"][ids] + w["types"][1]
+    bound = fusec.compile(TOKEN_TYPES, device="cpu", params=w)
+    plain = fusec.compile(TOKEN_TYPES, device="cpu")
+    assert len(bound.plan.launches) < len(plain.plan.launches)
+    np.testing.assert_array_equal(bound(ids=ids)[0], want)
+    np.testing.assert_array_equal(plain(ids, w["words"], w["types"])[0], want)
+    with pytest.raises(InputError, match="no input 'types'"):
+        bound.bind("types", w["types"])

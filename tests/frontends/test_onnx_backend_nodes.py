@@ -1,6 +1,7 @@
 """ONNX's own backend node tests (``onnx.backend.test.case.node.collect_testcases()``, each a
 model with its inputs and expected outputs) for every op fusec's table converts: each case
-either matches the expected outputs (atol 1e-4, rtol 1e-3) or is refused at import with a
+either matches the expected outputs (atol 1e-4, rtol 1e-3; a bfloat16 output within one unit
+in its last place, 2^-7, absolute and relative) or is refused at import with a
 one-line error. A wrong answer, or any other exception, fails.
 
 Inputs are given to the import as ``input_values`` too: where one decides a shape (Reshape's
@@ -16,7 +17,10 @@ took the max/min of bools). The 167 refusals: 152 on element types fusec has no 
 for (float8/4, int4/2 and the other exotic types, strings, optionals), 4 integer Pow, 4
 Dropout in training mode (random), 2 Dropout-10 (opset 11), 3 reductions over an empty axis,
 and 2 single cases (GatherND batch_dims, an empty Slice). Leaving out the 152, 498 of 513
-(97.1%) match (`element_types_known`; `test_coverage` asserts at least 90%).
+(97.1%) match (`element_types_known`; `test_coverage` asserts at least 90%). Later on
+2026-12-02 opset 23's Attention and RotaryEmbedding joined the table: their 101 cases all
+match (a bfloat16 output within one unit in its last place), 599 of 766 (78.2%; without the
+152, 599 of 614, 97.6%).
 `test_coverage` keeps that count from shrinking unnoticed.
 """
 
@@ -37,7 +41,7 @@ from fusec.compiler.diagnostics import FusecError  # noqa: E402
 from fusec.compiler.driver import compile  # noqa: E402
 from fusec.compiler.onnx_driver import OnnxExecutable, import_onnx  # noqa: E402
 from fusec.frontends.onnx_import import onnx_types  # noqa: E402
-from fusec.frontends.onnx_ops import ONNX_OPS  # noqa: E402
+from fusec.frontends.onnx_table import ONNX_OPS  # noqa: E402
 
 CASES = {
     case.name: case for case in collect_testcases()
@@ -45,6 +49,7 @@ CASES = {
     and {n.op_type for n in case.model.graph.node} <= set(ONNX_OPS)
     and {n.op_type for n in case.model.graph.node}
 }
+BF16_ATOL, BF16_RTOL = 2**-7, 2**-7  # one unit in the last place of a bfloat16 near 1
 MATCHED: set[str] = set()
 REFUSED: dict[str, str] = {}
 
@@ -81,7 +86,11 @@ def run_case(name: str) -> str | None:
     for got, want in zip(outputs, expected, strict=True):
         want = np.asarray(want)
         assert got.shape == want.shape and got.dtype == want.dtype, (got.dtype, want.dtype)
-        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-3, equal_nan=True)
+        if want.dtype.name == "bfloat16":  # 8 bits of mantissa: rounded in another order
+            np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
+                                       atol=BF16_ATOL, rtol=BF16_RTOL, equal_nan=True)
+        else:
+            np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-3, equal_nan=True)
     return None
 
 
@@ -98,7 +107,7 @@ def test_coverage() -> None:
     """Run after the cases (pytest keeps file order): as many match as on 2026-12-02."""
     if len(MATCHED) < len(CASES) and not MATCHED:
         pytest.skip("the node cases did not run in this session")
-    assert len(MATCHED) >= 498, tally()
+    assert len(MATCHED) >= 599, tally()
     known = {name for name in CASES if element_types_known(CASES[name])}
     assert len(MATCHED & known) >= 0.9 * len(known), tally()  # issue 27's 90%
 

@@ -56,10 +56,35 @@ def shape_input() -> onnx.ModelProto:
     return g.model()
 
 
+def attention(heads: bool = True) -> onnx.ModelProto:
+    """Opset 23's Attention on [B, S, hidden] q, k, v: 4 query heads, 2 key/value heads, causal
+    (without the head counts: refused)."""
+    g = GraphBuilder(0)
+    q, k, v = g.input("q", [1, 4, 32]), g.input("k", [1, 4, 16]), g.input("v", [1, 4, 16])
+    attrs = {"q_num_heads": 4, "kv_num_heads": 2} if heads else {}
+    g.result(g.op("Attention", q, k, v, name="/attn/Attention", is_causal=1, **attrs), "y",
+             [1, 4, 32])
+    return g.model(opset=23)
+
+
+def rotary(rotated: int = 4) -> onnx.ModelProto:
+    """Opset 23's RotaryEmbedding on [B, H, S, D] at position_ids, the first ``rotated`` of 8
+    features turned."""
+    g = GraphBuilder(0)
+    x = g.input("x", [1, 2, 3, 8])
+    ids = g.input("position_ids", [1, 3], "int64")
+    cos, sin = g.weight("cos", [16, 2]), g.weight("sin", [16, 2])
+    g.result(g.op("RotaryEmbedding", x, cos, sin, ids, name="/rope/RotaryEmbedding",
+                  rotary_embedding_dim=rotated), "y", [1, 2, 3, 8])
+    return g.model(opset=23)
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     for name, build in (("mlp_gelu", mlp_gelu), ("unsupported", unsupported),
                         ("embedding", embedding), ("constant_gather", constant_gather),
-                        ("shape_input", shape_input)):
+                        ("shape_input", shape_input), ("attention", attention),
+                        ("attention_no_heads", lambda: attention(heads=False)),
+                        ("rotary", rotary), ("rotary_odd", lambda: rotary(rotated=5))):
         onnx.save(build(), str(out / f"{name}.onnx"))

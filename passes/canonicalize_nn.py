@@ -93,7 +93,7 @@ from fusec.dialects.common import bool_prop, int_prop, ints_prop, shape_of
 from fusec.dialects.op_kinds import OpKind, column_operands, op_kind
 from fusec.dialects.scalar_ops import splat_value
 from fusec.passes._util import producer
-from fusec.passes._view_tables import strided_view, view_input, view_table
+from fusec.passes._view_tables import constant_data, strided_view, view_input, view_table
 from fusec.passes.remarks import may_fuse
 
 PASS = "canonicalize-nn"
@@ -470,6 +470,116 @@ class GroupedHeads(RewritePattern):
         erase_dead_views(old_v, rewriter)
 
 
+class SubtractForAddOfNeg(RewritePattern):
+    """``x + neg(y)``, ``neg(y) + x`` -> ``x - y`` (the ``neg`` kept while something else reads
+    it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.AddOp, rewriter: PatternRewriter) -> None:
+        for plain, negated in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            neg = producer(negated)
+            if isinstance(neg, nn.NegOp) and applied(op, "x - y"):
+                rewriter.replace(op, nn.SubOp(plain, neg.input, op.result.type))
+                if not neg.result.uses:
+                    rewriter.erase(neg)
+                return
+
+
+def consecutive_start(indices: np.ndarray, size: int) -> int | None:
+    """The start of ``indices`` when they are ``start, start + 1, ...`` within ``size`` (negative
+    ones counting from the end), else None."""
+    if indices.ndim != 1 or not indices.size or np.any(indices < -size) or np.any(
+            indices >= size):
+        return None
+    run = indices.astype(np.int64) % size
+    start = int(run[0])
+    return start if np.array_equal(run, np.arange(start, start + run.size)) else None
+
+
+class NarrowForGather(RewritePattern):
+    """``gather(x, [s, s + 1, ..., s + n - 1]){axis}`` (constant indices: a slice written as a
+    Gather or a stepped Slice of step 1) -> ``narrow(x){axis, start = s, length = n}``, which
+    the elementwise fuser reads as an index map."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.GatherOp, rewriter: PatternRewriter) -> None:
+        indices = constant_data(op.indices)
+        if indices is None or indices.dtype.kind not in "iu":
+            return
+        axis = int_prop(op, "axis") % len(shape_of(op.data))
+        start = consecutive_start(indices, shape_of(op.data)[axis])
+        if start is None or not applied(op, "narrow for gather"):
+            return
+        table = op.indices
+        rewriter.replace(op, nn.NarrowOp(op.data, axis, start, indices.size))
+        erase_if_dead(table, rewriter)
+
+
+class SoftmaxWrittenOut(RewritePattern):
+    """``softmax(x){axis}`` over an axis other than the last (f32) -> ``exp(x - max) /
+    sum(exp(x - max))`` with keepdims reductions, which ``fuse-row-reduce`` computes in one
+    kernel over that axis (``nn.softmax`` itself runs over the last axis only: transposed
+    there and back, three launches)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.SoftmaxOp, rewriter: PatternRewriter) -> None:
+        t = op.input.type
+        if not isinstance(t, TensorType) or t.element_type != f32:
+            return
+        rank = len(shape_of(op.input))
+        axis = int_prop(op, "axis") % rank
+        if axis == rank - 1 or not applied(op, "softmax written out"):
+            return
+        shape = list(shape_of(op.input))
+        shape[axis] = 1
+        kept = TensorType(f32, shape)
+        high = nn.ReduceMaxOp(op.input, [axis], kept, keepdims=True)
+        shifted = nn.SubOp(op.input, high.result, t)
+        exp = nn.ExpOp(shifted.result)
+        total = nn.ReduceSumOp(exp.result, [axis], kept, keepdims=True)
+        ops = [high, shifted, exp, total, nn.DivOp(exp.result, total.result, t)]
+        for new in ops:
+            new.location = op.location
+        rewriter.replace(op, ops)
+
+
+REDUCTION_OF_COUNT: dict[tuple[type[nn.ReduceOp], bool], type[nn.ReduceOp]] = {
+    (nn.ReduceSumOp, False): nn.ReduceMeanOp,  # sum * (1/n), sum / n
+    (nn.ReduceMeanOp, True): nn.ReduceSumOp,  # mean * n
+}
+
+
+class ScaledReduction(RewritePattern):
+    """``sum(x) * (1/n)``, ``sum(x) / n`` -> ``mean(x)``; ``mean(x) * n`` -> ``sum(x)``, ``n``
+    the count of elements each result reduces (f32, the reduction read once)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.BinaryOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.MulOp | nn.DivOp):
+            return
+        reduce, scale = producer(op.lhs), f32_splat(op.rhs)
+        if not isinstance(reduce, nn.ReduceSumOp | nn.ReduceMeanOp) or scale is None:
+            return
+        if not reduce.result.has_one_use() or reduce.result.type != op.result.type:
+            return
+        shape = shape_of(reduce.input)
+        count = math.prod(shape[a % len(shape)] for a in ints_prop(reduce, "axes"))
+        factor = scale if isinstance(op, nn.MulOp) else np.float32(1) / scale
+        up = bool(factor == np.float32(count))
+        if not up and factor != np.float32(1) / np.float32(count):
+            return
+        target = REDUCTION_OF_COUNT.get((type(reduce), up))
+        if target is None or not applied(op, f"{target.name} for a scaled {reduce.name}"):
+            return
+        constant = op.rhs
+        new = target(reduce.input, list(ints_prop(reduce, "axes")), op.result.type,
+                     keepdims=bool_prop(reduce, "keepdims"))
+        new.location = reduce.location
+        rewriter.replace(op, new)
+        rewriter.erase(reduce)
+        erase_if_dead(constant, rewriter)
+
+
 @dataclass(frozen=True)
 class CanonicalizeNnPass(ModulePass):
     name = PASS
@@ -484,5 +594,9 @@ class CanonicalizeNnPass(ModulePass):
             ReshapeTowardInputs(),
             UnitAxesTranspose(),
             GroupedHeads(),
+            SubtractForAddOfNeg(),
+            NarrowForGather(),
+            SoftmaxWrittenOut(),
+            ScaledReduction(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

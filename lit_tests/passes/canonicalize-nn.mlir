@@ -230,3 +230,84 @@ func.func @grouped_heads(%q: tensor<1x6x32xf32>, %kh: tensor<1x2x6x8xf32>, %v: t
   %a = nn.attention %q, %k, %vr mask %m {num_heads = 4 : i64, head_dim = 8 : i64, causal = true} : tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<1x6x32xf32>, tensor<1x6xi32> -> tensor<1x6x32xf32>
   func.return %a : tensor<1x6x32xf32>
 }
+
+// -----
+
+// A subtraction written as the add of a neg (either side) is a sub; the neg goes once unread.
+// CHECK-LABEL: func.func @add_of_neg
+// CHECK-NEXT:    %[[A:.*]] = nn.sub %x, %y : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.sub %x, %y : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 3]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'x - y'
+func.func @add_of_neg(%x: tensor<4x8xf32>, %y: tensor<4x1xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %n = nn.neg %y : tensor<4x1xf32> -> tensor<4x1xf32>
+  %a = nn.add %x, %n : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %b = nn.add %n, %x : tensor<4x1xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A gather of consecutive constant indices (negative ones count from the end) is a narrow; a
+// gather of a step 2 stays.
+// CHECK-LABEL: func.func @gather_as_narrow
+// CHECK-NEXT:    %[[H:.*]] = nn.narrow %x {axis = 1 : i64, start = 4 : i64, length = 4 : i64} : tensor<2x8xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[S:.*]] = nn.constant {value = dense<[0, 2, 4, 6]> : tensor<4xi32>} : tensor<4xi32>
+// CHECK-NEXT:    %[[E:.*]] = nn.gather %x, %[[S]] {axis = 1 : i64}
+// CHECK-NEXT:    func.return %[[H]], %[[E]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 3]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'narrow for gather'
+func.func @gather_as_narrow(%x: tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %i = nn.constant {value = dense<[-4, 5, 6, 7]> : tensor<4xi32>} : tensor<4xi32>
+  %h = nn.gather %x, %i {axis = 1 : i64} : tensor<2x8xf32>, tensor<4xi32> -> tensor<2x4xf32>
+  %s = nn.constant {value = dense<[0, 2, 4, 6]> : tensor<4xi32>} : tensor<4xi32>
+  %e = nn.gather %x, %s {axis = 1 : i64} : tensor<2x8xf32>, tensor<4xi32> -> tensor<2x4xf32>
+  func.return %h, %e : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// A softmax over an axis other than the last is written out with keepdims reductions (which
+// fuse-row-reduce runs as one kernel over that axis); over the last axis it stays.
+// CHECK-LABEL: func.func @softmax_middle_axis
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_max %x {axes = array<i64: 1>, keepdims = true} : tensor<2x9x3xf32> -> tensor<2x1x3xf32>
+// CHECK-NEXT:    %[[D:.*]] = nn.sub %x, %[[M]] : tensor<2x9x3xf32>, tensor<2x1x3xf32> -> tensor<2x9x3xf32>
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %[[D]]
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %[[E]] {axes = array<i64: 1>, keepdims = true} : tensor<2x9x3xf32> -> tensor<2x1x3xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.div %[[E]], %[[S]] : tensor<2x9x3xf32>, tensor<2x1x3xf32> -> tensor<2x9x3xf32>
+// CHECK-NEXT:    %[[L:.*]] = nn.softmax %x :
+// CHECK-NEXT:    func.return %[[Y]], %[[L]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 2]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'softmax written out'
+func.func @softmax_middle_axis(%x: tensor<2x9x3xf32>) -> (tensor<2x9x3xf32>, tensor<2x9x3xf32>) {
+  %y = nn.softmax %x {axis = -2 : i64} : tensor<2x9x3xf32> -> tensor<2x9x3xf32>
+  %l = nn.softmax %x {axis = -1 : i64} : tensor<2x9x3xf32> -> tensor<2x9x3xf32>
+  func.return %y, %l : tensor<2x9x3xf32>, tensor<2x9x3xf32>
+}
+
+// -----
+
+// A sum times 1/n or divided by n is a mean, a mean times n a sum (n the count reduced); a sum
+// times another constant stays.
+// CHECK-LABEL: func.func @scaled_reductions
+// CHECK-NEXT:    %[[A:.*]] = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<5x4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.reduce_mean %x {axes = array<i64: -1>} : tensor<5x4xf32> -> tensor<5xf32>
+// CHECK-NEXT:    %[[C:.*]] = nn.reduce_sum %x {axes = array<i64: 0, 1>} : tensor<5x4xf32> -> tensor<f32>
+// CHECK-NEXT:    %[[K:.*]] = nn.constant {value = dense<3.000000e+00> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<5x4xf32> -> tensor<5xf32>
+// CHECK-NEXT:    %[[D:.*]] = nn.mul %[[S]], %[[K]]
+// CHECK-NEXT:    func.return %[[A]], %[[B]], %[[C]], %[[D]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 5]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'nn.reduce_mean for a scaled nn.reduce_sum'
+func.func @scaled_reductions(%x: tensor<5x4xf32>) -> (tensor<1x4xf32>, tensor<5xf32>, tensor<f32>, tensor<5xf32>) {
+  %fifth = nn.constant {value = dense<0.2> : tensor<f32>} : tensor<f32>
+  %four = nn.constant {value = dense<4.0> : tensor<f32>} : tensor<f32>
+  %s0 = nn.reduce_sum %x {axes = array<i64: 0>, keepdims = true} : tensor<5x4xf32> -> tensor<1x4xf32>
+  %a = nn.mul %s0, %fifth : tensor<1x4xf32>, tensor<f32> -> tensor<1x4xf32>
+  %s1 = nn.reduce_sum %x {axes = array<i64: -1>} : tensor<5x4xf32> -> tensor<5xf32>
+  %b = nn.div %s1, %four : tensor<5xf32>, tensor<f32> -> tensor<5xf32>
+  %twenty = nn.constant {value = dense<20.0> : tensor<f32>} : tensor<f32>
+  %m = nn.reduce_mean %x {axes = array<i64: 0, 1>} : tensor<5x4xf32> -> tensor<f32>
+  %c = nn.mul %twenty, %m : tensor<f32>, tensor<f32> -> tensor<f32>
+  %three = nn.constant {value = dense<3.0> : tensor<f32>} : tensor<f32>
+  %s3 = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<5x4xf32> -> tensor<5xf32>
+  %d = nn.mul %s3, %three : tensor<5xf32>, tensor<f32> -> tensor<5xf32>
+  func.return %a, %b, %c, %d : tensor<1x4xf32>, tensor<5xf32>, tensor<f32>, tensor<5xf32>
+}

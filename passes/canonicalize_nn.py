@@ -543,6 +543,41 @@ class SoftmaxWrittenOut(RewritePattern):
         rewriter.replace(op, ops)
 
 
+EXTREMUM_OF_NEGATED: dict[type[nn.ReduceOp], type[nn.ReduceOp]] = {
+    nn.ReduceMinOp: nn.ReduceMaxOp,
+    nn.ReduceMaxOp: nn.ReduceMinOp,
+}
+
+
+class NegatedExtremum(RewritePattern):
+    """``neg(min(neg(x)))`` -> ``max(x)``, ``neg(max(neg(x)))`` -> ``min(x)`` (exact: negation
+    reverses the order, NaN stays NaN); ``neg(neg(x))`` -> ``x``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.NegOp, rewriter: PatternRewriter) -> None:
+        inner = producer(op.input)
+        if isinstance(inner, nn.NegOp) and inner.input.type == op.result.type:
+            if applied(op, "neg(neg(x))"):
+                rewriter.replace(op, [], [inner.input])
+                if not inner.result.uses:
+                    rewriter.erase(inner)
+            return
+        if type(inner) not in EXTREMUM_OF_NEGATED or not inner.result.has_one_use():
+            return
+        negated = producer(inner.input)  # type: ignore[union-attr]
+        if not isinstance(negated, nn.NegOp) or not applied(op, "extremum of a negation"):
+            return
+        assert isinstance(inner, nn.ReduceOp)
+        flipped = EXTREMUM_OF_NEGATED[type(inner)](
+            negated.input, list(ints_prop(inner, "axes")), op.result.type,
+            keepdims=bool_prop(inner, "keepdims"))
+        flipped.location = inner.location
+        rewriter.replace(op, flipped)
+        rewriter.erase(inner)
+        if not negated.result.uses:
+            rewriter.erase(negated)
+
+
 REDUCTION_OF_COUNT: dict[tuple[type[nn.ReduceOp], bool], type[nn.ReduceOp]] = {
     (nn.ReduceSumOp, False): nn.ReduceMeanOp,  # sum * (1/n), sum / n
     (nn.ReduceMeanOp, True): nn.ReduceSumOp,  # mean * n
@@ -598,5 +633,6 @@ class CanonicalizeNnPass(ModulePass):
             NarrowForGather(),
             SoftmaxWrittenOut(),
             ScaledReduction(),
+            NegatedExtremum(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

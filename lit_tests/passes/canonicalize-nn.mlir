@@ -311,3 +311,22 @@ func.func @scaled_reductions(%x: tensor<5x4xf32>) -> (tensor<1x4xf32>, tensor<5x
   %d = nn.mul %s3, %three : tensor<5xf32>, tensor<f32> -> tensor<5xf32>
   func.return %a, %b, %c, %d : tensor<1x4xf32>, tensor<5xf32>, tensor<f32>, tensor<5xf32>
 }
+
+// -----
+
+// The max of a negation negated is the min (and back); a double negation is nothing.
+// CHECK-LABEL: func.func @negated_extremum
+// CHECK-NEXT:    %[[A:.*]] = nn.reduce_max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.reduce_min %x {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32> -> tensor<1x8xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]], %x
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 5]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'extremum of a negation'
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 7]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'neg(neg(x))'
+func.func @negated_extremum(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<1x8xf32>, tensor<4x8xf32>) {
+  %n = nn.neg %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %m = nn.reduce_min %n {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+  %a = nn.neg %m : tensor<4xf32> -> tensor<4xf32>
+  %k = nn.reduce_max %n {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32> -> tensor<1x8xf32>
+  %b = nn.neg %k : tensor<1x8xf32> -> tensor<1x8xf32>
+  %c = nn.neg %n : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %a, %b, %c : tensor<4xf32>, tensor<1x8xf32>, tensor<4x8xf32>
+}

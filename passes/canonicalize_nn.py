@@ -516,10 +516,11 @@ class NarrowForGather(RewritePattern):
 
 
 class SoftmaxWrittenOut(RewritePattern):
-    """``softmax(x){axis}`` over an axis other than the last (f32) -> ``exp(x - max) /
-    sum(exp(x - max))`` with keepdims reductions, which ``fuse-row-reduce`` computes in one
-    kernel over that axis (``nn.softmax`` itself runs over the last axis only: transposed
-    there and back, three launches)."""
+    """``softmax(x){axis}`` (f32) over an axis other than the last, or read only by elementwise
+    ops (``log(softmax(x))``) -> ``exp(x - max) / sum(exp(x - max))`` with keepdims
+    reductions, which ``fuse-row-reduce`` computes in one kernel over that axis with its
+    elementwise readers (``nn.softmax`` itself runs over the last axis only: transposed there
+    and back, three launches; its readers, another one)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: nn.SoftmaxOp, rewriter: PatternRewriter) -> None:
@@ -528,7 +529,12 @@ class SoftmaxWrittenOut(RewritePattern):
             return
         rank = len(shape_of(op.input))
         axis = int_prop(op, "axis") % rank
-        if axis == rank - 1 or not applied(op, "softmax written out"):
+        readers = [use.operation for use in op.result.uses]
+        read_by_arithmetic = bool(readers) and all(
+            op_kind(r) is OpKind.ELEMENTWISE for r in readers)
+        if axis == rank - 1 and not read_by_arithmetic:
+            return
+        if not applied(op, "softmax written out"):
             return
         shape = list(shape_of(op.input))
         shape[axis] = 1

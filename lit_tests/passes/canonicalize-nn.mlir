@@ -266,8 +266,9 @@ func.func @gather_as_narrow(%x: tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<2x4
 
 // -----
 
-// A softmax over an axis other than the last is written out with keepdims reductions (which
-// fuse-row-reduce runs as one kernel over that axis); over the last axis it stays.
+// A softmax over an axis other than the last, or one read only by elementwise ops, is written
+// out with keepdims reductions (which fuse-row-reduce runs as one kernel over that axis, with
+// its readers); over the last axis, returned, it stays.
 // CHECK-LABEL: func.func @softmax_middle_axis
 // CHECK-NEXT:    %[[M:.*]] = nn.reduce_max %x {axes = array<i64: 1>, keepdims = true} : tensor<2x9x3xf32> -> tensor<2x1x3xf32>
 // CHECK-NEXT:    %[[D:.*]] = nn.sub %x, %[[M]] : tensor<2x9x3xf32>, tensor<2x1x3xf32> -> tensor<2x9x3xf32>
@@ -281,6 +282,23 @@ func.func @softmax_middle_axis(%x: tensor<2x9x3xf32>) -> (tensor<2x9x3xf32>, ten
   %y = nn.softmax %x {axis = -2 : i64} : tensor<2x9x3xf32> -> tensor<2x9x3xf32>
   %l = nn.softmax %x {axis = -1 : i64} : tensor<2x9x3xf32> -> tensor<2x9x3xf32>
   func.return %y, %l : tensor<2x9x3xf32>, tensor<2x9x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @log_softmax
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_max %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[D:.*]] = nn.sub %x, %[[M]]
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %[[D]]
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %[[E]] {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.div %[[E]], %[[S]]
+// CHECK-NEXT:    %[[L:.*]] = nn.log %[[Y]]
+// CHECK-NEXT:    func.return %[[L]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 2]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'softmax written out'
+func.func @log_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = nn.softmax %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %l = nn.log %y : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %l : tensor<4x8xf32>
 }
 
 // -----

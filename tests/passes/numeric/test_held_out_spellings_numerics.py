@@ -22,9 +22,6 @@ CPU = DeviceInfo(name="test cpu", is_cpu=True)
 
 # (computation, spelling) -> launches today, where they are not the hand-spelled form's.
 GAPS: dict[tuple[str, str], int] = {
-    # the hand form log(softmax(x)) is 2 (the log is not taken into the softmax kernel)
-    ("log-softmax", "x - max - log(sum(exp))"): 1,
-    ("log-softmax", "no keepdims, unsqueezed"): 1,
     # a reshape splitting an axis is a boundary of view regions (no index map of that form)
     ("rotary (halves)", "halves by reshape to (.., 2, h) and narrow"): 2,
     ("transpose, elementwise, transpose back",

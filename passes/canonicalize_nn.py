@@ -14,6 +14,11 @@ that computes the same thing is that one:
     reshape(reshape(x)), reshape(x) to x's type    ->  reshape(x), x
     transpose(x) moving only unit axes, last kept  ->  reshape(x)
     attention(q, repeat(k), repeat(v))             ->  attention(q, k, v){num_kv_heads}
+    x + neg(y), neg(y) + x                         ->  x - y
+    gather(x, [s, s + 1, ..., s + n - 1]){axis}    ->  narrow(x){axis, start = s, length = n}
+    softmax(x){axis not last, or read by arith}    ->  exp(x - max) / sum(exp(x - max)), keepdims
+    sum(x) * (1/n), sum(x) / n; mean(x) * n        ->  mean(x); sum(x)  (n: the count reduced)
+    neg(min(neg(x))), neg(max(neg(x))); neg(neg x) ->  max(x), min(x); x
 
 The grouped-heads form: an ``nn.attention`` whose k and v are views (reshape, transpose,
 narrow, gather of constant indices, where on a constant true) of tensors with fewer heads,

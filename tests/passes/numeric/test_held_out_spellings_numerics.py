@@ -12,6 +12,7 @@ The table of launches before and after is in ``docs/canonical-forms.md``.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from fusec.codegen.kernels.common import DeviceInfo
@@ -53,3 +54,45 @@ def test_launches_equal_the_hand_spelled_form(computation: str, spelling: str) -
 def test_numerics(numeric, computation: str, spelling: str) -> None:
     case = SPELLINGS[computation][spelling]()
     numeric.check(case.text, case.inputs, case.expected, tol=case.tol)
+
+
+def adversarial(case_of: str, spelling: str, edit  # noqa: ANN001
+                ) -> tuple[str, list[np.ndarray], tuple[float, float]]:
+    case = SPELLINGS[case_of][spelling]()
+    inputs = [x.copy() for x in case.inputs]
+    edit(inputs[0])
+    return case.text, inputs, case.tol
+
+
+def with_infinities(x: np.ndarray) -> None:
+    x.flat[1] = np.inf
+    x.flat[-1] = -np.inf
+
+
+def with_nan_and_infinities(x: np.ndarray) -> None:
+    with_infinities(x)
+    x.flat[2] = np.nan
+
+
+def large(x: np.ndarray) -> None:
+    x += np.float32(1e4)
+
+
+@pytest.mark.parametrize("computation,spelling,edit", [
+    ("softmax, first axis", "hand", with_infinities),  # written out (axis 0)
+    ("softmax, middle axis", "hand", with_nan_and_infinities),
+    ("log-softmax", "hand", with_infinities),  # written out (read by a log)
+    ("row sum and row max, returned", "max as -min(-x)", with_nan_and_infinities),
+    ("row sum and row max, returned", "sum as mean * n", large),
+    ("x - mean over a middle axis", "sum * (1/n), axis -2, unsqueezed", with_infinities),
+    ("rotary (halves)", "halves by gather (stepped slice), x*cos - (-rot)*sin",
+     with_nan_and_infinities),
+    ("centered Gram (seed 000)", "sum * (1/n), add of neg, * 1/(n-1)", large),
+])
+def test_new_canonical_forms_on_adversarial_inputs(numeric, computation: str, spelling: str,
+                                                   edit) -> None:  # noqa: ANN001
+    """The rewritten programs (softmax written out, scaled reductions, negated extrema, add of
+    neg, gather as narrow) agree with the reference of the program as written where infinities,
+    NaN and large magnitudes meet them."""
+    text, inputs, tol = adversarial(computation, spelling, edit)
+    numeric.check(text, inputs, tol=tol)

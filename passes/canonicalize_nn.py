@@ -17,7 +17,7 @@ that computes the same thing is that one:
     x + neg(y), neg(y) + x                         ->  x - y
     gather(x, [s, s + 1, ..., s + n - 1]){axis}    ->  narrow(x){axis, start = s, length = n}
     softmax(x){axis not last, or read by arith}    ->  exp(x - max) / sum(exp(x - max)), keepdims
-    sum(x) * (1/n), sum(x) / n; mean(x) * n        ->  mean(x); sum(x)  (n: the count reduced)
+    mean(x) * n                                    ->  sum(x)  (n: the count reduced)
     neg(min(neg(x))), neg(max(neg(x))); neg(neg x) ->  max(x), min(x); x
 
 The grouped-heads form: an ``nn.attention`` whose k and v are views (reshape, transpose,
@@ -282,7 +282,9 @@ class ConstantOnTheRight(RewritePattern):
             return  # both constant: folded (or not f32), nothing to order
         if not applied(op, "constant on the right"):
             return
-        rewriter.replace(op, type(op)(op.rhs, op.lhs, op.result.type))
+        ordered = type(op)(op.rhs, op.lhs, op.result.type)
+        ordered.location = op.location
+        rewriter.replace(op, ordered)
 
 
 def keeps_last_axis(op: nn.ReshapeOp) -> bool:
@@ -589,37 +591,27 @@ class NegatedExtremum(RewritePattern):
             rewriter.erase(negated)
 
 
-REDUCTION_OF_COUNT: dict[tuple[type[nn.ReduceOp], bool], type[nn.ReduceOp]] = {
-    (nn.ReduceSumOp, False): nn.ReduceMeanOp,  # sum * (1/n), sum / n
-    (nn.ReduceMeanOp, True): nn.ReduceSumOp,  # mean * n
-}
-
-
 class ScaledReduction(RewritePattern):
-    """``sum(x) * (1/n)``, ``sum(x) / n`` -> ``mean(x)``; ``mean(x) * n`` -> ``sum(x)``, ``n``
-    the count of elements each result reduces (f32, the reduction read once)."""
+    """``mean(x) * n`` -> ``sum(x)``, ``n`` the count of elements each result reduces (f32, the
+    mean read once): the sum without the two roundings of ``* (1/n) * n``. The other way
+    (``sum / n`` -> ``mean``) is not a canonical form: kernels compute a mean as ``sum * (1/n)``,
+    which differs from ``sum / n`` by an ulp, and a zero variance of constant rows would not
+    stay zero."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: nn.BinaryOp, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, nn.MulOp | nn.DivOp):
-            return
+    def match_and_rewrite(self, op: nn.MulOp, rewriter: PatternRewriter) -> None:
         reduce, scale = producer(op.lhs), f32_splat(op.rhs)
-        if not isinstance(reduce, nn.ReduceSumOp | nn.ReduceMeanOp) or scale is None:
+        if not isinstance(reduce, nn.ReduceMeanOp) or scale is None:
             return
         if not reduce.result.has_one_use() or reduce.result.type != op.result.type:
             return
         shape = shape_of(reduce.input)
         count = math.prod(shape[a % len(shape)] for a in ints_prop(reduce, "axes"))
-        factor = scale if isinstance(op, nn.MulOp) else np.float32(1) / scale
-        up = bool(factor == np.float32(count))
-        if not up and factor != np.float32(1) / np.float32(count):
-            return
-        target = REDUCTION_OF_COUNT.get((type(reduce), up))
-        if target is None or not applied(op, f"{target.name} for a scaled {reduce.name}"):
+        if scale != np.float32(count) or not applied(op, "sum for mean * n"):
             return
         constant = op.rhs
-        new = target(reduce.input, list(ints_prop(reduce, "axes")), op.result.type,
-                     keepdims=bool_prop(reduce, "keepdims"))
+        new = nn.ReduceSumOp(reduce.input, list(ints_prop(reduce, "axes")), op.result.type,
+                             keepdims=bool_prop(reduce, "keepdims"))
         new.location = reduce.location
         rewriter.replace(op, new)
         rewriter.erase(reduce)

@@ -303,31 +303,30 @@ func.func @log_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// A sum times 1/n or divided by n is a mean, a mean times n a sum (n the count reduced); a sum
-// times another constant stays.
+// A mean times n (the count it reduces) is a sum; a sum divided by n stays (a kernel's mean is
+// sum * (1/n), not sum / n), as does a mean times another constant.
 // CHECK-LABEL: func.func @scaled_reductions
-// CHECK-NEXT:    %[[A:.*]] = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<5x4xf32> -> tensor<1x4xf32>
-// CHECK-NEXT:    %[[B:.*]] = nn.reduce_mean %x {axes = array<i64: -1>} : tensor<5x4xf32> -> tensor<5xf32>
+// CHECK-NEXT:    %[[N:.*]] = nn.constant {value = dense<4.000000e+00> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %x {axes = array<i64: -1>} : tensor<5x4xf32> -> tensor<5xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.div %[[S]], %[[N]]
 // CHECK-NEXT:    %[[C:.*]] = nn.reduce_sum %x {axes = array<i64: 0, 1>} : tensor<5x4xf32> -> tensor<f32>
 // CHECK-NEXT:    %[[K:.*]] = nn.constant {value = dense<3.000000e+00> : tensor<f32>} : tensor<f32>
-// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<5x4xf32> -> tensor<5xf32>
-// CHECK-NEXT:    %[[D:.*]] = nn.mul %[[S]], %[[K]]
-// CHECK-NEXT:    func.return %[[A]], %[[B]], %[[C]], %[[D]]
-// REMARK: canonicalize-nn.mlir:[[# @LINE + 5]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'nn.reduce_mean for a scaled nn.reduce_sum'
-func.func @scaled_reductions(%x: tensor<5x4xf32>) -> (tensor<1x4xf32>, tensor<5xf32>, tensor<f32>, tensor<5xf32>) {
-  %fifth = nn.constant {value = dense<0.2> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_mean %x {axes = array<i64: 1>} : tensor<5x4xf32> -> tensor<5xf32>
+// CHECK-NEXT:    %[[D:.*]] = nn.mul %[[M]], %[[K]]
+// CHECK-NEXT:    func.return %[[B]], %[[C]], %[[D]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 8]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'constant on the right'
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 7]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'sum for mean * n'
+func.func @scaled_reductions(%x: tensor<5x4xf32>) -> (tensor<5xf32>, tensor<f32>, tensor<5xf32>) {
   %four = nn.constant {value = dense<4.0> : tensor<f32>} : tensor<f32>
-  %s0 = nn.reduce_sum %x {axes = array<i64: 0>, keepdims = true} : tensor<5x4xf32> -> tensor<1x4xf32>
-  %a = nn.mul %s0, %fifth : tensor<1x4xf32>, tensor<f32> -> tensor<1x4xf32>
   %s1 = nn.reduce_sum %x {axes = array<i64: -1>} : tensor<5x4xf32> -> tensor<5xf32>
   %b = nn.div %s1, %four : tensor<5xf32>, tensor<f32> -> tensor<5xf32>
   %twenty = nn.constant {value = dense<20.0> : tensor<f32>} : tensor<f32>
   %m = nn.reduce_mean %x {axes = array<i64: 0, 1>} : tensor<5x4xf32> -> tensor<f32>
   %c = nn.mul %twenty, %m : tensor<f32>, tensor<f32> -> tensor<f32>
   %three = nn.constant {value = dense<3.0> : tensor<f32>} : tensor<f32>
-  %s3 = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<5x4xf32> -> tensor<5xf32>
-  %d = nn.mul %s3, %three : tensor<5xf32>, tensor<f32> -> tensor<5xf32>
-  func.return %a, %b, %c, %d : tensor<1x4xf32>, tensor<5xf32>, tensor<f32>, tensor<5xf32>
+  %m3 = nn.reduce_mean %x {axes = array<i64: 1>} : tensor<5x4xf32> -> tensor<5xf32>
+  %d = nn.mul %m3, %three : tensor<5xf32>, tensor<f32> -> tensor<5xf32>
+  func.return %b, %c, %d : tensor<5xf32>, tensor<f32>, tensor<5xf32>
 }
 
 // -----

@@ -16,6 +16,11 @@ that computes the same thing is that one:
     reshape(reshape(x)), reshape(x) to x's type    ->  reshape(x), x
     transpose(x) moving only unit axes, last kept  ->  reshape(x)
     attention(q, repeat(k), repeat(v))             ->  attention(q, k, v){num_kv_heads}
+    x + neg(y), neg(y) + x                         ->  x - y
+    gather(x, [s, s + 1, ..., s + n - 1]){axis}    ->  narrow(x){axis, start = s, length = n}
+    softmax(x){axis not last, or read by arith}    ->  exp(x - max) / sum(exp(x - max)), keepdims
+    mean(x) * n                                    ->  sum(x)  (n: the count reduced)
+    neg(min(neg(x))), neg(max(neg(x))); neg(neg x) ->  max(x), min(x); x
 
 The grouped-heads form: an ``nn.attention`` whose k and v are views (reshape, transpose,
 narrow, gather of constant indices, where on a constant true) of tensors with fewer heads,
@@ -107,7 +112,7 @@ from fusec.dialects.common import bool_prop, int_prop, ints_prop, shape_of
 from fusec.dialects.op_kinds import OpKind, column_operands, op_kind
 from fusec.dialects.scalar_ops import splat_value
 from fusec.passes._util import producer
-from fusec.passes._view_tables import strided_view, view_input, view_table
+from fusec.passes._view_tables import constant_data, strided_view, view_input, view_table
 from fusec.passes.remarks import may_fuse
 
 PASS = "canonicalize-nn"
@@ -332,7 +337,9 @@ class ConstantOnTheRight(RewritePattern):
             return  # both constant: folded (or not f32), nothing to order
         if not applied(op, "constant on the right"):
             return
-        rewriter.replace(op, type(op)(op.rhs, op.lhs, op.result.type))
+        ordered = type(op)(op.rhs, op.lhs, op.result.type)
+        ordered.location = op.location
+        rewriter.replace(op, ordered)
 
 
 def keeps_last_axis(op: nn.ReshapeOp) -> bool:
@@ -525,6 +532,147 @@ class GroupedHeads(RewritePattern):
         erase_dead_views(old_v, rewriter)
 
 
+class SubtractForAddOfNeg(RewritePattern):
+    """``x + neg(y)``, ``neg(y) + x`` -> ``x - y`` (the ``neg`` kept while something else reads
+    it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.AddOp, rewriter: PatternRewriter) -> None:
+        for plain, negated in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            neg = producer(negated)
+            if isinstance(neg, nn.NegOp) and applied(op, "x - y"):
+                rewriter.replace(op, nn.SubOp(plain, neg.input, op.result.type))
+                if not neg.result.uses:
+                    rewriter.erase(neg)
+                return
+
+
+def consecutive_start(indices: np.ndarray, size: int) -> int | None:
+    """The start of ``indices`` when they are ``start, start + 1, ...`` within ``size`` (negative
+    ones counting from the end), else None."""
+    if indices.ndim != 1 or not indices.size or np.any(indices < -size) or np.any(
+            indices >= size):
+        return None
+    run = indices.astype(np.int64) % size
+    start = int(run[0])
+    return start if np.array_equal(run, np.arange(start, start + run.size)) else None
+
+
+class NarrowForGather(RewritePattern):
+    """``gather(x, [s, s + 1, ..., s + n - 1]){axis}`` (constant indices: a slice written as a
+    Gather or a stepped Slice of step 1) -> ``narrow(x){axis, start = s, length = n}``, which
+    the elementwise fuser reads as an index map."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.GatherOp, rewriter: PatternRewriter) -> None:
+        indices = constant_data(op.indices)
+        if indices is None or indices.dtype.kind not in "iu":
+            return
+        axis = int_prop(op, "axis") % len(shape_of(op.data))
+        start = consecutive_start(indices, shape_of(op.data)[axis])
+        if start is None or not applied(op, "narrow for gather"):
+            return
+        table = op.indices
+        rewriter.replace(op, nn.NarrowOp(op.data, axis, start, indices.size))
+        erase_if_dead(table, rewriter)
+
+
+class SoftmaxWrittenOut(RewritePattern):
+    """``softmax(x){axis}`` (f32) over an axis other than the last, or read only by elementwise
+    ops (``log(softmax(x))``) -> ``exp(x - max) / sum(exp(x - max))`` with keepdims
+    reductions, which ``fuse-row-reduce`` computes in one kernel over that axis with its
+    elementwise readers (``nn.softmax`` itself runs over the last axis only: transposed there
+    and back, three launches; its readers, another one)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.SoftmaxOp, rewriter: PatternRewriter) -> None:
+        t = op.input.type
+        if not isinstance(t, TensorType) or t.element_type != f32:
+            return
+        rank = len(shape_of(op.input))
+        axis = int_prop(op, "axis") % rank
+        readers = [use.operation for use in op.result.uses]
+        read_by_arithmetic = bool(readers) and all(
+            op_kind(r) is OpKind.ELEMENTWISE for r in readers)
+        if axis == rank - 1 and not read_by_arithmetic:
+            return
+        if not applied(op, "softmax written out"):
+            return
+        shape = list(shape_of(op.input))
+        shape[axis] = 1
+        kept = TensorType(f32, shape)
+        high = nn.ReduceMaxOp(op.input, [axis], kept, keepdims=True)
+        shifted = nn.SubOp(op.input, high.result, t)
+        exp = nn.ExpOp(shifted.result)
+        total = nn.ReduceSumOp(exp.result, [axis], kept, keepdims=True)
+        ops = [high, shifted, exp, total, nn.DivOp(exp.result, total.result, t)]
+        for new in ops:
+            new.location = op.location
+        rewriter.replace(op, ops)
+
+
+EXTREMUM_OF_NEGATED: dict[type[nn.ReduceOp], type[nn.ReduceOp]] = {
+    nn.ReduceMinOp: nn.ReduceMaxOp,
+    nn.ReduceMaxOp: nn.ReduceMinOp,
+}
+
+
+class NegatedExtremum(RewritePattern):
+    """``neg(min(neg(x)))`` -> ``max(x)``, ``neg(max(neg(x)))`` -> ``min(x)`` (exact: negation
+    reverses the order, NaN stays NaN); ``neg(neg(x))`` -> ``x``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.NegOp, rewriter: PatternRewriter) -> None:
+        inner = producer(op.input)
+        if isinstance(inner, nn.NegOp) and inner.input.type == op.result.type:
+            if applied(op, "neg(neg(x))"):
+                rewriter.replace(op, [], [inner.input])
+                if not inner.result.uses:
+                    rewriter.erase(inner)
+            return
+        if type(inner) not in EXTREMUM_OF_NEGATED or not inner.result.has_one_use():
+            return
+        negated = producer(inner.input)  # type: ignore[union-attr]
+        if not isinstance(negated, nn.NegOp) or not applied(op, "extremum of a negation"):
+            return
+        assert isinstance(inner, nn.ReduceOp)
+        flipped = EXTREMUM_OF_NEGATED[type(inner)](
+            negated.input, list(ints_prop(inner, "axes")), op.result.type,
+            keepdims=bool_prop(inner, "keepdims"))
+        flipped.location = inner.location
+        rewriter.replace(op, flipped)
+        rewriter.erase(inner)
+        if not negated.result.uses:
+            rewriter.erase(negated)
+
+
+class ScaledReduction(RewritePattern):
+    """``mean(x) * n`` -> ``sum(x)``, ``n`` the count of elements each result reduces (f32, the
+    mean read once): the sum without the two roundings of ``* (1/n) * n``. The other way
+    (``sum / n`` -> ``mean``) is not a canonical form: kernels compute a mean as ``sum * (1/n)``,
+    which differs from ``sum / n`` by an ulp, and a zero variance of constant rows would not
+    stay zero."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: nn.MulOp, rewriter: PatternRewriter) -> None:
+        reduce, scale = producer(op.lhs), f32_splat(op.rhs)
+        if not isinstance(reduce, nn.ReduceMeanOp) or scale is None:
+            return
+        if not reduce.result.has_one_use() or reduce.result.type != op.result.type:
+            return
+        shape = shape_of(reduce.input)
+        count = math.prod(shape[a % len(shape)] for a in ints_prop(reduce, "axes"))
+        if scale != np.float32(count) or not applied(op, "sum for mean * n"):
+            return
+        constant = op.rhs
+        new = nn.ReduceSumOp(reduce.input, list(ints_prop(reduce, "axes")), op.result.type,
+                             keepdims=bool_prop(reduce, "keepdims"))
+        new.location = reduce.location
+        rewriter.replace(op, new)
+        rewriter.erase(reduce)
+        erase_if_dead(constant, rewriter)
+
+
 @dataclass(frozen=True)
 class CanonicalizeNnPass(ModulePass):
     name = PASS
@@ -541,5 +689,10 @@ class CanonicalizeNnPass(ModulePass):
             ReshapeTowardInputs(),
             UnitAxesTranspose(),
             GroupedHeads(),
+            SubtractForAddOfNeg(),
+            NarrowForGather(),
+            SoftmaxWrittenOut(),
+            ScaledReduction(),
+            NegatedExtremum(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

@@ -252,6 +252,21 @@ func.func @gather_of_a_splat(%ids: tensor<2x6xi32>) -> (tensor<2x6xi32>, tensor<
 
 // -----
 
+// A subtraction written as the add of a neg (either side) is a sub; the neg goes once unread.
+// CHECK-LABEL: func.func @add_of_neg
+// CHECK-NEXT:    %[[A:.*]] = nn.sub %x, %y : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.sub %x, %y : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 3]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'x - y'
+func.func @add_of_neg(%x: tensor<4x8xf32>, %y: tensor<4x1xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %n = nn.neg %y : tensor<4x1xf32> -> tensor<4x1xf32>
+  %a = nn.add %x, %n : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>
+  %b = nn.add %n, %x : tensor<4x1xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
 // A gathered row times a constant is a row of the scaled table when the table is bound and
 // read by nothing else (fold_params then scales it once); unbound, or read twice, it stays.
 // CHECK-LABEL: func.func @scale_the_gathered_table
@@ -273,4 +288,106 @@ func.func @scale_the_gathered_table(%ids: tensor<2x6xi32>, %table: tensor<12x4xf
   %shared_rows = nn.gather %shared, %ids : tensor<12x4xf32>, tensor<2x6xi32> -> tensor<2x6x4xf32>
   %s = nn.mul %shared_rows, %c : tensor<2x6x4xf32>, tensor<f32> -> tensor<2x6x4xf32>
   func.return %y, %z, %s, %shared : tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<12x4xf32>
+}
+
+// -----
+
+// A gather of consecutive constant indices (negative ones count from the end) is a narrow; a
+// gather of a step 2 stays.
+// CHECK-LABEL: func.func @gather_as_narrow
+// CHECK-NEXT:    %[[H:.*]] = nn.narrow %x {axis = 1 : i64, start = 4 : i64, length = 4 : i64} : tensor<2x8xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[S:.*]] = nn.constant {value = dense<[0, 2, 4, 6]> : tensor<4xi32>} : tensor<4xi32>
+// CHECK-NEXT:    %[[E:.*]] = nn.gather %x, %[[S]] {axis = 1 : i64}
+// CHECK-NEXT:    func.return %[[H]], %[[E]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 3]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'narrow for gather'
+func.func @gather_as_narrow(%x: tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %i = nn.constant {value = dense<[-4, 5, 6, 7]> : tensor<4xi32>} : tensor<4xi32>
+  %h = nn.gather %x, %i {axis = 1 : i64} : tensor<2x8xf32>, tensor<4xi32> -> tensor<2x4xf32>
+  %s = nn.constant {value = dense<[0, 2, 4, 6]> : tensor<4xi32>} : tensor<4xi32>
+  %e = nn.gather %x, %s {axis = 1 : i64} : tensor<2x8xf32>, tensor<4xi32> -> tensor<2x4xf32>
+  func.return %h, %e : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// A softmax over an axis other than the last, or one read only by elementwise ops, is written
+// out with keepdims reductions (which fuse-row-reduce runs as one kernel over that axis, with
+// its readers); over the last axis, returned, it stays.
+// CHECK-LABEL: func.func @softmax_middle_axis
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_max %x {axes = array<i64: 1>, keepdims = true} : tensor<2x9x3xf32> -> tensor<2x1x3xf32>
+// CHECK-NEXT:    %[[D:.*]] = nn.sub %x, %[[M]] : tensor<2x9x3xf32>, tensor<2x1x3xf32> -> tensor<2x9x3xf32>
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %[[D]]
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %[[E]] {axes = array<i64: 1>, keepdims = true} : tensor<2x9x3xf32> -> tensor<2x1x3xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.div %[[E]], %[[S]] : tensor<2x9x3xf32>, tensor<2x1x3xf32> -> tensor<2x9x3xf32>
+// CHECK-NEXT:    %[[L:.*]] = nn.softmax %x :
+// CHECK-NEXT:    func.return %[[Y]], %[[L]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 2]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'softmax written out'
+func.func @softmax_middle_axis(%x: tensor<2x9x3xf32>) -> (tensor<2x9x3xf32>, tensor<2x9x3xf32>) {
+  %y = nn.softmax %x {axis = -2 : i64} : tensor<2x9x3xf32> -> tensor<2x9x3xf32>
+  %l = nn.softmax %x {axis = -1 : i64} : tensor<2x9x3xf32> -> tensor<2x9x3xf32>
+  func.return %y, %l : tensor<2x9x3xf32>, tensor<2x9x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @log_softmax
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_max %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[D:.*]] = nn.sub %x, %[[M]]
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %[[D]]
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %[[E]] {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.div %[[E]], %[[S]]
+// CHECK-NEXT:    %[[L:.*]] = nn.log %[[Y]]
+// CHECK-NEXT:    func.return %[[L]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 2]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'softmax written out'
+func.func @log_softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = nn.softmax %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %l = nn.log %y : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %l : tensor<4x8xf32>
+}
+
+// -----
+
+// A mean times n (the count it reduces) is a sum; a sum divided by n stays (a kernel's mean is
+// sum * (1/n), not sum / n), as does a mean times another constant.
+// CHECK-LABEL: func.func @scaled_reductions
+// CHECK-NEXT:    %[[N:.*]] = nn.constant {value = dense<4.000000e+00> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %x {axes = array<i64: -1>} : tensor<5x4xf32> -> tensor<5xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.div %[[S]], %[[N]]
+// CHECK-NEXT:    %[[C:.*]] = nn.reduce_sum %x {axes = array<i64: 0, 1>} : tensor<5x4xf32> -> tensor<f32>
+// CHECK-NEXT:    %[[K:.*]] = nn.constant {value = dense<3.000000e+00> : tensor<f32>} : tensor<f32>
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_mean %x {axes = array<i64: 1>} : tensor<5x4xf32> -> tensor<5xf32>
+// CHECK-NEXT:    %[[D:.*]] = nn.mul %[[M]], %[[K]]
+// CHECK-NEXT:    func.return %[[B]], %[[C]], %[[D]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 8]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'constant on the right'
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 7]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'sum for mean * n'
+func.func @scaled_reductions(%x: tensor<5x4xf32>) -> (tensor<5xf32>, tensor<f32>, tensor<5xf32>) {
+  %four = nn.constant {value = dense<4.0> : tensor<f32>} : tensor<f32>
+  %s1 = nn.reduce_sum %x {axes = array<i64: -1>} : tensor<5x4xf32> -> tensor<5xf32>
+  %b = nn.div %s1, %four : tensor<5xf32>, tensor<f32> -> tensor<5xf32>
+  %twenty = nn.constant {value = dense<20.0> : tensor<f32>} : tensor<f32>
+  %m = nn.reduce_mean %x {axes = array<i64: 0, 1>} : tensor<5x4xf32> -> tensor<f32>
+  %c = nn.mul %twenty, %m : tensor<f32>, tensor<f32> -> tensor<f32>
+  %three = nn.constant {value = dense<3.0> : tensor<f32>} : tensor<f32>
+  %m3 = nn.reduce_mean %x {axes = array<i64: 1>} : tensor<5x4xf32> -> tensor<5xf32>
+  %d = nn.mul %m3, %three : tensor<5xf32>, tensor<f32> -> tensor<5xf32>
+  func.return %b, %c, %d : tensor<5xf32>, tensor<f32>, tensor<5xf32>
+}
+
+// -----
+
+// The max of a negation negated is the min (and back); a double negation is nothing.
+// CHECK-LABEL: func.func @negated_extremum
+// CHECK-NEXT:    %[[A:.*]] = nn.reduce_max %x {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.reduce_min %x {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32> -> tensor<1x8xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]], %x
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 5]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'extremum of a negation'
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 7]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'neg(neg(x))'
+func.func @negated_extremum(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<1x8xf32>, tensor<4x8xf32>) {
+  %n = nn.neg %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  %m = nn.reduce_min %n {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+  %a = nn.neg %m : tensor<4xf32> -> tensor<4xf32>
+  %k = nn.reduce_max %n {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32> -> tensor<1x8xf32>
+  %b = nn.neg %k : tensor<1x8xf32> -> tensor<1x8xf32>
+  %c = nn.neg %n : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %a, %b, %c : tensor<4xf32>, tensor<1x8xf32>, tensor<4x8xf32>
 }

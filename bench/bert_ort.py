@@ -2,11 +2,13 @@
 ``torch.compile(backend="fusec")``, against ONNX Runtime on the same file and torch eager, in one
 process, interleaved (issues 26 and 29: "at most 1.0x ONNX Runtime on the same model").
 
-    python -m fusec.bench.bert_ort [--layers 12] [--seq 128] [--repeat 10] [--rounds 1]
-        [--runners fusec_onnx,fusec_torch,onnxruntime,eager] [--profile] [--json-out PATH]
+    python -m fusec.bench.bert_ort [--size base] [--layers 12] [--seq 128] [--repeat 10] [--rounds 1]
+        [--runners fusec_onnx,fusec_torch,onnxruntime,eager] [--knob-off NAME] [--profile]
+        [--json-out PATH]
 
 The model is ``BertModel`` with the bert-base configuration (12 layers, width 768, 12 heads,
-intermediate 3072, vocabulary 30522) and random weights (`fusec.bench.hf_models.spread_weights`;
+intermediate 3072, vocabulary 30522; ``--size tiny``: width 64, 4 heads, intermediate 128,
+vocabulary 100, for tests) and random weights (`fusec.bench.hf_models.spread_weights`;
 nothing is downloaded), at the library's default attention (``sdpa``), float32, batch 1. It is
 exported once to an ONNX file (``torch.onnx.export``, the TorchScript exporter at opset 17: the
 dynamo exporter needs ``onnxscript``) with static shapes; inputs are ``input_ids`` and
@@ -18,7 +20,9 @@ dynamo exporter needs ``onnxscript``) with static shapes; inputs are ``input_ids
 - ``fusec_torch``: ``torch.compile(model, backend="fusec", options={"device": "cpu"})``;
 - ``onnxruntime``: the same file, CPU provider, the session options fusec-bench gives every
   session (`fusec.bench.peer_onnx.session_options`: every optimisation, no spinning);
-- ``eager``: the PyTorch model itself.
+- ``eager``: the PyTorch model itself;
+- with ``--knob-off NAME`` (repeatable), also ``fusec_onnx-NAME``: the ONNX file compiled with
+  that code-generation knob off (`fusec.knobs`), for a before/after in the same run.
 
 Every runner's output is checked against eager's (max |difference| at most 1e-4 of the output's
 largest magnitude, at least 1e-4) before anything is timed; one that differs is reported and not
@@ -53,6 +57,9 @@ from fusec.bench.timing import BLOCK, interleaved, wall_call
 
 RUNNERS = ("fusec_onnx", "fusec_torch", "onnxruntime", "eager")
 NEEDS = ("torch", "transformers", "onnx", "onnxruntime")
+SIZES = {"base": {}, "tiny": {"hidden_size": 64, "num_attention_heads": 4,
+                              "intermediate_size": 128, "vocab_size": 100}}
+"""BertConfig arguments on top of the library's defaults (which are bert-base's)."""
 ATOL = 1e-4
 """Each runner's output against eager's: max |difference| <= ATOL * max(1, max |eager|)."""
 
@@ -77,14 +84,14 @@ class Model:
         return {name: tensor.numpy() for name, tensor in self.inputs.items()}
 
 
-def build(layers: int, seq: int, directory: Path, seed: int = 0) -> Model:
+def build(layers: int, seq: int, directory: Path, seed: int = 0, size: str = "base") -> Model:
     import torch
     import transformers
 
     from fusec.bench.hf_models import spread_weights
 
     torch.manual_seed(seed)
-    config = transformers.BertConfig(num_hidden_layers=layers)
+    config = transformers.BertConfig(num_hidden_layers=layers, **SIZES[size])
     bert = transformers.BertModel(config).eval()
     spread_weights(bert, seed)
 
@@ -106,7 +113,7 @@ def build(layers: int, seq: int, directory: Path, seed: int = 0) -> Model:
     with torch.no_grad():
         torch.onnx.export(module, (ids, mask), str(path), input_names=list(inputs),
                           output_names=["last_hidden_state"], opset_version=17, dynamo=False)
-    description = (f"HF BertModel, bert-base config, {layers} layers, B=1 S={seq}, f32, "
+    description = (f"HF BertModel, bert-{size} config, {layers} layers, B=1 S={seq}, f32, "
                    f"{bert.config._attn_implementation} attention, random weights; ONNX: "
                    f"TorchScript exporter, opset 17, {path.stat().st_size / 2**20:.0f} MiB")
     return Model(module, path, inputs, description)
@@ -121,8 +128,10 @@ class Runner:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def make_runners(model: Model, names: list[str]) -> tuple[list[Runner], dict[str, str]]:
-    """The runners of ``names`` that could be made; the others with the reason."""
+def make_runners(model: Model, names: list[str],
+                 knobs_off: list[str] = ()) -> tuple[list[Runner], dict[str, str]]:
+    """The runners of ``names`` (and one ``fusec_onnx-KNOB`` per knob of ``knobs_off``) that
+    could be made; the others with the reason."""
     import torch
 
     import fusec
@@ -131,10 +140,12 @@ def make_runners(model: Model, names: list[str]) -> tuple[list[Runner], dict[str
     feeds = model.feeds
     makers: dict[str, Callable[[], Runner]] = {}
 
-    def fusec_onnx() -> Runner:
+    def fusec_onnx(knob: str | None = None) -> Runner:
         exe = fusec.compile(str(model.path), device="cpu",
-                            shapes={n: list(a.shape) for n, a in feeds.items()})
-        return Runner("fusec_onnx", lambda: exe(**feeds), lambda out: out[0], extra={"exe": exe})
+                            shapes={n: list(a.shape) for n, a in feeds.items()},
+                            knobs={knob: False} if knob else None)
+        return Runner(f"fusec_onnx-{knob}" if knob else "fusec_onnx", lambda: exe(**feeds),
+                      lambda out: out[0], extra={"exe": exe})
 
     def fusec_torch() -> Runner:
         compiled = torch.compile(model.module, backend="fusec", options={"device": "cpu"})
@@ -153,8 +164,10 @@ def make_runners(model: Model, names: list[str]) -> tuple[list[Runner], dict[str
 
     makers = {"fusec_onnx": fusec_onnx, "fusec_torch": fusec_torch, "onnxruntime": onnxruntime,
               "eager": eager}
+    for knob in knobs_off:
+        makers[f"fusec_onnx-{knob}"] = lambda knob=knob: fusec_onnx(knob)
     runners, failed = [], {}
-    for name in names:
+    for name in [*names, *(f"fusec_onnx-{knob}" for knob in knobs_off)]:
         try:
             start = time.perf_counter()
             runner = makers[name]()
@@ -231,11 +244,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"device": "cpu"}
     with tempfile.TemporaryDirectory(prefix="fusec-bert-ort-") as tmp:
         start = time.perf_counter()
-        model = build(args.layers, args.seq, Path(tmp))
+        model = build(args.layers, args.seq, Path(tmp), size=args.size)
         print(f"model: {model.description} (built and exported in "
               f"{time.perf_counter() - start:.0f} s)", flush=True)
         result["model"] = model.description
-        runners, failed = make_runners(model, names)
+        runners, failed = make_runners(model, names, args.knob_off)
         runners, wrong, differences = check(runners, model)
         result.update(failed=failed, wrong=wrong, max_difference=differences,
                       first_call_s={r.name: round(r.first_call_s, 1) for r in runners})
@@ -275,8 +288,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def round_line(index: int, medians: dict[str, float], before: str, after: str) -> str:
     cells = [f"{name} {ms:.1f} ms" for name, ms in medians.items()]
     ratios = [f"{ours}/onnxruntime {medians[ours] / medians['onnxruntime']:.2f}"
-              for ours in ("fusec_onnx", "fusec_torch")
-              if ours in medians and "onnxruntime" in medians]
+              for ours in medians if ours.startswith("fusec") and "onnxruntime" in medians]
     return (f"round {index + 1}: {', '.join(cells)}; {', '.join(ratios)} (load average "
             f"{before} -> {after})")
 
@@ -284,6 +296,7 @@ def round_line(index: int, medians: dict[str, float], before: str, after: str) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fusec.bench.bert_ort",
                                      description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", choices=tuple(SIZES), default="base")
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=10, help="calls per runner and round "
@@ -291,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--runners", default=",".join(RUNNERS))
+    parser.add_argument("--knob-off", action="append", default=[], metavar="NAME",
+                        help="also fusec on the ONNX file with this knob off (repeatable)")
     parser.add_argument("--profile", action="store_true",
                         help="also the per-kernel time of fusec on the ONNX file")
     parser.add_argument("--json-out", default=None)

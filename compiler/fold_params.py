@@ -26,13 +26,13 @@ from xdsl.ir import Operation, SSAValue
 
 from fusec.codegen.program import argument_name
 from fusec.dialects import nn
+from fusec.dialects.bound_inputs import MOVES_DATA
 from fusec.reference.executor import declared, run_op
 from fusec.reference.ops import from_host, to_host
 
-FOLDED: tuple[type[Operation], ...] = (
-    nn.ConcatOp, nn.TransposeOp, nn.NarrowOp, nn.ReshapeOp,
-)
-"""Ops that only move elements: their folded result is exact."""
+FOLDED: tuple[type[Operation], ...] = MOVES_DATA
+"""Ops that only move elements: their folded result is exact (`known_at_compile_time` counts
+their results on bound values as bound, so the fusions that ask it are those folded here)."""
 
 FOLDED_PREFIX = "fusec_folded"
 

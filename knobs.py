@@ -51,6 +51,14 @@ class Knob:
 
 
 KNOBS: dict[str, Knob] = {k.name: k for k in (
+    Knob("skinny_gemm", True, """\
+On a GPU, a product of at most 8 rows (a decode step's projections) sharing one B is
+`gemm_skinny`: one launch reading B once across the whole GPU, instead of a tiled kernel split
+along K and a second launch adding the parts. Off, such products are tiled and split as before.
+
+On an H200 (2026-12-02) a GPT-2 small decode step (f16, batch 1) spent 0.033 ms in each split
+768-column projection before this kernel (bench/results/h200-2026-12-02-s9-decode.log).""",
+         "fusec.lowering.template_ops"),
     Knob("wgmma_layer_gemms", True, """\
 Hopper `wgmma` GEMMs also for the layers' products: those with an epilogue, a batch of products
 sharing one B (one product of `batch * M` rows), and a bound B that the kernel reads K-major,

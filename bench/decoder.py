@@ -21,9 +21,11 @@ A Llama-sized run (issue 30's GPU measurement; not run here, no GPU): ``--style 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -390,6 +392,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--write", metavar="FILE", help="write the IR and stop")
+    parser.add_argument("--profile", action="store_true",
+                        help="also time one step call: wall time (waited), enqueue time (not "
+                        "waited) and each kernel's device time (median of --repeats)")
     args = parser.parse_args(argv)
     sizes = DecoderSizes(args.batch, args.vocab, args.width, args.heads, args.kv_heads,
                          args.layers, max(args.cache, args.prompt + args.steps), args.ffn,
@@ -418,6 +423,47 @@ def main(argv: Sequence[str] | None = None) -> None:
           f"{args.repeats}): {args.steps / best:.0f} tokens/s per sequence, "
           f"{args.steps * sizes.batch / best:.0f} in all; {len(step.plan.launches)} launches "
           "per step")
+    if args.profile:
+        profile_step(step, prefill, prompt, args.repeats)
+
+
+def profile_step(step: Any, prefill: Any, prompt: np.ndarray, repeats: int) -> None:
+    """One step's wall time (waited for), the host time to enqueue it (not waited for), and
+    each launch's device time, medians of `repeats` calls at the position after the prompt."""
+    from fusec.runtime.generation import decode_signature
+
+    signature = decode_signature(prefill, "prefill")
+    then = decode_signature(step, "step")
+    specs = {p.spec.name: p.spec for p in step.call_inputs}
+    values = {name: step.to_device(np.zeros(specs[name].shape, specs[name].dtype))
+              for name in then.caches}
+    values["tokens"] = step.to_device(np.ascontiguousarray(prompt, np.int32))
+    values["pos"] = step.to_device(np.zeros((), np.int32))
+    outputs = prefill(*(values[name] for name in signature.inputs))
+    values["tokens"] = outputs[signature.token]
+    values["pos"] = outputs[signature.position]
+    args = [values[name] for name in then.inputs]
+    for _ in range(3):
+        step(*args)
+    step.synchronize()
+    walls, enqueues = [], []
+    for _ in range(max(repeats, 5)):
+        start = time.perf_counter()
+        step(*args)
+        enqueued = time.perf_counter()
+        step.synchronize()
+        walls.append((time.perf_counter() - start) * 1e3)
+        enqueues.append((enqueued - start) * 1e3)
+    times: dict[tuple[int, str], list[float]] = {}
+    for _ in range(max(repeats, 5)):
+        for i, kernel in enumerate(step.profile(*args)[1].kernels):
+            times.setdefault((i, kernel.kernel), []).append(kernel.seconds * 1e3)
+    medians = {key: statistics.median(v) for key, v in times.items()}
+    print(f"step: wall {statistics.median(walls):.4f} ms, enqueue {statistics.median(enqueues):.4f}"
+          f" ms, kernels {sum(medians.values()):.4f} ms in {len(medians)} launches")
+    sizes = [(launch.global_size, launch.local_size) for launch in step.plan.launches]
+    for (i, kernel), ms in sorted(medians.items(), key=lambda item: -item[1])[:25]:
+        print(f"  {i:03d} {ms:8.4f} ms  {kernel}  global {sizes[i][0]} local {sizes[i][1]}")
 
 
 if __name__ == "__main__":

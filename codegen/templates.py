@@ -51,6 +51,7 @@ from fusec.codegen.kernels.common import (
 )
 from fusec.codegen.kernels.gather import INDEX_ERRORS_ARG, gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
+from fusec.codegen.kernels.gemm_skinny import gemm_skinny
 from fusec.codegen.kernels.gemm_wgmma import (
     BOUND_B_PANELS,
     gemm_plan,
@@ -146,6 +147,8 @@ def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> in
     if op.template.data != "gemm":
         return None
     p = Params(op)
+    if p.int("skinny", 0):
+        return None  # gemm_skinny reads B as it is
     if (stores_bound_b_transposed(p.str("dtype", "f32"))
             and instantiate_gemm_wgmma(op, "gemm", device, b_transposed=True) is not None):
         return BOUND_B_PANELS
@@ -156,6 +159,10 @@ def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> in
 def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
                      rhs_panels: int | None = None) -> KernelSource:
     p = Params(op)
+    if p.int("skinny", 0):
+        return gemm_skinny(name, p.int("batch") * p.int("m"), p.int("n"), p.int("k"),
+                           epilogue_of(op, name), dtype=p.str("dtype", "f32"),
+                           out_dtype=p.str("out_dtype", p.str("dtype", "f32")))
     return gemm(
         name,
         p.int("batch"),
@@ -192,6 +199,8 @@ def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo 
     With `swiglu`, the product that computes ``fused.swiglu`` of its result (B's gate and up
     columns interleaved: `fusec.codegen.swiglu_epilogue`), or None where it cannot."""
     if op.template.data != "gemm" or device is None or not device.wgmma:
+        return None
+    if Params(op).int("skinny", 0):
         return None
     p = Params(op)
     dtype = p.str("dtype", "f32")
@@ -304,7 +313,8 @@ def instantiate_cache_update(
 ) -> KernelSource:
     p = Params(op)
     return cache_update(name, p.int("outer"), p.int("length"), p.int("rows"), p.int("inner"),
-                        p.str("dtype"), p.bool("copy"))
+                        p.str("dtype"), p.bool("copy"),
+                        p.int("update_row_stride", 0) or None, p.int("update_offset", 0))
 
 
 def instantiate_argmax(

@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from fusec import knobs
 from fusec.dialects import fused, kernel, nn
 from fusec.dialects.common import bool_prop, float_prop, int_prop, str_prop
 from fusec.dialects.decompositions import ACTIVATION_OPS
@@ -216,9 +217,10 @@ def gemm(
     # would leave most of a GPU idle (`EPILOGUE_SPLIT_SHARE`).
     fewer = EPILOGUE_SPLIT_SHARE.get(dtype, 1) if custom is not None else 1
     split = gemm_split(lo.options, batch * rows * n, k, lo.options.gemm_split_outputs // fewer)
-    if split == 1:
-        lo.template("gemm", {**shape, **stored}, [lo.buffer(x), lo.buffer(w)], [out], extras,
-                    block)
+    skinny = skinny_gemm(lo.options, batch * rows, rhs_batched)
+    if split == 1 or skinny:
+        lo.template("gemm", {**shape, **stored, **(params(skinny=True) if skinny else {})},
+                    [lo.buffer(x), lo.buffer(w)], [out], extras, block)
         return out
     partials = lo.alloc(TensorType(f32, [split, batch, rows, n]), "partials")
     lo.template("gemm", {**shape, **params(split_k=split)}, [lo.buffer(x), lo.buffer(w)],
@@ -227,6 +229,18 @@ def gemm(
     lo.template("gemm_split_sum", {**params(batch=batch, m=rows, n=n, split_k=split), **summed},
                 [partials], [out], extras, block)
     return out
+
+
+SKINNY_GEMM_ROWS = 8
+"""On a GPU, a product of at most this many rows (``batch * M``) sharing one B (a decode step's
+projections) is the skinny kernel (`codegen.kernels.gemm_skinny`: one launch reading B across
+the whole GPU) instead of a tiled one split along K (knob ``skinny_gemm``)."""
+
+
+def skinny_gemm(options: LoweringOptions, rows: int, rhs_batched: bool) -> bool:
+    """Whether a product of `rows` rows takes the skinny kernel (`SKINNY_GEMM_ROWS`)."""
+    return (options.device == "gpu" and not rhs_batched and rows <= SKINNY_GEMM_ROWS
+            and knobs.value("skinny_gemm"))
 
 
 EPILOGUE_SPLIT_SHARE = {"f32": 4, "f16": 8, "bf16": 8}
@@ -591,7 +605,9 @@ def lower_gather(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     """The ``cache_update`` template: in place, into the cache's buffer, where nothing reads
-    the old cache afterwards (`FunctionLowering.reusable`); else into a copy of it."""
+    the old cache afterwards (`FunctionLowering.reusable`); else into a copy of it. New rows
+    along the next-to-last axis that are a slice of the last axis (``nn.narrow`` of a packed
+    q/k/v) are read from the slice's source (`heads_operand`): no copy kernel for the slice."""
     assert isinstance(op, nn.CacheUpdateOp)
     shape = shape_of(op.cache)
     axis = int_prop(op, "axis") % len(shape)
@@ -603,26 +619,36 @@ def lower_cache_update(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
         if not in_place:
             lo.copy(op.cache, lo.buffer(op.cache), into=out)
         return [out]
+    update, strided = lo.buffer(op.update) if axis != len(shape) - 2 else None, {}
+    if update is None:  # rows along the next-to-last axis: a slice of the last read in place
+        update, stride, offset = heads_operand(lo, op.update)
+        if stride != shape[-1]:
+            strided = params(update_row_stride=stride, update_offset=offset)
     lo.template(
         "cache_update",
-        params(outer=math.prod(shape[:axis]), length=shape[axis], rows=rows,
-               inner=math.prod(shape[axis + 1:]), dtype=GATHER_DTYPES[elem],
-               copy=not in_place),
-        [lo.buffer(op.update), lo.buffer(op.pos), *([] if in_place else [lo.buffer(op.cache)])],
+        {**params(outer=math.prod(shape[:axis]), length=shape[axis], rows=rows,
+                  inner=math.prod(shape[axis + 1:]), dtype=GATHER_DTYPES[elem],
+                  copy=not in_place), **strided},
+        [update, lo.buffer(op.pos), *([] if in_place else [lo.buffer(op.cache)])],
         [out],
     )
     return [out]
 
 
-CACHE_CHUNK = 256
-"""Keys per work-group of the split cache attention (its scores sit in local memory)."""
+CACHE_CHUNK = 64
+"""Keys per work-group of the split cache attention on a GPU (its scores sit in local
+memory): one key per work-item of its 64. On an H200 (2026-12-02) a GPT-2 small decode step
+with a cache of 160 keys, one work-item per query row walking every key (what the GPU had for
+caches of up to 256 keys before), spent 0.24 ms in each layer's attention, 57% of the step
+(bench/results/h200-2026-12-02-s9-decode.log)."""
 
 def cache_splits(options: LoweringOptions, keys: int) -> int:
-    """How many chunks of keys ``nn.cache_attention`` is split into: on a GPU a cache of more
-    than `CACHE_CHUNK` keys is cut into chunks of that many, one work-group each
-    (flash-decoding); a CPU keeps one (a work-item per query walks every key)."""
-    if options.device != "gpu" or keys <= CACHE_CHUNK:
-        return 1
+    """How many chunks of keys ``nn.cache_attention`` is split into: on a GPU the cache is cut
+    into chunks of `CACHE_CHUNK` keys, one work-group each (flash-decoding, also for a single
+    chunk: a work-group shares its keys among its work-items); 0 on a CPU, which keeps the
+    one-pass kernel (a work-item per query walks every key)."""
+    if options.device != "gpu":
+        return 0
     return -(-keys // CACHE_CHUNK)
 
 
@@ -639,7 +665,7 @@ def lower_cache_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]
     out = lo.alloc(op.result.type)
     heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
     splits = cache_splits(lo.options, seq_k)
-    if splits > 1:
+    if splits:
         rows = batch * seq_q * heads
         partial = lo.alloc(TensorType(f32, [rows, splits, dim]), "partial")
         stats = lo.alloc(TensorType(f32, [rows, splits, 2]), "stats")

@@ -170,9 +170,9 @@ func.func @f(%x: tensor<4x6x{dtype}>) -> tensor<4xi32> {{
 
 
 def test_split_attention_of_the_gpu_lowering() -> None:
-    """The GPU's lowering (a cache of 300 keys split in chunks of 256, two launches; the argmax
-    by a work-group) planned and run on this device against the reference, at positions in
-    each chunk."""
+    """The GPU's lowering (a cache of 300 keys split in 5 chunks of 64, two launches; the
+    argmax by a work-group) planned and run on this device against the reference, at positions
+    in the first, a middle and the last chunk, and at a chunk's last key."""
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.compiler.driver import lower
     from fusec.runtime.device import select_device
@@ -190,7 +190,7 @@ func.func @f(%q: {q}, %k: {cache}, %v: {cache}, %pos: tensor<i32>) -> ({q}, tens
         "f_cache_attention_split_0", "f_cache_attention_combine_1", "f_argmax_2"]
     exe = Executable(compiled.plan, select_device(DEVICE))  # type: ignore[arg-type]
     rng = np.random.default_rng(8)
-    for pos in (3, 255, 299):
+    for pos in (3, 63, 255, 299):
         k, v = rng.standard_normal((2, 1, 300, 8)).astype(np.float32)
         k[:, pos + 1:] = v[:, pos + 1:] = np.nan
         args = [rng.standard_normal((1, 1, 32)).astype(np.float32), k, v,
@@ -223,3 +223,50 @@ func.func @f(%table: tensor<10x6x{dtype}>, %ids: tensor<2x3xi32>) -> tensor<2x3x
     ids = np.array([[0, 9, 3], [3, 1, 7]], np.int32)
     (got,) = fusec.compile(text, device=DEVICE)(table, ids)
     np.testing.assert_array_equal(got.view(np.uint16), table[ids].view(np.uint16))
+
+
+@pytest.mark.parametrize("donated", [True, False])
+def test_new_rows_read_from_a_packed_qkv_in_place(donated: bool) -> None:
+    """k and v as slices of one packed q/k/v (``nn.narrow`` of its last axis) are written into
+    the caches straight from it: no copy kernel for either slice, in place (donated caches)
+    or into copies; the same caches and outputs as the reference at positions 0, a middle one
+    and the last slot, with NaN past the new rows."""
+    from fusec.compiler.driver import lower
+
+    seq, heads, kv_heads = 2, 4, 2
+    width, kv_width = heads * DIM, kv_heads * DIM
+    packed = width + 2 * kv_width
+    cache = f"tensor<{BATCH}x{LENGTH}x{kv_width}xf32>"
+    new = f"tensor<{BATCH}x{seq}x{kv_width}xf32>"
+    q = f"tensor<{BATCH}x{seq}x{width}xf32>"
+    qkv = f"tensor<{BATCH}x{seq}x{packed}xf32>"
+    keep = " {fusec.aliasing_output = 0 : i64}" if donated else ""
+    keep_v = " {fusec.aliasing_output = 1 : i64}" if donated else ""
+    attrs = f"{{num_heads = {heads} : i64, num_kv_heads = {kv_heads} : i64, head_dim = {DIM} : i64}}"
+    text = f"""
+func.func @step(%k_cache: {cache}{keep}, %v_cache: {cache}{keep_v}, %qkv: {qkv}, %pos: tensor<i32>)
+    -> ({cache}, {cache}, {q}) {{
+  %q = nn.narrow %qkv {{axis = 2 : i64, start = 0 : i64, length = {width} : i64}} : {qkv} -> {q}
+  %k = nn.narrow %qkv {{axis = 2 : i64, start = {width} : i64, length = {kv_width} : i64}} : {qkv} -> {new}
+  %v = nn.narrow %qkv {{axis = 2 : i64, start = {width + kv_width} : i64, length = {kv_width} : i64}} : {qkv} -> {new}
+  %kc = nn.cache_update %k_cache, %k, %pos : {cache}, {new}, tensor<i32> -> {cache}
+  %vc = nn.cache_update %v_cache, %v, %pos : {cache}, {new}, tensor<i32> -> {cache}
+  %out = nn.cache_attention %q, %kc, %vc, %pos {attrs} : {q}, {cache}, {cache}, tensor<i32> -> {q}
+  func.return %kc, %vc, %out : {cache}, {cache}, {q}
+}}"""
+    kernels = [launch.kernel for launch in lower(load(text)).plan.launches]
+    assert not any("narrow" in k for k in kernels), kernels
+    exe = fusec.compile(text, device=DEVICE)
+    rng = np.random.default_rng(11)
+    for pos in (0, 9, LENGTH - seq):
+        k_cache, v_cache = rng.standard_normal((2, BATCH, LENGTH, kv_width)).astype(np.float32)
+        k_cache[:, pos + seq:] = np.nan
+        v_cache[:, pos + seq:] = np.inf
+        args = [k_cache, v_cache, rng.standard_normal((BATCH, seq, packed)).astype(np.float32),
+                np.array(pos, np.int32)]
+        expected = run_function(load(text), [a.copy() for a in args])
+        got = exe(*exe.spared(args))
+        for name, g, e in zip(("k cache", "v cache", "out"), got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=name)
+        np.testing.assert_array_equal(got[0][:, pos:pos + seq], args[2][:, :, width:width + kv_width])
+        np.testing.assert_array_equal(got[1][:, pos:pos + seq], args[2][:, :, width + kv_width:])

@@ -1,5 +1,6 @@
 """The backend's contracts: unsupported ops left to PyTorch, a new shape compiled anew, 16-bit
-modules, weights changed in place seen at once, autograd left to PyTorch, int64 ids."""
+modules and autocast regions, weights changed in place seen at once, autograd left to PyTorch,
+int64 ids."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
-from torch_helpers import assert_close, compiled_run, graphs_of  # noqa: E402
+from torch_helpers import assert_close, compiled_run, fused_total, graphs_of  # noqa: E402
 
 
 class WithCumsum(nn.Module):
@@ -82,6 +83,28 @@ def test_float16_module(tmp_path):
     expected, actual, graphs = compiled_run(model, (x,), tmp_path)
     assert_close(actual, expected, tol=1e-2)
     assert graphs[0]["fallback_ops"] == []
+
+
+def test_autocast_around_the_call(tmp_path):
+    """f32 weights called under ``torch.autocast``: the graph fusec gets already holds the
+    region's casts, so the products run in bf16 as eager's do and nothing falls back; the
+    result's type and values are eager's (bf16 rounding). (An autocast region inside forward
+    is not handled yet: its markers fall back to PyTorch, docs/pytorch.md.)"""
+    torch.manual_seed(3)
+    x = torch.randn(4, 32)
+    model = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32)).eval()
+    torch._dynamo.reset()
+    report = tmp_path / "report.json"
+    compiled = torch.compile(model, backend="fusec",
+                             options={"device": "cpu", "report": str(report)})
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = model(x)
+        actual = compiled(x)
+    graphs = graphs_of(report)
+    assert expected.dtype == torch.bfloat16
+    assert_close(actual, expected, tol=3e-2)
+    assert graphs and all(g["fallback_ops"] == [] for g in graphs)
+    assert fused_total(graphs, "fused.matmul_bias_act") >= 1
 
 
 def test_parameter_changed_in_place_is_seen(tmp_path):

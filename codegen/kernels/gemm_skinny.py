@@ -1,0 +1,167 @@
+"""A product of a few rows on a GPU (a decode step's projections): ``C = epilogue(A @ B)``,
+``A: [rows, K]`` with ``rows <= MAX_ROWS``, ``B: [K, N]`` shared, ``C: [rows, N]``. The
+lowering chooses it (the ``gemm`` template's ``skinny`` parameter, `lowering.template_ops.gemm`).
+
+With one to eight rows every element of B is used once or a few times: the product is a read of
+B, and its speed is the memory bandwidth. The tiled kernels of `gemm` spend a 64-row tile of
+work (or a tensor-core tile) on each row and leave most of a GPU idle; splitting them along K
+adds a second launch. Here a work-group of ``group_n x group_k`` work-items owns
+``group_n * columns`` columns of C: each work-item reads ``columns`` adjacent elements of
+every ``group_k``-th row of B (a warp reads contiguous bytes of one row), multiplies them with
+the rows' elements of A (the same address across a warp: one broadcast read) and keeps
+``rows x columns`` float accumulators; the ``group_k`` partial sums of each output are then
+added in local memory and stored through the epilogue, one work-item per output. The shape
+is `skinny_shape`'s, measured.
+
+The accumulation is float32 whatever the operands' type, and each result is rounded once when
+stored, as in `gemm`.
+"""
+
+from __future__ import annotations
+
+from fusec.codegen.kernels import half
+from fusec.codegen.kernels.common import (
+    Epilogue,
+    KernelArg,
+    KernelSource,
+    ceil_div,
+    check_epilogue_names,
+    check_positive,
+    kernel_signature,
+)
+
+MAX_ROWS = 16
+"""Most rows (``batch * M``) the kernel takes."""
+
+LOCAL_BYTES = 32 << 10
+"""Most local memory the partial sums (``group_k x rows x group_n * columns`` floats) take."""
+
+WIDE = 16384
+"""Columns from which a product (a vocabulary's logits) has work-groups enough to fill a GPU
+without sharing K among many work-items (`skinny_shape`)."""
+
+
+def skinny_shape(rows: int, n: int) -> tuple[int, ...]:
+    """The work-group shape ``(group_n, group_k, columns[, depth])`` for `rows` x `n`
+    outputs: 32 columns of one work-item each and K shared by 32 lanes (16 above 8 rows) in
+    runs of depth 4; for a `WIDE` product 64 columns and 8 lanes of K at 1-2 rows, 128 columns
+    beyond.
+
+    On an H200 (2026-12-02, f16, bench/results/h200-2026-12-02-s9-decode.log (c) and (e), 12
+    shapes tried) 32x32x1x4 was the fastest or within 10% of it on the projections of GPT-2
+    small and of a Llama-style model of width 2048 at 1 and 8 rows but Llama's up projection
+    at 1 row (0.0203 ms, 16x32x2x4 0.0157) and the vocabulary heads; at 8 rows the runs of
+    depth 4 took 0.65-0.85x the time of every 32nd row one at a time (GPT-2's fc2 0.0217 ms
+    against 0.0307, cuBLAS 0.0455). The heads: 1 row of GPT-2's 0.0278 ms with 32x8x2 (cuBLAS
+    0.0445), 8 rows 0.0447 with 32x8x4 (cuBLAS 0.0784)."""
+    if n >= WIDE:
+        return (32, 8, 2) if rows <= 2 else (32, 8, 4)
+    return (32, 32, 1, 4) if rows <= 8 else (32, 16, 1, 4)
+
+
+RESERVED_NAMES = frozenset({"tx", "ky", "t", "col0", "col", "kk", "o", "r", "s", "w", "x",
+                            "part", "total", "end"})
+"""Identifiers the kernel body declares besides ``acc<r>_<j>`` and ``w<j>``; epilogue
+parameters must not use them."""
+
+
+def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype: str = "f32",
+                out_dtype: str | None = None,
+                shape: tuple[int, ...] | None = None) -> KernelSource:
+    """``out = epilogue(lhs @ rhs)`` for ``lhs [rows, k]``, ``rhs [k, n]`` of element type
+    `dtype`, ``out [rows, n]`` of `out_dtype` (default `dtype`); see the module docstring. The
+    epilogue sees the row and the column of each output. `shape` ``(group_n, group_k,
+    columns[, depth])`` replaces `skinny_shape`'s (bench/skinny_sweep.py tries others); with
+    ``depth`` 4 each lane of K takes one contiguous run of rows of B, 4 at a time, reading
+    its 4 elements of each row of A as one vector (`_runs_of_depth`), instead of every
+    ``group_k``-th row."""
+    group_n, group_k, columns, *rest = shape or skinny_shape(rows, n)
+    depth = rest[0] if rest else 1
+    if depth not in (1, 4):
+        raise ValueError(f"kernel '{name}': depth {depth} is not 1 or 4")
+    check_positive(name, rows=rows, n=n, k=k, group_n=group_n, group_k=group_k,
+                   columns=columns)
+    if rows > MAX_ROWS:
+        raise ValueError(f"kernel '{name}': {rows} rows; the skinny product takes at most "
+                         f"{MAX_ROWS}")
+    if group_k * rows * group_n * columns * 4 > LOCAL_BYTES:
+        raise ValueError(f"kernel '{name}': work-groups of {group_n}x{group_k}x{columns} at "
+                         f"{rows} rows need more than {LOCAL_BYTES} bytes of local memory")
+    storage = half.check_dtype(name, dtype)
+    result = out_dtype or dtype
+    if result not in half.BUFFER_TYPES:
+        raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
+    check_epilogue_names(name, epilogue, RESERVED_NAMES, r"(acc\d+_\d+|w\d+(_\d+)?)",
+                         "the registers acc<r>_<j>, w<j>, w<j>_<t>")
+    args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
+            KernelArg("out", "out", half.BUFFER_TYPES[result]), *epilogue.params)
+    width = group_n * columns
+    lanes, adjacent = range(rows), range(columns)
+    accumulators = "".join(f"    float acc{r}_{j} = 0.0f;\n" for r in lanes for j in adjacent)
+    weights = "".join(
+        f"            const float w{j} = col0 + {j} < {n} ? "
+        f"{half.load(dtype, 'rhs', f'kk * {n} + col0 + {j}')} : 0.0f;\n" for j in adjacent)
+    products = "".join(
+        f"            {{ const float x = {half.load(dtype, 'lhs', f'{r} * {k} + kk')};"
+        + "".join(f" acc{r}_{j} = mad(x, w{j}, acc{r}_{j});" for j in adjacent) + " }\n"
+        for r in lanes)
+    partials = "".join(f"    part[ky][{r}][tx * {columns} + {j}] = acc{r}_{j};\n"
+                       for r in lanes for j in adjacent)
+    total = " + ".join(f"part[{i}][r][o % {width}]" for i in range(group_k))
+    if depth == 1:
+        loop = (f"        #pragma unroll 4\n"
+                f"        for (int kk = ky; kk < {k}; kk += {group_k}) {{\n"
+                f"{weights}{products}        }}\n")
+    else:
+        loop = _runs_of_depth(rows, n, k, group_k, columns, dtype, weights, products)
+    value = epilogue.call("total", "r", "col")
+    store = half.store(result, "out", f"r * {n} + col", value)
+    body = f"""\
+    const int tx = get_local_id(0), ky = get_local_id(1);
+    const int col0 = get_group_id(0) * {width} + tx * {columns};
+{accumulators}    if (col0 < {n}) {{
+{loop}    }}
+    __local float part[{group_k}][{rows}][{width}];
+{partials}    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int o = ky * {group_n} + tx; o < {rows * width}; o += {group_n * group_k}) {{
+        const int r = o / {width};
+        const int col = get_group_id(0) * {width} + o % {width};
+        if (col < {n}) {{
+            const float total = {total};
+            {store};
+        }}
+    }}
+"""
+    attribute = f"__attribute__((reqd_work_group_size({group_n}, {group_k}, 1)))"
+    helpers = half.HELPERS if half.is_half(dtype) or half.is_half(result) else ""
+    source = (
+        f"// {name}: [{rows}x{k}] @ [{k}x{n}], skinny ({group_n}x{group_k} work-items, "
+        f"{width} columns per work-group), {dtype}\n"
+        f"{helpers}{epilogue.guarded_function()}\n"
+        f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
+    )
+    return KernelSource(name, source, args, (ceil_div(n, width) * group_n, group_k),
+                        (group_n, group_k))
+
+
+def _runs_of_depth(rows: int, n: int, k: int, group_k: int, columns: int, dtype: str,
+                   weights: str, products: str) -> str:
+    """The K loop of ``depth`` 4: lane ``ky`` takes rows ``[ky * run, (ky + 1) * run)`` of B
+    (``run`` a multiple of 4), 4 at a time with A's 4 elements of each row read as one
+    vector, then the rest one at a time (`weights` and `products`, the depth-1 statements)."""
+    run = -(-k // group_k)
+    run += -run % 4
+    lanes, adjacent, steps = range(rows), range(columns), range(4)
+    four_weights = "".join(
+        f"            const float w{j}_{t} = col0 + {j} < {n} ? "
+        f"{half.load(dtype, 'rhs', f'(kk + {t}) * {n} + col0 + {j}')} : 0.0f;\n"
+        for t in steps for j in adjacent)
+    four_products = "".join(
+        f"            {{ const float4 x = {half.vload(dtype, 4, '0', f'lhs + {r} * {k} + kk')};"
+        + "".join(f" acc{r}_{j} = mad(x.s{t}, w{j}_{t}, acc{r}_{j});"
+                  for t in steps for j in adjacent) + " }\n"
+        for r in lanes)
+    return (f"        const int end = min({k}, (ky + 1) * {run});\n"
+            f"        int kk = ky * {run};\n"
+            f"        for (; kk + 4 <= end; kk += 4) {{\n{four_weights}{four_products}        }}\n"
+            f"        for (; kk < end; ++kk) {{\n{weights}{products}        }}\n")

@@ -124,12 +124,13 @@ def test_cast_epilogue_one_launch_and_agrees(numeric, name: str, shape) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-@pytest.mark.parametrize("layout", ["gpu", "gpu-split"])
+@pytest.mark.parametrize("layout", ["gpu", "gpu-split", "gpu-skinny"])
 def test_cast_epilogue_gpu_layouts(name: str, layout: str) -> None:
-    """The GPU-shaped GEMM, and a small product with a deep K that the GPU plan splits along
-    K (the epilogue, cast included, then runs in the sum kernel), on the test device."""
+    """The GPU-shaped GEMM, a small product with a deep K that the GPU plan splits along K
+    (the epilogue, cast included, then runs in the sum kernel), and one of a few rows (the
+    skinny kernel, cast in its one launch), on the test device."""
     ir, atol, rtol = CASES[name]
-    m, k, n = (9, 40, 13) if layout == "gpu" else (4, 1024, 3)
+    m, k, n = {"gpu": (9, 40, 13), "gpu-split": (12, 1024, 3), "gpu-skinny": (4, 1024, 3)}[layout]
     text = ir(m, k, n)
     rng = np.random.default_rng(3)
     args = [*operands(m, k, n, rng), *extras(name, m, n, rng)]
@@ -137,19 +138,19 @@ def test_cast_epilogue_gpu_layouts(name: str, layout: str) -> None:
         expected = run_function(load(text), args)
     plan = lower(load(text), pipeline="default", device_info=GPU_LAYOUT,
                  launch_fusion=False).plan
-    assert len(plan.launches) == (1 if layout == "gpu" else 2)
+    assert len(plan.launches) == (2 if layout == "gpu-split" else 1)
     outputs = Executable(plan, select_device("cpu"))(*args)  # type: ignore[arg-type]
     for result in compare(outputs, expected, atol, rtol):
         assert result.ok, result.describe(atol, rtol)
 
 
 @pytest.mark.parametrize("dst", ["bf16", "f16", "i8", "i32"])
-@pytest.mark.parametrize("layout", ["cpu", "gpu", "gpu-split"])
+@pytest.mark.parametrize("layout", ["cpu", "gpu", "gpu-split", "gpu-skinny"])
 def test_cast_epilogue_bit_exact(dst: str, layout: str) -> None:
     """Integer operands make the product exact in f32; times 257/256 (exact too) it lands on
     bf16 ties, f16 values past 65504 and i8 values past 127: the stored result must equal the
     reference's bit for bit."""
-    m, k, n = (6, 16, 5) if layout != "gpu-split" else (3, 1024, 2)
+    m, k, n = {"gpu-split": (12, 1024, 2), "gpu-skinny": (3, 1024, 2)}.get(layout, (6, 16, 5))
     text = f"""
 func.func @f(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}x{dst}> {{
   %p = nn.matmul %a, %b : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32> -> tensor<{m}x{n}xf32>
@@ -179,14 +180,17 @@ func.func @f(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}
 
 def test_a_large_general_epilogue_is_one_launch_on_a_gpu():
     """gemm_epilogue's 512x768x768 product with its scales, clamp and added matrix: one launch
-    on a GPU (not split along K), as on the CPU; a product of few outputs is still split."""
+    on a GPU (not split along K), as on the CPU; a product of few outputs is still split, but
+    one of at most 8 rows is one skinny launch."""
     from fusec.bench.workloads import gemm_epilogue
 
     gpu = DeviceInfo(name="GPU layout", is_cpu=False, max_work_group_size=256)
     plan = lower(load(gemm_epilogue(512, 768, 768).text()), device_info=gpu).plan
     assert len(plan.launches) == 1
-    plan = lower(load(gemm_epilogue(3, 1024, 2).text()), device_info=gpu).plan
+    plan = lower(load(gemm_epilogue(12, 1024, 2).text()), device_info=gpu).plan
     assert len(plan.launches) == 2
+    plan = lower(load(gemm_epilogue(3, 1024, 2).text()), device_info=gpu).plan
+    assert len(plan.launches) == 1
 
 
 @pytest.mark.parametrize("element,launches", [("f32", 11), ("f16", 9)])

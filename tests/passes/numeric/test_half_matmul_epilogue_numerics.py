@@ -65,17 +65,18 @@ def test_half_epilogue_one_launch_and_agrees(numeric, e: str, shape) -> None:
 
 
 @pytest.mark.parametrize("e", ELEMENTS)
-@pytest.mark.parametrize("layout", ["gpu", "gpu-split"])
+@pytest.mark.parametrize("layout", ["gpu", "gpu-split", "gpu-skinny"])
 def test_half_epilogue_gpu_layouts(e: str, layout: str) -> None:
-    """The GPU-shaped GEMM, and a small product with a deep K that the GPU plan splits along
-    K (the epilogue then runs in the sum kernel), on the test device."""
-    m, k, n = (9, 40, 13) if layout == "gpu" else (4, 1024, 3)
+    """The GPU-shaped GEMM, a small product with a deep K that the GPU plan splits along K
+    (the epilogue then runs in the sum kernel), and one of a few rows (the skinny kernel,
+    epilogue in its one launch), on the test device."""
+    m, k, n = {"gpu": (9, 40, 13), "gpu-split": (12, 1024, 3), "gpu-skinny": (4, 1024, 3)}[layout]
     text = residual(m, k, n, e)
     args = arguments(m, k, n, e, np.random.default_rng(3))
     expected = run_function(load(text), args)
     plan = lower(load(text), pipeline="default", device_info=GPU_LAYOUT,
                  launch_fusion=False).plan
-    assert len(plan.launches) == (1 if layout == "gpu" else 2)
+    assert len(plan.launches) == (2 if layout == "gpu-split" else 1)
     outputs = Executable(plan, select_device("cpu"))(*args)  # type: ignore[arg-type]
     atol, rtol = TOLERANCES[e]
     for result in compare(outputs, expected, atol, rtol):
@@ -83,13 +84,13 @@ def test_half_epilogue_gpu_layouts(e: str, layout: str) -> None:
 
 
 @pytest.mark.parametrize("e", ELEMENTS)
-@pytest.mark.parametrize("layout", ["cpu", "gpu", "gpu-split"])
+@pytest.mark.parametrize("layout", ["cpu", "gpu", "gpu-split", "gpu-skinny"])
 def test_half_epilogue_rounds_the_product_first(e: str, layout: str) -> None:
     """Small integers make the product exact in f32, but past the type's integers (f16: 2048,
     bf16: 256) it must be rounded to the type before the residual is added: the store must
     equal the reference's (which rounds the matmul's result, then the sum) bit for bit. An
     epilogue that added the unrounded f32 product would differ in the last place."""
-    m, k, n = (6, 16, 5) if layout != "gpu-split" else (3, 1024, 2)
+    m, k, n = {"gpu-split": (12, 1024, 2), "gpu-skinny": (3, 1024, 2)}.get(layout, (6, 16, 5))
     text = residual(m, k, n, e)
     rng = np.random.default_rng(11)
     big = 2049.0 if e == "f16" else 257.0  # odd: not representable, a tie to even

@@ -126,10 +126,23 @@ class PlanBuilder:
     swiglu: dict[Operation, SwigluEpilogue] = field(default_factory=dict)
     """Each ``gemm`` and ``swiglu`` launch that one wgmma launch with the SwiGLU epilogue
     replaces (`fusec.codegen.swiglu_epilogue`) -> that pair."""
+    transposed_b: int | None = None
+    """The buffer every wgmma product that transposes its B first writes it into: each
+    transpose is read by the launch right after it on the in-order queue, so one buffer, as
+    large as the largest B, serves them all (`transpose_scratch`)."""
 
     def new_buffer(self, spec: BufferSpec) -> int:
         self.buffers.append(spec)
         return len(self.buffers) - 1
+
+    def transpose_scratch(self, nbytes: int) -> int:
+        """`transposed_b`, made or grown to hold `nbytes`."""
+        if self.transposed_b is None:
+            self.transposed_b = self.new_buffer(BufferSpec(nbytes, "intermediate",
+                                                           "B transposed"))
+        elif self.buffers[self.transposed_b].nbytes < nbytes:
+            self.buffers[self.transposed_b] = BufferSpec(nbytes, "intermediate", "B transposed")
+        return self.transposed_b
 
     def symbol(self, name: str) -> Operation:
         if not self.symbols:
@@ -389,8 +402,7 @@ class PlanBuilder:
         extras = tuple(self.where[b] for b in op.extras)
         places = file_line_cols(op.location) if places is None else places
         if transpose is not None:
-            rhs_t = self.new_buffer(BufferSpec(self.buffers[rhs].nbytes, "intermediate",
-                                               f"{name} B transposed"))
+            rhs_t = self.transpose_scratch(self.buffers[rhs].nbytes)
             transposed = self.add_kernel(f"{name}_bt", transpose.source)
             self.launches.append(LaunchSpec(transposed, (rhs, rhs_t), transpose.global_size,
                                             transpose.local_size, places))

@@ -105,3 +105,28 @@ def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_refer
     # a few roundings of the 16-bit type, as the layer compiled for the CPU
     tolerance = {"f16": 4e-3, "bf16": 3e-2}[dtype]
     assert error(cpu) <= tolerance and error(got) <= tolerance
+
+
+def test_unbound_weights_are_transposed_into_one_scratch_buffer(set_knobs):
+    """The same f16 layer with its weights as call inputs: each product first transposes its B
+    (a ``_bt`` launch) into one buffer shared by both products (as large as the larger B, not a
+    buffer each), and the emulated run still matches the reference."""
+    from fusec.compiler.driver import load, lower
+    from fusec.reference.executor import find_function, random_inputs, run_function
+    from fusec.runtime.device import select_device
+    from fusec.runtime.executable import Executable
+
+    set_knobs(wgmma_layer_gemms=True)
+    text = LAYER.replace("xT>", "xf16>")
+    args = random_inputs(find_function(load(text)), seed=3)
+    want = run_function(load(text), args)[0].astype(np.float32)
+    plan = lower(load(text), None, "default", HOPPER).plan
+    transposes = [launch for launch in plan.launches if launch.kernel.endswith("_bt")]
+    assert len(transposes) == 2
+    scratch = {launch.buffers[1] for launch in transposes}  # (src, dst) of each transpose
+    assert len(scratch) == 1
+    (index,) = scratch
+    assert plan.buffers[index].nbytes == 512 * 256 * 2  # the larger B, once
+    got = Executable(emulated_plan(plan), select_device("cpu"))(*args)
+    got = (got[0] if isinstance(got, list | tuple) else got).astype(np.float32)
+    assert float(np.abs(got - want).max() / np.abs(want).max()) <= 4e-3

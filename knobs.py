@@ -122,6 +122,16 @@ Measured on an H200 (2026-11-26, bench/results/h200-2026-11-26-s6-gram-split.log
 runs. To measure again: `python3 -m fusec.bench.gram_split_sweep` (the kernels alone, several
 slice lengths) and `sh bench/gpu.sh gram` (the rows with this off and on).""",
          "fusec.lowering.column_stats_ops"),
+    Knob("attention_cpu_vectors", True, """\
+f32 attention on a CPU OpenCL device takes the kernel register-tiled over explicit `float8`
+vectors (`codegen/kernels/attention_cpu.py`: K transposed into local memory, scores and `P V`
+computed as the CPU GEMM computes a product, the softmax on vectors), where `attention_cpu.why_not`
+allows; off, the one-query-per-work-item kernel (`attention.attention`) runs there, as before.
+
+Measured on Intel's CPU OpenCL, 2 shared cores of an AMD EPYC (AVX2), 2026-12-02 (load average
+about 7, fastest of 30 launches): B=1 S=128 H=12 D=64, q/k/v packed, int mask, 2.3-4.4 ms ->
+1.0-1.1 ms. See docs/performance.md for the 12-layer BERT-base.""",
+         "fusec.codegen.kernels.attention_cpu"),
 )}
 """Every knob, by name."""
 

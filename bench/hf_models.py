@@ -62,8 +62,8 @@ def spread_weights(model: Any, seed: int) -> None:
     import torch
 
     generator = torch.Generator().manual_seed(seed)
-    head = model.get_output_embeddings()
-    tied = head.weight is model.get_input_embeddings().weight
+    head = model.get_output_embeddings()  # None for an encoder without a head (BertModel)
+    tied = head is not None and head.weight is model.get_input_embeddings().weight
     with torch.no_grad():
         for module in model.modules():
             for name, parameter in module.named_parameters(recurse=False):

@@ -55,6 +55,7 @@ def run_imported(name: str, settings: Settings) -> dict[str, Any]:
     import onnxruntime as ort
 
     import fusec
+    from fusec.bench.peer_onnx import session_options
 
     summary_text, build = MODELS[name]
     result: dict[str, Any] = {"workload": name, "summary": summary_text}
@@ -62,17 +63,8 @@ def run_imported(name: str, settings: Settings) -> dict[str, Any]:
         model: Any = build()
         feeds = feeds_for(model, settings.seed)
         exe: Any = fusec.compile(model, device=settings.device, pipeline=settings.pipeline)
-        options = ort.SessionOptions()
-        if peers.THREADS is not None:
-            options.intra_op_num_threads = peers.THREADS
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        # ONNX Runtime's pool spins after each run by default; interleaved with fusec on a
-        # machine of few cores the spinning threads take the cores fusec's kernels run on
-        # (BERT-base on 2 cores: fusec 75 ms interleaved, 52 ms alone). Without spinning both
-        # time as they do alone, and ONNX Runtime itself was no slower (35 vs 48 ms).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = ort.InferenceSession(model.SerializeToString(), options,
+        session = ort.InferenceSession(model.SerializeToString(),
+                                       session_options(peers.THREADS),
                                        providers=["CPUExecutionProvider"])
         ours = exe(**feeds)
         theirs = session.run(None, feeds)

@@ -194,20 +194,27 @@ def to_onnx(graph: Graph, initializers: dict[str, np.ndarray] | None = None
     return model
 
 
-def session(graph: Graph, threads: int | None = None,
-            initializers: dict[str, np.ndarray] | None = None) -> ort.InferenceSession:
-    """An ONNX Runtime CPU session with every graph optimisation enabled; see `to_onnx` for
-    `initializers`."""
+def session_options(threads: int | None = None) -> ort.SessionOptions:
+    """The options of every ONNX Runtime session fusec-bench makes: every graph optimisation,
+    warnings off, the intra-op pool not spinning between runs."""
     options = ort.SessionOptions()
     if threads is not None:
         options.intra_op_num_threads = threads
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
-    # As for the imported models (`fusec.bench.imported`): ONNX Runtime's pool spins after each
-    # run by default, and on a machine of few cores the spinning threads take the cores that
-    # the next runner in the interleaved timing runs on (gemm_epilogue on 2 cores: fusec 6.5 ms
-    # wall for 3.1 ms of kernels). Without spinning every runner times as it does alone.
+    # ONNX Runtime's pool spins after each run by default, and on a machine of few cores the
+    # spinning threads take the cores that the next runner in the interleaved timing runs on
+    # (gemm_epilogue on 2 cores: fusec 6.5 ms wall for 3.1 ms of kernels; an imported BERT
+    # layer: fusec 75 ms interleaved, 52 ms alone, and ONNX Runtime itself no slower without
+    # spinning, 35 vs 48 ms). Without spinning every runner times as it does alone.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
+def session(graph: Graph, threads: int | None = None,
+            initializers: dict[str, np.ndarray] | None = None) -> ort.InferenceSession:
+    """An ONNX Runtime CPU session with `session_options`; see `to_onnx` for
+    `initializers`."""
     return ort.InferenceSession(
-        to_onnx(graph, initializers).SerializeToString(), options,
+        to_onnx(graph, initializers).SerializeToString(), session_options(threads),
         providers=["CPUExecutionProvider"])

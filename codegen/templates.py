@@ -16,9 +16,11 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, SSAValue
 
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
+from fusec.codegen.kernels import attention_cpu as cpu_attention
 from fusec.codegen.kernels import attention_mma as tensor_core_attention
 from fusec.codegen.kernels.argmax import argmax
 from fusec.codegen.kernels.attention import HeadsLayout, attention
+from fusec.codegen.kernels.attention_cpu import attention_cpu
 from fusec.codegen.kernels.attention_mma import attention_mma
 from fusec.codegen.kernels.attention_tiled import attention_tiled, tiled_attention_config
 from fusec.codegen.kernels.cache_attention_split import (
@@ -257,11 +259,15 @@ def instantiate_attention(
     window = p.int("window", 0) or None  # a sliding window: the one-query-per-item kernel
     if window is not None:
         return attention(*sizes, **options, window=window)
+    # f32 on a CPU: the kernel on explicit float8 vectors (attention_cpu.why_not says when not)
+    if cpu_attention.why_not(device, options["dtype"], p.int("head_dim"), p.int("seq_q"),
+                             p.int("seq_k")) is None:
+        return attention_cpu(*sizes, **options)
     # 16-bit q/k/v on a device whose mma.sync builds take the tensor-core kernel
     # (attention_mma.why_not says when not: head_dim not a multiple of 16, a driver without
     # the PTX, the switch off); other GPUs get the register-tiled kernel where its local memory
-    # holds the tiles (H100, B=32 S=128 D=64: see attention_tiled's docstring); a CPU keeps one
-    # query per work-item.
+    # holds the tiles (H100, B=32 S=128 D=64: see attention_tiled's docstring); a CPU otherwise
+    # keeps one query per work-item.
     if tensor_core_attention.why_not(device, p.str("dtype", "f32"), p.int("head_dim"),
                                      p.bool("has_mask")) is None:
         return attention_mma(*sizes, **options)

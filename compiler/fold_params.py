@@ -27,14 +27,15 @@ from xdsl.ir import Operation, SSAValue
 
 from fusec.codegen.program import argument_name
 from fusec.dialects import nn
+from fusec.dialects.bound_inputs import MOVES_DATA
 from fusec.reference.executor import declared, run_op
 from fusec.reference.ops import from_host, to_host
 
-FOLDED: tuple[type[Operation], ...] = (
-    nn.ConcatOp, nn.TransposeOp, nn.NarrowOp, nn.ReshapeOp, nn.GatherOp, nn.MulOp,
-)
-"""Ops that only move elements, and the product (correctly rounded in IEEE arithmetic, numpy's
-as the device's; `canonicalize-nn` scales a gathered table): their folded result is exact."""
+FOLDED: tuple[type[Operation], ...] = (*MOVES_DATA, nn.MulOp)
+"""Ops that only move elements (`known_at_compile_time` counts their results on bound values as
+bound, so the fusions that ask it are those folded here), and the product (correctly rounded in
+IEEE arithmetic, numpy's as the device's; `canonicalize-nn` scales a gathered table): their
+folded result is exact."""
 
 FOLDED_PREFIX = "fusec_folded"
 

@@ -28,8 +28,7 @@ from fusec import knobs as knob_registry
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError
-from fusec.compiler.driver import building, lower
-from fusec.compiler.fold_params import fold_bound_inputs
+from fusec.compiler.driver import building, fuse_and_fold, lower
 from fusec.compiler.pipeline import run_pipeline
 from fusec.compiler.torch_partition import (
     CompiledGraph,
@@ -48,10 +47,14 @@ def compile_imported(imported: ImportedGraph, device: OpenCLDevice,
     """An executable of ``imported`` on ``device`` with its weights bound, and its counts."""
     module = imported.module
     filename = "<torch graph>"
-    if options.pipeline not in ("", "none"):
-        run_pipeline(make_context(), module, options.pipeline, filename)
+    # The parameters are marked bound before the fusions run, as `fusec.compile(params=...)`
+    # marks them (`fuse_and_fold`), so that those that pay only on weights (the QKV
+    # projections' `fuse-shared-input-matmul`) see them.
+    pipeline, bound = fuse_and_fold(module, None, options.pipeline, filename, imported.params)
+    if pipeline not in ("", "none"):  # nothing bound: fuse_and_fold left the fusions to run
+        run_pipeline(make_context(), module, pipeline, filename)
+    params = dict(bound or {})
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    params = fold_bound_inputs(fn, imported.params) if imported.params else {}
     fused = Counter(op.name for op in fn.body.block.ops if is_fused(op))
     compiled = lower(module, None, "none", DeviceInfo.from_device(device.device), filename,
                      options.launch_budget, True, options.allow_tf32, bound=list(params))

@@ -16,6 +16,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from fusec.frontends.onnx_import import Importer, Value, shape_of
+from fusec.frontends.onnx_ops import check_constant_indices
 
 NEVER_FOLD = frozenset({
     "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli",
@@ -51,7 +52,29 @@ def fold_node(imp: Importer, node: object, args: list[Value | None]) -> list[Val
         return [np.array(int(np.prod(shape_of(args[0]))), dtype=np.int64)]
     if not all(a is None or isinstance(a, np.ndarray) for a in args):
         return None
+    if op_type in FOLD_IN_NUMPY:
+        return FOLD_IN_NUMPY[op_type](imp, node, args)  # type: ignore[arg-type]
     return evaluate(imp, node, args)  # type: ignore[arg-type]
+
+
+def fold_gather_elements(imp: Importer, node: object, args: list[np.ndarray]) -> list[Value]:
+    """GatherElements by ``np.take_along_axis``. onnx's reference gathers with ``np.choose``,
+    which takes at most 64 choices, and its fallback then fails for any axis longer than 64
+    (``cannot reshape array of size 1``): the TorchScript export of Hugging Face BERT gathers
+    its ``token_type_ids`` buffer this way, so BERT at 128 tokens did not import."""
+    from onnx import helper
+
+    data, indices = args
+    axis = next((int(helper.get_attribute_value(a)) for a in node.attribute  # type: ignore
+                 if a.name == "axis"), 0)
+    axis = axis + data.ndim if axis < 0 else axis
+    size = data.shape[axis]
+    check_constant_indices(imp, indices, size, f"axis {axis} of {list(data.shape)}")
+    return [np.take_along_axis(data, np.where(indices < 0, indices + size, indices), axis)]
+
+
+FOLD_IN_NUMPY = {"GatherElements": fold_gather_elements}
+"""Ops folded with numpy where onnx's reference implementation computes them wrongly."""
 
 
 def evaluate(imp: Importer, node: object, args: list[np.ndarray | None]) -> list[Value]:

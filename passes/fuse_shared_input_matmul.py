@@ -17,9 +17,10 @@ replaced by a ``narrow`` of the merged result's last axis.
 
 Options: ``epilogue-only`` merges only GEMMs that declare a column operand besides the weight
 (a bias), ``plain-only`` only those that declare none; ``bound-only`` merges only where every column operand is known at compile time (an
-``nn.constant`` or an argument marked ``fusec.bound``, `fusec.dialects.bound_inputs`, as
-``fusec.compile`` marks bound weights), so the concatenations are folded once
-(``compiler/fold_params.py``) instead of copied at every call. ``default`` runs the pass with
+``nn.constant``, an argument marked ``fusec.bound``, as ``fusec.compile`` and the PyTorch
+backend mark bound weights, or a transpose, concat, narrow or reshape of those, as PyTorch's
+``nn.Linear`` weights arrive: `fusec.dialects.bound_inputs`), so the concatenations are folded
+once (``compiler/fold_params.py``) instead of copied at every call. ``default`` runs the pass with
 ``epilogue-only`` and ``bound-only`` right after ``fuse-matmul-bias-act`` (a QKV projection
 with biases becomes one GEMM whose slices ``fuse-attention-block`` and the attention kernel read
 in place), and again with ``plain-only`` after ``fuse-swiglu-dual-matmul`` (so a gate/up pair

@@ -26,3 +26,8 @@
 // CONST: {{^}}[[FILE]]: error: node '/Gather_2' (Gather): index 9 at position [1] is out of range for axis 0 of [4, 3]{{$}}
 // CONST-NEXT: {{^}}exit=1{{$}}
 // RUN: not test -e %t/cg.mlir
+
+// RUN: sh -c 'fusec-import %t/constant_gather_elements.onnx -o %t/cge.mlir 2>&1; echo "exit=$?"' | filecheck %s -DFILE=%t/constant_gather_elements.onnx --check-prefix=CONST-ELEMENTS
+// CONST-ELEMENTS: {{^}}[[FILE]]: error: node '/GatherElements_3' (GatherElements): index 100 at position [0, 1] is out of range for axis 1 of [1, 100]{{$}}
+// CONST-ELEMENTS-NEXT: {{^}}exit=1{{$}}
+// RUN: not test -e %t/cge.mlir

@@ -209,6 +209,30 @@ func.func @bias_qkv(%x: tensor<1x4x16xf32>, %wq: tensor<16x8xf32> {fusec.bound},
 
 // -----
 
+// PyTorch's nn.Linear weights reach the IR as transposes of bound [out, in] arguments: a value
+// that only moves data (transpose, concat, narrow, reshape) of bound values is known at compile
+// time, so bound-only merges them (fold_params folds the transposes and the concatenation);
+// a transpose of an argument that is not bound is not known, and k stays alone there.
+// CHECK-LABEL: func.func @transposed_bound_weights(
+// CHECK:       nn.concat %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {axis = 1 : i64} : (tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x24xf32>
+// EARLY-LABEL: func.func @transposed_bound_weights(
+// EARLY:       fused.matmul_bias_act %x, %tk, %bk
+// EARLY:       %[[W:[^ ]+]] = nn.concat %tq, %tv {axis = 1 : i64} : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x16xf32>
+// EARLY:       fused.matmul_bias_act %x, %[[W]]
+// EARLY-NOT:   fused.matmul_bias_act
+// EARLY:       func.return
+func.func @transposed_bound_weights(%x: tensor<1x4x16xf32>, %wq: tensor<8x16xf32> {fusec.bound}, %bq: tensor<8xf32> {fusec.bound}, %wk: tensor<8x16xf32>, %bk: tensor<8xf32> {fusec.bound}, %wv: tensor<8x16xf32> {fusec.bound}, %bv: tensor<8xf32> {fusec.bound}) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %tq = nn.transpose %wq {perm = array<i64: 1, 0>} : tensor<8x16xf32> -> tensor<16x8xf32>
+  %q = fused.matmul_bias_act %x, %tq, %bq : tensor<1x4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+  %tk = nn.transpose %wk {perm = array<i64: 1, 0>} : tensor<8x16xf32> -> tensor<16x8xf32>
+  %k = fused.matmul_bias_act %x, %tk, %bk : tensor<1x4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+  %tv = nn.transpose %wv {perm = array<i64: 1, 0>} : tensor<8x16xf32> -> tensor<16x8xf32>
+  %v = fused.matmul_bias_act %x, %tv, %bv : tensor<1x4x16xf32>, tensor<16x8xf32>, tensor<8xf32> -> tensor<1x4x8xf32>
+  func.return %q, %k, %v : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+
+// -----
+
 // Weights not bound: merged by default (as plain matmuls are), but not under bound-only, where
 // the concatenation would copy them at every call. A bias as an nn.constant is known.
 // CHECK-LABEL: func.func @unbound_weights(

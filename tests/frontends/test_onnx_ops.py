@@ -222,3 +222,30 @@ def test_gatherelements_with_a_computed_index_out_of_range(bad: int) -> None:
         with pytest.raises(IndexOutOfRangeError, match=r"index 12 at position \[1, 0\] of the "
                            r"indices is out of range for axis 0 of size 12"):
             run(model, feeds)
+
+
+@pytest.mark.parametrize("axis", [1, -1])
+def test_gatherelements_of_constants_folds_along_a_long_axis(axis: int) -> None:
+    """GatherElements of constants along an axis longer than 64 (as the TorchScript export of
+    Hugging Face BERT gathers its ``token_type_ids`` buffer at 128 tokens) is folded at import
+    and gives ONNX Runtime's values; onnx's reference implementation fails above 64."""
+    g = GraphBuilder(11)
+    table = np.random.default_rng(11).standard_normal((2, 200)).astype(np.float32)
+    index = np.random.default_rng(12).integers(-200, 200, (2, 128)).astype(I64)
+    index[0, :3] = [0, 199, -200]
+    gathered = g.op("GatherElements", g.const(table), g.const(index), axis=axis)
+    g.result(g.op("Add", gathered, g.input("x", [2, 128])), "y", [2, 128])
+    check_model(g.model())
+
+
+def test_gatherelements_of_constants_out_of_range_is_an_import_error() -> None:
+    from fusec.compiler.diagnostics import FusecError
+    from fusec.compiler.onnx_driver import import_onnx
+
+    g = GraphBuilder(11)
+    gathered = g.op("GatherElements", g.const(np.zeros((1, 100), np.float32)),
+                    g.const(np.array([[3, 100]], I64)), axis=1)
+    g.result(g.op("Add", gathered, g.input("x", [1, 2])), "y", [1, 2])
+    with pytest.raises(FusecError, match=r"\(GatherElements\): index 100 at position \[0, 1\] is "
+                       r"out of range for axis 1 of \[1, 100\]$"):
+        import_onnx(g.model())

@@ -30,7 +30,7 @@ def test_precedence_compile_then_environment_then_default(monkeypatch) -> None:
 
 
 @pytest.mark.parametrize(("call", "message"), [
-    (lambda: knobs.value("nope"), "unknown knob 'nope' (known: attention_mma, "),
+    (lambda: knobs.value("nope"), "unknown knob 'nope' (known: attention_cpu_vectors, attention_mma, "),
     (lambda: knobs.parse("attention_mma", "maybe"),
      "takes true or false (1/0, on/off), not 'maybe'"),
     (lambda: knobs.parse_assignments(["attention_mma"]), "--knob takes NAME=VALUE"),

@@ -78,6 +78,25 @@ def test_attention_fused(tmp_path, causal):
     assert graphs[0]["kernel_launches"] <= 5  # q, k, v, attention, output projection
 
 
+def test_qkv_projections_merge_into_one_gemm_and_see_weight_changes(tmp_path):
+    """nn.Linear weights reach the IR transposed; bound, the q, k and v projections still merge
+    into one GEMM of folded weights (fuse-shared-input-matmul), so the block is 3 launches, and
+    a projection's weight changed in place afterwards is seen (the merge is compiled again)."""
+    torch.manual_seed(4)
+    block = Attention().eval()
+    x = torch.randn(2, 8, 32)
+    expected, actual, graphs = compiled_run(block, (x,), tmp_path)
+    assert_close(actual, expected)
+    assert graphs[0]["kernel_launches"] == 3  # q, k and v, attention, output projection
+    assert fused_total(graphs, "fused.matmul_bias_act") == 2
+    compiled = torch.compile(block, backend="fusec", options={"device": "cpu"})
+    with torch.inference_mode():
+        assert_close(compiled(x), block(x))
+        block.k.weight.mul_(-0.5)
+        block.v.bias.add_(1.0)
+        assert_close(compiled(x), block(x))
+
+
 def attention_kernels(graphs):
     return fused_total(graphs, "nn.attention") + fused_total(graphs, "fused.attention_block")
 

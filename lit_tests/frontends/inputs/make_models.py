@@ -47,6 +47,16 @@ def constant_gather() -> onnx.ModelProto:
     return g.model()
 
 
+def constant_gather_elements() -> onnx.ModelProto:
+    """GatherElements of constants along an axis of 100 (folded at import): index 100 is out
+    of range."""
+    g = GraphBuilder(0)
+    table = g.const(np.zeros((1, 100), np.float32))
+    gathered = g.op("GatherElements", table, g.const(np.array([[3, 100]], np.int64)), axis=1)
+    g.result(g.op("Add", gathered, g.input("x", [1, 2])), "y", [1, 2])
+    return g.model()
+
+
 def shape_input() -> onnx.ModelProto:
     """Reshape whose shape is the graph input ``shape`` (int64 [2])."""
     g = GraphBuilder(0)
@@ -84,6 +94,7 @@ if __name__ == "__main__":
     out.mkdir(parents=True, exist_ok=True)
     for name, build in (("mlp_gelu", mlp_gelu), ("unsupported", unsupported),
                         ("embedding", embedding), ("constant_gather", constant_gather),
+                        ("constant_gather_elements", constant_gather_elements),
                         ("shape_input", shape_input), ("attention", attention),
                         ("attention_no_heads", lambda: attention(heads=False)),
                         ("rotary", rotary), ("rotary_odd", lambda: rotary(rotated=5))):

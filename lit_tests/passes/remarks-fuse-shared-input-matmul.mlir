@@ -24,7 +24,8 @@
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #3: 4 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #4: 3 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #5: 3 matmuls into one
-// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #6: 2 matmuls into one
+// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #6: 3 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #7: 2 matmuls into one
 // APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #8: 2 matmuls into one
+// APPLIED-NEXT: fuse-shared-input-matmul.mlir:{{[0-9]+}}:3: remark: [fuse-shared-input-matmul] fused #9: 2 matmuls into one
 // APPLIED-NOT: remark

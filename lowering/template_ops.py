@@ -215,12 +215,15 @@ def gemm(
     shape = {**params(batch=batch, m=rows, n=n, k=k, rhs_batched=rhs_batched), **typed}
     # A general epilogue (fused.matmul_epilogue) stays one launch unless the product alone
     # would leave most of a GPU idle (`EPILOGUE_SPLIT_SHARE`).
+    if skinny_gemm(lo.options, batch * rows, rhs_batched):  # one launch, never split
+        lo.template("gemm", {**shape, **stored, **params(skinny=True)},
+                    [lo.buffer(x), lo.buffer(w)], [out], extras, block)
+        return out
     fewer = EPILOGUE_SPLIT_SHARE.get(dtype, 1) if custom is not None else 1
     split = gemm_split(lo.options, batch * rows * n, k, lo.options.gemm_split_outputs // fewer)
-    skinny = skinny_gemm(lo.options, batch * rows, rhs_batched)
-    if split == 1 or skinny:
-        lo.template("gemm", {**shape, **stored, **(params(skinny=True) if skinny else {})},
-                    [lo.buffer(x), lo.buffer(w)], [out], extras, block)
+    if split == 1:
+        lo.template("gemm", {**shape, **stored}, [lo.buffer(x), lo.buffer(w)], [out], extras,
+                    block)
         return out
     partials = lo.alloc(TensorType(f32, [split, batch, rows, n]), "partials")
     lo.template("gemm", {**shape, **params(split_k=split)}, [lo.buffer(x), lo.buffer(w)],

@@ -21,6 +21,7 @@ A Llama-sized run (issue 30's GPU measurement; not run here, no GPU): ``--style 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import time
 from collections.abc import Sequence
@@ -408,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     weights = random_weights(sizes)
     prefill = fusec.compile(text, "prefill", device=args.device, params=weights)
-    step = fusec.compile(text, "step", device=args.device, params=weights)
+    step = fusec.compile(text, "step", device=args.device, params=weights, share_weights=prefill)
     prompt = np.random.default_rng(1).integers(0, sizes.vocab, (sizes.batch, sizes.prompt))
     prompt = prompt.astype(np.int32)
     fusec.generate(prefill, step, prompt, args.steps)
@@ -461,6 +462,12 @@ def profile_step(step: Any, prefill: Any, prompt: np.ndarray, repeats: int) -> N
     medians = {key: statistics.median(v) for key, v in times.items()}
     print(f"step: wall {statistics.median(walls):.4f} ms, enqueue {statistics.median(enqueues):.4f}"
           f" ms, kernels {sum(medians.values()):.4f} ms in {len(medians)} launches")
+    kinds: dict[str, list[float]] = {}
+    for (_, kernel), ms in medians.items():
+        kinds.setdefault(re.sub(r"_\d+$", "", kernel), []).append(ms)
+    print("  by kernel: " + "; ".join(
+        f"{kind} {len(v)}x {sum(v):.4f} ms" for kind, v in
+        sorted(kinds.items(), key=lambda item: -sum(item[1]))))
     sizes = [(launch.global_size, launch.local_size) for launch in step.plan.launches]
     for (i, kernel), ms in sorted(medians.items(), key=lambda item: -item[1])[:25]:
         print(f"  {i:03d} {ms:8.4f} ms  {kernel}  global {sizes[i][0]} local {sizes[i][1]}")

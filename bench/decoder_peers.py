@@ -11,8 +11,9 @@ GPT-2 small or the Llama-style model of width 2048, 16 heads, 4 key/value heads,
 Per batch size, on one prompt of random tokens, the runners are:
 
 - ``fusec``: `fusec.generate` over the decoder of `fusec.bench.decoder` with the model's
-  weights (`fusec.bench.decoder_hf`), compiled for the OpenCL device; the weights are copied to
-  the device once and bound as device arrays by both programs;
+  weights (`fusec.bench.decoder_hf`), compiled for the OpenCL device; the prefill copies the
+  weights to the device (each in the layout its kernels read) and the step shares those copies
+  (``share_weights``), so each weight is held once;
 - ``eager``: Hugging Face ``generate(do_sample=False)``, eager PyTorch (the model's default
   attention implementation, named in the output);
 - ``compiled``: the same with ``cache_implementation="static"`` under ``torch.compile(mode=
@@ -169,7 +170,7 @@ def fusec_runner(model: Any, prompt: np.ndarray, args: argparse.Namespace,
     """fusec's runner, after its checks; see the module docstring."""
     import fusec
     from fusec.runtime.device import select_device
-    from fusec.runtime.device_array import device_queue, to_device
+    from fusec.runtime.device_array import device_queue
 
     batch, length = prompt.shape
     sizes, weights = decoder_from_hf(model, batch, length, length + args.steps, args.dtype)
@@ -178,10 +179,10 @@ def fusec_runner(model: Any, prompt: np.ndarray, args: argparse.Namespace,
     gc.collect()
     pool.release_free()
     before = pool.allocated_bytes
-    bound = {name: to_device(device, value) for name, value in weights.items()}
     text = decoder_ir(sizes)
-    prefill = fusec.compile(text, "prefill", device=args.device, params=bound)
-    step = fusec.compile(text, "step", device=args.device, params=bound)
+    prefill = fusec.compile(text, "prefill", device=args.device, params=weights)
+    step = fusec.compile(text, "step", device=args.device, params=weights,
+                         share_weights=prefill)
 
     def call() -> np.ndarray:
         return fusec.generate(prefill, step, prompt, args.steps)
@@ -195,11 +196,12 @@ def fusec_runner(model: Any, prompt: np.ndarray, args: argparse.Namespace,
     checked = min(CHECKED, args.steps)
     runner.tokens = first_difference(tokens[:, :checked], eager_tokens[:, :checked])
     runner.logit_difference, runner.largest_logit = logit_check(
-        sizes, bound, prompt, eager_tokens[:, :checked], eager_logits[:, :checked], args.device)
+        sizes, weights, prompt, eager_tokens[:, :checked], eager_logits[:, :checked],
+        args.device)
     return runner
 
 
-def logit_check(sizes: DecoderSizes, bound: dict[str, Any], prompt: np.ndarray,
+def logit_check(sizes: DecoderSizes, weights: dict[str, Any], prompt: np.ndarray,
                 eager_tokens: np.ndarray, eager_logits: np.ndarray,
                 device: str) -> tuple[float, float]:
     """The largest difference of fusec's logits for the prompt and eager's tokens from eager's
@@ -210,7 +212,7 @@ def logit_check(sizes: DecoderSizes, bound: dict[str, Any], prompt: np.ndarray,
     sequence = np.concatenate([prompt, eager_tokens], axis=1).astype(np.int32)[:, :-1]
     seq = sequence.shape[1]
     scores = fusec.compile(function(sizes, "score", seq, scores=True), "score", device=device,
-                           params=bound)
+                           params=weights)
     caches = [np.zeros(scores.inputs[name].spec.shape, scores.inputs[name].spec.dtype)
               for name in scores.donated]
     logits = np.asarray(scores(sequence, np.array(0, np.int32), *caches)[-1])

@@ -33,6 +33,10 @@ SHAPES = [(32, 32, 1), (32, 8, 2), (32, 8, 4), (32, 16, 2), (32, 32, 2), (16, 16
 """(group_n, group_k, columns[, depth]) tried (`gemm_skinny.skinny_shape` chooses among
 them)."""
 
+K_MAJOR_SHAPES = [(8, 1), (8, 2), (4, 1), (4, 2), (8, 4), (16, 1), (4, 4), (2, 1)]
+"""(warps, columns) of `gemm_skinny_k_major` tried, B stored ``[N, K]`` (`k_major_shape`
+chooses among them)."""
+
 
 def cublas_ms(rows: int, k: int, n: int, dtype: str, repeat: int) -> float | None:
     """torch.matmul's median time on CUDA by CUDA events, or None without a CUDA PyTorch."""
@@ -52,7 +56,7 @@ def main() -> None:
     import pyopencl as cl
 
     from fusec.codegen.kernels.common import IDENTITY_EPILOGUE
-    from fusec.codegen.kernels.gemm_skinny import gemm_skinny
+    from fusec.codegen.kernels.gemm_skinny import gemm_skinny, gemm_skinny_k_major
     from fusec.dtypes import bf16_bits, bf16_to_f32
     from fusec.runtime.device import select_device
 
@@ -61,6 +65,9 @@ def main() -> None:
     parser.add_argument("--dtype", choices=("f16", "bf16", "f32"), default="f16")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--product", action="append", choices=tuple(PRODUCTS))
+    parser.add_argument("--layout", choices=("both", "as-is", "k-major"), default="both",
+                        help="B as it is ([K, N], gemm_skinny) or K-major ([N, K], "
+                        "gemm_skinny_k_major)")
     options = parser.parse_args()
     opened = select_device("auto")
     context = opened.context
@@ -86,15 +93,22 @@ def main() -> None:
             buf_b = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=b)
             out = np.empty((rows, n), np.float32)
             buf_c = cl.Buffer(context, flags.READ_WRITE, out.nbytes)
+            buf_bt = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR,
+                               hostbuf=np.ascontiguousarray(b.T))
+            variants = []
+            if options.layout != "k-major":
+                variants += [(shape, gemm_skinny, buf_b) for shape in SHAPES]
+            if options.layout != "as-is":
+                variants += [(shape, gemm_skinny_k_major, buf_bt) for shape in K_MAJOR_SHAPES]
             cells = []
-            for shape in SHAPES:
+            for shape, make, rhs in variants:
                 try:
-                    source = gemm_skinny("skinny", rows, n, k, IDENTITY_EPILOGUE,
-                                         options.dtype, "f32", shape)
+                    source = make("skinny", rows, n, k, IDENTITY_EPILOGUE, options.dtype, "f32",
+                                  shape)
                 except ValueError:  # more local memory than the kernel takes
                     continue
                 kernel = cl.Program(context, source.source).build().skinny
-                kernel.set_args(buf_a, buf_b, buf_c)
+                kernel.set_args(buf_a, rhs, buf_c)
                 launch = (queue, kernel, source.global_size, source.local_size)
                 cl.enqueue_nd_range_kernel(*launch)
                 cl.enqueue_copy(queue, out, buf_c)
@@ -106,7 +120,8 @@ def main() -> None:
                 ms = statistics.median((e.profile.end - e.profile.start) * 1e-6 for e in events)
                 gbs = b.nbytes / ms * 1e-6
                 flag = "" if error < 1e-2 else f" WRONG({error:.1e})"
-                cells.append(f"{'x'.join(map(str, shape))} {ms:.4f}ms {gbs:5.0f}GB/s{flag}")
+                kind = "T" if make is gemm_skinny_k_major else ""
+                cells.append(f"{kind}{'x'.join(map(str, shape))} {ms:.4f}ms {gbs:5.0f}GB/s{flag}")
             peer = cublas_ms(rows, k, n, options.dtype, options.repeat)
             cublas = f" | cuBLAS {peer:.4f}ms" if peer is not None else ""
             print(f"{rows} x {name} [{k}x{n}]: " + "; ".join(cells) + cublas, flush=True)

@@ -40,6 +40,7 @@ from fusec.codegen.templates import (
     Params,
     gemm_rhs_panel_width,
     instantiate,
+    instantiate_gemm_swiglu,
     instantiate_gemm_wgmma,
 )
 from fusec.dialects import kernel
@@ -297,9 +298,8 @@ class PlanBuilder:
     def swiglu_gemm(self, fusion: SwigluEpilogue) -> None:
         op = fusion.gemm
         name = f"{self.fn.sym_name.data}_gemm_swiglu_{len(self.launches)}"
-        kernels = instantiate_gemm_wgmma(op, NAME_PLACEHOLDER, self.device,
-                                         b_transposed=fusion.b_panels == BOUND_B_PANELS,
-                                         swiglu=True)
+        kernels = instantiate_gemm_swiglu(op, NAME_PLACEHOLDER, self.device,
+                                          b_transposed=fusion.b_panels == BOUND_B_PANELS)
         if kernels is None:
             raise PlanError(f"'{op.template.data}' was found to take the SwiGLU epilogue, "
                             "which did not take it")
@@ -349,7 +349,7 @@ class PlanBuilder:
         if panels is None or panels == BOUND_B_PANELS:  # B as it is, or bound transposed
             hopper = instantiate_gemm_wgmma(op, NAME_PLACEHOLDER, self.device,
                                             b_transposed=panels == BOUND_B_PANELS)
-        if hopper is None and panels == BOUND_B_PANELS:
+        if hopper is None and panels == BOUND_B_PANELS and not Params(op).int("skinny", 0):
             raise PlanError(f"'{op.template.data}' reads its B bound transposed for wgmma, "
                             "which did not take it")
         if hopper is not None:
@@ -390,7 +390,8 @@ class PlanBuilder:
     def wgmma_gemm(self, op: kernel.TemplateOp, name: str, transpose: KernelSource | None,
                    product: KernelSource, out: SSAValue | None = None,
                    places: tuple[str, ...] | None = None) -> None:
-        """A ``gemm`` op on `gemm_wgmma`: the product of A and B, or (with `transpose`)
+        """A ``gemm`` op on `gemm_wgmma` (or the skinny product with a SwiGLU,
+        `instantiate_gemm_swiglu`): the product of A and B, or (with `transpose`)
         two launches: B ``[K, N]`` transposed into a buffer of its own, then the product
         reading A and that buffer; its result in `out` (default the op's output), `places`
         its source ops (default the op's)."""

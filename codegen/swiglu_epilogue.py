@@ -6,8 +6,10 @@ The kernel IR of ``fused.swiglu(matmul(x, w))`` (``fuse-swiglu-dual-matmul``, or
 gate/up weight) is a ``gemm`` template writing ``cat [M, 2F]`` and the generated ``swiglu``
 kernel (its launch marked `kernel.SWIGLU_LAUNCH`) reading it into ``[M, F]``. Where
 
-- the device runs ``wgmma`` and the product takes it (`templates.instantiate_gemm_wgmma`
-  with ``swiglu``: whole tiles, f16 or bf16, no epilogue of its own),
+- the device runs ``wgmma`` and the product takes it (`templates.instantiate_gemm_swiglu`:
+  on the tensor cores whole tiles, f16 or bf16, no epilogue of its own; or a decode step's
+  skinny product reading B K-major, `gemm_skinny.gemm_skinny_k_major`, so that the step
+  stores the weight as the prefill does and shares it),
 - its B is an input bound at compile time that nothing else reads (a weight: its columns can
   be stored in another order once, `plan.interleave_halves`),
 - ``cat`` is read by the ``swiglu`` launch only (not returned, not viewed), and that launch
@@ -31,7 +33,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from fusec import knobs
 from fusec.codegen.kernels import gemm_wgmma
 from fusec.codegen.kernels.common import DeviceInfo
-from fusec.codegen.templates import Params, epilogue_is_identity, instantiate_gemm_wgmma
+from fusec.codegen.templates import Params, epilogue_is_identity, instantiate_gemm_swiglu
 from fusec.dialects import kernel
 
 
@@ -108,8 +110,7 @@ def _fusion(launch: kernel.LaunchOp, device: DeviceInfo,
     dtype = Params(gemm).str("dtype", "f32")
     panels = (gemm_wgmma.BOUND_B_PANELS if gemm_wgmma.stores_bound_b_transposed(dtype)
               else None)
-    if instantiate_gemm_wgmma(gemm, "gemm", device, b_transposed=panels is not None,
-                              swiglu=True) is None:
+    if instantiate_gemm_swiglu(gemm, "gemm", device, b_transposed=panels is not None) is None:
         return None
     return SwigluEpilogue(gemm, launch, gate_first.value.data != 0, panels)
 

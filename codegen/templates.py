@@ -51,9 +51,10 @@ from fusec.codegen.kernels.common import (
 )
 from fusec.codegen.kernels.gather import INDEX_ERRORS_ARG, gather
 from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
-from fusec.codegen.kernels.gemm_skinny import gemm_skinny
+from fusec.codegen.kernels.gemm_skinny import WIDE, gemm_skinny, gemm_skinny_k_major, reads_k_major
 from fusec.codegen.kernels.gemm_wgmma import (
     BOUND_B_PANELS,
+    SWIGLU_TYPES,
     gemm_plan,
     stores_bound_b_transposed,
 )
@@ -148,7 +149,7 @@ def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> in
         return None
     p = Params(op)
     if p.int("skinny", 0):
-        return None  # gemm_skinny reads B as it is
+        return BOUND_B_PANELS if skinny_reads_b_transposed(p) else None
     if (stores_bound_b_transposed(p.str("dtype", "f32"))
             and instantiate_gemm_wgmma(op, "gemm", device, b_transposed=True) is not None):
         return BOUND_B_PANELS
@@ -156,9 +157,23 @@ def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> in
                            p.int("split_k", 1))
 
 
+def skinny_reads_b_transposed(p: Params) -> bool:
+    """Whether a skinny product reads a bound B stored ``[N, K]`` (`gemm_skinny_k_major`):
+    where a tensor-core product of the same weight (a prefill's) stores it so
+    (`stores_bound_b_transposed`), so that one copy serves both, and K allows it. Not a
+    vocabulary-wide product (`gemm_skinny.WIDE`): reading B as it is is faster there, and a
+    prefill's head is skinny too (bench/results/h200-2026-12-02-s10-decode.log (b))."""
+    return (stores_bound_b_transposed(p.str("dtype", "f32")) and reads_k_major(p.int("k"))
+            and p.int("n") < WIDE and not p.bool("rhs_batched"))
+
+
 def instantiate_gemm(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
                      rhs_panels: int | None = None) -> KernelSource:
     p = Params(op)
+    if p.int("skinny", 0) and rhs_panels == BOUND_B_PANELS:
+        return gemm_skinny_k_major(name, p.int("batch") * p.int("m"), p.int("n"), p.int("k"),
+                                   epilogue_of(op, name), dtype=p.str("dtype", "f32"),
+                                   out_dtype=p.str("out_dtype", p.str("dtype", "f32")))
     if p.int("skinny", 0):
         return gemm_skinny(name, p.int("batch") * p.int("m"), p.int("n"), p.int("k"),
                            epilogue_of(op, name), dtype=p.str("dtype", "f32"),
@@ -209,6 +224,34 @@ def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo 
                      IDENTITY_EPILOGUE if epilogue_is_identity(op) else epilogue_of(op, name),
                      device, dtype, bool(p.int("allow_tf32", 0)), p.str("out_dtype", dtype),
                      p.int("split_k", 1), b_transposed, swiglu)
+
+
+def skinny_takes_swiglu(op: kernel.TemplateOp) -> bool:
+    """Whether a skinny ``gemm`` op may compute a ``fused.swiglu`` of its result
+    (`gemm_skinny_k_major` with ``swiglu``): B bound K-major (`skinny_reads_b_transposed`), as
+    a prefill's tensor-core product with the SwiGLU epilogue stores it, and a 16-bit type, as
+    that product takes."""
+    p = Params(op)
+    return (bool(p.int("skinny", 0)) and p.str("dtype", "f32") in SWIGLU_TYPES
+            and skinny_reads_b_transposed(p) and p.int("n") % 2 == 0
+            and epilogue_is_identity(op))
+
+
+def instantiate_gemm_swiglu(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
+                            b_transposed: bool) -> tuple[KernelSource | None, KernelSource] | None:
+    """The launches of a ``gemm`` op that computes ``fused.swiglu`` of its product, B's gate
+    and up columns interleaved (`fusec.codegen.swiglu_epilogue`): on `gemm_wgmma`
+    (`instantiate_gemm_wgmma`), or the skinny K-major product (no transpose); None where
+    neither takes it."""
+    if not Params(op).int("skinny", 0):
+        return instantiate_gemm_wgmma(op, name, device, b_transposed, swiglu=True)
+    if not (b_transposed and skinny_takes_swiglu(op)):
+        return None
+    p = Params(op)
+    return None, gemm_skinny_k_major(name, p.int("batch") * p.int("m"), p.int("n"), p.int("k"),
+                                     IDENTITY_EPILOGUE, dtype=p.str("dtype", "f32"),
+                                     out_dtype=p.str("out_dtype", p.str("dtype", "f32")),
+                                     swiglu=True)
 
 
 def instantiate_gemm_split_sum(

@@ -155,6 +155,7 @@ def compile(  # noqa: A001 - the public name the package exports
     example_inputs: Sequence[Any] | None = None,
     report: str | None = None,
     input_values: Mapping[str, np.ndarray] | None = None,
+    share_weights: Executable | None = None,
 ) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable | Any:
     """Compiles one function of ``source_or_module`` for a device; see the module docstring.
 
@@ -169,6 +170,10 @@ def compile(  # noqa: A001 - the public name the package exports
     which every call must then repeat) and called with its ONNX input names (`OnnxExecutable`).
     ``launch_budget`` (bytes, default the device's global memory size) bounds what one merged
     launch touches; ``launch_fusion=False`` keeps one launch per kernel.
+    ``share_weights`` (an `Executable` of the same device, compiled from the same weights: a
+    prefill, for a decode step) binds each input of ``params`` that it was bound from the same
+    array object and stores alike to its device buffer, not a copy (`Executable.borrow`); on
+    one device only (``device`` not ``"auto"``).
     ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
     ``knobs`` sets code-generation knobs for this compile by name (`fusec.knobs`:
     ``{"attention_mma": False}``); the others keep their environment setting or default.
@@ -176,6 +181,10 @@ def compile(  # noqa: A001 - the public name the package exports
     ``torch.export.ExportedProgram`` taken as it is; the executable is called with tensors
     (`fusec.compiler.torch_compile`; ``report`` names its JSON report).
     """
+    if share_weights is not None and (device == "auto" or is_onnx_source(source_or_module)
+                                      or is_torch_source(source_or_module)):
+        raise ValueError("share_weights applies to IR compiled for one device "
+                         "(device='cpu' or 'gpu')")
     with knobs_overridden(knobs or {}):
         if is_torch_source(source_or_module):
             from fusec.compiler.torch_compile import compile_torch  # imports this module
@@ -184,7 +193,7 @@ def compile(  # noqa: A001 - the public name the package exports
                                  launch_budget, pipeline, knobs=knobs)
         return _compile(source_or_module, function, pipeline, device, platform, filename, params,
                         offload_thresholds, shapes, launch_budget, launch_fusion, allow_tf32,
-                        input_values)
+                        input_values, share_weights)
 
 
 def _compile(
@@ -201,8 +210,10 @@ def _compile(
     launch_fusion: bool,
     allow_tf32: bool,
     input_values: Mapping[str, np.ndarray] | None = None,
+    share_weights: Executable | None = None,
 ) -> Executable | PlacedExecutable | MeasuredChoice | OnnxExecutable:
     """`compile` with its knobs set."""
+
     if is_onnx_source(source_or_module):
         imported = import_onnx(source_or_module, shapes,
                                None if filename == "<input>" else filename,
@@ -226,7 +237,7 @@ def _compile(
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
                      launch_budget, launch_fusion, allow_tf32, bound=list(params or {}))
     building(compiled.plan)
-    return Executable(compiled.plan, dev, params)
+    return Executable(compiled.plan, dev, params, share_weights=share_weights)
 
 
 def is_torch_source(source: object) -> bool:

@@ -37,6 +37,7 @@ values; ``exe.unbind("w")`` makes ``w`` a call argument again.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -151,7 +152,8 @@ class Executable:
     """A compiled function on one device; call it with numpy arrays."""
 
     def __init__(self, plan: ProgramPlan, device: OpenCLDevice,
-                 params: Mapping[str, np.ndarray] | None = None, params_stored: bool = False):
+                 params: Mapping[str, np.ndarray] | None = None, params_stored: bool = False,
+                 share_weights: Executable | None = None):
         check_plan(plan, device)  # before any allocation: a ResourceError names the sizes
         self.plan = plan
         self.device = device
@@ -216,8 +218,13 @@ class Executable:
         """Whether some output is copied out of its staging array after the wait."""
         self.param_hosts: dict[str, np.ndarray] = {}
         """Bound inputs whose host arrays the device uses in place (`bind`'s `stored`)."""
+        self.param_sources: dict[str, Callable[[], Any]] = {}
+        """Bound input -> the array it was bound from, weakly (what `borrow` compares)."""
+        self.borrowed: set[str] = set()
+        """Bound inputs whose buffers another executable made (`borrow`)."""
         for name, value in (params or {}).items():
-            self.bind(name, value, stored=params_stored)
+            if share_weights is None or not self.borrow(share_weights, name, value):
+                self.bind(name, value, stored=params_stored)
         unbound = [s.name for s in plan.inputs
                    if s.repacked and s.name not in self.params]
         if unbound:
@@ -340,8 +347,10 @@ class Executable:
         own copies of bound inputs, and (on a device with memory of its own, once a call with
         host arrays made them) the buffers of its call inputs and outputs. Device arrays, whether given to a call,
         returned by one or bound as they are, come from the context's pool and are not counted
-        here (`BufferPool.allocated_bytes` has them)."""
+        here (`BufferPool.allocated_bytes` has them), nor are buffers borrowed from another
+        executable (`borrow`: that one counts them)."""
         pooled = {a.buffer.int_ptr for a in self.param_arrays.values() if a.buffer is not None}
+        pooled |= {self.params[name].int_ptr for name in self.borrowed}
         held = {b.int_ptr: b.size for b in [*self.buffers, *self.params.values()]
                 if b is not None and b is not self.empty}
         return sum(size for pointer, size in held.items() if pointer not in pooled)
@@ -373,6 +382,8 @@ class Executable:
         checked = self.accept(port.spec, value)
         self.param_arrays.pop(name, None)
         self.param_hosts.pop(name, None)
+        self.borrowed.discard(name)
+        self.param_sources[name] = source_reference(value)
         if isinstance(checked, DeviceArray) and port.spec.repacked:
             checked = checked.get()  # stored in another layout: read back once, packed below
         if isinstance(checked, DeviceArray):  # used in place, kept alive while bound
@@ -392,6 +403,36 @@ class Executable:
         self.params[name] = buffer
         self.take_call_inputs()
 
+    def borrow(self, other: Executable, name: str, value: object) -> bool:
+        """Binds input `name` to `other`'s buffer of it, with no copy, where `other` (an
+        executable of the same context) was bound from the same array object `value` and
+        stores it alike (shape, type, panels, interleave); whether it did. Two programs over
+        one set of weights (a prefill and a decode step, `fusec.compile`'s `share_weights`)
+        so hold one copy of each weight in each layout. The array must not have changed
+        since `other` copied it."""
+        mine, theirs = self.inputs.get(name), other.inputs.get(name)
+        if (mine is None or theirs is None or name not in other.params or name in self.donated
+                or other.param_sources.get(name, no_source)() is not value
+                or other.device.context != self.device.context):
+            return False
+        layout = (mine.spec.shape, mine.spec.dtype, mine.spec.panels, mine.spec.interleaved)
+        if layout != (theirs.spec.shape, theirs.spec.dtype, theirs.spec.panels,
+                      theirs.spec.interleaved):
+            return False
+        buffer = other.params[name]
+        for kept, theirs_kept in ((self.param_arrays, other.param_arrays),
+                                  (self.param_hosts, other.param_hosts)):
+            kept.pop(name, None)
+            if name in theirs_kept:
+                kept[name] = theirs_kept[name]  # type: ignore[index]
+        self.buffers[mine.spec.buffer] = buffer
+        mine.point(buffer)
+        self.params[name] = buffer
+        self.param_sources[name] = source_reference(value)
+        self.borrowed.add(name)
+        self.take_call_inputs()
+        return True
+
     def unbind(self, name: str) -> None:
         """Makes the bound input `name` an argument of every call again."""
         port = self.port(name)
@@ -400,6 +441,8 @@ class Executable:
         del self.params[name]
         self.param_arrays.pop(name, None)
         self.param_hosts.pop(name, None)
+        self.param_sources.pop(name, None)
+        self.borrowed.discard(name)
         index = port.spec.buffer
         if port.resident is not None:
             self.buffers[index] = port.resident
@@ -773,6 +816,20 @@ class Executable:
         if self.index_errors is not None:
             self.index_errors.enqueue_read(queue)
         return maps
+
+
+def no_source() -> None:
+    """The reference of an array that cannot be shared (`source_reference`): always None."""
+    return None
+
+
+def source_reference(value: object) -> Callable[[], Any]:
+    """A weak reference to `value` (what a bound input was bound from), or `no_source` for an
+    object that takes none (then nothing is shared from it)."""
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return no_source
 
 
 def locate_build_error(error: BuildError, plan: ProgramPlan) -> BuildError:

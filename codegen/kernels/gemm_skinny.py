@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
+    IDENTITY_EPILOGUE,
     Epilogue,
     KernelArg,
     KernelSource,
@@ -165,3 +166,136 @@ def _runs_of_depth(rows: int, n: int, k: int, group_k: int, columns: int, dtype:
             f"        int kk = ky * {run};\n"
             f"        for (; kk + 4 <= end; kk += 4) {{\n{four_weights}{four_products}        }}\n"
             f"        for (; kk < end; ++kk) {{\n{weights}{products}        }}\n")
+
+
+K_MAJOR_RESERVED = frozenset({"lane", "warp", "col0", "kk", "o", "r", "col", "i", "x", "total",
+                              "part", "p", "gate", "up"})
+"""Identifiers the K-major kernel declares besides ``acc<r>_<j>`` and ``w<j>``."""
+
+K_MAJOR_VECTOR = 8
+"""Elements of K each lane reads at once from a row of B ``[N, K]`` (16 bytes of f16)."""
+
+
+def k_major_shape(rows: int, n: int) -> tuple[int, int]:
+    """The work-group shape ``(warps, columns)`` of `gemm_skinny_k_major`: 4 warps of 32
+    lanes, each warp 2 adjacent columns of C at 1-2 rows and above 8, 4 columns from 3 to 8.
+
+    On an H200 (2026-12-02, f16, bench/results/h200-2026-12-02-s10-decode.log (b), 8 shapes
+    tried on the projections of GPT-2 small and a Llama-style model of width 2048) 4x2 was the
+    fastest or within 15% of it at 1 row (GPT-2's fc2 0.0094 ms, 32x32x1x4 on B as it is
+    0.0117, cuBLAS 0.0262) and 4x4 at 8 rows (fc2 0.0194, 0.0216, 0.0348)."""
+    return (4, 4) if 2 < rows <= 8 else (4, 2)
+
+
+def reads_k_major(k: int) -> bool:
+    """Whether a product of depth `k` can take `gemm_skinny_k_major` (rows of B ``[N, K]``
+    read `K_MAJOR_VECTOR` elements at a time, so K a multiple of it)."""
+    return k % K_MAJOR_VECTOR == 0
+
+
+def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue,
+                        dtype: str = "f32", out_dtype: str | None = None,
+                        shape: tuple[int, int] | None = None,
+                        swiglu: bool = False) -> KernelSource:
+    """``out = epilogue(lhs @ rhs)`` as `gemm_skinny`, with B stored transposed, ``rhs [n,
+    k]`` (K-major: a bound weight stored so once, `gemm_wgmma.BOUND_B_PANELS`, which the
+    tensor-core kernels of a prefill read too). A work-group of ``warps`` x 32 lanes; each
+    warp owns `columns` adjacent columns of C and its 32 lanes split K, each reading
+    `K_MAJOR_VECTOR` contiguous elements of a column's row of B at a time (a warp reads 512
+    contiguous bytes of f16) and the same elements of each row of A; the 32 partial sums of
+    each output are added in local memory by one lane and stored through the epilogue.
+
+    With `swiglu` (no epilogue of its own) B's gate and up columns are interleaved pairwise
+    (column ``2 j`` gate ``j``, ``2 j + 1`` up ``j``: `fusec.codegen.swiglu_epilogue`, as the
+    tensor-core kernel reads them) and ``out [rows, n / 2]`` holds ``up * silu(gate)`` of each
+    pair, computed from the float sums as `gemm_wgmma`'s SwiGLU epilogue does."""
+    warps, columns = shape or k_major_shape(rows, n)
+    if swiglu and (n % 2 or columns % 2 or epilogue is not IDENTITY_EPILOGUE):
+        raise ValueError(f"kernel '{name}': a SwiGLU of column pairs needs an even N and "
+                         f"columns and no epilogue of its own (N {n}, {columns} columns)")
+    check_positive(name, rows=rows, n=n, k=k, warps=warps, columns=columns)
+    if rows > MAX_ROWS:
+        raise ValueError(f"kernel '{name}': {rows} rows; the skinny product takes at most "
+                         f"{MAX_ROWS}")
+    if not reads_k_major(k):
+        raise ValueError(f"kernel '{name}': K {k} is not a multiple of {K_MAJOR_VECTOR}")
+    outputs = rows * columns
+    if warps * outputs * 33 * 4 > LOCAL_BYTES:
+        raise ValueError(f"kernel '{name}': {warps} warps of {columns} columns at {rows} rows "
+                         f"need more than {LOCAL_BYTES} bytes of local memory")
+    storage = half.check_dtype(name, dtype)
+    result = out_dtype or dtype
+    if result not in half.BUFFER_TYPES:
+        raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
+    check_epilogue_names(name, epilogue, K_MAJOR_RESERVED, r"(acc\d+_\d+|w\d+)",
+                         "the registers acc<r>_<j>, w<j>")
+    args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
+            KernelArg("out", "out", half.BUFFER_TYPES[result]), *epilogue.params)
+    vector, lanes, adjacent = K_MAJOR_VECTOR, range(rows), range(columns)
+    steps = range(vector)
+    accumulators = "".join(f"    float acc{r}_{j} = 0.0f;\n" for r in lanes for j in adjacent)
+    weights = "".join(
+        f"        const float{vector} w{j} = "
+        f"{half.vload(dtype, vector, f'(min(col0 + {j}, {n - 1}) * {k} + kk) / {vector}', 'rhs')};\n"
+        for j in adjacent)
+    products = "".join(
+        f"        {{ const float{vector} x = "
+        f"{half.vload(dtype, vector, f'({r} * {k} + kk) / {vector}', 'lhs')};"
+        + "".join(f" acc{r}_{j} = mad(x.s{t}, w{j}.s{t}, acc{r}_{j});"
+                  for j in adjacent for t in steps) + " }\n"
+        for r in lanes)
+    partials = "".join(f"    part[warp][{r * columns + j}][lane] = acc{r}_{j};\n"
+                       for r in lanes for j in adjacent)
+    if swiglu:
+        reduce = _swiglu_store(rows, n, columns, result)
+    else:
+        total = " + ".join(f"part[warp][o][{i}]" for i in range(32))
+        value = epilogue.call("total", "r", "col")
+        reduce = f"""    for (int o = lane; o < {outputs}; o += 32) {{
+        const int r = o / {columns};
+        const int col = col0 + o % {columns};
+        if (col < {n}) {{
+            const float total = {total};
+            {half.store(result, "out", f"r * {n} + col", value)};
+        }}
+    }}
+"""
+    body = f"""\
+    const int lane = get_local_id(0), warp = get_local_id(1);
+    const int col0 = (get_group_id(0) * {warps} + warp) * {columns};
+{accumulators}    for (int kk = lane * {vector}; kk < {k}; kk += {32 * vector}) {{
+{weights}{products}    }}
+    __local float part[{warps}][{outputs}][33];
+{partials}    barrier(CLK_LOCAL_MEM_FENCE);
+{reduce}"""
+    attribute = f"__attribute__((reqd_work_group_size(32, {warps}, 1)))"
+    helpers = half.HELPERS if half.is_half(dtype) or half.is_half(result) else ""
+    source = (
+        f"// {name}: [{rows}x{k}] @ [{n}x{k}]^T, skinny K-major ({warps} warps of "
+        f"{columns} columns), {dtype}{', SwiGLU of column pairs' if swiglu else ''}\n"
+        f"{helpers}{epilogue.guarded_function()}\n"
+        f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
+    )
+    return KernelSource(name, source, args, (32 * ceil_div(n, warps * columns), warps),
+                        (32, warps))
+
+
+def _swiglu_store(rows: int, n: int, columns: int, result: str) -> str:
+    """The stores of `gemm_skinny_k_major` with ``swiglu``: lane ``o`` of a warp adds the
+    partial sums of row ``o / (columns / 2)``'s gate and up columns of pair ``o % (columns /
+    2)`` and stores ``up * silu(gate)`` at column ``(col0 + 2 pair) / 2`` of ``out [rows, n /
+    2]``."""
+    pairs = columns // 2
+    gate = " + ".join(f"part[warp][r * {columns} + 2 * p][{i}]" for i in range(32))
+    up = " + ".join(f"part[warp][r * {columns} + 2 * p + 1][{i}]" for i in range(32))
+    value = "up * (gate * (1.0f / (1.0f + exp(-gate))))"
+    return f"""    for (int o = lane; o < {rows * pairs}; o += 32) {{
+        const int r = o / {pairs}, p = o % {pairs};
+        const int col = col0 + 2 * p;
+        if (col < {n}) {{
+            const float gate = {gate};
+            const float up = {up};
+            {half.store(result, "out", f"r * {n // 2} + col / 2", value)};
+        }}
+    }}
+"""

@@ -157,6 +157,8 @@ TWO_READERS = """func.func @ffn(%x: tensor<256x128xf16>, %w: tensor<128x512xf16>
     (ffn(dtype="f32"), HOPPER, ("w",), True, "TF32: not a SwiGLU type"),
     (ffn(dtype="f32"), HOPPER, ("w",), False, "f32: no wgmma"),
     (TWO_READERS, HOPPER, ("w",), False, "B read by another product"),
+    (ffn(m=2, dtype="bf16"), HOPPER, ("w",), False, "bf16 decode: skinny, B as it is"),
+    (ffn(m=2), HOPPER, (), False, "decode, B not bound: skinny, B as it is"),
 ], ids=lambda v: v if isinstance(v, str) and " " in v else "")
 def test_any_other_product_is_planned_as_without_the_epilogue(text, device, bound, tf32, why):
     plan = plan_of(text, device, bound, allow_tf32=tf32)
@@ -168,3 +170,28 @@ def test_any_other_product_is_planned_as_without_the_epilogue(text, device, boun
 
 def test_the_epilogue_is_on_by_default():
     assert knobs.KNOBS["wgmma_swiglu_epilogue"].default is True
+
+
+def test_a_decode_step_product_takes_it_on_the_skinny_kernel_stored_as_the_prefill_stores_it():
+    """At 2 rows (a decode step) the product is the skinny K-major kernel with the SwiGLU, its
+    B stored exactly as the prefill's tensor-core product stores it (so one copy serves both,
+    `Executable.borrow`), and it computes ``up * silu(gate)`` on this device."""
+    from fusec.runtime.device import select_device
+    from fusec.runtime.executable import Executable
+
+    step = plan_of(ffn(m=2), HOPPER)
+    (launch,) = step.launches
+    assert launch.kernel == "ffn_gemm_swiglu_0"
+    assert "skinny K-major" in step.source and "SwiGLU of column pairs" in step.source
+    (w,) = (s for s in step.inputs if s.name == "w")
+    (prefill_w,) = (s for s in plan_of(ffn(), HOPPER).inputs if s.name == "w")
+    assert (w.panels, w.interleaved) == (prefill_w.panels, prefill_w.interleaved) == (1, "first")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 128)).astype(np.float16)
+    weight = (rng.standard_normal((128, 512)) * 0.2).astype(np.float16)
+    (got,) = Executable(step, select_device("cpu"), {"w": weight})(x)
+    product = x.astype(np.float64) @ weight.astype(np.float64)
+    gate, up = product[:, :256], product[:, 256:]
+    want = up * gate / (1.0 + np.exp(-gate))
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=0,
+                               atol=2e-3 * max(float(np.abs(want).max()), 1.0))

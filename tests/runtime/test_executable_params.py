@@ -117,3 +117,34 @@ def test_bound_input_given_in_a_call(exe: Executable) -> None:
 def test_unbind_of_an_unbound_input(exe: Executable) -> None:
     with pytest.raises(InputError, match=r"^@linear input 'w' is not bound$"):
         exe.unbind("w")
+
+
+def test_weights_are_shared_only_where_stored_alike() -> None:
+    """`Executable.borrow` (``share_weights``): a B that one plan stores ``[N, K]`` (a GPU's
+    skinny product) and another as it is (the CPU's) is copied, not shared; a vector both
+    store as it is, is shared."""
+    from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.compiler.driver import load, lower
+    from fusec.runtime.device import select_device
+
+    text = """
+func.func @f(%x: tensor<2x64xf16>, %w: tensor<64x40xf16>, %b: tensor<40xf16>) -> tensor<2x40xf16> {
+  %0 = nn.matmul %x, %w : tensor<2x64xf16>, tensor<64x40xf16> -> tensor<2x40xf16>
+  %1 = nn.add %0, %b : tensor<2x40xf16>, tensor<40xf16> -> tensor<2x40xf16>
+  func.return %1 : tensor<2x40xf16>
+}"""
+    rng = np.random.default_rng(2)
+    params = {"w": rng.standard_normal((64, 40)).astype(np.float16),
+              "b": rng.standard_normal(40).astype(np.float16)}
+    device = select_device("cpu")
+    gpu = lower(load(text), device_info=DeviceInfo("gpu-shaped", is_cpu=False),
+                bound=list(params)).plan
+    cpu = lower(load(text), device_info=None, bound=list(params)).plan
+    first = Executable(gpu, device, params)
+    second = Executable(cpu, device, params, share_weights=first)
+    assert [s.panels for s in gpu.inputs if s.name == "w"] == [1]
+    assert [s.panels for s in cpu.inputs if s.name == "w"] != [1]
+    assert second.borrowed == {"b"} and second.params["b"] is first.params["b"]
+    x = rng.standard_normal((2, 64)).astype(np.float16)
+    np.testing.assert_allclose(first(x)[0].astype(np.float32), second(x)[0].astype(np.float32),
+                               rtol=0, atol=2e-2)

@@ -144,3 +144,28 @@ func.func @f(%tokens: tensor<2x1xi32>, %pos: tensor<i32>) -> tensor<2x1xi32> {
     plain = fusec.compile(text, device=DEVICE)
     with pytest.raises(InputError, match="the step program @f has no donated input"):
         fusec.generate(prefill, plain, np.zeros((B, PROMPT), np.int32), 2)
+
+
+def test_a_step_shares_the_prefills_copies_of_the_weights() -> None:
+    """``share_weights``: the step binds the prefill's device buffer of every weight it was
+    given the same array of and stores alike (no second copy; its held bytes leave them out),
+    generates the same tokens as a step with copies of its own, and takes a copy where the
+    array is another object. A placed compile refuses the option in one line."""
+    text = EXAMPLE.read_text()
+    w = weights()
+    prefill = fusec.compile(text, "prefill", device=DEVICE, params=w)
+    shared = fusec.compile(text, "step", device=DEVICE, params=w, share_weights=prefill)
+    own = fusec.compile(text, "step", device=DEVICE, params=w)
+    assert shared.borrowed == set(shared.params) and len(shared.params) > 10
+    assert all(shared.params[n] is prefill.params[n] for n in shared.borrowed)
+    assert not own.borrowed and own.held_bytes() - shared.held_bytes() >= sum(
+        a.nbytes for a in w.values())
+    prompt = np.random.default_rng(4).integers(0, V, (B, PROMPT)).astype(np.int32)
+    np.testing.assert_array_equal(fusec.generate(prefill, shared, prompt, 8),
+                                  fusec.generate(prefill, own, prompt, 8))
+    other = dict(w, wte=w["wte"].copy())
+    partly = fusec.compile(text, "step", device=DEVICE, params=other, share_weights=prefill)
+    assert partly.borrowed == set(partly.params) - {"wte"}
+    assert partly.params["wte"] is not prefill.params["wte"]
+    with pytest.raises(ValueError, match="share_weights applies to IR compiled for one device"):
+        fusec.compile(text, "step", device="auto", params=w, share_weights=prefill)

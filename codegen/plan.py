@@ -30,6 +30,10 @@ class BufferSpec:
     """The contents of a constant, uploaded once."""
 
 
+StoredLayout = tuple[int | None, str | None]
+"""How a bound input's buffer holds it: `ValueSpec.panels` and `ValueSpec.interleaved`."""
+
+
 @dataclass(frozen=True)
 class ValueSpec:
     """An argument or a result as the caller sees it."""
@@ -51,6 +55,11 @@ class ValueSpec:
     donor: str | None = None
     """Of an output: the donated input whose buffer holds it (`fusec.dialects.donation`), the
     caller's array (or device array) of that input updated in place and returned as it."""
+
+    @property
+    def layout(self) -> StoredLayout:
+        """How its buffer holds it (compared across programs that share weights)."""
+        return (self.panels, self.interleaved)
 
     @property
     def repacked(self) -> bool:

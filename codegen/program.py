@@ -14,7 +14,7 @@ builds each distinct kernel once.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +28,7 @@ from fusec.codegen.kernels.gemm_wgmma import BOUND_B_PANELS
 from fusec.codegen.kernels.gather import INDEX_SLOT_PLACEHOLDER
 from fusec.codegen.plan import (
     BufferSpec,
+    StoredLayout,
     IndexCheck,
     KernelLines,
     LaunchSpec,
@@ -38,6 +39,7 @@ from fusec.codegen.plan import (
 from fusec.codegen.swiglu_epilogue import SwigluEpilogue, find_swiglu_epilogues
 from fusec.codegen.templates import (
     Params,
+    gemm_reads_rhs_panels,
     gemm_rhs_panel_width,
     instantiate,
     instantiate_gemm_swiglu,
@@ -119,6 +121,10 @@ class PlanBuilder:
     bound: frozenset[str] = frozenset()
     """The inputs bound at compile time (weights): an input only GEMMs read as their B is
     stored in column panels (`gemm_rhs_panel_width`)."""
+    layouts: Mapping[str, StoredLayout] = field(default_factory=dict)
+    """Bound inputs -> how another program over the same weights stores them (``panels``,
+    ``interleaved``; `fusec.compile`'s ``share_weights``): where every kernel that reads one
+    can read it so, it is stored so too, and the two programs share one copy."""
     panels: dict[SSAValue, int] = field(default_factory=dict)
     """The panel width of each such input."""
     index_checks: list[IndexCheck] = field(default_factory=list)
@@ -169,6 +175,9 @@ class PlanBuilder:
         bound = {a: argument_name(a, i) for i, a in enumerate(args)
                  if argument_name(a, i) in self.bound}
         for fusion in find_swiglu_epilogues(self.fn, self.device, bound):
+            theirs = self.layouts.get(bound[fusion.weight])
+            if theirs is not None and theirs != (fusion.b_panels, fusion.even_half):
+                continue  # the other program stores the weight otherwise: read it as it does
             self.swiglu[fusion.gemm] = self.swiglu[fusion.swiglu] = fusion
         weights = {f.weight: f for f in self.swiglu.values()}
         inputs = []
@@ -185,7 +194,7 @@ class PlanBuilder:
                 inputs.append(ValueSpec(name, shape, dtype, index, fusion.b_panels,
                                         interleaved=fusion.even_half))
                 continue
-            width = self.panel_width(arg) if name in self.bound else None
+            width = self.panel_width(arg, name) if name in self.bound else None
             if width is not None:
                 self.panels[arg] = width
             inputs.append(ValueSpec(name, shape, dtype, index, width))
@@ -217,9 +226,10 @@ class PlanBuilder:
             index_errors=self.index_errors,
         )
 
-    def panel_width(self, arg: SSAValue) -> int | None:
-        """The panel width that every kernel reading `arg` can read it in, where each reads it
-        as the B of a ``gemm`` (and agrees on the width); else None."""
+    def panel_width(self, arg: SSAValue, name: str) -> int | None:
+        """The panel width that every kernel reading `arg` (bound input `name`) can read it
+        in, where each reads it as the B of a ``gemm`` (and agrees on the width, or can read
+        the one of `layouts`); else None."""
         widths = set()
         for use in arg.uses:
             op = use.operation
@@ -228,6 +238,11 @@ class PlanBuilder:
                     and arg not in op.outputs and arg not in op.extras):
                 return None
             widths.add(gemm_rhs_panel_width(op, self.device))
+        theirs = self.layouts.get(name)
+        if (theirs is not None and theirs[1] is None
+                and all(gemm_reads_rhs_panels(use.operation, theirs[0], self.device)  # type: ignore[arg-type]
+                        for use in arg.uses)):
+            return theirs[0]
         return widths.pop() if len(widths) == 1 else None
 
     def visit(self, op: Operation) -> None:
@@ -430,9 +445,11 @@ def build_plan(
     device: DeviceInfo | None = None,
     build_options: tuple[str, ...] = (),
     bound: Collection[str] = (),
+    layouts: Mapping[str, StoredLayout] | None = None,
 ) -> ProgramPlan:
     """The plan of host function ``function`` (the module's only one when None); `bound`
-    names the inputs that will be bound at compile time (`PlanBuilder.bound`)."""
+    names the inputs that will be bound at compile time (`PlanBuilder.bound`), `layouts` how
+    another program stores them (`PlanBuilder.layouts`)."""
     functions = host_functions(module)
     if function is None:
         if len(functions) != 1:
@@ -445,4 +462,5 @@ def build_plan(
             names = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
             raise PlanError(f"no function @{function} in the module (functions: {names})")
         fn = matching[0]
-    return PlanBuilder(module, fn, device, bound=frozenset(bound)).build(build_options)
+    return PlanBuilder(module, fn, device, bound=frozenset(bound),
+                       layouts=dict(layouts or {})).build(build_options)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from fusec.codegen.emitter import BUFFER_TYPES, emit_epilogue
 from fusec.codegen.kernels import attention_cpu as cpu_attention
@@ -155,6 +155,20 @@ def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> in
         return BOUND_B_PANELS
     return rhs_panel_width(p.int("m"), p.int("n"), p.int("k"), p.bool("rhs_batched"), device,
                            p.int("split_k", 1))
+
+
+def gemm_reads_rhs_panels(op: Operation, panels: int | None, device: DeviceInfo | None) -> bool:
+    """Whether `op` is a ``gemm`` that can read its B stored in `panels`
+    (`gemm_rhs_panel_width`'s choice; a skinny product also B as it is, or K-major where K
+    allows, `gemm_skinny_k_major`)."""
+    if not isinstance(op, kernel.TemplateOp) or op.template.data != "gemm":
+        return False
+    p = Params(op)
+    if p.int("skinny", 0) and (panels is None or (panels == BOUND_B_PANELS
+                                                  and reads_k_major(p.int("k"))
+                                                  and not p.bool("rhs_batched"))):
+        return True
+    return panels == gemm_rhs_panel_width(op, device)
 
 
 def skinny_reads_b_transposed(p: Params) -> bool:

@@ -27,7 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from fusec.codegen.kernels.common import DeviceInfo
-from fusec.codegen.plan import ProgramPlan, ValueSpec
+from fusec.codegen.plan import ProgramPlan, StoredLayout, ValueSpec
 from fusec.codegen.program import PlanError, argument_name, build_plan, numpy_dtype
 from fusec.compiler import progress
 from fusec.compiler.context import make_context
@@ -106,11 +106,13 @@ def lower(
     launch_fusion: bool = True,
     allow_tf32: bool = False,
     bound: Collection[str] = (),
+    layouts: Mapping[str, StoredLayout] | None = None,
 ) -> Compiled:
     """Fuses, lowers and plans ``module`` in place. Launch fusion's budget is ``launch_budget``
     bytes, by default the device's global memory size; ``allow_tf32`` lets f32 matmuls use TF32
     tensor cores; ``bound`` names the inputs the executable binds at once (weights: a GEMM may
-    read one in its own layout, `build_plan`)."""
+    read one in its own layout, `build_plan`), ``layouts`` how another program over the same
+    weights stores them (read so where the kernels can: `PlanBuilder.layouts`)."""
     name = select_function(module, function, filename)
     ctx = make_context()
     spec = "" if pipeline in ("", "none") else pipeline
@@ -132,7 +134,7 @@ def lower(
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     progress.step(f"generating the OpenCL C of @{name}")
     try:
-        plan = build_plan(module, name, device_info, bound=bound)
+        plan = build_plan(module, name, device_info, bound=bound, layouts=layouts)
     except (PlanError, ValueError) as e:
         raise FusecError(f"{filename}: error: {e}") from None
     return Compiled(module, plan)
@@ -171,7 +173,8 @@ def compile(  # noqa: A001 - the public name the package exports
     ``launch_budget`` (bytes, default the device's global memory size) bounds what one merged
     launch touches; ``launch_fusion=False`` keeps one launch per kernel.
     ``share_weights`` (an `Executable` of the same device, compiled from the same weights: a
-    prefill, for a decode step) binds each input of ``params`` that it was bound from the same
+    prefill, for a decode step) stores each bound input as that one does where this program's
+    kernels can read it so, and binds each input of ``params`` that it was bound from the same
     array object and stores alike to its device buffer, not a copy (`Executable.borrow`); on
     one device only (``device`` not ``"auto"``).
     ``allow_tf32`` lets f32 matmuls run on TF32 tensor cores (NVIDIA), as PyTorch's flag.
@@ -234,8 +237,12 @@ def _compile(
         raise ValueError("offload_thresholds apply to device='auto' only")
     dev = select_device(device, platform)  # type: ignore[arg-type]
     pipeline, params = fuse_and_fold(module, function, pipeline, filename, params)
+    layouts = None if share_weights is None else {
+        spec.name: spec.layout for spec in share_weights.plan.inputs
+        if spec.name in share_weights.params}
     compiled = lower(module, function, pipeline, DeviceInfo.from_device(dev.device), filename,
-                     launch_budget, launch_fusion, allow_tf32, bound=list(params or {}))
+                     launch_budget, launch_fusion, allow_tf32, bound=list(params or {}),
+                     layouts=layouts)
     building(compiled.plan)
     return Executable(compiled.plan, dev, params, share_weights=share_weights)
 

@@ -645,14 +645,26 @@ with a cache of 160 keys, one work-item per query row walking every key (what th
 caches of up to 256 keys before), spent 0.24 ms in each layer's attention, 57% of the step
 (bench/results/h200-2026-12-02-s9-decode.log)."""
 
-def cache_splits(options: LoweringOptions, keys: int) -> int:
-    """How many chunks of keys ``nn.cache_attention`` is split into: on a GPU the cache is cut
-    into chunks of `CACHE_CHUNK` keys, one work-group each (flash-decoding, also for a single
-    chunk: a work-group shares its keys among its work-items); 0 on a CPU, which keeps the
-    one-pass kernel (a work-item per query walks every key)."""
+CACHE_GROUPS = 8192
+"""Work-groups (query rows x chunks) from which the split cache attention cuts no more chunks
+(`cache_splits`): a prefill's thousands of query rows fill the GPU with few chunks, and each
+chunk costs ``rows x head_dim`` floats of partial sums (10 MiB a layer for a Llama-style
+prompt of 128 at chunks of 64 keys of a 640-key cache)."""
+
+MAX_CHUNK = 4096
+"""Most keys of one chunk (its scores take 4 bytes each of local memory)."""
+
+
+def cache_splits(options: LoweringOptions, keys: int, rows: int) -> int:
+    """How many chunks of keys ``nn.cache_attention`` of `rows` query rows (batch x queries
+    x heads) is split into: on a GPU chunks of `CACHE_CHUNK` keys, one work-group each
+    (flash-decoding, also for a single chunk: a work-group shares its keys among its
+    work-items), but only as many as give `CACHE_GROUPS` work-groups where the rows are many
+    (a prefill), and chunks of at most `MAX_CHUNK` keys; 0 on a CPU, which keeps the one-pass
+    kernel (a work-item per query walks every key)."""
     if options.device != "gpu":
         return 0
-    return -(-keys // CACHE_CHUNK)
+    return max(-(-keys // MAX_CHUNK), min(-(-keys // CACHE_CHUNK), -(-CACHE_GROUPS // rows)))
 
 
 def lower_cache_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
@@ -667,9 +679,9 @@ def lower_cache_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]
     seq_k = shape_of(op.k_cache)[1]
     out = lo.alloc(op.result.type)
     heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
-    splits = cache_splits(lo.options, seq_k)
+    rows = batch * seq_q * heads
+    splits = cache_splits(lo.options, seq_k, rows)
     if splits:
-        rows = batch * seq_q * heads
         partial = lo.alloc(TensorType(f32, [rows, splits, dim]), "partial")
         stats = lo.alloc(TensorType(f32, [rows, splits, 2]), "stats")
         lo.template(

@@ -88,3 +88,34 @@ def test_split_head_wider_than_the_group(launch) -> None:  # noqa: ANN001
     got = run_split(launch, q, k, v, pos, heads, kv_heads, 3, dim=dim, group=16)
     expected = cache_attention(q, k, v, pos, heads, kv_heads, dim, dim ** -0.5)
     np.testing.assert_allclose(got, expected, atol=2e-6, rtol=1e-5)
+
+
+def test_chunks_longer_than_the_work_group(launch) -> None:  # noqa: ANN001
+    """A prefill's few long chunks (`cache_splits` with many query rows): 2 chunks of 150 keys
+    for work-groups of 64, so each work-item scores several keys of its chunk."""
+    rng = np.random.default_rng(6)
+    heads, kv_heads, seq_q, length, pos = 4, 2, 5, 300, 250
+    q = rng.standard_normal((2, seq_q, heads * D)).astype(np.float32)
+    k = poisoned(rng, (2, length, kv_heads * D), pos + seq_q)
+    v = poisoned(rng, (2, length, kv_heads * D), pos + seq_q)
+    got = run_split(launch, q, k, v, pos, heads, kv_heads, 2, group=64)
+    expected = cache_attention(q, k, v, pos, heads, kv_heads, D, D ** -0.5)
+    np.testing.assert_allclose(got, expected, atol=2e-6, rtol=1e-5)
+
+
+def test_the_split_cuts_fewer_chunks_when_query_rows_fill_the_gpu() -> None:
+    """`cache_splits`: a decode step's few rows get a chunk per 64 keys; a prefill's thousands
+    of rows as many chunks as give 8192 work-groups (bounding the partial sums), never a
+    chunk over 4096 keys; a CPU none."""
+    from fusec.lowering.template_ops import cache_splits
+
+    class Options:
+        device = "gpu"
+
+    assert cache_splits(Options(), 640, 12) == 10          # GPT-2 step, batch 1
+    assert cache_splits(Options(), 640, 96) == 10          # batch 8
+    assert cache_splits(Options(), 640, 4096) == 2         # Llama-style prefill of 128
+    assert cache_splits(Options(), 640, 32768) == 1
+    assert cache_splits(Options(), 100_000, 32768) == 25   # chunks of at most 4096 keys
+    Options.device = "cpu"
+    assert cache_splits(Options(), 640, 12) == 0

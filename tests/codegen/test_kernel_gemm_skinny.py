@@ -321,3 +321,30 @@ func.func @f(%x: {x}, %w1: tensor<{k}x{n}x{dtype}>, %b1: tensor<{n}x{dtype}>) ->
         (want,) = run_function(load(source), args)
         got, want = as_float(np.asarray(got)), as_float(np.asarray(want))
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-2 * max(np.abs(want).max(), 1))
+
+
+def test_a_step_stores_a_weight_as_the_program_it_shares_weights_with() -> None:
+    """`PlanBuilder.layouts` (``share_weights``): the skinny product reads its bound B as it
+    is or K-major, whichever the other program stores; a layout it cannot read (column panels
+    of a tiled kernel) leaves it its own choice."""
+    from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.compiler.driver import load, lower
+
+    x, h = "tensor<2x64xf16>", "tensor<2x40xf16>"
+    text = f"""
+func.func @f(%x: {x}, %w1: tensor<64x40xf16>) -> {h} {{
+  %0 = nn.matmul %x, %w1 : {x}, tensor<64x40xf16> -> {h}
+  func.return %0 : {h}
+}}"""
+    gpu = DeviceInfo("gpu-shaped", is_cpu=False)
+
+    def stored(layouts):  # noqa: ANN001, ANN202
+        plan = lower(load(text), device_info=gpu, bound=["w1"], layouts=layouts).plan
+        (spec,) = (s for s in plan.inputs if s.name == "w1")
+        return spec.layout, "K-major" in plan.source
+
+    assert stored(None) == ((1, None), True)
+    assert stored({"w1": (None, None)}) == ((None, None), False)
+    assert stored({"w1": (1, None)}) == ((1, None), True)
+    assert stored({"w1": (16, None)}) == ((1, None), True)
+    assert stored({"other": (None, None)}) == ((1, None), True)

@@ -711,9 +711,12 @@ def lower_cache_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]
     return [out]
 
 
-ARGMAX_GPU_GROUP = 256
+ARGMAX_GPU_GROUP = 1024
 """GPU: work-items per row of ``nn.argmax`` (a decoder's logits are a few rows of a whole
-vocabulary); a CPU walks each row with one work-item."""
+vocabulary); a CPU walks each row with one work-item. On an H200 (2026-12-02) 256 took 0.048
+ms for a row of GPT-2's 50257 logits (one work-group walking 196 elements a work-item: the
+largest kernel of a decode step, bench/results/h200-2026-12-02-s10-decode.log (a)); 1024 is
+the most a work-group of NVIDIA's takes."""
 
 
 def lower_argmax(lo: FunctionLowering, op: Operation) -> list[SSAValue]:

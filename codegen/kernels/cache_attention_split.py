@@ -50,6 +50,7 @@ def cache_attention_split(name: str, batch: int, seq_q: int, seq_k: int, num_hea
     load_k = half.load(dtype, "k_head", "key * " + str(kv_width) + " + e")
     load_v = half.load(dtype, "v_head", "key * " + str(kv_width) + " + e")
     load_q = half.load(dtype, "q_row", "e")
+    score = _score(dtype, d, kv_width, load_k)
     body = f"""\
     const int lid = get_local_id(0);
     const int c = get_group_id(0);
@@ -71,7 +72,7 @@ def cache_attention_split(name: str, batch: int, seq_q: int, seq_k: int, num_hea
     for (int j = lid; j < count; j += {group}) {{
         const int key = first + j;
         float dot = 0.0f;
-        for (int e = 0; e < {d}; ++e) dot = mad(q_local[e], {load_k}, dot);
+{score}
         scores[j] = dot;
         top = fmax(top, dot);
     }}
@@ -152,3 +153,17 @@ def cache_attention_combine(name: str, rows: int, head_dim: int, splits: int,
         "}\n"
     )
     return KernelSource(name, source, args, (total,), None)
+
+
+def _score(dtype: str, d: int, kv_width: int, load_k: str) -> str:
+    """The statement adding a key's ``q . k`` into ``dot``, in order of ``e``: its row of
+    ``k`` read 8 elements at a time where ``head_dim`` allows (a work-item's key is a row of
+    its own, so one 16-byte load of f16 rather than 8 scattered ones), else one at a time."""
+    if d % 8:
+        return f"        for (int e = 0; e < {d}; ++e) dot = mad(q_local[e], {load_k}, dot);"
+    row = half.vload(dtype, 8, f"(key * {kv_width} + e) / 8", "k_head")
+    steps = " ".join(f"dot = mad(q_local[e + {t}], kk.s{t}, dot);" for t in range(8))
+    return (f"        for (int e = 0; e < {d}; e += 8) {{\n"
+            f"            const float8 kk = {row};\n"
+            f"            {steps}\n"
+            f"        }}")

@@ -119,3 +119,31 @@ def test_the_split_cuts_fewer_chunks_when_query_rows_fill_the_gpu() -> None:
     assert cache_splits(Options(), 100_000, 32768) == 25   # chunks of at most 4096 keys
     Options.device = "cpu"
     assert cache_splits(Options(), 640, 12) == 0
+
+
+@pytest.mark.parametrize("dim", [12, 16])
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_key_rows_read_8_at_a_time_or_one_at_a_time(launch, dim: int,  # noqa: ANN001
+                                                     dtype: str) -> None:
+    """A head of 16 reads each key's row as 2 vectors of 8, a head of 12 element by element;
+    both in each storage type, against float32 numpy on the stored values."""
+    from fusec.dtypes import bf16_bits, bf16_to_f32
+
+    rng = np.random.default_rng(dim)
+    heads, kv_heads, length, pos = 4, 2, 40, 30
+    values = [rng.standard_normal(shape).astype(np.float32)
+              for shape in ((1, 1, heads * dim), (1, length, kv_heads * dim),
+                            (1, length, kv_heads * dim))]
+    if dtype == "f16":
+        stored = [a.astype(np.float16) for a in values]
+        values = [a.astype(np.float32) for a in stored]
+    elif dtype == "bf16":
+        stored = [bf16_bits(a) for a in values]
+        values = [bf16_to_f32(a) for a in stored]
+    else:
+        stored = values
+    got = run_split(launch, *stored, pos, heads, kv_heads, 3, dtype=dtype, dim=dim)
+    got = bf16_to_f32(got) if dtype == "bf16" else got.astype(np.float32)
+    expected = cache_attention(*values, pos, heads, kv_heads, dim, dim ** -0.5)
+    np.testing.assert_allclose(got, expected, atol={"f32": 2e-6, "f16": 2e-3, "bf16": 1e-2}[dtype],
+                               rtol=1e-5 if dtype == "f32" else 1e-2)

@@ -82,20 +82,13 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
         raise ValueError(f"kernel '{name}': depth {depth} is not 1 or 4")
     check_positive(name, rows=rows, n=n, k=k, group_n=group_n, group_k=group_k,
                    columns=columns)
-    if rows > MAX_ROWS:
-        raise ValueError(f"kernel '{name}': {rows} rows; the skinny product takes at most "
-                         f"{MAX_ROWS}")
+    _check_rows(name, rows)
     if group_k * rows * group_n * columns * 4 > LOCAL_BYTES:
         raise ValueError(f"kernel '{name}': work-groups of {group_n}x{group_k}x{columns} at "
                          f"{rows} rows need more than {LOCAL_BYTES} bytes of local memory")
-    storage = half.check_dtype(name, dtype)
-    result = out_dtype or dtype
-    if result not in half.BUFFER_TYPES:
-        raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
     check_epilogue_names(name, epilogue, RESERVED_NAMES, r"(acc\d+_\d+|w\d+(_\d+)?)",
                          "the registers acc<r>_<j>, w<j>, w<j>_<t>")
-    args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
-            KernelArg("out", "out", half.BUFFER_TYPES[result]), *epilogue.params)
+    result, args = _arguments(name, dtype, out_dtype, epilogue)
     width = group_n * columns
     lanes, adjacent = range(rows), range(columns)
     accumulators = "".join(f"    float acc{r}_{j} = 0.0f;\n" for r in lanes for j in adjacent)
@@ -143,6 +136,24 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
     )
     return KernelSource(name, source, args, (ceil_div(n, width) * group_n, group_k),
                         (group_n, group_k))
+
+
+def _check_rows(name: str, rows: int) -> None:
+    if rows > MAX_ROWS:
+        raise ValueError(f"kernel '{name}': {rows} rows; the skinny product takes at most "
+                         f"{MAX_ROWS}")
+
+
+def _arguments(name: str, dtype: str, out_dtype: str | None,
+               epilogue: Epilogue) -> tuple[str, tuple[KernelArg, ...]]:
+    """The result's element type (`out_dtype`, default `dtype`) and the kernel's arguments:
+    ``lhs``, ``rhs`` of `dtype`, ``out``, the epilogue's."""
+    storage = half.check_dtype(name, dtype)
+    result = out_dtype or dtype
+    if result not in half.BUFFER_TYPES:
+        raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
+    return result, (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
+                    KernelArg("out", "out", half.BUFFER_TYPES[result]), *epilogue.params)
 
 
 def _runs_of_depth(rows: int, n: int, k: int, group_k: int, columns: int, dtype: str,
@@ -214,23 +225,16 @@ def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue
         raise ValueError(f"kernel '{name}': a SwiGLU of column pairs needs an even N and "
                          f"columns and no epilogue of its own (N {n}, {columns} columns)")
     check_positive(name, rows=rows, n=n, k=k, warps=warps, columns=columns)
-    if rows > MAX_ROWS:
-        raise ValueError(f"kernel '{name}': {rows} rows; the skinny product takes at most "
-                         f"{MAX_ROWS}")
+    _check_rows(name, rows)
     if not reads_k_major(k):
         raise ValueError(f"kernel '{name}': K {k} is not a multiple of {K_MAJOR_VECTOR}")
     outputs = rows * columns
     if warps * outputs * 33 * 4 > LOCAL_BYTES:
         raise ValueError(f"kernel '{name}': {warps} warps of {columns} columns at {rows} rows "
                          f"need more than {LOCAL_BYTES} bytes of local memory")
-    storage = half.check_dtype(name, dtype)
-    result = out_dtype or dtype
-    if result not in half.BUFFER_TYPES:
-        raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
     check_epilogue_names(name, epilogue, K_MAJOR_RESERVED, r"(acc\d+_\d+|w\d+)",
                          "the registers acc<r>_<j>, w<j>")
-    args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
-            KernelArg("out", "out", half.BUFFER_TYPES[result]), *epilogue.params)
+    result, args = _arguments(name, dtype, out_dtype, epilogue)
     vector, lanes, adjacent = K_MAJOR_VECTOR, range(rows), range(columns)
     steps = range(vector)
     accumulators = "".join(f"    float acc{r}_{j} = 0.0f;\n" for r in lanes for j in adjacent)

@@ -105,11 +105,13 @@ def model_class(kind: str):  # type: ignore[no-untyped-def]
             "qwen2": transformers.Qwen2Model, "gemma": transformers.GemmaModel}[kind]
 
 
-def hf_module(spec: Export):  # type: ignore[no-untyped-def]
+def hf_module(spec: Export, config=None, seq: int = SEQ):  # type: ignore[no-untyped-def]
+    """The model of `spec` (at `small_config`, or `config`), its example inputs of `seq`
+    tokens, input and output names."""
     import torch  # type: ignore[import-not-found]
 
     torch.manual_seed(0)
-    model = model_class(spec.kind)(small_config(spec.kind, spec.attn)).eval()
+    model = model_class(spec.kind)(config or small_config(spec.kind, spec.attn)).eval()
     if spec.half:
         model = model.half()
     extra = {"use_cache": False} if spec.kind in CAUSAL_KINDS else {}
@@ -123,8 +125,8 @@ def hf_module(spec: Export):  # type: ignore[no-untyped-def]
             out = self.model(input_ids=input_ids, attention_mask=attention_mask, **extra)
             return out.last_hidden_state
 
-    ids = torch.randint(2, 64, (1, SEQ))
-    mask = torch.ones(1, SEQ, dtype=torch.int64)
+    ids = torch.randint(2, 64, (1, seq))
+    mask = torch.ones(1, seq, dtype=torch.int64)
     mask[0, -2:] = 0
     return Wrapped().eval(), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"]
 
@@ -153,11 +155,13 @@ def encoder_module():  # type: ignore[no-untyped-def]
     return Wrapped().eval(), (x, pad), ["x", "key_padding_mask"], ["y"]
 
 
-def export(spec: Export, path: Path) -> None:
+def export(spec: Export, path: Path, config=None,  # type: ignore[no-untyped-def]
+           seq: int = SEQ) -> None:
+    """Writes `spec`'s model (at `config` where given, `seq` tokens) to `path`."""
     import torch  # type: ignore[import-not-found]
 
     module, args, inputs, outputs = encoder_module() if spec.kind == "encoder" else hf_module(
-        spec)
+        spec, config, seq)
     with torch.no_grad():
         torch.onnx.export(module, args, str(path), input_names=inputs, output_names=outputs,
                           opset_version=spec.opset, dynamo=(spec.exporter == "dynamo"),

@@ -122,6 +122,12 @@ case "${1:-all}" in
             -w bert_b32_f16 -w llama_b32_f16 -w bert_b32_bf16 -w llama_b32_bf16 \
             --json-out "$out/gpu_attention_bench.json" > "$out/gpu_attention_bench.log" 2>&1
           echo "== fusec-bench: exit $?"; cat "$out/gpu_attention_bench.log" ;;
+  import-matrix) shift  # issue 27: real-width exports imported, run on the GPU, compared with
+                 # ONNX Runtime (bench/import_matrix_gpu.py); files kept in .gpu/import_matrix
+                 # for the next command on the same machine; [--only KIND ...] splits the run
+      timeout 590 python3 -m fusec.bench.import_matrix_gpu .gpu/import_matrix --device gpu \
+        --timeout 280 "$@" > "$out/gpu_import_matrix.log" 2>&1
+      echo "== import-matrix: exit $?"; cat "$out/gpu_import_matrix.log" ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
@@ -153,6 +159,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|external|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

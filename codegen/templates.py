@@ -313,9 +313,12 @@ def instantiate_attention(
                "q_layout": layout("q"), "k_layout": layout("k"), "v_layout": layout("v"),
                "mask_dtype": p.str("mask_dtype"), "dtype": p.str("dtype", "f32"),
                "kv_heads": p.int("kv_heads", p.int("num_heads"))}
+    # a 16-bit attention whose result is stored in f32 (`fuse-attention-cast`): not the CPU
+    # kernel's (f32 only)
+    stored = p.str("out_dtype", options["dtype"])
     window = p.int("window", 0) or None  # a sliding window: the one-query-per-item kernel
     if window is not None:
-        return attention(*sizes, **options, window=window)
+        return attention(*sizes, **options, window=window, out_dtype=stored)
     # f32 on a CPU: the kernel on explicit float8 vectors (attention_cpu.why_not says when not)
     if cpu_attention.why_not(device, options["dtype"], p.int("head_dim"), p.int("seq_q"),
                              p.int("seq_k")) is None:
@@ -327,14 +330,14 @@ def instantiate_attention(
     # keeps one query per work-item.
     if tensor_core_attention.why_not(device, p.str("dtype", "f32"), p.int("head_dim"),
                                      p.bool("has_mask")) is None:
-        return attention_mma(*sizes, **options)
+        return attention_mma(*sizes, **options, out_dtype=stored)
     config = None if device is None or device.is_cpu else tiled_attention_config(
         p.int("head_dim"), p.bool("has_mask"), device.local_mem_size,
         device.max_work_group_size)
     if config is not None:
         return attention_tiled(*sizes, **options, query_threads=config[0],
-                               key_threads=config[1])
-    return attention(*sizes, **options)
+                               key_threads=config[1], out_dtype=stored)
+    return attention(*sizes, **options, out_dtype=stored)
 
 
 def instantiate_cache_attention(

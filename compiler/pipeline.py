@@ -31,7 +31,7 @@ from fusec.passes.remarks import current as current_remark_log
 
 # Named pipelines: name -> (spec, one-line summary).
 NAMED_PIPELINES: dict[str, tuple[str, str]] = {
-    "default": ("canonicalize-nn,fuse-centered-gram,fuse-power-step-normalize,fuse-explained-variance,fuse-matmul-bias-act,fuse-shared-input-matmul{epilogue-only=true bound-only=true},fuse-attention-block,fuse-residual-layer-norm,fuse-residual-rms-norm,fuse-rms-norm-reshape,fuse-transformer-layer,fuse-swiglu-dual-matmul,fuse-shared-input-matmul{plain-only=true},fuse-swiglu,fuse-image-normalize,fuse-row-reduce,fuse-elementwise,fuse-matmul-epilogue,fuse-multi-output,fuse-reductions", "The fusions in the order that lets them compose (see docs/passes.md)."),  # noqa: E501
+    "default": ("canonicalize-nn,fuse-centered-gram,fuse-power-step-normalize,fuse-explained-variance,fuse-matmul-bias-act,fuse-shared-input-matmul{epilogue-only=true bound-only=true},fuse-attention-block,fuse-residual-layer-norm,fuse-residual-rms-norm,fuse-rms-norm-reshape,fuse-transformer-layer,fuse-swiglu-dual-matmul,fuse-shared-input-matmul{plain-only=true},fuse-swiglu,fuse-image-normalize,fuse-attention-cast,fuse-row-reduce,fuse-elementwise,fuse-matmul-epilogue,fuse-multi-output,fuse-reductions", "The fusions in the order that lets them compose (see docs/passes.md)."),  # noqa: E501
 }
 
 NAMED_PIPELINES["lower-opencl"] = (

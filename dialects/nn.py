@@ -864,7 +864,9 @@ class AttentionOp(IRDLOperation):
     weight and a row with every key masked yields zeros; ``causal`` hides keys after the query.
     ``KV = num_kv_heads`` (default ``H``) divides ``H``: query head ``h`` reads key and value
     head ``h / (H / KV)`` (grouped-query attention). ``window`` (with ``causal`` only): query
-    ``i`` sees keys ``(i - window, i]`` (a sliding window, Mistral's).
+    ``i`` sees keys ``(i - window, i]`` (a sliding window, Mistral's). The result has q's
+    element type, or f32 for 16-bit operands: the result rounded to q's type, then widened
+    (``nn.cast(attention)`` stored by the attention, `fuse-attention-cast`).
     """
 
     name = "nn.attention"
@@ -899,6 +901,7 @@ class AttentionOp(IRDLOperation):
         causal: bool = False,
         num_kv_heads: int | None = None,
         window: int | None = None,
+        result_type: Attribute | None = None,
     ):
         props: dict[str, Attribute] = {
             "num_heads": i64_attr(num_heads),
@@ -911,7 +914,8 @@ class AttentionOp(IRDLOperation):
             props["num_kv_heads"] = i64_attr(num_kv_heads)
         if window is not None:
             props["window"] = i64_attr(window)
-        super().__init__(operands=[q, k, v, mask], result_types=[q.type], properties=props)
+        super().__init__(operands=[q, k, v, mask], result_types=[result_type or q.type],
+                         properties=props)
 
     def kv_heads(self) -> int:
         """The key and value heads: ``num_kv_heads``, or ``num_heads`` without it."""
@@ -948,7 +952,13 @@ class AttentionOp(IRDLOperation):
         v = tensor_type(self, "v", self.v)
         res = tensor_type(self, "result", self.result)
         check_element_type(self, "q", q, FLOAT_TYPES)
-        check_same_element_type(self, [("q", q), ("k", k), ("v", v), ("result", res)])
+        check_same_element_type(self, [("q", q), ("k", k), ("v", v)])
+        if res.element_type != q.element_type and (
+                isinstance(q.element_type, Float32Type)
+                or not isinstance(res.element_type, Float32Type)):
+            raise VerifyException(
+                f"'{self.name}' result ({type_name(res)}) must have the element type of q "
+                f"({type_name(q)}), or f32 for 16-bit operands")
         for name, t, count, what in (("q", q, heads, "num_heads"), ("k", k, kv_heads, "num_kv_heads"),
                                      ("v", v, kv_heads, "num_kv_heads")):
             if t.get_num_dims() != 3 or t.get_shape()[2] != count * dim:

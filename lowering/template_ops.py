@@ -442,15 +442,19 @@ def attention(
     result_type: Attribute,
     kv_heads: int | None = None,
     window: int | None = None,
+    dtype: str | None = None,
 ) -> SSAValue:
     """The ``attention`` template; `kv_heads` (default `num_heads`) key and value heads,
-    `window` a sliding window (with `causal`)."""
+    `window` a sliding window (with `causal`); q, k, v of `dtype` (default the result's), the
+    result rounded to it and stored in `result_type` (f32 of 16-bit operands: a cast the
+    attention stores, `fuse-attention-cast`)."""
     (batch, seq_q, _), (_, seq_k, _) = shapes
     mask_dtype = "float"
     if mask is not None:
         mask_dtype = MASK_DTYPES[mask.type.element_type]  # type: ignore[attr-defined]
     out = lo.alloc(result_type)
-    dtype = FLOAT_DTYPES[result_type.element_type]  # type: ignore[attr-defined]
+    stored = FLOAT_DTYPES[result_type.element_type]  # type: ignore[attr-defined]
+    dtype = dtype or stored
     lo.template(
         "attention",
         {**params(
@@ -459,6 +463,7 @@ def attention(
             q_row_stride=q[1], q_offset=q[2], k_row_stride=k[1], k_offset=k[2],
             v_row_stride=v[1], v_offset=v[2],
         ), **(params(dtype=dtype) if dtype != "f32" else {}),
+            **(params(out_dtype=stored) if stored != dtype else {}),
             **(params(kv_heads=kv_heads) if kv_heads not in (None, num_heads) else {}),
             **(params(window=window) if window is not None else {})},
         [q[0], k[0], v[0], *([mask] if mask is not None else [])],
@@ -482,12 +487,14 @@ def lower_attention(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 
 def half_attention(lo: FunctionLowering, op: nn.AttentionOp) -> SSAValue:
-    """``op`` on f16/bf16 operands. Where q, k, v (or the tensors they are sliced from) and the
-    result share one 16-bit type, the attention template reads and writes them in that type
-    (slices of a packed q/k/v read in place); otherwise it runs on float32 copies, one per
-    source tensor (slices of one packed tensor share it), its result rounded back. A 16-bit
-    mask is read from a float32 copy."""
-    elem = dtype_of_any(op.result)
+    """``op`` on f16/bf16 operands. Where q, k, v (or the tensors they are sliced from) share
+    q's 16-bit type, the attention template reads them in that type (slices of a packed q/k/v
+    read in place) and stores the result in its type (q's, or f32: rounded to q's first);
+    otherwise it runs on float32 copies, one per source tensor (slices of one packed tensor
+    share it), its result rounded back to q's type (and widened again for an f32 result). A
+    16-bit mask is read from a float32 copy."""
+    elem = dtype_of_any(op.q)
+    result = dtype_of_any(op.result)
     sources = [source_of(lo, x) for x in (op.q, op.k, op.v)]
     native = all(dtype_of_any(source) == elem for source, _ in sources)
     wide: dict[SSAValue, SSAValue] = {}
@@ -506,11 +513,12 @@ def half_attention(lo: FunctionLowering, op: nn.AttentionOp) -> SSAValue:
     shape = shape_of(op.q)
     ctx = attention(lo, q, k, v, mask, (shape, shape_of(op.k)), int_prop(op, "num_heads"),
                     int_prop(op, "head_dim"), op.scale_value(), bool_prop(op, "causal"),
-                    TensorType(elem if native else f32, shape), op.kv_heads(),
-                    op.window_size())
+                    TensorType(result if native else f32, shape), op.kv_heads(),
+                    op.window_size(), FLOAT_DTYPES[elem] if native else None)
     if native:
         return ctx
-    return lo.buffer(converted(lo, lo.stand_in(ctx, shape), elem))
+    rounded = converted(lo, lo.stand_in(ctx, shape), elem)
+    return lo.buffer(rounded if result == elem else converted(lo, rounded, result))
 
 
 def source_of(lo: FunctionLowering, value: SSAValue) -> tuple[SSAValue, int]:

@@ -12,6 +12,7 @@ GRAPH_PASSES: dict[str, tuple[str, str]] = {
     "canonicalize-nn": ("canonicalize_nn", "CanonicalizeNnPass"),
     "clip-elementwise": ("clip_elementwise", "ClipElementwisePass"),
     "fuse-attention-block": ("fuse_attention_block", "FuseAttentionBlockPass"),
+    "fuse-attention-cast": ("fuse_attention_cast", "FuseAttentionCastPass"),
     "fuse-centered-gram": ("fuse_centered_gram", "FuseCenteredGramPass"),
     "fuse-elementwise": ("fuse_elementwise", "FuseElementwisePass"),
     "fuse-explained-variance": ("fuse_explained_variance", "FuseExplainedVariancePass"),

@@ -120,6 +120,9 @@ class FuseAttentionBlock(RewritePattern):
         if attn.kv_heads() != int_prop(attn, "num_heads"):
             missed(PASS, op, "the attention groups its query heads (num_kv_heads)")
             return
+        if attn.result.type.element_type != attn.q.type.element_type:  # type: ignore[attr-defined]
+            missed(PASS, op, "the attention stores its result widened (fuse-attention-cast)")
+            return
         batch, seq, _ = shape_of(attn.q)
         if batch * seq > self.max_tokens:
             missed(PASS, op, f"batch * seq = {batch * seq} is over max-tokens={self.max_tokens}")

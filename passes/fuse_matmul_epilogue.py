@@ -16,8 +16,9 @@ type first, as the unfused matmul stores it); the consumer's result has the
 product's shape (and any element type: a cast to f16, bf16, i8 or i32 at the end is stored by
 the GEMM, extras of any type are read in their own), so every other input of the consumer
 broadcasts to the product's shape (an extra of the epilogue); a 16-bit product's consumer
-yields the product's type (a GEMM storing another type than its operands' takes the portable
-kernel, not the tensor-core ones, so a cast after a 16-bit matmul stays apart); the body stays within
+yields the product's type or f32 (the tensor-core kernels store those; a GEMM storing another
+type than its operands' or f32 takes the portable kernel, so such a cast after a 16-bit matmul
+stays apart: a float16 model's down projection feeding a float32 residual fuses); the body stays within
 ``max-steps`` scalar steps and ``max-inputs`` extras. A product that already ends in a cast
 (another type than its operands') takes no further consumers.
 
@@ -150,7 +151,7 @@ class FuseIntoEpilogue(RewritePattern):
         t = op.results[0].type
         if not isinstance(t, TensorType) or t.element_type not in CAST_TYPES:
             return
-        if element_of(value) != f32 and t.element_type != element_of(value):
+        if element_of(value) != f32 and t.element_type not in (element_of(value), f32):
             return  # a 16-bit GEMM storing another type loses its tensor-core kernels
         if shape_of(op.results[0]) != shape_of(value):
             return

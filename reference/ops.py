@@ -440,7 +440,8 @@ def run_attention(op: Operation, args: Sequence[Array]) -> Array:
     q, k, v = (wide(a) for a in args[:3])
     mask = args[3] if op.mask is not None else None
     heads, dim = int_prop(op, "num_heads"), int_prop(op, "head_dim")
-    return attention(
+    # rounded to q's type (the executor widens it to an f32 result: a cast the op stores)
+    return round_to_type(attention(
         q,
         repeated_heads(k, heads, op.kv_heads(), dim),
         repeated_heads(v, heads, op.kv_heads(), dim),
@@ -450,7 +451,7 @@ def run_attention(op: Operation, args: Sequence[Array]) -> Array:
         op.scale_value(),
         bool_prop(op, "causal"),
         window=op.window_size(),
-    )
+    ), op.q.type)
 
 
 def cache_attention(q: Array, k_cache: Array, v_cache: Array, pos: int, num_heads: int,

@@ -54,21 +54,27 @@ def grouped_kv_heads(name: str, num_heads: int, kv_heads: int | None) -> tuple[i
 
 
 def attention_args(name: str, has_mask: bool, mask_dtype: str,
-                   dtype: str, cache_position: bool = False) -> tuple[KernelArg, ...]:
+                   dtype: str, cache_position: bool = False,
+                   out_dtype: str | None = None) -> tuple[KernelArg, ...]:
     """The parameters of an attention kernel (`attention`, `attention_tiled`): q, k, v of
     element type `dtype`, the cache position ``pos`` (an int) when `cache_position`, the mask
-    of `mask_dtype` when `has_mask`, out; a ValueError for a type neither takes."""
+    of `mask_dtype` when `has_mask`, out of `out_dtype` (default `dtype`; f32 for 16-bit
+    operands, `half.store_rounded`); a ValueError for a type neither takes."""
     if mask_dtype not in MASK_DTYPES:
         raise ValueError(f"kernel '{name}': mask_dtype '{mask_dtype}' is not one of "
                          f"{MASK_DTYPES}")
     storage = half.check_dtype(name, dtype)
+    out_dtype = out_dtype or dtype
+    if out_dtype != dtype and not (half.is_half(dtype) and out_dtype == "f32"):
+        raise ValueError(f"kernel '{name}': a {dtype} attention stores {dtype} or (16-bit "
+                         f"operands) f32, not '{out_dtype}'")
     return (
         KernelArg("q", "in", storage),
         KernelArg("k", "in", storage),
         KernelArg("v", "in", storage),
         *((KernelArg("pos", "in", "int"),) if cache_position else ()),
         *((KernelArg("mask", "in", mask_dtype),) if has_mask else ()),
-        KernelArg("out", "out", storage),
+        KernelArg("out", "out", half.STORAGE[out_dtype]),
     )
 
 
@@ -146,6 +152,7 @@ def attention(
     kv_heads: int | None = None,
     cache_position: bool = False,
     window: int | None = None,
+    out_dtype: str | None = None,
 ) -> KernelSource:
     """An attention kernel; see the module docstring for the operands and the algorithm.
     `dtype` is the element type of q, k, v and out: f32, or f16/bf16 read into float32
@@ -154,7 +161,8 @@ def attention(
     ``h / (num_heads / kv_heads)``. With `cache_position` the kernel takes ``pos`` (one int in
     a buffer, after v): query ``i`` stands at position ``pos + i`` of a KV cache and sees keys
     ``[0, pos + i]`` (``nn.cache_attention``; `causal` is implied). With `window` (and
-    `causal`) query ``i`` sees keys ``(i - window, i]`` only."""
+    `causal`) query ``i`` sees keys ``(i - window, i]`` only. `out_dtype` (default `dtype`,
+    f32 for 16-bit operands) is out's type: the output rounded to `dtype`, then stored wider."""
     kv_heads = num_heads if kv_heads is None else kv_heads
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim, kv_heads=kv_heads)
@@ -162,8 +170,9 @@ def attention(
         raise ValueError(f"kernel '{name}': kv_heads {kv_heads} does not divide num_heads "
                          f"{num_heads}")
     causal = causal or cache_position
-    args = attention_args(name, has_mask, mask_dtype, dtype, cache_position)
-    storage = args[0].dtype
+    args = attention_args(name, has_mask, mask_dtype, dtype, cache_position, out_dtype)
+    storage, out_storage = args[0].dtype, args[-1].dtype
+    stored = out_dtype or dtype
     bq = block_q if block_q is not None else min(64, seq_q)
     bk = block_k if block_k is not None else min(seq_k, max(1, min(64, 2048 // head_dim)))
     check_positive(name, block_q=bq, block_k=bk)
@@ -254,8 +263,8 @@ def attention(
     }}
     if (query < {seq_q}) {{
         const float inverse_sum = running_sum > 0.0f ? 1.0f / running_sum : 0.0f;
-        __global {storage} *out_row = out + (b * {seq_q} + query) * {width} + h * {d};
-{_unrolled(d, "        " + half.store(dtype, "out_row", "{i}", "acc_{i} * inverse_sum") + ";")}\
+        __global {out_storage} *out_row = out + (b * {seq_q} + query) * {width} + h * {d};
+{_unrolled(d, "        " + half.store_rounded(dtype, stored, "out_row", "{i}", "acc_{i} * inverse_sum") + ";")}\
     }}
 """
     groups_q = -(-seq_q // bq)

@@ -186,10 +186,12 @@ def attention_mma(
     ldmatrix: bool | None = None,
     async_copy: bool | None = None,
     kv_heads: int | None = None,
+    out_dtype: str | None = None,
 ) -> KernelSource:
     """The tensor-core attention kernel; see the module docstring. ``mma`` is ``"ptx"`` (the
     instructions) or ``"emulated"`` (the test double, any device); `ldmatrix` and
-    `async_copy` default to the knobs `attention_mma_ldmatrix` and `attention_mma_async_copy`."""
+    `async_copy` default to the knobs `attention_mma_ldmatrix` and `attention_mma_async_copy`.
+    `out_dtype` ``"f32"`` stores the output rounded to `dtype` in a float32 buffer."""
     ldmatrix = knobs.value("attention_mma_ldmatrix") if ldmatrix is None else ldmatrix
     async_copy = knobs.value("attention_mma_async_copy") if async_copy is None else async_copy
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
@@ -202,7 +204,8 @@ def attention_mma(
                          "must be multiples of 16")
     if mma not in ("ptx", "emulated"):
         raise ValueError(f"kernel '{name}': mma must be 'ptx' or 'emulated', got '{mma}'")
-    args = attention_args(name, has_mask, mask_dtype, dtype)
+    args = attention_args(name, has_mask, mask_dtype, dtype, out_dtype=out_dtype)
+    stored = out_dtype or dtype
     d, bk, threads, bq = head_dim, block_k, 32 * warps, 16 * warps
     stride = d + PAD
     width = num_heads * d
@@ -367,8 +370,10 @@ def attention_mma(
     skip_decl = (f"        const bool causal_skip = k0 > query0 + {16} * warp + 15;\n"
                  if causal and not emulated else "")
     log2e_scale = float_literal(scale * math.log2(math.e))
-    out_store = half.vstore(dtype, 2, "(float2)(o[n][{lo}] * inverse_{r}, o[n][{hi}] * "
-                            "inverse_{r})", f"(row_{{r}} * {width} + col) / 2", "out_head")
+    pair = [half.round_to(dtype, "o[n][{%s}] * inverse_{r}" % x) if stored != dtype
+            else "o[n][{%s}] * inverse_{r}" % x for x in ("lo", "hi")]
+    out_store = half.vstore(stored, 2, f"(float2)({pair[0]}, {pair[1]})",
+                            f"(row_{{r}} * {width} + col) / 2", "out_head")
     body = f"""\
     const int lid = get_local_id(0), lane = lid & 31, warp = lid >> 5;
     const int g = lane >> 2, t = lane & 3;
@@ -380,7 +385,7 @@ def attention_mma(
         + b * {k_at[0]} + {k_at[2]} + {kv_h} * {d};
     __global const ushort *v_head = (__global const ushort *)v
         + b * {v_at[0]} + {v_at[2]} + {kv_h} * {d};
-    __global {half.STORAGE[dtype]} *out_head = out + b * {seq_q * width} + h * {d};
+    __global {half.STORAGE[stored]} *out_head = out + b * {seq_q * width} + h * {d};
     __local ushort kv[{stages * stage_elems}] __attribute__((aligned(16)));
 {mask_decl}{scratch_decl}\
     const int query_0 = query0 + {16} * warp + g, query_1 = query_0 + 8;

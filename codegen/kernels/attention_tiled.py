@@ -209,18 +209,20 @@ def _softmax_row(a: int, tk: int, ss: int, ps: int, nv: int) -> str:
 
 
 def _output_row(a: int, tk: int, nv: int, seq_q: int, width: int, d: int,
-                dtype: str = "f32") -> str:
-    """The stores of query row `a`'s output columns (those below `d`), divided by its sum."""
+                dtype: str = "f32", out_dtype: str | None = None) -> str:
+    """The stores of query row `a`'s output columns (those below `d`), divided by its sum,
+    rounded to `dtype` and stored as `out_dtype` (default `dtype`)."""
+    stored = out_dtype or dtype
     stores = "".join(
         f"        if ({4 * n * tk} + 4 * tx + {c} < {d}) "
-        + half.store(dtype, "out_row", f"{4 * n * tk} + 4 * tx + {c}",
+        + half.store_rounded(dtype, stored, "out_row", f"{4 * n * tk} + 4 * tx + {c}",
                      f"acc_{a}_{n}.{'xyzw'[c]} * inverse_sum") + ";\n"
         for n in range(nv) for c in range(4))
     return (
         f"    if (query_{a} < {seq_q}) {{\n"
         f"        const float inverse_sum = running_sum_{a} > 0.0f ? 1.0f / running_sum_{a}"
         " : 0.0f;\n"
-        f"        __global {half.STORAGE[dtype]} *out_row = out + (b * {seq_q} + query_{a})"
+        f"        __global {half.STORAGE[stored]} *out_row = out + (b * {seq_q} + query_{a})"
         f" * {width} + h * {d};\n"
         + stores + "    }\n"
     )
@@ -245,15 +247,17 @@ def attention_tiled(
     prefetch: bool = True,
     dtype: str = "f32",
     kv_heads: int | None = None,
+    out_dtype: str | None = None,
 ) -> KernelSource:
     """A register-tiled attention kernel; see the module docstring. With `prefetch`, each
     work-item loads its part of the next key tile's K and V into registers while the current
     tile is computed, and stores it to local memory after the next barrier. `dtype`: the
     element type of q, k, v and out (f16/bf16 converted to float32 when read, the output
-    rounded once when stored)."""
+    rounded once when stored); `out_dtype` (f32 for 16-bit operands) stores that rounded
+    output wider."""
     check_positive(name, batch=batch, seq_q=seq_q, seq_k=seq_k, num_heads=num_heads,
                    head_dim=head_dim, query_threads=query_threads, key_threads=key_threads)
-    args = attention_args(name, has_mask, mask_dtype, dtype)
+    args = attention_args(name, has_mask, mask_dtype, dtype, out_dtype=out_dtype)
     storage = args[0].dtype
     d = head_dim
     tq, tk = query_threads, key_threads
@@ -302,7 +306,7 @@ def attention_tiled(
         f"            acc_{a}_{n} = mad((float4)(p4_{a}.{comps[u]}), v4_{u}_{n}, acc_{a}_{n});\n"
         for u in range(4) for a in range(ROWS) for n in range(nv))
     softmax_rows = "".join(_softmax_row(a, tk, ss, ps, nv) for a in range(ROWS))
-    out_stores = "".join(_output_row(a, tk, nv, seq_q, width, d, dtype) for a in range(ROWS))
+    out_stores = "".join(_output_row(a, tk, nv, seq_q, width, d, dtype, out_dtype) for a in range(ROWS))
     q_read = half.load(dtype, "q_head", f"query * {q_at[1]} + i")
     body = f"""\
     const int lid = get_local_id(0);

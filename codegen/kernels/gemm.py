@@ -232,7 +232,7 @@ def gemm(
     ``out[p, b]`` = the float32 product over the `p`-th of `split_k` chunks of K (no
     epilogue: `gemm_split_sum` applies it). `out_dtype` (default `dtype`) is C's element type
     when the epilogue ends in a cast (any of `half.BUFFER_TYPES`); such a product takes the
-    portable kernel, not the tensor-core ones.
+    portable kernel, not the tensor-core ones, except an f32 C of 16-bit operands.
 
     On a device with tensor cores for `dtype` (`DeviceInfo.tensor_cores`; f32 only with
     `allow_tf32`) and no explicit `tiles`, the product is a tensor-core kernel instead (not
@@ -253,11 +253,14 @@ def gemm(
     result = out_dtype or dtype
     if result not in half.BUFFER_TYPES:
         raise ValueError(f"kernel '{name}': unknown result element type '{result}'")
-    if (device_info is not None and tiles is None and split_k == 1 and result == dtype
+    widened = half.is_half(dtype) and result == "f32"  # an epilogue ending in a cast to f32
+    if (device_info is not None and tiles is None and split_k == 1
+            and (result == dtype or widened)
             and mma_kind(dtype) in device_info.tensor_cores and (dtype != "f32" or allow_tf32)):
         if pipelined.fits(dtype, n, k):
-            return pipelined.gemm_mma_pipelined(name, batch, m, n, k, rhs_batched, epilogue, dtype)
-        return gemm_mma(name, batch, m, n, k, rhs_batched, epilogue, dtype)
+            return pipelined.gemm_mma_pipelined(name, batch, m, n, k, rhs_batched, epilogue, dtype,
+                                                out_dtype=result)
+        return gemm_mma(name, batch, m, n, k, rhs_batched, epilogue, dtype, out_dtype=result)
     if (device_info is not None and tiles is None and split_k == 1 and dtype == "f32"
             and result == "f32" and ffma_fits(device_info, n, k)):
         return ffma.gemm_ffma_pipelined(name, batch, m, n, k, rhs_batched, epilogue,

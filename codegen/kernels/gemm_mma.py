@@ -110,9 +110,12 @@ def gemm_mma(
     epilogue: Epilogue = IDENTITY_EPILOGUE,
     dtype: str = "f16",
     mma: str = "ptx",
+    out_dtype: str | None = None,
 ) -> KernelSource:
     """The tensor-core kernel for ``dtype`` operands (``f32``: through TF32); ``mma`` is
-    ``"ptx"`` (the instructions) or ``"emulated"`` (the test double, any device)."""
+    ``"ptx"`` (the instructions) or ``"emulated"`` (the test double, any device). C is of
+    `out_dtype` (default `dtype`; ``f32`` of 16-bit operands: an epilogue ending in a widening
+    cast, its value stored as it is)."""
     check_positive(name, batch=batch, m=m, n=n, k=k)
     if dtype not in ("f16", "bf16", "f32"):
         raise ValueError(f"kernel '{name}': tensor cores take f16, bf16 or f32 (TF32), "
@@ -122,9 +125,11 @@ def gemm_mma(
     check_epilogue_names(name, epilogue, RESERVED_NAMES)
     spec = MMAS[mma_kind(dtype)]
     storage = half.STORAGE[dtype]
+    out_dtype = check_out_dtype(name, dtype, out_dtype)
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
-            KernelArg("out", "out", storage), *epilogue.params)
-    body = _Body(name, batch, m, n, k, rhs_batched, epilogue, dtype, spec, mma).source()
+            KernelArg("out", "out", half.STORAGE[out_dtype]), *epilogue.params)
+    body = _Body(name, batch, m, n, k, rhs_batched, epilogue, dtype, spec, mma,
+                 out_dtype).source()
     attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
     helpers = _emulation(name, spec) if mma == "emulated" else _ptx_helpers(name, spec)
     source = (
@@ -137,6 +142,16 @@ def gemm_mma(
     )
     global_size = (ceil_div(n, BLOCK_N) * THREADS, ceil_div(m, BLOCK_M), batch)
     return KernelSource(name, source, args, global_size, (THREADS, 1, 1))
+
+
+def check_out_dtype(name: str, dtype: str, out_dtype: str | None) -> str:
+    """C's element type for `dtype` operands on the tensor-core kernels: `dtype`, or ``f32``
+    of 16-bit operands; a ValueError naming kernel `name` for any other."""
+    out_dtype = out_dtype or dtype
+    if out_dtype != dtype and not (half.is_half(dtype) and out_dtype == "f32"):
+        raise ValueError(f"kernel '{name}': a tensor-core GEMM of {dtype} stores {dtype} or "
+                         f"(16-bit operands) f32, not '{out_dtype}'")
+    return out_dtype
 
 
 def _ptx_helpers(name: str, spec: _Mma) -> str:
@@ -246,6 +261,8 @@ class _Body:
     dtype: str
     spec: _Mma
     mma: str
+    out_dtype: str
+    """C's element type."""
 
     def source(self) -> str:
         spec, m, n, k = self.spec, self.m, self.n, self.k
@@ -255,7 +272,7 @@ class _Body:
             "    const int batch = get_global_id(2);\n",
             f"    __global const {t} *a = lhs + batch * {m * k};\n",
             f"    __global const {t} *b = rhs + {rhs_offset};\n",
-            f"    __global {t} *c = out + batch * {m * n};\n",
+            f"    __global {half.STORAGE[self.out_dtype]} *c = out + batch * {m * n};\n",
             "    const int tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;\n",
             "    const int g = lane >> 2, t = lane & 3;\n",
             f"    const int warp_row = (warp / {WARPS_N}) * {WARP_M};\n",
@@ -348,7 +365,7 @@ class _Body:
                         q = lane_col + (2 if half_row else 0)
                         col = f"col_base + warp_col + {j * 8 + lane_col} + 2 * t"
                         value = self.epilogue.call(f"c{i}_{j}_{q}", f"batch * {m} + row", col)
-                        store = half.store(self.dtype, "c", f"row * {n} + {col}", value)
+                        store = half.store(self.out_dtype, "c", f"row * {n} + {col}", value)
                         lines.append(f"        if ({col} < {n}) {store};\n")
                 lines.append("    }\n")
         return lines

@@ -58,7 +58,14 @@ from fusec.codegen.kernels.common import (
     kernel_signature,
 )
 from fusec.codegen.kernels.cp_async import CP_ASYNC, emulated_group_helpers, group_helpers
-from fusec.codegen.kernels.gemm_mma import MMAS, _emulation, _Mma, _ptx_helpers, mma_kind
+from fusec.codegen.kernels.gemm_mma import (
+    MMAS,
+    _emulation,
+    _Mma,
+    _ptx_helpers,
+    check_out_dtype,
+    mma_kind,
+)
 
 ROW_BYTES = 64
 """Bytes of K per pipeline step: an A row of a stage, four 16-byte chunks."""
@@ -155,9 +162,11 @@ def gemm_mma_pipelined(
     dtype: str = "f16",
     mma: str = "ptx",
     tiles: PipelineTiles = DEFAULT_TILES,
+    out_dtype: str | None = None,
 ) -> KernelSource:
     """The pipelined tensor-core kernel (see the module docstring) for ``dtype`` operands
-    (``f32``: through TF32); ``mma`` is ``"ptx"`` or ``"emulated"``."""
+    (``f32``: through TF32); ``mma`` is ``"ptx"`` or ``"emulated"``; C of `out_dtype`
+    (`gemm_mma.check_out_dtype`)."""
     check_positive(name, batch=batch, m=m, n=n, k=k)
     if not fits(dtype, n, k):
         raise ValueError(f"kernel '{name}': the pipelined tensor-core GEMM takes f16 or bf16 "
@@ -171,13 +180,14 @@ def gemm_mma_pipelined(
                          "the kernel's copy, fragment or accumulator registers")
     spec = MMAS[mma_kind(dtype)]
     storage = half.STORAGE[dtype]
+    out_dtype = check_out_dtype(name, dtype, out_dtype)
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs", "in", storage),
-            KernelArg("out", "out", storage), *epilogue.params)
+            KernelArg("out", "out", half.STORAGE[out_dtype]), *epilogue.params)
     emulated = mma == "emulated"
     helpers = (_emulation(name, spec) + _emulated_copies(name)) if emulated else (
         _ptx_helpers(name, spec) + _ptx_copies(name, tiles.stages))
     body = _Body(name, batch, m, n, k, rhs_batched, epilogue, dtype, spec, tiles,
-                 emulated).source()
+                 emulated, out_dtype).source()
     attribute = f"__attribute__((reqd_work_group_size({tiles.threads}, 1, 1)))"
     source = (
         f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], {dtype}, "
@@ -269,6 +279,8 @@ class _Body:
     spec: _Mma
     tiles: PipelineTiles
     emulated: bool
+    out_dtype: str
+    """C's element type."""
 
     @property
     def tf32(self) -> bool:
@@ -297,14 +309,13 @@ class _Body:
 
     def source(self) -> str:
         tl, m, n, k = self.tiles, self.m, self.n, self.k
-        t = half.STORAGE[self.dtype]
         rhs_offset = f"batch * {k * n}" if self.rhs_batched else "0"
         steps = ceil_div(k, self.block_k)
         lines = [
             "    const int batch = get_global_id(2);\n",
             f"    __global const ushort *a = (__global const ushort *)(lhs + batch * {m * k});\n",
             f"    __global const ushort *b = (__global const ushort *)(rhs + {rhs_offset});\n",
-            f"    __global {t} *c = out + batch * {m * n};\n",
+            f"    __global {half.STORAGE[self.out_dtype]} *c = out + batch * {m * n};\n",
             "    const int tid = get_local_id(0), lane = tid & 31, warp = tid >> 5;\n",
             "    const int g = lane >> 2, t = lane & 3;\n",
             f"    const int warp_row = (warp / {tl.warps_n}) * {tl.warp_m};\n",
@@ -539,9 +550,9 @@ class _Body:
     def pair_store(self, index: str, v0: str, v1: str) -> str:
         """C statement: floats ``v0``, ``v1`` stored at ``c[index]``, ``c[index + 1]`` (index
         even), rounded to the output type."""
-        if self.dtype == "f16":
+        if self.out_dtype == "f16":
             return f"vstore_half2_rte((float2)({v0}, {v1}), 0, c + {index})"
-        if self.dtype == "bf16":
+        if self.out_dtype == "bf16":
             return (f"*(__global uint *)(c + {index}) = (uint)fusec_float_to_bf16({v0}) | "
                     f"((uint)fusec_float_to_bf16({v1}) << 16)")
         return f"vstore2((float2)({v0}, {v1}), 0, c + {index})"

@@ -124,8 +124,8 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
         return "f32 without allow_tf32"
     if dtype not in INSTRUCTIONS:
         return f"{dtype} operands"
-    if out_dtype != dtype:
-        return "the result is cast"
+    if out_dtype != dtype and not (dtype in SWIGLU_TYPES and out_dtype == "f32"):
+        return "the result is cast (other than to f32 of 16-bit operands)"
     if split_k != 1:
         return "a split K"
     if rhs_batched and batch != 1:
@@ -178,13 +178,14 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     if why_not(device_info, batch, m, n, k, rhs_batched, epilogue, dtype, allow_tf32,
                out_dtype, split_k) is not None:
         return None
-    if swiglu and not takes_swiglu(dtype, epilogue):
+    if swiglu and (not takes_swiglu(dtype, epilogue) or out_dtype != dtype):
         return None
     rows = batch * m
     if not reads_b_k_major(dtype):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
-                                swiglu=swiglu)
-    product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu)
+                                swiglu=swiglu, out_dtype=out_dtype)
+    product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
+                         out_dtype=out_dtype)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -227,7 +228,7 @@ def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
 
 def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE,
-               swiglu: bool = False) -> KernelSource:
+               swiglu: bool = False, out_dtype: str | None = None) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -235,7 +236,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     of C before it is rounded to `dtype`; its parameters follow ``out``. With `swiglu` (16-bit
     types, no epilogue) ``out[M, N / 2]`` holds ``up * silu(gate)`` of each pair of columns of
     the product, ``gate = C[:, 2 j]``, ``up = C[:, 2 j + 1]``, in float32 before the rounding.
-    The sizes must be whole tiles (`fits`)."""
+    `out_dtype` ``"f32"`` (16-bit operands, no SwiGLU) stores C in float32: the epilogue's
+    value as it is (an epilogue ending in a cast to f32). The sizes must be whole tiles
+    (`fits`)."""
     if not fits(dtype, 1, m, n, k):
         raise ValueError(f"kernel '{name}': {m}x{n}x{k} {dtype} is not whole "
                          f"{BLOCK_M}x{BLOCK_N}x{block_k(dtype)} wgmma tiles")
@@ -244,10 +247,14 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     if swiglu and (dtype not in SWIGLU_TYPES or epilogue is not IDENTITY_EPILOGUE):
         raise ValueError(f"kernel '{name}': the SwiGLU epilogue takes {' and '.join(SWIGLU_TYPES)} "
                          "products without an epilogue of their own")
+    out_dtype = out_dtype or dtype
+    if out_dtype != dtype and (swiglu or dtype not in SWIGLU_TYPES or out_dtype != "f32"):
+        raise ValueError(f"kernel '{name}': a wgmma product of {dtype} stores {dtype}, or f32 of "
+                         f"16-bit operands without SwiGLU; not '{out_dtype}'")
     check_epilogue_names(name, epilogue, RESERVED_NAMES, ACCUMULATORS, "the accumulators d<i>")
     storage = half.STORAGE[dtype]
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs" if b_rows else "rhs_t", "in", storage),
-            KernelArg("out", "out", storage), *epilogue.params)
+            KernelArg("out", "out", half.STORAGE[out_dtype]), *epilogue.params)
     identity = epilogue is IDENTITY_EPILOGUE
     attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
     shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
@@ -260,7 +267,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + (_swiglu_function(name) if swiglu else "")
               + _load_stage(name, n, k, dtype, b_rows)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
-              + f"{_body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu)}"
+              + f"{_body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu, out_dtype)}"
               + "}\n")
     groups = (m // BLOCK_M) * (n // BLOCK_N)
     return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
@@ -314,8 +321,10 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool) -> str:
 
 
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
-          epilogue: Epilogue | None, swiglu: bool = False) -> str:
+          epilogue: Epilogue | None, swiglu: bool = False, out_dtype: str | None = None) -> str:
     eb = element_bytes(dtype)
+    out_dtype = out_dtype or dtype
+    ceb = element_bytes(out_dtype)  # C's element bytes
     n_acc = BLOCK_N // 2
     accs = [f"d{i}" for i in range(n_acc)]
     names = ", ".join(f"%{i}" for i in range(n_acc))
@@ -331,16 +340,16 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     # for float32 (8-byte stores, served per half warp). With `swiglu` a 64 x 128 tile of one
     # 2-byte store per pair (4 lanes' 8 bytes a row, rows 272 bytes apart: distinct banks)
     out_n, block_out = (n // 2, BLOCK_N // 2) if swiglu else (n, BLOCK_N)
-    row_bytes = block_out * eb + (32 if eb == 4 else 16)
-    per_row = block_out * eb // 16
+    row_bytes = block_out * ceb + (32 if ceb == 4 else 16)
+    per_row = block_out * ceb // 16
     rows_per_pass = 128 // per_row
-    pointer = f"(__local {half.STORAGE[dtype]} *)"
+    pointer = f"(__local {half.STORAGE[out_dtype]} *)"
     stores = []
     for j in range(BLOCK_N // 8):
         for h in range(2):
             pair = (f"d{4 * j + 2 * h}", f"d{4 * j + 2 * h + 1}")
             if swiglu:  # gate, up of C's column 4 j + lane % 4 (of the half-wide tile)
-                at = f"({pointer}(stg + (lr + {8 * h}) * {row_bytes} + {4 * j * eb} + q))"
+                at = f"({pointer}(stg + (lr + {8 * h}) * {row_bytes} + {4 * j * ceb} + q))"
                 value = f"{name}_swiglu({pair[0]}, {pair[1]})"
                 stores.append(f"    {half.store(dtype, at, '0', value)};")
                 continue
@@ -348,8 +357,8 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
                 pair = tuple(epilogue.call(d, f"erow + {8 * h}", f"ecol + {8 * j + i}")
                              for i, d in enumerate(pair))
             value = f"(float2)({pair[0]}, {pair[1]})"
-            at = f"{pointer}(stg + (lr + {8 * h}) * {row_bytes} + {16 * j * eb // 2} + q)"
-            stores.append(f"    {half.vstore(dtype, 2, value, '0', at)};")
+            at = f"{pointer}(stg + (lr + {8 * h}) * {row_bytes} + {16 * j * ceb // 2} + q)"
+            stores.append(f"    {half.vstore(out_dtype, 2, value, '0', at)};")
     store_text = "\n".join(stores)
     dist = STAGES - 2
     b_glob = (f"(ulong)(rhs + (size_t)bn * {BLOCK_N})" if b_rows
@@ -397,7 +406,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     // both warpgroups' wgmmas have read every stage: C is staged in the stage buffers
     asm volatile("bar.sync 1, {THREADS};" ::: "memory");
     __local uchar *stg = (__local uchar *)smem + wg * {64 * row_bytes};
-    const int lr = warp * 16 + (lane >> 2), q = (lane & 3) * {eb if swiglu else 2 * eb};
+    const int lr = warp * 16 + (lane >> 2), q = (lane & 3) * {ceb if swiglu else 2 * ceb};
 {epilogue_place}{store_text}
     asm volatile("bar.sync 1, {THREADS};" ::: "memory");
     const int t128 = tid & 127;
@@ -406,7 +415,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         const int r = i * {rows_per_pass} + t128 / {per_row}, chunk = t128 % {per_row};
         const uint4 val = *(__local uint4 *)(stg + r * {row_bytes} + chunk * 16);
         const size_t at = ((size_t)(bm * {BLOCK_M} + wg * 64 + r) * {out_n}
-                           + bn * {block_out}) * {eb};
+                           + bn * {block_out}) * {ceb};
         *(__global uint4 *)((__global uchar *)out + at + chunk * 16) = val;
     }}
 """

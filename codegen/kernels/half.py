@@ -109,6 +109,16 @@ def bf16_vector_helper(width: int) -> str:
     )
 
 
+def store_rounded(dtype: str, stored: str, pointer: str, index: str, value: str) -> str:
+    """C statement (no semicolon): the float ``value`` rounded to `dtype` and stored as
+    `stored` (a result of `dtype` operands kept in a wider buffer: a cast the kernel stores,
+    the same number the cast of a `dtype` result gives). Needs `HELPERS` for a 16-bit
+    `dtype`."""
+    if stored == dtype:
+        return store(dtype, pointer, index, value)
+    return store(stored, pointer, index, round_to(dtype, value))
+
+
 def round_to(dtype: str, value: str) -> str:
     """C expression: the float ``value`` rounded to ``dtype`` (a no-op for float)."""
     if dtype == "f16":

@@ -667,6 +667,22 @@ func.func @attention_on_integers(%q: tensor<1x8x64xi32>) {
 
 // -----
 
+func.func @attention_result_narrower(%q: tensor<1x8x64xf32>) {
+  %0 = nn.attention %q, %q, %q {num_heads = 4 : i64, head_dim = 16 : i64} : tensor<1x8x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32> -> tensor<1x8x64xf16>
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' result (tensor<1x8x64xf16>) must have the element type of q (tensor<1x8x64xf32>), or f32 for 16-bit operands{{$}}
+  func.return
+}
+
+// -----
+
+func.func @attention_result_bf16_of_f16(%q: tensor<1x8x64xf16>) {
+  %0 = nn.attention %q, %q, %q {num_heads = 4 : i64, head_dim = 16 : i64} : tensor<1x8x64xf16>, tensor<1x8x64xf16>, tensor<1x8x64xf16> -> tensor<1x8x64xbf16>
+  // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' result (tensor<1x8x64xbf16>) must have the element type of q (tensor<1x8x64xf16>), or f32 for 16-bit operands{{$}}
+  func.return
+}
+
+// -----
+
 func.func @attention_result_shape(%q: tensor<1x4x64xf32>, %k: tensor<1x8x64xf32>) {
   %0 = nn.attention %q, %k, %k {num_heads = 4 : i64, head_dim = 16 : i64} : tensor<1x4x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32> -> tensor<1x8x64xf32>
   // CHECK: {{^}}nn-invalid.mlir:[[# @LINE - 1]]:3: error: 'nn.attention' result type tensor<1x8x64xf32> does not have the expected shape [1, 4, 64]{{$}}

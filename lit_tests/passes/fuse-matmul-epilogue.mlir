@@ -142,14 +142,35 @@ func.func @half_residual(%a: tensor<4x8xbf16>, %b: tensor<8x4xbf16>, %r: tensor<
 
 // -----
 
-// A 16-bit product whose consumer yields another type (here a cast to f32) stays apart: a GEMM
-// storing another type than its operands' would lose its tensor-core kernels.
+// A 16-bit product whose consumer yields f32 (a float16 model's down projection feeding its
+// float32 residual) fuses: the tensor-core kernels store a float32 C; the accumulator is
+// rounded to the product's type first, as the unfused matmul stores it.
 // CHECK-LABEL: func.func @half_then_cast
-// CHECK-NEXT:    nn.matmul
-// CHECK-NEXT:    fused.elementwise
+// CHECK-NEXT:    %[[Y:.*]] = fused.matmul_epilogue %a, %b, %r : (tensor<4x8xf16>, tensor<8x4xf16>, tensor<4x4xf32>) -> tensor<4x4xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[P:.*]]: f16, %[[R:.*]]: f32):
+// CHECK-NEXT:      %[[E:.*]] = arith.extf %[[P]] : f16 to f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[E]], %[[R]] : f32
+// CHECK-NEXT:      fused.yield %[[S]] : f32
+// UNFUSE-LABEL: func.func @half_then_cast
+// UNFUSE-NEXT:    %[[P:.*]] = nn.matmul %a, %b : tensor<4x8xf16>, tensor<8x4xf16> -> tensor<4x4xf16>
+// UNFUSE-NEXT:    %[[C:.*]] = nn.cast %[[P]] : tensor<4x4xf16> -> tensor<4x4xf32>
+// UNFUSE-NEXT:    nn.add %[[C]], %r : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
 func.func @half_then_cast(%a: tensor<4x8xf16>, %b: tensor<8x4xf16>, %r: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %p = nn.matmul %a, %b : tensor<4x8xf16>, tensor<8x4xf16> -> tensor<4x4xf16>
   %c = nn.cast %p : tensor<4x4xf16> -> tensor<4x4xf32>
   %y = nn.add %c, %r : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   func.return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// A 16-bit product whose consumer yields another type than its own or f32 (here i32) stays
+// apart: a GEMM storing it would lose its tensor-core kernels.
+// CHECK-LABEL: func.func @negative_half_then_cast_to_i32
+// CHECK-NEXT:    nn.matmul
+// CHECK-NEXT:    nn.cast
+func.func @negative_half_then_cast_to_i32(%a: tensor<4x8xf16>, %b: tensor<8x4xf16>) -> tensor<4x4xi32> {
+  %p = nn.matmul %a, %b : tensor<4x8xf16>, tensor<8x4xf16> -> tensor<4x4xf16>
+  %c = nn.cast %p : tensor<4x4xf16> -> tensor<4x4xi32>
+  func.return %c : tensor<4x4xi32>
 }

@@ -130,3 +130,36 @@ def test_unbound_weights_are_transposed_into_one_scratch_buffer(set_knobs):
     got = Executable(emulated_plan(plan), select_device("cpu"))(*args)
     got = (got[0] if isinstance(got, list | tuple) else got).astype(np.float32)
     assert float(np.abs(got - want).max() / np.abs(want).max()) <= 4e-3
+
+
+# A float16 model's down projection feeding its float32 residual stream (torch's TorchScript
+# exporter writes Llama so): the f16 product's epilogue widens it and adds the f32 residual.
+WIDENED = """func.func @down(%h: tensor<2x128x512xf16>, %w: tensor<512x256xf16>,
+                     %r: tensor<2x128x256xf32>) -> tensor<2x128x256xf32> {
+  %p = nn.matmul %h, %w : tensor<2x128x512xf16>, tensor<512x256xf16> -> tensor<2x128x256xf16>
+  %c = nn.cast %p : tensor<2x128x256xf16> -> tensor<2x128x256xf32>
+  %y = nn.add %r, %c : tensor<2x128x256xf32>, tensor<2x128x256xf32> -> tensor<2x128x256xf32>
+  func.return %y : tensor<2x128x256xf32>
+}"""
+
+
+def test_a_widening_epilogue_stays_on_wgmma_and_stores_float32(set_knobs):
+    """One launch: the wgmma product, its C rounded to f16, widened and added to the f32
+    residual in the epilogue, staged and stored as float32 rows; the emulated run matches
+    the reference of the program as written."""
+    from fusec.compiler.driver import load, lower
+    from fusec.reference.executor import find_function, random_inputs, run_function
+    from fusec.runtime.device import select_device
+    from fusec.runtime.executable import Executable
+
+    set_knobs(wgmma_layer_gemms=True)
+    args = random_inputs(find_function(load(WIDENED)), seed=4)
+    want = run_function(load(WIDENED), args)[0]
+    plan = lower(load(WIDENED), None, "default", HOPPER).plan
+    products = [launch for launch in plan.launches if "FUSEC_WGMMA_STEP" in
+                plan.source.split(f"void {launch.kernel}(")[1].split("__kernel")[0]]
+    assert len(products) == 1 and len(plan.launches) == 2  # the transpose of B, the product
+    got = Executable(emulated_plan(plan), select_device("cpu"))(*args)
+    got = got[0] if isinstance(got, list | tuple) else got
+    assert got.dtype == np.float32
+    assert float(np.abs(got - want).max() / np.abs(want).max()) <= 1e-3

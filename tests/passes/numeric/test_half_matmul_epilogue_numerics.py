@@ -108,3 +108,39 @@ def test_half_epilogue_rounds_the_product_first(e: str, layout: str) -> None:
     (out,) = Executable(plan, select_device("cpu"))(*args)  # type: ignore[arg-type]
     assert out.dtype == expected.dtype
     np.testing.assert_array_equal(out, expected)
+
+
+def widened_residual(m: int, k: int, n: int) -> str:
+    """``r + cast(A @ B)``: an f16 product added to an f32 residual (a float16 model whose
+    residual stream stays float32, as torch's TorchScript exporter writes it)."""
+    return f"""
+func.func @f(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>, %r: tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %p = nn.matmul %a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16> -> tensor<{m}x{n}xf16>
+  %c = nn.cast %p : tensor<{m}x{n}xf16> -> tensor<{m}x{n}xf32>
+  %y = nn.add %r, %c : tensor<{m}x{n}xf32>, tensor<{m}x{n}xf32> -> tensor<{m}x{n}xf32>
+  func.return %y : tensor<{m}x{n}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("layout", ["cpu", "gpu", "gpu-split", "gpu-skinny"])
+def test_a_widening_epilogue_stores_f32_of_the_rounded_product(layout: str) -> None:
+    """One launch storing f32; the product rounded to f16 first (2049 -> 2048), then the f32
+    residual added exactly (2048 + 0.25): bit for bit the reference of the program as
+    written."""
+    m, k, n = {"gpu-split": (12, 1024, 2), "gpu-skinny": (3, 1024, 2)}.get(layout, (6, 16, 5))
+    text = widened_residual(m, k, n)
+    rng = np.random.default_rng(12)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float32)
+    b = rng.integers(-3, 4, (k, n)).astype(np.float32)
+    a[0, :] = 0
+    a[0, 0], b[0, :] = 1.0, 2049.0
+    r = np.full((m, n), 0.25, np.float32)
+    args = [a.astype(np.float16), b.astype(np.float16), r]
+    (expected,) = run_function(load(text), args)
+    assert expected[0, 0] == 2048.25
+    device = CPU_LAYOUT if layout == "cpu" else GPU_LAYOUT
+    plan = lower(load(text), pipeline="default", device_info=device, launch_fusion=False).plan
+    assert len(plan.launches) == (2 if layout == "gpu-split" else 1)
+    (out,) = Executable(plan, select_device("cpu"))(*args)  # type: ignore[arg-type]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected)

@@ -55,7 +55,12 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from fusec.dialects import nn
 from fusec.dialects.common import element_of, shape_of
 from fusec.frontends.onnx_heads import MAX_DEPTH, MAX_ELEMENTS, identities, packed_operand
-from fusec.frontends.onnx_mask import additive_key_mask, constant_array, key_mask_layout
+from fusec.frontends.onnx_mask import (
+    additive_key_mask,
+    constant_additive_layout,
+    constant_array,
+    key_mask_layout,
+)
 
 TOLERANCE = 1e-5
 HALF_TYPES = (Float16Type(), BFloat16Type())
@@ -314,6 +319,9 @@ def additive_mask(value: SSAValue, batch: int, keys: int, params: Mapping[str, n
     mask = key_mask(value, batch, keys)
     if mask is not None:
         return mask, False, None, False
+    constant = constant_additive_layout(value, keys, BIG_NEGATIVE, params)
+    if constant is not None:
+        return None, constant.causal, constant.window, False
     spread = additive_key_mask(value, batch, keys, BIG_NEGATIVE, params)
     if spread is not None:
         return spread.source, False, None, spread.hides_where_true

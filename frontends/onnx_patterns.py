@@ -389,6 +389,17 @@ def uncast(value: SSAValue) -> SSAValue:
     return value
 
 
+def narrowed(value: SSAValue) -> SSAValue:
+    """``p`` when ``value`` is ``p`` (f32) narrowed to f16 or bf16 by a cast read by nothing
+    else (Hugging Face's eager attention computes the softmax of a half-precision model in f32
+    and casts the probabilities back before the product with v)."""
+    cast = single(value, nn.CastOp)
+    if cast is not None and element_of(value) in HALF_TYPES and \
+            element_of(cast.operands[0]) == f32:
+        return cast.operands[0]
+    return value
+
+
 class RoundTripCast(RewritePattern):
     """``cast(cast(x))`` back to ``x``'s type through a wider float type -> ``x``."""
 
@@ -455,8 +466,9 @@ class ExportedAttention(RewritePattern):
         context = merged_context(op)
         if context is None:
             return None
-        probabilities = nan_guarded(context.operands[0])
-        softmax = single(probabilities, nn.SoftmaxOp) if probabilities is context.operands[0] \
+        value = narrowed(context.operands[0])
+        probabilities = nan_guarded(value)
+        softmax = single(probabilities, nn.SoftmaxOp) if probabilities is value \
             else defined_by(probabilities, nn.SoftmaxOp)
         return softmax  # type: ignore[return-value]
 
@@ -467,7 +479,7 @@ class ExportedAttention(RewritePattern):
         assert context is not None
         if softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
             return "the softmax is not over the keys (the last axis)"
-        scores = softmax.operands[0]
+        scores = uncast(softmax.operands[0])
         batch, heads, _, keys = shape_of(scores)
         mask: SSAValue | None = None
         causal, window = False, None

@@ -111,3 +111,15 @@ def test_hf_model_with_padding_mask(tmp_path, kind, attention):
     # the padding mask (and GPT-2's and Llama's causal triangle) recognised: one kernel each
     assert attentions(graphs) == 2
     assert all(g["fallback_ops"] == [] for g in graphs)
+
+
+def test_half_precision_eager_attention(tmp_path):
+    """Llama in f16 at ``eager``: its scores are widened to f32 for the softmax and the
+    probabilities narrowed back before the product with v; the attention is still one kernel,
+    and the output equals eager's at f16's tolerance."""
+    model = LastHidden(make_model("llama", 2, "eager").half())
+    ids = torch.randint(0, 100, (2, 8))
+    expected, actual, graphs = compiled_run(model, (ids,), tmp_path)
+    assert_close(actual, expected, tol=1e-2)
+    assert fused_total(graphs, "nn.attention") == 2
+    assert all(g["fallback_ops"] == [] for g in graphs)

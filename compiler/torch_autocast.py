@@ -23,6 +23,9 @@ When every op of a region was replayed so, the markers are removed (nothing is l
 PyTorch for them). An op that the replay does not reproduce, or that cannot be run on fake
 inputs, is marked refused (``node.meta[REFUSED]``, the reason): the partitioner leaves it to
 PyTorch, and the region's markers stay, so PyTorch runs it under autocast as eager does.
+
+``torch.export`` keeps a region as a ``wrap_with_autocast`` call of a submodule; it is inlined
+between the two markers first (`inline_autocast_calls`), so both routes are handled alike.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def explicit_autocast(gm: Any) -> None:
     """Rewrites the autocast regions of ``gm`` in place; see the module docstring."""
     from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
 
+    inline_autocast_calls(gm)
     nodes = list(gm.graph.nodes)
     if not any(n.op == "call_function" and n.target is _enter_autocast for n in nodes):
         return
@@ -74,6 +78,50 @@ def explicit_autocast(gm: Any) -> None:
         if enter not in refused:
             gm.graph.erase_node(enter)
     gm.recompile()
+
+
+def inline_autocast_calls(gm: Any) -> None:
+    """Each ``wrap_with_autocast(device, dtype, enabled, cache, submodule, *operands)`` (how
+    ``torch.export`` keeps a region) becomes the submodule's nodes between the two markers that
+    dynamo's graphs hold, nested regions inside it too."""
+    import torch
+    from torch.amp.autocast_mode import _enter_autocast, _exit_autocast
+
+    wrap = getattr(torch.ops.higher_order, "wrap_with_autocast", None)
+    graph = gm.graph
+    while True:
+        node = next((n for n in graph.nodes
+                     if n.op == "call_function" and wrap is not None and n.target is wrap), None)
+        if node is None:
+            return
+        device, dtype, enabled, cache, holder, *operands = node.args
+        sub = getattr(gm, holder.target)
+        values: dict[Any, Any] = dict(zip(
+            [n for n in sub.graph.nodes if n.op == "placeholder"], operands, strict=True))
+        with graph.inserting_before(node):
+            enter = graph.call_function(_enter_autocast, (device, dtype, enabled, cache))
+            for inner in sub.graph.nodes:  # the submodule's own submodules, under new names
+                if inner.op == "get_attr":
+                    name = unused_name(gm, inner.target)
+                    setattr(gm, name, getattr(sub, inner.target))
+                    values[inner] = graph.get_attr(name)
+                    values[inner].meta = dict(inner.meta)
+            outputs = graph.graph_copy(sub.graph, values)
+            graph.call_function(_exit_autocast, (enter,))
+        for user in list(node.users):
+            user.replace_all_uses_with(outputs[user.args[1]])
+            graph.erase_node(user)
+        graph.erase_node(node)
+        if not any(n.op == "get_attr" and n.target == holder.target for n in graph.nodes
+                   if n is not holder):
+            graph.erase_node(holder)
+
+
+def unused_name(gm: Any, base: str) -> str:
+    index = 0
+    while hasattr(gm, f"{base}_{index}"):
+        index += 1
+    return f"{base}_{index}"
 
 
 def make_explicit(gm: Any, node: Any, settings: list[tuple[Any, ...]], fake_mode: Any,

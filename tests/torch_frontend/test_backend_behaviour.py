@@ -12,7 +12,13 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
-from torch_helpers import assert_close, compiled_run, fused_total, graphs_of  # noqa: E402
+from torch_helpers import (  # noqa: E402
+    AutocastInside,
+    assert_close,
+    compiled_run,
+    fused_total,
+    graphs_of,
+)
 
 
 class WithCumsum(nn.Module):
@@ -104,23 +110,6 @@ def test_autocast_around_the_call(tmp_path):
     assert_close(actual, expected, tol=3e-2)
     assert graphs and all(g["fallback_ops"] == [] for g in graphs)
     assert fused_total(graphs, "fused.matmul_bias_act") >= 1
-
-
-class AutocastInside(nn.Module):
-    """An autocast region inside forward, with a region that turns it off inside it: the
-    products in bf16, GELU and softmax on their inputs' type, the inner Linear in f32."""
-
-    def __init__(self):
-        super().__init__()
-        self.up, self.down, self.inner = nn.Linear(32, 64), nn.Linear(64, 32), nn.Linear(32, 32)
-
-    def forward(self, x):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            h = self.down(nn.functional.gelu(self.up(x)))
-            with torch.autocast("cpu", enabled=False):
-                inner = self.inner(x * 2)
-            scores = torch.matmul(h, h.transpose(0, 1)).softmax(-1)
-        return scores, h + inner
 
 
 def test_autocast_region_inside_forward(tmp_path):

@@ -37,6 +37,7 @@ import numpy as np
 
 from fusec import knobs as knob_registry
 from fusec.compiler.diagnostics import FusecError
+from fusec.compiler.torch_autocast import REFUSED, explicit_autocast
 from fusec.errors import InputError
 from fusec.frontends.torch_fx import (
     ImportedGraph,
@@ -246,6 +247,7 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
     start = time.perf_counter()
     reasons: dict[str, str] = {}
 
+    explicit_autocast(gm)
     compiled = CompiledGraph(gm, counted_ops(gm))
     compiled.watched = {i: tensor_state(args[i]) for i in bound if is_index_like(args[i])}
     fold_constants(gm, args, set(compiled.watched))
@@ -254,7 +256,7 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
         def is_node_supported(self, submodules: Any, node: Any) -> bool:
             if node.op != "call_function":
                 return False
-            reason = unsupported_reason(node)
+            reason = node.meta.get(REFUSED) or unsupported_reason(node)
             if reason is not None and node.target is not operator.getitem:
                 reasons.setdefault(op_name(node.target), reason)
             return reason is None

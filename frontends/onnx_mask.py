@@ -17,6 +17,8 @@ element, whatever the spelling.
 ``MultiheadAttention``: ``where(key_padding_mask, -inf, 0)`` reshaped and expanded over the
 heads): copies of a ``where(c, 0, -big)`` or ``where(c, -big, 0)`` of splats, ``c`` a key mask
 read directly (the second form hides the keys where it is true: the polarity is returned).
+`constant_additive_layout` judges a float mask that is a constant (the causal triangle of
+``0`` and ``-big``, or all ``0``) by its values.
 """
 
 from __future__ import annotations
@@ -74,16 +76,50 @@ def key_mask_layout(cond: SSAValue, params: Mapping[str, np.ndarray]) -> KeyMask
         return None
     else:
         full = np.broadcast_to(np.arange(batch * keys).reshape(batch, 1, 1, keys), shape)
+    return layout_of(ids, full, tracer.source)
+
+
+def layout_of(ids: np.ndarray, full: np.ndarray, source: SSAValue | None
+              ) -> KeyMaskLayout | None:
+    """The layout of a condition whose identities are ``ids`` (``[B, 1, S_q, S_k]``): the key
+    mask ``source`` broadcast over the queries (``full``), alone or below the diagonal only
+    (maybe a band of it); else None."""
+    queries, keys = ids.shape[2:]
     if (ids == full).all():
-        return KeyMaskLayout(tracer.source, False)
+        return KeyMaskLayout(source, False)
     below = np.tri(queries, keys, dtype=bool)[None, None]  # key <= query
     # the keys the last query sees: all of the triangle's row, or a window of them
     window = int((ids[0, 0, -1] != FALSE).sum())
     if window < min(queries, keys):
         below = below & ~np.tri(queries, keys, -window, dtype=bool)[None, None]
     if window and (ids == np.where(below, full, FALSE)).all():
-        return KeyMaskLayout(tracer.source, True, window if window < min(queries, keys) else None)
+        return KeyMaskLayout(source, True, window if window < min(queries, keys) else None)
     return None
+
+
+def constant_additive_layout(value: SSAValue, keys: int, big_negative: float,
+                             params: Mapping[str, np.ndarray]) -> KeyMaskLayout | None:
+    """The causality (or nothing hidden) of a constant float mask ``[B|1, H|1, S_q|1, S_k]``
+    (or fewer leading axes) added to the scores: 0 at the keys attended and at most
+    ``big_negative`` at the others, the same for every batch and head (a mask computed from
+    constants alone, as PyTorch's tracing leaves Hugging Face's eager causal mask when no
+    padding mask is given); else None."""
+    shape = shape_of(value)
+    if not shape or len(shape) > 4 or shape[-1] != keys or math.prod(shape) > MAX_ELEMENTS:
+        return None
+    data = constant_array(value, params)
+    if data is None or data.dtype.kind != "f":
+        return None
+    visible = (data == 0).reshape((1,) * (4 - len(shape)) + shape)
+    if not (visible | (data <= big_negative).reshape(visible.shape)).all() or \
+            (visible != visible[:1, :1]).any():
+        return None
+    if visible.all():
+        return KeyMaskLayout(None, False)
+    if visible.shape[2] == 1:  # one row for every query: a constant key mask, not causal
+        return None
+    ids = np.where(visible[:1, :1], TRUE, FALSE)
+    return layout_of(ids, np.full(ids.shape, TRUE), None)
 
 
 @dataclass(frozen=True)

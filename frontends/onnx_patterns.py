@@ -55,7 +55,12 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from fusec.dialects import nn
 from fusec.dialects.common import element_of, shape_of
 from fusec.frontends.onnx_heads import MAX_DEPTH, MAX_ELEMENTS, identities, packed_operand
-from fusec.frontends.onnx_mask import additive_key_mask, constant_array, key_mask_layout
+from fusec.frontends.onnx_mask import (
+    additive_key_mask,
+    constant_additive_layout,
+    constant_array,
+    key_mask_layout,
+)
 
 TOLERANCE = 1e-5
 HALF_TYPES = (Float16Type(), BFloat16Type())
@@ -314,6 +319,9 @@ def additive_mask(value: SSAValue, batch: int, keys: int, params: Mapping[str, n
     mask = key_mask(value, batch, keys)
     if mask is not None:
         return mask, False, None, False
+    constant = constant_additive_layout(value, keys, BIG_NEGATIVE, params)
+    if constant is not None:
+        return None, constant.causal, constant.window, False
     spread = additive_key_mask(value, batch, keys, BIG_NEGATIVE, params)
     if spread is not None:
         return spread.source, False, None, spread.hides_where_true
@@ -377,6 +385,17 @@ def uncast(value: SSAValue) -> SSAValue:
     cast = single(value, nn.CastOp)
     if cast is not None and element_of(cast.operands[0]) in HALF_TYPES and \
             element_of(value) == f32:
+        return cast.operands[0]
+    return value
+
+
+def narrowed(value: SSAValue) -> SSAValue:
+    """``p`` when ``value`` is ``p`` (f32) narrowed to f16 or bf16 by a cast read by nothing
+    else (Hugging Face's eager attention computes the softmax of a half-precision model in f32
+    and casts the probabilities back before the product with v)."""
+    cast = single(value, nn.CastOp)
+    if cast is not None and element_of(value) in HALF_TYPES and \
+            element_of(cast.operands[0]) == f32:
         return cast.operands[0]
     return value
 
@@ -447,8 +466,9 @@ class ExportedAttention(RewritePattern):
         context = merged_context(op)
         if context is None:
             return None
-        probabilities = nan_guarded(context.operands[0])
-        softmax = single(probabilities, nn.SoftmaxOp) if probabilities is context.operands[0] \
+        value = narrowed(context.operands[0])
+        probabilities = nan_guarded(value)
+        softmax = single(probabilities, nn.SoftmaxOp) if probabilities is value \
             else defined_by(probabilities, nn.SoftmaxOp)
         return softmax  # type: ignore[return-value]
 
@@ -459,7 +479,7 @@ class ExportedAttention(RewritePattern):
         assert context is not None
         if softmax.axis.value.data % 4 != 3:  # type: ignore[attr-defined]
             return "the softmax is not over the keys (the last axis)"
-        scores = softmax.operands[0]
+        scores = uncast(softmax.operands[0])
         batch, heads, _, keys = shape_of(scores)
         mask: SSAValue | None = None
         causal, window = False, None

@@ -17,7 +17,12 @@ flat tuple of tensors, are ``@main``'s results in order.
 
 A node whose tensor operands are all known at import time (``arange``, ``full``, masks built
 from them) is computed here with PyTorch, and only the rest becomes IR; the converters of
-`torch_ops` write the rest, reusing the builders of the ONNX converters (`onnx_ops`). A node
+`torch_ops` write the rest, reusing the builders of the ONNX converters (`onnx_ops`). Then
+the decompositions the model wrote op by op are recognised as the ONNX import recognises
+them (`onnx_patterns.canonicalize`): an attention written out (Hugging Face's ``eager``
+implementation: ``softmax(q @ k^T * scale + mask) @ v``, the mask a constant causal triangle
+or one built from a padding mask) becomes one ``nn.attention``, an RMSNorm written out
+``nn.rms_norm``; ``ImportedGraph.report`` says what was recognised and what was not. A node
 that no converter handles, or in a form one does not (`torch_ops.unsupported_reason` says
 which), is a one-line `TorchImportError` naming the node; the dynamo backend asks
 `unsupported_reason` first and leaves such nodes to PyTorch.
@@ -45,11 +50,12 @@ from xdsl.dialects.builtin import (
     i1,
     i32,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fusec.dialects import nn
 from fusec.dtypes import BF16_HOST
 from fusec.frontends.onnx_import import INLINE_ELEMENTS, Importer
+from fusec.frontends.onnx_patterns import canonicalize
 
 TORCH_ELEMENT_TYPES: dict[str, Attribute] = {
     "torch.float32": f32, "torch.float16": f16, "torch.bfloat16": bf16,
@@ -96,7 +102,7 @@ class ImportedGraph:
     folded: int = 0
     """How many nodes were computed at import time."""
     report: list[str] = field(default_factory=list)
-    """Lines for ``fusec-import --report`` (none yet for PyTorch graphs)."""
+    """Lines for ``fusec-import --report``: what `onnx_patterns.canonicalize` recognised."""
 
 
 def element_type_of(dtype: object) -> Attribute | None:
@@ -135,6 +141,12 @@ class FxImporter(Importer):
 
     fx_node: Any = None  # the torch.fx.Node being converted, for messages
     values_by_node: dict[Any, Any] = field(default_factory=dict)
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        if self.fx_node is not None:
+            self.origins[op] = self.fx_node.name
+        return op.results[0]
 
     def error(self, message: str) -> TorchImportError:  # type: ignore[override]
         where = ""
@@ -280,8 +292,9 @@ def import_graph(
     ftype = func.FunctionType.from_lists([a.type for a in imp.block.args],
                                          [v.type for v in returned])
     module = ModuleOp([func.FuncOp("main", ftype, Region(imp.block))])
+    report = canonicalize(module, imp.params, imp.origins)
     return ImportedGraph(module, imp.params, inputs, bound_names, outputs, counted_ops(gm),
-                         imp.folded)
+                         imp.folded, report)
 
 
 def remove_unused(block: Block) -> None:

@@ -83,6 +83,31 @@ def test_attention_with_additive_mask() -> None:
     check_model(model, feeds)
 
 
+@pytest.mark.parametrize(("name", "visible", "recognised"), [
+    # the causal triangle (what a trace leaves of HF's eager mask without a padding mask)
+    ("causal", np.tri(8, dtype=bool), True),
+    # a band of it: each query sees itself and the 2 keys before (Mistral's sliding window)
+    ("window", np.tri(8, dtype=bool) & ~np.tri(8, k=-3, dtype=bool), True),
+    ("none hidden", np.ones((8, 8), bool), True),
+    # adversarial: the triangle with its diagonal hidden too, and the upper triangle
+    ("strictly below", np.tri(8, k=-1, dtype=bool) | np.eye(8, dtype=bool)[::-1], False),
+    ("upper", np.tri(8, dtype=bool).T, False),
+])
+def test_attention_with_constant_additive_mask(name: str, visible: np.ndarray,
+                                               recognised: bool) -> None:
+    """A constant float mask of 0 (attended) and finfo.min (hidden) added to the scores is judged
+    by its values: the causal triangle, a band of it or nothing hidden is one
+    ``nn.attention``; any other pattern stays as written, and both compute the same numbers."""
+    g = GraphBuilder(5)
+    x = g.input("x", [2, 8, 32])
+    mask = g.const(np.where(visible, 0.0, FLOAT_MIN).astype(np.float32).reshape(1, 1, 8, 8))
+    g.result(g.self_attention(x, "attn", 32, 4, mask), "y", [2, 8, 32])
+    model = g.model()
+    ops = ops_in(model)
+    assert ("nn.attention" in ops and "nn.softmax" not in ops) == recognised, (name, ops)
+    check_model(model)
+
+
 def test_attention_unrecognised_mask_stays_correct() -> None:
     """An additive mask that is not HF's (a float input added as is) is no key mask: the
     subgraph stays as written, and still computes the same numbers."""

@@ -12,7 +12,13 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
-from torch_helpers import assert_close, compiled_run, fused_total, graphs_of  # noqa: E402
+from torch_helpers import (  # noqa: E402
+    AutocastInside,
+    assert_close,
+    compiled_run,
+    fused_total,
+    graphs_of,
+)
 
 
 class WithCumsum(nn.Module):
@@ -88,8 +94,7 @@ def test_float16_module(tmp_path):
 def test_autocast_around_the_call(tmp_path):
     """f32 weights called under ``torch.autocast``: the graph fusec gets already holds the
     region's casts, so the products run in bf16 as eager's do and nothing falls back; the
-    result's type and values are eager's (bf16 rounding). (An autocast region inside forward
-    is not handled yet: its markers fall back to PyTorch, docs/pytorch.md.)"""
+    result's type and values are eager's (bf16 rounding)."""
     torch.manual_seed(3)
     x = torch.randn(4, 32)
     model = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32)).eval()
@@ -104,6 +109,20 @@ def test_autocast_around_the_call(tmp_path):
     assert expected.dtype == torch.bfloat16
     assert_close(actual, expected, tol=3e-2)
     assert graphs and all(g["fallback_ops"] == [] for g in graphs)
+    assert fused_total(graphs, "fused.matmul_bias_act") >= 1
+
+
+def test_autocast_region_inside_forward(tmp_path):
+    """The region's ops get the casts eager's autocast gives them (asked of PyTorch's autocast
+    op by op, made explicit casts): the results have eager's types (bf16 scores, the f32 sum of
+    a bf16 and an f32 tensor) and values (bf16 rounding), and nothing is left to PyTorch."""
+    torch.manual_seed(3)
+    model = AutocastInside().eval()
+    x = torch.randn(4, 32)
+    expected, actual, graphs = compiled_run(model, (x,), tmp_path)
+    assert [t.dtype for t in expected] == [torch.bfloat16, torch.float32]
+    assert_close(actual, expected, tol=3e-2)
+    assert graphs and all(g["fallback_ops"] == [] for g in graphs), graphs
     assert fused_total(graphs, "fused.matmul_bias_act") >= 1
 
 

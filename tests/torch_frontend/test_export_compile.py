@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
-from torch_helpers import assert_close  # noqa: E402
+from torch_helpers import AutocastInside, assert_close  # noqa: E402
 
 import fusec  # noqa: E402
 
@@ -38,6 +38,25 @@ def test_fusec_compile_of_a_module(tmp_path):
         assert_close(exe(x2, y2), model(x2, y2))
         model.fc.weight.mul_(0.5)
         assert_close(exe(x, y), model(x, y))
+
+
+def test_autocast_region_through_export(tmp_path):
+    """``torch.export`` keeps an autocast region inside forward as a ``wrap_with_autocast``
+    call; it is inlined and its casts made explicit as on the backend's route: eager's types
+    and values (bf16 rounding), nothing left to PyTorch."""
+    import json
+
+    torch.manual_seed(3)
+    model = AutocastInside().eval()
+    x = torch.randn(4, 32)
+    report = tmp_path / "r.json"
+    exe = fusec.compile(model, example_inputs=(x,), device="cpu", report=str(report))
+    with torch.no_grad():
+        expected, actual = model(x), exe(x)
+    assert [t.dtype for t in expected] == [torch.bfloat16, torch.float32]
+    assert_close(actual, expected, tol=3e-2)
+    graphs = json.loads(report.read_text())["graphs"]
+    assert graphs and all(g["fallback_ops"] == [] for g in graphs), graphs
 
 
 def test_backend_found_without_importing_fusec():

@@ -1,8 +1,10 @@
-"""Hugging Face BERT, GPT-2 and Llama (small random configurations, their default ``sdpa``
-attention) through ``torch.compile(backend="fusec")``: the last hidden state equals eager's,
-attention runs as one kernel (with and without a padding mask), nothing is left to PyTorch,
-and the kernel launches a layer adds (a 2-layer model's launches less a 1-layer model's) stay
-within bounds."""
+"""Hugging Face BERT, GPT-2, Llama, Mistral, Qwen2 and Gemma (small random configurations) at
+their default attention implementation (``sdpa``) and at ``eager`` (the attention written out:
+``softmax(q @ k^T * scale + mask) @ v``), and torch's ``nn.TransformerEncoder``, through
+``torch.compile(backend="fusec")``: the last hidden state equals eager's, attention runs as one
+kernel per layer (with and without a padding mask), nothing is left to PyTorch, and the kernel
+launches a layer adds (a 2-layer model's launches less a 1-layer model's) stay within the
+ceilings measured on the CPU OpenCL device (`LAUNCHES_PER_LAYER`)."""
 
 from __future__ import annotations
 
@@ -15,22 +17,32 @@ from torch_helpers import assert_close, compiled_run, fused_total  # noqa: E402
 
 pytestmark = pytest.mark.model
 
+DECODERS = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "gemma": "Gemma"}
+"""Hugging Face's decoder families of one layout (RMSNorm, rotary embedding, grouped-query
+attention, gated MLP), by the prefix of their config and model classes."""
 
-def make_model(kind: str, layers: int):
+
+def make_model(kind: str, layers: int, attention: str = "sdpa"):
     torch.manual_seed(0)
     if kind == "bert":
         config = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=layers,
                                          num_attention_heads=4, intermediate_size=64,
                                          max_position_embeddings=32)
-        return transformers.BertModel(config).eval()
-    if kind == "gpt2":
+        model_class = transformers.BertModel
+    elif kind == "gpt2":
         config = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=layers, n_head=4,
-                                         n_positions=32)
-        return transformers.GPT2Model(config).eval()
-    config = transformers.LlamaConfig(vocab_size=100, hidden_size=32, num_hidden_layers=layers,
-                                      num_attention_heads=4, num_key_value_heads=2,
-                                      intermediate_size=64, max_position_embeddings=32)
-    return transformers.LlamaModel(config).eval()
+                                         n_positions=32, bos_token_id=0, eos_token_id=0)
+        model_class = transformers.GPT2Model
+    else:
+        prefix = DECODERS[kind]
+        config = getattr(transformers, f"{prefix}Config")(
+            vocab_size=100, hidden_size=32, num_hidden_layers=layers, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=8, intermediate_size=64, max_position_embeddings=32)
+        model_class = getattr(transformers, f"{prefix}Model")
+    config._attn_implementation = attention
+    model = model_class(config).eval()
+    assert model.config._attn_implementation == attention
+    return model
 
 
 class LastHidden(torch.nn.Module):
@@ -42,35 +54,72 @@ class LastHidden(torch.nn.Module):
         return self.model(input_ids=ids, attention_mask=mask).last_hidden_state
 
 
-LAUNCHES_PER_LAYER = {"bert": 10, "gpt2": 10, "llama": 22}
-"""Measured on the CPU OpenCL device: BERT 9, GPT-2 10, Llama 22 (its RMSNorm, written out by
-Hugging Face, and the rotary embedding are not fused into fewer kernels yet)."""
+def make_encoder(layers: int):
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, batch_first=True)
+    return torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).eval()
 
 
-@pytest.mark.parametrize("kind", ["bert", "gpt2", "llama"])
-def test_hf_model_without_mask(tmp_path, kind):
-    ids = torch.randint(0, 100, (2, 8))
+LAUNCHES_PER_LAYER = {"bert": 7, "gpt2": 7, "llama": 9, "mistral": 9, "qwen2": 9, "gemma": 9,
+                      "encoder": 7}
+"""The launches one more layer adds, measured on the CPU OpenCL device (2 December), at
+``sdpa`` and ``eager`` alike (the issue's bound is 10). The Llama family's two more than BERT:
+its projections are not biased and its MLP is gated, so q/k/v, rotary and the GQA repeat fuse
+into other kernels than BERT's."""
+
+ATTENTION_OPS = ("nn.attention", "fused.attention_block", "fused.transformer_layer")
+"""The fused ops that run a layer's attention (scores, softmax, context) in one kernel."""
+
+
+def attentions(graphs) -> int:
+    return sum(fused_total(graphs, name) for name in ATTENTION_OPS)
+
+
+CASES = [(kind, attention) for kind in ("bert", "gpt2", *DECODERS)
+         for attention in ("sdpa", "eager")] + [("encoder", "")]
+
+
+@pytest.mark.parametrize(("kind", "attention"), CASES)
+def test_launches_per_layer(tmp_path, kind, attention):
     launches = []
     for layers in (1, 2):
-        model = LastHidden(make_model(kind, layers))
+        if kind == "encoder":
+            model, inputs = make_encoder(layers), (torch.randn(2, 8, 32),)
+        else:
+            model = LastHidden(make_model(kind, layers, attention))
+            inputs = (torch.randint(0, 100, (2, 8)),)
         (tmp_path / str(layers)).mkdir()
-        assert model.model.config._attn_implementation == "sdpa"
-        expected, actual, graphs = compiled_run(model, (ids,), tmp_path / str(layers))
+        expected, actual, graphs = compiled_run(model, inputs, tmp_path / str(layers))
         assert_close(actual, expected)
         assert fused_total(graphs, "nn.attention") == layers
+        assert all(g["fallback_ops"] == [] for g in graphs)
         launches.append(sum(g["kernel_launches"] for g in graphs))
-    print(kind, "launches", launches, "per layer", launches[1] - launches[0])
+    print(kind, attention, "launches", launches, "per layer", launches[1] - launches[0])
     assert launches[1] - launches[0] <= LAUNCHES_PER_LAYER[kind]
 
 
-@pytest.mark.parametrize("kind", ["bert", "gpt2", "llama"])
-def test_hf_model_with_padding_mask(tmp_path, kind):
+@pytest.mark.parametrize(("kind", "attention"), [
+    ("bert", "sdpa"), ("bert", "eager"), ("gpt2", "sdpa"), ("gpt2", "eager"),
+    ("llama", "sdpa"), ("llama", "eager")])
+def test_hf_model_with_padding_mask(tmp_path, kind, attention):
     ids = torch.randint(0, 100, (2, 8))
     mask = torch.ones(2, 8, dtype=torch.int64)
     mask[1, 6:] = 0
-    model = LastHidden(make_model(kind, 2))
+    model = LastHidden(make_model(kind, 2, attention))
     expected, actual, graphs = compiled_run(model, (ids, mask), tmp_path)
     assert_close(actual, expected)
     # the padding mask (and GPT-2's and Llama's causal triangle) recognised: one kernel each
+    assert attentions(graphs) == 2
+    assert all(g["fallback_ops"] == [] for g in graphs)
+
+
+def test_half_precision_eager_attention(tmp_path):
+    """Llama in f16 at ``eager``: its scores are widened to f32 for the softmax and the
+    probabilities narrowed back before the product with v; the attention is still one kernel,
+    and the output equals eager's at f16's tolerance."""
+    model = LastHidden(make_model("llama", 2, "eager").half())
+    ids = torch.randint(0, 100, (2, 8))
+    expected, actual, graphs = compiled_run(model, (ids,), tmp_path)
+    assert_close(actual, expected, tol=1e-2)
     assert fused_total(graphs, "nn.attention") == 2
     assert all(g["fallback_ops"] == [] for g in graphs)

@@ -1,4 +1,5 @@
-"""Run a module eagerly and through ``torch.compile(backend="fusec")``, with the report."""
+"""Run a module eagerly and through ``torch.compile(backend="fusec")``, with the report; modules
+several tests compile."""
 
 from __future__ import annotations
 
@@ -40,3 +41,21 @@ def assert_close(actual: Any, expected: Any, tol: float = 1e-4) -> None:
 
 def fused_total(graphs: list[dict[str, Any]], name: str) -> int:
     return sum(g["fused_ops"].get(name, 0) for g in graphs)
+
+
+class AutocastInside(torch.nn.Module):
+    """An autocast region inside forward, with a region that turns it off inside it: the
+    products in bf16, GELU and softmax on their inputs' type, the inner Linear in f32."""
+
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(32, 64), torch.nn.Linear(64, 32)
+        self.inner = torch.nn.Linear(32, 32)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = self.down(torch.nn.functional.gelu(self.up(x)))
+            with torch.autocast("cpu", enabled=False):
+                inner = self.inner(x * 2)
+            scores = torch.matmul(h, h.transpose(0, 1)).softmax(-1)
+        return scores, h + inner

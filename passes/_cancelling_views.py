@@ -13,7 +13,8 @@ rule ``views that cancel around a region``)::
     %d = nn.sub %t, %m                                  (the transposes gone)
     %y = nn.transpose %d {perm = [1, 0]}
 
-What the fusions then see is the spelling without the views: a column statistic over axis 0
+Transposes around arithmetic alone stay: ``fuse-elementwise`` reads them as index maps of one
+kernel already. What the fusions then see is the spelling without the views: a column statistic over axis 0
 (``fuse-row-reduce``'s reduce-then-broadcast over any axis), an elementwise region over the
 unflattened shape (``fuse-elementwise``'s view regions). Where a view stays inside a region the
 index maps of ``fuse-elementwise`` read it; this rule is for views that leave the region, which
@@ -143,33 +144,47 @@ class Layout:
                 return None
         return tuple(out)
 
-    def view_axis(self, axis: int) -> tuple[int, int] | None:
-        """A narrow's or concat's axis outside the views and how many elements there one
+    def operand(self, shape: Sequence[int], result: Shape) -> Shape | None:
+        """The shape an operand of ``shape`` of an elementwise member whose result is of
+        ``result`` (both inside the views) is read as outside them; None when a reshape does
+        not give it: around a transpose, one that would reorder axes longer than 1; around a
+        reshape, one that spans part of a group of axes that the result spans otherwise (each
+        group of it is broadcast, all size 1, or the result's)."""
+        padded = (1,) * (len(self.inner) - len(shape)) + tuple(shape)
+        if self.perm is not None:
+            moved = [padded[p] for p in self.perm if padded[p] != 1]
+            return self.shape(padded) if moved == [n for n in padded if n != 1] else None
+        outer = self.shape(result)
+        if outer is None:
+            return None
+        out: list[int] = []
+        for a, b in axis_groups(self.outer, self.inner):
+            dims = [padded[j] for j in b]
+            if all(n == 1 for n in dims):
+                out.extend(1 for _ in a)
+            elif dims == [result[j] for j in b]:
+                out.extend(outer[i] for i in a)
+            else:
+                return None
+        return tuple(out)
+
+    def view_axis(self, axis: int, sizes: Sequence[Shape]) -> tuple[int, int] | None:
+        """A narrow's or concat's axis outside the views, and how many elements there one
         element of it is; None when it is not the outermost axis of a group that is one axis
-        outside."""
+        outside, with the axes inside it whole in every value of ``sizes`` (its operands and
+        result)."""
         if self.perm is not None:
             return self.perm.index(axis), 1
         for a, b in axis_groups(self.outer, self.inner):
             if axis in b:
                 full = [self.inner[j] for j in b]
                 k = outermost(full)
-                if len(a) != 1 or b[k] != axis:
+                inside = b[k + 1:]
+                whole = all(shape[j] == self.inner[j] for shape in sizes for j in inside)
+                if len(a) != 1 or b[k] != axis or not whole:
                     return None
                 return a[0], math.prod(full[k + 1:])
         return None
-
-    def operand(self, shape: Shape) -> Shape | None:
-        """The shape an outside operand of ``shape`` (broadcast to the inner rank) is reshaped
-        to, or None when a reshape does not give it (a transpose of axes longer than 1)."""
-        padded = (1,) * (len(self.inner) - len(shape)) + tuple(shape)
-        out = self.shape(padded)
-        if out is None:
-            return None
-        if self.perm is not None:
-            moved = [padded[p] for p in self.perm if padded[p] != 1]
-            if moved != [n for n in padded if n != 1]:
-                return None
-        return out
 
     def axes(self, axes: Sequence[int]) -> list[int]:
         """A reduction's axes outside the views (around a transpose)."""
@@ -259,24 +274,37 @@ def cheaply_reshaped(v: SSAValue) -> bool:
     return isinstance(producer(v), nn.ConstantOp | nn.ReshapeOp | None)
 
 
-def blocked_operand(region: Region, layout: Layout) -> str | None:
+def view_sizes(op: Operation) -> list[Shape]:
+    return [tuple(shape_of(v)) for v in (*op.operands, op.results[0])]
+
+
+def blocked(region: Region, layout: Layout) -> str | None:
     """Why the region cannot be rebuilt outside the views, or None."""
     members = set(region.members)
     for op in region.members:
-        if isinstance(op, nn.NarrowOp | nn.ConcatOp):
-            axis = int_prop(op, "axis") % len(layout.inner)
-            if layout.view_axis(axis) is None:
-                return f"the {op.name} axis {axis} is not the outermost of a reshaped group"
-        if layout.shape(shape_of(op.results[0])) is None:
-            return f"the {op.name} result {list(shape_of(op.results[0]))} spans part of a " \
-                   "group of the reshaped axes"
+        result = tuple(shape_of(op.results[0]))
+        if layout.shape(result) is None:
+            return f"the {op.name} result {list(result)} spans part of a group of reshaped axes"
+        is_view = isinstance(op, nn.NarrowOp | nn.ConcatOp)
+        if is_view and layout.view_axis(int_prop(op, "axis") % len(layout.inner),
+                                        view_sizes(op)) is None:
+            return f"the {op.name} axis is not the outermost of a group of reshaped axes, " \
+                "the others whole"
         for v in op.operands:
-            if v in region.entries or producer(v) in members:
+            inside = v in region.entries or producer(v) in members
+            reshaped = layout.perm is None and not is_view
+            if inside and reshaped and layout.operand(shape_of(v), result) is None:
+                return (f"the {op.name} operand {list(shape_of(v))} spans part of a group of "
+                        "reshaped axes")
+            if inside:
                 continue
-            shape = layout.operand(shape_of(v))
+            if is_view:
+                return f"the {op.name} reads {list(shape_of(v))} from outside the region"
+            shape = layout.operand(shape_of(v), result)
             if shape is None:
-                return (f"the operand {list(shape_of(v))} of {op.name} from outside would need "
-                        "a transpose of its own")
+                return (f"the operand {list(shape_of(v))} of {op.name} from outside cannot be "
+                        "read through a reshape of it (it would need a transpose, or spans part "
+                        "of a group of reshaped axes)")
             if not read_as_is(shape_of(v), shape) and not cheaply_reshaped(v):
                 return (f"the operand {list(shape_of(v))} of {op.name} is computed outside the "
                         "region: reshaped, it would be a boundary of its own")
@@ -288,27 +316,27 @@ def rebuild(exit_op: Operation, region: Region, layout: Layout,
     """The region's ops rebuilt on the viewed tensors, inserted before ``exit_op``; the new
     root's value."""
     new: dict[SSAValue, SSAValue] = dict(region.entries)
+    reshaped: dict[tuple[SSAValue, Shape], SSAValue] = {}
 
-    def outside(v: SSAValue) -> SSAValue:
-        if v in new:
-            return new[v]
-        shape = layout.operand(shape_of(v))
+    def outside(v: SSAValue, result: Shape) -> SSAValue:
+        shape = layout.operand(shape_of(v), result)
         assert shape is not None
         if read_as_is(shape_of(v), shape):
-            new[v] = v  # numpy broadcasting reads it as it is
-        else:
+            return v  # numpy broadcasting reads it as it is
+        if (v, shape) not in reshaped:
             t = TensorType(v.type.element_type, list(shape))  # type: ignore[attr-defined]
             reshape = nn.ReshapeOp(v, t)
             reshape.location = exit_op.location
             rewriter.insert(reshape)
-            new[v] = reshape.result
-        return new[v]
+            reshaped[(v, shape)] = reshape.result
+        return reshaped[(v, shape)]
 
     for op in region.members:
-        operands = [outside(v) for v in op.operands]
         result = op.results[0]
+        inner = tuple(shape_of(result))
+        operands = [new[v] if v in new else outside(v, inner) for v in op.operands]
         t = TensorType(result.type.element_type,  # type: ignore[attr-defined]
-                       list(layout.shape(shape_of(result))))  # type: ignore[arg-type]
+                       list(layout.shape(inner)))  # type: ignore[arg-type]
         if isinstance(op, nn.NarrowOp | nn.ConcatOp):
             rebuilt = moved_view(op, operands, t, layout)
         else:
@@ -322,7 +350,7 @@ def rebuild(exit_op: Operation, region: Region, layout: Layout,
 def moved_view(op: nn.NarrowOp | nn.ConcatOp, operands: list[SSAValue], t: TensorType,
                layout: Layout) -> Operation:
     """A narrow or concat on the axis outside the views that its axis is part of."""
-    found = layout.view_axis(int_prop(op, "axis") % len(layout.inner))
+    found = layout.view_axis(int_prop(op, "axis") % len(layout.inner), view_sizes(op))
     assert found is not None
     axis, scale = found
     if isinstance(op, nn.NarrowOp):
@@ -356,11 +384,12 @@ class CancellingViews(RewritePattern):
         if layout is None or layout.outer == layout.inner and layout.perm is None:
             return
         region = find_region(op, layout)
-        if region is None:
-            return
-        why = blocked_operand(region, layout)
+        if region is None or layout.perm is not None and not any(
+                isinstance(m, nn.ReduceOp) for m in region.members):
+            return  # transposes around arithmetic alone: fuse-elementwise's index maps
+        why = blocked(region, layout)
         if why is not None:
-            missed(PASS, op, f"{RULE}: not rewritten: {why}")
+            missed(PASS, op, f"canonical form '{RULE}' not applied: {why}")
             return
         if not may_fuse(PASS, op, f"canonical form '{RULE}'", verb="rewrote"):
             return

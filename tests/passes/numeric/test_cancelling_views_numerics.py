@@ -1,0 +1,98 @@
+"""canonicalize-nn's view rules proved by numbers: 'views that cancel around a region' (a
+transpose or reshape and its inverse around arithmetic, reductions, narrows and concats) and
+'strided gather' (a gather of constant indices with a step). Each program is fused as the rule
+intends (one launch, no view left) and fused, unfused, both references and numpy agree on random
+and adversarial inputs (infinities, NaN, large magnitudes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from tests.passes.numeric.spelled import Program
+
+
+def rnd(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def softmax_np(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x.astype(np.float64) - x.max(axis=axis, keepdims=True))
+    return (e / e.sum(axis=axis, keepdims=True)).astype(np.float32)
+
+
+def softmax_cycled() -> tuple[str, list[np.ndarray], list[np.ndarray]]:
+    """A softmax over the middle axis of x's cycled transpose, transposed back: over x's last
+    axis (``t`` axis 1 is x axis 2)."""
+    p = Program(x=(2, 3, 4))
+    t = p.transpose(p.arg("x"), (1, 2, 0))  # (3, 4, 2)
+    m = p.reduce("max", t, [1], keepdims=True)
+    e = p.unary("exp", p.sub(t, m))
+    s = p.div(e, p.reduce("sum", e, [1], keepdims=True))
+    x = rnd((2, 3, 4), 1)
+    return p.text(p.transpose(s, (2, 0, 1))), [x], [softmax_np(x, 2)]
+
+
+def halves_by_reshape() -> tuple[str, list[np.ndarray], list[np.ndarray]]:
+    """rotate_half by a reshape to (.., 2, h), plus a bias per position broadcast over both
+    halves (a size-1 axis in every group but the position's)."""
+    b, s, d = 2, 6, 8
+    h = d // 2
+    p = Program(x=(b, s, d), bias=(s, 1, 1))
+    r = p.reshape(p.arg("x"), (b, s, 2, h))
+    lo, hi = p.narrow(r, 2, 0, 1), p.narrow(r, 2, 1, 1)
+    rot = p.add(p.concat([p.unary("neg", hi), lo], 2), p.arg("bias"))
+    out = p.mul(p.reshape(rot, (b, s, d)), 2.0)
+    x, bias = rnd((b, s, d), 2), rnd((s, 1, 1), 3)
+    want = (np.concatenate([-x[..., h:], x[..., :h]], -1) + bias.reshape(1, s, 1)) * 2.0
+    return p.text(out), [x, bias], [want.astype(np.float32)]
+
+
+def strided_pairs() -> tuple[str, list[np.ndarray], list[np.ndarray]]:
+    """Elements 1, 4, 7 (step 3, offset 1) of a middle axis of 9 and 0, 2, 4 (step 2) of one
+    of 8, combined."""
+    p = Program(x=(2, 9, 3), y=(2, 8, 3))
+    a = p.take(p.arg("x"), 1, [1, 4, 7])
+    c = p.take(p.arg("y"), 1, [0, 2, 4])
+    out = p.add(p.mul(a, 2.0), c)
+    xv, yv = rnd((2, 9, 3), 4), rnd((2, 8, 3), 5)
+    return p.text(out), [xv, yv], [(xv[:, 1::3] * 2.0 + yv[:, 0:5:2]).astype(np.float32)]
+
+
+PROGRAMS: dict[str, Callable[[], tuple[str, list[np.ndarray], list[np.ndarray]]]] = {
+    "softmax over a cycled transpose, transposed back": softmax_cycled,
+    "halves by reshape, a bias per position": halves_by_reshape,
+    "gathers with steps 3 and 2 of a middle axis": strided_pairs,
+}
+
+
+def with_specials(x: np.ndarray) -> None:
+    x.flat[1] = np.inf
+    x.flat[-1] = -np.inf
+    x.flat[4] = np.nan
+    x.flat[5] = np.float32(3e4)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_rewritten_and_fused(numeric, name: str) -> None:  # noqa: ANN001
+    text, _, _ = PROGRAMS[name]()
+    canonical = numeric.top_ops(text, "canonicalize-nn")
+    assert not {"nn.transpose", "nn.gather"} & set(canonical), canonical
+    assert numeric.launches(text) == 1
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_numerics(numeric, name: str) -> None:  # noqa: ANN001
+    text, inputs, expected = PROGRAMS[name]()
+    numeric.check(text, inputs, expected)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_numerics_adversarial(numeric, name: str) -> None:  # noqa: ANN001
+    text, inputs, _ = PROGRAMS[name]()
+    inputs = [x.copy() for x in inputs]
+    with_specials(inputs[0])
+    numeric.check(text, inputs)

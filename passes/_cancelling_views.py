@@ -152,8 +152,8 @@ class Layout:
         group of it is broadcast, all size 1, or the result's)."""
         padded = (1,) * (len(self.inner) - len(shape)) + tuple(shape)
         if self.perm is not None:
-            moved = [padded[p] for p in self.perm if padded[p] != 1]
-            return self.shape(padded) if moved == [n for n in padded if n != 1] else None
+            moved = [p for p in self.perm if padded[p] != 1]  # its longer axes, in new order
+            return self.shape(padded) if moved == sorted(moved) else None
         outer = self.shape(result)
         if outer is None:
             return None

@@ -62,6 +62,17 @@ def strided_pairs() -> tuple[str, list[np.ndarray], list[np.ndarray]]:
     return p.text(out), [xv, yv], [(xv[:, 1::3] * 2.0 + yv[:, 0:5:2]).astype(np.float32)]
 
 
+def square_operand() -> tuple[str, list[np.ndarray], list[np.ndarray]]:
+    """Rows of ``x.T * w`` centred, transposed back: ``w`` is read transposed in x's layout, which
+    no reshape of it gives (its axes are equally long), so the transposes stay."""
+    p = Program(x=(4, 4), w=(4, 4))
+    m = p.mul(p.transpose(p.arg("x"), (1, 0)), p.arg("w"))
+    d = p.sub(m, p.reduce("mean", m, [1], keepdims=True))
+    x, w = rnd((4, 4), 6), rnd((4, 4), 7)
+    want = x.T * w
+    return p.text(p.transpose(d, (1, 0))), [x, w], [(want - want.mean(1, keepdims=True)).T]
+
+
 PROGRAMS: dict[str, Callable[[], tuple[str, list[np.ndarray], list[np.ndarray]]]] = {
     "softmax over a cycled transpose, transposed back": softmax_cycled,
     "halves by reshape, a bias per position": halves_by_reshape,
@@ -95,4 +106,12 @@ def test_numerics_adversarial(numeric, name: str) -> None:  # noqa: ANN001
     text, inputs, _ = PROGRAMS[name]()
     inputs = [x.copy() for x in inputs]
     with_specials(inputs[0])
+    numeric.check(text, inputs)
+
+
+def test_a_square_operand_keeps_the_transposes(numeric) -> None:  # noqa: ANN001
+    text, inputs, expected = square_operand()
+    assert numeric.top_ops(text, "canonicalize-nn").count("nn.transpose") == 2
+    numeric.check(text, inputs, expected)
+    inputs[0].flat[3] = np.inf
     numeric.check(text, inputs)

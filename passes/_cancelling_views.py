@@ -14,18 +14,23 @@ rule ``views that cancel around a region``)::
     %y = nn.transpose %d {perm = [1, 0]}
 
 Transposes around arithmetic alone stay: ``fuse-elementwise`` reads them as index maps of one
-kernel already. What the fusions then see is the spelling without the views: a column statistic over axis 0
-(``fuse-row-reduce``'s reduce-then-broadcast over any axis), an elementwise region over the
-unflattened shape (``fuse-elementwise``'s view regions). Where a view stays inside a region the
-index maps of ``fuse-elementwise`` read it; this rule is for views that leave the region, which
-no load of a region can express (a reshape splitting an axis; a transpose around a reduction).
+kernel already. What the fusions then see is the spelling without the views: a column
+statistic over axis 0 (``fuse-row-reduce``'s reduce-then-broadcast over any axis), an
+elementwise region over the unflattened shape (``fuse-elementwise``'s view regions). Where a
+view stays inside a region the index maps of ``fuse-elementwise`` read it; this rule is for
+views that leave the region, which no load of a region can express (a reshape splitting an
+axis; a transpose around a reduction).
 
 The region is every op between the entry views and the exit view: ``nn`` ops of the
-elementwise kind (and, around a transpose, reductions with keepdims) whose results only the
-region (or the exit, for the root) reads. Its other operands come from outside: each must read
-the same in the new layout after a reshape (its size-1 axes are free to move; around a reshape,
-each group of axes it spans is read whole or broadcast); otherwise the rule is blocked, with a
-missed remark naming the operand. A region is at most `MAX_REGION` ops.
+elementwise kind, narrows and concats (around a reshape, of the outermost axis of a group of
+reshaped axes, the others whole: ``narrow(reshape(x, (.., 2, h)), 2, 1, 1)`` is
+``narrow(x, 2, h, h)``), and, around a transpose, reductions with keepdims; whose results only
+the region (or the exit, for the root) reads. Its other operands come from outside: each is
+read through a reshape in the new layout, of an argument, a constant or a reshape (a reshape of
+a computed value would be a boundary of its own), that keeps the order of its axes longer than
+1 and, around a reshape, reads each group of axes broadcast, whole, or as its member's result
+does. Otherwise the rule is blocked, with a missed remark naming the operand. A region is at
+most `MAX_REGION` ops.
 """
 
 from __future__ import annotations

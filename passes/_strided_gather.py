@@ -12,7 +12,7 @@ consecutive indices is ``narrow for gather`` (step 1), one the table does not ma
 box of stays a gather::
 
     %i = nn.constant dense<[1, 3, 5, 7]>            %r = nn.reshape %x : 2x8 -> 2x4x2
-    %g = nn.gather %x, %i {axis = 1} : 2x8 -> 2x4  ->  %n = nn.narrow %r {axis = 2, start = 1, length = 1}
+    %g = nn.gather %x, %i {axis = 1} : 2x8 -> 2x4  ->  %n = nn.narrow %r {axis = 2, start = 1}
                                                     %g = nn.reshape %n : 2x4x1 -> 2x4
 """
 

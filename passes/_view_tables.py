@@ -6,8 +6,9 @@ indices, ``nn.where`` whose condition is a constant all true: a broadcast) from 
 ``value`` computes ``value = source.flat[table]``. Two chains spelled differently (a key/value
 head repeat written as Unsqueeze/Expand/Reshape, as a Gather of ``[0, 0, 1, 1]`` or as Tile)
 have the same table; `strided_view` finds, for a table that is a strided box of the source (any
-axis order, any offsets, any positive strides that divide each other: a step of 2 too), the canonical chain that reads it: the source reshaped, narrowed,
-transposed and reshaped to the result (`ViewChain`), checked by running it on ``arange`` too.
+axis order, any offsets, positive strides that divide each other: a step of 2 too), the
+canonical chain that reads it: the source reshaped, narrowed, transposed and reshaped to the
+result (`ViewChain`), checked by running it on ``arange`` too.
 """
 
 from __future__ import annotations

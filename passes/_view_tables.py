@@ -6,8 +6,9 @@ indices, ``nn.where`` whose condition is a constant all true: a broadcast) from 
 ``value`` computes ``value = source.flat[table]``. Two chains spelled differently (a key/value
 head repeat written as Unsqueeze/Expand/Reshape, as a Gather of ``[0, 0, 1, 1]`` or as Tile)
 have the same table; `strided_view` finds, for a table that is a strided box of the source (any
-axis order, any offsets), the canonical chain that reads it: the source reshaped, narrowed,
-transposed and reshaped to the result (`ViewChain`), checked by running it on ``arange`` too.
+axis order, any offsets, positive strides that divide each other: a step of 2 too), the
+canonical chain that reads it: the source reshaped, narrowed, transposed and reshaped to the
+result (`ViewChain`), checked by running it on ``arange`` too.
 """
 
 from __future__ import annotations
@@ -206,17 +207,24 @@ def _on_source_axes(shape: tuple[int, ...], dims: tuple[int, ...], strides: list
 def _on_new_axes(size: int, dims: tuple[int, ...], strides: list[int], offset: int,
                  result: tuple[int, ...]) -> ViewChain | None:
     """The box on the source reshaped to one axis per dimension of the box, the one with the
-    largest stride first; needs the smallest stride to be 1 and each to divide the next."""
+    largest stride first; needs each stride to divide the next larger one. When the smallest
+    stride is a step ``k > 1`` (every other element), one more axis of size ``k`` comes last,
+    read at one place (``offset mod k``) and dropped by the last reshape."""
     moving = sorted((j for j, n in enumerate(dims) if n > 1), key=lambda j: -strides[j])
-    if not moving or strides[moving[-1]] != 1:
+    if not moving or strides[moving[-1]] < 1:
         return None
     radix = [strides[j] for j in moving]
+    lengths = [dims[j] for j in moving]
+    stepped = radix[-1] != 1
+    if stepped:
+        radix.append(1)
+        lengths.append(1)
     if size % radix[0] or any(a % b for a, b in zip(radix, radix[1:], strict=False)):
         return None
     shape = (size // radix[0], *(a // b for a, b in zip(radix, radix[1:], strict=False)))
     starts = [(offset // r) % m for r, m in zip(radix, shape, strict=True)]
-    narrows = _narrows(shape, starts, [dims[j] for j in moving])
+    narrows = _narrows(shape, starts, lengths)
     if narrows is None:
         return None
     perm = tuple(sorted(range(len(moving)), key=lambda k: moving[k]))  # back to the box's order
-    return ViewChain(shape, narrows, perm, result)
+    return ViewChain(shape, narrows, (*perm, len(moving)) if stepped else perm, result)

@@ -15,9 +15,11 @@ that computes the same thing is that one:
     reshape(f(x, b)), reshape(matmul(x, w))        ->  f(reshape(x), b), matmul(reshape(x), w)
     reshape(reshape(x)), reshape(x) to x's type    ->  reshape(x), x
     transpose(x) moving only unit axes, last kept  ->  reshape(x)
+    V⁻¹(f(V(x))), V a transpose or reshape         ->  f(x), axes renamed (_cancelling_views.py)
     attention(q, repeat(k), repeat(v))             ->  attention(q, k, v){num_kv_heads}
     x + neg(y), neg(y) + x                         ->  x - y
     gather(x, [s, s + 1, ..., s + n - 1]){axis}    ->  narrow(x){axis, start = s, length = n}
+    gather(x, [s, s + k, ..., s + (n-1) k]){axis}  ->  reshape(narrow(reshape(x))) (_strided_gather.py)
     softmax(x){axis not last, or read by arith}    ->  exp(x - max) / sum(exp(x - max)), keepdims
     mean(x) * n                                    ->  sum(x)  (n: the count reduced)
     neg(min(neg(x))), neg(max(neg(x))); neg(neg x) ->  max(x), min(x); x
@@ -111,6 +113,8 @@ from fusec.dialects.bound_inputs import known_at_compile_time
 from fusec.dialects.common import bool_prop, int_prop, ints_prop, shape_of
 from fusec.dialects.op_kinds import OpKind, column_operands, op_kind
 from fusec.dialects.scalar_ops import splat_value
+from fusec.passes._cancelling_views import CancellingViews
+from fusec.passes._strided_gather import StridedGather
 from fusec.passes._util import producer
 from fusec.passes._view_tables import constant_data, strided_view, view_input, view_table
 from fusec.passes.remarks import may_fuse
@@ -688,9 +692,11 @@ class CanonicalizeNnPass(ModulePass):
             KeepdimsForm(),
             ReshapeTowardInputs(),
             UnitAxesTranspose(),
+            CancellingViews(),
             GroupedHeads(),
             SubtractForAddOfNeg(),
             NarrowForGather(),
+            StridedGather(),
             SoftmaxWrittenOut(),
             ScaledReduction(),
             NegatedExtremum(),

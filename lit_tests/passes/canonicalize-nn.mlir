@@ -1,5 +1,6 @@
 // RUN: fusec-opt %s -p canonicalize-nn --split-input-file | filecheck %s
 // RUN: fusec-opt %s -p canonicalize-nn --split-input-file --remarks=applied 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: fusec-opt %s -p canonicalize-nn --split-input-file --remarks=missed 2>&1 >/dev/null | filecheck %s --check-prefix=MISSED
 
 // A softmax whose reductions drop the axis and are reshaped back: the keepdims form.
 // CHECK-LABEL: func.func @softmax_dropped_axis
@@ -292,20 +293,27 @@ func.func @scale_the_gathered_table(%ids: tensor<2x6xi32>, %table: tensor<12x4xf
 
 // -----
 
-// A gather of consecutive constant indices (negative ones count from the end) is a narrow; a
-// gather of a step 2 stays.
+// A gather of consecutive constant indices (negative ones count from the end) is a narrow; one
+// of a step 2 (the odd elements) is the source reshaped to pairs and narrowed to the second of
+// each; indices that are no strided box stay a gather.
 // CHECK-LABEL: func.func @gather_as_narrow
 // CHECK-NEXT:    %[[H:.*]] = nn.narrow %x {axis = 1 : i64, start = 4 : i64, length = 4 : i64} : tensor<2x8xf32> -> tensor<2x4xf32>
-// CHECK-NEXT:    %[[S:.*]] = nn.constant {value = dense<[0, 2, 4, 6]> : tensor<4xi32>} : tensor<4xi32>
-// CHECK-NEXT:    %[[E:.*]] = nn.gather %x, %[[S]] {axis = 1 : i64}
-// CHECK-NEXT:    func.return %[[H]], %[[E]]
-// REMARK: canonicalize-nn.mlir:[[# @LINE + 3]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'narrow for gather'
-func.func @gather_as_narrow(%x: tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+// CHECK-NEXT:    %[[R:.*]] = nn.reshape %x : tensor<2x8xf32> -> tensor<2x4x2xf32>
+// CHECK-NEXT:    %[[N:.*]] = nn.narrow %[[R]] {axis = 2 : i64, start = 1 : i64, length = 1 : i64} : tensor<2x4x2xf32> -> tensor<2x4x1xf32>
+// CHECK-NEXT:    %[[O:.*]] = nn.reshape %[[N]] : tensor<2x4x1xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[P:.*]] = nn.constant {value = dense<[0, 3, 4, 7]> : tensor<4xi32>} : tensor<4xi32>
+// CHECK-NEXT:    %[[E:.*]] = nn.gather %x, %[[P]] {axis = 1 : i64}
+// CHECK-NEXT:    func.return %[[H]], %[[O]], %[[E]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 4]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'narrow for gather'
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 5]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'strided gather'
+func.func @gather_as_narrow(%x: tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
   %i = nn.constant {value = dense<[-4, 5, 6, 7]> : tensor<4xi32>} : tensor<4xi32>
   %h = nn.gather %x, %i {axis = 1 : i64} : tensor<2x8xf32>, tensor<4xi32> -> tensor<2x4xf32>
-  %s = nn.constant {value = dense<[0, 2, 4, 6]> : tensor<4xi32>} : tensor<4xi32>
-  %e = nn.gather %x, %s {axis = 1 : i64} : tensor<2x8xf32>, tensor<4xi32> -> tensor<2x4xf32>
-  func.return %h, %e : tensor<2x4xf32>, tensor<2x4xf32>
+  %s = nn.constant {value = dense<[1, 3, 5, 7]> : tensor<4xi32>} : tensor<4xi32>
+  %o = nn.gather %x, %s {axis = 1 : i64} : tensor<2x8xf32>, tensor<4xi32> -> tensor<2x4xf32>
+  %p = nn.constant {value = dense<[0, 3, 4, 7]> : tensor<4xi32>} : tensor<4xi32>
+  %e = nn.gather %x, %p {axis = 1 : i64} : tensor<2x8xf32>, tensor<4xi32> -> tensor<2x4xf32>
+  func.return %h, %o, %e : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
 
 // -----
@@ -390,4 +398,72 @@ func.func @negated_extremum(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<1x8xf
   %b = nn.neg %k : tensor<1x8xf32> -> tensor<1x8xf32>
   %c = nn.neg %n : tensor<4x8xf32> -> tensor<4x8xf32>
   func.return %a, %b, %c : tensor<4xf32>, tensor<1x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Transposes around a reduce-then-broadcast region cancel: the region is computed on x, its
+// reduction over the axis the transpose put there (a column statistic over axis 0).
+// CHECK-LABEL: func.func @transposes_around_rows
+// CHECK-NEXT:    %[[M:.*]] = nn.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<7x5xf32> -> tensor<1x5xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.sub %x, %[[M]] : tensor<7x5xf32>, tensor<1x5xf32> -> tensor<7x5xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 5]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'views that cancel around a region'
+func.func @transposes_around_rows(%x: tensor<7x5xf32>) -> tensor<7x5xf32> {
+  %t = nn.transpose %x {perm = array<i64: 1, 0>} : tensor<7x5xf32> -> tensor<5x7xf32>
+  %m = nn.reduce_mean %t {axes = array<i64: 1>, keepdims = true} : tensor<5x7xf32> -> tensor<5x1xf32>
+  %d = nn.sub %t, %m : tensor<5x7xf32>, tensor<5x1xf32> -> tensor<5x7xf32>
+  %y = nn.transpose %d {perm = array<i64: 1, 0>} : tensor<5x7xf32> -> tensor<7x5xf32>
+  func.return %y : tensor<7x5xf32>
+}
+
+// -----
+
+// A reshape splitting the last axis into halves and the reshape back cancel: the narrows and
+// the concat of the split axis are narrows and a concat of the last axis (start and length
+// times the inner size 4); a bias per position (size 1 in the split group) is reshaped along.
+// CHECK-LABEL: func.func @reshapes_around_halves
+// CHECK-NEXT:    %[[HI:.*]] = nn.narrow %x {axis = 2 : i64, start = 4 : i64, length = 4 : i64} : tensor<2x6x8xf32> -> tensor<2x6x4xf32>
+// CHECK-NEXT:    %[[N:.*]] = nn.neg %[[HI]] : tensor<2x6x4xf32> -> tensor<2x6x4xf32>
+// CHECK-NEXT:    %[[LO:.*]] = nn.narrow %x {axis = 2 : i64, start = 0 : i64, length = 4 : i64} : tensor<2x6x8xf32> -> tensor<2x6x4xf32>
+// CHECK-NEXT:    %[[C:.*]] = nn.concat %[[N]], %[[LO]] {axis = 2 : i64} : (tensor<2x6x4xf32>, tensor<2x6x4xf32>) -> tensor<2x6x8xf32>
+// CHECK-NEXT:    %[[B:.*]] = nn.reshape %b : tensor<6x1x1xf32> -> tensor<1x6x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = nn.add %[[C]], %[[B]] : tensor<2x6x8xf32>, tensor<1x6x1xf32> -> tensor<2x6x8xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 8]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'views that cancel around a region'
+func.func @reshapes_around_halves(%x: tensor<2x6x8xf32>, %b: tensor<6x1x1xf32>) -> tensor<2x6x8xf32> {
+  %r = nn.reshape %x : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %lo = nn.narrow %r {axis = 2 : i64, start = 0 : i64, length = 1 : i64} : tensor<2x6x2x4xf32> -> tensor<2x6x1x4xf32>
+  %hi = nn.narrow %r {axis = 2 : i64, start = 1 : i64, length = 1 : i64} : tensor<2x6x2x4xf32> -> tensor<2x6x1x4xf32>
+  %n = nn.neg %hi : tensor<2x6x1x4xf32> -> tensor<2x6x1x4xf32>
+  %c = nn.concat %n, %lo {axis = 2 : i64} : (tensor<2x6x1x4xf32>, tensor<2x6x1x4xf32>) -> tensor<2x6x2x4xf32>
+  %a = nn.add %c, %b : tensor<2x6x2x4xf32>, tensor<6x1x1xf32> -> tensor<2x6x2x4xf32>
+  %y = nn.reshape %a : tensor<2x6x2x4xf32> -> tensor<2x6x8xf32>
+  func.return %y : tensor<2x6x8xf32>
+}
+
+// -----
+
+// Blocked: a bias along the inner half only (it would repeat along the merged axis), and an
+// operand computed outside a reduce-then-broadcast region that would need a transpose of its
+// own.
+// CHECK-LABEL: func.func @cancelling_views_blocked
+// CHECK-NEXT:    nn.reshape %x
+// CHECK-NEXT:    nn.add
+// CHECK-NEXT:    nn.reshape
+// CHECK-NEXT:    nn.transpose %u
+// CHECK:         nn.transpose
+// MISSED: canonicalize-nn.mlir:[[# @LINE + 5]]:3: remark: [canonicalize-nn] not fused: canonical form 'views that cancel around a region' not applied: the operand [4] of nn.add from outside cannot be read through a reshape of it (it would need a transpose, or spans part of a group of reshaped axes)
+// MISSED: canonicalize-nn.mlir:[[# @LINE + 10]]:3: remark: [canonicalize-nn] not fused: canonical form 'views that cancel around a region' not applied: the operand [6, 4] of nn.mul from outside cannot be read through a reshape of it (it would need a transpose, or spans part of a group of reshaped axes)
+func.func @cancelling_views_blocked(%x: tensor<2x6x8xf32>, %b: tensor<4xf32>, %u: tensor<4x6xf32>, %w: tensor<6x4xf32>) -> (tensor<2x6x8xf32>, tensor<4x6xf32>, tensor<6x4xf32>) {
+  %r = nn.reshape %x : tensor<2x6x8xf32> -> tensor<2x6x2x4xf32>
+  %a = nn.add %r, %b : tensor<2x6x2x4xf32>, tensor<4xf32> -> tensor<2x6x2x4xf32>
+  %y = nn.reshape %a : tensor<2x6x2x4xf32> -> tensor<2x6x8xf32>
+  %t = nn.transpose %u {perm = array<i64: 1, 0>} : tensor<4x6xf32> -> tensor<6x4xf32>
+  %s = nn.sigmoid %w : tensor<6x4xf32> -> tensor<6x4xf32>
+  %m = nn.mul %t, %s : tensor<6x4xf32>, tensor<6x4xf32> -> tensor<6x4xf32>
+  %k = nn.reduce_sum %m {axes = array<i64: 1>, keepdims = true} : tensor<6x4xf32> -> tensor<6x1xf32>
+  %d = nn.sub %m, %k : tensor<6x4xf32>, tensor<6x1xf32> -> tensor<6x4xf32>
+  %z = nn.transpose %d {perm = array<i64: 1, 0>} : tensor<6x4xf32> -> tensor<4x6xf32>
+  func.return %y, %z, %s : tensor<2x6x8xf32>, tensor<4x6xf32>, tensor<6x4xf32>
 }

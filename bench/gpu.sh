@@ -128,6 +128,30 @@ case "${1:-all}" in
       timeout 590 python3 -m fusec.bench.import_matrix_gpu .gpu/import_matrix --device gpu \
         --timeout 280 "$@" > "$out/gpu_import_matrix.log" 2>&1
       echo "== import-matrix: exit $?"; cat "$out/gpu_import_matrix.log" ;;
+  decode) # issue 30: the decode kernels' GPU tests, then greedy decoding against HF eager and
+          # torch.compile(reduce-overhead), GPT-2 small and the Llama-style model, f16, batch 1
+          # and 8, prompt 128, 512 tokens (about 8 minutes; each part to a file of its own)
+          FUSEC_TEST_DEVICE=gpu timeout 100 python3 -m pytest -q -p no:cacheprovider \
+            tests/codegen/test_kernel_gemm_skinny.py tests/codegen/test_swiglu_epilogue.py \
+            tests/codegen/test_kernel_cache_attention_split.py tests/runtime/test_generation.py \
+            > "$out/gpu_decode_tests.log" 2>&1
+          echo "== decode tests: exit $?"; tail -3 "$out/gpu_decode_tests.log"
+          for model in gpt2 llama; do
+            timeout 200 python3 -m fusec.bench.decoder_peers --model $model --batch 1,8 \
+              --dtype f16 --prompt 128 --steps 512 --repeats 2 --device gpu \
+              --json "$out/gpu_decode_$model.json" > "$out/gpu_decode_$model.log" 2>&1
+            echo "== decode $model: exit $?"; grep -v "Warn" "$out/gpu_decode_$model.log" | tail -14
+          done ;;
+  decode-check) # issue 30's other settings: the f32 token check and bf16 (about 5 minutes)
+          timeout 120 python3 -m fusec.bench.decoder_peers --model llama --batch 1,8 --dtype f32 \
+            --steps 32 --repeats 1 --peers fusec,eager --device gpu > "$out/gpu_decode_f32.log" 2>&1
+          echo "== decode f32: exit $?"; grep -v "Warn" "$out/gpu_decode_f32.log" | tail -12
+          for model in gpt2 llama; do
+            timeout 150 python3 -m fusec.bench.decoder_peers --model $model --batch 1,8 \
+              --dtype bf16 --prompt 128 --steps 512 --repeats 1 --device gpu \
+              > "$out/gpu_decode_bf16_$model.log" 2>&1
+            echo "== decode bf16 $model: exit $?"; grep -v "Warn" "$out/gpu_decode_bf16_$model.log" | tail -14
+          done ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
@@ -159,6 +183,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -10,6 +10,13 @@ single line fit for a terminal; errors that carry more expose it through `detail
 from __future__ import annotations
 
 
+def error_line(error: BaseException) -> str:
+    """The first line of `error`'s message (an OS error's ``strerror``), or its class name when
+    it has none: what a one-line diagnostic that wraps another stage's exception quotes."""
+    text = getattr(error, "strerror", None) or str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 class FusecRuntimeError(Exception):
     """Base class of every error raised while running a program."""
 

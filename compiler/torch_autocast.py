@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from fusec.errors import error_line
+
 REFUSED = "fusec_autocast_refused"
 """``node.meta`` key: why the op of an autocast region runs in PyTorch."""
 
@@ -137,7 +139,7 @@ def make_explicit(gm: Any, node: Any, settings: list[tuple[Any, ...]], fake_mode
     try:
         wanted, expected = autocast_casts(node, inputs, settings, fake_mode)
     except Exception as e:  # noqa: BLE001 (any op PyTorch cannot run on fake inputs)
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        first = error_line(e)
         return f"inside torch.autocast, the op could not be run on fake inputs: {first}"
     node.meta["val"] = expected
     for source, dtype in wanted:

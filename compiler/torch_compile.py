@@ -37,6 +37,7 @@ from fusec.compiler.torch_partition import (
     compile_aten_graph,
 )
 from fusec.compiler.torch_report import GraphReport, Reporter
+from fusec.errors import error_line
 from fusec.frontends.torch_fx import ImportedGraph
 from fusec.runtime.device import OpenCLDevice, select_device
 from fusec.runtime.executable import Executable
@@ -268,6 +269,6 @@ def compile_torch(source: Any, example_inputs: Sequence[Any] | None, device: str
         try:
             program = torch.export.export(source, tuple(example_inputs))
         except Exception as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            first = error_line(e)
             raise FusecError(f"error: torch.export failed: {first}") from None
     return ExportedExecutable(program, source, options, reporter)

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fusec.compiler.diagnostics import FusecError, verify_module
+from fusec.errors import error_line
 from fusec.frontends.onnx_import import GraphValue, ImportedModel
 from fusec.frontends.torch_fx import (
     TORCH_HOST_DTYPES,
@@ -57,12 +58,7 @@ def load_exported(path: str) -> Any:
     if "warnings above" in str(error):
         error = logged[0] if logged else ValueError("no exported program in the archive")
     raise FusecError(f"{path}: error: cannot load the ExportedProgram: "
-                     f"{first_line(error)}") from None
-
-
-def first_line(error: BaseException) -> str:
-    text = getattr(error, "strerror", None) or str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
+                     f"{error_line(error)}") from None
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
+from fusec.errors import error_line
 from fusec.frontends.onnx_import import Importer, Value, shape_of
 from fusec.frontends.onnx_ops import check_constant_indices
 
@@ -98,7 +99,7 @@ def evaluate(imp: Importer, node: object, args: list[np.ndarray | None]) -> list
     try:
         results = ReferenceEvaluator(model).run(None, feeds)
     except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        first = error_line(e)
         raise imp.error(f"cannot compute at import time: {first}") from None
     folded: list[Value] = []
     for value in results:

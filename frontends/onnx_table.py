@@ -6,6 +6,7 @@ for one node (`onnx_ops`; opset 23's fused attention ops, `onnx_attention`), and
 from __future__ import annotations
 
 from fusec.dialects import nn
+from fusec.errors import error_line
 from fusec.frontends import onnx_ops as ops
 from fusec.frontends.onnx_attention import convert_attention, convert_rotary_embedding
 from fusec.frontends.onnx_import import Importer, OnnxImportError, Value, op_version_error
@@ -93,5 +94,5 @@ def convert_node(imp: Importer, node: object, args: list[Value | None]) -> list[
     except OnnxImportError:
         raise
     except Exception as e:  # a verifier or shape error on this node: still one line
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        first = error_line(e)
         raise imp.error(first) from None

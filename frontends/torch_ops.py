@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from fusec.dialects import nn
 from fusec.dialects.common import element_of, ints_prop, shape_of
+from fusec.errors import error_line
 from fusec.frontends.onnx_ops import (
     broadcast,
     convert_and,
@@ -937,7 +938,7 @@ def convert_node(imp: FxImporter, node: Any) -> Any:
     except TorchImportError:
         raise
     except Exception as e:  # a verifier or shape error on this node: still one line
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        first = error_line(e)
         raise imp.error(first) from None
 
 

@@ -49,6 +49,7 @@ from fusec.codegen.kernels.common import (
     check_positive,
     kernel_signature,
 )
+from fusec.errors import error_line
 
 BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 32
 WARPS_M, WARPS_N = 2, 4
@@ -483,7 +484,7 @@ def probe_tensor_cores(device: Any) -> tuple[tuple[str, ...], str]:
                 cl.Program(context, source).build()
                 kinds.append(kind)
             except cl.Error as e:
-                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                first = error_line(e)
                 failed.append(f"{kind} ({first})")
         note = (f"tensor cores: {', '.join(kinds) or 'none'} on {device.name.strip()}"
                 + (f"; the driver rejected {', '.join(failed)}: the portable GEMM runs those"

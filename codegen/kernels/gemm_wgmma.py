@@ -55,6 +55,7 @@ from fusec.codegen.kernels.common import (
     check_epilogue_names,
     kernel_signature,
 )
+from fusec.errors import error_line
 
 BLOCK_M = 128
 BLOCK_N = 256
@@ -481,7 +482,7 @@ def _probe(device: Any) -> tuple[bool, str]:
         cl.enqueue_copy(queue, c, c_buf)
         queue.finish()
     except Exception as e:  # noqa: BLE001 - any failure means: keep the mma.sync kernels
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        first = error_line(e)
         return False, f"wgmma: the probe failed on {name} ({first}): the mma.sync GEMMs run"
     want = a.astype(np.float32) @ b.astype(np.float32)
     if not np.array_equal(c.astype(np.float32), want):

@@ -152,6 +152,12 @@ case "${1:-all}" in
               > "$out/gpu_decode_bf16_$model.log" 2>&1
             echo "== decode bf16 $model: exit $?"; grep -v "Warn" "$out/gpu_decode_bf16_$model.log" | tail -14
           done ;;
+  decode-one) shift  # decode-one MODEL DTYPE BATCHES SECONDS: one model's row of issue 30's
+          # table (prompt 128, 512 tokens, every peer, one timed call each)
+          timeout "$4" python3 -m fusec.bench.decoder_peers --model "$1" --batch "$3" \
+            --dtype "$2" --prompt 128 --steps 512 --repeats 1 --device gpu \
+            --json "$out/gpu_decode_$2_$1.json" > "$out/gpu_decode_$2_$1.log" 2>&1
+          echo "== decode $2 $1: exit $?"; grep -v "Warn" "$out/gpu_decode_$2_$1.log" | tail -14 ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;

@@ -15,7 +15,7 @@ builds each distinct kernel once.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.dialects import func, memref
@@ -49,6 +49,7 @@ from fusec.dialects import kernel
 from fusec.dialects.donation import aliased_outputs
 from fusec.dialects.locations import file_line_cols
 from fusec.dtypes import BF16_HOST, bf16_bits
+from fusec.lowering.plan_buffers import users
 
 NUMPY_TYPES: dict[str, np.dtype] = {
     "f32": np.dtype(np.float32),
@@ -137,6 +138,11 @@ class PlanBuilder:
     """The buffer every wgmma product that transposes its B first writes it into: each
     transpose is read by the launch right after it on the in-order queue, so one buffer, as
     large as the largest B, serves them all (`transpose_scratch`)."""
+    swiglu_results: list[tuple[int, int]] = field(default_factory=list)
+    """The buffers made for SwiGLU results that could not take their slot's, each with the
+    position of its occupant's last reader (`swiglu_result_buffer`)."""
+    positions: dict[Operation, int] = field(default_factory=dict)
+    """Each op of the function -> its position (made once, when asked)."""
 
     def new_buffer(self, spec: BufferSpec) -> int:
         self.buffers.append(spec)
@@ -305,10 +311,30 @@ class PlanBuilder:
             return True
         if (isinstance(op, kernel.AllocOp) and value not in self.returned
                 and self.slots.get(op.slot.value.data) == self.where[fusion.gemm.inputs[0]]):
-            self.where[value] = self.new_buffer(BufferSpec(
-                buffer_bytes(value.type), "intermediate", value.name_hint or "swiglu"))
+            self.where[value] = self.swiglu_result_buffer(op, value)
             return True
         return False
+
+    def swiglu_result_buffer(self, alloc: Operation, value: SSAValue) -> int:
+        """A buffer for the SwiGLU result `value` (allocated by `alloc`) where its slot's
+        holds the product's A: one that an earlier such result held, once the last reader of
+        that one has run (grown to fit), else a new one. A model's layers then share one
+        buffer, as its slots are shared, rather than each holding its own."""
+        if not self.positions:
+            self.positions = {op: i for i, op in enumerate(self.fn.body.block.ops)}
+        start = self.positions[alloc]
+        end = max((self.positions[u] for u in users(value) if u in self.positions),
+                  default=start)
+        nbytes = buffer_bytes(value.type)
+        for i, (buffer, free_after) in enumerate(self.swiglu_results):
+            if free_after < start:
+                if self.buffers[buffer].nbytes < nbytes:
+                    self.buffers[buffer] = replace(self.buffers[buffer], nbytes=nbytes)
+                self.swiglu_results[i] = (buffer, end)
+                return buffer
+        buffer = self.new_buffer(BufferSpec(nbytes, "intermediate", "swiglu results"))
+        self.swiglu_results.append((buffer, end))
+        return buffer
 
     def swiglu_gemm(self, fusion: SwigluEpilogue) -> None:
         op = fusion.gemm

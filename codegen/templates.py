@@ -241,31 +241,32 @@ def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo 
 
 
 def skinny_takes_swiglu(op: kernel.TemplateOp) -> bool:
-    """Whether a skinny ``gemm`` op may compute a ``fused.swiglu`` of its result
-    (`gemm_skinny_k_major` with ``swiglu``): B bound K-major (`skinny_reads_b_transposed`), as
-    a prefill's tensor-core product with the SwiGLU epilogue stores it, and a 16-bit type, as
-    that product takes."""
+    """Whether a skinny ``gemm`` op may compute a ``fused.swiglu`` of its result (a decode
+    step's SwiGLU, B's gate and up columns interleaved as a prefill's tensor-core product with
+    the SwiGLU epilogue stores them): a 16-bit type, as that product takes, an even N and no
+    epilogue of its own; B read K-major (`gemm_skinny_k_major`) where the prefill stores it so
+    (`skinny_reads_b_transposed`), else as it is (`gemm_skinny`)."""
     p = Params(op)
     return (bool(p.int("skinny", 0)) and p.str("dtype", "f32") in SWIGLU_TYPES
-            and skinny_reads_b_transposed(p) and p.int("n") % 2 == 0
-            and epilogue_is_identity(op))
+            and p.int("n") % 2 == 0 and epilogue_is_identity(op))
 
 
 def instantiate_gemm_swiglu(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
                             b_transposed: bool) -> tuple[KernelSource | None, KernelSource] | None:
     """The launches of a ``gemm`` op that computes ``fused.swiglu`` of its product, B's gate
     and up columns interleaved (`fusec.codegen.swiglu_epilogue`): on `gemm_wgmma`
-    (`instantiate_gemm_wgmma`), or the skinny K-major product (no transpose); None where
-    neither takes it."""
+    (`instantiate_gemm_wgmma`), or a skinny product reading B ``[N, K]`` (`b_transposed`,
+    where `skinny_reads_b_transposed`) or as it is, with no transpose; None where none takes
+    it."""
     if not Params(op).int("skinny", 0):
         return instantiate_gemm_wgmma(op, name, device, b_transposed, swiglu=True)
-    if not (b_transposed and skinny_takes_swiglu(op)):
-        return None
     p = Params(op)
-    return None, gemm_skinny_k_major(name, p.int("batch") * p.int("m"), p.int("n"), p.int("k"),
-                                     IDENTITY_EPILOGUE, dtype=p.str("dtype", "f32"),
-                                     out_dtype=p.str("out_dtype", p.str("dtype", "f32")),
-                                     swiglu=True)
+    if not skinny_takes_swiglu(op) or (b_transposed and not skinny_reads_b_transposed(p)):
+        return None
+    skinny = gemm_skinny_k_major if b_transposed else gemm_skinny
+    return None, skinny(name, p.int("batch") * p.int("m"), p.int("n"), p.int("k"),
+                        IDENTITY_EPILOGUE, dtype=p.str("dtype", "f32"),
+                        out_dtype=p.str("out_dtype", p.str("dtype", "f32")), swiglu=True)
 
 
 def instantiate_gemm_split_sum(

@@ -67,19 +67,21 @@ parameters must not use them."""
 
 
 def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype: str = "f32",
-                out_dtype: str | None = None,
-                shape: tuple[int, ...] | None = None) -> KernelSource:
+                out_dtype: str | None = None, shape: tuple[int, ...] | None = None,
+                swiglu: bool = False) -> KernelSource:
     """``out = epilogue(lhs @ rhs)`` for ``lhs [rows, k]``, ``rhs [k, n]`` of element type
     `dtype`, ``out [rows, n]`` of `out_dtype` (default `dtype`); see the module docstring. The
     epilogue sees the row and the column of each output. `shape` ``(group_n, group_k,
     columns[, depth])`` replaces `skinny_shape`'s (bench/skinny_sweep.py tries others); with
     ``depth`` 4 each lane of K takes one contiguous run of rows of B, 4 at a time, reading
     its 4 elements of each row of A as one vector (`_runs_of_depth`), instead of every
-    ``group_k``-th row."""
+    ``group_k``-th row. With `swiglu`, ``out [rows, n / 2]`` holds the SwiGLU of B's
+    interleaved gate and up columns, as `gemm_skinny_k_major`'s (`_swiglu_pairs`)."""
     group_n, group_k, columns, *rest = shape or skinny_shape(rows, n)
     depth = rest[0] if rest else 1
     if depth not in (1, 4):
         raise ValueError(f"kernel '{name}': depth {depth} is not 1 or 4")
+    _check_swiglu(name, swiglu, n, group_n * columns, epilogue)
     check_positive(name, rows=rows, n=n, k=k, group_n=group_n, group_k=group_k,
                    columns=columns)
     _check_rows(name, rows)
@@ -101,15 +103,29 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
         for r in lanes)
     partials = "".join(f"    part[ky][{r}][tx * {columns} + {j}] = acc{r}_{j};\n"
                        for r in lanes for j in adjacent)
-    total = " + ".join(f"part[{i}][r][o % {width}]" for i in range(group_k))
     if depth == 1:
         loop = (f"        #pragma unroll 4\n"
                 f"        for (int kk = ky; kk < {k}; kk += {group_k}) {{\n"
                 f"{weights}{products}        }}\n")
     else:
         loop = _runs_of_depth(rows, n, k, group_k, columns, dtype, weights, products)
-    value = epilogue.call("total", "r", "col")
-    store = half.store(result, "out", f"r * {n} + col", value)
+    first = f"get_group_id(0) * {width}"
+    if swiglu:
+        reduce = _swiglu_pairs(rows, width, (f"ky * {group_n} + tx", group_n * group_k), n,
+                               first, [f"part[{i}][r][{{}}]" for i in range(group_k)], result)
+    else:
+        total = " + ".join(f"part[{i}][r][o % {width}]" for i in range(group_k))
+        value = epilogue.call("total", "r", "col")
+        reduce = f"""\
+    for (int o = ky * {group_n} + tx; o < {rows * width}; o += {group_n * group_k}) {{
+        const int r = o / {width};
+        const int col = {first} + o % {width};
+        if (col < {n}) {{
+            const float total = {total};
+            {half.store(result, "out", f"r * {n} + col", value)};
+        }}
+    }}
+"""
     body = f"""\
     const int tx = get_local_id(0), ky = get_local_id(1);
     const int col0 = get_group_id(0) * {width} + tx * {columns};
@@ -117,20 +133,13 @@ def gemm_skinny(name: str, rows: int, n: int, k: int, epilogue: Epilogue, dtype:
 {loop}    }}
     __local float part[{group_k}][{rows}][{width}];
 {partials}    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int o = ky * {group_n} + tx; o < {rows * width}; o += {group_n * group_k}) {{
-        const int r = o / {width};
-        const int col = get_group_id(0) * {width} + o % {width};
-        if (col < {n}) {{
-            const float total = {total};
-            {store};
-        }}
-    }}
-"""
+{reduce}"""
     attribute = f"__attribute__((reqd_work_group_size({group_n}, {group_k}, 1)))"
     helpers = half.HELPERS if half.is_half(dtype) or half.is_half(result) else ""
     source = (
         f"// {name}: [{rows}x{k}] @ [{k}x{n}], skinny ({group_n}x{group_k} work-items, "
-        f"{width} columns per work-group), {dtype}\n"
+        f"{width} columns per work-group), {dtype}"
+        f"{', SwiGLU of column pairs' if swiglu else ''}\n"
         f"{helpers}{epilogue.guarded_function()}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )
@@ -221,9 +230,7 @@ def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue
     tensor-core kernel reads them) and ``out [rows, n / 2]`` holds ``up * silu(gate)`` of each
     pair, computed from the float sums as `gemm_wgmma`'s SwiGLU epilogue does."""
     warps, columns = shape or k_major_shape(rows, n)
-    if swiglu and (n % 2 or columns % 2 or epilogue is not IDENTITY_EPILOGUE):
-        raise ValueError(f"kernel '{name}': a SwiGLU of column pairs needs an even N and "
-                         f"columns and no epilogue of its own (N {n}, {columns} columns)")
+    _check_swiglu(name, swiglu, n, columns, epilogue)
     check_positive(name, rows=rows, n=n, k=k, warps=warps, columns=columns)
     _check_rows(name, rows)
     if not reads_k_major(k):
@@ -251,7 +258,9 @@ def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue
     partials = "".join(f"    part[warp][{r * columns + j}][lane] = acc{r}_{j};\n"
                        for r in lanes for j in adjacent)
     if swiglu:
-        reduce = _swiglu_store(rows, n, columns, result)
+        reduce = _swiglu_pairs(rows, columns, ("lane", 32), n, "col0",
+                               [f"part[warp][r * {columns} + {{}}][{i}]" for i in range(32)],
+                               result)
     else:
         total = " + ".join(f"part[warp][o][{i}]" for i in range(32))
         value = epilogue.call("total", "r", "col")
@@ -284,18 +293,30 @@ def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue
                         (32, warps))
 
 
-def _swiglu_store(rows: int, n: int, columns: int, result: str) -> str:
-    """The stores of `gemm_skinny_k_major` with ``swiglu``: lane ``o`` of a warp adds the
-    partial sums of row ``o / (columns / 2)``'s gate and up columns of pair ``o % (columns /
-    2)`` and stores ``up * silu(gate)`` at column ``(col0 + 2 pair) / 2`` of ``out [rows, n /
-    2]``."""
+def _check_swiglu(name: str, swiglu: bool, n: int, columns: int, epilogue: Epilogue) -> None:
+    """A SwiGLU of column pairs needs an even N, an even number of `columns` per work-group
+    or warp (each holds whole pairs) and no epilogue of its own."""
+    if swiglu and (n % 2 or columns % 2 or epilogue is not IDENTITY_EPILOGUE):
+        raise ValueError(f"kernel '{name}': a SwiGLU of column pairs needs an even N and "
+                         f"columns and no epilogue of its own (N {n}, {columns} columns)")
+
+
+def _swiglu_pairs(rows: int, columns: int, lanes: tuple[str, int], n: int, first: str,
+                  partials: list[str], result: str) -> str:
+    """The stores of a skinny product with ``swiglu``, over the `columns` adjacent columns of
+    C that a work-group (or a warp) owns from column `first`: work-item ``o`` (from
+    ``lanes[0]`` in steps of ``lanes[1]``) adds the partial sums (`partials`, each with
+    ``{}`` for the column within the `columns`) of row ``o / (columns / 2)``'s gate and up
+    columns of pair ``p = o % (columns / 2)`` and stores ``up * silu(gate)`` at column
+    ``(first + 2 p) / 2`` of ``out [rows, n / 2]``, as `gemm_wgmma`'s SwiGLU epilogue does."""
     pairs = columns // 2
-    gate = " + ".join(f"part[warp][r * {columns} + 2 * p][{i}]" for i in range(32))
-    up = " + ".join(f"part[warp][r * {columns} + 2 * p + 1][{i}]" for i in range(32))
+    gate = " + ".join(part.format("2 * p") for part in partials)
+    up = " + ".join(part.format("2 * p + 1") for part in partials)
     value = "up * (gate * (1.0f / (1.0f + exp(-gate))))"
-    return f"""    for (int o = lane; o < {rows * pairs}; o += 32) {{
+    start, stride = lanes
+    return f"""    for (int o = {start}; o < {rows * pairs}; o += {stride}) {{
         const int r = o / {pairs}, p = o % {pairs};
-        const int col = col0 + 2 * p;
+        const int col = {first} + 2 * p;
         if (col < {n}) {{
             const float gate = {gate};
             const float up = {up};

@@ -247,6 +247,36 @@ def test_k_major_swiglu_of_interleaved_columns(launch, dtype: str,
                                atol=1e-4 * max(float(np.abs(want).max()), 1.0))
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("shape", [(1, 64, 64), (8, 50, 40), (3, 6, 24), (16, 65, 9)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_swiglu_of_interleaved_columns_read_as_they_are(launch, dtype: str,
+                                                        shape: tuple[int, int, int]) -> None:
+    """``up * silu(gate)`` of B's gate and up halves stored interleaved pairwise, ``[K, N]`` as
+    a bf16 prefill's tensor-core product stores them, against numpy on the product's halves;
+    the pairs straddle work-groups where N is not a multiple of the width."""
+    rows, f, k = shape
+    lhs, rhs, a, b = operands(rows, 2 * f, k, dtype, seed=11)
+    stored = np.ascontiguousarray(interleave_halves(rhs, "first"))
+    kernel = gemm_skinny("skinny_sw", rows, 2 * f, k, IDENTITY_EPILOGUE, dtype, "f32",
+                         swiglu=True)
+    got = launch(kernel, {"lhs": lhs, "rhs": stored}, {"out": (rows, f)})["out"]
+    product = a @ b
+    gate, up = product[:, :f], product[:, f:]
+    want = up * gate / (1.0 + np.exp(-gate))
+    np.testing.assert_allclose(got, want, rtol=0,
+                               atol=1e-4 * max(float(np.abs(want).max()), 1.0))
+
+
+def test_a_swiglu_needs_whole_pairs_and_no_epilogue() -> None:
+    with pytest.raises(ValueError, match="even N"):
+        gemm_skinny("s", 1, 9, 8, IDENTITY_EPILOGUE, swiglu=True)
+    with pytest.raises(ValueError, match="even N"):
+        gemm_skinny("s", 1, 8, 8, BIAS_ROW_TANH, swiglu=True)
+    with pytest.raises(ValueError, match="even N"):
+        gemm_skinny("s", 1, 8, 8, IDENTITY_EPILOGUE, shape=(3, 4, 1), swiglu=True)
+
+
 def test_k_major_refuses_what_it_cannot_read() -> None:
     with pytest.raises(ValueError, match="not a multiple of 8"):
         gemm_skinny_k_major("s", 1, 8, 12, IDENTITY_EPILOGUE)

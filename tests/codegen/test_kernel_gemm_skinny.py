@@ -227,40 +227,25 @@ def test_k_major_epilogue_and_work_group_shapes(launch, shape: tuple[int, int]) 
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=0, atol=2e-3)
 
 
+@pytest.mark.parametrize("layout", ["k-major", "as-is"])
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("shape", [(1, 64, 64), (8, 50, 40), (3, 6, 24), (16, 65, 8)],
                          ids=lambda s: "x".join(map(str, s)))
-def test_k_major_swiglu_of_interleaved_columns(launch, dtype: str,
-                                               shape: tuple[int, int, int]) -> None:
-    """``up * silu(gate)`` of B's gate and up halves stored interleaved pairwise and K-major,
-    against numpy on the product's halves."""
+def test_swiglu_of_interleaved_columns(launch, layout: str, dtype: str,
+                                       shape: tuple[int, int, int]) -> None:
+    """``up * silu(gate)`` of B's gate and up halves stored interleaved pairwise, K-major (as
+    an f16 prefill's tensor-core product stores them, `gemm_skinny_k_major`) or ``[K, N]`` as
+    it is (bf16's, `gemm_skinny`), against numpy on the product's halves; the pairs straddle
+    work-groups where N is not a multiple of the width."""
     rows, f, k = shape
     lhs, rhs, a, b = operands(rows, 2 * f, k, dtype, seed=10)
-    stored = np.ascontiguousarray(interleave_halves(rhs, "first").T)
-    kernel = gemm_skinny_k_major("skinny_sw", rows, 2 * f, k, IDENTITY_EPILOGUE, dtype, "f32",
-                                 swiglu=True)
-    got = launch(kernel, {"lhs": lhs, "rhs": stored}, {"out": (rows, f)})["out"]
-    product = a @ b
-    gate, up = product[:, :f], product[:, f:]
-    want = up * gate / (1.0 + np.exp(-gate))
-    np.testing.assert_allclose(got, want, rtol=0,
-                               atol=1e-4 * max(float(np.abs(want).max()), 1.0))
-
-
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("shape", [(1, 64, 64), (8, 50, 40), (3, 6, 24), (16, 65, 9)],
-                         ids=lambda s: "x".join(map(str, s)))
-def test_swiglu_of_interleaved_columns_read_as_they_are(launch, dtype: str,
-                                                        shape: tuple[int, int, int]) -> None:
-    """``up * silu(gate)`` of B's gate and up halves stored interleaved pairwise, ``[K, N]`` as
-    a bf16 prefill's tensor-core product stores them, against numpy on the product's halves;
-    the pairs straddle work-groups where N is not a multiple of the width."""
-    rows, f, k = shape
-    lhs, rhs, a, b = operands(rows, 2 * f, k, dtype, seed=11)
-    stored = np.ascontiguousarray(interleave_halves(rhs, "first"))
-    kernel = gemm_skinny("skinny_sw", rows, 2 * f, k, IDENTITY_EPILOGUE, dtype, "f32",
-                         swiglu=True)
-    got = launch(kernel, {"lhs": lhs, "rhs": stored}, {"out": (rows, f)})["out"]
+    stored = interleave_halves(rhs, "first")
+    skinny = gemm_skinny
+    if layout == "k-major":
+        stored, skinny = stored.T, gemm_skinny_k_major
+    kernel = skinny("skinny_sw", rows, 2 * f, k, IDENTITY_EPILOGUE, dtype, "f32", swiglu=True)
+    got = launch(kernel, {"lhs": lhs, "rhs": np.ascontiguousarray(stored)},
+                 {"out": (rows, f)})["out"]
     product = a @ b
     gate, up = product[:, :f], product[:, f:]
     want = up * gate / (1.0 + np.exp(-gate))

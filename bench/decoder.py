@@ -393,6 +393,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--write", metavar="FILE", help="write the IR and stop")
+    parser.add_argument("--write-inputs", metavar="FILE.npz",
+                        help="with --write: also write random weights (seed 0) and a random "
+                        "prompt ('tokens', seed 1), what fusec-run --generate takes")
     parser.add_argument("--profile", action="store_true",
                         help="also time one step call: wall time (waited), enqueue time (not "
                         "waited) and each kernel's device time (median of --repeats)")
@@ -401,17 +404,21 @@ def main(argv: Sequence[str] | None = None) -> None:
                          args.layers, max(args.cache, args.prompt + args.steps), args.ffn,
                          args.prompt, args.dtype, STYLES[args.style])
     text = decoder_ir(sizes)
+    if args.write_inputs and not args.write:
+        parser.error("--write-inputs goes with --write")
+    weights = random_weights(sizes)
+    prompt = np.random.default_rng(1).integers(0, sizes.vocab, (sizes.batch, sizes.prompt))
+    prompt = prompt.astype(np.int32)
     if args.write:
         with open(args.write, "w") as out:
             out.write(text)
+        if args.write_inputs:
+            np.savez(args.write_inputs, tokens=prompt, **weights)
         return
     import fusec
 
-    weights = random_weights(sizes)
     prefill = fusec.compile(text, "prefill", device=args.device, params=weights)
     step = fusec.compile(text, "step", device=args.device, params=weights, share_weights=prefill)
-    prompt = np.random.default_rng(1).integers(0, sizes.vocab, (sizes.batch, sizes.prompt))
-    prompt = prompt.astype(np.int32)
     fusec.generate(prefill, step, prompt, args.steps)
     seconds = []
     for _ in range(args.repeats):

@@ -24,6 +24,9 @@ overhead of a call. Adjacent launches are merged (``fuse-launches``) under a bud
 device's global memory size; ``--launch-budget BYTES`` sets it, ``--no-launch-fusion`` keeps
 one launch per kernel.
 
+``--generate STEPS --inputs IN.npz`` decodes greedily with FILE's ``@prefill`` and ``@step``
+(`fusec.tools.run_generate`, docs/generation.md).
+
 ``--device auto`` places each kernel on the CPU or the GPU where both exist (``fusec.placement``:
 the cost model, calibrated by ``fusec-calibrate`` or the built-in defaults);
 ``--offload-threshold NAME=VALUE`` overrides one of its thresholds and ``--offload-report
@@ -492,6 +495,10 @@ def dump(folder: str, function: str, source: str, ir: str, inputs: list[str | No
                    "was found out about the device (e.g. tensor cores the driver rejected).")
 @click.option("--shape", "shape_specs", multiple=True, metavar="NAME=DIMS",
               help="An ONNX model's dynamic input shape, e.g. input_ids=1x128 (repeatable).")
+@click.option("--generate", "generate_steps", type=click.IntRange(min=1), metavar="STEPS",
+              help="Greedy decoding: FILE's @prefill and @step (docs/generation.md) on the "
+              "prompt 'tokens' and the weights of --inputs; prints STEPS tokens per sequence "
+              "(or writes them to -o as 'tokens'); --check compares them with the reference's.")
 @click.option("--progress", "force_progress", is_flag=True,
               help="Report each compile step on stderr (shown anyway on a terminal after about "
                    "a second).")
@@ -503,7 +510,8 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         verify_fusion: bool, bisect: bool, launch_budget: int | None, no_launch_fusion: bool,
         list_only: bool,
         allow_tf32: bool, knob_settings: tuple[str, ...], verbose: bool,
-        shape_specs: tuple[str, ...], force_progress: bool) -> None:
+        shape_specs: tuple[str, ...], generate_steps: int | None,
+        force_progress: bool) -> None:
     """Compile FILE for an OpenCL device, run it and write or check its outputs."""
     if list_only:
         list_devices()
@@ -516,6 +524,18 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
         raise click.UsageError("--launch-budget and --no-launch-fusion exclude each other")
     if verbose:
         show_warnings("fusec-run")
+    if generate_steps is not None:
+        generating(file, inputs, generate_steps, device, platform, pipeline, output, check,
+                   verbose, force_progress, knob_values(knob_settings), {
+                       "--function": function, "--random": seed is not None,
+                       "--profile": profile, "--dump-kernels": dump_kernels, "--dot": dot,
+                       "--offload-threshold": offload_thresholds,
+                       "--offload-report": offload_report, "--verify-fusion": verify_fusion,
+                       "--bisect": bisect, "--launch-budget": launch_budget is not None,
+                       "--no-launch-fusion": no_launch_fusion, "--allow-tf32": allow_tf32,
+                       "--shape": shape_specs, "--atol": atol is not None,
+                       "--rtol": rtol is not None})
+        return
     from fusec.runtime.artifact import is_artifact
 
     if is_artifact(file):
@@ -563,6 +583,32 @@ def cli(file: str | None, function: str | None, inputs: str | None, seed: int | 
                 rtol, profile, dump_kernels, offload_thresholds, offload_report, dot,
                 parse_shapes(shape_specs), launch_budget, not no_launch_fusion, allow_tf32,
                 verbose)
+
+
+def generating(file: str, inputs: str | None, steps: int, device: str | None,
+               platform: str | None, pipeline: str, output: str | None, check: bool,
+               verbose: bool, force_progress: bool, settings: dict,
+               others: dict[str, object]) -> None:
+    """``--generate``: its command line checked, then `run_generate.generate_tokens`."""
+    given = [option for option, value in others.items() if value]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: not with --generate (it takes --inputs, "
+                               "-o, --check, --device, --platform, -p, --knob)")
+    if inputs is None:
+        raise click.UsageError("--generate needs --inputs IN.npz (the prompt as 'tokens' and "
+                               "the weights)")
+    from fusec.runtime.artifact import is_artifact
+
+    if is_artifact(file) or not file.endswith(".mlir"):
+        raise click.UsageError("--generate takes an .mlir file with @prefill and @step")
+    from fusec.tools.run_generate import generate_tokens
+
+    with errors_reported("fusec-run", verbose), knobs.overridden(settings):
+        check_not_input(output, [file, inputs])
+        check_writable(output)
+        with progress.reporting(Progress.for_stream(sys.stderr, "fusec-run", force_progress)):
+            generate_tokens(file, steps, inputs, device or "auto", platform, pipeline, output,
+                            check)
 
 
 @contextlib.contextmanager

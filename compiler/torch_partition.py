@@ -8,7 +8,9 @@ capability-based partitioner into partitions without cycles; each partition beco
 `FusecPartition` (a ``torch.nn.Module`` that holds one fusec executable) called by the outer
 graph module, and every other node stays a PyTorch op there (`CompiledGraph.fallback_ops`
 lists them with the reason). A partition whose import or compilation fails is left to PyTorch
-too, with the error as its reason: no graph is refused whole.
+too, with the error as its reason: no graph is refused whole. In-place ops (a static KV
+cache's ``index_copy_``) run in PyTorch with the views and early reads of what they change
+(`fusec.compiler.torch_mutation`).
 
 Tensors at a partition's boundary (`TensorBridge`): CPU tensors go in as numpy arrays over
 their memory (``np.from_dlpack``, no copy when contiguous) and come out as tensors over the

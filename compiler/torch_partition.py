@@ -8,7 +8,9 @@ capability-based partitioner into partitions without cycles; each partition beco
 `FusecPartition` (a ``torch.nn.Module`` that holds one fusec executable) called by the outer
 graph module, and every other node stays a PyTorch op there (`CompiledGraph.fallback_ops`
 lists them with the reason). A partition whose import or compilation fails is left to PyTorch
-too, with the error as its reason: no graph is refused whole.
+too, with the error as its reason: no graph is refused whole. In-place ops (a static KV
+cache's ``index_copy_``) run in PyTorch with the views and early reads of what they change
+(`fusec.compiler.torch_mutation`).
 
 Tensors at a partition's boundary (`TensorBridge`): CPU tensors go in as numpy arrays over
 their memory (``np.from_dlpack``, no copy when contiguous) and come out as tensors over the
@@ -38,6 +40,7 @@ import numpy as np
 from fusec import knobs as knob_registry
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.torch_autocast import REFUSED, explicit_autocast
+from fusec.compiler.torch_mutation import Mutations
 from fusec.errors import InputError
 from fusec.frontends.torch_fx import (
     ImportedGraph,
@@ -249,14 +252,21 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
 
     explicit_autocast(gm)
     compiled = CompiledGraph(gm, counted_ops(gm))
+    # In-place ops (a static KV cache's index_copy_ and add_): the inputs they change are
+    # call inputs, and what they touch stays in PyTorch (`fusec.compiler.torch_mutation`).
+    mutations = Mutations.of(gm)
+    bound = bound - mutations.mutated_inputs
     compiled.watched = {i: tensor_state(args[i]) for i in bound if is_index_like(args[i])}
-    fold_constants(gm, args, set(compiled.watched))
+    fold_constants(gm, args, set(compiled.watched), set(mutations.pinned) | mutations.bases)
+    mutations = Mutations.of(gm)  # the graph's nodes changed
+    examples = mutations.example_inputs(args)
 
     class Support(OperatorSupport):
         def is_node_supported(self, submodules: Any, node: Any) -> bool:
             if node.op != "call_function":
                 return False
-            reason = node.meta.get(REFUSED) or unsupported_reason(node)
+            reason = node.meta.get(REFUSED) or mutations.pinned.get(node) \
+                or unsupported_reason(node)
             if reason is not None and node.target is not operator.getitem:
                 reasons.setdefault(op_name(node.target), reason)
             return reason is None
@@ -266,7 +276,8 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
     split = partitioner.fuse_partitions(partitions, prefix="fusec_") if partitions else gm
     position = {n.target: i for i, n in enumerate(
         n for n in gm.graph.nodes if n.op == "placeholder")}
-    values = {n: args[position[n.target]] for n in split.graph.nodes if n.op == "placeholder"}
+    values = {n: examples[position[n.target]] for n in split.graph.nodes
+              if n.op == "placeholder"}
     bound_nodes = {n for n in values if position[n.target] in bound}
     for node in split.graph.nodes:
         if node.op == "get_attr":
@@ -302,13 +313,16 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
     return compiled
 
 
-def fold_constants(gm: Any, args: list[Any], constant_inputs: set[int]) -> None:
+def fold_constants(gm: Any, args: list[Any], constant_inputs: set[int],
+                   kept: set[Any] = frozenset()) -> None:  # type: ignore[assignment]
     """Computes the ops of ``gm`` that depend on constants alone (`constant_nodes`: ``arange``,
     masks, the bound integer inputs at ``constant_inputs``) with PyTorch, and puts each value
-    that other ops read in the graph as a constant (``get_attr``)."""
+    that other ops read in the graph as a constant (``get_attr``). The nodes in ``kept`` (and
+    what depends on them) are not folded: a tensor that an in-place op changes (``zeros`` of a
+    cache created in the graph) must be created anew at each call."""
     import torch
 
-    constants = constant_nodes(gm, constant_inputs)
+    constants = constant_nodes(gm, constant_inputs, kept)
     values: dict[Any, Any] = {}
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for node in gm.graph.nodes:

@@ -885,12 +885,18 @@ def unsupported_reason(node: Any) -> str | None:
     return None
 
 
-def constant_nodes(gm: Any, constant_inputs: set[int]) -> set[Any]:
+def constant_nodes(gm: Any, constant_inputs: set[int],
+                   kept: set[Any] = frozenset()) -> set[Any]:  # type: ignore[assignment]
     """The nodes of ``gm`` whose values are known at import time: ``get_attr``, the
-    placeholders at ``constant_inputs``, and deterministic ops on those alone."""
+    placeholders at ``constant_inputs``, and deterministic ops on those alone; none in
+    ``kept`` (tensors changed in place) nor what depends on them."""
     constants: set[Any] = set()
     placeholders = 0
     for node in gm.graph.nodes:
+        if node in kept:
+            if node.op == "placeholder":
+                placeholders += 1
+            continue
         if node.op == "placeholder":
             if placeholders in constant_inputs:
                 constants.add(node)

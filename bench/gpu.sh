@@ -142,12 +142,15 @@ case "${1:-all}" in
               --json "$out/gpu_decode_$model.json" > "$out/gpu_decode_$model.log" 2>&1
             echo "== decode $model: exit $?"; grep -v "Warn" "$out/gpu_decode_$model.log" | tail -14
           done ;;
-  decode-check) # issue 30's other settings: the f32 token check and bf16 (about 5 minutes)
-          timeout 120 python3 -m fusec.bench.decoder_peers --model llama --batch 1,8 --dtype f32 \
-            --steps 32 --repeats 1 --peers fusec,eager --device gpu > "$out/gpu_decode_f32.log" 2>&1
-          echo "== decode f32: exit $?"; grep -v "Warn" "$out/gpu_decode_f32.log" | tail -12
+  decode-check) # issue 30's other settings: the f32 token check of both models and bf16 (about 7 minutes)
+          for model in llama gpt2; do
+            timeout 100 python3 -m fusec.bench.decoder_peers --model $model --batch 1,8 \
+              --dtype f32 --steps 32 --repeats 1 --peers fusec,eager --device gpu \
+              > "$out/gpu_decode_f32_$model.log" 2>&1
+            echo "== decode f32 $model: exit $?"; grep -v "Warn" "$out/gpu_decode_f32_$model.log" | tail -12
+          done
           for model in gpt2 llama; do
-            timeout 150 python3 -m fusec.bench.decoder_peers --model $model --batch 1,8 \
+            timeout 170 python3 -m fusec.bench.decoder_peers --model $model --batch 1,8 \
               --dtype bf16 --prompt 128 --steps 512 --repeats 1 --device gpu \
               > "$out/gpu_decode_bf16_$model.log" 2>&1
             echo "== decode bf16 $model: exit $?"; grep -v "Warn" "$out/gpu_decode_bf16_$model.log" | tail -14
@@ -189,6 +192,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check|decode-one MODEL DTYPE BATCHES SECONDS|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

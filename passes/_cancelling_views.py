@@ -21,6 +21,13 @@ view stays inside a region the index maps of ``fuse-elementwise`` read it; this 
 views that leave the region, which no load of a region can express (a reshape splitting an
 axis; a transpose around a reduction).
 
+A reduction can leave the region in the exit view's place (``canonicalize-nn``'s rule
+``transposed reduction``): where the axes it keeps stay in the input's order, the reduced value
+is the same without the transpose, so ``sum(exp(transpose(x)), axis=-1)`` of a matrix is
+``sum(exp(x), axis=0)``, one column reduction (a keepdims result is read through a reshape
+that moves only its size-1 axes). Kept axes out of order would need a transpose of the result:
+the rule leaves those alone.
+
 The region is every op between the entry views and the exit view: ``nn`` ops of the
 elementwise kind, narrows and concats (around a reshape, of the outermost axis of a group of
 reshaped axes, the others whole: ``narrow(reshape(x, (.., 2, h)), 2, 1, 1)`` is
@@ -115,18 +122,8 @@ class Layout:
         return None
 
     def takes(self, op: Operation) -> bool:
-        """Whether ``op`` may be a member: ``nn`` arithmetic of one result of the inner rank,
-        a narrow or a concat (a reduction keeps its axes, and only renames them: around a
-        transpose)."""
-        if not op.name.startswith("nn.") or len(op.results) != 1 or len(op.regions):
-            return False
-        t = op.results[0].type
-        if not isinstance(t, TensorType) or len(t.get_shape()) != len(self.inner):
-            return False
-        if op_kind(op) is OpKind.ELEMENTWISE or isinstance(op, nn.NarrowOp | nn.ConcatOp):
-            return True
-        return (self.perm is not None and isinstance(op, nn.ReduceOp)
-                and bool_prop(op, "keepdims"))
+        """Whether ``op`` may be a member (`region_member` at the inner rank)."""
+        return region_member(op, len(self.inner), transposed=self.perm is not None)
 
     def shape(self, inner: Shape) -> Shape | None:
         """A region value's shape outside the views (``inner`` being its shape inside); None
@@ -196,6 +193,20 @@ class Layout:
         assert self.perm is not None
         rank = len(self.perm)
         return sorted(self.perm.index(a % rank) for a in axes)
+
+
+def region_member(op: Operation, rank: int, transposed: bool) -> bool:
+    """Whether ``op`` may be a member of a region of ``rank`` inside views: ``nn`` arithmetic
+    of one result of that rank, a narrow or a concat (a reduction keeps its axes, and only
+    renames them: around a transpose, ``transposed``)."""
+    if not op.name.startswith("nn.") or len(op.results) != 1 or len(op.regions):
+        return False
+    t = op.results[0].type
+    if not isinstance(t, TensorType) or len(t.get_shape()) != rank:
+        return False
+    if op_kind(op) is OpKind.ELEMENTWISE or isinstance(op, nn.NarrowOp | nn.ConcatOp):
+        return True
+    return transposed and isinstance(op, nn.ReduceOp) and bool_prop(op, "keepdims")
 
 
 def layout_of(exit_op: Operation) -> Layout | None:
@@ -403,3 +414,86 @@ class CancellingViews(RewritePattern):
         rewriter.replace(op, [], [value])
         erase_dead(region.members, rewriter)
         erase_dead([v for v in views if v is not None], rewriter)
+
+
+REDUCTION_RULE = "transposed reduction"
+
+
+def entry_transpose(root: nn.ReduceOp) -> nn.TransposeOp | None:
+    """The first transpose that the region ending in ``root`` reads (through its members:
+    elementwise ops and keepdims reductions of its rank, each read only by the region), or
+    None."""
+    rank = len(shape_of(root.input))
+    stack, seen = [root.input], set()
+    while stack and len(seen) <= MAX_REGION:
+        owner = producer(stack.pop())
+        if owner is None or owner in seen or owner.parent is not root.parent:
+            continue
+        seen.add(owner)
+        if isinstance(owner, nn.TransposeOp):
+            return owner
+        if region_member(owner, rank, transposed=True) and all(u.operation in seen or u.operation is root
+                         for u in owner.results[0].uses):
+            stack.extend(owner.operands)
+    return None
+
+
+class TransposedReduction(RewritePattern):
+    """``reduce(f(transpose(x, q)), axes)`` -> ``reduce(f(x), q[axes])`` where the axes the
+    reduction keeps stay in ``x``'s order, so that the reduced value is the same without the
+    transpose: a reduction that leaves the region plays the exit view's part (a column sum
+    spelled as a transpose and a row sum; ``f`` elementwise ops and keepdims reductions, as
+    around a transpose and its inverse). A keepdims result is read through a reshape that moves
+    only its size-1 axes (a free view). A reduction read back by the region's arithmetic is not
+    a root: the views around that region may cancel (`CancellingViews`)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, nn.ReduceOp):
+            return
+        rank = len(shape_of(op.input))
+        if any(region_member(u.operation, rank, transposed=True) for u in op.result.uses):
+            return  # broadcast back into the region: the views around it may cancel instead
+        entry = entry_transpose(op)
+        if entry is None:
+            return
+        q = ints_prop(entry, "perm")
+        axes = sorted(a % rank for a in ints_prop(op, "axes"))
+        kept = [q[i] for i in range(rank) if i not in axes]
+        if kept != sorted(kept):
+            return  # the reduced value would need a transpose of its own
+        # the exit view a transpose back would be: outer axis k is the region's axis q⁻¹[k]
+        layout = Layout(tuple(q.index(k) for k in range(rank)), shape_of(entry.input),
+                        shape_of(entry.result))
+        if producer(op.input) is entry:
+            region, value = None, entry.input
+        else:
+            region = find_region(op, layout)
+            if region is None:
+                return
+            why = blocked(region, layout)
+            if why is not None:
+                missed(PASS, op, f"canonical form '{REDUCTION_RULE}' not applied: {why}")
+                return
+        if not may_fuse(PASS, op, f"canonical form '{REDUCTION_RULE}'", verb="rewrote"):
+            return
+        if region is not None:
+            value = rebuild(op, region, layout, rewriter)
+        keepdims = bool_prop(op, "keepdims")
+        new_axes = layout.axes(axes)
+        outer = shape_of(value)
+        shape = [1 if k in new_axes else n for k, n in enumerate(outer) if keepdims
+                 or k not in new_axes]
+        element = op.result.type.element_type  # type: ignore[attr-defined]
+        reduced = type(op)(value, new_axes, TensorType(element, shape), keepdims)
+        reduced.location = op.location
+        rewriter.insert(reduced)
+        result = reduced.result
+        if tuple(shape) != tuple(shape_of(op.result)):
+            reshape = nn.ReshapeOp(result, op.result.type)
+            reshape.location = op.location
+            rewriter.insert(reshape)
+            result = reshape.result
+        rewriter.replace(op, [], [result])
+        if region is not None:
+            erase_dead(region.members, rewriter)
+        erase_dead([entry], rewriter)

@@ -16,6 +16,7 @@ that computes the same thing is that one:
     reshape(reshape(x)), reshape(x) to x's type    ->  reshape(x), x
     transpose(x) moving only unit axes, last kept  ->  reshape(x)
     V⁻¹(f(V(x))), V a transpose or reshape         ->  f(x), axes renamed (_cancelling_views.py)
+    reduce(f(transpose(x))), kept axes in order    ->  reduce(f(x)), axes renamed (the same)
     attention(q, repeat(k), repeat(v))             ->  attention(q, k, v){num_kv_heads}
     x + neg(y), neg(y) + x                         ->  x - y
     gather(x, [s, s + 1, ..., s + n - 1]){axis}    ->  narrow(x){axis, start = s, length = n}
@@ -113,7 +114,7 @@ from fusec.dialects.bound_inputs import known_at_compile_time
 from fusec.dialects.common import bool_prop, int_prop, ints_prop, shape_of
 from fusec.dialects.op_kinds import OpKind, column_operands, op_kind
 from fusec.dialects.scalar_ops import splat_value
-from fusec.passes._cancelling_views import CancellingViews
+from fusec.passes._cancelling_views import CancellingViews, TransposedReduction
 from fusec.passes._strided_gather import StridedGather
 from fusec.passes._util import producer
 from fusec.passes._view_tables import constant_data, strided_view, view_input, view_table
@@ -693,6 +694,7 @@ class CanonicalizeNnPass(ModulePass):
             ReshapeTowardInputs(),
             UnitAxesTranspose(),
             CancellingViews(),
+            TransposedReduction(),
             GroupedHeads(),
             SubtractForAddOfNeg(),
             NarrowForGather(),

@@ -467,3 +467,41 @@ func.func @cancelling_views_blocked(%x: tensor<2x6x8xf32>, %b: tensor<4xf32>, %u
   %z = nn.transpose %d {perm = array<i64: 1, 0>} : tensor<6x4xf32> -> tensor<4x6xf32>
   func.return %y, %z, %s : tensor<2x6x8xf32>, tensor<4x6xf32>, tensor<6x4xf32>
 }
+
+// -----
+
+// A reduction through a transpose: exp of a transposed tensor summed over the last axis is a
+// sum over the axis the transpose moved there (the kept axes stay in order, so the reduced
+// value needs no transpose back); a keepdims result is read through a reshape of its unit axes.
+// CHECK-LABEL: func.func @transposed_reduction
+// CHECK-NEXT:    %[[C:.*]] = nn.constant
+// CHECK-NEXT:    %[[H:.*]] = nn.mul %x, %[[C]] : tensor<6x5x7xf32>, tensor<f32> -> tensor<6x5x7xf32>
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %[[H]] : tensor<6x5x7xf32> -> tensor<6x5x7xf32>
+// CHECK-NEXT:    %[[S:.*]] = nn.reduce_sum %[[E]] {axes = array<i64: 0>} : tensor<6x5x7xf32> -> tensor<5x7xf32>
+// CHECK-NEXT:    %[[K:.*]] = nn.reduce_max %x {axes = array<i64: 0>, keepdims = true} : tensor<6x5x7xf32> -> tensor<1x5x7xf32>
+// CHECK-NEXT:    %[[R:.*]] = nn.reshape %[[K]] : tensor<1x5x7xf32> -> tensor<5x7x1xf32>
+// CHECK-NEXT:    func.return %[[S]], %[[R]]
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 7]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'transposed reduction'
+// REMARK: canonicalize-nn.mlir:[[# @LINE + 7]]:3: remark: [canonicalize-nn] rewrote #{{[0-9]+}}: canonical form 'transposed reduction'
+func.func @transposed_reduction(%x: tensor<6x5x7xf32>) -> (tensor<5x7xf32>, tensor<5x7x1xf32>) {
+  %t = nn.transpose %x {perm = array<i64: 1, 2, 0>} : tensor<6x5x7xf32> -> tensor<5x7x6xf32>
+  %c = nn.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+  %h = nn.mul %t, %c : tensor<5x7x6xf32>, tensor<f32> -> tensor<5x7x6xf32>
+  %e = nn.exp %h : tensor<5x7x6xf32> -> tensor<5x7x6xf32>
+  %s = nn.reduce_sum %e {axes = array<i64: 2>} : tensor<5x7x6xf32> -> tensor<5x7xf32>
+  %k = nn.reduce_max %t {axes = array<i64: 2>, keepdims = true} : tensor<5x7x6xf32> -> tensor<5x7x1xf32>
+  func.return %s, %k : tensor<5x7xf32>, tensor<5x7x1xf32>
+}
+
+// -----
+
+// Left alone: the axes the reduction keeps would come out of order (the reduced value would
+// need a transpose of its own).
+// CHECK-LABEL: func.func @transposed_reduction_out_of_order
+// CHECK-NEXT:    nn.transpose %x
+// CHECK-NEXT:    nn.reduce_sum
+func.func @transposed_reduction_out_of_order(%x: tensor<6x5x7xf32>) -> tensor<7x5xf32> {
+  %t = nn.transpose %x {perm = array<i64: 2, 1, 0>} : tensor<6x5x7xf32> -> tensor<7x5x6xf32>
+  %s = nn.reduce_sum %t {axes = array<i64: 2>} : tensor<7x5x6xf32> -> tensor<7x5xf32>
+  func.return %s : tensor<7x5xf32>
+}

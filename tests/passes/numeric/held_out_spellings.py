@@ -626,6 +626,43 @@ def elementwise_chain_cases() -> dict[str, Callable[[], Case]]:
     }
 
 
+# ---------------------------------------------------------------- a reduction through a transpose
+
+def transposed_reduction_cases() -> dict[str, Callable[[], Case]]:
+    """A column statistic written as a transpose, then arithmetic and a row reduction (the
+    reduced value needs no transpose back: its kept axes stay in order)."""
+    x_np = rnd((6, 5, 7), 40)
+    expected = [np.exp(x_np.astype(np.float64) * 0.5).sum(axis=0).astype(np.float32)]
+
+    def case(body: Callable[[Program, Value], Value]) -> Callable[[], Case]:
+        def make() -> Case:
+            p = Program(x=(6, 5, 7))
+            return Case(p.text(body(p, p.arg("x"))), [x_np], expected)
+        return make
+
+    def hand(p: Program, x: Value) -> Value:
+        return p.reduce("sum", p.unary("exp", p.mul(x, 0.5)), [0])
+
+    def moved_last(p: Program, x: Value) -> Value:
+        return p.reduce("sum", p.unary("exp", p.mul(p.transpose(x, (1, 2, 0)), 0.5)), [-1])
+
+    def keepdims_reshaped(p: Program, x: Value) -> Value:
+        t = p.transpose(x, (1, 2, 0))
+        s = p.reduce("sum", p.unary("exp", p.mul(0.5, t)), [2], keepdims=True)
+        return p.reshape(s, (5, 7))
+
+    def transposed_then_scaled(p: Program, x: Value) -> Value:
+        t = p.transpose(x, (1, 0, 2))  # (5, 6, 7), the reduced axis in the middle
+        return p.reduce("sum", p.unary("exp", p.div(t, 2.0)), [1])
+
+    return {
+        "hand": case(hand),
+        "permute (1, 2, 0), exp, sum over the last axis": case(moved_last),
+        "permute, exp, keepdims sum, reshape": case(keepdims_reshaped),
+        "permute (1, 0, 2), divide, exp, sum over the middle": case(transposed_then_scaled),
+    }
+
+
 SPELLINGS: dict[str, dict[str, Callable[[], Case]]] = {
     "softmax, last axis": softmax_cases((4, 17), 1),
     "softmax, middle axis": softmax_cases((2, 9, 3), 1),
@@ -645,4 +682,5 @@ SPELLINGS: dict[str, dict[str, Callable[[], Case]]] = {
     "RMSNorm": rms_norm_cases(),
     "centered Gram (seed 000)": centered_gram_cases(),
     "elementwise chain, row sum (seed 001)": elementwise_chain_cases(),
+    "column sum through a transpose": transposed_reduction_cases(),
 }

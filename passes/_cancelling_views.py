@@ -392,6 +392,16 @@ def erase_dead(ops: Sequence[Operation], rewriter: PatternRewriter) -> None:
             rewriter.erase(op)
 
 
+def approved(op: Operation, region: Region | None, layout: Layout, rule: str) -> bool:
+    """Whether ``rule`` may rewrite at ``op``: its region (if any) is not `blocked` (else a
+    missed remark says why) and the rewrite limit allows it (`may_fuse`)."""
+    why = None if region is None else blocked(region, layout)
+    if why is not None:
+        missed(PASS, op, f"canonical form '{rule}' not applied: {why}")
+        return False
+    return may_fuse(PASS, op, f"canonical form '{rule}'", verb="rewrote")
+
+
 class CancellingViews(RewritePattern):
     """``V⁻¹(f(V(x)))`` -> ``f(x)`` for a transpose or reshape ``V`` (see the module)."""
 
@@ -403,11 +413,7 @@ class CancellingViews(RewritePattern):
         if region is None or layout.perm is not None and not any(
                 isinstance(m, nn.ReduceOp) for m in region.members):
             return  # transposes around arithmetic alone: fuse-elementwise's index maps
-        why = blocked(region, layout)
-        if why is not None:
-            missed(PASS, op, f"canonical form '{RULE}' not applied: {why}")
-            return
-        if not may_fuse(PASS, op, f"canonical form '{RULE}'", verb="rewrote"):
+        if not approved(op, region, layout, RULE):
             return
         value = rebuild(op, region, layout, rewriter)
         views = [producer(v) for v in region.entries]
@@ -464,20 +470,12 @@ class TransposedReduction(RewritePattern):
         # the exit view a transpose back would be: outer axis k is the region's axis q⁻¹[k]
         layout = Layout(tuple(q.index(k) for k in range(rank)), shape_of(entry.input),
                         shape_of(entry.result))
-        if producer(op.input) is entry:
-            region, value = None, entry.input
-        else:
-            region = find_region(op, layout)
-            if region is None:
-                return
-            why = blocked(region, layout)
-            if why is not None:
-                missed(PASS, op, f"canonical form '{REDUCTION_RULE}' not applied: {why}")
-                return
-        if not may_fuse(PASS, op, f"canonical form '{REDUCTION_RULE}'", verb="rewrote"):
+        region = None if producer(op.input) is entry else find_region(op, layout)
+        if region is None and producer(op.input) is not entry:
             return
-        if region is not None:
-            value = rebuild(op, region, layout, rewriter)
+        if not approved(op, region, layout, REDUCTION_RULE):
+            return
+        value = entry.input if region is None else rebuild(op, region, layout, rewriter)
         keepdims = bool_prop(op, "keepdims")
         new_axes = layout.axes(axes)
         outer = shape_of(value)

@@ -26,9 +26,11 @@ Record = tuple[object, ...]
 
 
 def record_of(op: Operation) -> Record:
-    """What ``op``'s verifier reads of it, compared by identity first (attributes are immutable:
-    a changed value is a new object; xDSL replaces an op's operand tuple on every change)."""
+    """``op`` and what its verifier reads of it, compared by identity first (attributes are
+    immutable: a changed value is a new object; xDSL replaces an op's operand tuple on every
+    change)."""
     return (
+        op,
         op._operands,  # pyright: ignore[reportPrivateUsage]
         tuple(op.properties.items()) if op.properties else (),
         tuple(op.attributes.items()) if op.attributes else (),
@@ -41,9 +43,9 @@ class IncrementalVerifier:
     """Verifies a module, then after each change only the ops that changed."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[Operation, Record]] = {}
+        self._seen: dict[int, Record] = {}
         self._children: dict[int, list[int]] = {}
-        self._current: dict[int, tuple[Operation, Record]] = {}
+        self._current: dict[int, Record] = {}
         self._new_children: dict[int, list[int]] = {}
         self._terminators: dict[type[Operation], bool] = {}
         self._filename = ""
@@ -66,16 +68,18 @@ class IncrementalVerifier:
         after everything in them); whether anything did."""
         key = id(op)
         record = record_of(op)
-        old = self._seen.get(key)
-        changed = old is None or old[0] is not op or old[1] != record
+        changed = record != self._seen.get(key)
         if op.regions:
             children: list[int] = []
             for region in op.regions:
                 for block in region.blocks:
-                    for child in block.ops:
+                    # The linked list itself (`block.ops` iterates with a Python call per op).
+                    child = block.first_op
+                    while child is not None:
                         if self._visit(child):
                             changed = True
                         children.append(id(child))
+                        child = child._next_op  # pyright: ignore[reportPrivateUsage]
             changed = changed or children != self._children.get(key)
             self._new_children[key] = children
         cls = type(op)
@@ -85,5 +89,5 @@ class IncrementalVerifier:
         if changed or terminator:
             self._signatures.verify(op)
             self.checked += 1
-        self._current[key] = (op, record)
+        self._current[key] = record
         return changed

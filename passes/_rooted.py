@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.utils.worklist import Worklist
@@ -53,6 +53,33 @@ class RootedWalker(PatternRewriteWalker):
 
     def __post_init__(self) -> None:
         self._worklist = RootWorklist(self.roots)
+
+    def _populate_worklist(self, op: Operation | Region | Block) -> None:
+        """As xDSL's (pushes in ``walk(reverse=True, region_first=True)`` order), following the
+        blocks' linked lists instead of nested generators (a third of a rooted walk's time)."""
+        if self.walk_reverse or self.walk_regions_first:
+            super()._populate_worklist(op)
+        elif isinstance(op, Operation):
+            for region in reversed(op.regions):
+                self._populate_region(region)
+            self._worklist.push(op)
+        elif isinstance(op, Region):
+            self._populate_region(op)
+        else:
+            self._populate_block(op)
+
+    def _populate_region(self, region: Region) -> None:
+        for block in reversed(region.blocks):
+            self._populate_block(block)
+
+    def _populate_block(self, block: Block) -> None:
+        push = self._worklist.push
+        op = block.last_op
+        while op is not None:
+            for region in reversed(op.regions):
+                self._populate_region(region)
+            push(op)
+            op = op._prev_op  # pyright: ignore[reportPrivateUsage]
 
 
 def rewrite_roots(

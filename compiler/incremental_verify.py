@@ -26,16 +26,28 @@ Record = tuple[object, ...]
 
 
 def record_of(op: Operation) -> Record:
-    """``op`` and what its verifier reads of it, compared by identity first (attributes are
-    immutable: a changed value is a new object; xDSL replaces an op's operand tuple on every
-    change)."""
+    """``op`` and what its verifier reads of it (copies of its attribute dictionaries)."""
     return (
         op,
         op._operands,  # pyright: ignore[reportPrivateUsage]
-        tuple(op.properties.items()) if op.properties else (),
-        tuple(op.attributes.items()) if op.attributes else (),
+        dict(op.properties),
+        dict(op.attributes),
         op.parent,
         op._next_op is None,  # pyright: ignore[reportPrivateUsage]  # ends its block?
+    )
+
+
+def is_record_of(record: Record, op: Operation) -> bool:
+    """Whether ``record_of(op)`` would equal ``record``, without building it (most ops of a
+    module are unchanged after a pass). Compared by identity first: attributes are immutable
+    (a changed value is a new object) and xDSL replaces an op's operand tuple on every change."""
+    return (
+        record[0] is op
+        and record[1] is op._operands  # pyright: ignore[reportPrivateUsage]
+        and record[4] is op.parent
+        and record[5] is (op._next_op is None)  # pyright: ignore[reportPrivateUsage]
+        and record[2] == op.properties
+        and record[3] == op.attributes
     )
 
 
@@ -67,8 +79,10 @@ class IncrementalVerifier:
         """Verifies what changed in ``op`` and inside it, innermost first (an op with regions
         after everything in them); whether anything did."""
         key = id(op)
-        record = record_of(op)
-        changed = record != self._seen.get(key)
+        record = self._seen.get(key)
+        changed = record is None or not is_record_of(record, op)
+        if record is None or changed:
+            record = record_of(op)
         if op.regions:
             children: list[int] = []
             for region in op.regions:

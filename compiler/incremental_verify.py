@@ -26,14 +26,28 @@ Record = tuple[object, ...]
 
 
 def record_of(op: Operation) -> Record:
-    """What ``op``'s verifier reads of it, compared by identity first (attributes are immutable:
-    a changed value is a new object; xDSL replaces an op's operand tuple on every change)."""
+    """``op`` and what its verifier reads of it (copies of its attribute dictionaries)."""
     return (
+        op,
         op._operands,  # pyright: ignore[reportPrivateUsage]
-        tuple(op.properties.items()) if op.properties else (),
-        tuple(op.attributes.items()) if op.attributes else (),
+        dict(op.properties),
+        dict(op.attributes),
         op.parent,
         op._next_op is None,  # pyright: ignore[reportPrivateUsage]  # ends its block?
+    )
+
+
+def is_record_of(record: Record, op: Operation) -> bool:
+    """Whether ``record_of(op)`` would equal ``record``, without building it (most ops of a
+    module are unchanged after a pass). Compared by identity first: attributes are immutable
+    (a changed value is a new object) and xDSL replaces an op's operand tuple on every change."""
+    return (
+        record[0] is op
+        and record[1] is op._operands  # pyright: ignore[reportPrivateUsage]
+        and record[4] is op.parent
+        and record[5] is (op._next_op is None)  # pyright: ignore[reportPrivateUsage]
+        and record[2] == op.properties
+        and record[3] == op.attributes
     )
 
 
@@ -41,9 +55,9 @@ class IncrementalVerifier:
     """Verifies a module, then after each change only the ops that changed."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[Operation, Record]] = {}
+        self._seen: dict[int, Record] = {}
         self._children: dict[int, list[int]] = {}
-        self._current: dict[int, tuple[Operation, Record]] = {}
+        self._current: dict[int, Record] = {}
         self._new_children: dict[int, list[int]] = {}
         self._terminators: dict[type[Operation], bool] = {}
         self._filename = ""
@@ -65,17 +79,21 @@ class IncrementalVerifier:
         """Verifies what changed in ``op`` and inside it, innermost first (an op with regions
         after everything in them); whether anything did."""
         key = id(op)
-        record = record_of(op)
-        old = self._seen.get(key)
-        changed = old is None or old[0] is not op or old[1] != record
+        record = self._seen.get(key)
+        changed = record is None or not is_record_of(record, op)
+        if record is None or changed:
+            record = record_of(op)
         if op.regions:
             children: list[int] = []
             for region in op.regions:
                 for block in region.blocks:
-                    for child in block.ops:
+                    # The linked list itself (`block.ops` iterates with a Python call per op).
+                    child = block.first_op
+                    while child is not None:
                         if self._visit(child):
                             changed = True
                         children.append(id(child))
+                        child = child._next_op  # pyright: ignore[reportPrivateUsage]
             changed = changed or children != self._children.get(key)
             self._new_children[key] = children
         cls = type(op)
@@ -85,5 +103,5 @@ class IncrementalVerifier:
         if changed or terminator:
             self._signatures.verify(op)
             self.checked += 1
-        self._current[key] = (op, record)
+        self._current[key] = record
         return changed

@@ -24,6 +24,9 @@ _ACTIVATIONS: dict[type[Operation], str] = {
     nn.TanhOp: "tanh",
 }
 
+ACTIVATION_OPS: tuple[type[Operation], ...] = (nn.GeluOp, *_ACTIVATIONS)
+"""The classes of the ops `activation_of` names (the roots of a pattern matched on one)."""
+
 
 class OpPassFailure(PassFailedException):
     """A pass failure about one op. ``fusec-opt`` prints it at the op's ``file:line:col``::

@@ -102,7 +102,6 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -115,6 +114,7 @@ from fusec.dialects.common import bool_prop, int_prop, ints_prop, shape_of
 from fusec.dialects.op_kinds import OpKind, column_operands, op_kind
 from fusec.dialects.scalar_ops import splat_value
 from fusec.passes._cancelling_views import CancellingViews, TransposedReduction
+from fusec.passes._rooted import RootedApplier, Roots
 from fusec.passes._strided_gather import StridedGather
 from fusec.passes._util import producer
 from fusec.passes._view_tables import constant_data, strided_view, view_input, view_table
@@ -683,24 +683,25 @@ class CanonicalizeNnPass(ModulePass):
     name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns: list[RewritePattern] = [
-            FoldConstants(),
-            GatherOfSplat(),
-            ScaleTheGatheredTable(),
-            ConstantOnTheRight(),
-            PowerByConstant(),
-            DivideBySqrt(),
-            KeepdimsForm(),
-            ReshapeTowardInputs(),
-            UnitAxesTranspose(),
-            CancellingViews(),
-            TransposedReduction(),
-            GroupedHeads(),
-            SubtractForAddOfNeg(),
-            NarrowForGather(),
-            StridedGather(),
-            SoftmaxWrittenOut(),
-            ScaledReduction(),
-            NegatedExtremum(),
+        # Each pattern with the classes of the ops it is matched on (`RootedApplier`).
+        patterns: list[tuple[RewritePattern, Roots]] = [
+            (FoldConstants(), (nn.BinaryOp, nn.UnaryOp)),
+            (GatherOfSplat(), (nn.GatherOp,)),
+            (ScaleTheGatheredTable(), (nn.MulOp,)),
+            (ConstantOnTheRight(), (nn.BinaryOp,)),
+            (PowerByConstant(), (nn.PowOp,)),
+            (DivideBySqrt(), (nn.DivOp,)),
+            (KeepdimsForm(), (nn.ReduceOp,)),
+            (ReshapeTowardInputs(), (nn.ReshapeOp,)),
+            (UnitAxesTranspose(), (nn.TransposeOp,)),
+            (CancellingViews(), (nn.TransposeOp, nn.ReshapeOp)),
+            (TransposedReduction(), (nn.ReduceOp,)),
+            (GroupedHeads(), (nn.AttentionOp,)),
+            (SubtractForAddOfNeg(), (nn.AddOp,)),
+            (NarrowForGather(), (nn.GatherOp,)),
+            (StridedGather(), (nn.GatherOp,)),
+            (SoftmaxWrittenOut(), (nn.SoftmaxOp,)),
+            (ScaledReduction(), (nn.MulOp,)),
+            (NegatedExtremum(), (nn.NegOp,)),
         ]
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+        PatternRewriteWalker(RootedApplier(patterns)).rewrite_module(op)

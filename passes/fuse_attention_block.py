@@ -37,7 +37,6 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -45,6 +44,7 @@ from xdsl.pattern_rewriter import (
 from fusec.dialects import nn
 from fusec.dialects.common import bool_prop, int_prop, str_prop
 from fusec.dialects.fused import AttentionBlockOp, MatmulBiasActOp
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import (
     feeds_only,
     is_last_axis,
@@ -164,4 +164,4 @@ class FuseAttentionBlockPass(ModulePass):
     """Largest attention ``batch * seq`` the fused block is used for."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseAttentionBlock(self.max_tokens)).rewrite_module(op)
+        rewrite_roots(op, FuseAttentionBlock(self.max_tokens), (MatmulBiasActOp,))

@@ -29,13 +29,13 @@ from xdsl.dialects.builtin import Float32Type, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from fusec.dialects import nn
 from fusec.dialects.common import bool_prop, element_of, int_prop
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import feeds_only, located_at, producer, why_shared
 from fusec.passes.remarks import may_fuse, missed
 
@@ -74,4 +74,4 @@ class FuseAttentionCastPass(ModulePass):
     name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseAttentionCast()).rewrite_module(op)
+        rewrite_roots(op, FuseAttentionCast(), (nn.CastOp,))

@@ -44,7 +44,6 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -54,6 +53,7 @@ from fusec.dialects.column_stats import CenteredGramOp
 from fusec.dialects.common import ints_prop
 from fusec.passes._column_stats import Found, Missed, centered, erase_dead, type_reason, with_scalar
 from fusec.passes._elementwise import sole_user
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import located_at, producer
 from fusec.passes.remarks import may_fuse, missed
 
@@ -113,4 +113,4 @@ class FuseCenteredGramPass(ModulePass):
     name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseCenteredGram()).rewrite_module(op)
+        rewrite_roots(op, FuseCenteredGram(), (nn.MatmulOp,))

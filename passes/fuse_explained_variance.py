@@ -38,7 +38,6 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -47,6 +46,7 @@ from fusec.dialects import nn
 from fusec.dialects.column_stats import ExplainedVarianceOp
 from fusec.dialects.common import ints_prop
 from fusec.passes._column_stats import Missed, erase_dead, outside_uses, over_rows, type_reason
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import located_at, producer, shape_of
 from fusec.passes.remarks import may_fuse, missed
 
@@ -166,4 +166,4 @@ class FuseExplainedVariancePass(ModulePass):
     name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseExplainedVariance()).rewrite_module(op)
+        rewrite_roots(op, FuseExplainedVariance(), (nn.ReduceSumOp,))

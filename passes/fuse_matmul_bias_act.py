@@ -35,7 +35,6 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -43,7 +42,9 @@ from xdsl.pattern_rewriter import (
 from fusec.dialects import nn
 from fusec.dialects.common import FLOAT_TYPES, str_prop
 from fusec.dialects.fused import ACTIVATIONS, MatmulBiasActOp
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import (
+    ACTIVATION_OPS,
     activation_of,
     feeds_only,
     located_at,
@@ -155,6 +156,5 @@ class FuseMatmulBiasActPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [FoldBiasAdd(), FoldActivation(frozenset(self.activations))]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns, dce_enabled=False)
-        ).rewrite_module(op)
+        applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
+        rewrite_roots(op, applier, (nn.AddOp, *ACTIVATION_OPS))

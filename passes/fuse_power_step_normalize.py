@@ -42,7 +42,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from fusec.dialects import nn
 from fusec.dialects.column_stats import PowerStepNormalizeOp
@@ -55,6 +55,7 @@ from fusec.passes._column_stats import (
     type_reason,
     with_scalar,
 )
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import located_at, producer
 from fusec.passes.remarks import may_fuse, missed
 
@@ -160,4 +161,4 @@ class FusePowerStepNormalizePass(ModulePass):
     name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FusePowerStepNormalize()).rewrite_module(op)
+        rewrite_roots(op, FusePowerStepNormalize(), (nn.DivOp, nn.MulOp))

@@ -50,7 +50,6 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -67,6 +66,7 @@ from fusec.passes._elementwise import (
     steps,
     tensor_inputs,
 )
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import discard, located_at, producer, why_shared
 from fusec.passes.fuse_elementwise import check_limits
 from fusec.passes.remarks import may_fuse, missed
@@ -207,4 +207,4 @@ class FuseReductionsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         limits = Limits(self.max_steps, self.max_inputs)
         check_limits(self.name, limits)
-        PatternRewriteWalker(FuseIntoReduce(limits)).rewrite_module(op)
+        rewrite_roots(op, FuseIntoReduce(limits), (nn.ReduceOp, fused.ReduceOp))

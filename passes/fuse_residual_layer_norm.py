@@ -23,11 +23,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from fusec.dialects import nn
 from fusec.dialects.fused import ResidualLayerNormOp
 from fusec.passes._residual_norm import FuseResidualNorm, eps_of
+from fusec.passes._rooted import rewrite_roots
 
 
 def build(x: SSAValue, residual: SSAValue, norm: Operation) -> Operation:
@@ -40,4 +40,4 @@ class FuseResidualLayerNormPass(ModulePass):
     name = "fuse-residual-layer-norm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseResidualNorm(nn.LayerNormOp, build, self.name)).rewrite_module(op)
+        rewrite_roots(op, FuseResidualNorm(nn.LayerNormOp, build, self.name), (nn.LayerNormOp,))

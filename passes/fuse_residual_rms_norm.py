@@ -21,11 +21,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker
 
 from fusec.dialects import nn
 from fusec.dialects.fused import ResidualRmsNormOp
 from fusec.passes._residual_norm import FuseResidualNorm, eps_of
+from fusec.passes._rooted import rewrite_roots
 
 
 def build(x: SSAValue, residual: SSAValue, norm: Operation) -> Operation:
@@ -38,4 +38,4 @@ class FuseResidualRmsNormPass(ModulePass):
     name = "fuse-residual-rms-norm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseResidualNorm(nn.RmsNormOp, build, self.name)).rewrite_module(op)
+        rewrite_roots(op, FuseResidualNorm(nn.RmsNormOp, build, self.name), (nn.RmsNormOp,))

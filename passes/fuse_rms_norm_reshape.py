@@ -24,13 +24,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from fusec.dialects import nn
 from fusec.dialects.common import float_prop, int_prop
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import (
     feeds_only,
     is_last_axis,
@@ -86,4 +86,4 @@ class FuseRmsNormReshapePass(ModulePass):
     name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldReshapeIntoRmsNorm()).rewrite_module(op)
+        rewrite_roots(op, FoldReshapeIntoRmsNorm(), (nn.ReshapeOp,))

@@ -29,7 +29,6 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -37,6 +36,7 @@ from xdsl.pattern_rewriter import (
 from fusec.dialects import nn
 from fusec.dialects.common import int_prop
 from fusec.dialects.fused import SwigluOp
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import discard, first_shared, is_last_axis, located_at, producer, shape_of
 from fusec.passes.remarks import may_fuse, missed
 
@@ -100,4 +100,4 @@ class FuseSwigluPass(ModulePass):
     name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseSwiglu()).rewrite_module(op)
+        rewrite_roots(op, FuseSwiglu(), (nn.MulOp,))

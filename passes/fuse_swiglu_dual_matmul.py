@@ -28,13 +28,13 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from fusec.dialects import nn
 from fusec.dialects.fused import SwigluOp
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import first_shared, located_at, producer, shape_of
 from fusec.passes.remarks import may_fuse, missed
 
@@ -97,4 +97,4 @@ class FuseSwigluDualMatmulPass(ModulePass):
     name = PASS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseDualMatmulSwiglu()).rewrite_module(op)
+        rewrite_roots(op, FuseDualMatmulSwiglu(), (nn.MulOp,))

@@ -30,7 +30,6 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -42,6 +41,7 @@ from fusec.dialects.fused import (
     ResidualLayerNormOp,
     TransformerLayerOp,
 )
+from fusec.passes._rooted import rewrite_roots
 from fusec.passes._util import discard, feeds_only, located_at, producer, shape_of, why_shared
 from fusec.passes.remarks import may_fuse, missed
 
@@ -177,4 +177,4 @@ class FuseTransformerLayerPass(ModulePass):
     """Largest ``batch * seq`` the fused layer is used for (as in fuse-attention-block)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FuseTransformerLayer(self.max_tokens)).rewrite_module(op)
+        rewrite_roots(op, FuseTransformerLayer(self.max_tokens), (ResidualLayerNormOp,))

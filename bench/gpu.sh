@@ -161,6 +161,17 @@ case "${1:-all}" in
             --dtype "$2" --prompt 128 --steps 512 --repeats 1 --device gpu \
             --json "$out/gpu_decode_$2_$1.json" > "$out/gpu_decode_$2_$1.log" 2>&1
           echo "== decode $2 $1: exit $?"; grep -v "Warn" "$out/gpu_decode_$2_$1.log" | tail -14 ;;
+  models) shift  # models DTYPES [MODEL...]: issues 26 and 29, whole HF models through
+          # backend="fusec" against eager, Inductor and reduce-overhead (bench/torch_models.py),
+          # one model per process and file (about 3 minutes a model at f32,f16)
+          dtypes=${1:-f32,f16}; [ $# -gt 0 ] && shift
+          models="$*"; [ -n "$models" ] || models="bert gpt2 llama"
+          for model in $models; do
+            timeout 170 python3 -m fusec.bench.torch_models --device cuda --models $model \
+              --dtypes "$dtypes" --repeat 10 --turns 3 --reduce-overhead --profile \
+              --json-out "$out/gpu_models_$model.json" > "$out/gpu_models_$model.log" 2>&1
+            echo "== models $model $dtypes: exit $?"; grep -v "Warn" "$out/gpu_models_$model.log" | tail -12
+          done ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
@@ -192,6 +203,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check|decode-one MODEL DTYPE BATCHES SECONDS|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -191,6 +191,12 @@ def describe(device: cl.Device) -> str:
     )
 
 
+def device_kind(device: cl.Device) -> DeviceKind:
+    """``"cpu"`` for a CPU device, else ``"gpu"``: the kind that `select_device` takes to
+    choose it again (what ``"auto"`` chose, named)."""
+    return "cpu" if device.type & cl.device_type.CPU else "gpu"
+
+
 def capabilities(device: cl.Device) -> DeviceCapabilities:
     """Read the limits of `device` that fusec uses."""
     return DeviceCapabilities(

@@ -33,9 +33,8 @@ def generate_tokens(file: str, steps: int, inputs: str, device: str, platform: s
     """Compiles `file`'s two programs, generates `steps` tokens from `inputs` and prints or
     writes them; see the module docstring."""
     import fusec
-    from fusec.codegen.kernels.common import DeviceInfo
     from fusec.compiler.driver import load
-    from fusec.runtime.device import select_device
+    from fusec.runtime.device import device_kind, select_device
     from fusec.tools.fusec_run import (
         EXIT_CHECK,
         ToolError,
@@ -53,9 +52,8 @@ def generate_tokens(file: str, steps: int, inputs: str, device: str, platform: s
                         f"has {', '.join('@' + n for n in names) or 'none'})", EXIT_INPUT)
     weights = read_arrays(inputs)
     prompt = prompt_of(weights.pop("tokens", None), inputs)
-    if device == "auto":
-        info = DeviceInfo.from_device(select_device("auto", platform).device, tuned=False)
-        device = "cpu" if info.is_cpu else "gpu"
+    if device == "auto":  # one device for both programs (share_weights): the fastest there is
+        device = device_kind(select_device("auto", platform).device)
     prefill = fusec.compile(module.clone(), "prefill", pipeline, device=device,
                             platform=platform, filename=file, params=weights)
     step = fusec.compile(module.clone(), "step", pipeline, device=device, platform=platform,

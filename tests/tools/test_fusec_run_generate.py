@@ -67,6 +67,16 @@ def test_tokens_written_to_an_npz(capsys, decoder, tmp_path: Path) -> None:
         np.testing.assert_array_equal(written["tokens"], expected_tokens(program, arrays, 6))
 
 
+def test_both_programs_compiled_for_the_device_auto_chooses(capsys, decoder) -> None:
+    """Without --device both programs go to the one device ``auto`` selects (the step shares
+    the prefill's weights, which a placed compile refuses)."""
+    program, arrays = decoder
+    code, out, err = run(capsys, str(program), "--generate", "4", "--inputs", str(arrays))
+    assert code == 0, err
+    want = expected_tokens(program, arrays, 4)
+    assert out.splitlines() == [" ".join(map(str, row)) for row in want]
+
+
 def test_the_reference_loop_alone_gives_the_same_tokens(decoder) -> None:
     """The reference's loop, compared by --check, is a loop of its own: it agrees with the
     device's tokens, and a wrong cache update in it (the caches not fed back) would not."""

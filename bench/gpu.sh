@@ -142,14 +142,18 @@ case "${1:-all}" in
               --json "$out/gpu_decode_$model.json" > "$out/gpu_decode_$model.log" 2>&1
             echo "== decode $model: exit $?"; grep -v "Warn" "$out/gpu_decode_$model.log" | tail -14
           done ;;
-  decode-check) # issue 30's other settings: the f32 token check of both models and bf16 (about 7 minutes)
-          for model in llama gpt2; do
+  decode-check) shift  # decode-check [f32|bf16|f32,bf16]: issue 30's other settings, the f32
+          # token check of both models (about 3 minutes) and bf16 (about 4; default: both)
+          checks=${1:-f32,bf16}
+          case "$checks" in *f32*) f32_models="llama gpt2" ;; *) f32_models="" ;; esac
+          case "$checks" in *bf16*) bf16_models="gpt2 llama" ;; *) bf16_models="" ;; esac
+          for model in $f32_models; do
             timeout 100 python3 -m fusec.bench.decoder_peers --model $model --batch 1,8 \
               --dtype f32 --steps 32 --repeats 1 --peers fusec,eager --device gpu \
               > "$out/gpu_decode_f32_$model.log" 2>&1
             echo "== decode f32 $model: exit $?"; grep -v "Warn" "$out/gpu_decode_f32_$model.log" | tail -12
           done
-          for model in gpt2 llama; do
+          for model in $bf16_models; do
             timeout 170 python3 -m fusec.bench.decoder_peers --model $model --batch 1,8 \
               --dtype bf16 --prompt 128 --steps 512 --repeats 1 --device gpu \
               > "$out/gpu_decode_bf16_$model.log" 2>&1
@@ -203,6 +207,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

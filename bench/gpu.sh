@@ -176,6 +176,14 @@ case "${1:-all}" in
               --json-out "$out/gpu_models_$model.json" > "$out/gpu_models_$model.log" 2>&1
             echo "== models $model $dtypes: exit $?"; grep -v "Warn" "$out/gpu_models_$model.log" | tail -12
           done ;;
+  torch-gpu) # the backend with CUDA tensors and the CUDA sharing under it: GPU tests (about 1 minute)
+          FUSEC_TEST_DEVICE=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider \
+            tests/torch_frontend/test_backend_cuda.py tests/runtime/test_cuda_interop.py \
+            > "$out/gpu_torch_tests.log" 2>&1
+          echo "== torch-gpu tests: exit $?"; tail -15 "$out/gpu_torch_tests.log" ;;
+  semaphores) timeout 120 python3 -m fusec.bench.probe_semaphores \
+              --json "$out/gpu_semaphores.json" > "$out/gpu_semaphores.log" 2>&1
+            echo "== semaphores: exit $?"; cat "$out/gpu_semaphores.log" ;;
   external) timeout 300 python3 -m fusec.bench.probe_external_memory \
               --json "$out/gpu_external.json" > "$out/gpu_external.log" 2>&1
             echo "== external: exit $?"; cat "$out/gpu_external.log" ;;
@@ -207,6 +215,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -97,15 +97,28 @@ def needs_gradients(args: Sequence[Any]) -> bool:
         isinstance(a, torch.Tensor) and a.requires_grad for a in args)
 
 
-def shape_key(args: Sequence[Any]) -> tuple[Any, ...]:
+def shape_key(args: Sequence[Any], bound: set[int] | frozenset[int] = frozenset()
+              ) -> tuple[Any, ...]:
     """What a compiled variant is specific to: each tensor's shape, dtype and device, each
-    other argument's value (and that of a 0-d float64 tensor, a float dynamo passes so)."""
+    other argument's value (and that of a 0-d float64 tensor, a float dynamo passes so).
+
+    The positions in ``bound`` (parameters and buffers) are left out: a model's hundreds of
+    them would cost more than the rest of a call's checks, and each partition compares them
+    with what it bound on every call (`fusec.compiler.torch_partition.BoundTensors`), compiling
+    again where one's shape or dtype changed."""
     import torch
 
-    return tuple(("value", float(a)) if isinstance(a, torch.Tensor) and a.dim() == 0
-                 and a.dtype == torch.float64
-                 else (tuple(a.shape), a.dtype, a.device.type) if isinstance(a, torch.Tensor)
-                 else ("value", a) for a in args)
+    tensor = torch.Tensor
+    key = []
+    for i, a in enumerate(args):
+        if i in bound:
+            continue
+        if isinstance(a, tensor):
+            key.append(("value", float(a)) if a.dtype == torch.float64 and a.dim() == 0
+                       else (a.shape, a.dtype, a.device.type))
+        else:
+            key.append(("value", a))
+    return tuple(key)
 
 
 class ShapeVariants:
@@ -134,7 +147,7 @@ class ShapeVariants:
                               "torch.inference_mode), so PyTorch runs it", stacklevel=2)
                 self.warned = True
             return self.eager(*args)
-        key = shape_key(args)
+        key = shape_key(args, self.bound)
         variant = self.variants.get(key)
         if variant is not None and variant.stale(args):
             variant = None

@@ -108,25 +108,24 @@ class TensorBridge:
         self.cuda = cuda
 
     def to_fusec(self, tensors: Sequence[Any]) -> list[Any]:
-        """A call's input tensors as fusec takes them, crossing together: one wait for the
-        range check of every int64 input, one for the copies of every CUDA tensor."""
+        """A call's input tensors as fusec takes them, crossing together: int64 ones narrowed
+        to int32 after a range check. CUDA tensors are copied and checked with one wait on
+        PyTorch's stream for them all (`cuda_interop.from_torch_all`)."""
         import torch
 
-        wide = [t for t in tensors if t.dtype == torch.int64 and t.numel()]
-        if wide:
-            bounds = torch.stack([torch.stack(torch.aminmax(t)) for t in wide]).tolist()
-            for low, high in bounds:
-                if low < INT32_RANGE[0] or high > INT32_RANGE[1]:
-                    bad = high if high > INT32_RANGE[1] else low
-                    raise InputError(f"an int64 input holds {bad}, outside the 32-bit range "
-                                     "fusec computes integers in")
-        narrowed = [t.to(torch.int32) if t.dtype == torch.int64 else t for t in tensors]
         if not self.cuda:
-            return [host_array(t) for t in narrowed]
+            wide = [t for t in tensors if t.dtype == torch.int64 and t.numel()]
+            if wide:
+                check_int32(torch.stack([torch.stack(torch.aminmax(t)) for t in wide]).tolist())
+            return [host_array(t.to(torch.int32) if t.dtype == torch.int64 else t)
+                    for t in tensors]
         from fusec.runtime.cuda_interop import from_torch_all
 
-        return from_torch_all([(t.contiguous().view(torch.uint16) if t.dtype == torch.bfloat16
-                                else t.contiguous()) for t in narrowed], self.device)
+        arrays, bounds = from_torch_all(
+            [(t.contiguous().view(torch.uint16) if t.dtype == torch.bfloat16 else t.contiguous())
+             for t in tensors], self.device, narrow=True)
+        check_int32(bounds)
+        return arrays
 
     def to_torch(self, value: Any, dtype: Any) -> Any:
         import torch
@@ -144,24 +143,42 @@ class TensorBridge:
         return tensor if tensor.dtype == dtype else tensor.to(dtype)
 
 
+def check_int32(bounds: Sequence[Sequence[int]]) -> None:
+    """Refuses int64 inputs whose (least, greatest) values in `bounds` fall outside int32."""
+    for low, high in bounds:
+        if low < INT32_RANGE[0] or high > INT32_RANGE[1]:
+            bad = high if high > INT32_RANGE[1] else low
+            raise InputError(f"an int64 input holds {bad}, outside the 32-bit range "
+                             "fusec computes integers in")
+
+
 class BoundTensors:
     """The bound inputs of a partition as they were bound, and which of them a call changed
     (`tensor_state`; kept light, since a model's every parameter is checked on every call)."""
 
     def __init__(self, args: Sequence[Any], positions: set[int]):
-        self.held = {i: (args[i], *tensor_state(args[i])[1:]) for i in positions}
+        self.held = {i: (args[i], *tensor_state(args[i])[1:]) for i in sorted(positions)}
+        self.rows = self.rows_of(self.held)
+        self.layouts = {i: (tuple(args[i].shape), args[i].dtype) for i in self.held}
+        """Each bound tensor's shape and dtype when it was bound."""
+
+    @staticmethod
+    def rows_of(held: dict[int, tuple[Any, int, int]]) -> list[tuple[int, Any, int, int]]:
+        return [(i, *state) for i, state in held.items()]
 
     def changed(self, args: Sequence[Any]) -> list[int]:
-        changed = []
-        for i, (tensor, pointer, version) in self.held.items():
-            arg = args[i]
-            if arg is not tensor or arg.data_ptr() != pointer \
-                    or (version >= 0 and arg._version != version):
-                changed.append(i)
-        return changed
+        return [i for i, tensor, pointer, version in self.rows
+                if args[i] is not tensor or tensor.data_ptr() != pointer
+                or (version >= 0 and tensor._version != version)]
+
+    def relaid(self, args: Sequence[Any], positions: Sequence[int]) -> bool:
+        """Whether one of the changed bound tensors at `positions` has another shape or
+        dtype than when it was bound (then the partition is compiled again)."""
+        return any((tuple(args[i].shape), args[i].dtype) != self.layouts[i] for i in positions)
 
     def update(self, args: Sequence[Any], i: int) -> None:
         self.held[i] = (args[i], *tensor_state(args[i])[1:])
+        self.rows = self.rows_of(self.held)
 
 
 def tensor_state(tensor: Any) -> tuple[int, int, int]:
@@ -211,7 +228,8 @@ class FusecPartition:
     def refresh(self, args: list[Any], changed: list[int]) -> None:
         """Binds the changed bound inputs again, or compiles anew where one was folded."""
         names = set(self.exe.param_names)
-        if not all(self.imported.bound.get(i) in names for i in changed):
+        if self.states.relaid(args, changed) \
+                or not all(self.imported.bound.get(i) in names for i in changed):
             self.build(args)
             return
         for i in changed:

@@ -64,6 +64,8 @@ from fusec.frontends.onnx_mask import (
 
 TOLERANCE = 1e-5
 HALF_TYPES = (Float16Type(), BFloat16Type())
+ROUNDING = {Float16Type(): 2.0**-11, BFloat16Type(): 2.0**-8}
+"""The relative error of rounding to each 16-bit type (its unit roundoff)."""
 
 
 def splat_of(value: SSAValue) -> float | None:
@@ -78,8 +80,14 @@ def splat_of(value: SSAValue) -> float | None:
 
 
 def is_splat(value: SSAValue, expected: float) -> bool:
+    """Whether ``value`` is a splat of ``expected``, as its element type holds it: within
+    `TOLERANCE`, or within the type's rounding (`ROUNDING`), so that a 16-bit graph's
+    ``0.044715`` (0.04470825 in f16) is recognised as an f32 one's is."""
     found = splat_of(value)
-    return found is not None and math.isclose(found, expected, rel_tol=TOLERANCE)
+    if found is None:
+        return False
+    element = value.type.element_type if isinstance(value.type, TensorType) else None
+    return math.isclose(found, expected, rel_tol=max(TOLERANCE, ROUNDING.get(element, 0.0)))
 
 
 def producer(value: SSAValue, cls: type[Operation]) -> Operation | None:

@@ -248,7 +248,8 @@ def shared_pool(device: OpenCLDevice) -> CudaSharedPool:
 
 
 def to_torch(array: DeviceArray) -> Any:
-    """A CUDA tensor over `array`'s memory, no copy (waits for the commands writing it)."""
+    """A CUDA tensor over `array`'s memory, no copy (waits for the commands writing it, and
+    raises a bad index that a call met, `fusec.runtime.index_errors`)."""
     pool = shared_pool(array.device)  # refuses a device without sharing, torch or not
     import torch
 
@@ -256,7 +257,10 @@ def to_torch(array: DeviceArray) -> Any:
     if allocation is None and array.nbytes:
         raise InputError("the device array was not made in CUDA-shared memory (it was made "
                          "before enable_cuda_sharing, or wraps a pyopencl array)")
-    device_queue(array.device).queue.finish()
+    shared = device_queue(array.device)
+    shared.queue.finish()
+    if shared.pending:  # a bad index a call met is raised before its output is handed over
+        shared.report_pending()
     pointer = allocation.pointer.value if allocation is not None else 0
     return torch.as_tensor(CudaView(array, pointer), device=f"cuda:{pool.ordinal}")
 
@@ -264,12 +268,17 @@ def to_torch(array: DeviceArray) -> Any:
 def from_torch(tensor: Any, device: OpenCLDevice) -> DeviceArray:
     """A device array with `tensor`'s values: its own memory where `to_torch` made it, else
     one device-to-device copy (see the module docstring)."""
-    return from_torch_all([tensor], device)[0]
+    return from_torch_all([tensor], device)[0][0]
 
 
-def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice) -> list[DeviceArray]:
+def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice, narrow: bool = False
+                   ) -> tuple[list[DeviceArray], list[tuple[int, int]]]:
     """`from_torch` of each tensor, with one wait on PyTorch's stream for them all (a call's
-    inputs cross together)."""
+    inputs cross together).
+
+    With `narrow`, each int64 tensor becomes an int32 device array (the copy converts) and its
+    least and greatest values are read in the same wait: returned in order, one pair per int64
+    tensor, for the caller to refuse values outside int32 before any kernel reads them."""
     import torch
 
     pool = shared_pool(device)
@@ -277,24 +286,35 @@ def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice) -> list[DeviceA
         if not tensor.is_cuda:
             raise InputError(f"from_torch takes a CUDA tensor, got one on {tensor.device}")
     arrays: list[DeviceArray] = []
-    copies: list[tuple[DeviceArray, Any]] = []
+    copies: list[tuple[DeviceArray, Any, Any]] = []  # (array, tensor, the array's torch dtype)
+    wide: list[Any] = []
     for tensor in tensors:
-        dtype = np.dtype(str(tensor.dtype).removeprefix("torch."))
+        stored = tensor.dtype
+        if narrow and stored == torch.int64:
+            stored = torch.int32
+            if tensor.numel():
+                wide.append(tensor)
+        dtype = np.dtype(str(stored).removeprefix("torch."))
         shape = tuple(tensor.shape)
         allocation = pool.allocations_by_pointer.get(tensor.data_ptr())
-        if allocation is not None and tensor.is_contiguous() \
-                and tensor.numel() * dtype.itemsize <= allocation.size:
+        if allocation is not None and tensor.is_contiguous() and dtype.itemsize == \
+                tensor.element_size() and tensor.numel() * dtype.itemsize <= allocation.size:
             arrays.append(DeviceArray(device, allocation.buffer, shape, dtype, owner=tensor))
             continue
         out = empty(device, shape, dtype)
         arrays.append(out)
         if out.nbytes:
-            copies.append((out, tensor))
+            copies.append((out, tensor, stored))
     if copies:
         device_queue(device).queue.finish()  # no OpenCL command still uses a reused buffer
-        for out, tensor in copies:
-            target = pool.raw(out.buffer)[:out.nbytes].view(tensor.dtype).view(out.shape)
+        for out, tensor, stored in copies:
+            target = pool.raw(out.buffer)[:out.nbytes].view(stored).view(out.shape)
             target.copy_(tensor.detach().reshape(out.shape))
-    if tensors:
+    bounds: list[tuple[int, int]] = []
+    if wide:  # reading them waits for the stream, copies included
+        pairs = torch.stack([torch.stack(torch.aminmax(t)) for t in wide]).tolist()
+        bounds = [(low, high) for low, high in pairs]
+    elif tensors:
         torch.cuda.current_stream(tensors[0].device).synchronize()
-    return arrays
+    return arrays, bounds
+

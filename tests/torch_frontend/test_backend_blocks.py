@@ -3,6 +3,8 @@ equal eager PyTorch's, and the report says what was fused, launched and left to 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -134,3 +136,36 @@ def test_attention_gqa(tmp_path, repeat_kv):
     assert_close(actual, expected)
     assert graphs[0]["fallback_ops"] == []
     assert attention_kernels(graphs) == 1
+
+
+class NewGelu(nn.Module):
+    """GPT-2's ``gelu_new`` as Hugging Face writes it (``NewGELUActivation``)."""
+
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi)
+                                           * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-4), (torch.float16, 1e-2),
+                                       (torch.bfloat16, 5e-2)])
+def test_tanh_gelu_recognised_in_every_float_type(tmp_path, monkeypatch, dtype, tol):
+    """The tanh GELU is one ``nn.gelu{tanh}`` whatever the type: in f16 and bf16 the graph's
+    constants are rounded to the type (0.044715 is 0.04470825 in f16), and recognising them
+    only at f32's precision left a ``pow`` and a ``tanh`` in the product's epilogue."""
+    import fusec.compiler.torch_compile as torch_compile
+
+    imported = []
+    original = torch_compile.compile_imported
+
+    def capture(graph, device, options):
+        imported.append(str(graph.module))
+        return original(graph, device, options)
+
+    monkeypatch.setattr(torch_compile, "compile_imported", capture)
+    torch.manual_seed(4)
+    block = nn.Sequential(nn.Linear(32, 128), NewGelu(), nn.Linear(128, 32)).eval().to(dtype)
+    x = torch.randn(4, 8, 32).to(dtype)
+    expected, actual, graphs = compiled_run(block, (x,), tmp_path)
+    assert_close(actual.float(), expected.float(), tol=tol)
+    (text,) = imported
+    assert "nn.gelu" in text and "nn.pow" not in text and "nn.tanh" not in text

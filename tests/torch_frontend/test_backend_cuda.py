@@ -1,0 +1,108 @@
+"""The backend with CUDA tensors (`TensorBridge` over `fusec.runtime.cuda_interop`): run on the
+GPU machine (`FUSEC_TEST_DEVICE=gpu python3 -m pytest tests/torch_frontend/test_backend_cuda.py`,
+bench/gpu.sh torch-gpu), skipped where torch has no CUDA or OpenCL cannot share its memory.
+
+Each input crosses with one wait on PyTorch's stream, int64 ones narrowed to int32 by the copy
+and range-checked in that same wait; outputs are CUDA tensors over fusec's memory that stay
+valid after later calls."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+
+
+def cuda_device():
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device")
+    from fusec.runtime.cuda_interop import unsupported_reason
+    from fusec.runtime.device import select_device
+
+    try:
+        device = select_device("gpu")
+    except Exception as e:  # no OpenCL GPU here
+        pytest.skip(f"no OpenCL GPU: {e}")
+    reason = unsupported_reason(device)
+    if reason is not None:
+        pytest.skip(reason)
+    return device
+
+
+class Embedder(nn.Module):
+    def __init__(self, dtype=torch.float32):
+        super().__init__()
+        self.table = nn.Embedding(50, 64, dtype=dtype)
+        self.norm = nn.LayerNorm(64, dtype=dtype)
+        self.out = nn.Linear(64, 32, dtype=dtype)
+
+    def forward(self, ids, scale):
+        return self.out(F.gelu(self.norm(self.table(ids)))) * scale
+
+
+def compiled(model):
+    torch._dynamo.reset()
+    return torch.compile(model, backend="fusec", options={"device": "gpu"})
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-4), (torch.float16, 1e-2),
+                                       (torch.bfloat16, 3e-2)])
+def test_cuda_tensors_in_and_out(dtype, tol):
+    cuda_device()
+    torch.manual_seed(0)
+    model = Embedder(dtype).eval().cuda()
+    fn = compiled(model)
+    with torch.inference_mode():
+        ids = torch.randint(0, 50, (4, 16), device="cuda")
+        scale = torch.rand(32, device="cuda", dtype=dtype)
+        got = fn(ids, scale)
+        assert got.is_cuda and got.dtype == dtype
+        torch.testing.assert_close(got, model(ids, scale), atol=tol, rtol=tol)
+
+
+def test_outputs_outlive_later_calls():
+    """A call's output keeps its values while later calls run (its memory is not reused)."""
+    cuda_device()
+    torch.manual_seed(1)
+    model = Embedder().eval().cuda()
+    fn = compiled(model)
+    with torch.inference_mode():
+        inputs = [(torch.randint(0, 50, (4, 16), device="cuda"),
+                   torch.rand(32, device="cuda")) for _ in range(4)]
+        outputs = [fn(*args) for args in inputs]
+        for args, got in zip(inputs, outputs, strict=True):
+            torch.testing.assert_close(got, model(*args), atol=1e-4, rtol=1e-4)
+
+
+def test_int64_outside_int32_is_refused_on_cuda():
+    cuda_device()
+    model = Embedder().eval().cuda()
+    fn = compiled(model)
+    with torch.inference_mode():
+        fn(torch.randint(0, 50, (2, 8), device="cuda"), torch.ones(32, device="cuda"))
+        ids = torch.randint(0, 50, (2, 8), device="cuda")
+        ids[1, 3] = 2**40
+        with pytest.raises(Exception, match="32-bit range"):
+            fn(ids, torch.ones(32, device="cuda"))
+        ids[1, 3] = -(2**33)
+        with pytest.raises(Exception, match="32-bit range"):
+            fn(ids, torch.ones(32, device="cuda"))
+        ids[1, 3] = 7  # and the next good call is right
+        torch.testing.assert_close(fn(ids, torch.ones(32, device="cuda")),
+                                   model(ids, torch.ones(32, device="cuda")),
+                                   atol=1e-4, rtol=1e-4)
+
+
+def test_index_past_the_table_is_refused_on_cuda():
+    """An id inside int32 but past the embedding table: the gather's own check refuses it."""
+    cuda_device()
+    model = Embedder().eval().cuda()
+    fn = compiled(model)
+    with torch.inference_mode():
+        ids = torch.randint(0, 50, (2, 8), device="cuda")
+        ids[0, 0] = 50
+        with pytest.raises(Exception, match="(?i)index|out of range|outside"):
+            fn(ids, torch.ones(32, device="cuda"))

@@ -104,8 +104,7 @@ def bridge_ms(part: Any, args: tuple[Any, ...], sync: Callable[[], None],
         t3 = time.perf_counter()
         part.exe.synchronize()
         t4 = time.perf_counter()
-        outputs = [part.bridge.to_torch(r, out.dtype)
-                   for r, out in zip(results, part.imported.outputs, strict=True)]
+        outputs = part.bridge.to_torch_all(results, part.dtypes)
         sync()
         t5 = time.perf_counter()
         del outputs, changed

@@ -131,6 +131,10 @@ class IndexCheck:
     """The size of the axis indexed."""
     place: str | None
     """``file:line:col`` of the op that indexes, where known."""
+    input: str | None = None
+    """The function input that holds the indices when the check reads all of it (through
+    views): a caller that knows the input's least and greatest values can refuse a bad one
+    before the kernels run (`fusec.compiler.torch_partition`). None for computed indices."""
 
     def error(self, word: int) -> IndexOutOfRangeError:
         """The error that this check's word `word` (not `INDEX_CLEAN`) stands for."""

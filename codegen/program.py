@@ -14,6 +14,8 @@ builds each distinct kernel once.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -419,13 +421,17 @@ class PlanBuilder:
         named = isinstance(indices, BlockArgument) and indices in args
         shaped = indices if named else op.inputs[1]
         assert isinstance(shaped.type, MemRefType)
+        read = op.inputs[1].type
+        whole = named and isinstance(read, MemRefType) \
+            and math.prod(read.get_shape()) == math.prod(shaped.type.get_shape())
+        name = argument_name(indices, indices.index) if named else None  # type: ignore[attr-defined]
         p = Params(op)
         self.index_checks.append(IndexCheck(
             slot=len(self.index_checks) + 1,
-            indices=f"input '{argument_name(indices, indices.index)}'" if named
-            else "the indices",  # type: ignore[attr-defined]
+            indices=f"input '{name}'" if named else "the indices",
             shape=tuple(shaped.type.get_shape()), axis=p.int("axis"), dim=p.int("dim"),
-            place=next(iter(file_line_cols(op.location)), None)))
+            place=next(iter(file_line_cols(op.location)), None),
+            input=name if whole else None))
         return len(self.index_checks)
 
     def wgmma_gemm(self, op: kernel.TemplateOp, name: str, transpose: KernelSource | None,

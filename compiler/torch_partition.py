@@ -19,6 +19,14 @@ result arrays (``torch.from_numpy``, no copy); CUDA tensors go through
 range-checked and narrowed to int32 (the IR's integer type), and int64 outputs widened back;
 bf16 travels as its bit patterns.
 
+With CUDA tensors a call waits on the host once, for PyTorch's stream before its inputs cross
+(reading, in that wait, the least and greatest values of int64 inputs and of the inputs that
+kernels index with, so that a bad one is refused before any kernel runs). Its outputs are
+handed over at once, PyTorch's stream made to wait on the GPU for the kernels that write them
+(`cuda_interop.StreamOrder`), where every index the program's kernels check is such a whole
+input (``options={"overlap": False}``, or computed indices, wait on the host instead). So the
+host's work between two calls (PyTorch's guards, the next call's checks) overlaps the GPU's.
+
 Bound inputs (parameters, buffers) are copied to the device when the partition is compiled.
 Each call compares every bound tensor with what was bound (the same tensor object, its
 ``data_ptr`` and its ``_version``, which an in-place change such as an optimizer step or
@@ -41,6 +49,7 @@ from fusec import knobs as knob_registry
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.torch_autocast import REFUSED, explicit_autocast
 from fusec.compiler.torch_mutation import Mutations
+from fusec.codegen.plan import IndexCheck
 from fusec.errors import InputError
 from fusec.frontends.torch_fx import (
     ImportedGraph,
@@ -65,13 +74,18 @@ class Options:
     launch_budget: int | None = None
     pipeline: str = "default"
     max_variants: int = 8
+    overlap: bool = True
+    """With CUDA tensors, hand a partition's outputs over before its kernels finish, PyTorch's
+    stream ordered after them on the GPU (`cuda_interop.StreamOrder`), so that the host's work
+    for the next call overlaps the GPU's; only where every index the kernels read is a whole
+    call input, refused on the host if bad. False: the host waits for the kernels."""
     knobs: dict[str, bool] = field(default_factory=dict)
     """Code-generation knobs set for this graph's compiles (`fusec.knobs`)."""
 
     @staticmethod
     def parse(options: dict[str, Any] | None) -> Options:
         known = {"device", "report", "allow_tf32", "launch_budget", "pipeline", "max_variants",
-                 "knobs"}
+                 "overlap", "knobs"}
         options = dict(options or {})
         unknown = sorted(set(options) - known)
         if unknown:
@@ -80,6 +94,9 @@ class Options:
         if options.get("device", "auto") not in ("auto", "gpu", "cpu"):
             raise FusecError(f"fusec backend: device '{options['device']}' is not one of auto, "
                              "gpu, cpu")
+        if not isinstance(options.get("overlap", True), bool):
+            raise FusecError(f"fusec backend: overlap takes True or False, not "
+                             f"{options['overlap']!r}")
         settings = options.get("knobs") or {}
         if not isinstance(settings, Mapping):
             raise FusecError(f"fusec backend: knobs takes a dict of knob names to values, not "
@@ -101,16 +118,37 @@ class PartitionStats:
 
 
 class TensorBridge:
-    """Tensors in and out of one executable (see the module docstring)."""
+    """Tensors in and out of one executable (see the module docstring).
+
+    `checked`: the call inputs (by position) that kernels index with, read whole, each with
+    the checks that read it (`fusec.codegen.plan.IndexCheck`): with CUDA tensors their least
+    and greatest values are read in the wait every call makes for its inputs, and a bad one
+    is refused before any kernel runs. When every check of the program is among them,
+    `ordered` says so: the outputs may then be handed over before the kernels finish
+    (`cuda_interop.to_torch_all`), PyTorch's stream ordered after them on the GPU."""
 
     def __init__(self, device: OpenCLDevice, cuda: bool):
         self.device = device
         self.cuda = cuda
+        self.checked: dict[int, list[IndexCheck]] = {}
+        self.ordered = False
+
+    def index_inputs(self, checks: Sequence[IndexCheck], inputs: Sequence[str],
+                     overlap: bool) -> None:
+        """Takes the program's index checks (`checks`) over its call inputs (`inputs`, names
+        in call order); `overlap`: the backend's option of that name."""
+        position = {name: i for i, name in enumerate(inputs)}
+        self.checked = {}
+        for check in checks:
+            if check.input in position:
+                self.checked.setdefault(position[check.input], []).append(check)
+        self.ordered = overlap and self.cuda and all(c.input in position for c in checks)
 
     def to_fusec(self, tensors: Sequence[Any]) -> list[Any]:
         """A call's input tensors as fusec takes them, crossing together: int64 ones narrowed
         to int32 after a range check. CUDA tensors are copied and checked with one wait on
-        PyTorch's stream for them all (`cuda_interop.from_torch_all`)."""
+        PyTorch's stream for them all (`cuda_interop.from_torch_all`), the indices of
+        `checked` inputs too."""
         import torch
 
         if not self.cuda:
@@ -121,26 +159,51 @@ class TensorBridge:
                     for t in tensors]
         from fusec.runtime.cuda_interop import from_torch_all
 
+        if not tensors:  # PyTorch's reads of earlier outputs end before the kernels reuse them
+            torch.cuda.current_stream().synchronize()
         arrays, bounds = from_torch_all(
             [(t.contiguous().view(torch.uint16) if t.dtype == torch.bfloat16 else t.contiguous())
-             for t in tensors], self.device, narrow=True)
-        check_int32(bounds)
+             for t in tensors], self.device, narrow=True, bounded=self.checked)
+        check_int32([bounds[i] for i, t in enumerate(tensors) if t.dtype == torch.int64
+                     and i in bounds])
+        for i, checks in self.checked.items():
+            if i in bounds:
+                check_indices(tensors[i], bounds[i], checks)
         return arrays
 
-    def to_torch(self, value: Any, dtype: Any) -> Any:
+    def to_torch_all(self, values: Sequence[Any], dtypes: Sequence[Any]) -> list[Any]:
+        """A call's results as tensors of `dtypes`."""
         import torch
 
         if self.cuda:
-            from fusec.runtime.cuda_interop import to_torch
+            from fusec.runtime.cuda_interop import to_torch_all
 
-            tensor = to_torch(value)
-            if dtype == torch.bfloat16:
-                tensor = tensor.view(torch.bfloat16)
-        elif dtype == torch.bfloat16:
-            tensor = torch.from_numpy(np.asarray(value).view(np.int16)).view(torch.bfloat16)
+            tensors = to_torch_all(values, ordered=self.ordered)
+            tensors = [t.view(torch.bfloat16) if dtype == torch.bfloat16 else t
+                       for t, dtype in zip(tensors, dtypes, strict=True)]
         else:
-            tensor = torch.from_numpy(np.asarray(value))
-        return tensor if tensor.dtype == dtype else tensor.to(dtype)
+            tensors = [torch.from_numpy(np.asarray(v).view(np.int16)).view(torch.bfloat16)
+                       if dtype == torch.bfloat16 else torch.from_numpy(np.asarray(v))
+                       for v, dtype in zip(values, dtypes, strict=True)]
+        return [t if t.dtype == dtype else t.to(dtype)
+                for t, dtype in zip(tensors, dtypes, strict=True)]
+
+    def to_torch(self, value: Any, dtype: Any) -> Any:
+        return self.to_torch_all([value], [dtype])[0]
+
+
+def check_indices(tensor: Any, bounds: tuple[int, int], checks: Sequence[IndexCheck]) -> None:
+    """Refuses `tensor`, the whole of some kernels' indices, when its least or greatest value
+    (`bounds`) is outside an axis that one of `checks` indexes: the error names the first bad
+    position, as the kernel's own check would (found only then, at a cost)."""
+    low, high = bounds
+    for check in checks:
+        if -check.dim <= low and high < check.dim:
+            continue
+        flat = tensor.reshape(-1)
+        position = int(((flat < -check.dim) | (flat >= check.dim)).nonzero()[0, 0])
+        value = int(flat[position])
+        raise check.error((position << 32) | (value & 0xFFFFFFFF))
 
 
 def check_int32(bounds: Sequence[Sequence[int]]) -> None:
@@ -214,6 +277,9 @@ class FusecPartition:
         self.imported: ImportedGraph = imported
         self.exe, self.stats = compile_imported(imported, self.device, self.options)
         self.states = BoundTensors(args, self.bound)
+        self.dtypes = [out.dtype for out in imported.outputs]
+        self.bridge.index_inputs(self.exe.plan.index_checks, self.exe.input_names,
+                                 self.options.overlap)
 
     def __call__(self, *args: Any) -> Any:
         changed = self.states.changed(args)
@@ -221,8 +287,7 @@ class FusecPartition:
             self.refresh(list(args), changed)
         inputs = self.bridge.to_fusec([args[i] for i in range(len(args)) if i not in self.bound])
         results = self.exe(*inputs)
-        outputs = [self.bridge.to_torch(r, out.dtype)
-                   for r, out in zip(results, self.imported.outputs, strict=True)]
+        outputs = self.bridge.to_torch_all(results, self.dtypes)
         return tuple(outputs) if self.many else outputs[0]
 
     def refresh(self, args: list[Any], changed: list[int]) -> None:

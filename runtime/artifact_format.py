@@ -54,8 +54,9 @@ if TYPE_CHECKING:
 MAGIC = b"\x89FUSEC\r\n\x1a\n"
 """First bytes of an artifact (as PNG's: a non-ASCII byte, and line endings that a text-mode
 transfer would change)."""
-FORMAT_VERSION = 2
-"""2: a CRC-32 per blob (1 had a SHA-256 per blob)."""
+FORMAT_VERSION = 3
+"""3: an index check names the input it reads whole (`IndexCheck.input`); 2: a CRC-32 per
+blob (1 had a SHA-256 per blob)."""
 HEADER = struct.Struct("<IQ32s")
 """After the magic: format version, manifest length, SHA-256 of the manifest."""
 ALIGNMENT = 4096

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -183,6 +183,8 @@ class CudaSharedPool(BufferPool):
         self.acquire = signature(address) if address else None
         self.allocations_by_buffer: dict[int, SharedAllocation] = {}
         self.allocations_by_pointer: dict[int, SharedAllocation] = {}
+        self.order: StreamOrder | None = None
+        """`stream_order`'s, once made."""
 
     def make(self, nbytes: int) -> cl.Buffer:
         allocation = SharedAllocation(self, nbytes)
@@ -205,6 +207,71 @@ class CudaSharedPool(BufferPool):
             interface = RawView(allocation.pointer.value, allocation.size)
             allocation.raw = torch.as_tensor(interface, device=f"cuda:{self.ordinal}")
         return allocation.raw
+
+
+CU_STREAM_WAIT_VALUE_GEQ = 0
+
+
+class StreamOrder:
+    """PyTorch's stream made to wait, on the GPU, for what the OpenCL queue has enqueued so
+    far, so that the host need not (`to_torch_all` with `ordered`).
+
+    NVIDIA's OpenCL imports semaphores but exports none (``bench/probe_semaphores.py`` on the
+    H200: ``CL_DEVICE_SEMAPHORE_EXPORT_HANDLE_TYPES_KHR`` is empty), and the CUDA driver only
+    imports them, so the two cannot share one. Memory they do share: an 8-byte counter in a
+    shared allocation. Each `after_queue` enqueues on the OpenCL queue, behind the call's
+    kernels, a fill of the counter with the next number, flushes the queue, and puts on the
+    stream a ``cuStreamWaitValue64`` until the counter reaches that number (a wait of the
+    GPU's front end, which takes no SM while it waits). The OpenCL queue is in order, so the
+    fill runs once every kernel before it has finished writing."""
+
+    def __init__(self, pool: CudaSharedPool) -> None:
+        import torch
+
+        self.pool = pool
+        self.counter = SharedAllocation(pool, 8)
+        self.count = 0
+        self.wait = None
+        self.reason: str | None = None
+        """Why the stream cannot be ordered so here (then callers wait on the host)."""
+        for name in ("cuStreamWaitValue64_v2", "cuStreamWaitValue64"):
+            self.wait = getattr(pool.cuda, name, None)
+            if self.wait is not None:
+                break
+        if self.wait is None:
+            self.reason = "the CUDA driver has no cuStreamWaitValue64"
+            return
+        self.wait.argtypes = (ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_ulonglong,
+                              ctypes.c_uint)
+        zero = torch.as_tensor(RawView(self.counter.pointer.value, 8),
+                               device=f"cuda:{pool.ordinal}")
+        zero.zero_()
+        stream = torch.cuda.current_stream()
+        status = self.wait(ctypes.c_void_p(stream.cuda_stream), self.counter.pointer.value, 0,
+                           CU_STREAM_WAIT_VALUE_GEQ)
+        stream.synchronize()
+        if status != 0:
+            self.reason = f"cuStreamWaitValue64 failed (error {status})"
+
+    def after_queue(self, stream: Any) -> None:
+        """Orders `stream` (a ``torch.cuda.Stream``) after every command enqueued so far on
+        the pool's OpenCL queue."""
+        self.count += 1
+        queue = self.pool.queue
+        cl.enqueue_fill_buffer(queue, self.counter.buffer, np.array([self.count], np.uint64),
+                               0, 8)
+        queue.flush()
+        check(self.wait(ctypes.c_void_p(stream.cuda_stream), self.counter.pointer.value,
+                        self.count, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64")
+
+
+def stream_order(device: OpenCLDevice) -> StreamOrder | None:
+    """The device's `StreamOrder` (made once), or None where the stream cannot be ordered
+    after the queue (its ``reason`` says why)."""
+    pool = shared_pool(device)
+    if pool.order is None:
+        pool.order = StreamOrder(pool)
+    return pool.order if pool.order.reason is None else None
 
 
 def enable_cuda_sharing(device: OpenCLDevice) -> CudaSharedPool:
@@ -247,20 +314,43 @@ def shared_pool(device: OpenCLDevice) -> CudaSharedPool:
     return pool
 
 
+def to_torch_all(arrays: Sequence[DeviceArray], ordered: bool = False) -> list[Any]:
+    """`to_torch` of a call's outputs. With `ordered`, where the device has a `stream_order`,
+    without the host waiting: PyTorch's current stream waits on the GPU for the queue's
+    commands instead, and a bad index the kernels meet is reported at the next wait (so a
+    caller passes `ordered` only where it refused bad indices before the call, as
+    `fusec.compiler.torch_partition` does)."""
+    if not arrays:
+        return []
+    order = stream_order(arrays[0].device) if ordered else None
+    if order is None:
+        return [to_torch(a) for a in arrays]
+    import torch
+
+    pool = order.pool
+    order.after_queue(torch.cuda.current_stream(pool.ordinal))
+    return [view_of(pool, a) for a in arrays]
+
+
 def to_torch(array: DeviceArray) -> Any:
     """A CUDA tensor over `array`'s memory, no copy (waits for the commands writing it, and
     raises a bad index that a call met, `fusec.runtime.index_errors`)."""
     pool = shared_pool(array.device)  # refuses a device without sharing, torch or not
+    shared = device_queue(array.device)
+    shared.queue.finish()
+    if shared.pending:  # a bad index a call met is raised before its output is handed over
+        shared.report_pending()
+    return view_of(pool, array)
+
+
+def view_of(pool: CudaSharedPool, array: DeviceArray) -> Any:
+    """A CUDA tensor over the memory of `array` (made in `pool`'s shared memory)."""
     import torch
 
     allocation = pool.allocation(array.buffer)
     if allocation is None and array.nbytes:
         raise InputError("the device array was not made in CUDA-shared memory (it was made "
                          "before enable_cuda_sharing, or wraps a pyopencl array)")
-    shared = device_queue(array.device)
-    shared.queue.finish()
-    if shared.pending:  # a bad index a call met is raised before its output is handed over
-        shared.report_pending()
     pointer = allocation.pointer.value if allocation is not None else 0
     return torch.as_tensor(CudaView(array, pointer), device=f"cuda:{pool.ordinal}")
 
@@ -271,14 +361,16 @@ def from_torch(tensor: Any, device: OpenCLDevice) -> DeviceArray:
     return from_torch_all([tensor], device)[0][0]
 
 
-def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice, narrow: bool = False
-                   ) -> tuple[list[DeviceArray], list[tuple[int, int]]]:
+def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice, narrow: bool = False,
+                   bounded: Collection[int] = ()) -> tuple[list[DeviceArray],
+                                                           dict[int, tuple[int, int]]]:
     """`from_torch` of each tensor, with one wait on PyTorch's stream for them all (a call's
     inputs cross together).
 
-    With `narrow`, each int64 tensor becomes an int32 device array (the copy converts) and its
-    least and greatest values are read in the same wait: returned in order, one pair per int64
-    tensor, for the caller to refuse values outside int32 before any kernel reads them."""
+    With `narrow`, each int64 tensor becomes an int32 device array (the copy converts). The
+    least and greatest values of each int64 tensor and of each one at a position in `bounded`
+    are read in the same wait, by position, for the caller to refuse values outside int32, or
+    outside what a kernel indexes, before any kernel reads them."""
     import torch
 
     pool = shared_pool(device)
@@ -287,13 +379,13 @@ def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice, narrow: bool = 
             raise InputError(f"from_torch takes a CUDA tensor, got one on {tensor.device}")
     arrays: list[DeviceArray] = []
     copies: list[tuple[DeviceArray, Any, Any]] = []  # (array, tensor, the array's torch dtype)
-    wide: list[Any] = []
-    for tensor in tensors:
+    ranged: list[int] = []  # the positions whose least and greatest values are read
+    for position, tensor in enumerate(tensors):
         stored = tensor.dtype
         if narrow and stored == torch.int64:
             stored = torch.int32
-            if tensor.numel():
-                wide.append(tensor)
+        if tensor.numel() and (tensor.dtype == torch.int64 or position in bounded):
+            ranged.append(position)
         dtype = np.dtype(str(stored).removeprefix("torch."))
         shape = tuple(tensor.shape)
         allocation = pool.allocations_by_pointer.get(tensor.data_ptr())
@@ -306,14 +398,18 @@ def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice, narrow: bool = 
         if out.nbytes:
             copies.append((out, tensor, stored))
     if copies:
-        device_queue(device).queue.finish()  # no OpenCL command still uses a reused buffer
+        shared = device_queue(device)
+        shared.queue.finish()  # no OpenCL command still uses a reused buffer
+        if shared.pending:  # a bad index an earlier call met, not yet reported
+            shared.report_pending()
         for out, tensor, stored in copies:
             target = pool.raw(out.buffer)[:out.nbytes].view(stored).view(out.shape)
             target.copy_(tensor.detach().reshape(out.shape))
-    bounds: list[tuple[int, int]] = []
-    if wide:  # reading them waits for the stream, copies included
-        pairs = torch.stack([torch.stack(torch.aminmax(t)) for t in wide]).tolist()
-        bounds = [(low, high) for low, high in pairs]
+    bounds: dict[int, tuple[int, int]] = {}
+    if ranged:  # reading them waits for the stream, copies included
+        pairs = torch.stack([torch.stack(torch.aminmax(tensors[i].to(torch.int64)))
+                             for i in ranged]).tolist()
+        bounds = {i: (low, high) for i, (low, high) in zip(ranged, pairs, strict=True)}
     elif tensors:
         torch.cuda.current_stream(tensors[0].device).synchronize()
     return arrays, bounds

@@ -210,3 +210,43 @@ def test_knobs_are_set_for_each_compile(monkeypatch, tmp_path):
         compiled_run(model, (x,), tmp_path, knobs={"attention_mma": "maybe"})
     with pytest.raises(Exception, match="fusec backend: knobs takes a dict"):
         compiled_run(model, (x,), tmp_path, knobs=["gram_split_on_gpu=off"])
+
+
+def test_bad_indices_are_found_on_the_host_before_the_kernels():
+    """What the CUDA path does with the least and greatest values of an input that kernels
+    index with (`check_indices`): nothing when they fit the axis, else the error the kernel's
+    own check gives, naming the first bad position."""
+    from fusec.codegen.plan import IndexCheck
+    from fusec.compiler.torch_partition import TensorBridge, check_indices
+    from fusec.errors import IndexOutOfRangeError
+
+    check = IndexCheck(slot=1, indices="input 'ids'", shape=(2, 3), axis=0, dim=10, place=None,
+                       input="ids")
+    ids = torch.tensor([[1, 2, 3], [-10, 9, 0]])
+    check_indices(ids, (-10, 9), [check])
+    ids[1, 1] = 10
+    ids[1, 2] = 12
+    with pytest.raises(IndexOutOfRangeError, match=r"index 10 at position \[1, 1\] of input "
+                                                   r"'ids'.*size 10"):
+        check_indices(ids, (-10, 12), [check])
+    ids[0, 0] = -11
+    with pytest.raises(IndexOutOfRangeError, match=r"index -11 at position \[0, 0\]"):
+        check_indices(ids, (-11, 12), [check])
+    bridge = TensorBridge(device=None, cuda=True)
+    computed = IndexCheck(slot=2, indices="the indices", shape=(3,), axis=0, dim=4, place=None)
+    bridge.index_inputs([check], ["x", "ids"], overlap=True)
+    assert bridge.checked == {1: [check]} and bridge.ordered
+    bridge.index_inputs([check, computed], ["x", "ids"], overlap=True)
+    assert not bridge.ordered  # computed indices are only seen by the kernel: the host waits
+    bridge.index_inputs([check], ["x", "ids"], overlap=False)
+    assert not bridge.ordered
+    assert not TensorBridge(device=None, cuda=False).ordered
+
+
+def test_overlap_option_is_checked():
+    from fusec.compiler.diagnostics import FusecError
+    from fusec.compiler.torch_partition import Options
+
+    assert Options.parse({"overlap": False}).overlap is False
+    with pytest.raises(FusecError, match="overlap takes True or False"):
+        Options.parse({"overlap": "yes"})

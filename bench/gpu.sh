@@ -170,11 +170,15 @@ case "${1:-all}" in
           # one model per process and file (about 3 minutes a model at f32,f16)
           dtypes=${1:-f32,f16}; [ $# -gt 0 ] && shift
           models="$*"; [ -n "$models" ] || models="bert gpt2 llama"
+          # MODELS_ARGS: more options (--batch 1, --seq 512, --autotune, --kernel-time);
+          # MODELS_TAG: a suffix for the files; MODELS_SECONDS: each model's limit (170)
           for model in $models; do
-            timeout 170 python3 -m fusec.bench.torch_models --device cuda --models $model \
-              --dtypes "$dtypes" --repeat 10 --turns 3 --reduce-overhead --profile \
-              --json-out "$out/gpu_models_$model.json" > "$out/gpu_models_$model.log" 2>&1
-            echo "== models $model $dtypes: exit $?"; grep -v "Warn" "$out/gpu_models_$model.log" | tail -12
+            name="$model${MODELS_TAG:-}"
+            timeout "${MODELS_SECONDS:-170}" python3 -m fusec.bench.torch_models --device cuda \
+              --models $model --dtypes "$dtypes" --repeat 10 --turns 3 --reduce-overhead \
+              --profile ${MODELS_ARGS:-} --json-out "$out/gpu_models_$name.json" \
+              > "$out/gpu_models_$name.log" 2>&1
+            echo "== models $name $dtypes: exit $?"; grep -v "Warn" "$out/gpu_models_$name.log" | tail -12
           done ;;
   torch-gpu) # the backend with CUDA tensors and the CUDA sharing under it: GPU tests (about 1 minute)
           FUSEC_TEST_DEVICE=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider \

@@ -2,7 +2,8 @@
 ``torch.compile`` (Inductor), in one process, with tensors on the device.
 
     python -m fusec.bench.torch_models [--device cuda|cpu] [--models bert,gpt2,llama]
-        [--dtypes f32,f16] [--layers N] [--repeat N] [--profile] [--json-out PATH]
+        [--dtypes f32,f16,bf16] [--layers N] [--batch N] [--seq N] [--repeat N] [--profile]
+        [--reduce-overhead] [--autotune] [--kernel-time] [--json-out PATH]
 
 The models are built from their configurations with random weights (no download): BERT-base
 (12 layers, B=32, S=128), GPT-2 small (12 layers, B=16, S=128) and a Llama-style model (width
@@ -11,8 +12,12 @@ library-default attention (``sdpa``). Every runner is checked against eager firs
 atol 1e-4 scaled by the output's largest magnitude; 16-bit: 2e-2), then the runners are timed in
 turns: each turn is ``repeat`` back-to-back calls followed by one device synchronisation, and a
 runner's figure is the median over turns of the wall time per call. Peak device memory is the
-largest ``torch.cuda.max_memory_allocated`` seen over a runner's calls (fusec's OpenCL buffers
-are not PyTorch's and are not in that figure: it is reported as measured, named for what it is).
+largest ``torch.cuda.max_memory_allocated`` seen over a runner's calls (``*_torch_peak_mib``);
+fusec's OpenCL buffers are not PyTorch's and are not in that figure, so the fusec runner also
+has ``fusec_device_mib``: its torch peak (the model's parameters, which PyTorch still holds,
+and what PyTorch allocates between partitions) plus what fusec holds on the device after its
+calls (`fusec_held_bytes`: the pool of device arrays and each partition's own buffers, bound
+weights among them).
 """
 
 from __future__ import annotations
@@ -28,8 +33,10 @@ from typing import Any
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 
 
-def build(name: str, layers: int | None, dtype: Any, device: str) -> tuple[Any, dict, str]:
-    """(model, call kwargs, description) for one architecture at its default attention."""
+def build(name: str, layers: int | None, dtype: Any, device: str, batch: int | None = None,
+          seq: int | None = None) -> tuple[Any, dict, str]:
+    """(model, call kwargs, description) for one architecture at its default attention;
+    `batch` and `seq` replace the model's default shape (B=32 or 16, S=128)."""
     import torch
     from transformers import (BertConfig, BertModel, GPT2Config, GPT2Model, LlamaConfig,
                               LlamaModel)
@@ -38,18 +45,18 @@ def build(name: str, layers: int | None, dtype: Any, device: str) -> tuple[Any, 
     if name == "bert":
         n = layers or 12
         cfg = BertConfig(num_hidden_layers=n)
-        model, batch, seq, vocab = BertModel(cfg), 32, 128, cfg.vocab_size
+        model, batch, seq, vocab = BertModel(cfg), batch or 32, seq or 128, cfg.vocab_size
         text = f"BERT-base, {n} layers, B={batch} S={seq}"
     elif name == "gpt2":
         n = layers or 12
         cfg = GPT2Config(n_layer=n)
-        model, batch, seq, vocab = GPT2Model(cfg), 16, 128, cfg.vocab_size
+        model, batch, seq, vocab = GPT2Model(cfg), batch or 16, seq or 128, cfg.vocab_size
         text = f"GPT-2 small, {n} layers, B={batch} S={seq}"
     elif name == "llama":
         n = layers or 2
         cfg = LlamaConfig(hidden_size=2048, num_attention_heads=32, num_key_value_heads=4,
                           intermediate_size=5632, num_hidden_layers=n, vocab_size=32000)
-        model, batch, seq, vocab = LlamaModel(cfg), 32, 128, cfg.vocab_size
+        model, batch, seq, vocab = LlamaModel(cfg), batch or 32, seq or 128, cfg.vocab_size
         text = f"Llama-style (2048, GQA 32/4, 5632), {n} layers, B={batch} S={seq}"
     else:
         raise SystemExit(f"torch_models: unknown model '{name}' (known: bert, gpt2, llama)")
@@ -61,6 +68,46 @@ def build(name: str, layers: int | None, dtype: Any, device: str) -> tuple[Any, 
     if name != "bert":
         kwargs = {"input_ids": ids}  # decoders: causal, no padding
     return model, kwargs, text + f", {model.config._attn_implementation} attention"
+
+
+def torch_kernel_ms(call: Callable[[], Any], sync: Callable[[], None], repeat: int) -> float | str:
+    """The device time per call of PyTorch's work in `call` (``torch.profiler``, CUDA activity:
+    kernels, copies and fills), over `repeat` calls; the profiler's error as text where it
+    fails (the row keeps its other figures). fusec's kernels are timed by its own profile
+    (``--profile``), not here: they are OpenCL's, not CUDA runtime launches."""
+    try:
+        from torch.autograd import DeviceType
+        from torch.profiler import ProfilerActivity, profile
+
+        sync()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(repeat):
+                call()
+            sync()
+        total_us = 0.0
+        for event in prof.events():
+            if event.device_type == DeviceType.CUDA:
+                total_us += getattr(event, "device_time", None) or getattr(event, "cuda_time", 0)
+        return round(total_us / repeat / 1e3, 4)
+    except Exception as exc:  # noqa: BLE001 - a figure that cannot be taken is reported
+        return f"error: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def fusec_held_bytes(call: Callable[[], Any]) -> int:
+    """The device bytes fusec holds for a model compiled with its backend: the buffers of every
+    partition's executable that one `call` runs (`Executable.held_bytes`: intermediates, bound
+    weights) and the context's pool of device arrays (`BufferPool.allocated_bytes`: inputs,
+    outputs)."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+    from fusec.runtime.device_array import device_queue
+
+    with recorded_partitions() as calls:
+        call()
+    executables = {id(part.exe): part.exe for part, _ in calls}
+    pools = {id(device_queue(e.device).pool): device_queue(e.device).pool
+             for e in executables.values()}
+    return (sum(e.held_bytes() for e in executables.values())
+            + sum(p.allocated_bytes for p in pools.values()))
 
 
 def wall_per_call(fn: Callable[[], Any], sync: Callable[[], None], repeat: int) -> float:
@@ -84,7 +131,8 @@ def run(args: argparse.Namespace) -> list[dict]:
             dtype = getattr(torch, DTYPES[dt])
             row: dict[str, Any] = {"model": name, "dtype": dt}
             try:
-                model, kwargs, text = build(name, args.layers, dtype, args.device)
+                model, kwargs, text = build(name, args.layers, dtype, args.device, args.batch,
+                                            args.seq)
             except Exception as exc:  # noqa: BLE001 - a row that cannot be built is reported
                 row["error"] = f"build: {exc}"
                 rows.append(row)
@@ -100,6 +148,8 @@ def run(args: argparse.Namespace) -> list[dict]:
             }
             if args.reduce_overhead and cuda:
                 runners["inductor-ro"] = torch.compile(model, mode="reduce-overhead")
+            if args.autotune:
+                runners["inductor-at"] = torch.compile(model, mode="max-autotune-no-cudagraphs")
             with torch.inference_mode():
                 ref = model(**kwargs).last_hidden_state.float()
                 scale = ref.abs().max().item()
@@ -138,6 +188,15 @@ def run(args: argparse.Namespace) -> list[dict]:
                     row[f"{rname}_ms"] = round(statistics.median(s), 4)
                     if rname in peaks:
                         row[f"{rname}_torch_peak_mib"] = round(peaks[rname] / 2**20, 1)
+                if cuda and args.kernel_time:
+                    for rname, fn in live.items():
+                        if rname != "fusec":
+                            row[f"{rname}_kernel_ms"] = torch_kernel_ms(
+                                lambda fn=fn: fn(**kwargs), sync, args.repeat)
+                if cuda and "fusec" in live and "fusec" in peaks:
+                    held = fusec_held_bytes(lambda: live["fusec"](**kwargs))
+                    row["fusec_held_mib"] = round(held / 2**20, 1)
+                    row["fusec_device_mib"] = round((peaks["fusec"] + held) / 2**20, 1)
                 if args.profile and "fusec" in live:
                     from fusec.bench.torch_partition_profile import print_profile, profile_call
 
@@ -152,7 +211,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                                         "device")} for g in graphs]
             except (OSError, ValueError):
                 pass
-            for peer in ("inductor", "eager", "inductor-ro"):
+            for peer in ("inductor", "eager", "inductor-ro", "inductor-at"):
                 if "fusec_ms" in row and f"{peer}_ms" in row:
                     row[f"fusec/{peer}"] = round(row["fusec_ms"] / row[f"{peer}_ms"], 3)
             print(json.dumps(row), flush=True)
@@ -171,6 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="bert,gpt2,llama")
     parser.add_argument("--dtypes", default="f32,f16")
     parser.add_argument("--layers", type=int, default=None, help="layers of every model")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="batch of every model (default: BERT 32, GPT-2 16, Llama 32)")
+    parser.add_argument("--seq", type=int, default=None, help="sequence length (default 128)")
+    parser.add_argument("--autotune", action="store_true",
+                        help="also torch.compile(mode='max-autotune-no-cudagraphs') (long "
+                             "compiles)")
+    parser.add_argument("--kernel-time", action="store_true",
+                        help="also each PyTorch runner's device time per call (torch.profiler; "
+                             "CUDA)")
     parser.add_argument("--repeat", type=int, default=10, help="back-to-back calls per turn")
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--reduce-overhead", action="store_true",

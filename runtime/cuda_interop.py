@@ -229,11 +229,15 @@ class StreamOrder:
         import torch
 
         self.pool = pool
-        self.counter = SharedAllocation(pool, 8)
         self.count = 0
         self.wait = None
         self.reason: str | None = None
         """Why the stream cannot be ordered so here (then callers wait on the host)."""
+        try:
+            self.counter = SharedAllocation(pool, 8)
+        except DeviceError as e:
+            self.reason = f"no shared counter: {e}"
+            return
         for name in ("cuStreamWaitValue64_v2", "cuStreamWaitValue64"):
             self.wait = getattr(pool.cuda, name, None)
             if self.wait is not None:

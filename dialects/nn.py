@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -871,6 +871,8 @@ class AttentionOp(IRDLOperation):
 
     name = "nn.attention"
     FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
+    SLICE_READS: ClassVar[tuple[int, ...]] = (0, 1, 2)
+    """q, k, v: read in place when each is a slice of the last axis (`slice_read_in_place`)."""
     q = operand_def()
     k = operand_def()
     v = operand_def()
@@ -1009,6 +1011,9 @@ class CacheUpdateOp(IRDLOperation):
 
     name = "nn.cache_update"
     FUSION_KIND: ClassVar[OpKind] = OpKind.OPAQUE  # updates its operand's buffer in place
+    SLICE_READS: ClassVar[tuple[int, ...]] = (1,)
+    """The new rows, read in place as a slice of the last axis when they are written along
+    the next-to-last axis (`slice_read_in_place`)."""
 
     cache = operand_def()
     update = operand_def()
@@ -1056,6 +1061,8 @@ class CacheAttentionOp(IRDLOperation):
 
     name = "nn.cache_attention"
     FUSION_KIND: ClassVar[OpKind] = OpKind.GEMM
+    SLICE_READS: ClassVar[tuple[int, ...]] = (0,)
+    """q, read in place when it is a slice of the last axis (`slice_read_in_place`)."""
     q = operand_def()
     k_cache = operand_def()
     v_cache = operand_def()
@@ -1208,3 +1215,16 @@ NN = Dialect(
     ],
     [],
 )
+
+
+def slice_read_in_place(narrow: NarrowOp, user: Operation, index: int) -> bool:
+    """Whether ``user`` reads ``narrow``'s result (its operand ``index``) in place, through a
+    row stride and an offset into the narrow's input, so that the slice is never copied: the
+    narrow takes a slice of the last axis of a rank-3 tensor and the user declares that operand
+    in its ``SLICE_READS`` (a cache update only when it writes along the next-to-last axis)."""
+    shape = narrow.input.type.get_shape()  # type: ignore[attr-defined]
+    if len(shape) != 3 or narrow.axis.value.data % 3 != 2:
+        return False
+    if index not in getattr(type(user), "SLICE_READS", ()):
+        return False
+    return not isinstance(user, CacheUpdateOp) or user.axis.value.data % 3 == 1

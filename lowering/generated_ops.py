@@ -232,28 +232,11 @@ def lower_narrow(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     return [build()]
 
 
-STRIDED_READERS: dict[type[Operation], tuple[int, ...]] = {
-    nn.AttentionOp: (0, 1, 2),    # q, k, v
-    nn.CacheAttentionOp: (0,),    # q
-    nn.CacheUpdateOp: (1,),       # the new rows, along the next-to-last axis
-}
-"""The operands (by index) that an op's template reads as a slice of the last axis of a
-rank-3 tensor, with a row stride and a column offset (`template_ops.heads_operand`)."""
-
-
 def read_in_place(op: nn.NarrowOp) -> bool:
-    """Every reader of this slice (of the last axis of a rank-3 tensor) reads it in place with
-    a stride (`STRIDED_READERS`; a cache update only along the next-to-last axis)."""
-    shape = shape_of(op.input)
-    if len(shape) != 3 or int_prop(op, "axis") % 3 != 2 or not op.result.uses:
-        return False
-    for use in op.result.uses:
-        user = use.operation
-        if use.index not in STRIDED_READERS.get(type(user), ()):
-            return False
-        if isinstance(user, nn.CacheUpdateOp) and int_prop(user, "axis") % 3 != 1:
-            return False
-    return True
+    """Every reader of this slice reads it in place with a stride (`nn.slice_read_in_place`:
+    a slice of the last axis of a rank-3 tensor, operands an op declares in ``SLICE_READS``)."""
+    return bool(op.result.uses) and all(
+        nn.slice_read_in_place(op, use.operation, use.index) for use in op.result.uses)
 
 
 def lower_concat(lo: FunctionLowering, op: Operation) -> list[SSAValue]:

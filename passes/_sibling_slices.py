@@ -73,15 +73,19 @@ def narrow_of_reshape(op: nn.ReshapeOp) -> tuple[list[int], int, int] | None:
 
 
 def narrow_last(ops: Sequence[Operation], pass_name: str) -> None:
-    """Rewrites each ``reshape(narrow(x))`` whose narrow only reshapes read (see the module
-    docstring); one reshape of a tensor to a shape serves all its narrows."""
+    """Rewrites each ``reshape(narrow(x))`` whose narrow only reshapes read, or ops that read
+    the slice in place (attention's q, k, v: `nn.slice_read_in_place`, so the narrow stays a
+    free read for them); see the module docstring. One reshape of a tensor to a shape serves
+    all its narrows."""
     reshaped: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
     for op in ops:
         if not isinstance(op, nn.ReshapeOp) or op.parent is None:
             continue
         narrow = producer(op.input)
         if not isinstance(narrow, nn.NarrowOp) or not all(
-                isinstance(u.operation, nn.ReshapeOp) for u in narrow.result.uses):
+                isinstance(u.operation, nn.ReshapeOp)
+                or nn.slice_read_in_place(narrow, u.operation, u.index)
+                for u in narrow.result.uses):
             continue
         found = narrow_of_reshape(op)
         if found is None or not may_fuse(pass_name, op, "narrow(reshape(x)) for "

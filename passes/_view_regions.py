@@ -20,10 +20,14 @@ pieces on the position along its axis (``fused.index``); the piece not selected 
 too, with its reads clamped into bounds, and dropped, so a concat does not join a region that
 divides integers (a division by zero there would trap).
 
-Only regions that hold an injective op and an elementwise op are made: a plain elementwise
-region is ``_elementwise``'s, and a chain of data movement alone stays as it is (a narrow read
-in place by attention costs nothing). Reshapes and gathers, injective too, have no index map
-of this form and stay boundaries (a reshape of a region's input is a free view already).
+Only regions that hold an injective op and an elementwise op, or two transposes and narrows
+or more, are made: a plain elementwise region is ``_elementwise``'s, and one view alone stays
+as it is (a narrow read in place by attention costs nothing); a chain of them (a narrow then a
+transpose: the value heads of a packed projection, put out head-major for a KV cache) is one
+copy through the composed map instead of one copy per view, unless it moves weights only
+(folded at compile time). Concats alone stay copy kernels, one per piece, each read once.
+Reshapes and gathers, injective too, have no index map of this form and stay boundaries (a
+reshape of a region's input is a free view already).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fusec.dialects import fused, nn
+from fusec.dialects.bound_inputs import known_at_compile_time
 from fusec.dialects.common import int_prop, ints_prop
 from fusec.dialects.index_maps import (
     IndexMap,
@@ -164,8 +169,16 @@ class ViewPlan:
         self._take(op, maps)
 
     def worth_building(self) -> bool:
+        """A region of a view and arithmetic, or of two views or more (a chain of data
+        movement: one copy through the composed map instead of a copy per view)."""
         views = sum(1 for o in self.members if is_view(o))
-        return 0 < views < len(self.members)
+        if 0 < views < len(self.members):
+            return True
+        # Data movement alone: transposes and narrows (each element read once; a concat's
+        # region reads every piece at every element, its copy kernels each piece once), not on
+        # weights, whose movement is folded once at compile time (`fold_params`).
+        return (views >= 2 and not any(isinstance(o, nn.ConcatOp) for o in self.members)
+                and not all(known_at_compile_time(v) for v, _ in self.inputs))
 
     def blocked(self) -> str | None:
         """Why the region may not be built, or None."""

@@ -56,6 +56,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from fusec.passes._elementwise import Limits, fuse_regions
 from fusec.passes._sibling_slices import join_sibling_slices, narrow_last
+from fusec.passes._transposed_regions import recompute_transposed
 from fusec.passes._view_regions import fuse_view_regions
 
 
@@ -85,5 +86,6 @@ class FuseElementwisePass(ModulePass):
                 narrow_last(list(block.ops), self.name)
                 fuse_regions(list(block.ops), limits, self.name)
                 fuse_view_regions(list(block.ops), limits, self.name)
+                recompute_transposed(list(block.ops), limits, self.name)
                 join_sibling_slices(list(block.ops), self.name)
                 narrow_last(list(block.ops), self.name)

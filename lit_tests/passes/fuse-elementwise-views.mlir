@@ -112,12 +112,64 @@ func.func @integer_division(%a: tensor<4xi32>, %b: tensor<4xi32>, %c: tensor<2xi
 
 // -----
 
-// A chain of data movement alone is left as it is.
+// A chain of data movement alone (a transpose, then a narrow) is one copy through the
+// composed map, not a copy per view.
 // CHECK-LABEL: func.func @views_only
-// CHECK-NEXT:    nn.transpose
-// CHECK-NEXT:    nn.narrow
+// CHECK-NEXT:    %[[N:.*]] = fused.elementwise %x {indexing_maps = [affine_map<(d0, d1) -> (d1, (d0 + 1))>]} : (tensor<4x6xf32>) -> tensor<3x4xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[V:.*]]: f32):
+// CHECK-NEXT:      fused.yield %[[V]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[N]]
+// UNFUSED-LABEL: func.func @views_only
+// UNFUSED:         nn.transpose
+// UNFUSED:         nn.narrow
 func.func @views_only(%x: tensor<4x6xf32>) -> tensor<3x4xf32> {
   %t = nn.transpose %x {perm = array<i64: 1, 0>} : tensor<4x6xf32> -> tensor<6x4xf32>
   %n = nn.narrow %t {axis = 0 : i64, start = 1 : i64, length = 3 : i64} : tensor<6x4xf32> -> tensor<3x4xf32>
   func.return %n : tensor<3x4xf32>
+}
+
+// -----
+
+// One view alone stays as it is, and so does a chain of concats (a region would read every
+// piece at every element).
+// CHECK-LABEL: func.func @one_view
+// CHECK-NEXT:    nn.transpose
+// CHECK-NEXT:    func.return
+func.func @one_view(%x: tensor<4x6xf32>) -> tensor<6x4xf32> {
+  %t = nn.transpose %x {perm = array<i64: 1, 0>} : tensor<4x6xf32> -> tensor<6x4xf32>
+  func.return %t : tensor<6x4xf32>
+}
+
+// CHECK-LABEL: func.func @concats_only
+// CHECK-NEXT:    nn.concat
+// CHECK-NEXT:    nn.concat
+func.func @concats_only(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %c: tensor<2x3xf32>) -> tensor<2x9xf32> {
+  %ab = nn.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %abc = nn.concat %ab, %c {axis = 1 : i64} : (tensor<2x6xf32>, tensor<2x3xf32>) -> tensor<2x9xf32>
+  func.return %abc : tensor<2x9xf32>
+}
+
+// -----
+
+// The keys of a decoder layer: rotated head-major for the KV cache (returned) and read
+// position-major by attention. The transpose of the rotated keys is the rotation computed
+// again in the transposed layout (its index maps permuted, fused.index renamed), not a copy.
+// CHECK-LABEL: func.func @returned_and_transposed
+// CHECK:         %[[K:.*]] = fused.elementwise %x, %x, %x, %c {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d0, (d2 + -4))>, affine_map<(d0, d1, d2) -> (d1, d0, (d2 + 4))>, affine_map<(d0, d1, d2) -> (d1, d2)>]}
+// CHECK:           fused.index {dim = 2 : i64}
+// CHECK:         %[[T:.*]] = fused.elementwise %x, %x, %x, %c {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, (d2 + -4))>, affine_map<(d0, d1, d2) -> (d0, d1, (d2 + 4))>, affine_map<(d0, d1, d2) -> (d0, d2)>]}
+// CHECK:           fused.index {dim = 2 : i64}
+// CHECK-NOT:     nn.transpose
+// CHECK:         func.return %[[K]], %[[T]]
+func.func @returned_and_transposed(%x: tensor<4x2x8xf32>, %c: tensor<4x8xf32>) -> (tensor<2x4x8xf32>, tensor<4x2x8xf32>) {
+  %t = nn.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<4x2x8xf32> -> tensor<2x4x8xf32>
+  %r = nn.narrow %t {axis = 2 : i64, start = 4 : i64, length = 4 : i64} : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %l = nn.narrow %t {axis = 2 : i64, start = 0 : i64, length = 4 : i64} : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %nr = nn.neg %r : tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  %rot = nn.concat %nr, %l {axis = 2 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
+  %m = nn.mul %t, %c : tensor<2x4x8xf32>, tensor<4x8xf32> -> tensor<2x4x8xf32>
+  %k = nn.add %m, %rot : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %back = nn.transpose %k {perm = array<i64: 1, 0, 2>} : tensor<2x4x8xf32> -> tensor<4x2x8xf32>
+  func.return %k, %back : tensor<2x4x8xf32>, tensor<4x2x8xf32>
 }

@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from torch_helpers import assert_close, compiled_run, fused_total  # noqa: E402
+from torch_helpers import assert_close, compiled_run, fused_total, graphs_of  # noqa: E402
 
 pytestmark = pytest.mark.model
 
@@ -123,3 +123,36 @@ def test_half_precision_eager_attention(tmp_path):
     assert_close(actual, expected, tol=1e-2)
     assert fused_total(graphs, "nn.attention") == 2
     assert all(g["fallback_ops"] == [] for g in graphs)
+
+
+CACHE_LAUNCHES_PER_LAYER = 11
+"""The launches one more decoder layer adds when the model is called as users call it, its KV
+cache returned (`use_cache`, the default): two more than with the hidden state alone, the
+keys rotated head-major for the cache and the values put out head-major (13 before the rotated
+keys' transpose was computed again, ``passes/_transposed_regions.py``, and the values' narrow
+and transpose became one copy, 2 December)."""
+
+
+@pytest.mark.parametrize("kind", list(DECODERS))
+def test_decoder_returning_its_cache(tmp_path, kind):
+    """A decoder called as ``model(input_ids=...)``, the KV cache returned: the hidden state
+    and every layer's keys and values equal eager's; launches per layer within the bound."""
+    launches = []
+    for layers in (1, 2):
+        model = make_model(kind, layers)
+        ids = torch.randint(0, 100, (2, 8))
+        report = tmp_path / f"report{layers}.json"
+        torch._dynamo.reset()
+        compiled = torch.compile(model, backend="fusec",
+                                 options={"device": "cpu", "report": str(report)})
+        with torch.inference_mode():
+            expected, actual = model(input_ids=ids), compiled(input_ids=ids)
+        assert_close(actual.last_hidden_state, expected.last_hidden_state)
+        for want, got in zip(expected.past_key_values.layers, actual.past_key_values.layers,
+                             strict=True):
+            assert_close(got.keys, want.keys)
+            assert_close(got.values, want.values)
+        graphs = graphs_of(report)
+        assert attentions(graphs) == layers
+        launches.append(sum(g["kernel_launches"] for g in graphs))
+    assert launches[1] - launches[0] <= CACHE_LAUNCHES_PER_LAYER, launches

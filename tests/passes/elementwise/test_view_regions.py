@@ -165,3 +165,72 @@ def test_on_the_cpu_device(name: str, tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 0, out
     assert all(line.endswith(": ok") for line in out.splitlines()), out
+
+
+ROTATED_KEYS = """
+func.func @f(%x: tensor<4x2x8xf32>, %c: tensor<4x8xf32>) -> (tensor<2x4x8xf32>, tensor<PERMUTEDxf32>) {
+  %t = nn.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<4x2x8xf32> -> tensor<2x4x8xf32>
+  %r = nn.narrow %t {axis = 2 : i64, start = 4 : i64, length = 4 : i64} : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %l = nn.narrow %t {axis = 2 : i64, start = 0 : i64, length = 4 : i64} : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %nr = nn.neg %r : tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  %rot = nn.concat %nr, %l {axis = 2 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
+  %m = nn.mul %t, %c : tensor<2x4x8xf32>, tensor<4x8xf32> -> tensor<2x4x8xf32>
+  %k = nn.add %m, %rot : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %back = nn.transpose %k {perm = array<i64: PERM>} : tensor<2x4x8xf32> -> tensor<PERMUTEDxf32>
+  func.return %k, %back : tensor<2x4x8xf32>, tensor<PERMUTEDxf32>
+}"""
+"""A decoder's keys: rotated head-major (returned, for a KV cache) and transposed (as attention
+reads them). The rotation selects by its position along the last axis (``fused.index``)."""
+
+
+@pytest.mark.parametrize("perm", [(1, 0, 2), (2, 0, 1), (0, 2, 1)])
+def test_a_returned_region_is_computed_again_for_its_transpose(perm, tmp_path: Path,
+                                                               capsys) -> None:
+    """The transpose of a region that is also returned is the region again in the
+    transposed layout (``passes/_transposed_regions.py``): 2 launches, not 3 (the region, then a
+    copy of it), and the same numbers, whichever axis the transpose moves (the region's
+    ``fused.index`` renamed with it; (2, 0, 1) moves the indexed axis first)."""
+    shape = [(2, 4, 8)[p] for p in perm]
+    text = ROTATED_KEYS.replace("PERMUTED", "x".join(map(str, shape))).replace(
+        "PERM", ", ".join(map(str, perm)))
+    plain = compile_text(text, "")
+    fused_module = compile_text(text, "default")
+    assert launches(fused_module) == 2, fused_module
+    assert not any(o.name == "nn.transpose" for o in fused_module.walk())
+    for seed in range(3):
+        args = random_inputs(find_function(plain), seed)
+        for e, g in zip(run_function(plain, args), run_function(fused_module, args), strict=True):
+            np.testing.assert_array_equal(g, e)  # the same scalar ops on the same values
+    path = tmp_path / "keys.mlir"
+    path.write_text(text)
+    code = main([str(path), "--verify-fusion", "--device", "cpu", "-p", "default"])
+    out = capsys.readouterr().out
+    assert code == 0 and all(line.endswith(": ok") for line in out.splitlines()), out
+
+
+VALUE_HEADS = """
+func.func @f(%qkv: tensor<2x16x96xf32>) -> tensor<2x4x16x8xf32> {
+  %v = nn.narrow %qkv {axis = 2 : i64, start = 64 : i64, length = 32 : i64} : tensor<2x16x96xf32> -> tensor<2x16x32xf32>
+  %h = nn.reshape %v : tensor<2x16x32xf32> -> tensor<2x16x4x8xf32>
+  %t = nn.transpose %h {perm = array<i64: 0, 2, 1, 3>} : tensor<2x16x4x8xf32> -> tensor<2x4x16x8xf32>
+  func.return %t : tensor<2x4x16x8xf32>
+}"""
+"""A packed projection's value heads put out head-major (a KV cache): a narrow, a reshape and a
+transpose; the reshape moves above the narrow (``narrow last``) and the narrow and transpose
+are one copy through their composed map."""
+
+
+def test_a_chain_of_views_is_one_copy(tmp_path: Path, capsys) -> None:
+    plain = compile_text(VALUE_HEADS, "")
+    fused_module = compile_text(VALUE_HEADS, "default")
+    assert launches(fused_module) == 2, fused_module  # the free reshape of the input counts
+    assert [o.name for o in find_function(fused_module).body.block.ops][:2] == [
+        "nn.reshape", "fused.elementwise"]
+    args = random_inputs(find_function(plain), 0)
+    np.testing.assert_array_equal(run_function(fused_module, args)[0],
+                                  run_function(plain, args)[0])
+    path = tmp_path / "values.mlir"
+    path.write_text(VALUE_HEADS)
+    code = main([str(path), "--verify-fusion", "--device", "cpu", "-p", "default"])
+    out = capsys.readouterr().out
+    assert code == 0 and all(line.endswith(": ok") for line in out.splitlines()), out

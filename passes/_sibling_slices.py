@@ -21,7 +21,10 @@ one axis ``a`` only, and whose inputs are the same tensors read through maps tha
 not use ``a`` and are equal (cos and sin) or use it and continue each other (the second reads
 at ``d_a`` what the first would read at ``d_a + n1``), are one region over the joined extent;
 each is a narrow of it (in either program order). The joined region stands where the earlier
-stood (the later reads nothing else). A body that reads its position along ``a`` (``fused.index``) is not joined.
+stood (the later reads nothing else). A body that reads its position along ``a``
+(``fused.index``) is not joined, nor a region the function returns (GPT-2's keys and values
+put out head-major for its cache: joined, each would be copied out of the joined result again;
+apart, each stores its own, and launch fusion runs the two as one launch).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -47,18 +51,36 @@ def narrow_of_reshape(op: nn.ReshapeOp) -> tuple[list[int], int, int] | None:
     narrow = producer(op.input)
     if not isinstance(narrow, nn.NarrowOp):
         return None
-    x_shape = shape_of(narrow.input)
+    full_x, full_result = shape_of(narrow.input), shape_of(op.result)
+    axis = int_prop(narrow, "axis") % len(full_x)
+    # Leading axes that the reshape keeps and the narrow does not slice are checked at size 1
+    # (the index tables only repeat along them), so a whole model's tensors are checked too.
+    kept = 0
+    while (kept < min(axis, len(full_x), len(full_result))
+           and full_x[kept] == full_result[kept]):
+        kept += 1
+    x_shape = [1] * kept + list(full_x[kept:])
+    result = [1] * kept + list(full_result[kept:])
+    found = _narrow_of_reshape(x_shape, result, axis, int_prop(narrow, "start"),
+                               int_prop(narrow, "length"), kept)
+    if found is None:
+        return None
+    shape, b, begin = found
+    return [*full_result[:kept], *shape[kept:]], b, begin
+
+
+def _narrow_of_reshape(x_shape: list[int], result: list[int], axis: int, start: int,
+                       length: int, first: int = 0) -> tuple[list[int], int, int] | None:
+    """`narrow_of_reshape` on shapes, checked on index tables of ``x_shape``; the narrow of the
+    reshaped ``x`` is along an axis from ``first`` on (the axes before are kept ones)."""
     size = math.prod(x_shape)
-    result = shape_of(op.result)
     if size == 0 or size > (1 << 22):
         return None
-    axis = int_prop(narrow, "axis") % len(x_shape)
-    start, length = int_prop(narrow, "start"), int_prop(narrow, "length")
     table = np.take(np.arange(size).reshape(x_shape), range(start, start + length),
                     axis=axis).reshape(result)
     offset = int(table.flat[0])
     for b, n in enumerate(result):
-        if n == 0 or (n * x_shape[axis]) % length:
+        if b < first or n == 0 or (n * x_shape[axis]) % length:
             continue
         shape = [*result[:b], n * x_shape[axis] // length, *result[b + 1:]]
         if math.prod(shape) != size or shape == list(result):
@@ -202,9 +224,17 @@ def join_sibling_slices(ops: Sequence[Operation], pass_name: str) -> None:
         if axis is None:
             low, high = op, first
             axis = join_axis(low, high)
-        if axis is None:
+        if axis is None or returned(first) or returned(op):
             continue
         if not may_fuse(pass_name, op, f"fused.elementwise joined with its sibling over "
                         f"the adjacent slice along dimension {axis}"):
             continue
         last[key] = join(low, high, axis, first)
+
+
+def returned(op: fused.ElementwiseOp) -> bool:
+    """Whether the function returns the region's result: a slice of a joined region would
+    then be copied out of it (a narrow that is not along the last axis is no free read), where
+    the two regions apart store their results directly (and run as one launch after launch
+    fusion, their iteration spaces equal)."""
+    return any(isinstance(use.operation, func.ReturnOp) for use in op.results[0].uses)

@@ -125,15 +125,17 @@ def test_half_precision_eager_attention(tmp_path):
     assert all(g["fallback_ops"] == [] for g in graphs)
 
 
-CACHE_LAUNCHES_PER_LAYER = 11
+CACHE_LAUNCHES_PER_LAYER = {"gpt2": 8, **{kind: 11 for kind in DECODERS}}
 """The launches one more decoder layer adds when the model is called as users call it, its KV
-cache returned (`use_cache`, the default): two more than with the hidden state alone, the
-keys rotated head-major for the cache and the values put out head-major (13 before the rotated
-keys' transpose was computed again, ``passes/_transposed_regions.py``, and the values' narrow
-and transpose became one copy, 2 December)."""
+cache returned (`use_cache`, the default). The Llama family: two more than with the hidden
+state alone, the keys rotated head-major for the cache and the values put out head-major (13
+before the rotated keys' transpose was computed again, ``passes/_transposed_regions.py``, and
+the values' narrow and transpose became one copy, 2 December). GPT-2: one more, its keys' and
+values' copies one launch (9 while the two copies were joined into one region and cut apart
+again by two more copies)."""
 
 
-@pytest.mark.parametrize("kind", list(DECODERS))
+@pytest.mark.parametrize("kind", ["gpt2", *DECODERS])
 def test_decoder_returning_its_cache(tmp_path, kind):
     """A decoder called as ``model(input_ids=...)``, the KV cache returned: the hidden state
     and every layer's keys and values equal eager's; launches per layer within the bound."""
@@ -155,4 +157,4 @@ def test_decoder_returning_its_cache(tmp_path, kind):
         graphs = graphs_of(report)
         assert attentions(graphs) == layers
         launches.append(sum(g["kernel_launches"] for g in graphs))
-    assert launches[1] - launches[0] <= CACHE_LAUNCHES_PER_LAYER, launches
+    assert launches[1] - launches[0] <= CACHE_LAUNCHES_PER_LAYER[kind], launches

@@ -188,9 +188,6 @@ class TensorBridge:
         return [t if t.dtype == dtype else t.to(dtype)
                 for t, dtype in zip(tensors, dtypes, strict=True)]
 
-    def to_torch(self, value: Any, dtype: Any) -> Any:
-        return self.to_torch_all([value], [dtype])[0]
-
 
 def check_indices(tensor: Any, bounds: tuple[int, int], checks: Sequence[IndexCheck]) -> None:
     """Refuses `tensor`, the whole of some kernels' indices, when its least or greatest value

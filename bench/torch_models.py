@@ -194,7 +194,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                             row[f"{rname}_kernel_ms"] = torch_kernel_ms(
                                 lambda fn=fn: fn(**kwargs), sync, args.repeat)
                 if cuda and "fusec" in live and "fusec" in peaks:
-                    held = fusec_held_bytes(lambda: live["fusec"](**kwargs))
+                    compiled = live["fusec"]
+                    held = fusec_held_bytes(lambda: compiled(**kwargs))
                     row["fusec_held_mib"] = round(held / 2**20, 1)
                     row["fusec_device_mib"] = round((peaks["fusec"] + held) / 2**20, 1)
                 if args.profile and "fusec" in live:

@@ -173,3 +173,27 @@ func.func @returned_and_transposed(%x: tensor<4x2x8xf32>, %c: tensor<4x8xf32>) -
   %back = nn.transpose %k {perm = array<i64: 1, 0, 2>} : tensor<2x4x8xf32> -> tensor<4x2x8xf32>
   func.return %k, %back : tensor<2x4x8xf32>, tensor<4x2x8xf32>
 }
+
+// -----
+
+// GPT-2's keys and values, returned head-major for its cache and read by attention in place:
+// each narrow moves below its reshape although attention reads it too (attention's q, k, v
+// read a slice of the last axis in place), each narrow-and-transpose is one copy, and the two
+// copies are not joined into one region (each is returned: joined, each would be copied out).
+// CHECK-LABEL: func.func @returned_cache_heads
+// CHECK-NOT:     nn.transpose
+// CHECK:         %[[KT:.*]] = fused.elementwise %{{.*}} {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, (d1 + 2), d3)>]} : (tensor<2x8x6x4xf32>) -> tensor<2x2x8x4xf32>
+// CHECK:         %[[VT:.*]] = fused.elementwise %{{.*}} {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, (d1 + 4), d3)>]} : (tensor<2x8x6x4xf32>) -> tensor<2x2x8x4xf32>
+// CHECK:         nn.attention %q, %k, %v
+// CHECK:         func.return %[[KT]], %[[VT]]
+func.func @returned_cache_heads(%qkv: tensor<2x8x24xf32>) -> (tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x8x8xf32>) {
+  %q = nn.narrow %qkv {axis = 2 : i64, start = 0 : i64, length = 8 : i64} : tensor<2x8x24xf32> -> tensor<2x8x8xf32>
+  %k = nn.narrow %qkv {axis = 2 : i64, start = 8 : i64, length = 8 : i64} : tensor<2x8x24xf32> -> tensor<2x8x8xf32>
+  %v = nn.narrow %qkv {axis = 2 : i64, start = 16 : i64, length = 8 : i64} : tensor<2x8x24xf32> -> tensor<2x8x8xf32>
+  %kh = nn.reshape %k : tensor<2x8x8xf32> -> tensor<2x8x2x4xf32>
+  %kt = nn.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %vh = nn.reshape %v : tensor<2x8x8xf32> -> tensor<2x8x2x4xf32>
+  %vt = nn.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %a = nn.attention %q, %k, %v {num_heads = 2 : i64, head_dim = 4 : i64, causal = true} : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+  func.return %kt, %vt, %a : tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x8x8xf32>
+}

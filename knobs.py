@@ -70,6 +70,16 @@ layer at batch 32 went from 0.40 to 0.26 ms of kernel time and the Llama block f
 (torch.compile f16: 0.31-0.34 and 0.25-0.29); the f32 rows are unchanged.
 tests/runtime/test_wgmma_gpu.py checks it on the GPU (78 passed there).""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_narrow_blocks", True, """\
+A `wgmma` product too small to fill the device with 128 x 256 blocks of C runs in 128 x 128
+blocks (`gemm_wgmma.block_n_for`: the width whose waves of work-groups finish first on the
+device's compute units), and products whose N is a multiple of 128 but not of 256 take the
+kernel at all. Off, every `wgmma` product runs in 128 x 256 blocks and N must be a multiple of
+256.
+
+At 2048 rows (GPT-2 small, batch 16) a 768-column product is 48 blocks of 256 on the H200's 132
+units and 96 of 128. Not yet measured on the GPU.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in
 its epilogue (`gemm_wgmma` with `swiglu`; `fusec.codegen.swiglu_epilogue`): one launch instead of

@@ -180,6 +180,18 @@ case "${1:-all}" in
               > "$out/gpu_models_$name.log" 2>&1
             echo "== models $name $dtypes: exit $?"; grep -v "Warn" "$out/gpu_models_$name.log" | tail -12
           done ;;
+  blocks) shift  # blocks [DTYPES]: the wgmma GEMM's 128 x 128 blocks (the knob
+          # wgmma_narrow_blocks): its kernel tests with the real PTX, then each whole-model
+          # product in both block widths (bench/wgmma_blocks.py; about 2 minutes a dtype)
+          FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 200 python3 -m \
+            pytest -q -p no:cacheprovider tests/runtime/test_wgmma_gpu.py \
+            tests/codegen/test_kernel_gemm_wgmma.py > "$out/gpu_blocks_tests.log" 2>&1
+          echo "== blocks tests: exit $?"; tail -8 "$out/gpu_blocks_tests.log"
+          for dtype in $(echo "${1:-f16}" | tr ',' ' '); do
+            timeout 200 python3 -m fusec.bench.wgmma_blocks --dtype "$dtype" \
+              --json-out "$out/gpu_blocks_$dtype.json" > "$out/gpu_blocks_$dtype.log" 2>&1
+            echo "== blocks $dtype: exit $?"; grep -v "Warn" "$out/gpu_blocks_$dtype.log"
+          done ;;
   torch-gpu) # the backend with CUDA tensors and the CUDA sharing under it: GPU tests (about 1 minute)
           FUSEC_TEST_DEVICE=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider \
             tests/torch_frontend/test_backend_cuda.py tests/runtime/test_cuda_interop.py \

@@ -143,6 +143,10 @@ class DeviceInfo:
     global_mem_size: int | None = None
     """Bytes of global memory: the default budget of launch fusion (``fuse-launches``); None
     when unknown (the pass's own default then)."""
+    compute_units: int | None = None
+    """``CL_DEVICE_MAX_COMPUTE_UNITS`` (132 SMs on an H200): how many work-groups run at once,
+    which decides the block width of the ``wgmma`` GEMM (`gemm_wgmma.block_n_for`); None when
+    unknown."""
     tensor_cores: tuple[str, ...] = ()
     """The tensor-core products (``f16``, ``bf16``, ``tf32``) whose inline PTX built on this
     device (`gemm_mma.probe_tensor_cores`): the GEMM uses them there."""
@@ -183,6 +187,7 @@ class DeviceInfo:
             max_work_group_size=int(device.max_work_group_size),
             float_vector_width=int(device.native_vector_width_float),
             global_mem_size=int(device.global_mem_size),
+            compute_units=int(device.max_compute_units),
             tensor_cores=tensor_cores,
             wgmma=wgmma,
             int64_atomics="cl_khr_int64_extended_atomics" in device.extensions.split(),

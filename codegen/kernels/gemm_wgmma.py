@@ -3,7 +3,8 @@
 The kernel of bench/probe_wgmma_gemm.py's fastest variant (``256,64,4,ptx,1,sw128,cst,cstin``;
 BK 32 for TF32), which ran at 0.84-0.95x torch's time on an H200 (bench/README.md, "Hopper
 `wgmma` through patched PTX"): one work-group of two warpgroups (256 threads) per 128 x 256
-block of C, each warpgroup a 64 x 256 ``wgmma`` accumulator; K in steps of 128 bytes of a row
+block of C, each warpgroup a 64 x 256 ``wgmma`` accumulator (128 x 128 blocks of 64 x 128 where
+a product has too few blocks of 256 to fill the device: `block_n_for`); K in steps of 128 bytes of a row
 (64 16-bit elements, 32 float32 ones read as TF32) through 4 stages of ``__local`` memory in the
 128-byte swizzled layout (chunk ``c`` of row ``r`` at ``128 r + 16 (c ^ r % 8)``), filled by
 16-byte ``cp.async`` (a warp copies 4 whole rows), refill distance 2 and
@@ -32,7 +33,7 @@ B is stored), so each lane holds gate ``j`` and up ``j`` in one accumulator pair
 silu(gate)``; C, its staging and its copy-out are half as wide (`fusec.codegen.swiglu_epilogue`
 decides which products take it).
 
-Only whole tiles (`fits`): M (times the batch) a multiple of 128, N of 256, K of `block_k`,
+Only whole tiles (`fits`): M (times the batch) a multiple of 128, N of 128, K of `block_k`,
 one B for the batch, C in the operands' type; `gemm_plan` returns None for the rest, which
 keep the ``mma.sync`` kernels. Whether a device runs it at all is `probe_wgmma`'s answer
 (`DeviceInfo.wgmma`).
@@ -59,12 +60,21 @@ from fusec.errors import error_line
 
 BLOCK_M = 128
 BLOCK_N = 256
+"""The widest block of C's columns a work-group computes (the kernel's first form)."""
+BLOCK_NS = (256, 128)
+"""The block widths the kernel comes in, widest first: each warpgroup's accumulator is
+``64 x block_n`` (``wgmma`` ``m64n<block_n>``). A product of few blocks takes the narrower one
+when it fills the device's compute units better (`block_n_for`)."""
+NARROW_BLOCK_COST = 1.25
+"""How much longer a 128-wide block takes per column than a 256-wide one (its A tile is read
+for half the columns): `block_n_for`'s weight against the narrower block. A guess until the
+H200 run measures it."""
 STAGES = 4
 THREADS = 256
 ROW_BYTES = 128
 """Bytes of one row of a stage: one 128-byte swizzle row."""
-INSTRUCTIONS = {"f16": "m64n256k16.f32.f16.f16", "bf16": "m64n256k16.f32.bf16.bf16",
-                "f32": "m64n256k8.f32.tf32.tf32"}
+INSTRUCTIONS = {"f16": "k16.f32.f16.f16", "bf16": "k16.f32.bf16.bf16", "f32": "k8.f32.tf32.tf32"}
+"""Each operand type's ``wgmma`` shape after ``m64n<block_n>`` (`instruction`) and types."""
 DESCRIPTOR_FIELDS = (1 << 16) | ((1024 >> 4) << 32) | (1 << 62)
 """Descriptor bits besides the start address: LBO 1 (unused for K-major swizzled tiles), SBO
 1024 bytes (8 rows of 128), layout type 1 (128-byte swizzle)."""
@@ -96,8 +106,15 @@ RESERVED_NAMES = frozenset({
 parameter may not take one."""
 ACCUMULATORS = r"d\d+"
 """The accumulators' names (a regular expression), not to be taken by an epilogue parameter."""
-STAGE_BYTES = (BLOCK_M + BLOCK_N) * ROW_BYTES
-LOCAL_BYTES = STAGES * STAGE_BYTES
+
+
+def stage_bytes(block_n: int) -> int:
+    """Bytes of one stage: the A tile's 128 rows and the B tile's `block_n` rows of 128 bytes."""
+    return (BLOCK_M + block_n) * ROW_BYTES
+
+
+def instruction(dtype: str, block_n: int) -> str:
+    return f"m64n{block_n}{INSTRUCTIONS[dtype]}"
 
 
 def element_bytes(dtype: str) -> int:
@@ -109,10 +126,37 @@ def block_k(dtype: str) -> int:
     return ROW_BYTES // element_bytes(dtype)
 
 
-def fits(dtype: str, batch: int, m: int, n: int, k: int) -> bool:
-    """Whether the product is whole tiles of the kernel (and a dtype it takes)."""
-    return (dtype in INSTRUCTIONS and batch == 1 and m % BLOCK_M == 0 and n % BLOCK_N == 0
+def fits(dtype: str, batch: int, m: int, n: int, k: int, block_n: int | None = None) -> bool:
+    """Whether the product is whole tiles of the kernel (and a dtype it takes): of `block_n`
+    columns, or of the narrowest block width where None."""
+    block_n = block_n or block_widths()[-1]
+    return (dtype in INSTRUCTIONS and batch == 1 and m % BLOCK_M == 0 and n % block_n == 0
             and k % block_k(dtype) == 0 and k > 0 and m > 0 and n > 0)
+
+
+def block_widths() -> tuple[int, ...]:
+    """The block widths products may take: `BLOCK_NS`, or the widest alone with the knob
+    `wgmma_narrow_blocks` off."""
+    return BLOCK_NS if knobs.value("wgmma_narrow_blocks") else BLOCK_NS[:1]
+
+
+def block_n_for(m: int, n: int, compute_units: int | None) -> int:
+    """The block width (`block_widths`) a product of `m` x `n` runs in: the one whose blocks finish
+    soonest on `compute_units` units (one work-group a unit: waves of work-groups, each as long
+    as its width, the narrower weighted by `NARROW_BLOCK_COST`), the widest on a tie or where
+    the number of units is unknown. At 2048 rows a 768-column product is 48 blocks of 256 on
+    the H200's 132 units, 96 of 128."""
+    widths = [w for w in block_widths() if n % w == 0]
+    if not widths:
+        raise ValueError(f"{n} columns are not whole blocks of any of {block_widths()}")
+    if compute_units is None or compute_units < 1:
+        return widths[0]
+
+    def finish(width: int) -> float:
+        waves = -(-(m // BLOCK_M) * (n // width) // compute_units)
+        return waves * width * (1.0 if width == BLOCK_N else NARROW_BLOCK_COST)
+
+    return min(widths, key=finish)
 
 
 def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
@@ -138,7 +182,8 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
             return "a batch of products (the knob wgmma_layer_gemms is off)"
     if not fits(dtype, 1, batch * m, n, k):
         rows = f"{batch}x{m}" if batch != 1 else f"{m}"
-        return (f"{rows}x{n}x{k} is not whole {BLOCK_M}x{BLOCK_N}x{block_k(dtype)} tiles")
+        return (f"{rows}x{n}x{k} is not whole {BLOCK_M}x{block_widths()[-1]}x{block_k(dtype)} "
+                "tiles")
     try:
         check_epilogue_names("", epilogue, RESERVED_NAMES, ACCUMULATORS)
     except ValueError:
@@ -182,11 +227,12 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     if swiglu and (not takes_swiglu(dtype, epilogue) or out_dtype != dtype):
         return None
     rows = batch * m
+    block_n = block_n_for(rows, n, device_info.compute_units if device_info else None)
     if not reads_b_k_major(dtype):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
-                                swiglu=swiglu, out_dtype=out_dtype)
+                                swiglu=swiglu, out_dtype=out_dtype, block_n=block_n)
     product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
-                         out_dtype=out_dtype)
+                         out_dtype=out_dtype, block_n=block_n)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -229,7 +275,8 @@ def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
 
 def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE,
-               swiglu: bool = False, out_dtype: str | None = None) -> KernelSource:
+               swiglu: bool = False, out_dtype: str | None = None,
+               block_n: int = BLOCK_N) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -238,11 +285,14 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     types, no epilogue) ``out[M, N / 2]`` holds ``up * silu(gate)`` of each pair of columns of
     the product, ``gate = C[:, 2 j]``, ``up = C[:, 2 j + 1]``, in float32 before the rounding.
     `out_dtype` ``"f32"`` (16-bit operands, no SwiGLU) stores C in float32: the epilogue's
-    value as it is (an epilogue ending in a cast to f32). The sizes must be whole tiles
-    (`fits`)."""
-    if not fits(dtype, 1, m, n, k):
+    value as it is (an epilogue ending in a cast to f32). Each work-group computes a ``128 x
+    block_n`` block of C (`BLOCK_NS`); the sizes must be whole tiles (`fits`)."""
+    if block_n not in BLOCK_NS:
+        raise ValueError(f"kernel '{name}': blocks of {block_n} columns; the kernel takes "
+                         f"{' or '.join(map(str, BLOCK_NS))}")
+    if not fits(dtype, 1, m, n, k, block_n):
         raise ValueError(f"kernel '{name}': {m}x{n}x{k} {dtype} is not whole "
-                         f"{BLOCK_M}x{BLOCK_N}x{block_k(dtype)} wgmma tiles")
+                         f"{BLOCK_M}x{block_n}x{block_k(dtype)} wgmma tiles")
     if b_rows and dtype not in MN_MAJOR_B:
         raise ValueError(f"kernel '{name}': wgmma reads {dtype} B only K-major")
     if swiglu and (dtype not in SWIGLU_TYPES or epilogue is not IDENTITY_EPILOGUE):
@@ -260,17 +310,18 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
     shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
-              f"{BLOCK_M}x{BLOCK_N} blocks, {STAGES} stages"
+              f"{BLOCK_M}x{block_n} blocks, {STAGES} stages"
               + (", SwiGLU of column pairs" if swiglu else "") + "\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
               + ("" if identity else epilogue.guarded_function())
               + (_swiglu_function(name) if swiglu else "")
-              + _load_stage(name, n, k, dtype, b_rows)
+              + _load_stage(name, n, k, dtype, b_rows, block_n)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
-              + f"{_body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu, out_dtype)}"
+              + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
+                      out_dtype, block_n)
               + "}\n")
-    groups = (m // BLOCK_M) * (n // BLOCK_N)
+    groups = (m // BLOCK_M) * (n // block_n)
     return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
 
 
@@ -281,12 +332,12 @@ def _swiglu_function(name: str) -> str:
             "    return up * (gate * (1.0f / (1.0f + exp(-gate))));\n}\n")
 
 
-def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool) -> str:
+def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: int) -> str:
     """``<name>_load_stage``: thread ``t``'s 16-byte ``cp.async`` copies of the A (128 rows)
-    and B (256 rows) tiles of K step ``kt`` into the stage at ``slot``; thread ``idx`` of a
+    and B (`block_n` rows) tiles of K step ``kt`` into the stage at ``slot``; thread ``idx`` of a
     part takes row ``idx / 8``, chunk ``idx % 8`` (a warp reads 4 whole 128-byte rows) and
-    writes it at ``128 r + 16 (c ^ r % 8)``. With `b_rows` B's tile is 64 rows of K by 256
-    columns: thread ``idx`` takes column block ``idx / 512``, its row ``idx / 8 % 64`` and
+    writes it at ``128 r + 16 (c ^ r % 8)``. With `b_rows` B's tile is 64 rows of K by
+    `block_n` columns: thread ``idx`` takes column block ``idx / 512``, its row ``idx / 8 % 64`` and
     chunk ``idx % 8``, at ``8192 block + 128 r + 16 (c ^ r % 8)`` (again 4 whole 128-byte
     rows a warp)."""
     eb = element_bytes(dtype)
@@ -303,11 +354,11 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool) -> str:
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
     }}"""
 
-    b_part = part(BLOCK_N, "b_glob", BLOCK_M * ROW_BYTES)
+    b_part = part(block_n, "b_glob", BLOCK_M * ROW_BYTES)
     if b_rows:
         b_part = f"""
     #pragma unroll
-    for (int i = 0; i < {BLOCK_N * 8 // THREADS}; ++i) {{
+    for (int i = 0; i < {block_n * 8 // THREADS}; ++i) {{
         const int idx = t + i * {THREADS};
         const int j = idx >> 9, r = (idx >> 3) & 63, c = idx & 7;
         const uint dst = slot + {BLOCK_M * ROW_BYTES} + j * {B_BLOCK_BYTES} + r * 128
@@ -322,11 +373,11 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool) -> str:
 
 
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
-          epilogue: Epilogue | None, swiglu: bool = False, out_dtype: str | None = None) -> str:
+          epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int) -> str:
     eb = element_bytes(dtype)
-    out_dtype = out_dtype or dtype
     ceb = element_bytes(out_dtype)  # C's element bytes
-    n_acc = BLOCK_N // 2
+    stage = stage_bytes(block_n)
+    n_acc = block_n // 2
     accs = [f"d{i}" for i in range(n_acc)]
     names = ", ".join(f"%{i}" for i in range(n_acc))
     outs = ", ".join(f'"=f"({a})' for a in accs)
@@ -334,19 +385,20 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     # a k slice is 32 bytes further along a K-major row, two 8-row groups (2048 bytes) further
     # down an MN-major B; the transpose immediate of B says which
     b_step, b_trans = (128, 1) if b_rows else (2, 0)
-    step = (f'asm volatile("// FUSEC_WGMMA_STEP {INSTRUCTIONS[dtype]} {slices} 2 {b_step} '
+    step = (f'asm volatile("// FUSEC_WGMMA_STEP {instruction(dtype, block_n)} {slices} 2 {b_step} '
             f'{b_trans} 1 %0, %1" :: "l"(da), "l"(db) : "memory");')
-    # C staging: each warpgroup's 64 x 256 tile in rows padded so that the lanes' pair stores
+    # C staging: each warpgroup's 64 x block_n tile in rows padded so that the lanes' pair stores
     # (8 rows x 4 lanes) fall in distinct banks: 16 bytes for 16-bit C (4-byte stores), 32
-    # for float32 (8-byte stores, served per half warp). With `swiglu` a 64 x 128 tile of one
-    # 2-byte store per pair (4 lanes' 8 bytes a row, rows 272 bytes apart: distinct banks)
-    out_n, block_out = (n // 2, BLOCK_N // 2) if swiglu else (n, BLOCK_N)
+    # for float32 (8-byte stores, served per half warp). With `swiglu` a 64 x block_n / 2
+    # tile of one 2-byte store per pair (4 lanes' 8 bytes a row; at block_n 256 rows 272
+    # bytes apart: distinct banks)
+    out_n, block_out = (n // 2, block_n // 2) if swiglu else (n, block_n)
     row_bytes = block_out * ceb + (32 if ceb == 4 else 16)
     per_row = block_out * ceb // 16
     rows_per_pass = 128 // per_row
     pointer = f"(__local {half.STORAGE[out_dtype]} *)"
     stores = []
-    for j in range(BLOCK_N // 8):
+    for j in range(block_n // 8):
         for h in range(2):
             pair = (f"d{4 * j + 2 * h}", f"d{4 * j + 2 * h + 1}")
             if swiglu:  # gate, up of C's column 4 j + lane % 4 (of the half-wide tile)
@@ -362,15 +414,15 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
             stores.append(f"    {half.vstore(out_dtype, 2, value, '0', at)};")
     store_text = "\n".join(stores)
     dist = STAGES - 2
-    b_glob = (f"(ulong)(rhs + (size_t)bn * {BLOCK_N})" if b_rows
-              else f"(ulong)(rhs_t + (size_t)bn * {BLOCK_N * k})")
+    b_glob = (f"(ulong)(rhs + (size_t)bn * {block_n})" if b_rows
+              else f"(ulong)(rhs_t + (size_t)bn * {block_n * k})")
     b_fields = MN_DESCRIPTOR_FIELDS if b_rows else DESCRIPTOR_FIELDS
     epilogue_place = "" if epilogue is None else (
         f"    const int erow = bm * {BLOCK_M} + wg * 64 + lr, "
-        f"ecol = bn * {BLOCK_N} + (lane & 3) * 2;\n")
-    return f"""    __local uint4 smem[{LOCAL_BYTES // 16}] __attribute__((aligned(1024)));
+        f"ecol = bn * {block_n} + (lane & 3) * 2;\n")
+    return f"""    __local uint4 smem[{STAGES * stage // 16}] __attribute__((aligned(1024)));
     const int tid = get_local_id(0), pid = get_group_id(0);
-    const int num_m = {m // BLOCK_M}, in_group = {8 * (n // BLOCK_N)};
+    const int num_m = {m // BLOCK_M}, in_group = {8 * (n // block_n)};
     const uint sbase = (uint)(size_t)smem;
     const int ktiles = {k // block_k(dtype)};
     const int wg = tid >> 7;
@@ -381,7 +433,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     const ulong a_glob = (ulong)(lhs + (size_t)bm * {BLOCK_M * k});
     const ulong b_glob = {b_glob};
     for (int s = 0; s < {dist}; ++s) {{
-        if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {STAGE_BYTES}, tid);
+        if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }}
     asm volatile("// FUSEC_WGMMA_INIT {n_acc}" ::: "memory");
@@ -392,11 +444,11 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         barrier(CLK_LOCAL_MEM_FENCE);
         const int nk = kt + {dist};
         if (nk < ktiles)
-            {name}_load_stage(a_glob, b_glob, nk, sbase + (nk % {STAGES}) * {STAGE_BYTES}, tid);
+            {name}_load_stage(a_glob, b_glob, nk, sbase + (nk % {STAGES}) * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
         const int slot = kt % {STAGES};
-        const uint sa = sbase + slot * {STAGE_BYTES} + wg * {64 * ROW_BYTES};
-        const uint sb = sbase + slot * {STAGE_BYTES} + {BLOCK_M * ROW_BYTES};
+        const uint sa = sbase + slot * {stage} + wg * {64 * ROW_BYTES};
+        const uint sb = sbase + slot * {stage} + {BLOCK_M * ROW_BYTES};
         const ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
         const ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {b_fields}UL;
         {step}
@@ -490,7 +542,7 @@ def _probe(device: Any) -> tuple[bool, str]:
         return False, (f"wgmma: the probe's product was wrong on {name} ({bad} of {m * n} "
                        "elements): the mma.sync GEMMs run")
     return True, (f"wgmma: on {name} for f16, bf16 and tf32 products of whole "
-                  f"{BLOCK_M}x{BLOCK_N}x(64 or 32) tiles (f16 and tf32 after a transpose of "
+                  f"{BLOCK_M}x{BLOCK_NS[-1]}x(64 or 32) tiles (f16 and tf32 after a transpose of "
                   "B unless B is bound); others take the mma.sync GEMMs")
 
 
@@ -505,11 +557,11 @@ def emulated(kernel: KernelSource) -> KernelSource:
     copies, the swizzled layout, the descriptors, the stage rotation, the block order and the
     staged stores of C are checked on the CPU; only the instructions are not."""
     src = kernel.source
-    match = re.search(r"FUSEC_WGMMA_STEP m64n256k(\d+)\.f32\.(\w+)\.\w+ (\d+) (\d+) (\d+) ([01])",
-                      src)
+    match = re.search(
+        r"FUSEC_WGMMA_STEP m64n(\d+)k(\d+)\.f32\.(\w+)\.\w+ (\d+) (\d+) (\d+) ([01])", src)
     assert match is not None, "not a gemm_wgmma kernel"
-    k_inst, kind = int(match.group(1)), match.group(2)
-    slices, step_a, step_b, trans_b = (int(match.group(i)) for i in range(3, 7))
+    n_acc, k_inst, kind = int(match.group(1)) // 2, int(match.group(2)), match.group(3)
+    slices, step_a, step_b, trans_b = (int(match.group(i)) for i in range(4, 8))
     name = kernel.name
     read = {"f16": "vload_half(0, (__local const half *)(sm + at))",
             "bf16": "as_float((uint)*(__local const ushort *)(sm + at) << 16)",
@@ -525,7 +577,7 @@ inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
     const uint lbo_b = (uint)((db >> 16) & 0x3FFFUL) << 4;
     const int w = t >> 5, lane = t & 31;
     for (int s = 0; s < {slices}; ++s)
-        for (int i = 0; i < 128; ++i) {{
+        for (int i = 0; i < {n_acc}; ++i) {{
             const int row = 16 * w + (lane >> 2) + 8 * ((i & 3) >> 1);
             const int col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
             float sum = 0.0f;
@@ -548,11 +600,11 @@ inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
         if text.startswith("bar.sync"):
             return "barrier(CLK_LOCAL_MEM_FENCE);"
         if "FUSEC_WGMMA_INIT" in text:
-            return "float acc[128]; for (int i = 0; i < 128; ++i) acc[i] = 0.0f;"
+            return f"float acc[{n_acc}]; for (int i = 0; i < {n_acc}; ++i) acc[i] = 0.0f;"
         if "FUSEC_WGMMA_STEP" in text:
             return f"{name}_step((__local const uchar *)smem, da, db, acc, tid & 127);"
         if "FUSEC_WGMMA_DONE" in text:
-            return " ".join(f"d{i} = acc[{i}];" for i in range(128))
+            return " ".join(f"d{i} = acc[{i}];" for i in range(n_acc))
         return ";"  # commits, waits and the proxy fence
 
     src = asm.sub(emulate_asm, src)

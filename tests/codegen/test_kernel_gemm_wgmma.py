@@ -20,6 +20,7 @@ import pytest
 from fusec import knobs
 from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue, KernelArg
 from fusec.codegen.kernels.gemm_wgmma import (
+    block_n_for,
     emulated,
     fits,
     gemm_plan,
@@ -73,6 +74,58 @@ def test_wgmma_gemm_matches_numpy(launch, dtype, b_rows, shape):
     assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
 
 
+@pytest.mark.parametrize(("dtype", "b_rows"), [("f16", False), ("bf16", False), ("f32", False),
+                                               ("bf16", True)],
+                         ids=["f16", "bf16", "tf32", "bf16-b-rows"])
+@pytest.mark.parametrize("shape", [(128, 384, 64), (1152, 128, 128)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_narrow_blocks_match_numpy(launch, dtype, b_rows, shape):
+    """128 x 128 blocks (`BLOCK_NS`): 3 block columns of a product that 256-wide blocks do
+    not tile; 9 block rows, a short group, one block column."""
+    m, n, k = shape
+    a, b_t, a32, b32 = operands(dtype, m, n, k, seed=3)
+    kernel = gemm_wgmma("gemm_nb", m, n, k, dtype, b_rows=b_rows, block_n=128)
+    assert "m64n128k" in kernel.source and kernel.global_size == (m // 128 * n // 128 * 256,)
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    out = launch(kernel, {"lhs": a, **b_in}, {"out": (m, n)})["out"]
+    want = a32 @ b32.T
+    error = float(np.abs(as_float(out, dtype) - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+def test_the_block_width_is_the_one_whose_waves_finish_first():
+    """At the H200's 132 units: GPT-2's 768-column products at 2048 rows are 48 blocks of 256
+    (one third of a wave) and take 128; BERT's at 4096 rows fill a wave either way and keep
+    256; a product 256-wide blocks do not tile takes 128; an unknown device keeps 256."""
+    assert block_n_for(2048, 768, 132) == 128
+    assert block_n_for(4096, 768, 132) == 256
+    assert block_n_for(4096, 4096, 132) == 256
+    assert block_n_for(128, 384, 132) == 128 and block_n_for(128, 384, None) == 128
+    assert block_n_for(2048, 768, None) == 256
+    with pytest.raises(ValueError, match="not whole blocks"):
+        block_n_for(128, 200, 132)
+    with pytest.raises(ValueError, match="blocks of 64 columns"):
+        gemm_wgmma("g", 128, 256, 64, "f16", block_n=64)
+    h200 = replace(NVIDIA_H, compute_units=132)
+    plan = gemm_plan("g", 16, 128, 768, 3072, False, IDENTITY_EPILOGUE, h200, "f16", False,
+                     "f16", 1, b_transposed=True)
+    assert plan is not None and "m64n128k16" in plan[1].source
+    assert plan[1].global_size == (16 * 6 * 256,)
+    plan = gemm_plan("g", 16, 128, 768, 3072, False, IDENTITY_EPILOGUE, NVIDIA_H, "f16", False,
+                     "f16", 1, b_transposed=True)
+    assert plan is not None and "m64n256k16" in plan[1].source
+
+
+def test_with_narrow_blocks_off_every_product_runs_in_blocks_of_256(set_knobs):
+    set_knobs(wgmma_narrow_blocks=False)
+    assert block_n_for(2048, 768, 132) == 256
+    assert not fits("f16", 1, 128, 384, 64)
+    assert "128x256x64 tiles" in why_not(NVIDIA_H, 1, 128, 384, 64, False, IDENTITY_EPILOGUE,
+                                         "f16", False, "f16", 1)
+
+
 RESIDUAL_GELU = Epilogue(
     """inline float res_gelu(float acc, int row, int col, __global const float *restrict bias,
                           __global const half *restrict res) {
@@ -85,9 +138,10 @@ def residual_gelu(n):
     return replace(RESIDUAL_GELU, function=RESIDUAL_GELU.function.replace("RES_N", str(n)))
 
 
+@pytest.mark.parametrize("block_n", [256, 128])
 @pytest.mark.parametrize(("dtype", "b_rows"), [("f16", False), ("bf16", True), ("f32", False)],
                          ids=["f16", "bf16-b-rows", "tf32"])
-def test_wgmma_gemm_applies_the_epilogue_at_each_element_of_c(launch, dtype, b_rows):
+def test_wgmma_gemm_applies_the_epilogue_at_each_element_of_c(launch, dtype, b_rows, block_n):
     """bias[col] + GELU + res[row, col] on the float32 accumulators, then C rounded once: a
     row or column off anywhere in the 128 x 256 blocks (both warpgroups, both halves of each
     accumulator pair, 3 block columns) changes the result."""
@@ -96,7 +150,8 @@ def test_wgmma_gemm_applies_the_epilogue_at_each_element_of_c(launch, dtype, b_r
     rng = np.random.default_rng(6)
     bias = rng.uniform(-1, 1, n).astype(np.float32)
     res = rng.uniform(-4, 4, (m, n)).astype(np.float16)
-    kernel = gemm_wgmma("gemm_ep", m, n, k, dtype, b_rows=b_rows, epilogue=residual_gelu(n))
+    kernel = gemm_wgmma("gemm_ep", m, n, k, dtype, b_rows=b_rows, epilogue=residual_gelu(n),
+                        block_n=block_n)
     assert [arg.name for arg in kernel.args] == ["lhs", "rhs" if b_rows else "rhs_t", "out",
                                                  "bias", "res"]
     if MMA != "ptx":
@@ -320,8 +375,9 @@ def swiglu_of_pairs(c):
 @pytest.mark.parametrize(("dtype", "b_rows"), [("f16", False), ("bf16", True), ("f16", True),
                                                ("bf16", False)],
                          ids=["f16", "bf16-b-rows", "f16-b-rows", "bf16"])
+@pytest.mark.parametrize("block_n", [256, 128])
 def test_wgmma_swiglu_epilogue_stores_up_times_silu_gate_of_each_column_pair(
-        launch, dtype, b_rows, case):
+        launch, dtype, b_rows, case, block_n):
     """out[M, N / 2] = up * silu(gate) of the product's column pairs (gate 2 j, up 2 j + 1),
     every output element written (the outputs start as NaN): 2 x 2 blocks, both warpgroups,
     both halves of each accumulator pair. "saturated": gate columns scaled so that |gate|
@@ -342,7 +398,7 @@ def test_wgmma_swiglu_epilogue_stores_up_times_silu_gate_of_each_column_pair(
         else:
             a, b_t = bf16_bits(a32), bf16_bits(b32)
         a32, b32 = as_float(a, dtype), as_float(b_t, dtype)
-    kernel = gemm_wgmma("gemm_sw", m, n, k, dtype, b_rows=b_rows, swiglu=True)
+    kernel = gemm_wgmma("gemm_sw", m, n, k, dtype, b_rows=b_rows, swiglu=True, block_n=block_n)
     if MMA != "ptx":
         kernel = emulated(kernel)
     b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}

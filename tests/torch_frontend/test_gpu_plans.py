@@ -23,14 +23,15 @@ from fusec.compiler.driver import fuse_and_fold, lower  # noqa: E402
 from fusec.compiler.pipeline import run_pipeline  # noqa: E402
 
 H200 = DeviceInfo("H200 (as the GPU compile reads it)", is_cpu=False, local_mem_size=232448,
-                  max_work_group_size=1024, tensor_cores=("f16", "bf16", "tf32"), wgmma=True)
+                  max_work_group_size=1024, tensor_cores=("f16", "bf16", "tf32"), wgmma=True,
+                  compute_units=132)
 
 
 def gpu_plans(monkeypatch, model, **inputs):
     """The programs planned for `H200`, one per graph the backend would compile."""
     plans = []
 
-    def plan(imported, device, options):
+    def plan(imported, device, options, weights=None):
         module = imported.module
         pipeline, bound = fuse_and_fold(module, None, options.pipeline, "<graph>",
                                         imported.params)
@@ -70,6 +71,7 @@ def test_gpt2_f16_on_the_h200(monkeypatch):
     (up,) = [line for line in plan.source.split("\n")
              if line.startswith("// ") and "@ [1024x256].T" in line]
     assert "on wgmma" in up, up
+    assert "128x128 blocks" in up, up  # 16 blocks of 128 columns: 8 of 256 fill less of the GPU
     assert layer_launches(monkeypatch, make, ids) <= 8
 
 

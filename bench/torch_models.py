@@ -7,17 +7,20 @@
 
 The models are built from their configurations with random weights (no download): BERT-base
 (12 layers, B=32, S=128), GPT-2 small (12 layers, B=16, S=128) and a Llama-style model (width
-2048, GQA 32/4, intermediate 5632, 2 layers unless ``--layers``, B=32, S=128), each at its
+2048, GQA 32/4, intermediate 5632, 4 layers (issue 29) unless ``--layers``, B=32, S=128), each at its
 library-default attention (``sdpa``). Every runner is checked against eager first (f32:
 atol 1e-4 scaled by the output's largest magnitude; 16-bit: 2e-2), then the runners are timed in
 turns: each turn is ``repeat`` back-to-back calls followed by one device synchronisation, and a
 runner's figure is the median over turns of the wall time per call. Peak device memory is the
 largest ``torch.cuda.max_memory_allocated`` seen over a runner's calls (``*_torch_peak_mib``);
 fusec's OpenCL buffers are not PyTorch's and are not in that figure, so the fusec runner also
-has ``fusec_device_mib``: its torch peak (the model's parameters, which PyTorch still holds,
+has ``fusec_device_mib``: its torch peak (the model's parameters that PyTorch still holds,
 and what PyTorch allocates between partitions) plus what fusec holds on the device after its
 calls (`fusec_held_bytes`: the pool of device arrays and each partition's own buffers, bound
-weights among them).
+weights among them). A weight fusec stores as it is was moved into that pool, PyTorch's copy
+freed (`fusec.compiler.torch_weights`), so it is counted once; ``fusec_weights_shared_mib``
+and ``fusec_weights_copied_mib`` (from the report) say how many of the bound weights' bytes
+are held once and how many fusec holds a copy of.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def build(name: str, layers: int | None, dtype: Any, device: str, batch: int | N
         model, batch, seq, vocab = GPT2Model(cfg), batch or 16, seq or 128, cfg.vocab_size
         text = f"GPT-2 small, {n} layers, B={batch} S={seq}"
     elif name == "llama":
-        n = layers or 2
+        n = layers or 4
         cfg = LlamaConfig(hidden_size=2048, num_attention_heads=32, num_key_value_heads=4,
                           intermediate_size=5632, num_hidden_layers=n, vocab_size=32000)
         model, batch, seq, vocab = LlamaModel(cfg), batch or 32, seq or 128, cfg.vocab_size
@@ -95,9 +98,10 @@ def torch_kernel_ms(call: Callable[[], Any], sync: Callable[[], None], repeat: i
 
 def fusec_held_bytes(call: Callable[[], Any]) -> int:
     """The device bytes fusec holds for a model compiled with its backend: the buffers of every
-    partition's executable that one `call` runs (`Executable.held_bytes`: intermediates, bound
-    weights) and the context's pool of device arrays (`BufferPool.allocated_bytes`: inputs,
-    outputs)."""
+    partition's executable that one `call` runs (`Executable.held_bytes`: intermediates, its
+    copies of bound weights) and the context's pool of device arrays (`BufferPool.allocated_bytes`:
+    inputs, outputs, CUDA weights moved there). Weights bound over a CPU tensor's own memory
+    are PyTorch's, not counted."""
     from fusec.bench.torch_partition_profile import recorded_partitions
     from fusec.runtime.device_array import device_queue
 
@@ -209,7 +213,12 @@ def run(args: argparse.Namespace) -> list[dict]:
                     graphs = json.load(f).get("graphs", [])
                 row["fusec_report"] = [{k: g.get(k) for k in ("kernel_launches", "fused_ops",
                                         "fallback_ops", "fallback_reasons", "compile_seconds",
-                                        "device")} for g in graphs]
+                                        "device", "weights_shared_bytes",
+                                        "weights_copied_bytes")} for g in graphs]
+                row["fusec_weights_shared_mib"] = round(
+                    sum(g.get("weights_shared_bytes", 0) for g in graphs) / 2**20, 1)
+                row["fusec_weights_copied_mib"] = round(
+                    sum(g.get("weights_copied_bytes", 0) for g in graphs) / 2**20, 1)
             except (OSError, ValueError):
                 pass
             for peer in ("inductor", "eager", "inductor-ro", "inductor-at"):

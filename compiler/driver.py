@@ -27,6 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.kernels.gemm_wgmma import whole_tile
 from fusec.codegen.plan import ProgramPlan, StoredLayout, ValueSpec
 from fusec.codegen.program import PlanError, argument_name, build_plan, numpy_dtype
 from fusec.compiler import progress
@@ -130,6 +131,7 @@ def lower(
         vector_width=device_info.float_vector_width if wide and device_info else None,
         max_work_group_size=(device_info.max_work_group_size
                              if device_info is not None and not device_info.is_cpu else None),
+        gemm_whole_tile=whole_tile(device_info),
     )
     run_pipeline(ctx, module, ",".join(s for s in (spec, lowering) if s), filename)
     progress.step(f"generating the OpenCL C of @{name}")

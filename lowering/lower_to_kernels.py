@@ -132,6 +132,7 @@ def lower_opencl_spec(
     allow_tf32: bool = False,
     vector_width: int | None = None,
     max_work_group_size: int | None = None,
+    gemm_whole_tile: int = 0,
 ) -> str:
     """The ``lower-opencl`` pipeline: un-fuse what the backend lacks, lower, merge adjacent
     launches (``fuse-launches``, unless ``launch_fusion`` is off), plan buffers; the lowering
@@ -139,12 +140,15 @@ def lower_opencl_spec(
     passes' defaults when None), leaving kernels alone over it unfused with
     ``allow_oversized``; ``allow_tf32`` lets f32 matmuls use TF32 tensor cores;
     ``vector_width`` is the elementwise kernels' (the pass's default, 4, when None); a GPU
-    whose ``max_work_group_size`` is below the pass's ``gpu-pointwise-local-size`` gets that."""
+    whose ``max_work_group_size`` is below the pass's ``gpu-pointwise-local-size`` gets that;
+    ``gemm_whole_tile``: products of whole tiles of it are not split along K (a device with
+    Hopper's ``wgmma`` GEMM)."""
     unfuse = non_native_fused_ops()
     first = f"unfuse{{ops={','.join(n.removeprefix('fused.') for n in unfuse)}}}," if unfuse else ""
     options = " ".join([*([f"device={device}"] if device else []),
                         *(["allow-tf32=true"] if allow_tf32 else []),
                         *([f"vector-width={vector_width}"] if vector_width else []),
+                        *([f"gemm-whole-tile={gemm_whole_tile}"] if gemm_whole_tile else []),
                         *([f"gpu-pointwise-local-size={_power_of_2_below(max_work_group_size)}"]
                           if max_work_group_size and max_work_group_size < GPU_POINTWISE_LOCAL
                           else [])])
@@ -198,6 +202,7 @@ class LoweringOptions:
     gemm_split_depth: int = 256
     allow_tf32: bool = False
     gpu_pointwise_local_size: int = GPU_POINTWISE_LOCAL
+    gemm_whole_tile: int = 0
 
 
 def viewed_buffer(value: SSAValue) -> SSAValue:
@@ -593,6 +598,12 @@ class LowerToKernelsPass(ModulePass):
     float32 accumulation), as PyTorch's ``allow_tf32``, where the device has them; off, f32
     matmuls are computed in float32."""
 
+    gemm_whole_tile: int = 0
+    """GPU: a tensor-core matmul (16-bit, or f32 with ``allow-tf32``) whose rows and columns
+    are whole multiples of this and whose K is of 64 is never split along K: the device runs
+    such products on a kernel that fills it without a split (Hopper's ``wgmma`` GEMM, 128, which
+    the driver sets where the device has it). 0: no such kernel."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.lower(op)
 
@@ -639,7 +650,7 @@ class LowerToKernelsPass(ModulePass):
             self.vector_width, self.local_size, self.group_reduce_min, self.split_outputs,
             self.device, self.reduce_vector_width, self.cpu_chunk_min,
             self.gemm_split_outputs, self.gemm_split_depth, self.allow_tf32,
-            self.gpu_pointwise_local_size,
+            self.gpu_pointwise_local_size, self.gemm_whole_tile,
         )
         emitted: dict[Operation, list[Operation]] = {}
         for fn in [o for o in op.ops if isinstance(o, func.FuncOp)]:

@@ -220,7 +220,8 @@ def gemm(
                     [lo.buffer(x), lo.buffer(w)], [out], extras, block)
         return out
     fewer = EPILOGUE_SPLIT_SHARE.get(dtype, 1) if custom is not None else 1
-    split = gemm_split(lo.options, batch * rows * n, k, lo.options.gemm_split_outputs // fewer)
+    split = 1 if whole_tiles(lo.options, dtype, batch, rows, n, k, rhs_batched) else gemm_split(
+        lo.options, batch * rows * n, k, lo.options.gemm_split_outputs // fewer)
     if split == 1:
         lo.template("gemm", {**shape, **stored}, [lo.buffer(x), lo.buffer(w)], [out], extras,
                     block)
@@ -255,6 +256,20 @@ an H200, kernel time (2026-11-26, two runs each):
 - The f32 Llama block at batch 1, whose attention-output and down projections (128 x 768
   outputs) carry the residual add: 0.31 ms with them whole, 0.214-0.216 split.
 - The f16 one: 0.134 ms with them whole (mma.sync), 0.150-0.151 split."""
+
+
+def whole_tiles(options: LoweringOptions, dtype: str, batch: int, rows: int, n: int, k: int,
+                rhs_batched: bool) -> bool:
+    """Whether a product runs whole on the device's tiled tensor-core kernel, never split
+    along K (``gemm-whole-tile``): 16-bit operands, or f32 with TF32 allowed; one B; ``batch *
+    rows`` and N whole tiles, K a multiple of 64. On an H200 (2026-12-02,
+    bench/results/h200-2026-12-02-s13-blocks.log) a 512 x 768 x 768 f16 product split along K on
+    the ``mma.sync`` kernels took 0.050 ms, and 0.012 ms whole on ``wgmma``."""
+    tile = options.gemm_whole_tile
+    tensor_cores = dtype in ("f16", "bf16") or (dtype == "f32" and options.allow_tf32)
+    return (tile > 0 and options.device == "gpu" and tensor_cores
+            and not (rhs_batched and batch != 1) and (batch * rows) % tile == 0
+            and n % tile == 0 and k % 64 == 0)
 
 
 def gemm_split(options: LoweringOptions, outputs: int, k: int,

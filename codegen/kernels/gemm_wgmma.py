@@ -191,6 +191,16 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
     return None
 
 
+def whole_tile(device_info: DeviceInfo | None) -> int:
+    """The lowering's ``gemm-whole-tile`` for `device_info`: where the device runs this kernel
+    (with the knobs `wgmma_narrow_blocks` and `wgmma_layer_gemms` on, so that every product of
+    whole 128 x 128 tiles takes it), 128: such products are not split along K; else 0."""
+    if (device_info is None or not device_info.wgmma or not knobs.value("wgmma_narrow_blocks")
+            or not knobs.value("wgmma_layer_gemms")):
+        return 0
+    return BLOCK_NS[-1]
+
+
 def reads_b_k_major(dtype: str) -> bool:
     """Whether the product reads B ``[N, K]`` (K-major: after a transpose, or bound so,
     `BOUND_B_PANELS`) rather than ``[K, N]`` as it is (`ROW_MAJOR_B`)."""

@@ -426,3 +426,25 @@ def test_the_swiglu_epilogue_takes_16_bit_products_without_an_epilogue_of_their_
                      "f16", 1, b_transposed=True, swiglu=True)
     assert plan is not None and plan[0] is None and "SwiGLU of column pairs" in plan[1].source
     assert "* 128\n" in plan[1].source  # the copy-out's rows: N / 2 = 128 elements apart
+
+
+@pytest.mark.parametrize("shape", [(512, 768, 768), (128, 768, 3072), (128, 2304, 768)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_products_of_whole_tiles_are_not_split_along_k_on_a_wgmma_device(shape):
+    """A batch-1 model's products (128 or 512 rows) have too few outputs to fill a GPU, and
+    without wgmma are split along K on the mma.sync kernels; with it they run whole on wgmma
+    in 128 x 128 blocks (the lowering's gemm-whole-tile, set by the driver)."""
+    m, n, k = shape
+    h200 = replace(NVIDIA_H, compute_units=132)
+    plan = plan_of(m, n, k, "f16", h200)
+    assert [launch.kernel.endswith("split_sum_1") for launch in plan.launches] == [False, False]
+    assert "128x128 blocks" in plan.source
+    without = plan_of(m, n, k, "f16", replace(h200, wgmma=False))
+    assert any("split_sum" in launch.kernel for launch in without.launches)
+    assert "FUSEC_WGMMA" not in without.source
+
+
+def test_with_narrow_blocks_off_whole_tile_products_are_split_as_before(set_knobs):
+    set_knobs(wgmma_narrow_blocks=False)
+    plan = plan_of(512, 768, 768, "f16", replace(NVIDIA_H, compute_units=132))
+    assert any("split_sum" in launch.kernel for launch in plan.launches)

@@ -37,15 +37,19 @@ from fusec.compiler.torch_partition import (
     compile_aten_graph,
 )
 from fusec.compiler.torch_report import GraphReport, Reporter
+from fusec.compiler.torch_weights import PartitionWeights
 from fusec.errors import error_line
 from fusec.frontends.torch_fx import ImportedGraph
 from fusec.runtime.device import OpenCLDevice, select_device
 from fusec.runtime.executable import Executable
 
 
-def compile_imported(imported: ImportedGraph, device: OpenCLDevice,
-                     options: Options) -> tuple[Executable, PartitionStats]:
-    """An executable of ``imported`` on ``device`` with its weights bound, and its counts."""
+def compile_imported(imported: ImportedGraph, device: OpenCLDevice, options: Options,
+                     weights: PartitionWeights | None = None
+                     ) -> tuple[Executable, PartitionStats]:
+    """An executable of ``imported`` on ``device`` with its weights bound, and its counts.
+    `weights`: the partition's bound tensors; those the plan stores verbatim are bound over
+    their own memory where they can be (`fusec.compiler.torch_weights`), the others copied."""
     module = imported.module
     filename = "<torch graph>"
     # The parameters are marked bound before the fusions run, as `fusec.compile(params=...)`
@@ -60,7 +64,11 @@ def compile_imported(imported: ImportedGraph, device: OpenCLDevice,
     compiled = lower(module, None, "none", DeviceInfo.from_device(device.device), filename,
                      options.launch_budget, True, options.allow_tf32, bound=list(params))
     building(compiled.plan)
-    exe = Executable(compiled.plan, device, params)
+    held = weights.in_place(compiled.plan, params) if weights is not None else {}
+    exe = Executable(compiled.plan, device,
+                     {name: value for name, value in params.items() if name not in held})
+    for name, value in held.items():
+        exe.bind(name, value, stored=True)
     return exe, PartitionStats(imported.ops_in, fused, len(compiled.plan.launches))
 
 

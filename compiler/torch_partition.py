@@ -27,11 +27,15 @@ handed over at once, PyTorch's stream made to wait on the GPU for the kernels th
 input (``options={"overlap": False}``, or computed indices, wait on the host instead). So the
 host's work between two calls (PyTorch's guards, the next call's checks) overlaps the GPU's.
 
-Bound inputs (parameters, buffers) are copied to the device when the partition is compiled.
-Each call compares every bound tensor with what was bound (the same tensor object, its
-``data_ptr`` and its ``_version``, which an in-place change such as an optimizer step or
-``load_state_dict`` increments): a changed one is bound again (`Executable.bind`), or, where
+Bound inputs (parameters, buffers) are bound to the device when the partition is compiled:
+over the tensor's own memory where the executable stores its bytes as they are, else copied
+(`fusec.compiler.torch_weights`: a model's weights held once; a tensor may be moved to memory
+fusec can use in place, its ``.data`` replaced). Each call compares every bound tensor with
+what was bound (the same tensor object, its ``data_ptr`` and its ``_version``, which an
+in-place change such as an optimizer step or ``load_state_dict`` increments): a changed one is
+bound again (`Executable.bind`; nothing to do where it is bound over its memory), or, where
 the compiler folded it into another weight (`fold_params`), the partition is compiled again.
+A tensor that fusec itself moved (for another partition) kept its values: no change.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from fusec import knobs as knob_registry
 from fusec.compiler.diagnostics import FusecError
 from fusec.compiler.torch_autocast import REFUSED, explicit_autocast
 from fusec.compiler.torch_mutation import Mutations
+from fusec.compiler.torch_weights import PartitionWeights, WeightCounts, moved_since, weight_counts
 from fusec.codegen.plan import IndexCheck
 from fusec.errors import InputError
 from fusec.frontends.torch_fx import (
@@ -236,6 +241,13 @@ class BoundTensors:
         dtype than when it was bound (then the partition is compiled again)."""
         return any((tuple(args[i].shape), args[i].dtype) != self.layouts[i] for i in positions)
 
+    def moved(self, args: Sequence[Any], i: int) -> bool:
+        """Whether the bound tensor at `i` changed only by a move of fusec's since it was
+        bound (`torch_weights.moved_since`): the same object and version, the same values."""
+        tensor, pointer, version = self.held[i]
+        return (args[i] is tensor and moved_since(tensor, pointer)
+                and (version < 0 or tensor._version == version))
+
     def update(self, args: Sequence[Any], i: int) -> None:
         self.held[i] = (args[i], *tensor_state(args[i])[1:])
         self.rows = self.rows_of(self.held)
@@ -271,9 +283,13 @@ class FusecPartition:
         from fusec.compiler.torch_compile import compile_imported
 
         imported = import_graph(self.gm, list(args), self.bound, f"<{self.name}>")
+        self.weights = PartitionWeights(self.device,
+                                        {name: args[i] for i, name in imported.bound.items()})
+        self.exe, self.stats = compile_imported(imported, self.device, self.options,
+                                                self.weights)
+        imported.params = {}  # the importer's host copies: the executable has what it needs
         self.imported: ImportedGraph = imported
-        self.exe, self.stats = compile_imported(imported, self.device, self.options)
-        self.states = BoundTensors(args, self.bound)
+        self.states = BoundTensors(args, self.bound)  # after the moves of `compile_imported`
         self.dtypes = [out.dtype for out in imported.outputs]
         self.bridge.index_inputs(self.exe.plan.index_checks, self.exe.input_names,
                                  self.options.overlap)
@@ -288,15 +304,23 @@ class FusecPartition:
         return tuple(outputs) if self.many else outputs[0]
 
     def refresh(self, args: list[Any], changed: list[int]) -> None:
-        """Binds the changed bound inputs again, or compiles anew where one was folded."""
+        """Binds the changed bound inputs again, or compiles anew where one was folded (not
+        where fusec only moved it: its values are those compiled with)."""
         names = set(self.exe.param_names)
+        moved = {i for i in changed if self.states.moved(args, i)}
         if self.states.relaid(args, changed) \
-                or not all(self.imported.bound.get(i) in names for i in changed):
+                or not all(i in moved or self.imported.bound.get(i) in names for i in changed):
             self.build(args)
             return
         for i in changed:
-            self.exe.bind(self.imported.bound[i], host_array(args[i]))
+            name = self.imported.bound.get(i)
+            if name in names:
+                self.weights.rebind(self.exe, name, args[i], moved=i in moved)
             self.states.update(args, i)
+
+    def weight_counts(self) -> WeightCounts:
+        """The bytes of its bound inputs held once (over the tensors' memory) and twice."""
+        return weight_counts(self.exe)
 
 
 @dataclass
@@ -311,6 +335,8 @@ class CompiledGraph:
     fallback_reasons: dict[str, str] = field(default_factory=dict)
     compile_seconds: float = 0.0
     partitions: int = 0
+    weights: WeightCounts = field(default_factory=WeightCounts)
+    """The partitions' bound inputs by how they are held, when compiled (`torch_weights`)."""
     watched: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     """The bound inputs folded into constants (`fold_constants`), by position, and their state
     when they were: a change to one needs the graph compiled again."""
@@ -383,6 +409,7 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
                 compiled.fused_ops.update(part.stats.fused_ops)
                 compiled.kernel_launches += part.stats.kernel_launches
                 compiled.partitions += 1
+                compiled.weights += part.weight_counts()
         elif node.op == "call_function" and node.target is not operator.getitem:
             compiled.fallback_ops.append(op_name(node.target))
         values[node] = example_value(node, split, values)

@@ -6,11 +6,15 @@ appended to a JSON file (``options={"report": PATH}``), and a line on stderr per
                  "kernel_launches": 7, "fallback_ops": ["aten.cumsum"],
                  "fallback_reasons": {"aten.cumsum": "no converter for aten.cumsum"},
                  "device": "...", "compile_seconds": 1.8, "specializations": 1,
-                 "input_shapes": [[2, 8, 16]], "partitions": 1}]}
+                 "input_shapes": [[2, 8, 16]], "partitions": 1,
+                 "weights_shared_bytes": 65536, "weights_copied_bytes": 262144}]}
 
 ``ops_in`` counts the aten graph's ops; ``kernel_launches`` the launches of the fusec
 partitions per call (PyTorch's ops not included); ``fallback_ops`` the ops left to PyTorch, one
-entry per node; ``specializations`` how many shape variants of this graph were compiled so far.
+entry per node; ``specializations`` how many shape variants of this graph were compiled so far;
+``weights_shared_bytes`` the bytes of the partitions' bound inputs held over the tensors' own
+memory (held once), ``weights_copied_bytes`` those fusec holds copies of (folded, repacked or
+converted weights, held twice; `fusec.compiler.torch_weights`), when the graph was compiled.
 The file is rewritten whole through a temporary file and a rename, so a reader never sees half
 of it.
 """
@@ -40,6 +44,8 @@ class GraphReport:
     specializations: int
     input_shapes: list[list[int]]
     partitions: int
+    weights_shared_bytes: int = 0
+    weights_copied_bytes: int = 0
 
     @staticmethod
     def of(name: str, compiled: CompiledGraph, device: str, specializations: int,
@@ -48,7 +54,8 @@ class GraphReport:
                            compiled.kernel_launches, list(compiled.fallback_ops),
                            dict(compiled.fallback_reasons), device,
                            round(compiled.compile_seconds, 3), specializations, shapes,
-                           compiled.partitions)
+                           compiled.partitions, compiled.weights.shared_bytes,
+                           compiled.weights.copied_bytes)
 
     def summary(self) -> str:
         fused = ", ".join(f"{n} x{c}" for n, c in self.fused_ops.items()) or "none"
@@ -57,7 +64,14 @@ class GraphReport:
                 else "nothing left to PyTorch")
         return (f"fusec: {self.name} {self.input_shapes}: {self.ops_in} aten ops -> "
                 f"{self.kernel_launches} kernel launches on {self.device}; fused: {fused}; "
-                f"{left}; {self.compile_seconds:.2f} s, variant {self.specializations}")
+                f"{left}; weights {readable_bytes(self.weights_shared_bytes)} held once, "
+                f"{readable_bytes(self.weights_copied_bytes)} copied; "
+                f"{self.compile_seconds:.2f} s, variant {self.specializations}")
+
+
+def readable_bytes(nbytes: int) -> str:
+    """A byte count for the log line: MiB, KiB below one MiB."""
+    return f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:.1f} KiB"
 
 
 class Reporter:

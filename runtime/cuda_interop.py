@@ -102,7 +102,7 @@ class SharedAllocation:
         cuda = pool.cuda
         self.cuda = cuda
         prop = pool.prop
-        size = -(-max(nbytes, 1) // pool.granularity) * pool.granularity
+        size = pool.allocation_bytes(nbytes)
         self.size = size
         self.handle = ctypes.c_ulonglong()
         self.pointer = ctypes.c_ulonglong()
@@ -185,6 +185,10 @@ class CudaSharedPool(BufferPool):
         self.allocations_by_pointer: dict[int, SharedAllocation] = {}
         self.order: StreamOrder | None = None
         """`stream_order`'s, once made."""
+
+    def allocation_bytes(self, nbytes: int) -> int:
+        """The bytes an allocation of `nbytes` takes: whole granules of the CUDA driver."""
+        return -(-max(nbytes, 1) // self.granularity) * self.granularity
 
     def make(self, nbytes: int) -> cl.Buffer:
         allocation = SharedAllocation(self, nbytes)

@@ -348,12 +348,14 @@ class Executable:
         host arrays made them) the buffers of its call inputs and outputs. Device arrays, whether given to a call,
         returned by one or bound as they are, come from the context's pool and are not counted
         here (`BufferPool.allocated_bytes` has them), nor are buffers borrowed from another
-        executable (`borrow`: that one counts them)."""
-        pooled = {a.buffer.int_ptr for a in self.param_arrays.values() if a.buffer is not None}
-        pooled |= {self.params[name].int_ptr for name in self.borrowed}
+        executable (`borrow`: that one counts them) or made over host arrays bound as they are
+        (`bind`'s `stored`: the caller's memory)."""
+        not_own = {a.buffer.int_ptr for a in self.param_arrays.values() if a.buffer is not None}
+        not_own |= {self.params[name].int_ptr for name in self.param_hosts}
+        not_own |= {self.params[name].int_ptr for name in self.borrowed}
         held = {b.int_ptr: b.size for b in [*self.buffers, *self.params.values()]
                 if b is not None and b is not self.empty}
-        return sum(size for pointer, size in held.items() if pointer not in pooled)
+        return sum(size for pointer, size in held.items() if pointer not in not_own)
 
     def synchronize(self) -> None:
         """Waits until every call enqueued so far (and every device array) is done; raises

@@ -157,9 +157,9 @@ def test_tanh_gelu_recognised_in_every_float_type(tmp_path, monkeypatch, dtype, 
     imported = []
     original = torch_compile.compile_imported
 
-    def capture(graph, device, options):
+    def capture(graph, device, options, weights=None):
         imported.append(str(graph.module))
-        return original(graph, device, options)
+        return original(graph, device, options, weights)
 
     monkeypatch.setattr(torch_compile, "compile_imported", capture)
     torch.manual_seed(4)

@@ -4,7 +4,8 @@ bench/gpu.sh torch-gpu), skipped where torch has no CUDA or OpenCL cannot share 
 
 Each input crosses with one wait on PyTorch's stream, int64 ones narrowed to int32 by the copy
 and range-checked in that same wait; outputs are CUDA tensors over fusec's memory that stay
-valid after later calls."""
+valid after later calls. A weight the GPU reads as it is moves into fusec's memory, the
+parameter a view of it, and is held once (`fusec.compiler.torch_weights`)."""
 
 from __future__ import annotations
 
@@ -157,3 +158,139 @@ def test_back_to_back_calls_read_finished_outputs(monkeypatch, overlap):
     for got, want in zip(sums, expected, strict=True):
         torch.testing.assert_close(got, want, atol=1e-2, rtol=1e-4)
     assert taken and all(t == overlap for t in taken)
+
+
+class Tables(nn.Module):
+    """A table the GPU reads as it is and large enough to move into fusec's memory (a few
+    MiB: the shared pool allocates in the driver's granules, typically 2 MiB, and a tensor is
+    moved where its granules cost less than a copy), and a Linear whose weight and bias are
+    copied (folded; too small to move)."""
+
+    def __init__(self, dtype=torch.float32):
+        super().__init__()
+        self.table = nn.Embedding(4096, 512, dtype=dtype)
+        self.norm = nn.LayerNorm(512, dtype=dtype)
+        self.out = nn.Linear(512, 256, dtype=dtype)
+
+    def forward(self, ids):
+        return self.out(self.norm(self.table(ids)))
+
+
+def bound_table(fn, ids, table):
+    """(start, size) of the shared allocation of the fusec device array bound over `table`'s
+    memory in a partition that one call of `fn` runs, or None."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+    from fusec.runtime.cuda_interop import shared_pool
+
+    with torch.inference_mode(), recorded_partitions() as calls:
+        fn(ids)
+    for part, _ in calls:
+        pool = shared_pool(part.exe.device)
+        for array in part.exe.param_arrays.values():
+            allocation = pool.allocation(array.buffer)
+            if allocation is None:
+                continue
+            start, size = allocation.pointer.value, allocation.size
+            if start <= table.data_ptr() and table.data_ptr() + table.nbytes <= start + size:
+                return start, size
+    return None
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-4), (torch.bfloat16, 3e-2)])
+def test_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
+    """The table is moved into fusec's memory: PyTorch's allocated bytes drop by about the
+    report's ``weights_shared_bytes`` (at least the table's), the parameter (the same object,
+    its values kept) lies inside the device array fusec binds, and the outputs are eager's."""
+    import gc
+    import json
+
+    cuda_device()
+    torch.manual_seed(3)
+    model = Tables(dtype).eval().cuda()
+    table = model.table.weight
+    values = table.detach().clone()
+    ids = torch.randint(0, 4096, (8, 64), device="cuda")
+    with torch.inference_mode():
+        expected = model(ids)
+    gc.collect()
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch._dynamo.reset()
+    report = tmp_path / "report.json"
+    fn = torch.compile(model, backend="fusec", options={"device": "gpu", "report": str(report)})
+    with torch.inference_mode():
+        got = fn(ids)
+        torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
+    del got
+    gc.collect()
+    torch.cuda.synchronize()
+    dropped = before - torch.cuda.memory_allocated()
+    (graph,) = json.loads(report.read_text())["graphs"]
+    shared = graph["weights_shared_bytes"]
+    assert shared >= table.nbytes and graph["weights_copied_bytes"] > 0
+    assert dropped >= 0.9 * shared, (dropped, shared)
+    assert model.table.weight is table
+    torch.testing.assert_close(table.detach(), values, rtol=0, atol=0)
+    assert bound_table(fn, ids, table) is not None
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=tol, rtol=tol)
+
+
+def test_changes_in_place_are_seen_on_cuda():
+    """After the first call, a change through ``.data`` (no version change: seen because the
+    kernels read the parameter's memory), an in-place op and ``load_state_dict`` are seen by
+    the next call, the table staying in the same fusec memory (not copied again); a replaced
+    parameter is moved and bound at the next call."""
+    cuda_device()
+    torch.manual_seed(4)
+    model = Tables().eval().cuda()
+    ids = torch.randint(0, 4096, (8, 64), device="cuda")
+    fn = compiled(model)
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=1e-4, rtol=1e-4)
+    table = model.table.weight
+    where = bound_table(fn, ids, table)
+    pointer = table.data_ptr()
+    assert where is not None
+    table.data.mul_(2)
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=1e-4, rtol=1e-4)
+    with torch.no_grad():
+        table.add_(0.5)
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=1e-4, rtol=1e-4)
+    model.load_state_dict({k: torch.randn_like(v) for k, v in model.state_dict().items()})
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=1e-4, rtol=1e-4)
+    assert table.data_ptr() == pointer and bound_table(fn, ids, table) == where
+    model.table.weight = nn.Parameter(torch.randn(4096, 512, device="cuda"))
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=1e-4, rtol=1e-4)
+    assert bound_table(fn, ids, model.table.weight) is not None
+
+
+def test_the_module_outlives_the_compiled_function_on_cuda():
+    """Once the compiled function and dynamo's caches are gone, the moved table still holds
+    its values (its memory kept alive by the tensor), the module computes what it did, and
+    trains (the parameter is no inference tensor)."""
+    import gc
+
+    cuda_device()
+    torch.manual_seed(5)
+    model = Tables().eval().cuda()
+    ids = torch.randint(0, 4096, (8, 64), device="cuda")
+    values = model.table.weight.detach().clone()
+    fn = compiled(model)
+    with torch.inference_mode():
+        expected = fn(ids).clone()
+    assert bound_table(fn, ids, model.table.weight) is not None
+    del fn
+    torch._dynamo.reset()
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(model.table.weight.detach(), values, rtol=0, atol=0)
+    assert not model.table.weight.is_inference()
+    out = model(ids)
+    torch.testing.assert_close(out.detach(), expected, atol=1e-4, rtol=1e-4)
+    out.square().mean().backward()
+    assert model.table.weight.grad is not None

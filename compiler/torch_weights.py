@@ -1,0 +1,238 @@
+"""The torch backend's weights, held once where fusec stores a tensor's bytes as they are.
+
+A partition binds its parameters and buffers into its executable (`Executable.bind`), which
+by default copies them: PyTorch holds the model's weights and fusec holds them again. Where the
+executable's buffer of a bound input would hold exactly the tensor's bytes, the copy is not
+needed. Such an input is *verbatim* (`stores_verbatim`): it is the tensor itself (named in
+``ImportedGraph.bound`` and still an input of the executable, not folded into another weight
+by `fusec.compiler.fold_params`), its `ValueSpec` stores it in its own layout (not
+`ValueSpec.repacked` into a GEMM's panels or interleaved halves), in the tensor's element
+type, and the tensor is contiguous. A verbatim input is bound over the tensor's memory:
+
+- CPU tensors, on a device whose kernels use host arrays in place
+  (`OpenCLDevice.host_pointers`, Intel's CPU runtime): the buffer is made over the tensor's
+  memory (``CL_MEM_USE_HOST_PTR``, `Executable.bind` with ``stored``) where it is aligned as the
+  device needs (128 bytes there; PyTorch aligns to 64, so about half of a model's tensors are
+  not).
+- CUDA tensors (`fusec.runtime.cuda_interop`): OpenCL cannot import memory that PyTorch
+  allocated; a tensor already in the device's CUDA-shared pool (a fusec output, or one moved
+  there before) is bound as it is.
+
+Elsewhere the tensor is *moved* (`move`) into memory fusec can use in place: an aligned host
+array, or a CUDA-shared device array filled by one device-to-device copy; its ``.data``
+becomes a tensor over that memory, so that PyTorch lets go of its own (the same Parameter
+object stays: ``state_dict``, optimizers and dynamo's guards see no change, and the tensor
+keeps the memory alive after the compiled function is gone). Only a tensor that is the sole
+user of its whole storage is moved (another view of it would keep the old values). On CUDA
+the pool allocates in the driver's granules (``cuMemGetAllocationGranularity``, typically
+2 MiB), so a tensor is moved only where its granules cost less than a second copy
+(`CudaSharedPool.allocation_bytes` below twice its size): a bias of a few kilobytes stays
+copied.
+
+A change the user makes in place (``load_state_dict``, ``weight.mul_(2)``) then writes the
+memory the kernels read (even ``weight.data.mul_(2)``, which PyTorch's version counter does
+not see); the partition's version check binds it again, which finds that memory already
+bound and does nothing (`PartitionWeights.rebind`). A move is recorded
+(`moved_since`) so that a partition or shape variant that noted the tensor before it moved
+(one that folded it, say) takes the move for no change, rather than compiling again.
+
+Bound inputs stored otherwise (folded, repacked, converted: int64 narrowed to int32) keep
+fusec's copy; `weight_counts` says how many bytes are held each way (the report's
+``weights_shared_bytes`` and ``weights_copied_bytes``).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fusec.codegen.plan import ProgramPlan, ValueSpec
+from fusec.frontends.torch_fx import TORCH_HOST_DTYPES, host_array
+from fusec.runtime.device import OpenCLDevice
+from fusec.runtime.executable import Executable
+from fusec.runtime.host_memory import address, aligned_empty, host_alignment
+
+
+@dataclass(frozen=True)
+class WeightCounts:
+    """The bytes of an executable's bound inputs, by how they are held."""
+
+    shared_bytes: int = 0
+    """Bound over the tensor's own memory: held once."""
+    copied_bytes: int = 0
+    """fusec's own copies (folded, repacked, converted, or not movable): held twice."""
+
+    def __add__(self, other: WeightCounts) -> WeightCounts:
+        return WeightCounts(self.shared_bytes + other.shared_bytes,
+                            self.copied_bytes + other.copied_bytes)
+
+
+def weight_counts(exe: Executable) -> WeightCounts:
+    """How `exe` holds its bound inputs: over memory it was given (host arrays used in place,
+    device arrays) or in buffers of its own."""
+    shared = copied = 0
+    for name in exe.param_names:
+        nbytes = exe.inputs[name].nbytes
+        if name in exe.param_hosts or name in exe.param_arrays:
+            shared += nbytes
+        else:
+            copied += nbytes
+    return WeightCounts(shared, copied)
+
+
+def stores_verbatim(spec: ValueSpec, tensor: Any) -> bool:
+    """Whether the buffer of bound input `spec` holds `tensor`'s bytes as they are: its own
+    layout, the tensor's shape and element type (bf16 as its bits), a contiguous tensor."""
+    return (not spec.repacked and spec.shape == tuple(tensor.shape)
+            and spec.dtype == TORCH_HOST_DTYPES.get(str(tensor.dtype))
+            and tensor.is_contiguous())
+
+
+_moves: dict[int, tuple[weakref.ref, int, int]] = {}
+"""id(tensor) -> (the tensor, weakly; the address its values left; the address they went to),
+for each tensor `move` moved, while it lives."""
+
+
+def moved_since(tensor: Any, pointer: int) -> bool:
+    """Whether fusec moved `tensor`'s values from `pointer` to where they are now (so a
+    partition that noted the tensor at `pointer` need not bind or compile it again)."""
+    entry = _moves.get(id(tensor))
+    return (entry is not None and entry[0]() is tensor and entry[1] == pointer
+            and entry[2] == tensor.data_ptr())
+
+
+def move(tensor: Any, replacement: Any) -> None:
+    """Makes `replacement` (a tensor with the same values, over memory fusec binds in place)
+    `tensor`'s data, and records the move."""
+    source = tensor.data_ptr()
+    tensor.data = replacement
+    key = id(tensor)
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        if _moves.get(key, (None,))[0] is ref:
+            del _moves[key]
+
+    _moves[key] = (weakref.ref(tensor, forget), source, tensor.data_ptr())
+
+
+def movable(tensor: Any) -> bool:
+    """Whether `tensor`'s memory may be replaced under it (`move`): a dense, contiguous
+    tensor over the whole of a storage that nothing else uses (a second tensor over it would
+    keep the old values), not an inference tensor (whose data cannot be set outside
+    inference mode)."""
+    import torch
+
+    if tensor.is_inference() or not tensor.is_contiguous() or tensor.storage_offset() != 0 \
+            or tensor.layout != torch.strided:
+        return False
+    storage = tensor.untyped_storage()
+    if storage.nbytes() != tensor.nbytes:
+        return False
+    use_count = getattr(torch._C, "_storage_Use_Count", None)
+    # The tensor and `storage`, the Python object just made, each hold one reference.
+    return use_count is not None and use_count(storage._cdata) <= 2
+
+
+class PartitionWeights:
+    """The bound tensors of one partition's executable, by argument name, and how they are
+    bound (see the module docstring)."""
+
+    def __init__(self, device: OpenCLDevice, tensors: Mapping[str, Any]):
+        self.device = device
+        self.tensors = dict(tensors)
+        self.host_alignment = host_alignment(device.device)
+
+    def in_place(self, plan: ProgramPlan, bound: Mapping[str, Any]) -> dict[str, Any]:
+        """The values to bind (``stored``) over the tensors' memory, by name: for the bound
+        inputs of `plan` (`bound`: the executable's, after folding) that store a tensor of
+        this partition verbatim and can be held so. The others are left to copy."""
+        specs = {s.name: s for s in plan.inputs}
+        held = {}
+        for name, tensor in self.tensors.items():
+            if name in bound and name in specs and stores_verbatim(specs[name], tensor):
+                value = self.over_memory(tensor)
+                if value is not None:
+                    held[name] = value
+        return held
+
+    def rebind(self, exe: Executable, name: str, tensor: Any, moved: bool = False) -> None:
+        """Binds `tensor` as input `name` of `exe` again (after a change): nothing where its
+        memory is already what is bound, over that memory where verbatim, else a copy.
+        `moved`: only `move` changed it since it was bound (its values are the same)."""
+        self.tensors[name] = tensor
+        if stores_verbatim(exe.inputs[name].spec, tensor):
+            if self.bound_over(exe, name, tensor):
+                return
+            value = self.over_memory(tensor)
+            if value is not None:
+                exe.bind(name, value, stored=True)
+                return
+        if not moved:
+            exe.bind(name, host_array(tensor))
+
+    def bound_over(self, exe: Executable, name: str, tensor: Any) -> bool:
+        """Whether `exe`'s input `name` is bound over `tensor`'s memory already."""
+        host = exe.param_hosts.get(name)
+        if host is not None:
+            return address(host) == tensor.data_ptr() and host.nbytes == tensor.nbytes
+        array = exe.param_arrays.get(name)
+        if array is None or not tensor.is_cuda:
+            return False
+        from fusec.runtime.cuda_interop import shared_pool
+
+        allocation = shared_pool(self.device).allocation(array.buffer)
+        return allocation is not None and allocation.pointer.value == tensor.data_ptr()
+
+    def over_memory(self, tensor: Any) -> Any | None:
+        """What binds `tensor` over its own memory (moving it where needed), or None where it
+        cannot be: a host array used in place, or a device array of the CUDA-shared pool."""
+        if tensor.is_cuda:
+            return self.over_cuda_memory(tensor)
+        if tensor.device.type != "cpu" or not self.device.host_pointers or not tensor.nbytes:
+            return None
+        if tensor.data_ptr() % self.host_alignment == 0:
+            host = host_array(tensor)
+            return host if address(host) == tensor.data_ptr() else None  # else converted
+        if not movable(tensor):  # asked before any other tensor over its memory is made
+            return None
+        import torch
+
+        aligned = aligned_empty(tuple(tensor.shape), TORCH_HOST_DTYPES[str(tensor.dtype)],
+                                self.host_alignment)
+        np.copyto(aligned, host_array(tensor))
+        with torch.inference_mode(False):
+            replacement = torch.from_numpy(aligned)
+            if tensor.dtype == torch.bfloat16:
+                replacement = replacement.view(torch.bfloat16)
+        move(tensor, replacement)
+        return aligned
+
+    def over_cuda_memory(self, tensor: Any) -> Any | None:
+        """A device array over `tensor`'s memory where it is in the CUDA-shared pool, else
+        over memory it is moved to there (where that is worth it), else None."""
+        import torch
+        from fusec.runtime.cuda_interop import from_torch, shared_pool, view_of
+
+        pool = shared_pool(self.device)
+        if not tensor.nbytes:
+            return None
+        in_pool = tensor.data_ptr() in pool.allocations_by_pointer
+        if not in_pool and (tensor.device.index != pool.ordinal or not movable(tensor)
+                            or pool.allocation_bytes(tensor.nbytes) >= 2 * tensor.nbytes):
+            return None
+        bits = tensor.detach()
+        if tensor.dtype == torch.bfloat16:
+            bits = bits.view(torch.uint16)
+        array = from_torch(bits, self.device)  # in the pool: over its memory; else one copy
+        if in_pool:
+            return array
+        with torch.inference_mode(False):
+            replacement = view_of(pool, array)
+            if tensor.dtype == torch.bfloat16:
+                replacement = replacement.view(torch.bfloat16)
+        move(tensor, replacement)
+        return array

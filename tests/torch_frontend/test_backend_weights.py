@@ -1,0 +1,244 @@
+"""A model's weights held once through the backend (`fusec.compiler.torch_weights`), on the CPU
+device: each bound input that the executable stores as the tensor's own bytes is bound over
+the tensor's memory (moved first into aligned memory where the device needs it), so fusec's
+held bytes drop by those bytes; changes in place, replaced parameters and moves are seen; the
+module stays whole after the compiled function is gone."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+from torch_helpers import assert_close  # noqa: E402
+
+from fusec.bench.torch_models import fusec_held_bytes  # noqa: E402
+from fusec.bench.torch_partition_profile import recorded_partitions  # noqa: E402
+from fusec.compiler import torch_partition, torch_weights  # noqa: E402
+from fusec.runtime.host_memory import address  # noqa: E402
+
+VOCAB = 500
+
+
+def tiny_bert():
+    """A 2-layer BERT whose every weight is random (the library's zero biases and unit norms
+    would be splats, written inline rather than bound)."""
+    torch.manual_seed(0)
+    config = transformers.BertConfig(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2,
+                                     num_attention_heads=4, intermediate_size=128,
+                                     max_position_embeddings=32)
+    model = transformers.BertModel(config).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    return model
+
+
+class Hidden(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(input_ids=ids).last_hidden_state
+
+
+def compiled(model, tmp_path=None):
+    torch._dynamo.reset()
+    options = {"device": "cpu"}
+    if tmp_path is not None:
+        options["report"] = str(tmp_path / "report.json")
+    return torch.compile(model, backend="fusec", options=options)
+
+
+def partitions(call):
+    """The fusec partitions one ``call()`` runs."""
+    with torch.inference_mode(), recorded_partitions() as calls:
+        call()
+    return list({id(part): part for part, _ in calls}.values())
+
+
+def bound_over(part) -> dict[str, int]:
+    """The bound inputs of a partition held over memory it was given, by name: the address."""
+    return {name: address(host) for name, host in part.exe.param_hosts.items()}
+
+
+@pytest.fixture(params=["device", "page"])
+def alignment(request, monkeypatch):
+    """``device``: the CPU device's own alignment (128 bytes: about half of PyTorch's tensors
+    are used where they are, the others moved); ``page``: 4096 bytes, so that nearly every
+    verbatim tensor is moved."""
+    if request.param == "page":
+        monkeypatch.setattr(torch_weights, "host_alignment", lambda device: 4096)
+    return request.param
+
+
+def test_verbatim_weights_are_held_once(tmp_path, monkeypatch, alignment):
+    """The same model with copies (the in-place binding turned off) and held once: fusec's held
+    bytes drop by the report's ``weights_shared_bytes``, at least the embedding table's; every
+    input held so is over a parameter's memory; the outputs are eager's; the parameters are
+    the same objects with the same values."""
+    model = Hidden(tiny_bert())
+    copied_model = copy.deepcopy(model)
+    ids = torch.randint(0, VOCAB, (2, 16))
+    with torch.inference_mode():
+        expected = model(ids)
+    objects = [id(p) for p in model.parameters()]
+    values = {k: v.clone() for k, v in model.state_dict().items()}
+
+    with monkeypatch.context() as off:
+        off.setattr(torch_weights.PartitionWeights, "in_place", lambda self, plan, bound: {})
+        fn = compiled(copied_model)
+        with torch.inference_mode():
+            assert_close(fn(ids), expected)
+            held_copied = fusec_held_bytes(lambda: fn(ids))
+    fn = compiled(model, tmp_path)
+    with torch.inference_mode():
+        assert_close(fn(ids), expected)
+        held_once = fusec_held_bytes(lambda: fn(ids))
+    (graph,) = json.loads((tmp_path / "report.json").read_text())["graphs"]
+    shared = graph["weights_shared_bytes"]
+    table = model.model.embeddings.word_embeddings.weight
+    assert shared >= table.nbytes and graph["weights_copied_bytes"] > 0
+    assert held_copied - held_once == shared
+    memory = {p.data_ptr() for p in model.parameters()}
+    held = [a for part in partitions(lambda: fn(ids)) for a in bound_over(part).values()]
+    assert table.data_ptr() in held and set(held) <= memory
+    assert [id(p) for p in model.parameters()] == objects
+    for k, v in model.state_dict().items():
+        torch.testing.assert_close(v, values[k], rtol=0, atol=0)
+
+
+def test_changes_in_place_are_seen_without_copies(alignment):
+    """After the first call: a change through ``.data`` (no version change: seen only because
+    the kernels read the parameter's memory) and in-place ops are seen by the next call, with
+    nothing bound again (the same buffers over the same memory, the same held bytes);
+    ``load_state_dict`` too (it changes folded weights as well: compiled again, the inputs
+    bound over the same memory)."""
+    model = Hidden(tiny_bert())
+    ids = torch.randint(0, VOCAB, (2, 16))
+    fn = compiled(model)
+
+    def holding():
+        with torch.inference_mode():
+            held = fusec_held_bytes(lambda: fn(ids))
+        return held, [{name: (where, part.exe.params[name].int_ptr)
+                       for name, where in bound_over(part).items()}
+                      for part in partitions(lambda: fn(ids))]
+
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    first = holding()
+    assert first[0] > 0 and any(first[1])
+    embeddings = model.model.embeddings
+    embeddings.word_embeddings.weight.data.mul_(2)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    with torch.no_grad():
+        embeddings.LayerNorm.bias.add_(0.5)
+        model.model.encoder.layer[1].output.LayerNorm.weight.mul_(-1)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    assert holding() == first
+    state = {k: v + 0.1 * torch.randn_like(v) if v.is_floating_point() else v
+             for k, v in model.state_dict().items()}
+    model.load_state_dict(state)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    held, bound = holding()
+    assert held == first[0]
+    assert [{n: a for n, (a, _) in part.items()} for part in bound] == \
+        [{n: a for n, (a, _) in part.items()} for part in first[1]]
+
+
+def test_a_replaced_parameter_is_bound_anew(alignment):
+    """A new Parameter object (and new storage under the same object) is bound over its own
+    memory at the next call."""
+    model = Hidden(tiny_bert())
+    ids = torch.randint(0, VOCAB, (2, 16))
+    fn = compiled(model)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    embeddings = model.model.embeddings
+    embeddings.word_embeddings.weight = nn.Parameter(torch.randn(VOCAB, 64))
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    held = [a for part in partitions(lambda: fn(ids)) for a in bound_over(part).values()]
+    assert embeddings.word_embeddings.weight.data_ptr() in held
+    embeddings.LayerNorm.weight.data = torch.randn(64)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    held = [a for part in partitions(lambda: fn(ids)) for a in bound_over(part).values()]
+    assert embeddings.LayerNorm.weight.data_ptr() in held
+
+
+def test_the_module_outlives_the_compiled_function(alignment):
+    """Once the compiled function and dynamo's caches are gone, the module (its moved
+    parameters among them) computes what it computed, with its values from before, and
+    trains: no parameter became an inference tensor."""
+    model = Hidden(tiny_bert())
+    values = {k: v.clone() for k, v in model.state_dict().items()}
+    ids = torch.randint(0, VOCAB, (2, 16))
+    fn = compiled(model)
+    with torch.inference_mode():
+        expected = fn(ids).clone()
+    del fn
+    torch._dynamo.reset()
+    gc.collect()
+    for k, v in model.state_dict().items():
+        torch.testing.assert_close(v, values[k], rtol=0, atol=0)
+    assert not any(p.is_inference() for p in model.parameters())
+    out = model(ids)
+    assert_close(out.detach(), expected)
+    out.square().mean().backward()
+    assert model.model.embeddings.word_embeddings.weight.grad is not None
+
+
+class Tied(nn.Module):
+    """One table read as it is (an embedding) and transposed (folded into a copy), in two
+    partitions on either side of a ``cumsum`` left to PyTorch."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(64, 32))
+        self.norm = nn.LayerNorm(32)
+
+    def forward(self, x, ids):
+        scores = torch.cumsum(x @ self.table.t(), dim=-1)
+        return self.norm(F.embedding(ids, self.table)) * scores.mean(-1, keepdim=True)
+
+
+def test_a_move_is_no_change_to_a_partition_that_saw_the_tensor_before(monkeypatch):
+    """The partition that folds the table is compiled before the one that moves it (to page
+    alignment): at the next calls it takes the move for no change and is not compiled
+    again; a real change to the table still reaches both."""
+    monkeypatch.setattr(torch_weights, "host_alignment", lambda device: 4096)
+    builds = []
+    build = torch_partition.FusecPartition.build
+
+    def counted(self, args):
+        builds.append(self.name)
+        return build(self, args)
+
+    monkeypatch.setattr(torch_partition.FusecPartition, "build", counted)
+    torch.manual_seed(5)
+    model = Tied().eval()
+    first = model.table.data_ptr()
+    x, ids = torch.randn(4, 32), torch.randint(0, 64, (4,))
+    fn = compiled(model)
+    with torch.inference_mode():
+        assert_close(fn(x, ids), model(x, ids))
+        assert_close(fn(x, ids), model(x, ids))
+    assert model.table.data_ptr() != first and model.table.data_ptr() % 4096 == 0
+    assert len(builds) == len(set(builds)) == 2
+    with torch.no_grad():
+        model.table.mul_(-0.5)
+    with torch.inference_mode():
+        assert_close(fn(x, ids), model(x, ids))

@@ -8,9 +8,9 @@ kernel (its launch marked `kernel.SWIGLU_LAUNCH`) reading it into ``[M, F]``. Wh
 
 - the device runs ``wgmma`` and the product takes it (`templates.instantiate_gemm_swiglu`:
   on the tensor cores whole tiles, f16 or bf16, no epilogue of its own; or a decode step's
-  skinny product reading B K-major where f16's tensor-core product stores it so
-  (`gemm_skinny.gemm_skinny_k_major`) and as it is for bf16 (`gemm_skinny.gemm_skinny`), so
-  that the step stores the weight as the prefill does and shares it),
+  skinny product reading B K-major, as the tensor-core product stores it
+  (`gemm_skinny.gemm_skinny_k_major`), so that the step stores the weight as the prefill does
+  and shares it),
 - its B is an input bound at compile time that nothing else reads (a weight: its columns can
   be stored in another order once, `plan.interleave_halves`),
 - ``cat`` is read by the ``swiglu`` launch only (not returned, not viewed), and that launch

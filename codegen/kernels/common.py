@@ -460,10 +460,11 @@ longer rows are streamed from global memory twice."""
 
 
 def row_local_size(kernel: str, cols: int, local_size: int | None,
-                   device_info: DeviceInfo | None) -> int:
-    """The work-group size of a row kernel: `local_size`, or the default for the device."""
+                   device_info: DeviceInfo | None, per_item: int = 4) -> int:
+    """The work-group size of a row kernel: `local_size`, or the default for the device
+    (`default_row_local_size` with `per_item` elements a work-item)."""
     if local_size is None:
-        return default_row_local_size(cols, device_info)
+        return default_row_local_size(cols, device_info, per_item)
     check_positive(kernel, local_size=local_size)
     return local_size
 

@@ -52,6 +52,16 @@ from fusec.codegen.kernels.common import (
 )
 
 
+GPU_ELEMENTS_PER_ITEM = 16
+"""About how many elements of a row each work-item takes on a GPU (`default_row_local_size`):
+a 768-wide row 64 work-items, four rows a work-group. On an H200 (2026-12-02,
+bench/results/h200-2026-12-02-s13-norm.log, f16) LayerNorm of [4096x768] took 16.5 us at 256
+work-items a row (4 elements each), 9.5 at 64 and 8.9 at 32; [2048x768] 10.6, 7.4 and 7.6;
+[4096x2048] 20.1 at 256, 16.1 at 128; with a residual alike; [128x768] 5-7 us whichever
+(launch-bound). Fewer work-items a row means fewer steps of the tree reductions and their
+barriers, and more rows a work-group."""
+
+
 def layer_norm(
     name: str,
     rows: int,
@@ -72,7 +82,7 @@ def layer_norm(
     (default: `default_rows_per_group`)."""
     check_positive(name, rows=rows, cols=cols)
     storage = half.check_dtype(name, dtype)
-    size = row_local_size(name, cols, local_size, device_info)
+    size = row_local_size(name, cols, local_size, device_info, GPU_ELEMENTS_PER_ITEM)
     group_rows = rows_per_group or default_rows_per_group(size, device_info, rows)
     check_positive(name, rows_per_group=group_rows)
     args = (

@@ -276,11 +276,10 @@ def test_k_major_refuses_what_it_cannot_read() -> None:
 
 
 def test_gpu_lowering_reads_bound_weights_k_major_where_a_prefill_would() -> None:
-    """A decode-shaped layer with its weights bound, lowered for a GPU: f16 and f32 weights are
-    stored ``[N, K]`` (as a prefill's tensor-core products store them) and read by the K-major
-    skinny kernel; bf16 (whose tensor-core products read B as it is), a vocabulary-wide
-    product, a K that is not a multiple of 8 and an unbound B stay as they are. Each plan
-    runs on this device and matches the reference."""
+    """A decode-shaped layer with its weights bound, lowered for a GPU: f16, bf16 and f32
+    weights are stored ``[N, K]`` (as a prefill's tensor-core products store them) and read by
+    the K-major skinny kernel; a vocabulary-wide product, a K that is not a multiple of 8 and
+    an unbound B stay as they are. Each plan runs on this device and matches the reference."""
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.compiler.driver import load, lower
     from fusec.reference.executor import run_function
@@ -301,7 +300,7 @@ func.func @f(%x: {x}, %w1: tensor<{k}x{n}x{dtype}>, %b1: tensor<{n}x{dtype}>) ->
     host = {"f32": np.float32, "f16": np.float16}
     for dtype, k, n, bound, k_major in [("f16", 64, 40, True, True),
                                         ("f32", 64, 40, True, True),
-                                        ("bf16", 64, 40, True, False),
+                                        ("bf16", 64, 40, True, True),
                                         ("f16", 36, 40, True, False),
                                         ("f16", 64, WIDE, True, False),
                                         ("f16", 64, 40, False, False)]:

@@ -327,9 +327,15 @@ def test_a_bound_b_read_k_major_is_stored_transposed_and_not_transposed_per_call
     assert w.panels == 1 and product.buffers[1] == w.buffer
     weight = np.arange(256 * 512, dtype=np.float16).reshape(256, 512)
     assert np.array_equal(w.stored(weight).reshape(512, 256), weight.T)
-    # bf16 reads B [K, N] as it is: bound or not, stored as it is, one launch
-    bf16 = layer_plan(NVIDIA_H, bound=("w",), text=LAYER.replace("f16", "bf16"))
+    # bf16 reads an unbound B [K, N] as it is (one launch), and a bound one stored [N, K] as
+    # f16's is (PyTorch's nn.Linear layout: the weight can be held once)
+    bf16 = layer_plan(NVIDIA_H, text=LAYER.replace("f16", "bf16"))
     assert len(bf16.launches) == 1 and all(spec.panels is None for spec in bf16.inputs)
+    assert "@ [256x512] on wgmma" in bf16.source
+    bf16 = layer_plan(NVIDIA_H, bound=("w",), text=LAYER.replace("f16", "bf16"))
+    (w,) = (spec for spec in bf16.inputs if spec.name == "w")
+    assert len(bf16.launches) == 1 and w.panels == 1
+    assert "@ [512x256].T on wgmma" in bf16.source
     # without wgmma a GPU's bound weight stays as it is
     no_wgmma = replace(NVIDIA_H, wgmma=False)
     assert all(spec.panels is None for spec in layer_plan(no_wgmma, bound=("w",)).inputs)

@@ -80,6 +80,17 @@ kernel at all. Off, every `wgmma` product runs in 128 x 256 blocks and N must be
 At 2048 rows (GPT-2 small, batch 16) a 768-column product is 48 blocks of 256 on the H200's 132
 units and 96 of 128. Not yet measured on the GPU.""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_split_k", False, """\
+A `wgmma` product of whole tiles with too few outputs to fill the device (a batch-1 model's
+128-row products) is split along K into parts at least 512 deep (`template_ops.whole_tile_split`):
+each part's work-groups write float32 partial products and a second launch adds them and
+applies the epilogue. Off, such products run whole: fewer work-groups than the device has
+units, but one launch.
+
+A batch-1 GPT-2 small's 128 x 768 x 3072 product is 6 blocks of 128 x 128 on the H200's 132
+units; in 6 parts, 36. Off by default until measured: at batch 1 a call is bound by the host's
+enqueue (about 10 us a launch on the GPU machine), which the extra launches add to.""",
+         "fusec.lowering.template_ops"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in
 its epilogue (`gemm_wgmma` with `swiglu`; `fusec.codegen.swiglu_epilogue`): one launch instead of

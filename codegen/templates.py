@@ -233,11 +233,13 @@ def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo 
         return None
     p = Params(op)
     dtype = p.str("dtype", "f32")
+    split = p.int("split_k", 1)  # a split product writes float32 partial products
     return gemm_plan(name, p.int("batch"), p.int("m"), p.int("n"), p.int("k"),
                      p.bool("rhs_batched"),
                      IDENTITY_EPILOGUE if epilogue_is_identity(op) else epilogue_of(op, name),
-                     device, dtype, bool(p.int("allow_tf32", 0)), p.str("out_dtype", dtype),
-                     p.int("split_k", 1), b_transposed, swiglu)
+                     device, dtype, bool(p.int("allow_tf32", 0)),
+                     "f32" if split > 1 else p.str("out_dtype", dtype), split, b_transposed,
+                     swiglu)
 
 
 def skinny_takes_swiglu(op: kernel.TemplateOp) -> bool:

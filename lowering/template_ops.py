@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
@@ -220,8 +221,10 @@ def gemm(
                     [lo.buffer(x), lo.buffer(w)], [out], extras, block)
         return out
     fewer = EPILOGUE_SPLIT_SHARE.get(dtype, 1) if custom is not None else 1
-    split = 1 if whole_tiles(lo.options, dtype, batch, rows, n, k, rhs_batched) else gemm_split(
-        lo.options, batch * rows * n, k, lo.options.gemm_split_outputs // fewer)
+    if whole_tiles(lo.options, dtype, batch, rows, n, k, rhs_batched):
+        split = whole_tile_split(lo.options, batch * rows * n, k)
+    else:
+        split = gemm_split(lo.options, batch * rows * n, k, lo.options.gemm_split_outputs // fewer)
     if split == 1:
         lo.template("gemm", {**shape, **stored}, [lo.buffer(x), lo.buffer(w)], [out], extras,
                     block)
@@ -260,16 +263,38 @@ an H200, kernel time (2026-11-26, two runs each):
 
 def whole_tiles(options: LoweringOptions, dtype: str, batch: int, rows: int, n: int, k: int,
                 rhs_batched: bool) -> bool:
-    """Whether a product runs whole on the device's tiled tensor-core kernel, never split
-    along K (``gemm-whole-tile``): 16-bit operands, or f32 with TF32 allowed; one B; ``batch *
-    rows`` and N whole tiles, K a multiple of 64. On an H200 (2026-12-02,
-    bench/results/h200-2026-12-02-s13-blocks.log) a 512 x 768 x 768 f16 product split along K on
-    the ``mma.sync`` kernels took 0.050 ms, and 0.012 ms whole on ``wgmma``."""
+    """Whether a product runs on the device's tiled tensor-core kernel (``gemm-whole-tile``):
+    16-bit operands, or f32 with TF32 allowed; one B; ``batch * rows`` and N whole tiles, K a
+    multiple of 64. Such a product is split along K only into deep parts of whole steps
+    (`whole_tile_split`). On an H200 (2026-12-02, bench/results/h200-2026-12-02-s13-blocks.log)
+    a 512 x 768 x 768 f16 product split along K on the ``mma.sync`` kernels took 0.050 ms, and
+    0.012 ms whole on ``wgmma``."""
     tile = options.gemm_whole_tile
     tensor_cores = dtype in ("f16", "bf16") or (dtype == "f32" and options.allow_tf32)
     return (tile > 0 and options.device == "gpu" and tensor_cores
             and not (rhs_batched and batch != 1) and (batch * rows) % tile == 0
             and n % tile == 0 and k % 64 == 0)
+
+
+WHOLE_TILE_SPLIT_DEPTH = 512
+"""The least K of one part of a whole-tile product split along K (`whole_tile_split`): 8 steps
+of the ``wgmma`` kernel's 64, so that its pipeline of 4 stages fills. A batch-1 model's
+128 x 768 x 3072 product is 6 blocks on 132 units; in 6 parts, 36."""
+
+
+def whole_tile_split(options: LoweringOptions, outputs: int, k: int) -> int:
+    """Parts of K a whole-tile product (`whole_tiles`) is split into, with the knob
+    `wgmma_split_k` on: as `gemm_split`, with parts at least `WHOLE_TILE_SPLIT_DEPTH` deep and
+    each a whole number of 64-deep steps; the sum of the parts applies the epilogue, as for any
+    split product. Off, 1: the product runs whole."""
+    if not knobs.value("wgmma_split_k"):
+        return 1
+    deep = replace(options, gemm_split_depth=max(options.gemm_split_depth,
+                                                 WHOLE_TILE_SPLIT_DEPTH))
+    split = gemm_split(deep, outputs, k)
+    while split > 1 and k % (64 * split):
+        split -= 1
+    return split
 
 
 def gemm_split(options: LoweringOptions, outputs: int, k: int,

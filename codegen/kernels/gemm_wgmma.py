@@ -97,7 +97,7 @@ K-major is stored: panels of one column, ``[N, K]``, B transposed once when it i
 SWIGLU_TYPES = ("f16", "bf16")
 """The operand types whose products may take the SwiGLU epilogue."""
 RESERVED_NAMES = frozenset({
-    "lhs", "rhs", "rhs_t", "out", "smem", "tid", "pid", "num_m", "in_group", "sbase", "ktiles",
+    "lhs", "rhs", "rhs_t", "out", "smem", "tid", "part", "pid", "num_m", "in_group", "sbase", "ktiles",
     "wg", "first_m", "group_m", "bm", "bn", "a_glob", "b_glob", "s", "kt", "nk", "slot", "sa",
     "sb", "da", "db", "lane", "warp", "stg", "lr", "q", "erow", "ecol", "t128", "i", "r",
     "chunk", "val", "at", "acc",
@@ -171,8 +171,10 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
         return f"{dtype} operands"
     if out_dtype != dtype and not (dtype in SWIGLU_TYPES and out_dtype == "f32"):
         return "the result is cast (other than to f32 of 16-bit operands)"
-    if split_k != 1:
-        return "a split K"
+    if split_k != 1 and (epilogue is not IDENTITY_EPILOGUE or out_dtype != "f32"):
+        return "a split K with an epilogue or C not float32 (the parts' sum applies them)"
+    if split_k != 1 and (k % split_k or (k // split_k) % block_k(dtype)):
+        return f"K {k} in {split_k} parts that are not whole steps of {block_k(dtype)}"
     if rhs_batched and batch != 1:
         return "a batch of products, each with its own B"
     if not knobs.value("wgmma_layer_gemms"):
@@ -240,12 +242,14 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     if swiglu and (not takes_swiglu(dtype, epilogue) or out_dtype != dtype):
         return None
     rows = batch * m
-    block_n = block_n_for(rows, n, device_info.compute_units if device_info else None)
+    units = device_info.compute_units if device_info else None
+    block_n = block_n_for(rows, n, units // split_k if units else None)
     if not b_transposed and not reads_b_k_major(dtype):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
-                                swiglu=swiglu, out_dtype=out_dtype, block_n=block_n)
+                                swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
+                                split_k=split_k)
     product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
-                         out_dtype=out_dtype, block_n=block_n)
+                         out_dtype=out_dtype, block_n=block_n, split_k=split_k)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -289,7 +293,7 @@ def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
 def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE,
                swiglu: bool = False, out_dtype: str | None = None,
-               block_n: int = BLOCK_N) -> KernelSource:
+               block_n: int = BLOCK_N, split_k: int = 1) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -299,7 +303,10 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     the product, ``gate = C[:, 2 j]``, ``up = C[:, 2 j + 1]``, in float32 before the rounding.
     `out_dtype` ``"f32"`` (16-bit operands, no SwiGLU) stores C in float32: the epilogue's
     value as it is (an epilogue ending in a cast to f32). Each work-group computes a ``128 x
-    block_n`` block of C (`BLOCK_NS`); the sizes must be whole tiles (`fits`)."""
+    block_n`` block of C (`BLOCK_NS`); the sizes must be whole tiles (`fits`). With `split_k`
+    (float32 C, no epilogue) work-group ``p`` of each ``split_k``-th of the grid takes the
+    ``p``-th part of K and writes its partial product into ``out[p, M, N]``, which
+    `gemm.gemm_split_sum` adds (a product of few blocks fills the device so)."""
     if block_n not in BLOCK_NS:
         raise ValueError(f"kernel '{name}': blocks of {block_n} columns; the kernel takes "
                          f"{' or '.join(map(str, BLOCK_NS))}")
@@ -312,6 +319,12 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
         raise ValueError(f"kernel '{name}': the SwiGLU epilogue takes {' and '.join(SWIGLU_TYPES)} "
                          "products without an epilogue of their own")
     out_dtype = out_dtype or dtype
+    if split_k < 1 or k % split_k or (k // split_k) % block_k(dtype):
+        raise ValueError(f"kernel '{name}': K {k} in {split_k} parts is not whole steps of "
+                         f"{block_k(dtype)}")
+    if split_k > 1 and (swiglu or epilogue is not IDENTITY_EPILOGUE or out_dtype != "f32"):
+        raise ValueError(f"kernel '{name}': a product split along K stores float32 partial "
+                         "products, without an epilogue")
     if out_dtype != dtype and (swiglu or dtype not in SWIGLU_TYPES or out_dtype != "f32"):
         raise ValueError(f"kernel '{name}': a wgmma product of {dtype} stores {dtype}, or f32 of "
                          f"16-bit operands without SwiGLU; not '{out_dtype}'")
@@ -324,6 +337,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
               f"{BLOCK_M}x{block_n} blocks, {STAGES} stages"
+              + (f", K in {split_k} parts" if split_k > 1 else "")
               + (", SwiGLU of column pairs" if swiglu else "") + "\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
@@ -332,9 +346,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + _load_stage(name, n, k, dtype, b_rows, block_n)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
               + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
-                      out_dtype, block_n)
+                      out_dtype, block_n, split_k)
               + "}\n")
-    groups = (m // BLOCK_M) * (n // block_n)
+    groups = (m // BLOCK_M) * (n // block_n) * split_k
     return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
 
 
@@ -386,7 +400,8 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: in
 
 
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
-          epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int) -> str:
+          epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int,
+          split_k: int) -> str:
     eb = element_bytes(dtype)
     ceb = element_bytes(out_dtype)  # C's element bytes
     stage = stage_bytes(block_n)
@@ -427,23 +442,27 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
             stores.append(f"    {half.vstore(out_dtype, 2, value, '0', at)};")
     store_text = "\n".join(stores)
     dist = STAGES - 2
-    b_glob = (f"(ulong)(rhs + (size_t)bn * {block_n})" if b_rows
-              else f"(ulong)(rhs_t + (size_t)bn * {block_n * k})")
+    # work-group `part` of a K split in `split_k` takes K [part * k_part, (part + 1) * k_part)
+    k_part, groups = k // split_k, (m // BLOCK_M) * (n // block_n)
+    b_glob = (f"(ulong)(rhs + (size_t)bn * {block_n} + (size_t)part * {k_part * n})" if b_rows
+              else f"(ulong)(rhs_t + (size_t)bn * {block_n * k} + part * {k_part})")
+    out_base = "out" if split_k == 1 else f"(out + (size_t)part * {m * out_n})"
     b_fields = MN_DESCRIPTOR_FIELDS if b_rows else DESCRIPTOR_FIELDS
     epilogue_place = "" if epilogue is None else (
         f"    const int erow = bm * {BLOCK_M} + wg * 64 + lr, "
         f"ecol = bn * {block_n} + (lane & 3) * 2;\n")
     return f"""    __local uint4 smem[{STAGES * stage // 16}] __attribute__((aligned(1024)));
-    const int tid = get_local_id(0), pid = get_group_id(0);
+    const int tid = get_local_id(0), part = get_group_id(0) / {groups};
+    const int pid = get_group_id(0) % {groups};
     const int num_m = {m // BLOCK_M}, in_group = {8 * (n // block_n)};
     const uint sbase = (uint)(size_t)smem;
-    const int ktiles = {k // block_k(dtype)};
+    const int ktiles = {k_part // block_k(dtype)};
     const int wg = tid >> 7;
     const int first_m = (pid / in_group) * 8;
     const int group_m = min(num_m - first_m, 8);
     const int bm = first_m + (pid % in_group) % group_m;
     const int bn = (pid % in_group) / group_m;
-    const ulong a_glob = (ulong)(lhs + (size_t)bm * {BLOCK_M * k});
+    const ulong a_glob = (ulong)(lhs + (size_t)bm * {BLOCK_M * k} + part * {k_part});
     const ulong b_glob = {b_glob};
     for (int s = 0; s < {dist}; ++s) {{
         if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {stage}, tid);
@@ -482,7 +501,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         const uint4 val = *(__local uint4 *)(stg + r * {row_bytes} + chunk * 16);
         const size_t at = ((size_t)(bm * {BLOCK_M} + wg * 64 + r) * {out_n}
                            + bn * {block_out}) * {ceb};
-        *(__global uint4 *)((__global uchar *)out + at + chunk * 16) = val;
+        *(__global uint4 *)((__global uchar *){out_base} + at + chunk * 16) = val;
     }}
 """
 

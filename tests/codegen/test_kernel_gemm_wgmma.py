@@ -242,7 +242,7 @@ def test_only_whole_tiles_of_one_b_on_a_wgmma_device_take_it(layer_gemms):
     assert reason(64, 256, 64, batch=2) is None  # one product of 128 rows
     assert reason(64, 256, 64, batch=4) is None
     assert "3x64x256x64 is not whole" in reason(64, 256, 64, batch=3)
-    assert reason(128, 256, 64, split=2) == "a split K"
+    assert "a split K with an epilogue or C not float32" in reason(128, 256, 64, split=2)
     folded = gemm_plan("g", 4, 64, 512, 64, False, IDENTITY_EPILOGUE, NVIDIA_H, "bf16", False,
                        "bf16", 1)
     assert folded is not None and folded[1].global_size == (2 * 2 * 256,)  # 256 rows, 2 x 2
@@ -434,23 +434,69 @@ def test_the_swiglu_epilogue_takes_16_bit_products_without_an_epilogue_of_their_
     assert "* 128\n" in plan[1].source  # the copy-out's rows: N / 2 = 128 elements apart
 
 
-@pytest.mark.parametrize("shape", [(512, 768, 768), (128, 768, 3072), (128, 2304, 768)],
-                         ids=lambda s: "x".join(map(str, s)))
-def test_products_of_whole_tiles_are_not_split_along_k_on_a_wgmma_device(shape):
+@pytest.mark.parametrize(("shape", "parts"), [((512, 768, 768), 1), ((128, 2304, 768), 1),
+                                             ((128, 768, 3072), 6)],
+                         ids=lambda s: "x".join(map(str, s)) if isinstance(s, tuple) else str(s))
+def test_products_of_whole_tiles_run_on_wgmma_split_only_into_deep_parts(set_knobs, shape,
+                                                                          parts):
     """A batch-1 model's products (128 or 512 rows) have too few outputs to fill a GPU, and
-    without wgmma are split along K on the mma.sync kernels; with it they run whole on wgmma
-    in 128 x 128 blocks (the lowering's gemm-whole-tile, set by the driver)."""
+    without wgmma are split along K on the mma.sync kernels; with it they run on wgmma in
+    128 x 128 blocks (the lowering's gemm-whole-tile, set by the driver), with the knob
+    `wgmma_split_k` split along K only into parts at least 512 deep (`whole_tile_split`):
+    128 x 768 x 3072 in 6, 36 blocks; without it, whole."""
+    set_knobs(wgmma_split_k=True)
     m, n, k = shape
     h200 = replace(NVIDIA_H, compute_units=132)
     plan = plan_of(m, n, k, "f16", h200)
-    assert [launch.kernel.endswith("split_sum_1") for launch in plan.launches] == [False, False]
-    assert "128x128 blocks" in plan.source
+    sums = [launch for launch in plan.launches if "split_sum" in launch.kernel]
+    assert len(sums) == (parts > 1) and "128x128 blocks" in plan.source
+    assert (f"K in {parts} parts" in plan.source) == (parts > 1)
     without = plan_of(m, n, k, "f16", replace(h200, wgmma=False))
     assert any("split_sum" in launch.kernel for launch in without.launches)
     assert "FUSEC_WGMMA" not in without.source
+    set_knobs(wgmma_split_k=False)
+    whole = plan_of(m, n, k, "f16", h200)
+    assert not any("split_sum" in launch.kernel for launch in whole.launches)
+    assert "128x128 blocks" in whole.source
 
 
 def test_with_narrow_blocks_off_whole_tile_products_are_split_as_before(set_knobs):
     set_knobs(wgmma_narrow_blocks=False)
     plan = plan_of(512, 768, 768, "f16", replace(NVIDIA_H, compute_units=132))
     assert any("split_sum" in launch.kernel for launch in plan.launches)
+
+
+@pytest.mark.parametrize(("dtype", "b_rows", "block_n"), [("f16", False, 128), ("bf16", True, 256),
+                                                        ("f32", False, 128)],
+                         ids=["f16", "bf16-b-rows", "tf32"])
+def test_split_k_writes_each_parts_partial_product(launch, dtype, b_rows, block_n):
+    """With `split_k` work-group group ``p`` multiplies the ``p``-th part of K and writes its
+    float32 partial product at ``out[p]``: 3 parts, 2 x 2 blocks each."""
+    m, n, k, parts = 256, 2 * block_n, 3 * 128, 3
+    a, b_t, a32, b32 = operands(dtype, m, n, k, seed=9)
+    kernel = gemm_wgmma("gemm_sk", m, n, k, dtype, b_rows=b_rows, out_dtype="f32",
+                        block_n=block_n, split_k=parts)
+    assert kernel.global_size == (2 * 2 * parts * 256,) and "K in 3 parts" in kernel.source
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    out = launch(kernel, {"lhs": a, **b_in}, {"out": (parts, m, n)})["out"]
+    assert out.dtype == np.float32
+    for p in range(parts):
+        cut = slice(p * k // parts, (p + 1) * k // parts)
+        want = a32[:, cut] @ b32[:, cut].T
+        error = float(np.abs(out[p] - want).max() / np.abs(want).max())
+        assert error <= TOLERANCE[dtype], f"part {p}: max error {error:.3g} of max |C|"
+
+
+def test_a_split_k_takes_whole_steps_float32_and_no_epilogue():
+    with pytest.raises(ValueError, match="not whole steps"):
+        gemm_wgmma("g", 128, 256, 192, "f16", out_dtype="f32", split_k=2)
+    with pytest.raises(ValueError, match="float32 partial"):
+        gemm_wgmma("g", 128, 256, 256, "f16", split_k=2)
+    assert "whole steps" in why_not(NVIDIA_H, 1, 128, 256, 192, False, IDENTITY_EPILOGUE, "f16",
+                                    False, "f32", 2)
+    assert "an epilogue" in why_not(NVIDIA_H, 1, 128, 256, 256, False, residual_gelu(256),
+                                    "f16", False, "f32", 2)
+    assert why_not(NVIDIA_H, 1, 128, 256, 256, False, IDENTITY_EPILOGUE, "f16", False, "f32",
+                   2) is None

@@ -36,6 +36,10 @@ LAYER = """func.func @layer(%x: tensor<2x128x256xT>, %w1: tensor<256x512xT>, %b1
   func.return %y : tensor<2x128x256xT>
 }"""
 WEIGHTS = ("w1", "b1", "w2")
+# The same at batch 1 with a deeper second product: 128 x 256 outputs over K 1024 are split
+# along K in 2 parts on wgmma with the knob wgmma_split_k (`whole_tile_split`), the residual
+# added by the parts' sum.
+LAYER_B1 = (LAYER.replace("2x128x", "1x128x").replace("512", "1024"))
 
 
 def emulated_plan(plan: ProgramPlan) -> ProgramPlan:
@@ -60,17 +64,19 @@ def emulated_plan(plan: ProgramPlan) -> ProgramPlan:
     return replace(plan, source=source, kernel_lines=tuple(kernel_lines))
 
 
+@pytest.mark.parametrize("layer", ["b2", "b1-split"])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_reference(
-        set_knobs, dtype):
+        set_knobs, dtype, layer):
     import fusec
     from fusec.compiler.driver import fuse_and_fold, load, lower
     from fusec.reference.executor import find_function, random_inputs, run_function
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
 
-    set_knobs(wgmma_layer_gemms=True)
-    text = LAYER.replace("xT>", f"x{dtype}>")
+    split = layer == "b1-split"
+    set_knobs(wgmma_layer_gemms=True, wgmma_split_k=split)
+    text = (LAYER_B1 if split else LAYER).replace("xT>", f"x{dtype}>")
     reference_module = load(text)
     names = ["x", *WEIGHTS]
     args = random_inputs(find_function(reference_module), seed=2)
@@ -84,7 +90,13 @@ def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_refer
                 plan.source.split(f"void {launch.kernel}(")[1].split("__kernel")[0]]
     assert len(products) == 2, [launch.kernel for launch in plan.launches]
     assert not any(launch.kernel.endswith("_bt") for launch in plan.launches)
-    assert all(len(launch.buffers) > 3 for launch in products)  # the epilogues' extras
+    sums = [launch for launch in plan.launches if "split_sum" in launch.kernel]
+    if split:  # the second product's parts, then their sum with the residual
+        assert len(sums) == 1 and "K in 2 parts" in plan.source
+        assert len(products[0].buffers) > 3 and len(products[1].buffers) == 3
+        assert len(sums[0].buffers) > 2
+    else:
+        assert not sums and all(len(launch.buffers) > 3 for launch in products)
     # bound weights stored [N, K] in every type (nn.Linear's layout)
     assert [s.panels for s in plan.inputs if s.name in ("w1", "w2")] == [1, 1]
 

@@ -66,6 +66,19 @@ class ValueSpec:
         """Whether the buffer holds the value in another layout than its own (`stored`)."""
         return self.panels is not None or self.interleaved is not None
 
+    @property
+    def stored_axes(self) -> tuple[int, ...] | None:
+        """Where the stored layout (`stored`) is a permutation of the value's axes: axis ``a``
+        of the buffer's row-major array is axis ``stored_axes[a]`` of the value (as it is:
+        the identity; panels of one column: ``(1, 0)``, a ``[K, N]`` B held ``[N, K]``).
+        None for the others (wider panels, interleaved halves): no axis order gives them."""
+        rank = len(self.shape)
+        if self.interleaved is not None:
+            return None
+        if self.panels is None or (rank == 2 and self.panels == self.shape[1]):
+            return tuple(range(rank))
+        return (1, 0) if rank == 2 and self.panels == 1 else None
+
     def stored(self, array: np.ndarray) -> np.ndarray:
         """`array` (of this value's shape) with its elements in the order its buffer holds
         them, still of this value's shape (the buffer's bytes, not a matrix to index)."""

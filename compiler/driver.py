@@ -33,7 +33,7 @@ from fusec.codegen.program import PlanError, argument_name, build_plan, numpy_dt
 from fusec.compiler import progress
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError, Source, parse_module
-from fusec.compiler.fold_params import fold_bound_inputs
+from fusec.compiler.fold_params import Folded, fold_bound, fold_bound_inputs
 from fusec.compiler.onnx_driver import (
     OnnxExecutable,
     import_onnx,
@@ -271,15 +271,28 @@ def fuse_and_fold(
     """With bound inputs, runs the fusion `pipeline` on `module` now and folds the data
     movement on bound inputs it leaves (`fold_params`); returns the pipeline still to run
     (``none`` then) and the bound inputs of the new signature. Without, changes nothing."""
+    pipeline, folded = fuse_and_fold_with_origins(module, function, pipeline, filename, params)
+    return pipeline, params if folded is None else folded.params
+
+
+def fuse_and_fold_with_origins(
+    module: ModuleOp,
+    function: str | None,
+    pipeline: str,
+    filename: str,
+    params: Mapping[str, np.ndarray] | None,
+) -> tuple[str, Folded | None]:
+    """`fuse_and_fold`, with where the bound inputs folded away lie in the folded ones
+    (`fold_params.Folded`: its ``params`` and ``origins``); None without bound inputs."""
     if not params:
-        return pipeline, params
+        return pipeline, None
     name = select_function(module, function, filename)
     spec = "" if pipeline in ("", "none") else pipeline
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     mark_bound(fn, params.keys())
     if spec:
         run_pipeline(make_context(), module, spec, filename)
-    return "none", fold_bound_inputs(fn, params)
+    return "none", fold_bound(fn, params)
 
 
 @dataclass(frozen=True)

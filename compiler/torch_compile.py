@@ -28,7 +28,7 @@ from fusec import knobs as knob_registry
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.context import make_context
 from fusec.compiler.diagnostics import FusecError
-from fusec.compiler.driver import building, fuse_and_fold, lower
+from fusec.compiler.driver import building, fuse_and_fold_with_origins, lower
 from fusec.compiler.pipeline import run_pipeline
 from fusec.compiler.torch_partition import (
     CompiledGraph,
@@ -48,27 +48,29 @@ def compile_imported(imported: ImportedGraph, device: OpenCLDevice, options: Opt
                      weights: PartitionWeights | None = None
                      ) -> tuple[Executable, PartitionStats]:
     """An executable of ``imported`` on ``device`` with its weights bound, and its counts.
-    `weights`: the partition's bound tensors; those the plan stores verbatim are bound over
-    their own memory where they can be (`fusec.compiler.torch_weights`), the others copied."""
+    `weights`: the partition's bound tensors; those the plan stores verbatim, or as ranges
+    of a folded weight's buffer, are held over one memory where they can be
+    (`fusec.compiler.torch_weights`), the others copied."""
     module = imported.module
     filename = "<torch graph>"
     # The parameters are marked bound before the fusions run, as `fusec.compile(params=...)`
     # marks them (`fuse_and_fold`), so that those that pay only on weights (the QKV
     # projections' `fuse-shared-input-matmul`) see them.
-    pipeline, bound = fuse_and_fold(module, None, options.pipeline, filename, imported.params)
+    pipeline, folded = fuse_and_fold_with_origins(module, None, options.pipeline, filename,
+                                                  imported.params)
     if pipeline not in ("", "none"):  # nothing bound: fuse_and_fold left the fusions to run
         run_pipeline(make_context(), module, pipeline, filename)
-    params = dict(bound or {})
+    params = dict(folded.params) if folded is not None else {}
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
     fused = Counter(op.name for op in fn.body.block.ops if is_fused(op))
     compiled = lower(module, None, "none", DeviceInfo.from_device(device.device), filename,
                      options.launch_budget, True, options.allow_tf32, bound=list(params))
     building(compiled.plan)
-    held = weights.in_place(compiled.plan, params) if weights is not None else {}
+    held = (weights.in_place(compiled.plan, params, folded.origins if folded else None)
+            if weights is not None else {})
     exe = Executable(compiled.plan, device,
-                     {name: value for name, value in params.items() if name not in held})
-    for name, value in held.items():
-        exe.bind(name, value, stored=True)
+                     {name: value for name, value in params.items() if name not in held},
+                     stored=held)
     return exe, PartitionStats(imported.ops_in, fused, len(compiled.plan.launches))
 
 

@@ -28,14 +28,16 @@ input (``options={"overlap": False}``, or computed indices, wait on the host ins
 host's work between two calls (PyTorch's guards, the next call's checks) overlaps the GPU's.
 
 Bound inputs (parameters, buffers) are bound to the device when the partition is compiled:
-over the tensor's own memory where the executable stores its bytes as they are, else copied
-(`fusec.compiler.torch_weights`: a model's weights held once; a tensor may be moved to memory
-fusec can use in place, its ``.data`` replaced). Each call compares every bound tensor with
-what was bound (the same tensor object, its ``data_ptr`` and its ``_version``, which an
-in-place change such as an optimizer step or ``load_state_dict`` increments): a changed one is
-bound again (`Executable.bind`; nothing to do where it is bound over its memory), or, where
-the compiler folded it into another weight (`fold_params`), the partition is compiled again.
-A tensor that fusec itself moved (for another partition) kept its values: no change.
+over the tensor's own memory where the executable stores its bytes as they are, whole or as a
+range of a folded weight's buffer, else copied (`fusec.compiler.torch_weights`: a model's
+weights held once; a tensor may be moved to memory fusec can use in place, its ``.data``
+replaced). Each call compares every bound tensor with what was bound (the same tensor object,
+its ``data_ptr`` and its ``_version``, which an in-place change such as an optimizer step or
+``load_state_dict`` increments): a changed one is bound again (`Executable.bind`; nothing to
+do where it is bound over its memory), or, where the compiler folded it into another weight
+(`fold_params`), the partition is compiled again, unless the folded weight's buffer holds the
+tensor's memory as it is now (`PartitionWeights.holds`: the change is in what the kernels
+read). A tensor that fusec itself moved (for another partition) kept its values: no change.
 """
 
 from __future__ import annotations
@@ -305,11 +307,14 @@ class FusecPartition:
 
     def refresh(self, args: list[Any], changed: list[int]) -> None:
         """Binds the changed bound inputs again, or compiles anew where one was folded (not
-        where fusec only moved it: its values are those compiled with)."""
+        where fusec only moved it: its values are those compiled with; nor where the folded
+        input's buffer holds its memory, `PartitionWeights.holds`: its changes are the
+        kernels')."""
         names = set(self.exe.param_names)
         moved = {i for i in changed if self.states.moved(args, i)}
-        if self.states.relaid(args, changed) \
-                or not all(i in moved or self.imported.bound.get(i) in names for i in changed):
+        held = {i for i in changed if self.weights.holds(self.imported.bound.get(i), args[i])}
+        if self.states.relaid(args, changed) or not all(
+                i in moved or i in held or self.imported.bound.get(i) in names for i in changed):
             self.build(args)
             return
         for i in changed:
@@ -320,7 +325,7 @@ class FusecPartition:
 
     def weight_counts(self) -> WeightCounts:
         """The bytes of its bound inputs held once (over the tensors' memory) and twice."""
-        return weight_counts(self.exe)
+        return weight_counts(self.exe, self.weights.parts)
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The torch backend's weights, held once where fusec stores a tensor's bytes as they are.
+"""The torch backend's weights, held once where fusec stores a tensor's bytes as they are:
+a bound input's whole buffer, or a range of the buffer of a weight folded from it.
 
 A partition binds its parameters and buffers into its executable (`Executable.bind`), which
 by default copies them: PyTorch holds the model's weights and fusec holds them again. Where the
@@ -36,13 +37,40 @@ bound and does nothing (`PartitionWeights.rebind`). A move is recorded
 (`moved_since`) so that a partition or shape variant that noted the tensor before it moved
 (one that folded it, say) takes the move for no change, rather than compiling again.
 
-Bound inputs stored otherwise (folded, repacked, converted: int64 narrowed to int32) keep
-fusec's copy; `weight_counts` says how many bytes are held each way (the report's
+A tensor folded into another bound input (`fusec.compiler.fold_params`: an ``nn.Linear``
+weight transposed, the q, k and v projections' weights transposed and concatenated) is no
+input of the executable any more, but its bytes may still be one range of that input's buffer:
+the folded input's origins (where each source lies in it, `fold_params.Piece`) composed with
+the buffer's stored layout (as it is, or transposed for a ``wgmma`` product's B:
+`fusec.compiler.weight_placement`) say so. A ``[N, K]`` weight transposed to ``[K, N]`` and
+stored ``[N, K]`` again is the whole buffer; q, k and v so are three ranges one after the other.
+Such a buffer is held *jointly* (`PartitionWeights.joint`):
+
+- where the tensors lie as the buffer holds them already, one after the other over the whole
+  of it (moved there by an earlier compile: another shape variant, or this partition compiled
+  again), the buffer is bound over their memory and nothing moves;
+- else fusec fills a buffer of its own with the stored value (a CUDA-shared device array, an
+  aligned host array on a device that uses them in place) and moves each tensor that may move
+  (`movable`) into its range, its ``.data`` a view of that range with a storage of its own (so
+  that it stays movable, and PyTorch sees no aliasing between parameters); the others keep
+  their memory, and their bytes in the buffer are fusec's copy. On CUDA only where the
+  buffer's granules cost less than the bytes moved.
+
+A change in place to such a tensor then writes what the kernels read, so the partition neither
+binds nor compiles anything for it while its memory stays where it was put
+(`PartitionWeights.holds`); a replaced one (a new object, or new memory under the same one)
+compiles the partition again, which moves the new one, and its neighbours, into a new buffer.
+On the CPU device the GEMMs keep their weights in panels, which hold no weight as a range (the
+concatenated q, k and v biases, stored as they are, are held so).
+
+Bound inputs stored otherwise (folded by other ops, repacked, converted: int64 narrowed to
+int32) keep fusec's copy; `weight_counts` says how many bytes are held each way (the report's
 ``weights_shared_bytes`` and ``weights_copied_bytes``).
 """
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,6 +79,8 @@ from typing import Any
 import numpy as np
 
 from fusec.codegen.plan import ProgramPlan, ValueSpec
+from fusec.compiler.fold_params import Origins, Piece
+from fusec.compiler.weight_placement import Placement, ranges
 from fusec.frontends.torch_fx import TORCH_HOST_DTYPES, host_array
 from fusec.runtime.device import OpenCLDevice
 from fusec.runtime.executable import Executable
@@ -71,14 +101,18 @@ class WeightCounts:
                             self.copied_bytes + other.copied_bytes)
 
 
-def weight_counts(exe: Executable) -> WeightCounts:
+def weight_counts(exe: Executable, parts: Mapping[str, int] | None = None) -> WeightCounts:
     """How `exe` holds its bound inputs: over memory it was given (host arrays used in place,
-    device arrays) or in buffers of its own."""
+    device arrays) or in buffers of its own. `parts`: of the inputs over memory they share
+    with tensors (`PartitionWeights.joint`), the bytes those tensors hold (the rest is
+    fusec's)."""
     shared = copied = 0
     for name in exe.param_names:
         nbytes = exe.inputs[name].nbytes
         if name in exe.param_hosts or name in exe.param_arrays:
-            shared += nbytes
+            held = nbytes if parts is None else parts.get(name, nbytes)
+            shared += held
+            copied += nbytes - held
         else:
             copied += nbytes
     return WeightCounts(shared, copied)
@@ -90,6 +124,25 @@ def stores_verbatim(spec: ValueSpec, tensor: Any) -> bool:
     return (not spec.repacked and spec.shape == tuple(tensor.shape)
             and spec.dtype == TORCH_HOST_DTYPES.get(str(tensor.dtype))
             and tensor.is_contiguous())
+
+
+class HostRange:
+    """What ``np.asarray`` reads as the bytes from `pointer` on (``__array_interface__``):
+    the array it makes keeps this object, and so `owner` (the tensors over those bytes),
+    alive."""
+
+    def __init__(self, pointer: int, shape: tuple[int, ...], dtype: np.dtype, owner: Any):
+        self.owner = owner
+        self.__array_interface__ = {"shape": shape, "typestr": dtype.str,
+                                    "data": (pointer, False), "version": 3}
+
+
+def as_dtype(bits: Any, dtype: Any) -> Any:
+    """`bits` (a tensor of fusec's host type for `dtype`: bf16 as ``uint16``) as `dtype`."""
+    import torch
+
+    with torch.inference_mode(False):
+        return bits.view(torch.bfloat16) if dtype == torch.bfloat16 else bits
 
 
 _moves: dict[int, tuple[weakref.ref, int, int]] = {}
@@ -145,11 +198,20 @@ class PartitionWeights:
         self.device = device
         self.tensors = dict(tensors)
         self.host_alignment = host_alignment(device.device)
+        self.placed: dict[str, int] = {}
+        """Tensors (by name) that are part of a folded input's buffer (`joint`): the address
+        of that part. While a tensor's memory is there, the kernels read its values."""
+        self.parts: dict[str, int] = {}
+        """Folded inputs bound over memory they share with tensors (`joint`): the bytes of
+        those tensors (the rest of the buffer is fusec's)."""
 
-    def in_place(self, plan: ProgramPlan, bound: Mapping[str, Any]) -> dict[str, Any]:
+    def in_place(self, plan: ProgramPlan, bound: Mapping[str, Any],
+                 origins: Origins | None = None) -> dict[str, Any]:
         """The values to bind (``stored``) over the tensors' memory, by name: for the bound
-        inputs of `plan` (`bound`: the executable's, after folding) that store a tensor of
-        this partition verbatim and can be held so. The others are left to copy."""
+        inputs of `plan` (`bound`: the executable's, after folding, with the values of the
+        folded ones) that store a tensor of this partition verbatim, or, by their `origins`,
+        hold tensors as ranges of their bytes (`joint`), and can be held so. The others are
+        left to copy."""
         specs = {s.name: s for s in plan.inputs}
         held = {}
         for name, tensor in self.tensors.items():
@@ -157,7 +219,113 @@ class PartitionWeights:
                 value = self.over_memory(tensor)
                 if value is not None:
                     held[name] = value
+        for name, pieces in (origins or {}).items():
+            if name in bound and name in specs:
+                value = self.joint(specs[name], pieces, bound[name])
+                if value is not None:
+                    held[name] = value
         return held
+
+    def holds(self, name: str | None, tensor: Any) -> bool:
+        """Whether `tensor`, the bound tensor `name`, lies where a folded input's buffer holds
+        it (`joint`): whatever its values, they are what the kernels read."""
+        return (name in self.placed and tensor.data_ptr() == self.placed[name]
+                and tensor.is_contiguous())
+
+    def joint(self, spec: ValueSpec, pieces: tuple[Piece, ...], value: np.ndarray) -> Any:
+        """What binds folded input `spec` (of `value`, made of `pieces` of this partition's
+        tensors) over memory it shares with those tensors whose bytes are one range of its
+        buffer (`weight_placement.ranges`), or None (a copy). Where the tensors lie so
+        already (a variant or a compile before moved them), over their memory; else a buffer
+        of fusec's is filled with the stored value, and each such tensor that may move
+        (`movable`) moves into its range, its ``.data`` a view of it."""
+        parts: list[tuple[Placement, Any]] = []
+        for placement in ranges(spec, pieces):
+            tensor = self.tensors.get(placement.source)
+            if (tensor is not None and placement.shape == tuple(tensor.shape)
+                    and placement.nbytes and spec.dtype == TORCH_HOST_DTYPES.get(str(tensor.dtype))
+                    and placement.source not in self.placed
+                    and all(p.source != placement.source for p, _ in parts)
+                    and self.reachable(tensor)
+                    and (not parts or parts[0][1].device == tensor.device)):
+                parts.append((placement, tensor))
+        if not parts:
+            return None
+        held = self.over_parts(spec, parts)
+        if held is None:
+            parts = [(p, t) for p, t in parts if movable(t)]
+            held = self.moved_into(spec, value, parts) if parts else None
+        if held is not None:
+            self.parts[spec.name] = sum(p.nbytes for p, _ in parts)
+            for placement, tensor in parts:
+                self.placed[placement.source] = tensor.data_ptr()
+        return held
+
+    def reachable(self, tensor: Any) -> bool:
+        """Whether `tensor` can be held in a buffer of this device: a CPU tensor on a device
+        that uses host arrays in place, or a CUDA tensor of the shared pool's GPU."""
+        if tensor.is_cuda:
+            from fusec.runtime.cuda_interop import shared_pool
+
+            return tensor.device.index == shared_pool(self.device).ordinal
+        return tensor.device.type == "cpu" and self.device.host_pointers
+
+    def over_parts(self, spec: ValueSpec, parts: list[tuple[Placement, Any]]) -> Any | None:
+        """The buffer of `spec` over the tensors' memory where they lie as it holds them
+        already, one after the other, every byte of it one of theirs, in memory the device
+        uses in place (a CUDA-shared allocation, an aligned host address); else None."""
+        nbytes = spec.dtype.itemsize * math.prod(spec.shape)
+        first, tensor = parts[0]
+        base = tensor.data_ptr() - first.offset
+        if sum(p.nbytes for p, _ in parts) != nbytes or not all(
+                t.data_ptr() == base + p.offset and t.is_contiguous() for p, t in parts):
+            return None
+        if tensor.is_cuda:
+            from fusec.runtime.cuda_interop import shared_pool
+            from fusec.runtime.device_array import DeviceArray
+
+            allocation = shared_pool(self.device).allocations_by_pointer.get(base)
+            if allocation is None or allocation.size < nbytes:
+                return None
+            return DeviceArray(self.device, allocation.buffer, spec.shape, spec.dtype,
+                               owner=tuple(t.detach() for _, t in parts))  # kept while bound
+        if base % self.host_alignment:
+            return None
+        return np.asarray(HostRange(base, spec.shape, spec.dtype,
+                                    tuple(t.detach() for _, t in parts)))
+
+    def moved_into(self, spec: ValueSpec, value: np.ndarray,
+                   parts: list[tuple[Placement, Any]]) -> Any | None:
+        """A buffer of fusec's with `value` stored (`ValueSpec.stored`), each tensor of
+        `parts` moved into its range; None on CUDA where the pool's granules would cost
+        more than the tensors' bytes (`CudaSharedPool.allocation_bytes`)."""
+        import torch
+
+        stored = spec.stored(np.asarray(value))
+        if parts[0][1].is_cuda:
+            from fusec.runtime.cuda_interop import shared_pool, view_at
+            from fusec.runtime.device_array import to_device
+
+            pool = shared_pool(self.device)
+            if pool.allocation_bytes(stored.nbytes) >= stored.nbytes + sum(
+                    p.nbytes for p, _ in parts):
+                return None
+            array = to_device(self.device, stored)
+            for placement, tensor in parts:
+                with torch.inference_mode(False):
+                    replacement = view_at(pool, array, placement.offset, placement.shape,
+                                          spec.dtype)
+                move(tensor, as_dtype(replacement, tensor.dtype))
+            return array
+        buffer = aligned_empty(spec.shape, spec.dtype, self.host_alignment)
+        np.copyto(buffer, stored)
+        flat = buffer.reshape(-1)
+        for placement, tensor in parts:
+            part = flat[placement.start:placement.start + math.prod(placement.shape)]
+            with torch.inference_mode(False):
+                replacement = torch.from_numpy(part.reshape(placement.shape))
+            move(tensor, as_dtype(replacement, tensor.dtype))
+        return buffer
 
     def rebind(self, exe: Executable, name: str, tensor: Any, moved: bool = False) -> None:
         """Binds `tensor` as input `name` of `exe` again (after a change): nothing where its

@@ -12,6 +12,9 @@ handle, mapped into the CUDA address space) imported into OpenCL
 - `to_torch(array)`: a CUDA tensor over the array's memory (``__cuda_array_interface__``, no
   copy; it keeps the array, and so its buffer, alive). It waits for the commands that write
   the array first.
+- `view_at(pool, array, offset, shape, dtype)`: a CUDA tensor over a range of the array's
+  bytes, a storage of its own that keeps the array alive (a weight held as part of a folded
+  one, `fusec.compiler.torch_weights`).
 - `from_torch(tensor, device)`: a device array over a tensor made by `to_torch` (no copy), or,
   for any other CUDA tensor, a new device array filled by one device-to-device copy in
   PyTorch (a memory-bound copy on the GPU: 0.06 ms for 64 MiB on the H100, where the copy
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
 import pathlib
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -305,12 +309,16 @@ class RawView:
 
 
 class CudaView:
-    """What ``torch.as_tensor`` reads (``__cuda_array_interface__``); it holds the array."""
+    """What ``torch.as_tensor`` reads (``__cuda_array_interface__``); it holds the array.
+    `shape` and `dtype`: of a part of the array that starts at `pointer` (default: all of
+    it)."""
 
-    def __init__(self, array: DeviceArray, pointer: int) -> None:
+    def __init__(self, array: DeviceArray, pointer: int, shape: tuple[int, ...] | None = None,
+                 dtype: np.dtype | None = None) -> None:
         self.array = array
         self.__cuda_array_interface__ = {
-            "shape": array.shape, "typestr": array.dtype.str, "data": (pointer, False),
+            "shape": array.shape if shape is None else shape,
+            "typestr": (array.dtype if dtype is None else dtype).str, "data": (pointer, False),
             "version": 3, "strides": None}
 
 
@@ -361,6 +369,22 @@ def view_of(pool: CudaSharedPool, array: DeviceArray) -> Any:
                          "before enable_cuda_sharing, or wraps a pyopencl array)")
     pointer = allocation.pointer.value if allocation is not None else 0
     return torch.as_tensor(CudaView(array, pointer), device=f"cuda:{pool.ordinal}")
+
+
+def view_at(pool: CudaSharedPool, array: DeviceArray, offset: int, shape: tuple[int, ...],
+            dtype: np.dtype) -> Any:
+    """A CUDA tensor of `shape` and `dtype`, row-major, over the bytes of `array` (made in
+    `pool`'s shared memory) from byte `offset` on: a storage of its own that keeps `array`
+    alive."""
+    import torch
+
+    allocation = pool.allocation(array.buffer)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if allocation is None or offset < 0 or offset + nbytes > array.nbytes:
+        raise InputError(f"no {nbytes} bytes at byte {offset} of a device array of "
+                         f"{array.nbytes} bytes in CUDA-shared memory")
+    view = CudaView(array, allocation.pointer.value + offset, shape, dtype)
+    return torch.as_tensor(view, device=f"cuda:{pool.ordinal}")
 
 
 def from_torch(tensor: Any, device: OpenCLDevice) -> DeviceArray:

@@ -153,7 +153,8 @@ class Executable:
 
     def __init__(self, plan: ProgramPlan, device: OpenCLDevice,
                  params: Mapping[str, np.ndarray] | None = None, params_stored: bool = False,
-                 share_weights: Executable | None = None):
+                 share_weights: Executable | None = None,
+                 stored: Mapping[str, Any] | None = None):
         check_plan(plan, device)  # before any allocation: a ResourceError names the sizes
         self.plan = plan
         self.device = device
@@ -225,6 +226,8 @@ class Executable:
         for name, value in (params or {}).items():
             if share_weights is None or not self.borrow(share_weights, name, value):
                 self.bind(name, value, stored=params_stored)
+        for name, value in (stored or {}).items():  # already in their buffers' layout
+            self.bind(name, value, stored=True)
         unbound = [s.name for s in plan.inputs
                    if s.repacked and s.name not in self.params]
         if unbound:
@@ -373,10 +376,12 @@ class Executable:
         """Keeps input `name` on the device with the values of `value` (copied now), so that
         calls no longer take it. Binding a bound name again replaces its values.
 
-        `stored`: `value` is a numpy array already in the layout the input's buffer holds
-        (`ValueSpec.stored`, as an artifact keeps its weights), and on a device that uses host
-        arrays in place an aligned one is used in place, not copied: it must not change while
-        it is bound."""
+        `stored`: `value` is already in the layout the input's buffer holds
+        (`ValueSpec.stored`, as an artifact keeps its weights): a numpy array, which on a
+        device that uses host arrays in place is used in place where aligned, not copied (it
+        must not change while it is bound), or a device array, used in place as any device
+        array is (without `stored`, one of an input stored in another layout is read back and
+        repacked)."""
         port = self.port(name)
         if name in self.donated:
             raise InputError(f"{self.function} input '{name}' is donated (updated in place by "
@@ -386,7 +391,7 @@ class Executable:
         self.param_hosts.pop(name, None)
         self.borrowed.discard(name)
         self.param_sources[name] = source_reference(value)
-        if isinstance(checked, DeviceArray) and port.spec.repacked:
+        if isinstance(checked, DeviceArray) and port.spec.repacked and not stored:
             checked = checked.get()  # stored in another layout: read back once, packed below
         if isinstance(checked, DeviceArray):  # used in place, kept alive while bound
             self.param_arrays[name] = checked

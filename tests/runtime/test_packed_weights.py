@@ -130,6 +130,32 @@ def test_a_plan_with_packed_inputs_needs_their_values() -> None:
         Executable(compiled.plan, dev)
 
 
+def test_weights_given_as_stored_are_bound_as_they_are() -> None:
+    """Values already in their buffers' layout (``stored=``: `ValueSpec.stored`, as the torch
+    backend holds a folded weight) satisfy a plan with packed inputs; a device array so given
+    is used in place, not read back and packed a second time: the results are those of the
+    weights bound plainly."""
+    from fusec.codegen.kernels.common import DeviceInfo
+    from fusec.compiler.driver import load, lower
+    from fusec.runtime.device import select_device
+    from fusec.runtime.device_array import to_device
+    from fusec.runtime.executable import Executable
+
+    dev = select_device("cpu", None)
+    compiled = lower(load(MLP), None, "default", DeviceInfo.from_device(dev.device),
+                     bound=["w1", "b1", "w2"])
+    specs = {s.name: s for s in compiled.plan.inputs}
+    if specs["w1"].panels is None:
+        pytest.skip("this CPU's GEMM tiles do not divide the weights' columns")
+    params = weights(0)
+    (want,) = Executable(compiled.plan, dev, params)(x_input())
+    w2 = to_device(dev, specs["w2"].stored(params["w2"]))
+    stored = Executable(compiled.plan, dev, {"b1": params["b1"]},
+                        stored={"w1": specs["w1"].stored(params["w1"]), "w2": w2})
+    assert stored.param_arrays.get("w2") is w2
+    np.testing.assert_array_equal(stored(x_input())[0], want)
+
+
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_16_bit_weights_are_packed_by_their_storage(dtype: str) -> None:
     from fusec.dtypes import bf16_bits

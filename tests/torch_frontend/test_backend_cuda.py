@@ -294,3 +294,225 @@ def test_the_module_outlives_the_compiled_function_on_cuda():
     torch.testing.assert_close(out.detach(), expected, atol=1e-4, rtol=1e-4)
     out.square().mean().backward()
     assert model.table.weight.grad is not None
+
+
+class LastHidden(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(input_ids=ids).last_hidden_state
+
+
+def wide_bert(dtype):
+    """A 2-layer BERT of BERT-base's widths on CUDA: each GEMM's weight takes more than half a
+    CUDA granule (2 MiB), so that holding it in fusec's shared memory costs less than a copy,
+    and products of whole 128 x 128 tiles at B=2, S=128 (``wgmma``: B stored ``[N, K]``, as
+    ``nn.Linear`` holds it). Every parameter perturbed: no bias is a splat written inline."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(7)
+    config = transformers.BertConfig(vocab_size=1000, hidden_size=768, num_hidden_layers=2,
+                                     num_attention_heads=12, intermediate_size=3072,
+                                     max_position_embeddings=256)
+    model = transformers.BertModel(config, add_pooling_layer=False).to(dtype).eval().cuda()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.02)
+    return LastHidden(model)
+
+
+def bound_spans(fn, *inputs):
+    """(start, end) of each CUDA-shared allocation that a partition run by one call of `fn`
+    binds as a device array."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+    from fusec.runtime.cuda_interop import shared_pool
+
+    with torch.inference_mode(), recorded_partitions() as calls:
+        fn(*inputs)
+    spans = set()
+    for part, _ in calls:
+        pool = shared_pool(part.exe.device)
+        for array in part.exe.param_arrays.values():
+            allocation = pool.allocation(array.buffer)
+            if allocation is not None:
+                spans.add((allocation.pointer.value, allocation.pointer.value + allocation.size))
+    return spans
+
+
+def inside(tensor, spans):
+    return any(start <= tensor.data_ptr() and tensor.data_ptr() + tensor.nbytes <= end
+               for start, end in spans)
+
+
+def linear_weights(model):
+    return {n: m.weight for n, m in model.named_modules() if isinstance(m, nn.Linear)}
+
+
+def qkv_weights(model, layer):
+    attention = model.model.encoder.layer[layer].attention.self
+    return [attention.query.weight, attention.key.weight, attention.value.weight]
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float16, 1e-2), (torch.bfloat16, 6e-2)])
+def test_linear_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
+    """Every ``nn.Linear`` weight, folded (transposed; q, k and v concatenated) into a buffer
+    that holds its bytes as a range, is moved into that buffer in fusec's memory, the
+    Parameter a view of its range (q, k and v one after the other): only small tensors stay
+    copied, PyTorch's allocated bytes drop by the bytes held once, the parameters keep their
+    objects and values, and the outputs are eager's."""
+    import gc
+    import json
+
+    cuda_device()
+    model = wide_bert(dtype)
+    ids = torch.randint(0, 1000, (2, 128), device="cuda")
+    objects = [id(p) for p in model.parameters()]
+    values = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.inference_mode():
+        expected = model(ids)
+    gc.collect()
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch._dynamo.reset()
+    report = tmp_path / "report.json"
+    fn = torch.compile(model, backend="fusec", options={"device": "gpu", "report": str(report)})
+    with torch.inference_mode():
+        got = fn(ids)
+        torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
+    del got
+    gc.collect()
+    torch.cuda.synchronize()
+    dropped = before - torch.cuda.memory_allocated()
+    (graph,) = json.loads(report.read_text())["graphs"]
+    shared, copied = graph["weights_shared_bytes"], graph["weights_copied_bytes"]
+    weights = linear_weights(model)
+    assert len(weights) == 12
+    assert shared >= sum(w.nbytes for w in weights.values())
+    assert copied < 2 * 2**20, (shared, copied)  # biases, norms, position embeddings
+    assert dropped >= 0.9 * shared, (dropped, shared)
+    spans = bound_spans(fn, ids)
+    for name, weight in weights.items():
+        assert inside(weight, spans), name
+    for layer in range(2):
+        q, k, v = qkv_weights(model, layer)
+        assert k.data_ptr() == q.data_ptr() + q.nbytes and v.data_ptr() == k.data_ptr() + k.nbytes
+    assert [id(p) for p in model.parameters()] == objects
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(value, values[key], rtol=0, atol=0)
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=tol, rtol=tol)
+
+
+def test_changes_to_linear_weights_are_seen_on_cuda(monkeypatch):
+    """Changes in place to weights held as ranges of fusec's buffers (through ``.data``, an
+    in-place op) reach the kernels with no compile and nothing moved; ``load_state_dict``
+    (which changes folded position embeddings too: compiled again) finds the weights where
+    they lie and binds those buffers again, allocating no new shared memory; a replaced
+    weight is moved and bound at the next call."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+    from fusec.compiler import torch_partition
+    from fusec.runtime.cuda_interop import shared_pool
+
+    cuda_device()
+    builds = []
+    build = torch_partition.FusecPartition.build
+
+    def counted(self, args):
+        builds.append(self.name)
+        return build(self, args)
+
+    monkeypatch.setattr(torch_partition.FusecPartition, "build", counted)
+    model = wide_bert(torch.float16)
+    ids = torch.randint(0, 1000, (2, 128), device="cuda")
+    fn = compiled(model)
+
+    def check():
+        with torch.inference_mode():
+            torch.testing.assert_close(fn(ids), model(ids), atol=1e-2, rtol=1e-2)
+
+    check()
+    built = len(builds)
+    weights = linear_weights(model)
+    pointers = {n: w.data_ptr() for n, w in weights.items()}
+    q, k, v = qkv_weights(model, 0)
+    k.data.mul_(2)
+    check()
+    with torch.no_grad():
+        v.add_(0.01)
+        weights["model.encoder.layer.1.output.dense"].mul_(-1)
+    check()
+    assert len(builds) == built
+    assert {n: w.data_ptr() for n, w in weights.items()} == pointers
+    with torch.inference_mode(), recorded_partitions() as calls:
+        fn(ids)
+    pool = shared_pool(calls[0][0].exe.device)
+    allocated = pool.allocated_bytes
+    model.load_state_dict({key: value + 0.01 * torch.randn_like(value)
+                           if value.is_floating_point() else value
+                           for key, value in model.state_dict().items()})
+    check()
+    check()
+    assert {n: w.data_ptr() for n, w in weights.items()} == pointers
+    assert pool.allocated_bytes == allocated
+    attention = model.model.encoder.layer[0].attention.self
+    attention.key.weight = nn.Parameter(torch.randn_like(k) * 0.02)
+    check()
+    q, k, v = qkv_weights(model, 0)
+    assert inside(k, bound_spans(fn, ids))
+    assert k.data_ptr() == q.data_ptr() + q.nbytes and v.data_ptr() == k.data_ptr() + k.nbytes
+
+
+def test_a_bert_outlives_the_compiled_function_on_cuda():
+    """Once the compiled function and dynamo's caches are gone, the weights held as ranges of
+    fusec's buffers keep their values (their views keep the memory alive), the module
+    computes what it did, and trains."""
+    import gc
+
+    cuda_device()
+    model = wide_bert(torch.float16)
+    ids = torch.randint(0, 1000, (2, 128), device="cuda")
+    values = {k: v.clone() for k, v in model.state_dict().items()}
+    fn = compiled(model)
+    with torch.inference_mode():
+        expected = fn(ids).clone()
+    assert inside(qkv_weights(model, 1)[2], bound_spans(fn, ids))
+    del fn
+    torch._dynamo.reset()
+    gc.collect()
+    torch.cuda.synchronize()
+    for key, value in model.state_dict().items():
+        torch.testing.assert_close(value, values[key], rtol=0, atol=0)
+    assert not any(p.is_inference() for p in model.parameters())
+    out = model(ids)
+    torch.testing.assert_close(out.detach(), expected, atol=1e-2, rtol=1e-2)
+    out.float().square().mean().backward()
+    assert qkv_weights(model, 0)[1].grad is not None
+
+
+def test_gpt2_conv1d_weights_stay_copied_on_cuda(tmp_path):
+    """GPT-2's ``Conv1D`` weights are ``[K, N]``, which a ``wgmma`` product stores ``[N, K]``:
+    no range of a buffer holds one (`weight_placement`), so they stay copied, and the
+    outputs are eager's; the token embeddings, read as they are, are held once."""
+    import json
+
+    transformers = pytest.importorskip("transformers")
+    cuda_device()
+    torch.manual_seed(8)
+    config = transformers.GPT2Config(n_layer=2, n_embd=768, n_head=12, vocab_size=1000,
+                                     n_positions=256)
+    model = LastHidden(transformers.GPT2Model(config).half().eval().cuda())
+    ids = torch.randint(0, 1000, (2, 128), device="cuda")
+    with torch.inference_mode():
+        expected = model(ids)
+    torch._dynamo.reset()
+    report = tmp_path / "report.json"
+    fn = torch.compile(model, backend="fusec", options={"device": "gpu", "report": str(report)})
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), expected, atol=1e-2, rtol=1e-2)
+    (graph,) = json.loads(report.read_text())["graphs"]
+    conv = [m.weight for m in model.modules() if type(m).__name__ == "Conv1D"]
+    assert len(conv) == 8 and graph["weights_copied_bytes"] >= sum(w.nbytes for w in conv)
+    spans = bound_spans(fn, ids)
+    assert inside(model.model.wte.weight, spans)
+    assert not any(inside(w, spans) for w in conv)

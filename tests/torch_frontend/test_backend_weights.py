@@ -94,7 +94,7 @@ def test_verbatim_weights_are_held_once(tmp_path, monkeypatch, alignment):
     values = {k: v.clone() for k, v in model.state_dict().items()}
 
     with monkeypatch.context() as off:
-        off.setattr(torch_weights.PartitionWeights, "in_place", lambda self, plan, bound: {})
+        off.setattr(torch_weights.PartitionWeights, "in_place", lambda self, *args: {})
         fn = compiled(copied_model)
         with torch.inference_mode():
             assert_close(fn(ids), expected)
@@ -242,3 +242,118 @@ def test_a_move_is_no_change_to_a_partition_that_saw_the_tensor_before(monkeypat
         model.table.mul_(-0.5)
     with torch.inference_mode():
         assert_close(fn(x, ids), model(x, ids))
+
+
+def qkv_biases(model, layer=0):
+    attention = model.model.encoder.layer[layer].attention.self
+    return [attention.query.bias, attention.key.bias, attention.value.bias]
+
+
+def joint_host(part, tensors):
+    """The name of the bound input of `part` whose host array holds `tensors` one after the
+    other from its start (a folded weight's buffer shared with them), or None."""
+    start = tensors[0].data_ptr()
+    starts = [start + sum(t.nbytes for t in tensors[:i]) for i in range(len(tensors))]
+    for name, host in part.exe.param_hosts.items():
+        if address(host) == start and host.nbytes == sum(t.nbytes for t in tensors) and \
+                [t.data_ptr() for t in tensors] == starts:
+            return name
+    return None
+
+
+def counted_builds(monkeypatch):
+    builds = []
+    build = torch_partition.FusecPartition.build
+
+    def counted(self, args):
+        builds.append(self.name)
+        return build(self, args)
+
+    monkeypatch.setattr(torch_partition.FusecPartition, "build", counted)
+    return builds
+
+
+def test_folded_weights_are_held_as_ranges_of_their_buffer(tmp_path, alignment):
+    """The q, k and v biases, concatenated and folded into one bound input stored as it is,
+    are held once: moved into the buffer fusec binds, each the range of it that holds its
+    values (the Parameter objects and values the same), counted in ``weights_shared_bytes``;
+    the outputs are eager's. (The CPU's GEMMs keep their weights in panels: no range.)"""
+    model = Hidden(tiny_bert())
+    ids = torch.randint(0, VOCAB, (2, 16))
+    objects = [id(p) for p in model.parameters()]
+    values = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.inference_mode():
+        expected = model(ids)
+    fn = compiled(model, tmp_path)
+    with torch.inference_mode():
+        assert_close(fn(ids), expected)
+    (part,) = partitions(lambda: fn(ids))
+    for layer in range(2):
+        biases = qkv_biases(model, layer)
+        name = joint_host(part, biases)
+        assert name is not None and name.startswith("fusec_folded")
+        assert part.weights.parts[name] == 3 * 64 * 4
+    (graph,) = json.loads((tmp_path / "report.json").read_text())["graphs"]
+    assert graph["weights_shared_bytes"] >= model.model.embeddings.word_embeddings.weight.nbytes \
+        + 2 * 3 * 64 * 4
+    assert [id(p) for p in model.parameters()] == objects
+    for k, v in model.state_dict().items():
+        torch.testing.assert_close(v, values[k], rtol=0, atol=0)
+
+
+def test_changes_to_weights_held_as_ranges_are_seen_without_a_compile(monkeypatch, alignment):
+    """In-place changes to a bias held in a folded buffer (through ``.data``, no version
+    change, and an in-place op) reach the kernels with no compile and nothing moved; a
+    replaced bias is seen (compiled again, the new one and its neighbours held in one buffer
+    again)."""
+    builds = counted_builds(monkeypatch)
+    model = Hidden(tiny_bert())
+    ids = torch.randint(0, VOCAB, (2, 16))
+    fn = compiled(model)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    assert len(builds) == 1
+    biases = qkv_biases(model)
+    pointers = [b.data_ptr() for b in biases]
+    biases[1].data.mul_(3)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    with torch.no_grad():
+        biases[2].add_(0.5)
+        biases[0].mul_(-1)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    assert len(builds) == 1 and [b.data_ptr() for b in biases] == pointers
+    attention = model.model.encoder.layer[0].attention.self
+    attention.key.bias = nn.Parameter(torch.randn(64))
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    assert len(builds) == 2
+    (part,) = partitions(lambda: fn(ids))
+    assert joint_host(part, qkv_biases(model)) is not None
+
+
+def test_a_variant_shares_the_buffer_its_weights_lie_in(monkeypatch, alignment):
+    """A second set of shapes compiles the graph again: the biases lie as its folded input
+    holds them (moved by the first), so it binds over their memory, moving nothing, and both
+    variants read one buffer; a change in place reaches both."""
+    builds = counted_builds(monkeypatch)
+    model = Hidden(tiny_bert())
+    short, long = torch.randint(0, VOCAB, (2, 8)), torch.randint(0, VOCAB, (2, 16))
+    fn = compiled(model)
+    with torch.inference_mode():
+        assert_close(fn(short), model(short))
+    pointers = [b.data_ptr() for b in qkv_biases(model)]
+    with torch.inference_mode():
+        assert_close(fn(long), model(long))
+    assert [b.data_ptr() for b in qkv_biases(model)] == pointers
+    hosts = [address(part.exe.param_hosts[joint_host(part, qkv_biases(model))])
+             for call in (short, long) for part in partitions(lambda c=call: fn(c))]
+    assert hosts == [pointers[0]] * 2
+    built = len(builds)
+    with torch.no_grad():
+        qkv_biases(model)[1].mul_(2)
+    with torch.inference_mode():
+        assert_close(fn(short), model(short))
+        assert_close(fn(long), model(long))
+    assert len(builds) == built

@@ -6,10 +6,19 @@ models). Each graph is captured where the backend would compile it, then left to
 What is held: GPT-2's f16 tanh GELU is recognised (no ``pow`` in its product's epilogue, where a
 ``pow(x, 3.0f)`` per element took half of 12 layers' kernel time on the H200 before), that
 product takes wgmma, and a layer with its cache returned is at most 8 launches; a Llama layer
-with its cache returned is at most 9 launches in f16."""
+with its cache returned is at most 9 launches in f16.
+
+Where the weights lie in the buffers of the bound inputs (`fusec.compiler.weight_placement`:
+the folded weights' origins composed with the stored layout), which the backend holds once on
+CUDA (`fusec.compiler.torch_weights`): every ``nn.Linear`` weight of BERT and Llama is one range
+of a buffer stored ``[N, K]`` (the q, k and v projections one after the other in the merged
+one), its bytes there those of the parameter (f16, and bf16 for BERT); Llama's gate and up,
+interleaved for the SwiGLU epilogue, and GPT-2's ``Conv1D`` weights (``[K, N]``, stored
+transposed), are not."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -19,8 +28,10 @@ import fusec.compiler.torch_compile as torch_compile  # noqa: E402
 from fusec.codegen.kernels.common import DeviceInfo  # noqa: E402
 from fusec.compiler.context import make_context  # noqa: E402
 from fusec.compiler.diagnostics import FusecError  # noqa: E402
-from fusec.compiler.driver import fuse_and_fold, lower  # noqa: E402
+from fusec.compiler.driver import fuse_and_fold, fuse_and_fold_with_origins, lower  # noqa: E402
 from fusec.compiler.pipeline import run_pipeline  # noqa: E402
+from fusec.compiler.weight_placement import placements  # noqa: E402
+from fusec.frontends.torch_fx import host_array  # noqa: E402
 
 H200 = DeviceInfo("H200 (as the GPU compile reads it)", is_cpu=False, local_mem_size=232448,
                   max_work_group_size=1024, tensor_cores=("f16", "bf16", "tf32"), wgmma=True,
@@ -85,3 +96,115 @@ def test_llama_f16_with_its_cache_on_the_h200(monkeypatch):
 
     ids = torch.randint(0, 512, (2, 128))
     assert layer_launches(monkeypatch, make, ids) <= 9
+
+
+def placed_weights(monkeypatch, model, **inputs):
+    """Per parameter of `model` (by name) in the programs planned for `H200`: its placements
+    (`weight_placement.placements`), each with the bytes of the buffer it lies in (the folded
+    or bound value as stored, `ValueSpec.stored`)."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    found = {}
+
+    def plan(imported, device, options, weights):
+        module = imported.module
+        _, folded = fuse_and_fold_with_origins(module, None, options.pipeline, "<graph>",
+                                               imported.params)
+        bound = folded.params
+        program = lower(module, None, "none", H200, "<graph>", None, True, False,
+                        bound=list(bound)).plan
+        specs = {spec.name: spec for spec in program.inputs}
+        for source, where in placements(program.inputs, bound, folded.origins).items():
+            name = names.get(id(weights.tensors.get(source)))
+            if name is not None:
+                found[name] = [(p, specs[p.buffer].stored(bound[p.buffer])) for p in where]
+        raise FusecError("planned for the H200 only")
+
+    monkeypatch.setattr(torch_compile, "compile_imported", plan)
+    torch._dynamo.reset()
+    fn = torch.compile(model, backend="fusec", options={"device": "cpu"})
+    with torch.inference_mode():
+        fn(**inputs)
+    assert found
+    return found
+
+
+def perturbed(model):
+    """`model` with every parameter perturbed (no two alike: a wrong range cannot match)."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    return model
+
+
+def assert_one_range(placed, model, name):
+    """Parameter `name` lies in one buffer as one range of it, holding its bytes."""
+    ((placement, stored),) = placed[name]
+    assert placement.contiguous, (name, placement)
+    bytes_of = stored.reshape(-1).view(np.uint8)
+    got = bytes_of[placement.offset:placement.offset + placement.nbytes]
+    np.testing.assert_array_equal(got, host_array(model.get_parameter(name)).reshape(-1)
+                                  .view(np.uint8))
+    return placement
+
+
+def linears(model):
+    return [n + ".weight" for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_bert_linear_weights_are_ranges_of_their_buffers(monkeypatch, dtype):
+    torch.manual_seed(0)
+    config = transformers.BertConfig(vocab_size=512, hidden_size=256, num_hidden_layers=2,
+                                     num_attention_heads=4, intermediate_size=512,
+                                     max_position_embeddings=256)
+    model = perturbed(transformers.BertModel(config).eval().to(dtype))
+    placed = placed_weights(monkeypatch, model, input_ids=torch.randint(0, 512, (2, 128)))
+    assert len(linears(model)) == 13
+    for name in linears(model):
+        assert_one_range(placed, model, name)
+    for layer in range(2):
+        attention = f"encoder.layer.{layer}.attention.self."
+        q, k, v = (assert_one_range(placed, model, attention + p + ".weight")
+                   for p in ("query", "key", "value"))
+        assert q.buffer == k.buffer == v.buffer
+        assert (q.offset, k.offset, v.offset) == (0, 256 * 256 * 2, 2 * 256 * 256 * 2)
+        q, k, v = (assert_one_range(placed, model, attention + p + ".bias")
+                   for p in ("query", "key", "value"))  # the biases' concatenation, as it is
+        assert q.buffer == k.buffer == v.buffer and (k.offset, v.offset) == (512, 1024)
+        dense = assert_one_range(placed, model, f"encoder.layer.{layer}.output.dense.weight")
+        assert dense.offset == 0 and dense.buffer.startswith("fusec_folded")
+
+
+def test_llama_f16_linear_weights_are_ranges_but_gate_and_up(monkeypatch):
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(hidden_size=256, intermediate_size=512,
+                                      num_hidden_layers=2, num_attention_heads=4,
+                                      num_key_value_heads=2, vocab_size=512)
+    model = perturbed(transformers.LlamaModel(config).eval().half())
+    placed = placed_weights(monkeypatch, model, input_ids=torch.randint(0, 512, (2, 128)))
+    for layer in range(2):
+        prefix = f"layers.{layer}."
+        q, k, v = (assert_one_range(placed, model, f"{prefix}self_attn.{p}_proj.weight")
+                   for p in "qkv")
+        assert q.buffer == k.buffer == v.buffer
+        assert (q.offset, k.offset, v.offset) == (0, 256 * 256 * 2, (256 + 128) * 256 * 2)
+        for p in ("self_attn.o_proj", "mlp.down_proj"):
+            assert assert_one_range(placed, model, f"{prefix}{p}.weight").offset == 0
+        for p in ("gate", "up"):  # interleaved pairwise for the SwiGLU epilogue
+            assert f"{prefix}mlp.{p}_proj.weight" not in placed
+    assert_one_range(placed, model, "embed_tokens.weight")  # bound as it is
+
+
+def test_gpt2_f16_conv1d_weights_are_strided_in_their_buffers(monkeypatch):
+    """``Conv1D`` holds ``[K, N]``, bound as it is and stored ``[N, K]``: a strided placement,
+    not a range (the embedding table, read as it is, is one)."""
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=1, n_embd=256, n_head=4, vocab_size=512,
+                                     n_positions=256)
+    model = perturbed(transformers.GPT2Model(config).eval().half())
+    placed = placed_weights(monkeypatch, model, input_ids=torch.randint(0, 512, (2, 128)))
+    for p in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"):
+        ((placement, _),) = placed[f"h.0.{p}.weight"]
+        k = model.get_parameter(f"h.0.{p}.weight").shape[0]
+        assert placement.strides == (1, k) and not placement.contiguous
+    assert_one_range(placed, model, "wte.weight")

@@ -194,9 +194,13 @@ class PartitionWeights:
     """The bound tensors of one partition's executable, by argument name, and how they are
     bound (see the module docstring)."""
 
-    def __init__(self, device: OpenCLDevice, tensors: Mapping[str, Any]):
+    def __init__(self, device: OpenCLDevice, tensors: Mapping[str, Any],
+                 cuda: bool = False):
         self.device = device
         self.tensors = dict(tensors)
+        self.cuda = cuda
+        """Whether CUDA tensors are held once too (the backend's option ``hold_weights_once``:
+        off unless asked, see `Options.hold_weights_once`); CPU tensors always are."""
         self.host_alignment = host_alignment(device.device)
         self.placed: dict[str, int] = {}
         """Tensors (by name) that are part of a folded input's buffer (`joint`): the address
@@ -213,6 +217,8 @@ class PartitionWeights:
         hold tensors as ranges of their bytes (`joint`), and can be held so. The others are
         left to copy."""
         specs = {s.name: s for s in plan.inputs}
+        if not self.cuda and any(t.is_cuda for t in self.tensors.values()):
+            return {}
         held = {}
         for name, tensor in self.tensors.items():
             if name in bound and name in specs and stores_verbatim(specs[name], tensor):

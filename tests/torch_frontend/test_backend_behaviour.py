@@ -250,3 +250,13 @@ def test_overlap_option_is_checked():
     assert Options.parse({"overlap": False}).overlap is False
     with pytest.raises(FusecError, match="overlap takes True or False"):
         Options.parse({"overlap": "yes"})
+
+
+def test_hold_weights_once_option_is_checked_and_off_by_default():
+    from fusec.compiler.diagnostics import FusecError
+    from fusec.compiler.torch_partition import Options
+
+    assert Options.parse({}).hold_weights_once is False
+    assert Options.parse({"hold_weights_once": True}).hold_weights_once is True
+    with pytest.raises(FusecError, match="hold_weights_once takes True or False"):
+        Options.parse({"hold_weights_once": 1})

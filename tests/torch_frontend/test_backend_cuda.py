@@ -44,9 +44,10 @@ class Embedder(nn.Module):
         return self.out(F.gelu(self.norm(self.table(ids)))) * scale
 
 
-def compiled(model):
+def compiled(model, **options):
+    """`model` through the backend on the GPU, with more `options`."""
     torch._dynamo.reset()
-    return torch.compile(model, backend="fusec", options={"device": "gpu"})
+    return torch.compile(model, backend="fusec", options={"device": "gpu", **options})
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-4), (torch.float16, 1e-2),
@@ -196,6 +197,20 @@ def bound_table(fn, ids, table):
     return None
 
 
+def test_cuda_weights_stay_torch_s_unless_asked():
+    """Without ``hold_weights_once`` PyTorch keeps its parameters' memory: the table's address
+    is the one it had, and the outputs are eager's."""
+    cuda_device()
+    torch.manual_seed(6)
+    model = Tables().eval().cuda()
+    pointer = model.table.weight.data_ptr()
+    ids = torch.randint(0, 4096, (8, 64), device="cuda")
+    fn = compiled(model)
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=1e-4, rtol=1e-4)
+    assert model.table.weight.data_ptr() == pointer
+
+
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-4), (torch.bfloat16, 3e-2)])
 def test_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     """The table is moved into fusec's memory: PyTorch's allocated bytes drop by about the
@@ -217,7 +232,8 @@ def test_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     before = torch.cuda.memory_allocated()
     torch._dynamo.reset()
     report = tmp_path / "report.json"
-    fn = torch.compile(model, backend="fusec", options={"device": "gpu", "report": str(report)})
+    fn = torch.compile(model, backend="fusec", options={
+        "device": "gpu", "report": str(report), "hold_weights_once": True})
     with torch.inference_mode():
         got = fn(ids)
         torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
@@ -245,7 +261,7 @@ def test_changes_in_place_are_seen_on_cuda():
     torch.manual_seed(4)
     model = Tables().eval().cuda()
     ids = torch.randint(0, 4096, (8, 64), device="cuda")
-    fn = compiled(model)
+    fn = compiled(model, hold_weights_once=True)
     with torch.inference_mode():
         torch.testing.assert_close(fn(ids), model(ids), atol=1e-4, rtol=1e-4)
     table = model.table.weight
@@ -280,7 +296,7 @@ def test_the_module_outlives_the_compiled_function_on_cuda():
     model = Tables().eval().cuda()
     ids = torch.randint(0, 4096, (8, 64), device="cuda")
     values = model.table.weight.detach().clone()
-    fn = compiled(model)
+    fn = compiled(model, hold_weights_once=True)
     with torch.inference_mode():
         expected = fn(ids).clone()
     assert bound_table(fn, ids, model.table.weight) is not None
@@ -376,7 +392,8 @@ def test_linear_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     before = torch.cuda.memory_allocated()
     torch._dynamo.reset()
     report = tmp_path / "report.json"
-    fn = torch.compile(model, backend="fusec", options={"device": "gpu", "report": str(report)})
+    fn = torch.compile(model, backend="fusec", options={
+        "device": "gpu", "report": str(report), "hold_weights_once": True})
     with torch.inference_mode():
         got = fn(ids)
         torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
@@ -425,7 +442,7 @@ def test_changes_to_linear_weights_are_seen_on_cuda(monkeypatch):
     monkeypatch.setattr(torch_partition.FusecPartition, "build", counted)
     model = wide_bert(torch.float16)
     ids = torch.randint(0, 1000, (2, 128), device="cuda")
-    fn = compiled(model)
+    fn = compiled(model, hold_weights_once=True)
 
     def check():
         with torch.inference_mode():
@@ -473,7 +490,7 @@ def test_a_bert_outlives_the_compiled_function_on_cuda():
     model = wide_bert(torch.float16)
     ids = torch.randint(0, 1000, (2, 128), device="cuda")
     values = {k: v.clone() for k, v in model.state_dict().items()}
-    fn = compiled(model)
+    fn = compiled(model, hold_weights_once=True)
     with torch.inference_mode():
         expected = fn(ids).clone()
     assert inside(qkv_weights(model, 1)[2], bound_spans(fn, ids))
@@ -507,7 +524,8 @@ def test_gpt2_conv1d_weights_stay_copied_on_cuda(tmp_path):
         expected = model(ids)
     torch._dynamo.reset()
     report = tmp_path / "report.json"
-    fn = torch.compile(model, backend="fusec", options={"device": "gpu", "report": str(report)})
+    fn = torch.compile(model, backend="fusec", options={
+        "device": "gpu", "report": str(report), "hold_weights_once": True})
     with torch.inference_mode():
         torch.testing.assert_close(fn(ids), expected, atol=1e-2, rtol=1e-2)
     (graph,) = json.loads(report.read_text())["graphs"]

@@ -428,18 +428,11 @@ def test_changes_to_linear_weights_are_seen_on_cuda(monkeypatch):
     they lie and binds those buffers again, allocating no new shared memory; a replaced
     weight is moved and bound at the next call."""
     from fusec.bench.torch_partition_profile import recorded_partitions
-    from fusec.compiler import torch_partition
     from fusec.runtime.cuda_interop import shared_pool
+    from tests.torch_frontend.test_backend_weights import counted_builds
 
     cuda_device()
-    builds = []
-    build = torch_partition.FusecPartition.build
-
-    def counted(self, args):
-        builds.append(self.name)
-        return build(self, args)
-
-    monkeypatch.setattr(torch_partition.FusecPartition, "build", counted)
+    builds = counted_builds(monkeypatch)
     model = wide_bert(torch.float16)
     ids = torch.randint(0, 1000, (2, 128), device="cuda")
     fn = compiled(model, hold_weights_once=True)

@@ -220,14 +220,7 @@ def test_a_move_is_no_change_to_a_partition_that_saw_the_tensor_before(monkeypat
     alignment): at the next calls it takes the move for no change and is not compiled
     again; a real change to the table still reaches both."""
     monkeypatch.setattr(torch_weights, "host_alignment", lambda device: 4096)
-    builds = []
-    build = torch_partition.FusecPartition.build
-
-    def counted(self, args):
-        builds.append(self.name)
-        return build(self, args)
-
-    monkeypatch.setattr(torch_partition.FusecPartition, "build", counted)
+    builds = counted_builds(monkeypatch)
     torch.manual_seed(5)
     model = Tied().eval()
     first = model.table.data_ptr()

@@ -147,8 +147,9 @@ def run(args: argparse.Namespace) -> list[dict]:
             runners = {
                 "eager": model,
                 "inductor": torch.compile(model),
-                "fusec": torch.compile(model, backend="fusec",
-                                       options={"device": fusec_device, "report": report}),
+                "fusec": torch.compile(model, backend="fusec", options={
+                    "device": fusec_device, "report": report,
+                    "hold_weights_once": args.hold_weights_once}),
             }
             if args.reduce_overhead and cuda:
                 runners["inductor-ro"] = torch.compile(model, mode="reduce-overhead")
@@ -161,10 +162,15 @@ def run(args: argparse.Namespace) -> list[dict]:
                 live = {}
                 for rname, fn in runners.items():
                     try:
+                        if cuda:
+                            torch.cuda.reset_peak_memory_stats()
                         t0 = time.perf_counter()
                         out = fn(**kwargs).last_hidden_state.float()
                         sync()
                         row[f"{rname}_first_call_s"] = round(time.perf_counter() - t0, 2)
+                        if cuda:  # eager's, before fusec's first call may move the weights
+                            row[f"{rname}_first_call_peak_mib"] = round(
+                                torch.cuda.max_memory_allocated() / 2**20, 1)
                         diff = (out - ref).abs().max().item()
                         row[f"{rname}_maxdiff"] = diff
                         if not diff <= tol:
@@ -256,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also break the fusec runner's call down by partition and kernel "
                              "(bench/torch_partition_profile.py)")
+    parser.add_argument("--hold-weights-once", action="store_true",
+                        help="the fusec backend's option hold_weights_once (CUDA tensors: "
+                             "parameters moved into fusec's memory, held once; then compare "
+                             "fusec_device_mib with eager_first_call_peak_mib, since the "
+                             "weights no longer count in PyTorch's peaks after the move)")
     parser.add_argument("--json-out", default=None)
     args = parser.parse_args(argv)
     rows = run(args)

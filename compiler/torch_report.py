@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from fusec.compiler.torch_partition import CompiledGraph
+from fusec.runtime.limits import format_bytes
 
 
 @dataclass
@@ -64,14 +65,10 @@ class GraphReport:
                 else "nothing left to PyTorch")
         return (f"fusec: {self.name} {self.input_shapes}: {self.ops_in} aten ops -> "
                 f"{self.kernel_launches} kernel launches on {self.device}; fused: {fused}; "
-                f"{left}; weights {readable_bytes(self.weights_shared_bytes)} held once, "
-                f"{readable_bytes(self.weights_copied_bytes)} copied; "
+                f"{left}; weights {format_bytes(self.weights_shared_bytes)} held once, "
+                f"{format_bytes(self.weights_copied_bytes)} copied; "
                 f"{self.compile_seconds:.2f} s, variant {self.specializations}")
 
-
-def readable_bytes(nbytes: int) -> str:
-    """A byte count for the log line: MiB, KiB below one MiB."""
-    return f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:.1f} KiB"
 
 
 class Reporter:

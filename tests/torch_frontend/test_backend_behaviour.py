@@ -260,3 +260,21 @@ def test_hold_weights_once_option_is_checked_and_off_by_default():
     assert Options.parse({"hold_weights_once": True}).hold_weights_once is True
     with pytest.raises(FusecError, match="hold_weights_once takes True or False"):
         Options.parse({"hold_weights_once": 1})
+
+
+def test_fusec_log_prints_one_line_per_graph(tmp_path, monkeypatch, capfd):
+    """``FUSEC_LOG=1``: one line on stderr per compiled graph, with its launches and how its
+    weights are held."""
+    from fusec.runtime.limits import format_bytes
+
+    monkeypatch.setenv("FUSEC_LOG", "1")
+    torch.manual_seed(0)
+    model = WithCumsum().eval()
+    expected, actual, (graph,) = compiled_run(model, (torch.randn(2, 6, 16),), tmp_path)
+    assert_close(actual, expected)
+    (line,) = [line for line in capfd.readouterr().err.splitlines() if line.startswith("fusec:")]
+    assert f"-> {graph['kernel_launches']} kernel launches on" in line
+    assert "1 op(s) left to PyTorch (aten.cumsum)" in line
+    shared, copied = graph["weights_shared_bytes"], graph["weights_copied_bytes"]
+    assert shared + copied > 0
+    assert f"weights {format_bytes(shared)} held once, {format_bytes(copied)} copied;" in line

@@ -217,8 +217,6 @@ class PartitionWeights:
         hold tensors as ranges of their bytes (`joint`), and can be held so. The others are
         left to copy."""
         specs = {s.name: s for s in plan.inputs}
-        if not self.cuda and any(t.is_cuda for t in self.tensors.values()):
-            return {}
         held = {}
         for name, tensor in self.tensors.items():
             if name in bound and name in specs and stores_verbatim(specs[name], tensor):
@@ -269,8 +267,11 @@ class PartitionWeights:
 
     def reachable(self, tensor: Any) -> bool:
         """Whether `tensor` can be held in a buffer of this device: a CPU tensor on a device
-        that uses host arrays in place, or a CUDA tensor of the shared pool's GPU."""
+        that uses host arrays in place, or, where CUDA tensors are held once (`cuda`), a CUDA
+        tensor of the shared pool's GPU."""
         if tensor.is_cuda:
+            if not self.cuda:
+                return False
             from fusec.runtime.cuda_interop import shared_pool
 
             return tensor.device.index == shared_pool(self.device).ordinal
@@ -364,10 +365,10 @@ class PartitionWeights:
     def over_memory(self, tensor: Any) -> Any | None:
         """What binds `tensor` over its own memory (moving it where needed), or None where it
         cannot be: a host array used in place, or a device array of the CUDA-shared pool."""
+        if not self.reachable(tensor) or not tensor.nbytes:
+            return None
         if tensor.is_cuda:
             return self.over_cuda_memory(tensor)
-        if tensor.device.type != "cpu" or not self.device.host_pointers or not tensor.nbytes:
-            return None
         if tensor.data_ptr() % self.host_alignment == 0:
             host = host_array(tensor)
             return host if address(host) == tensor.data_ptr() else None  # else converted
@@ -380,9 +381,7 @@ class PartitionWeights:
         np.copyto(aligned, host_array(tensor))
         with torch.inference_mode(False):
             replacement = torch.from_numpy(aligned)
-            if tensor.dtype == torch.bfloat16:
-                replacement = replacement.view(torch.bfloat16)
-        move(tensor, replacement)
+        move(tensor, as_dtype(replacement, tensor.dtype))
         return aligned
 
     def over_cuda_memory(self, tensor: Any) -> Any | None:
@@ -392,10 +391,8 @@ class PartitionWeights:
         from fusec.runtime.cuda_interop import from_torch, shared_pool, view_of
 
         pool = shared_pool(self.device)
-        if not tensor.nbytes:
-            return None
         in_pool = tensor.data_ptr() in pool.allocations_by_pointer
-        if not in_pool and (tensor.device.index != pool.ordinal or not movable(tensor)
+        if not in_pool and (not movable(tensor)
                             or pool.allocation_bytes(tensor.nbytes) >= 2 * tensor.nbytes):
             return None
         bits = tensor.detach()
@@ -406,7 +403,5 @@ class PartitionWeights:
             return array
         with torch.inference_mode(False):
             replacement = view_of(pool, array)
-            if tensor.dtype == torch.bfloat16:
-                replacement = replacement.view(torch.bfloat16)
-        move(tensor, replacement)
+        move(tensor, as_dtype(replacement, tensor.dtype))
         return array

@@ -197,7 +197,33 @@ def bound_table(fn, ids, table):
     return None
 
 
-def test_cuda_weights_stay_torch_s_unless_asked():
+def held_once_run(model, ids, tmp_path, tol):
+    """`model` through the backend with ``hold_weights_once``, called once on `ids` and checked
+    against eager: (the compiled function, its report's graph, the bytes PyTorch's allocated
+    memory dropped by)."""
+    import gc
+    import json
+
+    with torch.inference_mode():
+        expected = model(ids)
+    gc.collect()
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch._dynamo.reset()
+    report = tmp_path / "report.json"
+    fn = torch.compile(model, backend="fusec", options={
+        "device": "gpu", "report": str(report), "hold_weights_once": True})
+    with torch.inference_mode():
+        got = fn(ids)
+        torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
+    del got
+    gc.collect()
+    torch.cuda.synchronize()
+    (graph,) = json.loads(report.read_text())["graphs"]
+    return fn, graph, before - torch.cuda.memory_allocated()
+
+
+def test_cuda_weights_stay_in_pytorchs_memory_unless_asked():
     """Without ``hold_weights_once`` PyTorch keeps its parameters' memory: the table's address
     is the one it had, and the outputs are eager's."""
     cuda_device()
@@ -216,32 +242,13 @@ def test_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     """The table is moved into fusec's memory: PyTorch's allocated bytes drop by about the
     report's ``weights_shared_bytes`` (at least the table's), the parameter (the same object,
     its values kept) lies inside the device array fusec binds, and the outputs are eager's."""
-    import gc
-    import json
-
     cuda_device()
     torch.manual_seed(3)
     model = Tables(dtype).eval().cuda()
     table = model.table.weight
     values = table.detach().clone()
     ids = torch.randint(0, 4096, (8, 64), device="cuda")
-    with torch.inference_mode():
-        expected = model(ids)
-    gc.collect()
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    torch._dynamo.reset()
-    report = tmp_path / "report.json"
-    fn = torch.compile(model, backend="fusec", options={
-        "device": "gpu", "report": str(report), "hold_weights_once": True})
-    with torch.inference_mode():
-        got = fn(ids)
-        torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
-    del got
-    gc.collect()
-    torch.cuda.synchronize()
-    dropped = before - torch.cuda.memory_allocated()
-    (graph,) = json.loads(report.read_text())["graphs"]
+    fn, graph, dropped = held_once_run(model, ids, tmp_path, tol)
     shared = graph["weights_shared_bytes"]
     assert shared >= table.nbytes and graph["weights_copied_bytes"] > 0
     assert dropped >= 0.9 * shared, (dropped, shared)
@@ -377,31 +384,12 @@ def test_linear_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     Parameter a view of its range (q, k and v one after the other): only small tensors stay
     copied, PyTorch's allocated bytes drop by the bytes held once, the parameters keep their
     objects and values, and the outputs are eager's."""
-    import gc
-    import json
-
     cuda_device()
     model = wide_bert(dtype)
     ids = torch.randint(0, 1000, (2, 128), device="cuda")
     objects = [id(p) for p in model.parameters()]
     values = {k: v.clone() for k, v in model.state_dict().items()}
-    with torch.inference_mode():
-        expected = model(ids)
-    gc.collect()
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    torch._dynamo.reset()
-    report = tmp_path / "report.json"
-    fn = torch.compile(model, backend="fusec", options={
-        "device": "gpu", "report": str(report), "hold_weights_once": True})
-    with torch.inference_mode():
-        got = fn(ids)
-        torch.testing.assert_close(got, expected, atol=tol, rtol=tol)
-    del got
-    gc.collect()
-    torch.cuda.synchronize()
-    dropped = before - torch.cuda.memory_allocated()
-    (graph,) = json.loads(report.read_text())["graphs"]
+    fn, graph, dropped = held_once_run(model, ids, tmp_path, tol)
     shared, copied = graph["weights_shared_bytes"], graph["weights_copied_bytes"]
     weights = linear_weights(model)
     assert len(weights) == 12

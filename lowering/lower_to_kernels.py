@@ -642,6 +642,11 @@ class LowerToKernelsPass(ModulePass):
             raise PassFailedException(
                 f"lower-to-kernels: gemm-split-depth must be positive, got {self.gemm_split_depth}"
             )
+        if self.gemm_whole_tile < 0:
+            raise PassFailedException(
+                f"lower-to-kernels: gemm-whole-tile must be 0 (none) or positive, got "
+                f"{self.gemm_whole_tile}"
+            )
         if self.cpu_chunk_min <= 0:
             raise PassFailedException(
                 f"lower-to-kernels: cpu-chunk-min must be positive, got {self.cpu_chunk_min}"

@@ -10,6 +10,10 @@
 // DEVICE: {{^}}fusec-opt: bad options for pass 'lower-to-kernels': device must be one of cpu, gpu, got 'tpu'{{$}}
 // DEVICE-NEXT: exit=2
 
+// RUN: sh -c "fusec-opt %s -p 'lower-to-kernels{device=gpu gemm-whole-tile=-128}' 2>&1; echo exit=\$?" | filecheck %s --check-prefix=TILE
+// TILE: {{^}}fusec-opt: bad options for pass 'lower-to-kernels': gemm-whole-tile must be 0 (none) or positive, got -128{{$}}
+// TILE-NEXT: exit=2
+
 // RUN: sh -c "fusec-opt %s -t 'opencl{device=tpu}' 2>&1; echo exit=\$?" | filecheck %s --check-prefix=TARGET
 // TARGET: {{^}}fusec-opt: bad options for target 'opencl': device 'tpu' is not one of cpu, gpu{{$}}
 // TARGET-NEXT: exit=2

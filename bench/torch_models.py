@@ -3,7 +3,7 @@
 
     python -m fusec.bench.torch_models [--device cuda|cpu] [--models bert,gpt2,llama]
         [--dtypes f32,f16,bf16] [--layers N] [--batch N] [--seq N] [--repeat N] [--profile]
-        [--reduce-overhead] [--autotune] [--kernel-time] [--json-out PATH]
+        [--reduce-overhead] [--autotune] [--kernel-time] [--flip-knob KNOB] [--json-out PATH]
 
 The models are built from their configurations with random weights (no download): BERT-base
 (12 layers, B=32, S=128), GPT-2 small (12 layers, B=16, S=128) and a Llama-style model (width
@@ -32,6 +32,8 @@ import sys
 import time
 from collections.abc import Callable
 from typing import Any
+
+from fusec import knobs
 
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 
@@ -151,6 +153,12 @@ def run(args: argparse.Namespace) -> list[dict]:
                     "device": fusec_device, "report": report,
                     "hold_weights_once": args.hold_weights_once}),
             }
+            for name_knob in args.flip_knob:  # the same backend with one knob flipped
+                value = not knobs.value(name_knob)
+                runners[f"fusec[{name_knob}={int(value)}]"] = torch.compile(
+                    model, backend="fusec", options={
+                        "device": fusec_device, "knobs": {name_knob: value},
+                        "hold_weights_once": args.hold_weights_once})
             if args.reduce_overhead and cuda:
                 runners["inductor-ro"] = torch.compile(model, mode="reduce-overhead")
             if args.autotune:
@@ -227,7 +235,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                     sum(g.get("weights_copied_bytes", 0) for g in graphs) / 2**20, 1)
             except (OSError, ValueError):
                 pass
-            for peer in ("inductor", "eager", "inductor-ro", "inductor-at"):
+            for peer in ("inductor", "eager", "inductor-ro", "inductor-at",
+                         *(r for r in runners if r.startswith("fusec["))):
                 if "fusec_ms" in row and f"{peer}_ms" in row:
                     row[f"fusec/{peer}"] = round(row["fusec_ms"] / row[f"{peer}_ms"], 3)
             print(json.dumps(row), flush=True)
@@ -267,8 +276,15 @@ def main(argv: list[str] | None = None) -> int:
                              "parameters moved into fusec's memory, held once; then compare "
                              "fusec_device_mib with eager_first_call_peak_mib, since the "
                              "weights no longer count in PyTorch's peaks after the move)")
+    parser.add_argument("--flip-knob", action="append", default=[], metavar="KNOB",
+                        help="also the fusec backend with this code-generation knob flipped "
+                             "(fusec.knobs; runner 'fusec[KNOB=0|1]', timed in the same turns; "
+                             "repeatable)")
     parser.add_argument("--json-out", default=None)
     args = parser.parse_args(argv)
+    for name in args.flip_knob:
+        if name not in knobs.KNOBS:
+            parser.error(f"unknown knob '{name}' (known: {', '.join(sorted(knobs.KNOBS))})")
     rows = run(args)
     print("\nmodel  dtype  eager_ms  inductor_ms  fusec_ms  fusec/inductor  fusec/eager  errors")
     for r in rows:

@@ -20,7 +20,10 @@ handle, mapped into the CUDA address space) imported into OpenCL
   PyTorch (a memory-bound copy on the GPU: 0.06 ms for 64 MiB on the H100, where the copy
   through the host that `fusec.runtime.interop` makes costs 66 ms). It waits for PyTorch's
   current stream, so the values are there before any OpenCL command reads them;
-  `from_torch_all` takes a call's inputs together, with one wait.
+  `from_torch_all` takes a call's inputs together, with one wait. The copies are ordered
+  after the OpenCL commands already enqueued (which may still read a buffer the pool hands
+  out again) on the GPU, by `StreamOrder`, where the device has one: the host then waits
+  once, for the stream, not first for the queue too.
 
 Each imported buffer is acquired for OpenCL once, when it is made
 (``clEnqueueAcquireExternalMemObjectsKHR``), and the host waits at each hand-over between the
@@ -429,11 +432,13 @@ def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice, narrow: bool = 
         arrays.append(out)
         if out.nbytes:
             copies.append((out, tensor, stored))
-    if copies:
-        shared = device_queue(device)
-        shared.queue.finish()  # no OpenCL command still uses a reused buffer
-        if shared.pending:  # a bad index an earlier call met, not yet reported
-            shared.report_pending()
+    shared = device_queue(device)
+    if copies:  # no OpenCL command may still use a reused buffer when the copies write it
+        order = stream_order(device)
+        if order is None:
+            shared.queue.finish()
+        else:  # ordered on the GPU: the host goes on to enqueue the copies at once
+            order.after_queue(torch.cuda.current_stream(pool.ordinal))
         for out, tensor, stored in copies:
             target = pool.raw(out.buffer)[:out.nbytes].view(stored).view(out.shape)
             target.copy_(tensor.detach().reshape(out.shape))
@@ -444,5 +449,7 @@ def from_torch_all(tensors: Sequence[Any], device: OpenCLDevice, narrow: bool = 
         bounds = {i: (low, high) for i, (low, high) in zip(ranged, pairs, strict=True)}
     elif tensors:
         torch.cuda.current_stream(tensors[0].device).synchronize()
+    if shared.pending:  # a bad index an earlier call met, not yet reported
+        shared.report_pending()
     return arrays, bounds
 

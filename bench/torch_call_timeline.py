@@ -1,0 +1,165 @@
+"""Where the host's time goes in back-to-back calls of a model compiled with the fusec backend,
+and how long the GPU takes to order PyTorch's stream after fusec's OpenCL queue.
+
+    python -m fusec.bench.torch_call_timeline [--models bert,gpt2] [--dtype f16] [--batch N]
+        [--calls 20]
+
+Unlike `torch_partition_profile` (each step synchronised on its own), the calls here run as a
+user runs them, one after another with no synchronisation between them; each step of each
+partition call is stamped on the host (``time.perf_counter``): the tensors into fusec
+(`TensorBridge.to_fusec`, which holds the call's one host wait), the executable's enqueueing,
+the outputs back (`TensorBridge.to_torch_all`), and the time outside partitions (PyTorch's
+guards and ops). The medians over the later calls are printed, in ms.
+
+``--probe`` also times the hand-over alone (`StreamOrder`): one small kernel on the OpenCL
+queue, PyTorch's stream ordered after it (``cuStreamWaitValue64``), the host waiting for the
+stream; against the same kernel waited for with ``clFinish``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+@contextmanager
+def stamped(stamps: list[tuple[str, float, float]]) -> Iterator[None]:
+    """Within the block, each call of the stamped steps appends (step, start, end)."""
+    from fusec.compiler import torch_partition
+    from fusec.runtime.executable import Executable
+
+    targets = [(torch_partition.FusecPartition, "__call__", "partition"),
+               (torch_partition.TensorBridge, "to_fusec", "to_fusec"),
+               (Executable, "run_device", "enqueue"),
+               (torch_partition.TensorBridge, "to_torch_all", "to_torch")]
+    saved = [(cls, attr, getattr(cls, attr)) for cls, attr, _ in targets]
+
+    def wrap(original: Callable[..., Any], step: str) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                stamps.append((step, start, time.perf_counter()))
+        return timed
+
+    for (cls, attr, step), (_, _, original) in zip(targets, saved, strict=True):
+        setattr(cls, attr, wrap(original, step))
+    try:
+        yield
+    finally:
+        for cls, attr, original in saved:
+            setattr(cls, attr, original)
+
+
+def timeline(call: Callable[[], Any], sync: Callable[[], None], calls: int) -> dict[str, float]:
+    """Medians (ms) over the second half of `calls` back-to-back calls of each step, of the
+    whole call and of the time outside partitions."""
+    stamps: list[tuple[str, float, float]] = []
+    ends: list[float] = []
+    sync()
+    start = time.perf_counter()
+    with stamped(stamps):
+        for _ in range(calls):
+            call()
+            ends.append(time.perf_counter())
+    sync()
+    total = time.perf_counter() - start
+    by_call: list[dict[str, float]] = [defaultdict(float) for _ in range(calls)]
+    begins = [start, *ends[:-1]]
+    for step, a, b in stamps:
+        index = next(i for i, end in enumerate(ends) if b <= end)
+        by_call[index][step] += (b - a) * 1e3
+    for i in range(calls):
+        by_call[i]["call"] = (ends[i] - begins[i]) * 1e3
+        by_call[i]["outside"] = by_call[i]["call"] - by_call[i]["partition"]
+    later = by_call[calls // 2:]
+    result = {step: round(statistics.median(c[step] for c in later), 4)
+              for step in ("call", "outside", "partition", "to_fusec", "enqueue", "to_torch")}
+    result["wall_per_call"] = round(total / calls * 1e3, 4)
+    return result
+
+
+def probe(repeat: int = 200) -> dict[str, float]:
+    """The hand-over's latency (see the module docstring), medians in us."""
+    import numpy as np
+    import pyopencl as cl
+    import torch
+
+    from fusec.runtime.cuda_interop import enable_cuda_sharing, stream_order
+    from fusec.runtime.device import select_device
+    from fusec.runtime.device_array import device_queue, empty
+
+    device = select_device("gpu")
+    enable_cuda_sharing(device)
+    order = stream_order(device)
+    queue = device_queue(device).queue
+    program = cl.Program(device.context,
+                         "__kernel void k(__global float* a) { a[0] += 1.0f; }").build()
+    array = empty(device, (1,), np.float32)
+    kernel = program.k
+    kernel.set_arg(0, array.buffer)
+    stream = torch.cuda.current_stream()
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(repeat):
+        queue.finish()
+        stream.synchronize()
+        t0 = time.perf_counter()
+        cl.enqueue_nd_range_kernel(queue, kernel, (1,), (1,))
+        queue.finish()
+        t1 = time.perf_counter()
+        cl.enqueue_nd_range_kernel(queue, kernel, (1,), (1,))
+        if order is not None:
+            order.after_queue(stream)
+        t2 = time.perf_counter()
+        stream.synchronize()
+        t3 = time.perf_counter()
+        times["kernel_then_clFinish"].append((t1 - t0) * 1e6)
+        times["after_queue_enqueue"].append((t2 - t1) * 1e6)
+        times["kernel_then_stream_wait"].append((t3 - t1) * 1e6)
+    return {name: round(statistics.median(v), 1) for name, v in times.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    from fusec.bench.torch_models import DTYPES, build
+
+    parser = argparse.ArgumentParser(prog="python -m fusec.bench.torch_call_timeline",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="bert,gpt2")
+    parser.add_argument("--dtype", default="f16", choices=sorted(DTYPES))
+    parser.add_argument("--batch", type=int, default=None)
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--probe", action="store_true")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    args = parser.parse_args(argv)
+    cuda = args.device == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    rows = []
+    for name in args.models.split(","):
+        model, kwargs, text = build(name, None, getattr(torch, DTYPES[args.dtype]), args.device,
+                                    args.batch, None)
+        fn = torch.compile(model, backend="fusec",
+                           options={"device": "gpu" if cuda else "cpu"})
+        with torch.inference_mode():
+            for _ in range(3):
+                fn(**kwargs)
+            row = {"model": text, **timeline(lambda: fn(**kwargs), sync, args.calls)}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+        torch._dynamo.reset()
+    if args.probe and cuda:
+        print(json.dumps({"probe_us": probe()}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

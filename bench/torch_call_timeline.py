@@ -2,7 +2,7 @@
 and how long the GPU takes to order PyTorch's stream after fusec's OpenCL queue.
 
     python -m fusec.bench.torch_call_timeline [--models bert,gpt2] [--dtype f16] [--batch N]
-        [--calls 20]
+        [--calls 20] [--options JSON] [--probe]
 
 Unlike `torch_partition_profile` (each step synchronised on its own), the calls here run as a
 user runs them, one after another with no synchronisation between them; each step of each
@@ -101,29 +101,35 @@ def probe(repeat: int = 200) -> dict[str, float]:
     enable_cuda_sharing(device)
     order = stream_order(device)
     queue = device_queue(device).queue
-    program = cl.Program(device.context,
-                         "__kernel void k(__global float* a) { a[0] += 1.0f; }").build()
-    array = empty(device, (1,), np.float32)
+    program = cl.Program(device.context, """
+        __kernel void k(__global float* a, int n) {
+          float x = a[get_global_id(0)];
+          for (int i = 0; i < n; ++i) x = x * 0.999f + 1.0f;
+          a[get_global_id(0)] = x;
+        }""").build()
+    array = empty(device, (132 * 128,), np.float32)
     kernel = program.k
     kernel.set_arg(0, array.buffer)
     stream = torch.cuda.current_stream()
     times: dict[str, list[float]] = defaultdict(list)
-    for _ in range(repeat):
-        queue.finish()
-        stream.synchronize()
-        t0 = time.perf_counter()
-        cl.enqueue_nd_range_kernel(queue, kernel, (1,), (1,))
-        queue.finish()
-        t1 = time.perf_counter()
-        cl.enqueue_nd_range_kernel(queue, kernel, (1,), (1,))
-        if order is not None:
-            order.after_queue(stream)
-        t2 = time.perf_counter()
-        stream.synchronize()
-        t3 = time.perf_counter()
-        times["kernel_then_clFinish"].append((t1 - t0) * 1e6)
-        times["after_queue_enqueue"].append((t2 - t1) * 1e6)
-        times["kernel_then_stream_wait"].append((t3 - t1) * 1e6)
+    for n in (0, 20000, 200000):  # the kernel's loop: a few us, then about 0.1 and 1 ms
+        kernel.set_arg(1, np.int32(n))
+        for _ in range(repeat if n == 0 else repeat // 10):
+            queue.finish()
+            stream.synchronize()
+            t0 = time.perf_counter()
+            cl.enqueue_nd_range_kernel(queue, kernel, (132 * 128,), (128,))
+            queue.finish()
+            t1 = time.perf_counter()
+            cl.enqueue_nd_range_kernel(queue, kernel, (132 * 128,), (128,))
+            if order is not None:
+                order.after_queue(stream)
+            t2 = time.perf_counter()
+            stream.synchronize()
+            t3 = time.perf_counter()
+            times[f"loop{n}_clFinish"].append((t1 - t0) * 1e6)
+            times[f"loop{n}_after_queue_enqueue"].append((t2 - t1) * 1e6)
+            times[f"loop{n}_stream_wait"].append((t3 - t1) * 1e6)
     return {name: round(statistics.median(v), 1) for name, v in times.items()}
 
 
@@ -140,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--options", default="{}",
+                        help="more backend options, as JSON (e.g. '{\"overlap\": false}')")
     args = parser.parse_args(argv)
     cuda = args.device == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -147,12 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.models.split(","):
         model, kwargs, text = build(name, None, getattr(torch, DTYPES[args.dtype]), args.device,
                                     args.batch, None)
-        fn = torch.compile(model, backend="fusec",
-                           options={"device": "gpu" if cuda else "cpu"})
+        fn = torch.compile(model, backend="fusec", options={
+            "device": "gpu" if cuda else "cpu", **json.loads(args.options)})
         with torch.inference_mode():
             for _ in range(3):
                 fn(**kwargs)
-            row = {"model": text, **timeline(lambda: fn(**kwargs), sync, args.calls)}
+            row = {"model": text, "options": args.options, **timeline(lambda: fn(**kwargs), sync, args.calls)}
         print(json.dumps(row), flush=True)
         rows.append(row)
         torch._dynamo.reset()

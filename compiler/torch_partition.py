@@ -292,6 +292,9 @@ class FusecPartition:
         from fusec.compiler.torch_compile import compile_imported
 
         imported = import_graph(self.gm, list(args), self.bound, f"<{self.name}>")
+        # The last executable goes first: a buffer it binds over tensors' memory keeps views
+        # of them, and a tensor with another view over its memory may not move (`movable`).
+        self.exe = None
         self.weights = PartitionWeights(self.device,
                                         {name: args[i] for i, name in imported.bound.items()},
                                         self.options.hold_weights_once)
@@ -306,7 +309,7 @@ class FusecPartition:
 
     def __call__(self, *args: Any) -> Any:
         changed = self.states.changed(args)
-        if changed:
+        if changed or self.exe is None:
             self.refresh(list(args), changed)
         inputs = self.bridge.to_fusec([args[i] for i in range(len(args)) if i not in self.bound])
         results = self.exe(*inputs)
@@ -318,6 +321,9 @@ class FusecPartition:
         where fusec only moved it: its values are those compiled with; nor where the folded
         input's buffer holds its memory, `PartitionWeights.holds`: its changes are the
         kernels')."""
+        if self.exe is None:  # the last compile failed
+            self.build(args)
+            return
         names = set(self.exe.param_names)
         moved = {i for i in changed if self.states.moved(args, i)}
         held = {i for i in changed if self.weights.holds(self.imported.bound.get(i), args[i])}

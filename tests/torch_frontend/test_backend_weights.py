@@ -326,6 +326,34 @@ def test_changes_to_weights_held_as_ranges_are_seen_without_a_compile(monkeypatc
     assert joint_host(part, qkv_biases(model)) is not None
 
 
+def test_a_replaced_bias_is_held_with_neighbours_bound_over_their_memory(monkeypatch,
+                                                                         alignment):
+    """After ``load_state_dict`` (a compile that finds the biases lying as their folded
+    buffer holds them and binds it over their memory), a replaced bias is held in one buffer
+    with its neighbours again: the last executable's hold on their memory goes before the
+    compile that moves them (H200, 2026-12-02: with the old one alive the neighbours could
+    not move and were held twice)."""
+    builds = counted_builds(monkeypatch)
+    model = Hidden(tiny_bert())
+    ids = torch.randint(0, VOCAB, (2, 16))
+    fn = compiled(model)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    model.load_state_dict({key: value + 0.01 * torch.randn_like(value)
+                           if value.is_floating_point() else value
+                           for key, value in model.state_dict().items()})
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    compiles = len(builds)
+    attention = model.model.encoder.layer[0].attention.self
+    attention.key.bias = nn.Parameter(torch.randn(64))
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    assert len(builds) == compiles + 1
+    (part,) = partitions(lambda: fn(ids))
+    assert joint_host(part, qkv_biases(model)) is not None
+
+
 def test_a_variant_shares_the_buffer_its_weights_lie_in(monkeypatch, alignment):
     """A second set of shapes compiles the graph again: the biases lie as its folded input
     holds them (moved by the first), so it binds over their memory, moving nothing, and both

@@ -71,3 +71,17 @@ def use_host_buffer(context: cl.Context, array: np.ndarray, read_only: bool) -> 
     """A buffer that is `array` itself (``CL_MEM_USE_HOST_PTR``); `array` must be
     C-contiguous and must outlive every command that uses the buffer."""
     return cl.Buffer(context, USE_HOST_READ if read_only else USE_HOST_READ_WRITE, hostbuf=array)
+
+
+def pinned_empty(queue: cl.CommandQueue, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array in page-locked host memory of `queue`'s context: a buffer
+    allocated by the driver (``CL_MEM_ALLOC_HOST_PTR``), mapped once and never unmapped (the
+    array keeps the buffer). A non-blocking read into it is one DMA behind the commands before
+    it; into pageable memory (a numpy array) NVIDIA's driver stages it, and commands after the
+    read wait for the host side of that."""
+    nbytes = max(1, math.prod(shape) * np.dtype(dtype).itemsize)
+    buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+                       nbytes)
+    array, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                                     shape, dtype, is_blocking=True)
+    return array

@@ -15,7 +15,9 @@ next wait on the device's queue, i.e. `DeviceArray.get` (or ``np.asarray``), `De
 or `Executable.synchronize`, which raise it (`DeviceQueue.pending`). Nothing is waited for
 that was not: on a device that uses host arrays in place (Intel's CPU OpenCL) the buffer is
 over a host array, read in place after the wait (a few tens of ns a call); elsewhere each call
-enqueues a non-blocking 8-byte read of word 0 behind its kernels, which the wait covers. The
+enqueues a non-blocking 8-byte read of word 0 behind its kernels, which the wait covers, into
+page-locked memory (`host_memory.pinned_empty`: into a numpy array, NVIDIA's driver made the
+commands after the read wait for the host's side of it). The
 record stays set until it is reported, so a later call on the same executable that waits
 first reports it too (as an asynchronous CUDA error is reported by a later call).
 """
@@ -29,7 +31,8 @@ from fusec.codegen.plan import ProgramPlan
 from fusec.errors import IndexOutOfRangeError
 
 from .device import OpenCLDevice
-from .host_memory import aligned_empty, host_alignment, use_host_buffer
+from .device_array import device_queue
+from .host_memory import aligned_empty, host_alignment, pinned_empty, use_host_buffer
 
 
 class IndexErrors:
@@ -52,7 +55,8 @@ class IndexErrors:
             self.buffer = cl.Buffer(device.context,
                                     cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                                     hostbuf=initial)
-            self.seen = np.zeros(1, np.int64)
+            self.seen = pinned_empty(device_queue(device).queue, (1,), np.int64)
+            self.seen[0] = 0
         self.flag = memoryview(self.seen)
         """Word 0 as last seen by the host (``flag[0]`` is a Python int: the cheapest read)."""
 

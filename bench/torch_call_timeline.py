@@ -22,6 +22,7 @@ import argparse
 import json
 import statistics
 import sys
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -35,20 +36,34 @@ def stamped(stamps: list[tuple[str, float, float]]) -> Iterator[None]:
     from fusec.compiler import torch_partition
     from fusec.runtime.executable import Executable
 
+    import torch
+
     targets = [(torch_partition.FusecPartition, "__call__", "partition"),
                (torch_partition.TensorBridge, "to_fusec", "to_fusec"),
                (Executable, "run_device", "enqueue"),
-               (torch_partition.TensorBridge, "to_torch_all", "to_torch")]
+               (torch_partition.TensorBridge, "to_torch_all", "to_torch"),
+               (torch.Tensor, "tolist", "host_wait")]
     saved = [(cls, attr, getattr(cls, attr)) for cls, attr, _ in targets]
 
     def wrap(original: Callable[..., Any], step: str) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             try:
-                return original(*args, **kwargs)
+                result = original(*args, **kwargs)
             finally:
                 stamps.append((step, start, time.perf_counter()))
+            if step == "enqueue" and result[0] and result[0][0].event is not None:
+                watch(result[0][0].event)
+            return result
         return timed
+
+    def watch(event: Any) -> None:
+        """Stamps, from a thread of its own, when the call's last command has finished."""
+        def wait() -> None:
+            event.wait()
+            now = time.perf_counter()
+            stamps.append(("kernels_done", now, now))
+        threading.Thread(target=wait, daemon=True).start()
 
     for (cls, attr, step), (_, _, original) in zip(targets, saved, strict=True):
         setattr(cls, attr, wrap(original, step))
@@ -65,6 +80,8 @@ def timeline(call: Callable[[], Any], sync: Callable[[], None], calls: int) -> d
     stamps: list[tuple[str, float, float]] = []
     ends: list[float] = []
     sync()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # the watching threads stamp soon after their wait ends
     start = time.perf_counter()
     with stamped(stamps):
         for _ in range(calls):
@@ -72,17 +89,31 @@ def timeline(call: Callable[[], Any], sync: Callable[[], None], calls: int) -> d
             ends.append(time.perf_counter())
     sync()
     total = time.perf_counter() - start
+    sys.setswitchinterval(interval)
+    time.sleep(0.05)
     by_call: list[dict[str, float]] = [defaultdict(float) for _ in range(calls)]
     begins = [start, *ends[:-1]]
+    waits_end = sorted(b for step, _, b in stamps if step == "host_wait")
+    done = sorted(a for step, a, _ in stamps if step == "kernels_done")
     for step, a, b in stamps:
-        index = next(i for i, end in enumerate(ends) if b <= end)
+        if step == "kernels_done":
+            continue
+        index = next((i for i, end in enumerate(ends) if b <= end), calls - 1)
         by_call[index][step] += (b - a) * 1e3
     for i in range(calls):
         by_call[i]["call"] = (ends[i] - begins[i]) * 1e3
         by_call[i]["outside"] = by_call[i]["call"] - by_call[i]["partition"]
-    later = by_call[calls // 2:]
+    # From the end of a call's host wait to its kernels' end (stamped by a thread), and from
+    # there to the next call's host wait's end: where the GPU's time goes.
+    if len(waits_end) == calls and len(done) == calls:
+        for i in range(calls - 1):
+            by_call[i]["wait_end_to_kernels_done"] = (done[i] - waits_end[i]) * 1e3
+            by_call[i]["kernels_done_to_next_wait_end"] = (waits_end[i + 1] - done[i]) * 1e3
+    later = by_call[calls // 2:-1]
     result = {step: round(statistics.median(c[step] for c in later), 4)
-              for step in ("call", "outside", "partition", "to_fusec", "enqueue", "to_torch")}
+              for step in ("call", "outside", "partition", "to_fusec", "host_wait", "enqueue",
+                           "to_torch", "wait_end_to_kernels_done",
+                           "kernels_done_to_next_wait_end")}
     result["wall_per_call"] = round(total / calls * 1e3, 4)
     return result
 

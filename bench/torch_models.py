@@ -151,14 +151,14 @@ def run(args: argparse.Namespace) -> list[dict]:
                 "inductor": torch.compile(model),
                 "fusec": torch.compile(model, backend="fusec", options={
                     "device": fusec_device, "report": report,
-                    "hold_weights_once": args.hold_weights_once}),
+                    "hold_weights_once": not args.copy_cuda_weights}),
             }
             for name_knob in args.flip_knob:  # the same backend with one knob flipped
                 value = not knobs.value(name_knob)
                 runners[f"fusec[{name_knob}={int(value)}]"] = torch.compile(
                     model, backend="fusec", options={
                         "device": fusec_device, "knobs": {name_knob: value},
-                        "hold_weights_once": args.hold_weights_once})
+                        "hold_weights_once": not args.copy_cuda_weights})
             if args.reduce_overhead and cuda:
                 runners["inductor-ro"] = torch.compile(model, mode="reduce-overhead")
             if args.autotune:
@@ -271,9 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also break the fusec runner's call down by partition and kernel "
                              "(bench/torch_partition_profile.py)")
-    parser.add_argument("--hold-weights-once", action="store_true",
-                        help="the fusec backend's option hold_weights_once (CUDA tensors: "
-                             "parameters moved into fusec's memory, held once; then compare "
+    parser.add_argument("--copy-cuda-weights", action="store_true",
+                        help="the fusec backend's option hold_weights_once off (CUDA tensors: "
+                             "fusec holds copies of the parameters; on, the default, they are "
+                             "moved into fusec's memory and held once: then compare "
                              "fusec_device_mib with eager_first_call_peak_mib, since the "
                              "weights no longer count in PyTorch's peaks after the move)")
     parser.add_argument("--flip-knob", action="append", default=[], metavar="KNOB",

@@ -88,12 +88,11 @@ class Options:
     call input, refused on the host if bad. False: the host waits for the kernels."""
     knobs: dict[str, bool] = field(default_factory=dict)
     """Code-generation knobs set for this graph's compiles (`fusec.knobs`)."""
-    hold_weights_once: bool = False
+    hold_weights_once: bool = True
     """With CUDA tensors, hold the parameters fusec stores as they are once, in fusec's
-    memory, their ``.data`` over it (`fusec.compiler.torch_weights`). Off by default: on the
-    H200 (2026-12-02) the GPU tests of it passed but the process did not exit afterwards, and
-    one test of linear weights changed in place failed; not yet understood. CPU tensors are
-    held once whatever this says."""
+    memory, their ``.data`` over it (`fusec.compiler.torch_weights`). False: PyTorch keeps
+    its parameters' memory and fusec holds copies of them. CPU tensors are held once whatever
+    this says."""
 
     @staticmethod
     def parse(options: dict[str, Any] | None) -> Options:

@@ -227,8 +227,8 @@ class PartitionWeights:
         self.device = device
         self.tensors = dict(tensors)
         self.cuda = cuda
-        """Whether CUDA tensors are held once too (the backend's option ``hold_weights_once``:
-        off unless asked, see `Options.hold_weights_once`); CPU tensors always are."""
+        """Whether CUDA tensors are held once too (the backend's option ``hold_weights_once``,
+        on unless turned off, see `Options.hold_weights_once`); CPU tensors always are."""
         self.host_alignment = host_alignment(device.device)
         self.placed: dict[str, int] = {}
         """Tensors (by name) that are part of a folded input's buffer (`joint`): the address

@@ -252,12 +252,12 @@ def test_overlap_option_is_checked():
         Options.parse({"overlap": "yes"})
 
 
-def test_hold_weights_once_option_is_checked_and_off_by_default():
+def test_hold_weights_once_option_is_checked_and_on_by_default():
     from fusec.compiler.diagnostics import FusecError
     from fusec.compiler.torch_partition import Options
 
-    assert Options.parse({}).hold_weights_once is False
-    assert Options.parse({"hold_weights_once": True}).hold_weights_once is True
+    assert Options.parse({}).hold_weights_once is True
+    assert Options.parse({"hold_weights_once": False}).hold_weights_once is False
     with pytest.raises(FusecError, match="hold_weights_once takes True or False"):
         Options.parse({"hold_weights_once": 1})
 

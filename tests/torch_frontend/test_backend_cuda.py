@@ -223,15 +223,15 @@ def held_once_run(model, ids, tmp_path, tol):
     return fn, graph, before - torch.cuda.memory_allocated()
 
 
-def test_cuda_weights_stay_in_pytorchs_memory_unless_asked():
-    """Without ``hold_weights_once`` PyTorch keeps its parameters' memory: the table's address
-    is the one it had, and the outputs are eager's."""
+def test_cuda_weights_stay_in_pytorchs_memory_when_asked():
+    """With ``hold_weights_once`` off PyTorch keeps its parameters' memory: the table's
+    address is the one it had, and the outputs are eager's."""
     cuda_device()
     torch.manual_seed(6)
     model = Tables().eval().cuda()
     pointer = model.table.weight.data_ptr()
     ids = torch.randint(0, 4096, (8, 64), device="cuda")
-    fn = compiled(model)
+    fn = compiled(model, hold_weights_once=False)
     with torch.inference_mode():
         torch.testing.assert_close(fn(ids), model(ids), atol=1e-4, rtol=1e-4)
     assert model.table.weight.data_ptr() == pointer

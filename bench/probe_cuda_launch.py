@@ -1,0 +1,204 @@
+"""Can fusec's kernels run in PyTorch's own CUDA context? A probe for the GPU machine.
+
+    python -m fusec.bench.probe_cuda_launch [--model bert] [--batch 32] [--dtype f16]
+
+NVIDIA's OpenCL compiles a program to PTX (its program binary). This probe compiles a model's
+partition through the backend as usual, takes that PTX, loads it with the CUDA driver
+(``cuModuleLoadDataEx``) into the context PyTorch uses, mirrors every buffer of the
+executable in memory PyTorch allocates (bound weights and intermediates; the inputs of one
+call), and launches the plan's kernels with ``cuLaunchKernel`` on PyTorch's current stream:
+then the outputs are compared with the OpenCL run's, and the launches are timed as they are
+and captured into a CUDA graph (``torch.cuda.CUDAGraph``) and replayed. Each kernel that does
+not load or launch is reported with the driver's message. Nothing of this is used by fusec
+yet: it measures what a CUDA launch path would give (issue 29: one context, no hand-over
+between two APIs, graph replay at batch 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import re
+import statistics
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+CU_JIT_INFO_LOG_BUFFER = 3
+CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
+CU_JIT_ERROR_LOG_BUFFER = 5
+CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+class Cuda:
+    """The few driver calls the probe makes, through ctypes."""
+
+    def __init__(self) -> None:
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        self.lib.cuLaunchKernel.argtypes = [
+            ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+            ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
+            ctypes.c_void_p]
+
+    def error(self, status: int) -> str:
+        text = ctypes.c_char_p()
+        self.lib.cuGetErrorString(status, ctypes.byref(text))
+        return f"{status} ({text.value.decode() if text.value else '?'})"
+
+    def load(self, ptx: bytes) -> tuple[ctypes.c_void_p | None, str]:
+        module = ctypes.c_void_p()
+        log = ctypes.create_string_buffer(1 << 16)
+        options = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER,
+                                     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        values = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p).value, 1 << 16)
+        status = self.lib.cuModuleLoadDataEx(ctypes.byref(module), ctypes.c_char_p(ptx), 2,
+                                             options, values)
+        if status:
+            return None, f"cuModuleLoadDataEx: {self.error(status)}: {log.value.decode()[:800]}"
+        return module, ""
+
+    def function(self, module: ctypes.c_void_p, name: str) -> tuple[Any, str]:
+        function = ctypes.c_void_p()
+        status = self.lib.cuModuleGetFunction(ctypes.byref(function), module, name.encode())
+        if status:
+            return None, f"cuModuleGetFunction {name}: {self.error(status)}"
+        return function, ""
+
+
+def local_for(global_size: tuple[int, ...]) -> tuple[int, ...]:
+    """A block for a launch whose local size the driver was left to choose: the largest
+    divisor of the first dimension up to 256, ones elsewhere."""
+    first = max(d for d in range(1, min(256, global_size[0]) + 1) if global_size[0] % d == 0)
+    return (first, *([1] * (len(global_size) - 1)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    from fusec.bench.torch_models import DTYPES, build
+    from fusec.bench.torch_partition_profile import recorded_partitions
+
+    parser = argparse.ArgumentParser(prog="python -m fusec.bench.probe_cuda_launch",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="bert")
+    parser.add_argument("--batch", type=int, default=None)
+    parser.add_argument("--dtype", default="f16", choices=sorted(DTYPES))
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {"model": args.model, "dtype": args.dtype}
+    model, kwargs, text = build(args.model, None, getattr(torch, DTYPES[args.dtype]), "cuda",
+                                args.batch, None)
+    report["summary"] = text
+    fn = torch.compile(model, backend="fusec", options={"device": "gpu"})
+    with torch.inference_mode(), recorded_partitions() as calls:
+        fn(**kwargs)
+    part, part_args = max(calls, key=lambda c: len(c[0].exe.plan.launches))
+    exe = part.exe
+    host = [a.get() for a in part.bridge.to_fusec(
+        [part_args[i] for i in range(len(part_args)) if i not in part.bound])]
+    expected = [np.array(o) for o in exe(*host)]  # a call with host arrays: its buffers made
+    exe.synchronize()
+    binaries = exe.program.binaries
+    ptx = binaries[0]
+    report["ptx_bytes"] = len(ptx)
+    text_ptx = ptx.decode(errors="replace")
+    report["ptx_head"] = text_ptx[:600]
+    report["envreg_lines"] = sorted(set(re.findall(r"%envreg\d+", text_ptx)))
+    report["shared_decls"] = re.findall(r"\.shared[^;\n]*", text_ptx)[:6]
+    cuda = Cuda()
+    torch.cuda.synchronize()
+    module, message = cuda.load(ptx + b"\0")
+    if module is None:
+        report["load_error"] = message
+        print(json.dumps(report, indent=1))
+        return 1
+    import pyopencl as cl
+
+    mirrors: dict[int, Any] = {}
+    for index, spec in enumerate(exe.plan.buffers):
+        buffer = exe.buffers[index]
+        nbytes = max(1, buffer.size if buffer is not None else spec.nbytes)
+        data = np.zeros(nbytes, np.uint8)
+        if buffer is not None:
+            cl.enqueue_copy(exe.queue, data, buffer, is_blocking=True)
+        mirrors[index] = torch.from_numpy(data).cuda()
+    launches = []
+    errors = []
+    for launch in exe.plan.launches:
+        function, message = cuda.function(module, launch.kernel)
+        if function is None:
+            errors.append(message)
+            continue
+        shared = ctypes.c_int()
+        cuda.lib.cuFuncGetAttribute(ctypes.byref(shared), CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                    function)
+        local = launch.local_size or local_for(launch.global_size)
+        grid = [g // l for g, l in zip(launch.global_size, local, strict=True)]
+        pointers = [ctypes.c_uint64(mirrors[b].data_ptr()) for b in launch.buffers]
+        params = (ctypes.c_void_p * max(1, len(pointers)))(
+            *[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in pointers])
+        dims = [*grid, 1, 1][:3], [*local, 1, 1][:3]
+        launches.append((launch.kernel, function, dims, params, pointers, shared.value))
+    report["kernels"] = len(exe.plan.launches)
+    report["function_errors"] = errors[:5]
+    if errors:
+        print(json.dumps(report, indent=1))
+        return 1
+    stream = torch.cuda.current_stream()
+
+    def run() -> list[str]:
+        failed = []
+        for name, function, (grid, block), params, _, _ in launches:
+            status = cuda.lib.cuLaunchKernel(function, *grid, *block, 0,
+                                             ctypes.c_void_p(stream.cuda_stream), params, None)
+            if status:
+                failed.append(f"{name}: {cuda.error(status)}")
+        return failed
+
+    failed = run()
+    torch.cuda.synchronize()
+    report["launch_errors"] = failed[:5]
+    outputs = []
+    for port, want in zip(exe.outputs, expected, strict=True):
+        got = mirrors[port.spec.buffer][:want.nbytes].cpu().numpy().view(want.dtype)
+        got = got.reshape(want.shape)
+        outputs.append(float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))))
+    report["max_abs_diff_vs_opencl"] = outputs
+    report["shared_bytes"] = sorted({s for *_, s in launches})[-3:]
+
+    def timed(call: Any, sync: Any = torch.cuda.synchronize) -> float:
+        samples = []
+        for _ in range(5):
+            sync()
+            start = time.perf_counter()
+            for _ in range(args.repeat):
+                call()
+            sync()
+            samples.append((time.perf_counter() - start) / args.repeat * 1e3)
+        return round(statistics.median(samples), 4)
+
+    report["cuda_launch_ms"] = timed(run)
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            stream = torch.cuda.current_stream()
+            run()
+        report["graph_replay_ms"] = timed(graph.replay)
+    except Exception as e:  # noqa: BLE001 - reported
+        report["graph_error"] = f"{type(e).__name__}: {e}"[:300]
+    device_arrays = part.bridge.to_fusec(
+        [part_args[i] for i in range(len(part_args)) if i not in part.bound])
+    report["opencl_executable_ms"] = timed(lambda: exe(*device_arrays), exe.synchronize)
+    with torch.inference_mode():
+        report["backend_call_ms"] = timed(lambda: fn(**kwargs))
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

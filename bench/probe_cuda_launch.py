@@ -110,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     report["ptx_head"] = text_ptx[:600]
     report["envreg_lines"] = sorted(set(re.findall(r"%envreg\d+", text_ptx)))
     report["shared_decls"] = re.findall(r"\.shared[^;\n]*", text_ptx)[:6]
+    entries = re.findall(r"\.entry\s+(\w+)\s*\((.*?)\)", text_ptx, re.S)
+    report["entries"] = {name: " ".join(params.split())[:400] for name, params in entries[:4]}
+    report["launch_buffers"] = [(launch.kernel, len(launch.buffers), launch.global_size,
+                                 launch.local_size) for launch in exe.plan.launches[:4]]
+    print(json.dumps(report, indent=1), flush=True)
     cuda = Cuda()
     torch.cuda.synchronize()
     module, message = cuda.load(ptx + b"\0")
@@ -160,6 +165,14 @@ def main(argv: list[str] | None = None) -> int:
                 failed.append(f"{name}: {cuda.error(status)}")
         return failed
 
+    for name, function, (grid, block), params, _, _ in launches:  # one by one, to name it
+        status = cuda.lib.cuLaunchKernel(function, *grid, *block, 0,
+                                         ctypes.c_void_p(stream.cuda_stream), params, None)
+        status = status or cuda.lib.cuStreamSynchronize(ctypes.c_void_p(stream.cuda_stream))
+        if status:
+            report["first_failing_kernel"] = f"{name}: {cuda.error(status)}"
+            print(json.dumps(report, indent=1), flush=True)
+            return 1
     failed = run()
     torch.cuda.synchronize()
     report["launch_errors"] = failed[:5]

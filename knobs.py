@@ -94,17 +94,6 @@ kernels and 2.13 ms a call without it, 1.08 and 1.97 with it (12 more launches, 
 default until measured in one run: at batch 1 a call is bound by the host's enqueue (about
 10 us a launch on the GPU machine), which the extra launches add to.""",
          "fusec.lowering.template_ops"),
-    Knob("early_flush", True, """\
-On a device with memory of its own, a call's launches are flushed to the device after the first
-and then every `executable.FLUSH_EVERY` launches (``clFlush``), so that the GPU starts on the
-first kernels while the host enqueues the rest. Off, the driver decides when enqueued commands
-start (at the latest at the call's wait or the hand-over's flush). It is read when an
-executable is made and changes no generated code.
-
-Not yet measured on the GPU machine; on by default because an OpenCL driver may hold enqueued
-commands until a flush, and a whole model's call is about 100 launches of about 10 us each on
-the GPU machine's host.""",
-         "fusec.runtime.executable"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in
 its epilogue (`gemm_wgmma` with `swiglu`; `fusec.codegen.swiglu_epilogue`): one launch instead of

@@ -47,7 +47,6 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
 
-from fusec import knobs
 from fusec.codegen.plan import LaunchSpec, ProgramPlan, ValueSpec
 
 from .device import OpenCLDevice
@@ -93,18 +92,6 @@ class Profile:
 
 UNPROFILED = Profile((), 0.0)
 """What an unprofiled call's `Executable.dispatch` gives with its outputs (it is not timed)."""
-
-FLUSH_EVERY = 8
-"""With the knob ``early_flush``, on a device with memory of its own: the queue is flushed
-after a call's first launch and after every `FLUSH_EVERY` launches from then on."""
-
-
-def flush_points(launches: int) -> frozenset[int]:
-    """The launches (by position) after which a call of `launches` launches flushes the queue:
-    the first and every `FLUSH_EVERY`-th after it, never the last (the call's wait or
-    hand-over flushes it)."""
-    return frozenset(range(0, launches - 1, FLUSH_EVERY))
-
 
 RESIDENT_BYTES = 32 << 10
 """Inputs and outputs up to this size are copied through a buffer kept across calls, on a
@@ -205,9 +192,6 @@ class Executable:
         self.kernels = [self.prepare(launch) for launch in plan.launches]
         self.launches = [(k, launch.global_size, launch.local_size)
                          for k, launch in zip(self.kernels, plan.launches, strict=True)]
-        self.flushes = (flush_points(len(self.launches))
-                        if knobs.value("early_flush") and not self.host_memory else frozenset())
-        """The launches after which a call flushes the queue (the knob ``early_flush``)."""
         uses = self.argument_uses()
         self.inputs = {s.name: Port(s, uses.get(s.buffer, []), current=self.buffers[s.buffer])
                        for s in plan.inputs}
@@ -607,11 +591,8 @@ class Executable:
                     done += 1
             else:
                 event = None
-                flushes = self.flushes
                 for k, global_size, local_size in self.launches:
                     event = enqueue(queue, k, global_size, local_size)
-                    if done in flushes:
-                        queue.flush()
                     done += 1
                 if event is not None:
                     events.append(event)

@@ -76,9 +76,8 @@ def use_host_buffer(context: cl.Context, array: np.ndarray, read_only: bool) -> 
 def pinned_empty(queue: cl.CommandQueue, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """An uninitialised array in page-locked host memory of `queue`'s context: a buffer
     allocated by the driver (``CL_MEM_ALLOC_HOST_PTR``), mapped once and never unmapped (the
-    array keeps the buffer). A non-blocking read into it is one DMA behind the commands before
-    it; into pageable memory (a numpy array) NVIDIA's driver stages it, and commands after the
-    read wait for the host side of that."""
+    array keeps the buffer): what a non-blocking read lands in without the driver staging it
+    through memory of its own, as it must for pageable memory (a numpy array)."""
     nbytes = max(1, math.prod(shape) * np.dtype(dtype).itemsize)
     buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
                        nbytes)

@@ -70,6 +70,7 @@ int32) keep fusec's copy; `weight_counts` says how many bytes are held each way 
 
 from __future__ import annotations
 
+import atexit
 import math
 import weakref
 from collections.abc import Mapping
@@ -170,6 +171,35 @@ def move(tensor: Any, replacement: Any) -> None:
             del _moves[key]
 
     _moves[key] = (weakref.ref(tensor, forget), source, tensor.data_ptr())
+    if tensor.is_cuda and not _release_registered:
+        register_release_at_exit()
+
+
+_release_registered = False
+
+
+def register_release_at_exit() -> None:
+    global _release_registered
+    atexit.register(release_moved)
+    _release_registered = True
+
+
+def release_moved() -> None:
+    """At exit, each live CUDA tensor that `move` moved into fusec's shared memory gets an
+    empty tensor as its data, so that the memory goes back to fusec's pool while the
+    interpreter is whole, not in its last collection. On the H200 (2026-12-02) GPU test
+    processes hung in that last collection ("Garbage-collecting") after every test passed;
+    each hang had the CUDA interop tests (tests/runtime/test_cuda_interop.py) in the process,
+    with this release or without it, and the backend's CUDA tests alone exited cleanly with it
+    (twice); whether they need it is not known."""
+    import torch
+
+    for ref, _, _ in list(_moves.values()):
+        tensor = ref()
+        if tensor is not None and tensor.is_cuda:
+            with torch.inference_mode(False):
+                tensor.data = torch.empty(0, dtype=tensor.dtype, device=tensor.device)
+    _moves.clear()
 
 
 def movable(tensor: Any) -> bool:

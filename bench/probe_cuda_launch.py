@@ -33,6 +33,10 @@ CU_JIT_ERROR_LOG_BUFFER = 5
 CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+STATIC_SHARED_LIMIT = 48 << 10
+"""Above this, a CUDA C kernel's shared memory must be asked for (fusec's wgmma GEMMs use up
+to 4 stages of 48 KiB as a static __local array; NVIDIA's OpenCL runs them)."""
 
 
 class Cuda:
@@ -142,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
         shared = ctypes.c_int()
         cuda.lib.cuFuncGetAttribute(ctypes.byref(shared), CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                     function)
+        if shared.value > STATIC_SHARED_LIMIT:  # the largest shared carveout, for the stages
+            cuda.lib.cuFuncSetAttribute(function,
+                                        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
         local = launch.local_size or local_for(launch.global_size)
         grid = [g // l for g, l in zip(launch.global_size, local, strict=True)]
         pointers = [ctypes.c_uint64(mirrors[b].data_ptr()) for b in launch.buffers]
@@ -165,12 +172,13 @@ def main(argv: list[str] | None = None) -> int:
                 failed.append(f"{name}: {cuda.error(status)}")
         return failed
 
-    for name, function, (grid, block), params, _, _ in launches:  # one by one, to name it
+    for name, function, (grid, block), params, _, shared_bytes in launches:  # one by one
         status = cuda.lib.cuLaunchKernel(function, *grid, *block, 0,
                                          ctypes.c_void_p(stream.cuda_stream), params, None)
         status = status or cuda.lib.cuStreamSynchronize(ctypes.c_void_p(stream.cuda_stream))
         if status:
-            report["first_failing_kernel"] = f"{name}: {cuda.error(status)}"
+            report["first_failing_kernel"] = (f"{name}: {cuda.error(status)}; grid {grid}, "
+                                              f"block {block}, static shared {shared_bytes} B")
             print(json.dumps(report, indent=1), flush=True)
             return 1
     failed = run()

@@ -90,9 +90,12 @@ units, but one launch.
 A batch-1 GPT-2 small's 128 x 768 x 3072 product is 6 blocks of 128 x 128 on the H200's 132
 units; in 6 parts, 36. On the H200 (2026-12-02, bench/results/h200-2026-12-02-s13-models.log
 (d) and (e), two runs) GPT-2 small f16 at batch 1 through the torch backend took 1.27 ms of
-kernels and 2.13 ms a call without it, 1.08 and 1.97 with it (12 more launches, 111). Off by
-default until measured in one run: at batch 1 a call is bound by the host's enqueue (about
-10 us a launch on the GPU machine), which the extra launches add to.""",
+kernels and 2.13 ms a call without it, 1.08 and 1.97 with it (12 more launches, 111). In one
+run, the two timed in the same turns (2026-12-02, session 14,
+bench/results/h200-2026-12-02-s14-models-splitk-b1.json), a call took 2.69 ms without it and
+2.80 with it for GPT-2 small, 2.15 and 2.24 for BERT-base: off. At batch 1 a call is bound by
+the host's enqueue (about 8-10 us a launch on the GPU machine), which the extra launches add
+to.""",
          "fusec.lowering.template_ops"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in

@@ -12,6 +12,13 @@ and captured into a CUDA graph (``torch.cuda.CUDAGraph``) and replayed. Each ker
 not load or launch is reported with the driver's message. Nothing of this is used by fusec
 yet: it measures what a CUDA launch path would give (issue 29: one context, no hand-over
 between two APIs, graph replay at batch 1).
+
+On the H200 (2026-12-02, bench/results/h200-2026-12-02-s14-probe-cuda-launch.log, BERT-base
+f16 at batch 1): the PTX (``.target sm_90a``) loaded into PyTorch's context; each entry's
+parameters are the plan's buffers, one ``.u64`` global pointer each, nothing hidden; the PTX
+reads ``%envreg0, 1, 3, 4``; the gather, cast, add and LayerNorm kernels ran, and the first
+GEMM (``main_gemm_4``, a ``wgmma`` kernel) met an illegal address (run before the carveout
+was set for kernels of more than 48 KiB of static shared memory).
 """
 
 from __future__ import annotations

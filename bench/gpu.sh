@@ -197,6 +197,16 @@ case "${1:-all}" in
             tests/torch_frontend/test_backend_cuda.py tests/runtime/test_cuda_interop.py \
             > "$out/gpu_torch_tests.log" 2>&1
           echo "== torch-gpu tests: exit $?"; tail -15 "$out/gpu_torch_tests.log" ;;
+  timeline) # where a whole model's call goes, back to back (bench/torch_call_timeline.py, f16)
+            timeout 200 python3 -m fusec.bench.torch_call_timeline --models bert,gpt2 --probe \
+              > "$out/gpu_timeline.log" 2>&1
+            echo "== timeline: exit $?"; grep "^{" "$out/gpu_timeline.log" ;;
+  cuda-launch) # fusec's PTX in PyTorch's CUDA context (bench/probe_cuda_launch.py), B=1 and 32
+            for b in 1 32; do
+              timeout 120 python3 -m fusec.bench.probe_cuda_launch --model bert --batch $b \
+                > "$out/gpu_cuda_launch_$b.log" 2>&1
+              echo "== cuda-launch B=$b: exit $?"; grep -v "Warning\|lambda" "$out/gpu_cuda_launch_$b.log" | tail -40
+            done ;;
   semaphores) timeout 120 python3 -m fusec.bench.probe_semaphores \
               --json "$out/gpu_semaphores.json" > "$out/gpu_semaphores.log" 2>&1
             echo "== semaphores: exit $?"; cat "$out/gpu_semaphores.log" ;;
@@ -231,6 +241,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -17,8 +17,9 @@ On the H200 (2026-12-02, bench/results/h200-2026-12-02-s14-probe-cuda-launch.log
 f16 at batch 1): the PTX (``.target sm_90a``) loaded into PyTorch's context; each entry's
 parameters are the plan's buffers, one ``.u64`` global pointer each, nothing hidden; the PTX
 reads ``%envreg0, 1, 3, 4``; the gather, cast, add and LayerNorm kernels ran, and the first
-GEMM (``main_gemm_4``, a ``wgmma`` kernel) met an illegal address (run before the carveout
-was set for kernels of more than 48 KiB of static shared memory).
+GEMM (``main_gemm_4``, a ``wgmma`` kernel) met an illegal address. That run launched every
+kernel with no dynamic shared memory; the probe now asks for what OpenCL gives the kernel
+(``CL_KERNEL_LOCAL_MEM_SIZE``) beyond the PTX's static declarations.
 """
 
 from __future__ import annotations
@@ -41,9 +42,6 @@ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
-STATIC_SHARED_LIMIT = 48 << 10
-"""Above this, a CUDA C kernel's shared memory must be asked for (fusec's wgmma GEMMs use up
-to 4 stages of 48 KiB as a static __local array; NVIDIA's OpenCL runs them)."""
 
 
 class Cuda:
@@ -120,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     text_ptx = ptx.decode(errors="replace")
     report["ptx_head"] = text_ptx[:600]
     report["envreg_lines"] = sorted(set(re.findall(r"%envreg\d+", text_ptx)))
-    report["shared_decls"] = re.findall(r"\.shared[^;\n]*", text_ptx)[:6]
+    report["shared_decls"] = sorted(set(re.findall(r"\.(?:extern )?\.?shared \.align[^;\n]*",
+                                                   text_ptx)))[:12]
     entries = re.findall(r"\.entry\s+(\w+)\s*\((.*?)\)", text_ptx, re.S)
     report["entries"] = {name: " ".join(params.split())[:400] for name, params in entries[:4]}
     report["launch_buffers"] = [(launch.kernel, len(launch.buffers), launch.global_size,
@@ -145,15 +144,23 @@ def main(argv: list[str] | None = None) -> int:
         mirrors[index] = torch.from_numpy(data).cuda()
     launches = []
     errors = []
-    for launch in exe.plan.launches:
+    for index, launch in enumerate(exe.plan.launches):
         function, message = cuda.function(module, launch.kernel)
         if function is None:
             errors.append(message)
             continue
-        shared = ctypes.c_int()
-        cuda.lib.cuFuncGetAttribute(ctypes.byref(shared), CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+        # The __local memory OpenCL gives the kernel, less what the PTX declares statically:
+        # the rest is dynamic shared memory (``.extern .shared``, how NVIDIA's OpenCL holds
+        # a __local array above 48 KiB, the wgmma GEMMs' stages), asked for at each launch.
+        static = ctypes.c_int()
+        cuda.lib.cuFuncGetAttribute(ctypes.byref(static), CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                     function)
-        if shared.value > STATIC_SHARED_LIMIT:  # the largest shared carveout, for the stages
+        local = exe.kernels[index].get_work_group_info(
+            cl.kernel_work_group_info.LOCAL_MEM_SIZE, exe.device.device)
+        dynamic = max(0, local - static.value)
+        if dynamic:
+            cuda.lib.cuFuncSetAttribute(function,
+                                        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
             cuda.lib.cuFuncSetAttribute(function,
                                         CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
         local = launch.local_size or local_for(launch.global_size)
@@ -162,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         params = (ctypes.c_void_p * max(1, len(pointers)))(
             *[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in pointers])
         dims = [*grid, 1, 1][:3], [*local, 1, 1][:3]
-        launches.append((launch.kernel, function, dims, params, pointers, shared.value))
+        launches.append((launch.kernel, function, dims, params, pointers, dynamic))
     report["kernels"] = len(exe.plan.launches)
     report["function_errors"] = errors[:5]
     if errors:
@@ -172,20 +179,20 @@ def main(argv: list[str] | None = None) -> int:
 
     def run() -> list[str]:
         failed = []
-        for name, function, (grid, block), params, _, _ in launches:
-            status = cuda.lib.cuLaunchKernel(function, *grid, *block, 0,
+        for name, function, (grid, block), params, _, dynamic in launches:
+            status = cuda.lib.cuLaunchKernel(function, *grid, *block, dynamic,
                                              ctypes.c_void_p(stream.cuda_stream), params, None)
             if status:
                 failed.append(f"{name}: {cuda.error(status)}")
         return failed
 
-    for name, function, (grid, block), params, _, shared_bytes in launches:  # one by one
-        status = cuda.lib.cuLaunchKernel(function, *grid, *block, 0,
+    for name, function, (grid, block), params, _, dynamic in launches:  # one by one, to name it
+        status = cuda.lib.cuLaunchKernel(function, *grid, *block, dynamic,
                                          ctypes.c_void_p(stream.cuda_stream), params, None)
         status = status or cuda.lib.cuStreamSynchronize(ctypes.c_void_p(stream.cuda_stream))
         if status:
             report["first_failing_kernel"] = (f"{name}: {cuda.error(status)}; grid {grid}, "
-                                              f"block {block}, static shared {shared_bytes} B")
+                                              f"block {block}, dynamic shared {dynamic} B")
             print(json.dumps(report, indent=1), flush=True)
             return 1
     failed = run()
@@ -197,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         got = got.reshape(want.shape)
         outputs.append(float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))))
     report["max_abs_diff_vs_opencl"] = outputs
-    report["shared_bytes"] = sorted({s for *_, s in launches})[-3:]
+    report["dynamic_shared_bytes"] = sorted({s for *_, s in launches})[-3:]
 
     def timed(call: Any, sync: Any = torch.cuda.synchronize) -> float:
         samples = []

@@ -21,6 +21,13 @@ weights among them). A weight fusec stores as it is was moved into that pool, Py
 freed (`fusec.compiler.torch_weights`), so it is counted once; ``fusec_weights_shared_mib``
 and ``fusec_weights_copied_mib`` (from the report) say how many of the bound weights' bytes
 are held once and how many fusec holds a copy of.
+
+The torch peaks include what the other runners keep alive (Inductor's and the CUDA graphs'
+memory pools), so the model's own figures leave it out: ``fusec_model_device_mib`` is what
+PyTorch holds of the model's parameters and buffers (those fusec did not move), what fusec
+holds, and the most fusec's calls allocated in PyTorch beyond what was live before them;
+``eager_model_device_mib`` is the model's parameters and buffers, wherever they lie, and the
+most eager's calls allocated beyond what was live.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusec import knobs
@@ -104,6 +111,13 @@ def fusec_held_bytes(call: Callable[[], Any]) -> int:
     copies of bound weights) and the context's pool of device arrays (`BufferPool.allocated_bytes`:
     inputs, outputs, CUDA weights moved there). Weights bound over a CPU tensor's own memory
     are PyTorch's, not counted."""
+    executables, pools = fusec_memory(call)
+    return (sum(e.held_bytes() for e in executables)
+            + sum(p.allocated_bytes for p in pools))
+
+
+def fusec_memory(call: Callable[[], Any]) -> tuple[list[Any], list[Any]]:
+    """The executables of the fusec partitions one `call` runs, and their contexts' pools."""
     from fusec.bench.torch_partition_profile import recorded_partitions
     from fusec.runtime.device_array import device_queue
 
@@ -112,8 +126,24 @@ def fusec_held_bytes(call: Callable[[], Any]) -> int:
     executables = {id(part.exe): part.exe for part, _ in calls}
     pools = {id(device_queue(e.device).pool): device_queue(e.device).pool
              for e in executables.values()}
-    return (sum(e.held_bytes() for e in executables.values())
-            + sum(p.allocated_bytes for p in pools.values()))
+    return list(executables.values()), list(pools.values())
+
+
+def model_torch_bytes(model: Any, pools: Sequence[Any] = ()) -> int:
+    """The bytes of CUDA memory that `model`'s parameters and buffers hold now, each storage
+    once, none that lies in one of fusec's CUDA-shared `pools` (a weight fusec moved there
+    is fusec's, counted by `fusec_held_bytes`)."""
+    spans = [(a.pointer.value, a.pointer.value + a.size) for pool in pools
+             for a in getattr(pool, "allocations_by_pointer", {}).values()]
+    storages: dict[int, int] = {}
+    for tensor in [*model.parameters(), *model.buffers()]:
+        if not tensor.is_cuda:
+            continue
+        storage = tensor.untyped_storage()
+        pointer = storage.data_ptr()
+        if not any(low <= pointer < high for low, high in spans):
+            storages[pointer] = storage.nbytes()
+    return sum(storages.values())
 
 
 def wall_per_call(fn: Callable[[], Any], sync: Callable[[], None], repeat: int) -> float:
@@ -193,15 +223,18 @@ def run(args: argparse.Namespace) -> list[dict]:
                 sync()
                 samples: dict[str, list[float]] = {r: [] for r in live}
                 peaks: dict[str, int] = {}
-                for _ in range(args.turns):
+                call_peaks: dict[str, int] = {}  # what a runner's calls allocate beyond
+                for _ in range(args.turns):      # what is live before them
                     for rname, fn in live.items():
                         if cuda:
                             torch.cuda.reset_peak_memory_stats()
+                            before = torch.cuda.memory_allocated()
                         samples[rname].append(
                             wall_per_call(lambda fn=fn: fn(**kwargs), sync, args.repeat))
                         if cuda:
-                            peaks[rname] = max(peaks.get(rname, 0),
-                                               torch.cuda.max_memory_allocated())
+                            peak = torch.cuda.max_memory_allocated()
+                            peaks[rname] = max(peaks.get(rname, 0), peak)
+                            call_peaks[rname] = max(call_peaks.get(rname, 0), peak - before)
                 for rname, s in samples.items():
                     row[f"{rname}_ms"] = round(statistics.median(s), 4)
                     if rname in peaks:
@@ -216,6 +249,15 @@ def run(args: argparse.Namespace) -> list[dict]:
                     held = fusec_held_bytes(lambda: compiled(**kwargs))
                     row["fusec_held_mib"] = round(held / 2**20, 1)
                     row["fusec_device_mib"] = round((peaks["fusec"] + held) / 2**20, 1)
+                    # The model's own (the other runners' memory left out): what PyTorch holds
+                    # of the model, what fusec holds, what a call allocates beyond both.
+                    pools = fusec_memory(lambda: compiled(**kwargs))[1]
+                    row["fusec_model_device_mib"] = round(
+                        (model_torch_bytes(model, pools) + held + call_peaks["fusec"]) / 2**20,
+                        1)
+                    if "eager" in call_peaks:
+                        row["eager_model_device_mib"] = round(
+                            (model_torch_bytes(model) + call_peaks["eager"]) / 2**20, 1)
                 if args.profile and "fusec" in live:
                     from fusec.bench.torch_partition_profile import print_profile, profile_call
 

@@ -298,17 +298,24 @@ def test_folded_weights_are_held_as_ranges_of_their_buffer(tmp_path, alignment):
         torch.testing.assert_close(v, values[k], rtol=0, atol=0)
 
 
-def test_changes_to_weights_held_as_ranges_are_seen_without_a_compile(monkeypatch, alignment):
-    """In-place changes to a bias held in a folded buffer (through ``.data``, no version
-    change, and an in-place op) reach the kernels with no compile and nothing moved; a
-    replaced bias is seen (compiled again, the new one and its neighbours held in one buffer
-    again)."""
+def bert_after_one_call(monkeypatch):
+    """The compiles counted (`counted_builds`), a tiny BERT, ids, and the model compiled and
+    called once (checked against eager)."""
     builds = counted_builds(monkeypatch)
     model = Hidden(tiny_bert())
     ids = torch.randint(0, VOCAB, (2, 16))
     fn = compiled(model)
     with torch.inference_mode():
         assert_close(fn(ids), model(ids))
+    return builds, model, ids, fn
+
+
+def test_changes_to_weights_held_as_ranges_are_seen_without_a_compile(monkeypatch, alignment):
+    """In-place changes to a bias held in a folded buffer (through ``.data``, no version
+    change, and an in-place op) reach the kernels with no compile and nothing moved; a
+    replaced bias is seen (compiled again, the new one and its neighbours held in one buffer
+    again)."""
+    builds, model, ids, fn = bert_after_one_call(monkeypatch)
     assert len(builds) == 1
     biases = qkv_biases(model)
     pointers = [b.data_ptr() for b in biases]
@@ -337,12 +344,7 @@ def test_a_replaced_bias_is_held_with_neighbours_bound_over_their_memory(monkeyp
     with its neighbours again: the last executable's hold on their memory goes before the
     compile that moves them (H200, 2026-12-02: with the old one alive the neighbours could
     not move and were held twice)."""
-    builds = counted_builds(monkeypatch)
-    model = Hidden(tiny_bert())
-    ids = torch.randint(0, VOCAB, (2, 16))
-    fn = compiled(model)
-    with torch.inference_mode():
-        assert_close(fn(ids), model(ids))
+    builds, model, ids, fn = bert_after_one_call(monkeypatch)
     model.load_state_dict({key: value + 0.01 * torch.randn_like(value)
                            if value.is_floating_point() else value
                            for key, value in model.state_dict().items()})

@@ -37,3 +37,59 @@ def test_held_bytes_count_the_weights_fusec_binds(tmp_path):
 
 def test_nothing_held_without_a_fusec_call():
     assert fusec_held_bytes(lambda: None) == 0
+
+
+class FakeStorage:
+    def __init__(self, pointer, nbytes):
+        self.pointer, self.bytes = pointer, nbytes
+
+    def data_ptr(self):
+        return self.pointer
+
+    def nbytes(self):
+        return self.bytes
+
+
+class FakeTensor:
+    """What `model_torch_bytes` reads of a tensor (a CUDA one, without CUDA)."""
+
+    def __init__(self, pointer, nbytes, cuda=True):
+        self.storage, self.is_cuda = FakeStorage(pointer, nbytes), cuda
+
+    def untyped_storage(self):
+        return self.storage
+
+
+class FakeModel:
+    def __init__(self, params, buffers=()):
+        self.params, self.bufs = list(params), list(buffers)
+
+    def parameters(self):
+        return iter(self.params)
+
+    def buffers(self):
+        return iter(self.bufs)
+
+
+def test_model_bytes_count_each_storage_once_and_none_in_fusecs_pool():
+    from types import SimpleNamespace
+
+    from fusec.bench.torch_models import model_torch_bytes
+
+    allocation = SimpleNamespace(pointer=SimpleNamespace(value=1 << 20), size=1 << 20)
+    pool = SimpleNamespace(allocations_by_pointer={1 << 20: allocation})
+    shared = FakeTensor(5000, 300)
+    model = FakeModel([FakeTensor(1000, 100), shared, FakeTensor((1 << 20) + 64, 4096),
+                       FakeTensor(9000, 7, cuda=False)], [shared])
+    assert model_torch_bytes(model) == 100 + 300 + 4096  # wherever they lie
+    assert model_torch_bytes(model, [pool]) == 100 + 300  # the moved one is fusec's
+    assert model_torch_bytes(model, [SimpleNamespace()]) == 100 + 300 + 4096  # a CPU pool
+
+
+def test_an_unknown_knob_to_flip_is_a_usage_error(capsys):
+    from fusec.bench.torch_models import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--flip-knob", "nope"])
+    assert exit_info.value.code == 2
+    assert "unknown knob 'nope' (known: attention_cpu_vectors" in capsys.readouterr().err

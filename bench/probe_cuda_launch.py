@@ -94,11 +94,15 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m fusec.bench.probe_cuda_launch",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="bert")
+    parser.add_argument("--model", default="bert", choices=["bert", "gpt2", "llama"])
     parser.add_argument("--batch", type=int, default=None)
     parser.add_argument("--dtype", default="f16", choices=sorted(DTYPES))
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("probe_cuda_launch: error: PyTorch has no CUDA device here (this probe is for "
+              "the GPU machine: sh bench/gpu.sh cuda-launch)", file=sys.stderr)
+        return 2
     report: dict[str, Any] = {"model": args.model, "dtype": args.dtype}
     model, kwargs, text = build(args.model, None, getattr(torch, DTYPES[args.dtype]), "cuda",
                                 args.batch, None)

@@ -198,13 +198,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="more backend options, as JSON (e.g. '{\"overlap\": false}')")
     args = parser.parse_args(argv)
     cuda = args.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        parser.error("PyTorch has no CUDA device here (--device cpu, or the GPU machine: "
+                     "sh bench/gpu.sh timeline)")
+    try:
+        options = json.loads(args.options)
+    except ValueError as e:
+        parser.error(f"--options is not JSON: {e}")
+    if not isinstance(options, dict):
+        parser.error("--options takes a JSON object of backend options")
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     rows = []
     for name in args.models.split(","):
         model, kwargs, text = build(name, None, getattr(torch, DTYPES[args.dtype]), args.device,
                                     args.batch, None)
         fn = torch.compile(model, backend="fusec", options={
-            "device": "gpu" if cuda else "cpu", **json.loads(args.options)})
+            "device": "gpu" if cuda else "cpu", **options})
         with torch.inference_mode():
             for _ in range(3):
                 fn(**kwargs)

@@ -131,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(report, indent=1), flush=True)
     cuda = Cuda()
     torch.cuda.synchronize()
+    # %envregN are registers NVIDIA's OpenCL driver fills before a launch (the global offset,
+    # and the group offset of a grid it splits); a CUDA launch leaves them undefined. fusec
+    # launches with no offset and one grid, so each reads as 0.
+    ptx = re.sub(rb"%envreg\d+", b"0", ptx)
     module, message = cuda.load(ptx + b"\0")
     if module is None:
         report["load_error"] = message

@@ -3,7 +3,8 @@
 
     python -m fusec.bench.torch_models [--device cuda|cpu] [--models bert,gpt2,llama]
         [--dtypes f32,f16,bf16] [--layers N] [--batch N] [--seq N] [--repeat N] [--profile]
-        [--reduce-overhead] [--autotune] [--kernel-time] [--flip-knob KNOB] [--json-out PATH]
+        [--reduce-overhead] [--autotune] [--kernel-time] [--flip-knob KNOB]
+        [--flip-option OPTION] [--json-out PATH]
 
 The models are built from their configurations with random weights (no download): BERT-base
 (12 layers, B=32, S=128), GPT-2 small (12 layers, B=16, S=128) and a Llama-style model (width
@@ -41,6 +42,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusec import knobs
+from fusec.compiler.torch_partition import Options
+
+FLIPPABLE = ("cuda_launch", "cuda_graphs", "overlap", "hold_weights_once")
+"""The backend's True/False options that ``--flip-option`` takes."""
 
 DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 
@@ -189,6 +194,13 @@ def run(args: argparse.Namespace) -> list[dict]:
                     model, backend="fusec", options={
                         "device": fusec_device, "knobs": {name_knob: value},
                         "hold_weights_once": not args.copy_cuda_weights})
+            for name_option in args.flip_option:  # the backend with one option flipped
+                value = not getattr(Options(), name_option)
+                runners[f"fusec[{name_option}={int(value)}]"] = torch.compile(
+                    model, backend="fusec", options={
+                        "device": fusec_device, name_option: value,
+                        **({} if name_option == "hold_weights_once" else
+                           {"hold_weights_once": not args.copy_cuda_weights})})
             if args.reduce_overhead and cuda:
                 runners["inductor-ro"] = torch.compile(model, mode="reduce-overhead")
             if args.autotune:
@@ -323,8 +335,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="also the fusec backend with this code-generation knob flipped "
                              "(fusec.knobs; runner 'fusec[KNOB=0|1]', timed in the same turns; "
                              "repeatable)")
+    parser.add_argument("--flip-option", action="append", default=[], metavar="OPTION",
+                        help="also the fusec backend with this True/False option flipped "
+                             f"({', '.join(FLIPPABLE)}; runner 'fusec[OPTION=0|1]', timed in "
+                             "the same turns; repeatable)")
     parser.add_argument("--json-out", default=None)
     args = parser.parse_args(argv)
+    for name in args.flip_option:
+        if name not in FLIPPABLE:
+            parser.error(f"option '{name}' cannot be flipped (these can: "
+                         f"{', '.join(FLIPPABLE)})")
     for name in args.flip_knob:
         if name not in knobs.KNOBS:
             parser.error(f"unknown knob '{name}' (known: {', '.join(sorted(knobs.KNOBS))})")

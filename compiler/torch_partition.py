@@ -93,11 +93,18 @@ class Options:
     memory, their ``.data`` over it (`fusec.compiler.torch_weights`). False: PyTorch keeps
     its parameters' memory and fusec holds copies of them. CPU tensors are held once whatever
     this says."""
+    cuda_launch: bool = True
+    """With CUDA tensors on NVIDIA's OpenCL, launch the kernels through the CUDA driver on
+    PyTorch's stream (`fusec.runtime.cuda_launch`): the tensors are read and written in
+    place, one CUDA context. False: through OpenCL, the tensors handed between the two."""
+    cuda_graphs: bool = False
+    """With `cuda_launch`, record each partition's launches once into a CUDA graph and replay
+    it (inputs and outputs copied through the graph's own tensors)."""
 
     @staticmethod
     def parse(options: dict[str, Any] | None) -> Options:
         known = {"device", "report", "allow_tf32", "launch_budget", "pipeline", "max_variants",
-                 "overlap", "knobs", "hold_weights_once"}
+                 "overlap", "knobs", "hold_weights_once", "cuda_launch", "cuda_graphs"}
         options = dict(options or {})
         unknown = sorted(set(options) - known)
         if unknown:
@@ -106,7 +113,7 @@ class Options:
         if options.get("device", "auto") not in ("auto", "gpu", "cpu"):
             raise FusecError(f"fusec backend: device '{options['device']}' is not one of auto, "
                              "gpu, cpu")
-        for name in ("overlap", "hold_weights_once"):
+        for name in ("overlap", "hold_weights_once", "cuda_launch", "cuda_graphs"):
             if not isinstance(options.get(name, True), bool):
                 raise FusecError(f"fusec backend: {name} takes True or False, not "
                                  f"{options[name]!r}")
@@ -183,6 +190,26 @@ class TensorBridge:
             if i in bounds:
                 check_indices(tensors[i], bounds[i], checks)
         return arrays
+
+    def to_cuda_launch(self, tensors: Sequence[Any]) -> list[Any]:
+        """A call's CUDA input tensors as the kernels read them where they launch through CUDA
+        (`fusec.runtime.cuda_launch`): contiguous, int64 ones narrowed to int32 after a range
+        check, and the `checked` inputs' indices refused if bad, with one wait on PyTorch's
+        stream for the least and greatest values of them all (none where there are none)."""
+        import torch
+
+        ready = [t.contiguous() for t in tensors]
+        ranged = [i for i, t in enumerate(ready)
+                  if t.numel() and (t.dtype == torch.int64 or i in self.checked)]
+        if ranged:
+            pairs = torch.stack([torch.stack(torch.aminmax(ready[i].to(torch.int64)))
+                                 for i in ranged]).tolist()
+            bounds = dict(zip(ranged, pairs, strict=True))
+            check_int32([bounds[i] for i in ranged if ready[i].dtype == torch.int64])
+            for i, checks in self.checked.items():
+                if i in bounds:
+                    check_indices(ready[i], bounds[i], checks)
+        return [t.to(torch.int32) if t.dtype == torch.int64 else t for t in ready]
 
     def to_torch_all(self, values: Sequence[Any], dtypes: Sequence[Any]) -> list[Any]:
         """A call's results as tensors of `dtypes`."""
@@ -294,6 +321,7 @@ class FusecPartition:
         # The last executable goes first: a buffer it binds over tensors' memory keeps views
         # of them, and a tensor with another view over its memory may not move (`movable`).
         self.exe = None
+        self.launches = None
         self.weights = PartitionWeights(self.device,
                                         {name: args[i] for i, name in imported.bound.items()},
                                         self.options.hold_weights_once)
@@ -305,14 +333,36 @@ class FusecPartition:
         self.dtypes = [out.dtype for out in imported.outputs]
         self.bridge.index_inputs(self.exe.plan.index_checks, self.exe.input_names,
                                  self.options.overlap)
+        self.launches = self.cuda_launches()
+
+    def cuda_launches(self) -> Any:
+        """The executable's launches through CUDA (`Options.cuda_launch`), where the tensors
+        are CUDA ones and the device NVIDIA's OpenCL; else None, and `launcher` says why."""
+        from fusec.runtime.cuda_launch import CudaLaunches, unsupported_reason
+
+        reason = ("the tensors are not CUDA tensors" if not self.bridge.cuda else
+                  "options cuda_launch=False" if not self.options.cuda_launch else
+                  unsupported_reason(self.exe))
+        if reason is not None:
+            self.launcher = f"opencl ({reason})"
+            return None
+        checks = self.exe.plan.index_checks
+        launches = CudaLaunches(self.exe, graphs=self.options.cuda_graphs,
+                                checked_inputs=all(c.input in self.exe.input_names
+                                                   for c in checks))
+        self.launcher = "cuda graph" if self.options.cuda_graphs else "cuda"
+        return launches
 
     def __call__(self, *args: Any) -> Any:
         changed = self.states.changed(args)
         if changed or self.exe is None:
             self.refresh(list(args), changed)
-        inputs = self.bridge.to_fusec([args[i] for i in range(len(args)) if i not in self.bound])
-        results = self.exe(*inputs)
-        outputs = self.bridge.to_torch_all(results, self.dtypes)
+        inputs = [args[i] for i in range(len(args)) if i not in self.bound]
+        if self.launches is not None:
+            outputs = self.launches(self.bridge.to_cuda_launch(inputs), self.dtypes)
+        else:
+            results = self.exe(*self.bridge.to_fusec(inputs))
+            outputs = self.bridge.to_torch_all(results, self.dtypes)
         return tuple(outputs) if self.many else outputs[0]
 
     def refresh(self, args: list[Any], changed: list[int]) -> None:
@@ -335,6 +385,8 @@ class FusecPartition:
             if name in names:
                 self.weights.rebind(self.exe, name, args[i], moved=i in moved)
             self.states.update(args, i)
+        if self.launches is not None:
+            self.launches.refresh()
 
     def weight_counts(self) -> WeightCounts:
         """The bytes of its bound inputs held once (over the tensors' memory) and twice."""
@@ -355,6 +407,8 @@ class CompiledGraph:
     partitions: int = 0
     weights: WeightCounts = field(default_factory=WeightCounts)
     """The partitions' bound inputs by how they are held, when compiled (`torch_weights`)."""
+    launchers: Counter[str] = field(default_factory=Counter)
+    """How the partitions' kernels are launched (`FusecPartition.launcher`), by count."""
     watched: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     """The bound inputs folded into constants (`fold_constants`), by position, and their state
     when they were: a change to one needs the graph compiled again."""
@@ -428,6 +482,7 @@ def compile_aten_graph(gm: Any, args: list[Any], bound: set[int], device: OpenCL
                 compiled.kernel_launches += part.stats.kernel_launches
                 compiled.partitions += 1
                 compiled.weights += part.weight_counts()
+                compiled.launchers[part.launcher] += 1
         elif node.op == "call_function" and node.target is not operator.getitem:
             compiled.fallback_ops.append(op_name(node.target))
         values[node] = example_value(node, split, values)

@@ -7,14 +7,18 @@ appended to a JSON file (``options={"report": PATH}``), and a line on stderr per
                  "fallback_reasons": {"aten.cumsum": "no converter for aten.cumsum"},
                  "device": "...", "compile_seconds": 1.8, "specializations": 1,
                  "input_shapes": [[2, 8, 16]], "partitions": 1,
-                 "weights_shared_bytes": 65536, "weights_copied_bytes": 262144}]}
+                 "weights_shared_bytes": 65536, "weights_copied_bytes": 262144,
+                 "launchers": {"cuda": 1}}]}
 
 ``ops_in`` counts the aten graph's ops; ``kernel_launches`` the launches of the fusec
 partitions per call (PyTorch's ops not included); ``fallback_ops`` the ops left to PyTorch, one
 entry per node; ``specializations`` how many shape variants of this graph were compiled so far;
 ``weights_shared_bytes`` the bytes of the partitions' bound inputs held over the tensors' own
 memory (held once), ``weights_copied_bytes`` those fusec holds copies of (folded, repacked or
-converted weights, held twice; `fusec.compiler.torch_weights`), when the graph was compiled.
+converted weights, held twice; `fusec.compiler.torch_weights`), when the graph was compiled;
+``launchers`` how the partitions' kernels are launched, by count: ``"cuda"`` (through the CUDA
+driver on PyTorch's stream, `fusec.runtime.cuda_launch`), ``"cuda graph"`` (replayed from a
+CUDA graph), or ``"opencl (why)"``.
 The file is rewritten whole through a temporary file and a rename, so a reader never sees half
 of it.
 """
@@ -25,7 +29,7 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fusec.compiler.torch_partition import CompiledGraph
@@ -47,6 +51,7 @@ class GraphReport:
     partitions: int
     weights_shared_bytes: int = 0
     weights_copied_bytes: int = 0
+    launchers: dict[str, int] = field(default_factory=dict)
 
     @staticmethod
     def of(name: str, compiled: CompiledGraph, device: str, specializations: int,
@@ -56,7 +61,7 @@ class GraphReport:
                            dict(compiled.fallback_reasons), device,
                            round(compiled.compile_seconds, 3), specializations, shapes,
                            compiled.partitions, compiled.weights.shared_bytes,
-                           compiled.weights.copied_bytes)
+                           compiled.weights.copied_bytes, dict(sorted(compiled.launchers.items())))
 
     def summary(self) -> str:
         fused = ", ".join(f"{n} x{c}" for n, c in self.fused_ops.items()) or "none"
@@ -66,7 +71,8 @@ class GraphReport:
         return (f"fusec: {self.name} {self.input_shapes}: {self.ops_in} aten ops -> "
                 f"{self.kernel_launches} kernel launches on {self.device}; fused: {fused}; "
                 f"{left}; weights {format_bytes(self.weights_shared_bytes)} held once, "
-                f"{format_bytes(self.weights_copied_bytes)} copied; "
+                f"{format_bytes(self.weights_copied_bytes)} copied; launched through "
+                f"{', '.join(f'{n} x{c}' for n, c in self.launchers.items()) or 'nothing'}; "
                 f"{self.compile_seconds:.2f} s, variant {self.specializations}")
 
 

@@ -1,0 +1,293 @@
+"""An executable's kernels launched through the CUDA driver on PyTorch's stream.
+
+    launches = CudaLaunches(exe)        # exe: an Executable on NVIDIA's OpenCL, bound already
+    outputs = launches(tensors, dtypes)   # CUDA tensors in, new CUDA tensors out
+
+Where fusec's inputs and outputs are CUDA tensors, running the kernels through OpenCL puts two
+CUDA contexts on the GPU, PyTorch's and OpenCL's, and every call hands its tensors from one to
+the other: on the H200 (2026-12-02, bench/results/h200-2026-12-02-s14-timeline.log) about
+0.6 ms of a BERT-base call at batch 32 went between the contexts. `CudaLaunches` loads the
+program's PTX into PyTorch's context (`fusec.runtime.cuda_driver`) and launches the plan on
+PyTorch's current stream: the inputs are the caller's tensors, read in place; the outputs
+are tensors PyTorch allocates, written in place; nothing waits for anything but the stream
+order PyTorch already keeps.
+
+Each plan buffer has one 64-bit cell holding its address, and each launch's parameters are the
+addresses of its buffers' cells (`cuda_driver.launch_params`), so a call only writes the cells
+of its inputs and outputs. The other buffers:
+
+- held by the executable in memory CUDA can address (`fusec.runtime.cuda_interop`'s shared
+  pool: bound weights, held once over a parameter's memory or in a folded weight's buffer):
+  used where they are; `refresh` reads their addresses again after the executable binds one
+  anew;
+- any other (intermediates, constants, the ``index_errors`` record; a bound weight in plain
+  OpenCL memory): a CUDA tensor of its own, filled once with the buffer's contents where it
+  has any.
+
+`graphs`: the launches are recorded once into a CUDA graph (``torch.cuda.CUDAGraph``) and
+replayed, the inputs first copied into tensors the graph reads and the outputs copied out of
+those it writes (a graph's addresses are fixed): one host call a replay instead of one a
+kernel, which at batch 1, where each kernel takes microseconds, is what decides the wall time.
+
+Index checks: a kernel that checks its indices records a bad one in the ``index_errors`` tensor;
+where the caller has not already refused bad indices from the inputs themselves
+(``checked_inputs``), a call reads that record after its launches (a wait) and raises the
+error, the record put back. A call that raises returns nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fusec.codegen.plan import ProgramPlan
+
+from .cuda_driver import CudaDriver, Function, block_for, is_ptx, launch_params, module_ptx
+from .errors import DeviceError, InputError
+
+TORCH_DTYPES = {"float32": "float32", "float16": "float16", "uint16": "bfloat16",
+                "int32": "int32", "int64": "int64", "int8": "int8", "uint8": "uint8",
+                "bool": "bool", "float64": "float64", "int16": "int16"}
+"""The torch dtype of a buffer of each numpy dtype the plan uses (bf16 travels as uint16)."""
+
+
+def unsupported_reason(exe: Any) -> str | None:
+    """Why `exe`'s kernels cannot be launched through CUDA, or None where they can."""
+    if not exe.plan.launches:
+        return "the program has no kernels"
+    if any(s.donor is not None for s in exe.plan.outputs):
+        return "the program updates an input in place (a donated input)"
+    try:
+        binaries = exe.program.binaries
+    except Exception as e:  # noqa: BLE001 - the driver's reason, reported
+        return f"the OpenCL driver gives no program binary ({e})"
+    if len(binaries) != 1 or not is_ptx(binaries[0]):
+        return "the OpenCL driver's program binary is not PTX (not NVIDIA's OpenCL)"
+    return None
+
+
+class CudaLaunches:
+    """The plan of one executable, launched through CUDA (see the module docstring)."""
+
+    def __init__(self, exe: Any, graphs: bool = False, checked_inputs: bool = True):
+        import torch
+
+        reason = unsupported_reason(exe)
+        if reason is not None:
+            raise DeviceError(f"cannot launch through CUDA: {reason}")
+        self.exe = exe
+        plan: ProgramPlan = exe.plan
+        self.plan = plan
+        self.device = torch.device("cuda", torch.cuda.current_device())
+        self.driver = CudaDriver()
+        self.module = self.driver.load(module_ptx(exe.program.binaries[0]))
+        weakref.finalize(self, self.driver.unload, self.module)
+        self.functions = [self.function(i) for i in range(len(plan.launches))]
+        self.cells = [ctypes.c_uint64(0) for _ in plan.buffers]
+        self.owned: dict[int, Any] = {}
+        """Buffer index -> the CUDA tensor that holds it (see the module docstring)."""
+        self.launches = []
+        for launch, function in zip(plan.launches, self.functions, strict=True):
+            grid, block = block_for(launch.global_size, launch.local_size, function.max_threads)
+            self.launches.append((function.handle, *grid, *block, function.dynamic_shared,
+                                  launch_params(self.cells, launch.buffers)))
+        self.call_buffers = [p.spec.buffer for p in exe.call_inputs]
+        """The buffer of each call input, in call order."""
+        self.call_layouts = [(p.spec.shape, np.dtype(p.spec.dtype).itemsize)
+                             for p in exe.call_inputs]
+        self.direct = [p.direct for p in exe.outputs]
+        self.checked_inputs = checked_inputs
+        self.index_errors = plan.index_errors
+        self.refresh()
+        self.stream: Any = None
+        """The stream of the last call (a call on another one waits for it first)."""
+        self.graphs = graphs
+        self.graph: Any = None
+        self.static_inputs: list[Any] = []
+        self.static_outputs: list[Any] = []
+
+    def function(self, index: int) -> Function:
+        import pyopencl as cl
+
+        launch = self.plan.launches[index]
+        local = self.exe.kernels[index].get_work_group_info(
+            cl.kernel_work_group_info.LOCAL_MEM_SIZE, self.exe.device.device)
+        return self.driver.function(self.module, launch.kernel, local)
+
+    def refresh(self) -> None:
+        """Reads the address of each buffer the executable holds again (after it binds a
+        weight anew); one with no CUDA address gets a tensor of its own, filled with its
+        contents where it has any. A call's own buffers (its inputs', the outputs written in
+        place) are set by each call."""
+        from .cuda_interop import shared_pool
+
+        exe = self.exe
+        pool = shared_pool(exe.device)
+        per_call = set(self.call_buffers) | {
+            p.spec.buffer for p, direct in zip(exe.outputs, self.direct, strict=True) if direct}
+        for index in range(len(self.plan.buffers)):
+            buffer = exe.buffers[index]
+            if index in per_call:
+                continue
+            if buffer is None:
+                raise DeviceError(f"buffer {index} ({self.plan.buffers[index].label}) of "
+                                  f"{exe.function} is not allocated")
+            allocation = pool.allocation(buffer)
+            if allocation is not None:
+                self.owned.pop(index, None)
+                self.cells[index].value = allocation.pointer.value
+                continue
+            if index not in self.owned or self.plan.buffers[index].role == "input":
+                self.owned[index] = self.mirror(index, buffer)
+            self.cells[index].value = self.owned[index].data_ptr()
+        self.graph = None  # its launches read the old addresses
+
+    def mirror(self, index: int, buffer: Any) -> Any:
+        """A CUDA tensor for buffer `index`: its contents copied where it holds any."""
+        import pyopencl as cl
+        import torch
+
+        spec = self.plan.buffers[index]
+        nbytes = max(1, spec.nbytes)
+        if spec.role == "intermediate" or spec.role == "output":
+            return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+        data = np.empty(max(1, buffer.size), np.uint8)
+        cl.enqueue_copy(self.exe.queue, data, buffer, is_blocking=True)
+        return torch.from_numpy(data).to(self.device)
+
+    def __call__(self, tensors: Sequence[Any], dtypes: Sequence[Any]) -> list[Any]:
+        """The outputs (of torch `dtypes`, in return order) of a call with `tensors`, the call
+        inputs in order, each contiguous and of its buffer's element size."""
+        import torch
+
+        for tensor, (shape, itemsize) in zip(tensors, self.call_layouts, strict=True):
+            if tuple(tensor.shape) != shape or tensor.element_size() != itemsize:
+                raise InputError(f"{self.exe.function} takes an input of shape {list(shape)} "
+                                 f"and {itemsize}-byte elements, not {list(tensor.shape)} of "
+                                 f"{tensor.dtype}")
+        stream = torch.cuda.current_stream(self.device)
+        if self.stream is not None and stream != self.stream:
+            stream.wait_stream(self.stream)  # the buffers the last call used
+        self.stream = stream
+        if self.graphs:
+            outputs = self.replay(tensors, stream)
+        else:
+            outputs = self.run(tensors, dtypes, stream)
+        if not self.checked_inputs and self.index_errors is not None:
+            self.check_indices()
+        return [t if t.dtype == dtype else t.to(dtype)
+                for t, dtype in zip(outputs, dtypes, strict=True)]
+
+    def run(self, tensors: Sequence[Any], dtypes: Sequence[Any], stream: Any) -> list[Any]:
+        cells = self.cells
+        for index, tensor in zip(self.call_buffers, tensors, strict=True):
+            cells[index].value = tensor.data_ptr()
+        outputs = []
+        for port, direct, dtype in zip(self.exe.outputs, self.direct, dtypes, strict=True):
+            out = torch_empty(port.spec, self.device)
+            outputs.append(out)
+            if direct:
+                cells[port.spec.buffer].value = out.data_ptr()
+        self.launch(stream)
+        for port, direct, out in zip(self.exe.outputs, self.direct, outputs, strict=True):
+            if not direct and out.numel():
+                out.view(-1).view(torch_uint8()).copy_(self.bytes_of(port.spec.buffer,
+                                                                     out.nbytes, tensors))
+        return outputs
+
+    def bytes_of(self, index: int, nbytes: int, tensors: Sequence[Any]) -> Any:
+        """The first `nbytes` of buffer `index` as a uint8 tensor (a call input's, or one the
+        executable or this object holds)."""
+        if index in self.call_buffers:
+            tensor = tensors[self.call_buffers.index(index)]
+            return tensor.reshape(-1).view(torch_uint8())[:nbytes]
+        return self.owned_bytes(index)[:nbytes]
+
+    def owned_bytes(self, index: int) -> Any:
+        if index in self.owned:
+            return self.owned[index]
+        from .cuda_interop import shared_pool
+
+        return shared_pool(self.exe.device).raw(self.exe.buffers[index])
+
+    def launch(self, stream: Any) -> None:
+        launch = self.driver.launch_kernel
+        handle = ctypes.c_void_p(stream.cuda_stream)
+        for number, (function, gx, gy, gz, bx, by, bz, shared, params) in \
+                enumerate(self.launches):
+            status = launch(function, gx, gy, gz, bx, by, bz, shared, handle, params, None)
+            if status:
+                from .errors import LaunchError
+
+                spec = self.plan.launches[number]
+                raise LaunchError(f"cuLaunchKernel failed: {self.driver.message(status)}",
+                                  kernel=spec.kernel, places=spec.places)
+
+    def replay(self, tensors: Sequence[Any], stream: Any) -> list[Any]:
+        """A call through the recorded graph (recorded at the first call)."""
+        if self.graph is None:
+            self.record(tensors, stream)
+        for static, tensor in zip(self.static_inputs, tensors, strict=True):
+            static.copy_(tensor)
+        self.graph.replay()
+        return [static.clone() for static in self.static_outputs]
+
+    def record(self, tensors: Sequence[Any], stream: Any) -> None:
+        import torch
+
+        self.static_inputs = [torch.empty_like(t) for t in tensors]
+        self.static_outputs = [torch_empty(p.spec, self.device) for p in self.exe.outputs]
+        for index, tensor in zip(self.call_buffers, self.static_inputs, strict=True):
+            self.cells[index].value = tensor.data_ptr()
+        for port, direct, out in zip(self.exe.outputs, self.direct, self.static_outputs,
+                                     strict=True):
+            if direct:
+                self.cells[port.spec.buffer].value = out.data_ptr()
+        for static, tensor in zip(self.static_inputs, tensors, strict=True):
+            static.copy_(tensor)
+        self.launch(stream)  # once outside the graph: a bad launch raises here, named
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.launch(torch.cuda.current_stream(self.device))
+            for port, direct, out in zip(self.exe.outputs, self.direct, self.static_outputs,
+                                         strict=True):
+                if not direct and out.numel():
+                    out.view(-1).view(torch_uint8()).copy_(
+                        self.bytes_of(port.spec.buffer, out.nbytes, self.static_inputs))
+        self.graph = graph
+
+    def check_indices(self) -> None:
+        """Raises the first bad index a kernel of the call recorded (a wait), the record put
+        back to its initial contents."""
+        import torch
+
+        assert self.index_errors is not None
+        record = self.owned_bytes(self.index_errors)
+        initial = self.plan.buffers[self.index_errors].data
+        assert initial is not None
+        words = record[:initial.nbytes].view(torch.int64)
+        if not int(words[0]):
+            return
+        seen = words.cpu().numpy()
+        words.copy_(torch.from_numpy(initial).to(self.device))
+        for check in self.plan.index_checks:
+            if seen[check.slot] != initial[check.slot]:
+                raise check.error(int(seen[check.slot]))
+        raise InputError("a kernel recorded a bad index but no check holds it")
+
+def torch_uint8() -> Any:
+    import torch
+
+    return torch.uint8
+
+
+def torch_empty(spec: Any, device: Any) -> Any:
+    """A new tensor for output `spec`, of the torch type its buffer holds (bf16 as itself)."""
+    import torch
+
+    return torch.empty(spec.shape, dtype=getattr(torch, TORCH_DTYPES[np.dtype(spec.dtype).name]),
+                       device=device)

@@ -262,6 +262,18 @@ def test_hold_weights_once_option_is_checked_and_on_by_default():
         Options.parse({"hold_weights_once": 1})
 
 
+def test_cuda_launch_options_are_checked():
+    from fusec.compiler.diagnostics import FusecError
+    from fusec.compiler.torch_partition import Options
+
+    assert Options.parse({}).cuda_launch is True
+    assert Options.parse({}).cuda_graphs is False
+    assert Options.parse({"cuda_graphs": True}).cuda_graphs is True
+    for name in ("cuda_launch", "cuda_graphs"):
+        with pytest.raises(FusecError, match=f"{name} takes True or False"):
+            Options.parse({name: "on"})
+
+
 def test_fusec_log_prints_one_line_per_graph(tmp_path, monkeypatch, capfd):
     """``FUSEC_LOG=1``: one line on stderr per compiled graph, with its launches and how its
     weights are held."""
@@ -278,3 +290,7 @@ def test_fusec_log_prints_one_line_per_graph(tmp_path, monkeypatch, capfd):
     shared, copied = graph["weights_shared_bytes"], graph["weights_copied_bytes"]
     assert shared + copied > 0
     assert f"weights {format_bytes(shared)} held once, {format_bytes(copied)} copied;" in line
+    # CPU tensors: every partition launched through OpenCL, and the report says why
+    parts = graph["partitions"]  # the cumsum splits the graph in two
+    assert parts == 2 and graph["launchers"] == {"opencl (the tensors are not CUDA tensors)": parts}
+    assert f"launched through opencl (the tensors are not CUDA tensors) x{parts};" in line

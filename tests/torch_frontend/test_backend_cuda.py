@@ -44,33 +44,56 @@ class Embedder(nn.Module):
         return self.out(F.gelu(self.norm(self.table(ids)))) * scale
 
 
-def compiled(model, **options):
-    """`model` through the backend on the GPU, with more `options`."""
+PATHS = {"cuda": {}, "cuda graph": {"cuda_graphs": True}, "opencl": {"cuda_launch": False}}
+"""How the kernels are launched (`fusec.runtime.cuda_launch`, the default; with CUDA graphs;
+through OpenCL), by the backend's options."""
+
+
+def compiled(model, path="cuda", **options):
+    """`model` through the backend on the GPU, launched by `path` (`PATHS`), more `options`."""
     torch._dynamo.reset()
-    return torch.compile(model, backend="fusec", options={"device": "gpu", **options})
+    return torch.compile(model, backend="fusec",
+                         options={"device": "gpu", **PATHS[path], **options})
 
 
+LAUNCHER = {"cuda": "cuda", "cuda graph": "cuda graph",
+            "opencl": "opencl (options cuda_launch=False)"}
+"""The report's name for each path's launcher (``launchers``)."""
+
+
+def assert_launched_by(report, path):
+    import json
+
+    for graph in json.loads(report.read_text())["graphs"]:
+        assert set(graph["launchers"]) == {LAUNCHER[path]}, graph["launchers"]
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-4), (torch.float16, 1e-2),
                                        (torch.bfloat16, 3e-2)])
-def test_cuda_tensors_in_and_out(dtype, tol):
+def test_cuda_tensors_in_and_out(dtype, tol, path, tmp_path):
     cuda_device()
     torch.manual_seed(0)
     model = Embedder(dtype).eval().cuda()
-    fn = compiled(model)
+    report = tmp_path / "report.json"
+    fn = compiled(model, path, report=str(report))
     with torch.inference_mode():
-        ids = torch.randint(0, 50, (4, 16), device="cuda")
-        scale = torch.rand(32, device="cuda", dtype=dtype)
-        got = fn(ids, scale)
-        assert got.is_cuda and got.dtype == dtype
-        torch.testing.assert_close(got, model(ids, scale), atol=tol, rtol=tol)
+        for _ in range(3):  # a graph is recorded at the first call and replayed after
+            ids = torch.randint(0, 50, (4, 16), device="cuda")
+            scale = torch.rand(32, device="cuda", dtype=dtype)
+            got = fn(ids, scale)
+            assert got.is_cuda and got.dtype == dtype
+            torch.testing.assert_close(got, model(ids, scale), atol=tol, rtol=tol)
+    assert_launched_by(report, path)
 
 
-def test_outputs_outlive_later_calls():
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_outputs_outlive_later_calls(path):
     """A call's output keeps its values while later calls run (its memory is not reused)."""
     cuda_device()
     torch.manual_seed(1)
     model = Embedder().eval().cuda()
-    fn = compiled(model)
+    fn = compiled(model, path)
     with torch.inference_mode():
         inputs = [(torch.randint(0, 50, (4, 16), device="cuda"),
                    torch.rand(32, device="cuda")) for _ in range(4)]
@@ -79,10 +102,11 @@ def test_outputs_outlive_later_calls():
             torch.testing.assert_close(got, model(*args), atol=1e-4, rtol=1e-4)
 
 
-def test_int64_outside_int32_is_refused_on_cuda():
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_int64_outside_int32_is_refused_on_cuda(path):
     cuda_device()
     model = Embedder().eval().cuda()
-    fn = compiled(model)
+    fn = compiled(model, path)
     with torch.inference_mode():
         fn(torch.randint(0, 50, (2, 8), device="cuda"), torch.ones(32, device="cuda"))
         ids = torch.randint(0, 50, (2, 8), device="cuda")
@@ -98,11 +122,12 @@ def test_int64_outside_int32_is_refused_on_cuda():
                                    atol=1e-4, rtol=1e-4)
 
 
-def test_index_past_the_table_is_refused_on_cuda():
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_index_past_the_table_is_refused_on_cuda(path):
     """An id inside int32 but past the embedding table: the gather's own check refuses it."""
     cuda_device()
     model = Embedder().eval().cuda()
-    fn = compiled(model)
+    fn = compiled(model, path)
     with torch.inference_mode():
         ids = torch.randint(0, 50, (2, 8), device="cuda")
         ids[1, 2] = 50
@@ -150,7 +175,8 @@ def test_back_to_back_calls_read_finished_outputs(monkeypatch, overlap):
     torch.manual_seed(2)
     model = Heavy().eval().cuda()
     torch._dynamo.reset()
-    fn = torch.compile(model, backend="fusec", options={"device": "gpu", "overlap": overlap})
+    fn = torch.compile(model, backend="fusec", options={"device": "gpu", "overlap": overlap,
+                                                        "cuda_launch": False})
     with torch.inference_mode():
         inputs = [torch.randint(0, 100, (64, 128), device="cuda") for _ in range(8)]
         fn(inputs[0])
@@ -159,6 +185,46 @@ def test_back_to_back_calls_read_finished_outputs(monkeypatch, overlap):
     for got, want in zip(sums, expected, strict=True):
         torch.testing.assert_close(got, want, atol=1e-2, rtol=1e-4)
     assert taken and all(t == overlap for t in taken)
+
+
+@pytest.mark.parametrize("path", ["cuda", "cuda graph"])
+def test_back_to_back_cuda_launches_read_finished_outputs(path):
+    """Kernels launched on PyTorch's stream: eight calls back to back, each output reduced at
+    once on the stream, equal eager's, the outputs of distinct calls distinct tensors."""
+    cuda_device()
+    torch.manual_seed(2)
+    model = Heavy().eval().cuda()
+    fn = compiled(model, path)
+    with torch.inference_mode():
+        inputs = [torch.randint(0, 100, (64, 128), device="cuda") for _ in range(8)]
+        fn(inputs[0])
+        outputs = [fn(ids) for ids in inputs]
+        sums = [out.double().sum(dim=-1) for out in outputs]
+        expected = [model(ids).double().sum(dim=-1) for ids in inputs]
+    assert len({out.data_ptr() for out in outputs}) == len(outputs)
+    for got, want in zip(sums, expected, strict=True):
+        torch.testing.assert_close(got, want, atol=1e-2, rtol=1e-4)
+
+
+@pytest.mark.parametrize("path", ["cuda", "cuda graph"])
+def test_cuda_launches_follow_the_callers_stream(path):
+    """A call on a side stream, then one on the default stream: the kernels run on the
+    stream current at the call, the second after the first (they share intermediates)."""
+    cuda_device()
+    torch.manual_seed(3)
+    model = Heavy().eval().cuda()
+    fn = compiled(model, path)
+    with torch.inference_mode():
+        ids = [torch.randint(0, 100, (64, 128), device="cuda") for _ in range(2)]
+        fn(ids[0])
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            first = fn(ids[0])
+        second = fn(ids[1])
+        torch.cuda.current_stream().wait_stream(side)
+        torch.testing.assert_close(first, model(ids[0]), atol=1e-3, rtol=1e-3)
+        torch.testing.assert_close(second, model(ids[1]), atol=1e-3, rtol=1e-3)
 
 
 class Tables(nn.Module):

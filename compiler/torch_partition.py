@@ -97,9 +97,10 @@ class Options:
     """With CUDA tensors on NVIDIA's OpenCL, launch the kernels through the CUDA driver on
     PyTorch's stream (`fusec.runtime.cuda_launch`): the tensors are read and written in
     place, one CUDA context. False: through OpenCL, the tensors handed between the two."""
-    cuda_graphs: bool = False
+    cuda_graphs: bool = True
     """With `cuda_launch`, record each partition's launches once into a CUDA graph and replay
-    it (inputs and outputs copied through the graph's own tensors)."""
+    it (inputs and outputs copied through the graph's own tensors). False: one
+    ``cuLaunchKernel`` a kernel at every call."""
 
     @staticmethod
     def parse(options: dict[str, Any] | None) -> Options:

@@ -146,6 +146,12 @@ class CudaLaunches:
             self.cells[index].value = self.owned[index].data_ptr()
         self.graph = None  # its launches read the old addresses
 
+    def torch_bytes(self) -> int:
+        """The bytes this object holds in PyTorch's memory: its own buffers, and the graph's
+        input and output tensors."""
+        return sum(t.nbytes for t in (*self.owned.values(), *self.static_inputs,
+                                      *self.static_outputs))
+
     def mirror(self, index: int, buffer: Any) -> Any:
         """A CUDA tensor for buffer `index`: its contents copied where it holds any."""
         import pyopencl as cl

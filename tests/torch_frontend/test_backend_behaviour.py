@@ -267,8 +267,8 @@ def test_cuda_launch_options_are_checked():
     from fusec.compiler.torch_partition import Options
 
     assert Options.parse({}).cuda_launch is True
-    assert Options.parse({}).cuda_graphs is False
-    assert Options.parse({"cuda_graphs": True}).cuda_graphs is True
+    assert Options.parse({}).cuda_graphs is True
+    assert Options.parse({"cuda_graphs": False}).cuda_graphs is False
     for name in ("cuda_launch", "cuda_graphs"):
         with pytest.raises(FusecError, match=f"{name} takes True or False"):
             Options.parse({name: "on"})

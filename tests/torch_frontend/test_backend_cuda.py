@@ -44,9 +44,9 @@ class Embedder(nn.Module):
         return self.out(F.gelu(self.norm(self.table(ids)))) * scale
 
 
-PATHS = {"cuda": {}, "cuda graph": {"cuda_graphs": True}, "opencl": {"cuda_launch": False}}
-"""How the kernels are launched (`fusec.runtime.cuda_launch`, the default; with CUDA graphs;
-through OpenCL), by the backend's options."""
+PATHS = {"cuda": {"cuda_graphs": False}, "cuda graph": {}, "opencl": {"cuda_launch": False}}
+"""How the kernels are launched (`fusec.runtime.cuda_launch`, one ``cuLaunchKernel`` a kernel;
+replayed from a CUDA graph, the default; through OpenCL), by the backend's options."""
 
 
 def compiled(model, path="cuda", **options):
@@ -263,6 +263,16 @@ def bound_table(fn, ids, table):
     return None
 
 
+def launch_bytes(fn, ids):
+    """The bytes the partitions' CUDA launches hold in PyTorch's memory, after a call of `fn`
+    (`CudaLaunches.torch_bytes`)."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+
+    with torch.inference_mode(), recorded_partitions() as calls:
+        fn(ids)
+    return sum(part.launches.torch_bytes() for part, _ in calls if part.launches is not None)
+
+
 def held_once_run(model, ids, tmp_path, tol):
     """`model` through the backend with ``hold_weights_once``, called once on `ids` and checked
     against eager: (the compiled function, its report's graph, the bytes PyTorch's allocated
@@ -317,7 +327,7 @@ def test_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     fn, graph, dropped = held_once_run(model, ids, tmp_path, tol)
     shared = graph["weights_shared_bytes"]
     assert shared >= table.nbytes and graph["weights_copied_bytes"] > 0
-    assert dropped >= 0.9 * shared, (dropped, shared)
+    assert dropped + launch_bytes(fn, ids) >= 0.9 * shared, (dropped, shared)
     assert model.table.weight is table
     torch.testing.assert_close(table.detach(), values, rtol=0, atol=0)
     assert bound_table(fn, ids, table) is not None
@@ -461,7 +471,8 @@ def test_linear_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     assert len(weights) == 12
     assert shared >= sum(w.nbytes for w in weights.values())
     assert copied < 2 * 2**20, (shared, copied)  # biases, norms, position embeddings
-    assert dropped >= 0.9 * shared, (dropped, shared)
+    # what the CUDA launches hold in PyTorch's memory (intermediates, constants) is fusec's
+    assert dropped + launch_bytes(fn, ids) >= 0.9 * shared, (dropped, shared)
     spans = bound_spans(fn, ids)
     for name, weight in weights.items():
         assert inside(weight, spans), name

@@ -160,6 +160,8 @@ class CudaSharedPool(BufferPool):
     """A `BufferPool` whose buffers are CUDA memory imported into OpenCL (see the module
     docstring); `allocation` finds the CUDA side of one of its buffers."""
 
+    cuda_addressable = True
+
     def __init__(self, device: OpenCLDevice) -> None:
         super().__init__(device.context)
         import torch

@@ -17,12 +17,11 @@ addresses of its buffers' cells (`cuda_driver.launch_params`), so a call only wr
 of its inputs and outputs. The other buffers:
 
 - held by the executable in memory CUDA can address (`fusec.runtime.cuda_interop`'s shared
-  pool: bound weights, held once over a parameter's memory or in a folded weight's buffer):
-  used where they are; `refresh` reads their addresses again after the executable binds one
-  anew;
-- any other (intermediates, constants, the ``index_errors`` record; a bound weight in plain
-  OpenCL memory): a CUDA tensor of its own, filled once with the buffer's contents where it
-  has any.
+  pool: its intermediates, which it takes from that pool, `BufferPool.cuda_addressable`;
+  bound weights, held once over a parameter's memory or in a folded weight's buffer): used
+  where they are; `refresh` reads their addresses again after the executable binds one anew;
+- any other (constants, the ``index_errors`` record; a bound weight in plain OpenCL memory): a
+  CUDA tensor of its own, filled once with the buffer's contents where it has any.
 
 `graphs`: the launches are recorded once into a CUDA graph (``torch.cuda.CUDAGraph``) and
 replayed, the inputs first copied into tensors the graph reads and the outputs copied out of

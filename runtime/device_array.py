@@ -41,6 +41,11 @@ class BufferPool:
     `take` gives a free buffer of that size or makes one; `give` puts one back (a device
     array does so when it is garbage). Free buffers are kept until `release_free`."""
 
+    cuda_addressable = False
+    """Whether its buffers are CUDA memory too (`fusec.runtime.cuda_interop.CudaSharedPool`):
+    then an executable takes its intermediates from it, so that kernels launched through CUDA
+    (`fusec.runtime.cuda_launch`) use them in place."""
+
     def __init__(self, context: cl.Context) -> None:
         self.context = context
         self.free: dict[int, list[cl.Buffer]] = {}

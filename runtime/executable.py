@@ -1,7 +1,8 @@
 """Runs a `ProgramPlan` on an OpenCL device: compile once, call many times.
 
 At construction the program is built (through the program cache), the buffers that live
-across calls are allocated once (intermediates, one per memory slot; constants, uploaded once)
+across calls are allocated once (intermediates, one per memory slot, taken from the context's
+pool where that is CUDA memory too, `BufferPool.cuda_addressable`; constants, uploaded once)
 and every launch gets its own ``cl.Kernel`` with its arguments set. A call checks the inputs,
 enqueues the launches on the device's in-order queue without waiting in between, and waits once
 at the end. Every call returns arrays that the caller owns: no later call writes them (a
@@ -181,6 +182,8 @@ class Executable:
         self.index_errors = (IndexErrors(plan, device, self.host_memory)
                              if plan.index_errors is not None else None)
         """Where the kernels record bad indices (`fusec.runtime.index_errors`), if any do."""
+        self.pooled: set[int] = set()
+        """The buffers it took from the context's pool (`allocate`), by handle."""
         outputs = self.output_buffers()
         per_call = {s.buffer for s in plan.inputs} | outputs
         self.buffers: list[cl.Buffer | None] = [
@@ -254,6 +257,12 @@ class Executable:
         if spec.data is not None:
             return cl.Buffer(self.device.context, flags.READ_ONLY | flags.COPY_HOST_PTR,
                              hostbuf=spec.data)
+        pool = self.shared.pool
+        if pool.cuda_addressable:  # CUDA launches use it in place; back to the pool at the end
+            buffer = pool.take(spec.nbytes)
+            self.pooled.add(buffer.int_ptr)
+            weakref.finalize(self, pool.give, spec.nbytes, buffer)
+            return buffer
         return cl.Buffer(self.device.context, flags.READ_WRITE, spec.nbytes)
 
     def output_buffers(self) -> set[int]:
@@ -350,12 +359,14 @@ class Executable:
         own copies of bound inputs, and (on a device with memory of its own, once a call with
         host arrays made them) the buffers of its call inputs and outputs. Device arrays, whether given to a call,
         returned by one or bound as they are, come from the context's pool and are not counted
-        here (`BufferPool.allocated_bytes` has them), nor are buffers borrowed from another
+        here (`BufferPool.allocated_bytes` has them, and the intermediates taken from a pool
+        of CUDA memory, `allocate`), nor are buffers borrowed from another
         executable (`borrow`: that one counts them) or made over host arrays bound as they are
         (`bind`'s `stored`: the caller's memory)."""
         not_own = {a.buffer.int_ptr for a in self.param_arrays.values() if a.buffer is not None}
         not_own |= {self.params[name].int_ptr for name in self.param_hosts}
         not_own |= {self.params[name].int_ptr for name in self.borrowed}
+        not_own |= self.pooled
         held = {b.int_ptr: b.size for b in [*self.buffers, *self.params.values()]
                 if b is not None and b is not self.empty}
         return sum(size for pointer, size in held.items() if pointer not in not_own)

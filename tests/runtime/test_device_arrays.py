@@ -356,3 +356,38 @@ def test_held_bytes_count_own_buffers_not_device_arrays() -> None:
     (out,) = exe(X, W, B)
     np.testing.assert_allclose(out, first_ref(X), rtol=1e-5, atol=1e-5)
     assert exe.held_bytes() == total
+
+
+def test_intermediates_come_from_a_cuda_addressable_pool_and_go_back() -> None:
+    """Where the context's pool is CUDA memory too (`BufferPool.cuda_addressable`, as
+    `cuda_interop.CudaSharedPool` is), an executable takes its intermediates from the pool, so
+    that CUDA launches use them in place (`fusec.runtime.cuda_launch`); they are the pool's
+    bytes, not the executable's own (`held_bytes`), the results are unchanged, and they go back
+    to the pool when the executable is garbage."""
+    import gc
+
+    device = select_device("cpu")
+    shared = device_queue(device)
+
+    class Addressable(type(shared.pool)):  # type: ignore[misc]
+        cuda_addressable = True
+
+    pool = Addressable(device.context)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(shared, "pool", pool)
+        exe = compile_in("copy", SECOND)
+        intermediates = [i for i, spec in enumerate(exe.plan.buffers)
+                         if spec.role == "intermediate"]
+        assert intermediates and pool.allocations == len(intermediates)
+        taken = {exe.buffers[i].int_ptr for i in intermediates}
+        assert taken == exe.pooled
+        per_call = {s.buffer for s in exe.plan.inputs} | exe.output_buffers()
+        own = sum(spec.nbytes for i, spec in enumerate(exe.plan.buffers)
+                  if i not in per_call and i not in intermediates)
+        assert exe.held_bytes() == own
+        h = RNG.standard_normal((16, 24), dtype=np.float32)
+        (y,) = exe(h, S)
+        np.testing.assert_allclose(y, softmax(h + S), rtol=1e-5, atol=1e-6)
+        del exe
+        gc.collect()
+        assert {b.int_ptr for stack in pool.free.values() for b in stack} >= taken

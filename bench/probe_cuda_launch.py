@@ -9,17 +9,19 @@ executable in memory PyTorch allocates (bound weights and intermediates; the inp
 call), and launches the plan's kernels with ``cuLaunchKernel`` on PyTorch's current stream:
 then the outputs are compared with the OpenCL run's, and the launches are timed as they are
 and captured into a CUDA graph (``torch.cuda.CUDAGraph``) and replayed. Each kernel that does
-not load or launch is reported with the driver's message. Nothing of this is used by fusec
-yet: it measures what a CUDA launch path would give (issue 29: one context, no hand-over
-between two APIs, graph replay at batch 1).
+not load or launch is reported with the driver's message. It measured what a CUDA launch path
+would give (issue 29: one context, no hand-over between two APIs, graph replay at batch 1).
 
 On the H200 (2026-12-02, bench/results/h200-2026-12-02-s14-probe-cuda-launch.log, BERT-base
 f16 at batch 1): the PTX (``.target sm_90a``) loaded into PyTorch's context; each entry's
-parameters are the plan's buffers, one ``.u64`` global pointer each, nothing hidden; the PTX
-reads ``%envreg0, 1, 3, 4``; the gather, cast, add and LayerNorm kernels ran, and the first
-GEMM (``main_gemm_4``, a ``wgmma`` kernel) met an illegal address. That run launched every
-kernel with no dynamic shared memory; the probe now asks for what OpenCL gives the kernel
-(``CL_KERNEL_LOCAL_MEM_SIZE``) beyond the PTX's static declarations.
+parameters are the plan's buffers, one ``.u64`` global pointer each, nothing hidden; the first
+GEMM (``main_gemm_4``, a ``wgmma`` kernel) met an illegal address, with and without the
+dynamic shared memory OpenCL gives the kernel beyond its static declarations. The cause was
+the ``%envreg`` registers the PTX reads, which NVIDIA's OpenCL driver fills before a launch
+and a CUDA launch leaves undefined: read as 0, every kernel of BERT-base (B=1 and 32), GPT-2
+small and the Llama-style model ran, outputs equal to OpenCL's bit for bit
+(bench/results/h200-2026-12-02-s15-probe-cuda-launch.log). The backend launches so since
+(`fusec.runtime.cuda_launch`); this probe stays as the check of a new driver.
 """
 
 from __future__ import annotations
@@ -35,62 +37,13 @@ from typing import Any
 
 import numpy as np
 
-CU_JIT_INFO_LOG_BUFFER = 3
-CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
-CU_JIT_ERROR_LOG_BUFFER = 5
-CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
-CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
-CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
-
-
-class Cuda:
-    """The few driver calls the probe makes, through ctypes."""
-
-    def __init__(self) -> None:
-        self.lib = ctypes.CDLL("libcuda.so.1")
-        self.lib.cuLaunchKernel.argtypes = [
-            ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
-            ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
-            ctypes.c_void_p]
-
-    def error(self, status: int) -> str:
-        text = ctypes.c_char_p()
-        self.lib.cuGetErrorString(status, ctypes.byref(text))
-        return f"{status} ({text.value.decode() if text.value else '?'})"
-
-    def load(self, ptx: bytes) -> tuple[ctypes.c_void_p | None, str]:
-        module = ctypes.c_void_p()
-        log = ctypes.create_string_buffer(1 << 16)
-        options = (ctypes.c_int * 2)(CU_JIT_ERROR_LOG_BUFFER,
-                                     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
-        values = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p).value, 1 << 16)
-        status = self.lib.cuModuleLoadDataEx(ctypes.byref(module), ctypes.c_char_p(ptx), 2,
-                                             options, values)
-        if status:
-            return None, f"cuModuleLoadDataEx: {self.error(status)}: {log.value.decode()[:800]}"
-        return module, ""
-
-    def function(self, module: ctypes.c_void_p, name: str) -> tuple[Any, str]:
-        function = ctypes.c_void_p()
-        status = self.lib.cuModuleGetFunction(ctypes.byref(function), module, name.encode())
-        if status:
-            return None, f"cuModuleGetFunction {name}: {self.error(status)}"
-        return function, ""
-
-
-def local_for(global_size: tuple[int, ...]) -> tuple[int, ...]:
-    """A block for a launch whose local size the driver was left to choose: the largest
-    divisor of the first dimension up to 256, ones elsewhere."""
-    first = max(d for d in range(1, min(256, global_size[0]) + 1) if global_size[0] % d == 0)
-    return (first, *([1] * (len(global_size) - 1)))
-
-
 def main(argv: list[str] | None = None) -> int:
     import torch
 
     from fusec.bench.torch_models import DTYPES, build
     from fusec.bench.torch_partition_profile import recorded_partitions
+    from fusec.runtime.cuda_driver import CudaDriver, block_for, module_ptx
+    from fusec.runtime.errors import DeviceError
 
     parser = argparse.ArgumentParser(prog="python -m fusec.bench.probe_cuda_launch",
                                      description=__doc__.split("\n\n")[0])
@@ -129,15 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     report["launch_buffers"] = [(launch.kernel, len(launch.buffers), launch.global_size,
                                  launch.local_size) for launch in exe.plan.launches[:4]]
     print(json.dumps(report, indent=1), flush=True)
-    cuda = Cuda()
+    cuda = CudaDriver()
     torch.cuda.synchronize()
-    # %envregN are registers NVIDIA's OpenCL driver fills before a launch (the global offset,
-    # and the group offset of a grid it splits); a CUDA launch leaves them undefined. fusec
-    # launches with no offset and one grid, so each reads as 0.
-    ptx = re.sub(rb"%envreg\d+", b"0", ptx)
-    module, message = cuda.load(ptx + b"\0")
-    if module is None:
-        report["load_error"] = message
+    try:
+        module = cuda.load(module_ptx(ptx))  # every %envreg read as 0 (cuda_driver)
+    except DeviceError as e:
+        report["load_error"] = str(e)
         print(json.dumps(report, indent=1))
         return 1
     import pyopencl as cl
@@ -153,31 +103,19 @@ def main(argv: list[str] | None = None) -> int:
     launches = []
     errors = []
     for index, launch in enumerate(exe.plan.launches):
-        function, message = cuda.function(module, launch.kernel)
-        if function is None:
-            errors.append(message)
-            continue
-        # The __local memory OpenCL gives the kernel, less what the PTX declares statically:
-        # the rest is dynamic shared memory (``.extern .shared``, how NVIDIA's OpenCL holds
-        # a __local array above 48 KiB, the wgmma GEMMs' stages), asked for at each launch.
-        static = ctypes.c_int()
-        cuda.lib.cuFuncGetAttribute(ctypes.byref(static), CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                    function)
         local = exe.kernels[index].get_work_group_info(
             cl.kernel_work_group_info.LOCAL_MEM_SIZE, exe.device.device)
-        dynamic = max(0, local - static.value)
-        if dynamic:
-            cuda.lib.cuFuncSetAttribute(function,
-                                        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
-            cuda.lib.cuFuncSetAttribute(function,
-                                        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)
-        local = launch.local_size or local_for(launch.global_size)
-        grid = [g // l for g, l in zip(launch.global_size, local, strict=True)]
+        try:  # the __local memory beyond the PTX's static declarations: dynamic shared
+            function = cuda.function(module, launch.kernel, local)
+        except DeviceError as e:
+            errors.append(str(e))
+            continue
+        grid, block = block_for(launch.global_size, launch.local_size, function.max_threads)
         pointers = [ctypes.c_uint64(mirrors[b].data_ptr()) for b in launch.buffers]
         params = (ctypes.c_void_p * max(1, len(pointers)))(
             *[ctypes.cast(ctypes.byref(p), ctypes.c_void_p) for p in pointers])
-        dims = [*grid, 1, 1][:3], [*local, 1, 1][:3]
-        launches.append((launch.kernel, function, dims, params, pointers, dynamic))
+        launches.append((launch.kernel, function.handle, (grid, block), params, pointers,
+                         function.dynamic_shared))
     report["kernels"] = len(exe.plan.launches)
     report["function_errors"] = errors[:5]
     if errors:
@@ -191,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             status = cuda.lib.cuLaunchKernel(function, *grid, *block, dynamic,
                                              ctypes.c_void_p(stream.cuda_stream), params, None)
             if status:
-                failed.append(f"{name}: {cuda.error(status)}")
+                failed.append(f"{name}: {cuda.message(status)}")
         return failed
 
     for name, function, (grid, block), params, _, dynamic in launches:  # one by one, to name it
@@ -199,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                                          ctypes.c_void_p(stream.cuda_stream), params, None)
         status = status or cuda.lib.cuStreamSynchronize(ctypes.c_void_p(stream.cuda_stream))
         if status:
-            report["first_failing_kernel"] = (f"{name}: {cuda.error(status)}; grid {grid}, "
+            report["first_failing_kernel"] = (f"{name}: {cuda.message(status)}; grid {grid}, "
                                               f"block {block}, dynamic shared {dynamic} B")
             print(json.dumps(report, indent=1), flush=True)
             return 1

@@ -14,12 +14,17 @@ cache's ``index_copy_``) run in PyTorch with the views and early reads of what t
 
 Tensors at a partition's boundary (`TensorBridge`): CPU tensors go in as numpy arrays over
 their memory (``np.from_dlpack``, no copy when contiguous) and come out as tensors over the
-result arrays (``torch.from_numpy``, no copy); CUDA tensors go through
-`fusec.runtime.cuda_interop` (one device-to-device copy in, none out). int64 inputs are
+result arrays (``torch.from_numpy``, no copy). CUDA tensors on NVIDIA's OpenCL, by default:
+the kernels launch through the CUDA driver on PyTorch's stream (`fusec.runtime.cuda_launch`,
+options ``cuda_launch`` and ``cuda_graphs``), the tensors read and written in place; the
+bounds of the int64 and indexing inputs are read into page-locked memory behind the
+launches, and the call waits for that read alone and refuses a bad value before it returns.
+Otherwise CUDA tensors go through `fusec.runtime.cuda_interop` (one device-to-device copy in,
+none out), as follows. int64 inputs are
 range-checked and narrowed to int32 (the IR's integer type), and int64 outputs widened back;
 bf16 travels as its bit patterns.
 
-With CUDA tensors a call waits on the host once, for PyTorch's stream before its inputs cross
+Through OpenCL, a call with CUDA tensors waits on the host once, for PyTorch's stream before its inputs cross
 (reading, in that wait, the least and greatest values of int64 inputs and of the inputs that
 kernels index with, so that a bad one is refused before any kernel runs). Its outputs are
 handed over at once, PyTorch's stream made to wait on the GPU for the kernels that write them
@@ -153,6 +158,8 @@ class TensorBridge:
         self.cuda = cuda
         self.checked: dict[int, list[IndexCheck]] = {}
         self.ordered = False
+        self.pinned: Any = None
+        """Page-locked memory the bounds of CUDA-launched calls are read into (`cuda_bounds`)."""
 
     def index_inputs(self, checks: Sequence[IndexCheck], inputs: Sequence[str],
                      overlap: bool) -> None:
@@ -192,25 +199,28 @@ class TensorBridge:
                 check_indices(tensors[i], bounds[i], checks)
         return arrays
 
-    def to_cuda_launch(self, tensors: Sequence[Any]) -> list[Any]:
-        """A call's CUDA input tensors as the kernels read them where they launch through CUDA
-        (`fusec.runtime.cuda_launch`): contiguous, int64 ones narrowed to int32 after a range
-        check, and the `checked` inputs' indices refused if bad, with one wait on PyTorch's
-        stream for the least and greatest values of them all (none where there are none)."""
+    def cuda_bounds(self, tensors: Sequence[Any]) -> PendingBounds | None:
+        """Where the kernels launch through CUDA (`fusec.runtime.cuda_launch`): starts reading
+        the least and greatest values of a call's int64 inputs and of its `checked` ones into
+        page-locked memory, behind what PyTorch's stream holds so far; None where there are
+        none. The caller launches the kernels, then `PendingBounds.check` waits for that read
+        alone (the kernels stay queued) and refuses a bad value before the outputs are
+        returned. A kernel that meets a bad index reads a clamped one (`codegen.kernels.gather`),
+        so the launches ahead of the check read no memory they should not."""
         import torch
 
-        ready = [t.contiguous() for t in tensors]
-        ranged = [i for i, t in enumerate(ready)
+        ranged = [i for i, t in enumerate(tensors)
                   if t.numel() and (t.dtype == torch.int64 or i in self.checked)]
-        if ranged:
-            pairs = torch.stack([torch.stack(torch.aminmax(ready[i].to(torch.int64)))
-                                 for i in ranged]).tolist()
-            bounds = dict(zip(ranged, pairs, strict=True))
-            check_int32([bounds[i] for i in ranged if ready[i].dtype == torch.int64])
-            for i, checks in self.checked.items():
-                if i in bounds:
-                    check_indices(ready[i], bounds[i], checks)
-        return [t.to(torch.int32) if t.dtype == torch.int64 else t for t in ready]
+        if not ranged:
+            return None
+        pairs = torch.stack([torch.stack(torch.aminmax(tensors[i].to(torch.int64)))
+                             for i in ranged])
+        if self.pinned is None or self.pinned.shape != pairs.shape:
+            self.pinned = torch.empty(pairs.shape, dtype=torch.int64, pin_memory=True)
+        self.pinned.copy_(pairs, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record()
+        return PendingBounds(self, tensors, ranged, done)
 
     def to_torch_all(self, values: Sequence[Any], dtypes: Sequence[Any]) -> list[Any]:
         """A call's results as tensors of `dtypes`."""
@@ -228,6 +238,29 @@ class TensorBridge:
                        for v, dtype in zip(values, dtypes, strict=True)]
         return [t if t.dtype == dtype else t.to(dtype)
                 for t, dtype in zip(tensors, dtypes, strict=True)]
+
+
+@dataclass
+class PendingBounds:
+    """The bounds of a call's inputs on their way to page-locked memory (`cuda_bounds`)."""
+
+    bridge: TensorBridge
+    tensors: Sequence[Any]
+    ranged: list[int]
+    done: Any
+    """The CUDA event after the read."""
+
+    def check(self) -> None:
+        """Waits for the read and refuses an int64 input outside int32 and a `checked` input
+        outside an axis it indexes."""
+        import torch
+
+        self.done.synchronize()
+        bounds = dict(zip(self.ranged, self.bridge.pinned.tolist(), strict=True))
+        check_int32([bounds[i] for i in self.ranged if self.tensors[i].dtype == torch.int64])
+        for i, checks in self.bridge.checked.items():
+            if i in bounds:
+                check_indices(self.tensors[i], bounds[i], checks)
 
 
 def check_indices(tensor: Any, bounds: tuple[int, int], checks: Sequence[IndexCheck]) -> None:
@@ -360,7 +393,15 @@ class FusecPartition:
             self.refresh(list(args), changed)
         inputs = [args[i] for i in range(len(args)) if i not in self.bound]
         if self.launches is not None:
-            outputs = self.launches(self.bridge.to_cuda_launch(inputs), self.dtypes)
+            inputs = [t.contiguous() for t in inputs]
+            bounds = self.bridge.cuda_bounds(inputs)
+            outputs = self.launches(inputs, self.dtypes)
+            if bounds is not None:
+                try:
+                    bounds.check()
+                except InputError:
+                    self.launches.forget_indices()  # what the kernels recorded of them
+                    raise
         else:
             results = self.exe(*self.bridge.to_fusec(inputs))
             outputs = self.bridge.to_torch_all(results, self.dtypes)

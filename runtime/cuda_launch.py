@@ -28,10 +28,12 @@ replayed, the inputs first copied into tensors the graph reads and the outputs c
 those it writes (a graph's addresses are fixed): one host call a replay instead of one a
 kernel, which at batch 1, where each kernel takes microseconds, is what decides the wall time.
 
-Index checks: a kernel that checks its indices records a bad one in the ``index_errors`` tensor;
-where the caller has not already refused bad indices from the inputs themselves
-(``checked_inputs``), a call reads that record after its launches (a wait) and raises the
-error, the record put back. A call that raises returns nothing.
+Index checks: a kernel that checks its indices records a bad one in the ``index_errors`` tensor
+and reads a clamped index instead. Where every check reads a whole call input, the caller
+refuses bad indices from the inputs themselves (``checked_inputs``; the torch backend reads
+their bounds behind the launches and waits for that read alone, `forget_indices` clearing what
+the kernels recorded of a refused call); elsewhere a call reads the record after its launches
+(a wait) and raises the error, the record put back. A call that raises returns nothing.
 """
 
 from __future__ import annotations
@@ -166,11 +168,13 @@ class CudaLaunches:
 
     def __call__(self, tensors: Sequence[Any], dtypes: Sequence[Any]) -> list[Any]:
         """The outputs (of torch `dtypes`, in return order) of a call with `tensors`, the call
-        inputs in order, each contiguous and of its buffer's element size."""
+        inputs in order, each contiguous and of its buffer's element size (or int64 where the
+        buffer is int32: narrowed on the device, its range the caller's to check)."""
         import torch
 
         for tensor, (shape, itemsize) in zip(tensors, self.call_layouts, strict=True):
-            if tuple(tensor.shape) != shape or tensor.element_size() != itemsize:
+            if tuple(tensor.shape) != shape or (tensor.element_size() != itemsize
+                                                and tensor.dtype != torch.int64):
                 raise InputError(f"{self.exe.function} takes an input of shape {list(shape)} "
                                  f"and {itemsize}-byte elements, not {list(tensor.shape)} of "
                                  f"{tensor.dtype}")
@@ -188,7 +192,10 @@ class CudaLaunches:
                 for t, dtype in zip(outputs, dtypes, strict=True)]
 
     def run(self, tensors: Sequence[Any], dtypes: Sequence[Any], stream: Any) -> list[Any]:
+        import torch
+
         cells = self.cells
+        tensors = [t.to(torch.int32) if t.dtype == torch.int64 else t for t in tensors]
         for index, tensor in zip(self.call_buffers, tensors, strict=True):
             cells[index].value = tensor.data_ptr()
         outputs = []
@@ -244,7 +251,7 @@ class CudaLaunches:
     def record(self, tensors: Sequence[Any], stream: Any) -> None:
         import torch
 
-        self.static_inputs = [torch.empty_like(t) for t in tensors]
+        self.static_inputs = [torch_empty(p.spec, self.device) for p in self.exe.call_inputs]
         self.static_outputs = [torch_empty(p.spec, self.device) for p in self.exe.outputs]
         for index, tensor in zip(self.call_buffers, self.static_inputs, strict=True):
             self.cells[index].value = tensor.data_ptr()
@@ -265,6 +272,18 @@ class CudaLaunches:
                         self.bytes_of(port.spec.buffer, out.nbytes, self.static_inputs))
         self.graph = graph
 
+    def forget_indices(self) -> None:
+        """Puts the kernels' record of bad indices back to its initial contents (after a call
+        refused for a bad index the kernels may have met too)."""
+        import torch
+
+        if self.index_errors is None:
+            return
+        initial = self.plan.buffers[self.index_errors].data
+        assert initial is not None
+        record = self.owned_bytes(self.index_errors)[:initial.nbytes].view(torch.int64)
+        record.copy_(torch.from_numpy(initial).to(self.device))
+
     def check_indices(self) -> None:
         """Raises the first bad index a kernel of the call recorded (a wait), the record put
         back to its initial contents."""
@@ -278,11 +297,12 @@ class CudaLaunches:
         if not int(words[0]):
             return
         seen = words.cpu().numpy()
-        words.copy_(torch.from_numpy(initial).to(self.device))
+        self.forget_indices()
         for check in self.plan.index_checks:
             if seen[check.slot] != initial[check.slot]:
                 raise check.error(int(seen[check.slot]))
         raise InputError("a kernel recorded a bad index but no check holds it")
+
 
 def torch_uint8() -> Any:
     import torch

@@ -5,8 +5,12 @@ share one slot.
 
 Preconditions: the kernel-level IR of ``lower-to-kernels`` (host functions of one block). A
 buffer lives from its first use to its last use in the host schedule, counting the uses of its
-``kernel.view``s; a buffer the function returns lives to the end. A launch that reads one buffer
-and writes another keeps them apart (no kernel works in place). Slots are reused first-fit by
+``kernel.view``s. A buffer the function returns (itself or through a view) takes no slot: it
+stays a ``memref.alloc``, the call's output, a buffer of its own
+(`fusec.codegen.program`). It used to take a slot kept to the end, so every later buffer
+needed another: GPT-2 small, which returns each layer's keys and values, planned 12 slots of
+12 MiB for its 12 layers' MLPs at batch 16 (f16) where one serves. A launch that reads one
+buffer and writes another keeps them apart (no kernel works in place). Slots are reused first-fit by
 size (the smallest free slot that is large enough, else the largest free slot, which grows);
 a slot is as large as its largest occupant. The whole-function liveness analysis runs once per
 function, then every alloc is rewritten once.
@@ -58,19 +62,19 @@ class Interval:
 
 
 def lifetimes(fn: func.FuncOp) -> list[Interval]:
-    """The live interval of every ``memref.alloc`` of ``fn``, in program order."""
+    """The live interval of every ``memref.alloc`` of ``fn`` that the function does not return,
+    in program order."""
     ops = list(fn.body.block.ops)
     position = {op: i for i, op in enumerate(ops)}
-    end_of_function = len(ops)
     intervals: list[Interval] = []
     for op in ops:
         if not isinstance(op, memref.AllocOp):
             continue
         uses = list(users(op.memref))
+        if any(isinstance(u, func.ReturnOp) for u in uses):
+            continue  # an output: a buffer of its own
         start = min((position[u] for u in uses), default=position[op])
         end = max((position[u] for u in uses), default=position[op])
-        if any(isinstance(u, func.ReturnOp) for u in uses):
-            end = end_of_function
         intervals.append(Interval(op, start, end, nbytes(op.memref.type)))  # type: ignore[arg-type]
     return intervals
 

@@ -1,6 +1,6 @@
 // plan-buffers: intermediates whose lifetimes do not overlap share a slot; a buffer that is
-// read by a launch is not reused for that launch's output; returned buffers and views keep
-// their buffer alive.
+// read by a launch is not reused for that launch's output; views keep their buffer alive;
+// returned buffers take no slot.
 
 // RUN: fusec-opt %s -p lower-to-kernels,plan-buffers --split-input-file | filecheck %s
 
@@ -25,17 +25,20 @@ func.func @chain(%x: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-// %a is returned: it lives to the end and its slot is never reused. A slot grows to its
-// largest occupant (the 2x4x16 value takes the slot of a 64-element one).
+// %a and %d are returned: each is the call's output, a buffer of its own, and takes no slot
+// (a returned buffer used to keep a slot to the end, so every later buffer needed another).
+// A slot grows to its largest occupant (the 2x4x16 %e takes the 64-element slot of %b).
 // CHECK-LABEL: func.func @returned_and_growing(
-// CHECK-NEXT:    %a = kernel.alloc slot 0 : memref<64xf32>
+// CHECK-NEXT:    %a = memref.alloc() : memref<64xf32>
 // CHECK-NEXT:    kernel.launch
-// CHECK-NEXT:    %b = kernel.alloc slot 1 : memref<64xf32>
+// CHECK-NEXT:    %b = kernel.alloc slot 0 : memref<64xf32>
 // CHECK-NEXT:    kernel.launch
-// CHECK-NEXT:    %c = kernel.alloc slot 2 : memref<64xf32>
+// CHECK-NEXT:    %c = kernel.alloc slot 1 : memref<64xf32>
 // CHECK-NEXT:    kernel.launch
 // CHECK-NEXT:    %r = kernel.view %c : memref<64xf32> to memref<4x16xf32>
-// CHECK-NEXT:    %d = kernel.alloc slot 1 : memref<2x4x16xf32>
+// CHECK-NEXT:    %e = kernel.alloc slot 0 : memref<2x4x16xf32>
+// CHECK-NEXT:    kernel.launch
+// CHECK-NEXT:    %d = memref.alloc() : memref<2x4x16xf32>
 // CHECK-NEXT:    kernel.launch
 // CHECK-NEXT:    func.return %a, %d
 func.func @returned_and_growing(%x: tensor<64xf32>, %y: tensor<2x4x16xf32>) -> (tensor<64xf32>, tensor<2x4x16xf32>) {
@@ -43,7 +46,8 @@ func.func @returned_and_growing(%x: tensor<64xf32>, %y: tensor<2x4x16xf32>) -> (
   %b = nn.exp %a : tensor<64xf32> -> tensor<64xf32>
   %c = nn.exp %b : tensor<64xf32> -> tensor<64xf32>
   %r = nn.reshape %c : tensor<64xf32> -> tensor<4x16xf32>
-  %d = nn.add %y, %r : tensor<2x4x16xf32>, tensor<4x16xf32> -> tensor<2x4x16xf32>
+  %e = nn.add %y, %r : tensor<2x4x16xf32>, tensor<4x16xf32> -> tensor<2x4x16xf32>
+  %d = nn.exp %e : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
   func.return %a, %d : tensor<64xf32>, tensor<2x4x16xf32>
 }
 

@@ -7,7 +7,7 @@
 // RUN: fusec-opt %s -t opencl | filecheck %s --check-prefix=CL
 
 // CHECK-LABEL: func.func @ew(%x: memref<3x5x8xf32>, %b: memref<8xf32>, %c: memref<5x1xf32>) -> memref<3x5x8xf32> {
-// CHECK-NEXT:    %[[Y:.*]] = kernel.alloc slot 0 : memref<3x5x8xf32>
+// CHECK-NEXT:    %[[Y:.*]] = memref.alloc() : memref<3x5x8xf32>
 // CHECK-NEXT:    kernel.launch @ew_elementwise_0(%x, %b, %c, %[[Y]]) {global_size = array<i64: 32>, local_size = array<i64: 32>} : memref<3x5x8xf32>, memref<8xf32>, memref<5x1xf32>, memref<3x5x8xf32>
 // CHECK-NEXT:    func.return %[[Y]] : memref<3x5x8xf32>
 // CHECK-LABEL: kernel.func @ew_elementwise_0(%in0: memref<3x5x8xf32>, %in1: memref<8xf32>, %in2: memref<5x1xf32>, %out: memref<3x5x8xf32>) {

@@ -1,7 +1,8 @@
 // On a GPU a matmul with few output tiles is split along K: the gemm template writes the
 // parts' partial products to a [parts, batch, M, N] buffer and gemm_split_sum adds them and
 // applies the epilogue (bias, activation). On a CPU (the default) it stays one gemm.
-// 9x40 outputs, K = 1031: 4 parts (1031 // 256), the last one shorter.
+// 9x40 outputs, K = 1031: 4 parts (1031 // 256), the last one shorter. The partial products
+// take a slot; the result, returned, is a buffer of its own (memref.alloc).
 
 // RUN: fusec-opt %s -p 'lower-to-kernels{device=gpu},plan-buffers' | filecheck %s --check-prefix=GPU
 // RUN: fusec-opt %s -t 'opencl{device=gpu}' | filecheck %s --check-prefix=GPU-CL
@@ -9,7 +10,7 @@
 // RUN: fusec-opt %s -p lower-opencl | filecheck %s --check-prefix=CPU
 
 // GPU-LABEL: func.func @fc(%x: memref<9x1031xf32>, %w: memref<1031x40xf32>, %b: memref<40xf32>) -> memref<9x40xf32> {
-// GPU-NEXT:    %[[Y:.*]] = kernel.alloc slot 1 : memref<9x40xf32>
+// GPU-NEXT:    %[[Y:.*]] = memref.alloc() : memref<9x40xf32>
 // GPU-NEXT:    %[[P:.*]] = kernel.alloc slot 0 : memref<4x1x9x40xf32>
 // GPU-NEXT:    kernel.template "gemm" {batch = 1 : i64, m = 9 : i64, n = 40 : i64, k = 1031 : i64, rhs_batched = false, split_k = 4 : i64} ins(%x, %w : memref<9x1031xf32>, memref<1031x40xf32>) outs(%[[P]] : memref<4x1x9x40xf32>)
 // GPU-NEXT:    kernel.template "gemm_split_sum" {batch = 1 : i64, m = 9 : i64, n = 40 : i64, split_k = 4 : i64} ins(%[[P]] : memref<4x1x9x40xf32>) outs(%[[Y]] : memref<9x40xf32>) extras(%b : memref<40xf32>) epilogue {
@@ -48,11 +49,11 @@
 // GPU-CL-NEXT: }
 
 // OFF-LABEL: func.func @fc(
-// OFF-NEXT:    %[[Y:.*]] = kernel.alloc slot 0 : memref<9x40xf32>
+// OFF-NEXT:    %[[Y:.*]] = memref.alloc() : memref<9x40xf32>
 // OFF-NEXT:    kernel.template "gemm" {batch = 1 : i64, m = 9 : i64, n = 40 : i64, k = 1031 : i64, rhs_batched = false} ins(%x, %w : memref<9x1031xf32>, memref<1031x40xf32>) outs(%[[Y]] : memref<9x40xf32>) extras(%b : memref<40xf32>) epilogue {
 
 // CPU-LABEL: func.func @fc(
-// CPU-NEXT:    %[[Y:.*]] = kernel.alloc slot 0 : memref<9x40xf32>
+// CPU-NEXT:    %[[Y:.*]] = memref.alloc() : memref<9x40xf32>
 // CPU-NEXT:    kernel.template "gemm" {batch = 1 : i64, m = 9 : i64, n = 40 : i64, k = 1031 : i64, rhs_batched = false} ins(%x, %w : memref<9x1031xf32>, memref<1031x40xf32>) outs(%[[Y]] : memref<9x40xf32>) extras(%b : memref<40xf32>) epilogue {
 
 func.func @fc(%x: tensor<9x1031xf32>, %w: tensor<1031x40xf32>, %b: tensor<40xf32>) -> tensor<9x40xf32> {

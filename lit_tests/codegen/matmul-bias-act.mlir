@@ -7,7 +7,7 @@
 // RUN: fusec-opt %s -t opencl | filecheck %s --check-prefix=CL
 
 // CHECK-LABEL: func.func @linear(%x: memref<2x7x16xf32>, %w: memref<16x24xf32>, %b: memref<24xf32>) -> memref<2x7x24xf32> {
-// CHECK-NEXT:    %[[Y:.*]] = kernel.alloc slot 0 : memref<2x7x24xf32>
+// CHECK-NEXT:    %[[Y:.*]] = memref.alloc() : memref<2x7x24xf32>
 // CHECK-NEXT:    kernel.template "gemm" {batch = 1 : i64, m = 14 : i64, n = 24 : i64, k = 16 : i64, rhs_batched = false} ins(%x, %w : memref<2x7x16xf32>, memref<16x24xf32>) outs(%[[Y]] : memref<2x7x24xf32>) extras(%b : memref<24xf32>) epilogue {
 // CHECK-NEXT:    ^bb0(%acc: f32, %row: index, %col: index, %bias: memref<24xf32>):
 // CHECK-NEXT:      %[[BV:.*]] = memref.load %bias[%col] : memref<24xf32>

@@ -15,7 +15,7 @@
 // RUN: fusec-opt %s -t 'opencl{device=gpu}' | filecheck %s --check-prefix=GPU-CL
 
 // CHECK-LABEL: func.func @centered_sq(%x: memref<3x5x37xf32>, %b: memref<37xf32>) -> memref<3x5x1xf32> {
-// CHECK-NEXT:    %[[Y:.*]] = kernel.alloc slot 0 : memref<3x5x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = memref.alloc() : memref<3x5x1xf32>
 // CHECK-NEXT:    kernel.launch @centered_sq_reduce_mean_0(%x, %b, %[[Y]]) {global_size = array<i64: 16>, local_size = array<i64: 16>}
 // CHECK-NEXT:    func.return %[[Y]]
 // CHECK-LABEL: kernel.func @centered_sq_reduce_mean_0(%in0: memref<3x5x37xf32>, %in1: memref<37xf32>, %out: memref<3x5x1xf32>) {
@@ -136,7 +136,7 @@
 // work-item folds the six partial maxima.
 
 // CHECK-LABEL: func.func @total(%x: memref<3x9000xf32>) -> memref<f32> {
-// CHECK-NEXT:    %[[Y:.*]] = kernel.alloc slot 1 : memref<f32>
+// CHECK-NEXT:    %[[Y:.*]] = memref.alloc() : memref<f32>
 // CHECK-NEXT:    %[[PARTS:.*]] = kernel.alloc slot 0 : memref<6xf32>
 // CHECK-NEXT:    kernel.launch @total_reduce_max_0(%x, %[[PARTS]]) {global_size = array<i64: 8>, local_size = array<i64: 8>}
 // CHECK-NEXT:    kernel.launch @total_reduce_max_parts_1(%[[PARTS]], %[[Y]]) {global_size = array<i64: 8>, local_size = array<i64: 8>}
@@ -164,7 +164,7 @@
 // CL-NEXT:       const float [[P:v[0-9]+]] = partials[[[I]]];
 
 // GPU-LABEL: func.func @centered_sq(%x: memref<3x5x37xf32>, %b: memref<37xf32>) -> memref<3x5x1xf32> {
-// GPU-NEXT:    %[[Y:.*]] = kernel.alloc slot 0 : memref<3x5x1xf32>
+// GPU-NEXT:    %[[Y:.*]] = memref.alloc() : memref<3x5x1xf32>
 // GPU-NEXT:    kernel.launch @centered_sq_reduce_mean_0(%x, %b, %[[Y]]) {global_size = array<i64: 16>, local_size = array<i64: 16>}
 // GPU-NEXT:    func.return %[[Y]]
 // GPU-LABEL: kernel.func @centered_sq_reduce_mean_0(%in0: memref<3x5x37xf32>, %in1: memref<37xf32>, %out: memref<3x5x1xf32>) {
@@ -199,7 +199,7 @@
 // GPU-CL-NEXT:     out[[[I0]] * 5 + [[I1]]] = [[MEAN]];
 
 // GPU-LABEL: func.func @total(%x: memref<3x9000xf32>) -> memref<f32> {
-// GPU-NEXT:    %[[Y:.*]] = kernel.alloc slot 1 : memref<f32>
+// GPU-NEXT:    %[[Y:.*]] = memref.alloc() : memref<f32>
 // GPU-NEXT:    %[[PARTS:.*]] = kernel.alloc slot 0 : memref<26xf32>
 // GPU-NEXT:    kernel.launch @total_reduce_max_0(%x, %[[PARTS]]) {global_size = array<i64: 1664>, local_size = array<i64: 64>}
 // GPU-NEXT:    kernel.launch @total_reduce_max_parts_1(%[[PARTS]], %[[Y]]) {global_size = array<i64: 8>, local_size = array<i64: 8>}

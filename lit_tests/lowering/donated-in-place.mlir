@@ -2,6 +2,8 @@
 // update writes into its operand's buffer where nothing reads the old value afterwards (a
 // donated argument, an intermediate), else into a copy; a result aliased to a donated argument
 // is returned in that argument's buffer, copied there when something else computed it.
+// A result in no donated argument's buffer is the call's output, a buffer of its own
+// (memref.alloc, no slot).
 
 // RUN: fusec-opt %s -p lower-to-kernels,plan-buffers --split-input-file | filecheck %s
 
@@ -18,7 +20,7 @@ func.func @donated(%c: tensor<2x8x4xf32> {fusec.aliasing_output = 0 : i64}, %u: 
 
 // Not donated: the caller keeps %c, so the update writes a copy.
 // CHECK-LABEL: func.func @kept(
-// CHECK-NEXT:    %0 = kernel.alloc slot 0 : memref<2x8x4xf32>
+// CHECK-NEXT:    %0 = memref.alloc() : memref<2x8x4xf32>
 // CHECK-NEXT:    kernel.template "cache_update" {{.*}} copy = true} ins(%u, %pos, %c : memref<2x3x4xf32>, memref<i32>, memref<2x8x4xf32>) outs(%0 : memref<2x8x4xf32>)
 // CHECK-NEXT:    func.return %0 : memref<2x8x4xf32>
 func.func @kept(%c: tensor<2x8x4xf32>, %u: tensor<2x3x4xf32>, %pos: tensor<i32>) -> tensor<2x8x4xf32> {
@@ -29,20 +31,22 @@ func.func @kept(%c: tensor<2x8x4xf32>, %u: tensor<2x3x4xf32>, %pos: tensor<i32>)
 // -----
 
 // An intermediate read before the update is updated in place; one read after it (through a
-// reshape, a view of the same buffer) is not.
+// reshape, a view of the same buffer) is not. Every value but %w is returned: %w alone takes
+// a slot.
 // CHECK-LABEL: func.func @intermediates(
-// CHECK-NEXT:    %t = kernel.alloc slot 0
+// CHECK-NEXT:    %t = memref.alloc()
 // CHECK-NEXT:    kernel.launch
-// CHECK-NEXT:    %r = kernel.alloc slot 1
+// CHECK-NEXT:    %r = memref.alloc()
 // CHECK-NEXT:    kernel.launch
 // CHECK-NEXT:    kernel.template "cache_update" {{.*}} copy = false} ins(%u, %pos : memref<2x3x4xf32>, memref<i32>) outs(%t : memref<2x8x4xf32>)
-// CHECK-NEXT:    %w = kernel.alloc slot 2
+// CHECK-NEXT:    %w = kernel.alloc slot 0
 // CHECK-NEXT:    kernel.launch
 // CHECK-NEXT:    %v = kernel.view %w
-// CHECK-NEXT:    %{{.*}} = kernel.alloc slot 3 : memref<2x8x4xf32>
-// CHECK-NEXT:    kernel.template "cache_update" {{.*}} copy = true} ins(%u, %pos, %w : memref<2x3x4xf32>, memref<i32>, memref<2x8x4xf32>)
-// CHECK-NEXT:    %n = kernel.alloc slot 4
+// CHECK-NEXT:    %[[COPY:.*]] = memref.alloc() : memref<2x8x4xf32>
+// CHECK-NEXT:    kernel.template "cache_update" {{.*}} copy = true} ins(%u, %pos, %w : memref<2x3x4xf32>, memref<i32>, memref<2x8x4xf32>) outs(%[[COPY]] : memref<2x8x4xf32>)
+// CHECK-NEXT:    %n = memref.alloc()
 // CHECK-NEXT:    kernel.launch
+// CHECK-NEXT:    func.return %t, %[[COPY]], %r, %n :
 func.func @intermediates(%c: tensor<2x8x4xf32>, %u: tensor<2x3x4xf32>, %pos: tensor<i32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<64xf32>) {
   %t = nn.exp %c : tensor<2x8x4xf32> -> tensor<2x8x4xf32>
   %r = nn.relu %t : tensor<2x8x4xf32> -> tensor<2x8x4xf32>
@@ -61,7 +65,7 @@ func.func @intermediates(%c: tensor<2x8x4xf32>, %u: tensor<2x3x4xf32>, %pos: ten
 // CHECK-LABEL: func.func @copied_in(%acc: memref<4xf32> {fusec.aliasing_output = 0 : i64}, %x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
 // CHECK-NEXT:    %s = kernel.alloc slot 0 : memref<4xf32>
 // CHECK-NEXT:    kernel.launch @copied_in_add_0(%acc, %x, %s)
-// CHECK-NEXT:    %acc_1 = kernel.alloc slot 1 : memref<4xf32>
+// CHECK-NEXT:    %acc_1 = memref.alloc() : memref<4xf32>
 // CHECK-NEXT:    kernel.launch @copied_in_copy_1(%acc, %acc_1)
 // CHECK-NEXT:    kernel.launch @copied_in_copy_2(%s, %acc)
 // CHECK-NEXT:    func.return %acc, %acc_1 : memref<4xf32>, memref<4xf32>

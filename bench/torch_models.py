@@ -90,8 +90,10 @@ def build(name: str, layers: int | None, dtype: Any, device: str, batch: int | N
 def torch_kernel_ms(call: Callable[[], Any], sync: Callable[[], None], repeat: int) -> float | str:
     """The device time per call of PyTorch's work in `call` (``torch.profiler``, CUDA activity:
     kernels, copies and fills), over `repeat` calls; the profiler's error as text where it
-    fails (the row keeps its other figures). fusec's kernels are timed by its own profile
-    (``--profile``), not here: they are OpenCL's, not CUDA runtime launches."""
+    fails (the row keeps its other figures). fusec's kernels count where they launch through
+    CUDA (`fusec.runtime.cuda_launch`, the backend's default on NVIDIA's OpenCL): they run in
+    PyTorch's context; through OpenCL (``cuda_launch=False``) the profiler does not see them,
+    and ``--profile`` times them instead."""
     try:
         from torch.autograd import DeviceType
         from torch.profiler import ProfilerActivity, profile
@@ -252,8 +254,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                     if rname in peaks:
                         row[f"{rname}_torch_peak_mib"] = round(peaks[rname] / 2**20, 1)
                 if cuda and args.kernel_time:
-                    for rname, fn in live.items():
-                        if rname != "fusec":
+                    for rname, fn in live.items():  # fusec's through OpenCL: not CUDA's
+                        if rname != "fusec[cuda_launch=0]":
                             row[f"{rname}_kernel_ms"] = torch_kernel_ms(
                                 lambda fn=fn: fn(**kwargs), sync, args.repeat)
                 if cuda and "fusec" in live and "fusec" in peaks:
@@ -316,8 +318,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also torch.compile(mode='max-autotune-no-cudagraphs') (long "
                              "compiles)")
     parser.add_argument("--kernel-time", action="store_true",
-                        help="also each PyTorch runner's device time per call (torch.profiler; "
-                             "CUDA)")
+                        help="also each runner's device time per call (torch.profiler; CUDA; "
+                             "fusec's where its kernels launch through CUDA)")
     parser.add_argument("--repeat", type=int, default=10, help="back-to-back calls per turn")
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--reduce-overhead", action="store_true",

@@ -9,7 +9,10 @@ user runs them, one after another with no synchronisation between them; each ste
 partition call is stamped on the host (``time.perf_counter``): the tensors into fusec
 (`TensorBridge.to_fusec`, which holds the call's one host wait), the executable's enqueueing,
 the outputs back (`TensorBridge.to_torch_all`), and the time outside partitions (PyTorch's
-guards and ops). The medians over the later calls are printed, in ms.
+guards and ops). The medians over the later calls are printed, in ms. These are the steps of
+the OpenCL path, so the backend runs with ``cuda_launch`` off unless ``--options`` turns it
+on (then only ``call`` and ``outside`` are stamped: the launches through CUDA,
+`fusec.runtime.cuda_launch`, have no steps of their own here).
 
 ``--probe`` also times the hand-over alone (`StreamOrder`): one small kernel on the OpenCL
 queue, PyTorch's stream ordered after it (``cuStreamWaitValue64``), the host waiting for the
@@ -213,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         model, kwargs, text = build(name, None, getattr(torch, DTYPES[args.dtype]), args.device,
                                     args.batch, None)
         fn = torch.compile(model, backend="fusec", options={
-            "device": "gpu" if cuda else "cpu", **options})
+            "device": "gpu" if cuda else "cpu", "cuda_launch": False, **options})
         with torch.inference_mode():
             for _ in range(3):
                 fn(**kwargs)

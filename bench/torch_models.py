@@ -26,9 +26,10 @@ are held once and how many fusec holds a copy of.
 The torch peaks include what the other runners keep alive (Inductor's and the CUDA graphs'
 memory pools), so the model's own figures leave it out: ``fusec_model_device_mib`` is what
 PyTorch holds of the model's parameters and buffers (those fusec did not move), what fusec
-holds, and the most fusec's calls allocated in PyTorch beyond what was live before them;
-``eager_model_device_mib`` is the model's parameters and buffers, wherever they lie, and the
-most eager's calls allocated beyond what was live.
+holds, what its CUDA launches keep in PyTorch's memory (constants, the CUDA graphs' input
+and output tensors: `launch_bytes`), and the most fusec's calls allocated in PyTorch beyond
+what was live before them; ``eager_model_device_mib`` is the model's parameters and buffers,
+wherever they lie, and the most eager's calls allocated beyond what was live.
 """
 
 from __future__ import annotations
@@ -116,11 +117,23 @@ def fusec_held_bytes(call: Callable[[], Any]) -> int:
     """The device bytes fusec holds for a model compiled with its backend: the buffers of every
     partition's executable that one `call` runs (`Executable.held_bytes`: intermediates, its
     copies of bound weights) and the context's pool of device arrays (`BufferPool.allocated_bytes`:
-    inputs, outputs, CUDA weights moved there). Weights bound over a CPU tensor's own memory
-    are PyTorch's, not counted."""
+    inputs, outputs, CUDA weights moved there, the intermediates of CUDA-launched partitions).
+    Weights bound over a CPU tensor's own memory are PyTorch's, not counted; so is what CUDA
+    launches hold in PyTorch's memory (`launch_bytes`), which PyTorch's figures have."""
     executables, pools = fusec_memory(call)
     return (sum(e.held_bytes() for e in executables)
             + sum(p.allocated_bytes for p in pools))
+
+
+def launch_bytes(call: Callable[[], Any]) -> int:
+    """The bytes the CUDA launches of the partitions one `call` runs hold in PyTorch's memory."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+
+    with recorded_partitions() as calls:
+        call()
+    launches = {id(part.launches): part.launches for part, _ in calls
+                if part.launches is not None}
+    return sum(launch.torch_bytes() for launch in launches.values())
 
 
 def fusec_memory(call: Callable[[], Any]) -> tuple[list[Any], list[Any]]:
@@ -266,9 +279,10 @@ def run(args: argparse.Namespace) -> list[dict]:
                     # The model's own (the other runners' memory left out): what PyTorch holds
                     # of the model, what fusec holds, what a call allocates beyond both.
                     pools = fusec_memory(lambda: compiled(**kwargs))[1]
+                    launched = launch_bytes(lambda: compiled(**kwargs))
                     row["fusec_model_device_mib"] = round(
-                        (model_torch_bytes(model, pools) + held + call_peaks["fusec"]) / 2**20,
-                        1)
+                        (model_torch_bytes(model, pools) + held + launched
+                         + call_peaks["fusec"]) / 2**20, 1)
                     if "eager" in call_peaks:
                         row["eager_model_device_mib"] = round(
                             (model_torch_bytes(model) + call_peaks["eager"]) / 2**20, 1)

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 
-from fusec.bench.torch_models import fusec_held_bytes  # noqa: E402
+from fusec.bench.torch_models import fusec_held_bytes, launch_bytes  # noqa: E402
 
 
 def test_held_bytes_count_the_weights_fusec_binds(tmp_path):
@@ -29,6 +29,7 @@ def test_held_bytes_count_the_weights_fusec_binds(tmp_path):
     with torch.inference_mode():
         fn(x)
         held = fusec_held_bytes(lambda: fn(x))
+        assert launch_bytes(lambda: fn(x)) == 0  # CPU tensors: nothing launched through CUDA
     (graph,) = json.loads(report.read_text())["graphs"]
     copied = graph["weights_copied_bytes"]
     assert copied + graph["weights_shared_bytes"] == weights

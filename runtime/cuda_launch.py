@@ -48,7 +48,7 @@ import numpy as np
 from fusec.codegen.plan import ProgramPlan
 
 from .cuda_driver import CudaDriver, Function, block_for, is_ptx, launch_params, module_ptx
-from .errors import DeviceError, InputError
+from .errors import DeviceError, InputError, LaunchError
 
 TORCH_DTYPES = {"float32": "float32", "float16": "float16", "uint16": "bfloat16",
                 "int32": "int32", "int64": "int64", "int8": "int8", "uint8": "uint8",
@@ -98,8 +98,9 @@ class CudaLaunches:
                                   launch_params(self.cells, launch.buffers)))
         self.call_buffers = [p.spec.buffer for p in exe.call_inputs]
         """The buffer of each call input, in call order."""
-        self.call_layouts = [(p.spec.shape, np.dtype(p.spec.dtype).itemsize)
+        self.call_layouts = [(p.spec.shape, np.dtype(p.spec.dtype))
                              for p in exe.call_inputs]
+        """The shape and element type of each call input's buffer."""
         self.direct = [p.direct for p in exe.outputs]
         self.checked_inputs = checked_inputs
         self.index_errors = plan.index_errors
@@ -172,12 +173,13 @@ class CudaLaunches:
         buffer is int32: narrowed on the device, its range the caller's to check)."""
         import torch
 
-        for tensor, (shape, itemsize) in zip(tensors, self.call_layouts, strict=True):
-            if tuple(tensor.shape) != shape or (tensor.element_size() != itemsize
-                                                and tensor.dtype != torch.int64):
+        for tensor, (shape, dtype) in zip(tensors, self.call_layouts, strict=True):
+            narrowed = tensor.dtype == torch.int64 and dtype == np.int32
+            if tuple(tensor.shape) != shape or (tensor.element_size() != dtype.itemsize
+                                                and not narrowed):
                 raise InputError(f"{self.exe.function} takes an input of shape {list(shape)} "
-                                 f"and {itemsize}-byte elements, not {list(tensor.shape)} of "
-                                 f"{tensor.dtype}")
+                                 f"and {dtype.itemsize}-byte elements, not "
+                                 f"{list(tensor.shape)} of {tensor.dtype}")
         stream = torch.cuda.current_stream(self.device)
         if self.stream is not None and stream != self.stream:
             stream.wait_stream(self.stream)  # the buffers the last call used
@@ -233,8 +235,6 @@ class CudaLaunches:
                 enumerate(self.launches):
             status = launch(function, gx, gy, gz, bx, by, bz, shared, handle, params, None)
             if status:
-                from .errors import LaunchError
-
                 spec = self.plan.launches[number]
                 raise LaunchError(f"cuLaunchKernel failed: {self.driver.message(status)}",
                                   kernel=spec.kernel, places=spec.places)

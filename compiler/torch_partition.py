@@ -367,16 +367,17 @@ class FusecPartition:
         self.dtypes = [out.dtype for out in imported.outputs]
         self.bridge.index_inputs(self.exe.plan.index_checks, self.exe.input_names,
                                  self.options.overlap)
-        self.launches = self.cuda_launches()
+        self.launches = self.cuda_launches(args)
 
-    def cuda_launches(self) -> Any:
+    def cuda_launches(self, args: Sequence[Any]) -> Any:
         """The executable's launches through CUDA (`Options.cuda_launch`), where the tensors
-        are CUDA ones and the device NVIDIA's OpenCL; else None, and `launcher` says why."""
+        (`args`) are CUDA ones on PyTorch's current device and the device NVIDIA's OpenCL;
+        else None, and `launcher` says why."""
         from fusec.runtime.cuda_launch import CudaLaunches, unsupported_reason
 
         reason = ("the tensors are not CUDA tensors" if not self.bridge.cuda else
                   "options cuda_launch=False" if not self.options.cuda_launch else
-                  unsupported_reason(self.exe))
+                  other_device(args) or unsupported_reason(self.exe))
         if reason is not None:
             self.launcher = f"opencl ({reason})"
             return None
@@ -433,6 +434,18 @@ class FusecPartition:
     def weight_counts(self) -> WeightCounts:
         """The bytes of its bound inputs held once (over the tensors' memory) and twice."""
         return weight_counts(self.exe, self.weights.parts)
+
+
+def other_device(args: Sequence[Any]) -> str | None:
+    """Why CUDA tensors `args` cannot have their kernels launched in PyTorch's current
+    context: one lies on another GPU (None where all lie on the current one)."""
+    import torch
+
+    current = torch.cuda.current_device()
+    for tensor in args:
+        if getattr(tensor, "is_cuda", False) and tensor.device.index != current:
+            return f"a tensor is on {tensor.device}, not PyTorch's current device cuda:{current}"
+    return None
 
 
 @dataclass

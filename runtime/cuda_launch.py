@@ -24,9 +24,10 @@ of its inputs and outputs. The other buffers:
   CUDA tensor of its own, filled once with the buffer's contents where it has any.
 
 `graphs`: the launches are recorded once into a CUDA graph (``torch.cuda.CUDAGraph``) and
-replayed, the inputs first copied into tensors the graph reads and the outputs copied out of
-those it writes (a graph's addresses are fixed): one host call a replay instead of one a
-kernel, which at batch 1, where each kernel takes microseconds, is what decides the wall time.
+replayed, the inputs first copied into tensors the graph reads and the outputs, which the
+graph writes into one block (`OutputArena`), copied out of it into a new block with one copy
+(a graph's addresses are fixed): one host call a replay instead of one a kernel, which at
+batch 1, where each kernel takes microseconds, is what decides the wall time.
 
 Index checks: a kernel that checks its indices records a bad one in the ``index_errors`` tensor
 and reads a clamped index instead. Where every check reads a whole call input, the caller
@@ -110,6 +111,10 @@ class CudaLaunches:
         self.graphs = graphs
         self.graph: Any = None
         self.static_inputs: list[Any] = []
+        """The graph's input tensors (each call's inputs are copied into them)."""
+        self.arena: OutputArena | None = None
+        self.static_block: Any = None
+        """The block the graph's outputs lie in (`OutputArena`)."""
         self.static_outputs: list[Any] = []
 
     def function(self, index: int) -> Function:
@@ -151,8 +156,8 @@ class CudaLaunches:
     def torch_bytes(self) -> int:
         """The bytes this object holds in PyTorch's memory: its own buffers, and the graph's
         input and output tensors."""
-        return sum(t.nbytes for t in (*self.owned.values(), *self.static_inputs,
-                                      *self.static_outputs))
+        block = [] if self.static_block is None else [self.static_block]
+        return sum(t.nbytes for t in (*self.owned.values(), *self.static_inputs, *block))
 
     def mirror(self, index: int, buffer: Any) -> Any:
         """A CUDA tensor for buffer `index`: its contents copied where it holds any."""
@@ -240,19 +245,26 @@ class CudaLaunches:
                                   kernel=spec.kernel, places=spec.places)
 
     def replay(self, tensors: Sequence[Any], stream: Any) -> list[Any]:
-        """A call through the recorded graph (recorded at the first call)."""
+        """A call through the recorded graph (recorded at the first call): the outputs are
+        views of one new block, copied from the graph's in one copy (`OutputArena`)."""
+        import torch
+
         if self.graph is None:
             self.record(tensors, stream)
         for static, tensor in zip(self.static_inputs, tensors, strict=True):
             static.copy_(tensor)
         self.graph.replay()
-        return [static.clone() for static in self.static_outputs]
+        block = torch.empty_like(self.static_block)
+        block.copy_(self.static_block)
+        return self.arena.views(block)
 
     def record(self, tensors: Sequence[Any], stream: Any) -> None:
         import torch
 
         self.static_inputs = [torch_empty(p.spec, self.device) for p in self.exe.call_inputs]
-        self.static_outputs = [torch_empty(p.spec, self.device) for p in self.exe.outputs]
+        self.arena = OutputArena([p.spec for p in self.exe.outputs])
+        self.static_block = torch.empty(self.arena.nbytes, dtype=torch.uint8, device=self.device)
+        self.static_outputs = self.arena.views(self.static_block)
         for index, tensor in zip(self.call_buffers, self.static_inputs, strict=True):
             self.cells[index].value = tensor.data_ptr()
         for port, direct, out in zip(self.exe.outputs, self.direct, self.static_outputs,
@@ -302,6 +314,39 @@ class CudaLaunches:
             if seen[check.slot] != initial[check.slot]:
                 raise check.error(int(seen[check.slot]))
         raise InputError("a kernel recorded a bad index but no check holds it")
+
+
+class OutputArena:
+    """Where the outputs of a graph replay lie in one block of bytes: each at an offset of its
+    own, `ALIGN`-aligned (as OpenCL aligns a buffer at least; kernels store in vectors). A
+    replay copies the graph's block into a new one with one copy, and the call's outputs are
+    views of it (one copy a call, not one an output: GPT-2 small's partition returns 25
+    tensors, its layers' keys and values)."""
+
+    ALIGN = 256
+
+    def __init__(self, specs: Sequence[Any]):
+        self.specs = list(specs)
+        self.offsets: list[int] = []
+        end = 0
+        for spec in self.specs:
+            end = -(-end // self.ALIGN) * self.ALIGN
+            self.offsets.append(end)
+            end += np.dtype(spec.dtype).itemsize * int(np.prod(spec.shape, dtype=np.int64))
+        self.nbytes = max(1, end)
+
+    def views(self, block: Any) -> list[Any]:
+        """Each output as a tensor over its bytes of `block` (uint8, `nbytes` long), of the
+        torch type its buffer holds (bf16 as itself)."""
+        import torch
+
+        tensors = []
+        for spec, offset in zip(self.specs, self.offsets, strict=True):
+            dtype = getattr(torch, TORCH_DTYPES[np.dtype(spec.dtype).name])
+            count = int(np.prod(spec.shape, dtype=np.int64))
+            nbytes = np.dtype(spec.dtype).itemsize * count
+            tensors.append(block[offset:offset + nbytes].view(dtype).view(spec.shape))
+        return tensors
 
 
 def torch_uint8() -> Any:

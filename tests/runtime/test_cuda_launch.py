@@ -1,0 +1,61 @@
+"""`fusec.runtime.cuda_launch.OutputArena` on CPU tensors: where a graph replay's outputs lie in
+one block (the replay and the launches themselves run on the GPU machine,
+tests/torch_frontend/test_backend_cuda.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fusec.codegen.plan import ValueSpec  # noqa: E402
+from fusec.runtime.cuda_launch import OutputArena  # noqa: E402
+
+
+def spec(name, shape, dtype):
+    return ValueSpec(name, shape, np.dtype(dtype), buffer=0)
+
+
+SPECS = [spec("a", (3, 5), "float32"), spec("b", (7,), "uint16"), spec("c", (2, 0), "float16"),
+         spec("d", (), "int32"), spec("e", (33,), "bool"), spec("f", (4, 4), "float16")]
+
+
+def test_each_output_has_its_own_aligned_bytes():
+    arena = OutputArena(SPECS)
+    spans = []
+    for s, offset in zip(SPECS, arena.offsets, strict=True):
+        assert offset % OutputArena.ALIGN == 0
+        spans.append((offset, offset + s.dtype.itemsize * int(np.prod(s.shape))))
+    for (_, end), (start, _) in zip(spans, spans[1:]):
+        assert end <= start
+    assert arena.nbytes == spans[-1][1]
+
+
+def test_views_have_the_outputs_types_and_shapes_and_keep_apart():
+    arena = OutputArena(SPECS)
+    block = torch.zeros(arena.nbytes, dtype=torch.uint8)
+    views = arena.views(block)
+    assert [v.dtype for v in views] == [torch.float32, torch.bfloat16, torch.float16,
+                                        torch.int32, torch.bool, torch.float16]
+    assert [tuple(v.shape) for v in views] == [s.shape for s in SPECS]
+    for i, view in enumerate(views):  # writing one leaves the others as they were
+        view.fill_(1)
+        for j, other in enumerate(views):
+            if j != i and other.numel():
+                assert not other.to(torch.float32).any(), (i, j)
+        view.zero_()
+    # a copy of the block gives the same values at the same places, in memory of its own
+    views[0].copy_(torch.arange(15, dtype=torch.float32).reshape(3, 5))
+    views[5].fill_(2.5)
+    fresh = torch.empty_like(block)
+    fresh.copy_(block)
+    copies = arena.views(fresh)
+    torch.testing.assert_close(copies[0], views[0])
+    torch.testing.assert_close(copies[5], views[5])
+    assert copies[0].data_ptr() != views[0].data_ptr()
+
+
+def test_no_outputs_take_one_byte():
+    assert OutputArena([]).nbytes == 1
+    assert OutputArena([]).views(torch.empty(1, dtype=torch.uint8)) == []

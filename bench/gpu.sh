@@ -202,6 +202,21 @@ case "${1:-all}" in
             tests/runtime/test_cuda_interop.py > "$out/gpu_interop_tests.log" 2>&1
           echo "== torch-gpu interop tests: exit $? (124: the hang at exit)"
           tail -5 "$out/gpu_interop_tests.log" ;;
+  cuda-check) # the CUDA launches (fusec.runtime.cuda_launch) after a change: the backend's GPU
+          # tests over the three launch paths, then GPT-2 small B=1 and BERT-base B=32 (f16)
+          # with the graphs flipped, in the same turns (about 5 minutes)
+          FUSEC_TEST_DEVICE=gpu timeout 150 python3 -m pytest -q -p no:cacheprovider \
+            tests/torch_frontend/test_backend_cuda.py > "$out/gpu_cuda_check_tests.log" 2>&1
+          echo "== backend tests: exit $?"; grep -E "passed|failed|^E |FAILED" \
+            "$out/gpu_cuda_check_tests.log" | head -20
+          for spec in "gpt2 1" "bert 32"; do
+            set -- $spec
+            timeout 150 python3 -m fusec.bench.torch_models --device cuda --models $1 \
+              --dtypes f16 --batch $2 --repeat 10 --turns 3 --reduce-overhead \
+              --flip-option cuda_graphs --kernel-time \
+              --json-out "$out/gpu_cuda_check_$1_$2.json" > "$out/gpu_cuda_check_$1_$2.log" 2>&1
+            echo "== $1 B=$2: exit $?"; grep -v "Warn" "$out/gpu_cuda_check_$1_$2.log" | tail -4
+          done ;;
   timeline) # where a whole model's call goes, back to back (bench/torch_call_timeline.py, f16)
             timeout 200 python3 -m fusec.bench.torch_call_timeline --models bert,gpt2 --probe \
               > "$out/gpu_timeline.log" 2>&1
@@ -246,6 +261,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -6,22 +6,22 @@
         [--reduce-overhead] [--autotune] [--kernel-time] [--flip-knob KNOB]
         [--flip-option OPTION] [--json-out PATH]
 
-The models are built from their configurations with random weights (no download): BERT-base
-(12 layers, B=32, S=128), GPT-2 small (12 layers, B=16, S=128) and a Llama-style model (width
-2048, GQA 32/4, intermediate 5632, 4 layers (issue 29) unless ``--layers``, B=32, S=128), each at its
-library-default attention (``sdpa``). Every runner is checked against eager first (f32:
-atol 1e-4 scaled by the output's largest magnitude; f16: 2e-2; bf16, whose rounding step is 8 times f16's: 5e-2), then the runners are timed in
-turns: each turn is ``repeat`` back-to-back calls followed by one device synchronisation, and a
-runner's figure is the median over turns of the wall time per call. Peak device memory is the
-largest ``torch.cuda.max_memory_allocated`` seen over a runner's calls (``*_torch_peak_mib``);
-fusec's OpenCL buffers are not PyTorch's and are not in that figure, so the fusec runner also
-has ``fusec_device_mib``: its torch peak (the model's parameters that PyTorch still holds,
-and what PyTorch allocates between partitions) plus what fusec holds on the device after its
-calls (`fusec_held_bytes`: the pool of device arrays and each partition's own buffers, bound
-weights among them). A weight fusec stores as it is was moved into that pool, PyTorch's copy
-freed (`fusec.compiler.torch_weights`), so it is counted once; ``fusec_weights_shared_mib``
-and ``fusec_weights_copied_mib`` (from the report) say how many of the bound weights' bytes
-are held once and how many fusec holds a copy of.
+The models are built from their configurations with random weights (no download): BERT-base (12
+layers, B=32, S=128), GPT-2 small (12 layers, B=16, S=128) and a Llama-style model (width 2048,
+GQA 32/4, intermediate 5632, 4 layers (issue 29) unless ``--layers``, B=32, S=128), each at its
+library-default attention (``sdpa``). Every runner is checked against eager first (f32: atol
+1e-4 scaled by the output's largest magnitude; f16: 2e-2; bf16, whose rounding step is 8 times
+f16's: 5e-2), then the runners are timed in turns: each turn is ``repeat`` back-to-back calls
+followed by one device synchronisation, and a runner's figure is the median over turns of the
+wall time per call. Peak device memory is the largest ``torch.cuda.max_memory_allocated`` seen
+over a runner's calls (``*_torch_peak_mib``); fusec's OpenCL buffers are not PyTorch's and are
+not in that figure, so the fusec runner also has ``fusec_device_mib``: its torch peak (the
+model's parameters that PyTorch still holds, and what PyTorch allocates between partitions) plus
+what fusec holds on the device after its calls (`fusec_held_bytes`: the pool of device arrays
+and each partition's own buffers, bound weights among them). A weight fusec stores as it is was
+moved into that pool, PyTorch's copy freed (`fusec.compiler.torch_weights`), so it is counted
+once; ``fusec_weights_shared_mib`` and ``fusec_weights_copied_mib`` (from the report) say how
+many of the bound weights' bytes are held once and how many fusec holds a copy of.
 
 The torch peaks include what the other runners keep alive (Inductor's and the CUDA graphs'
 memory pools), so the model's own figures leave it out: ``fusec_model_device_mib`` is what

@@ -12,25 +12,24 @@ too, with the error as its reason: no graph is refused whole. In-place ops (a st
 cache's ``index_copy_``) run in PyTorch with the views and early reads of what they change
 (`fusec.compiler.torch_mutation`).
 
-Tensors at a partition's boundary (`TensorBridge`): CPU tensors go in as numpy arrays over
-their memory (``np.from_dlpack``, no copy when contiguous) and come out as tensors over the
-result arrays (``torch.from_numpy``, no copy). CUDA tensors on NVIDIA's OpenCL, by default:
-the kernels launch through the CUDA driver on PyTorch's stream (`fusec.runtime.cuda_launch`,
-options ``cuda_launch`` and ``cuda_graphs``), the tensors read and written in place; the
-bounds of the int64 and indexing inputs are read into page-locked memory behind the
-launches, and the call waits for that read alone and refuses a bad value before it returns.
-Otherwise CUDA tensors go through `fusec.runtime.cuda_interop` (one device-to-device copy in,
-none out), as follows. int64 inputs are
-range-checked and narrowed to int32 (the IR's integer type), and int64 outputs widened back;
-bf16 travels as its bit patterns.
+Tensors at a partition's boundary (`TensorBridge`): CPU tensors go in as numpy arrays over their
+memory (``np.from_dlpack``, no copy when contiguous) and come out as tensors over the result
+arrays (``torch.from_numpy``, no copy). CUDA tensors on NVIDIA's OpenCL, by default: the kernels
+launch through the CUDA driver on PyTorch's stream (`fusec.runtime.cuda_launch`, options
+``cuda_launch`` and ``cuda_graphs``), the tensors read and written in place; the bounds of the
+int64 and indexing inputs are read into page-locked memory behind the launches, and the call
+waits for that read alone and refuses a bad value before it returns. Otherwise CUDA tensors go
+through `fusec.runtime.cuda_interop` (one device-to-device copy in, none out), as follows. int64
+inputs are range-checked and narrowed to int32 (the IR's integer type), and int64 outputs
+widened back; bf16 travels as its bit patterns.
 
-Through OpenCL, a call with CUDA tensors waits on the host once, for PyTorch's stream before its inputs cross
-(reading, in that wait, the least and greatest values of int64 inputs and of the inputs that
-kernels index with, so that a bad one is refused before any kernel runs). Its outputs are
-handed over at once, PyTorch's stream made to wait on the GPU for the kernels that write them
-(`cuda_interop.StreamOrder`), where every index the program's kernels check is such a whole
-input (``options={"overlap": False}``, or computed indices, wait on the host instead). So the
-host's work between two calls (PyTorch's guards, the next call's checks) overlaps the GPU's.
+Through OpenCL, a call with CUDA tensors waits on the host once, for PyTorch's stream before its
+inputs cross (reading, in that wait, the least and greatest values of int64 inputs and of the
+inputs that kernels index with, so that a bad one is refused before any kernel runs). Its
+outputs are handed over at once, PyTorch's stream made to wait on the GPU for the kernels that
+write them (`cuda_interop.StreamOrder`), where every index the program's kernels check is such a
+whole input (``options={"overlap": False}``, or computed indices, wait on the host instead). So
+the host's work between two calls (PyTorch's guards, the next call's checks) overlaps the GPU's.
 
 Bound inputs (parameters, buffers) are bound to the device when the partition is compiled:
 over the tensor's own memory where the executable stores its bytes as they are, whole or as a

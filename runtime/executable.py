@@ -355,14 +355,15 @@ class Executable:
                 for a, d in zip(args, donated, strict=False)]
 
     def held_bytes(self) -> int:
-        """The bytes of the device buffers this executable made and holds: intermediates, its
-        own copies of bound inputs, and (on a device with memory of its own, once a call with
-        host arrays made them) the buffers of its call inputs and outputs. Device arrays, whether given to a call,
-        returned by one or bound as they are, come from the context's pool and are not counted
-        here (`BufferPool.allocated_bytes` has them, and the intermediates taken from a pool
-        of CUDA memory, `allocate`), nor are buffers borrowed from another
-        executable (`borrow`: that one counts them) or made over host arrays bound as they are
-        (`bind`'s `stored`: the caller's memory)."""
+        """The bytes of the device buffers this executable made and holds: intermediates, its own
+        copies of bound inputs, and (on a device with memory of its own, once a call
+        with host arrays made them) the buffers of its call inputs and outputs. Device
+        arrays, whether given to a call, returned by one or bound as they are, come from
+        the context's pool and are not counted here (`BufferPool.allocated_bytes` has
+        them, and the intermediates taken from a pool of CUDA memory, `allocate`), nor
+        are buffers borrowed from another executable (`borrow`: that one counts them) or
+        made over host arrays bound as they are (`bind`'s `stored`: the caller's
+        memory)."""
         not_own = {a.buffer.int_ptr for a in self.param_arrays.values() if a.buffer is not None}
         not_own |= {self.params[name].int_ptr for name in self.param_hosts}
         not_own |= {self.params[name].int_ptr for name in self.borrowed}

@@ -191,12 +191,18 @@ class TensorBridge:
         arrays, bounds = from_torch_all(
             [(t.contiguous().view(torch.uint16) if t.dtype == torch.bfloat16 else t.contiguous())
              for t in tensors], self.device, narrow=True, bounded=self.checked)
-        check_int32([bounds[i] for i, t in enumerate(tensors) if t.dtype == torch.int64
-                     and i in bounds])
+        self.refuse(tensors, bounds)
+        return arrays
+
+    def refuse(self, tensors: Sequence[Any], bounds: Mapping[int, Sequence[int]]) -> None:
+        """Refuses, by their least and greatest values (`bounds`, by position), an int64 input
+        outside int32 and a `checked` input outside an axis it indexes."""
+        import torch
+
+        check_int32([b for i, b in bounds.items() if tensors[i].dtype == torch.int64])
         for i, checks in self.checked.items():
             if i in bounds:
                 check_indices(tensors[i], bounds[i], checks)
-        return arrays
 
     def cuda_bounds(self, tensors: Sequence[Any]) -> PendingBounds | None:
         """Where the kernels launch through CUDA (`fusec.runtime.cuda_launch`): starts reading
@@ -252,14 +258,9 @@ class PendingBounds:
     def check(self) -> None:
         """Waits for the read and refuses an int64 input outside int32 and a `checked` input
         outside an axis it indexes."""
-        import torch
-
         self.done.synchronize()
-        bounds = dict(zip(self.ranged, self.bridge.pinned.tolist(), strict=True))
-        check_int32([bounds[i] for i in self.ranged if self.tensors[i].dtype == torch.int64])
-        for i, checks in self.bridge.checked.items():
-            if i in bounds:
-                check_indices(self.tensors[i], bounds[i], checks)
+        self.bridge.refuse(self.tensors,
+                           dict(zip(self.ranged, self.bridge.pinned.tolist(), strict=True)))
 
 
 def check_indices(tensor: Any, bounds: tuple[int, int], checks: Sequence[IndexCheck]) -> None:

@@ -25,10 +25,12 @@ first reports it too (as an asynchronous CUDA error is reported by a later call)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyopencl as cl
 
-from fusec.codegen.plan import ProgramPlan
+from fusec.codegen.plan import IndexCheck, ProgramPlan
 from fusec.errors import IndexOutOfRangeError
 
 from .device import OpenCLDevice
@@ -84,7 +86,14 @@ class IndexErrors:
             cl.enqueue_copy(queue, words, self.buffer, is_blocking=True)
             cl.enqueue_copy(queue, self.buffer, self.initial, is_blocking=True)
             self.seen[0] = 0
-        for check in self.checks:
-            if words[check.slot] != self.initial[check.slot]:
-                return check.error(int(words[check.slot]))
-        raise AssertionError("index_errors: word 0 is set but no check recorded an index")
+        return first_error(self.checks, words, self.initial)
+
+
+def first_error(checks: Sequence[IndexCheck], words: np.ndarray,
+                initial: np.ndarray) -> IndexOutOfRangeError:
+    """The error of the first check (in launch order) whose word of the record `words` is no
+    longer its `initial` one: what a record with word 0 set says."""
+    for check in checks:
+        if words[check.slot] != initial[check.slot]:
+            return check.error(int(words[check.slot]))
+    raise AssertionError("index_errors: word 0 is set but no check recorded an index")

@@ -21,7 +21,7 @@ of its inputs and outputs. The other buffers:
   bound weights, held once over a parameter's memory or in a folded weight's buffer): used
   where they are; `refresh` reads their addresses again after the executable binds one anew;
 - any other (constants, the ``index_errors`` record; a bound weight in plain OpenCL memory): a
-  CUDA tensor of its own, filled once with the buffer's contents where it has any.
+  CUDA tensor of its own with a copy of the buffer's contents.
 
 `graphs`: the launches are recorded once into a CUDA graph (``torch.cuda.CUDAGraph``) and
 replayed, the inputs first copied into tensors the graph reads and the outputs, which the
@@ -50,6 +50,7 @@ from fusec.codegen.plan import ProgramPlan
 
 from .cuda_driver import CudaDriver, Function, block_for, is_ptx, launch_params, module_ptx
 from .errors import DeviceError, InputError, LaunchError
+from .index_errors import first_error
 
 TORCH_DTYPES = {"float32": "float32", "float16": "float16", "uint16": "bfloat16",
                 "int32": "int32", "int64": "int64", "int8": "int8", "uint8": "uint8",
@@ -127,8 +128,8 @@ class CudaLaunches:
 
     def refresh(self) -> None:
         """Reads the address of each buffer the executable holds again (after it binds a
-        weight anew); one with no CUDA address gets a tensor of its own, filled with its
-        contents where it has any. A call's own buffers (its inputs', the outputs written in
+        weight anew); one with no CUDA address gets a tensor of its own with a copy of its
+        contents (`mirror`). A call's own buffers (its inputs', the outputs written in
         place) are set by each call."""
         from .cuda_interop import shared_pool
 
@@ -149,7 +150,7 @@ class CudaLaunches:
                 self.cells[index].value = allocation.pointer.value
                 continue
             if index not in self.owned or self.plan.buffers[index].role == "input":
-                self.owned[index] = self.mirror(index, buffer)
+                self.owned[index] = self.mirror(buffer)
             self.cells[index].value = self.owned[index].data_ptr()
         self.graph = None  # its launches read the old addresses
 
@@ -159,15 +160,12 @@ class CudaLaunches:
         block = [] if self.static_block is None else [self.static_block]
         return sum(t.nbytes for t in (*self.owned.values(), *self.static_inputs, *block))
 
-    def mirror(self, index: int, buffer: Any) -> Any:
-        """A CUDA tensor for buffer `index`: its contents copied where it holds any."""
+    def mirror(self, buffer: Any) -> Any:
+        """A CUDA tensor with a copy of the contents of `buffer` (not CUDA memory: a constant,
+        the ``index_errors`` record, a weight bound in OpenCL's own memory)."""
         import pyopencl as cl
         import torch
 
-        spec = self.plan.buffers[index]
-        nbytes = max(1, spec.nbytes)
-        if spec.role == "intermediate" or spec.role == "output":
-            return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
         data = np.empty(max(1, buffer.size), np.uint8)
         cl.enqueue_copy(self.exe.queue, data, buffer, is_blocking=True)
         return torch.from_numpy(data).to(self.device)
@@ -201,29 +199,42 @@ class CudaLaunches:
     def run(self, tensors: Sequence[Any], dtypes: Sequence[Any], stream: Any) -> list[Any]:
         import torch
 
-        cells = self.cells
         tensors = [t.to(torch.int32) if t.dtype == torch.int64 else t for t in tensors]
-        for index, tensor in zip(self.call_buffers, tensors, strict=True):
+        outputs = [torch_empty(port.spec, self.device) for port in self.exe.outputs]
+        self.point(tensors, outputs)
+        self.launch(stream)
+        self.copy_indirect(tensors, outputs)
+        return outputs
+
+    def point(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        """Makes `inputs` (the call inputs, in order) and `outputs` (one a returned value) the
+        buffers the launches read and write: the cells of the call inputs' buffers and of the
+        outputs written in place."""
+        cells = self.cells
+        for index, tensor in zip(self.call_buffers, inputs, strict=True):
             cells[index].value = tensor.data_ptr()
-        outputs = []
-        for port, direct, dtype in zip(self.exe.outputs, self.direct, dtypes, strict=True):
-            out = torch_empty(port.spec, self.device)
-            outputs.append(out)
+        for port, direct, out in zip(self.exe.outputs, self.direct, outputs, strict=True):
             if direct:
                 cells[port.spec.buffer].value = out.data_ptr()
-        self.launch(stream)
+
+    def copy_indirect(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        """Copies each output that is not its own buffer (a slot's, or a call input's
+        returned as it is) out of the buffer that holds it, behind the launches."""
+        import torch
+
         for port, direct, out in zip(self.exe.outputs, self.direct, outputs, strict=True):
             if not direct and out.numel():
-                out.view(-1).view(torch_uint8()).copy_(self.bytes_of(port.spec.buffer,
-                                                                     out.nbytes, tensors))
-        return outputs
+                out.view(-1).view(torch.uint8).copy_(
+                    self.bytes_of(port.spec.buffer, out.nbytes, inputs))
 
     def bytes_of(self, index: int, nbytes: int, tensors: Sequence[Any]) -> Any:
         """The first `nbytes` of buffer `index` as a uint8 tensor (a call input's, or one the
         executable or this object holds)."""
         if index in self.call_buffers:
+            import torch
+
             tensor = tensors[self.call_buffers.index(index)]
-            return tensor.reshape(-1).view(torch_uint8())[:nbytes]
+            return tensor.reshape(-1).view(torch.uint8)[:nbytes]
         return self.owned_bytes(index)[:nbytes]
 
     def owned_bytes(self, index: int) -> Any:
@@ -265,23 +276,14 @@ class CudaLaunches:
         self.arena = OutputArena([p.spec for p in self.exe.outputs])
         self.static_block = torch.empty(self.arena.nbytes, dtype=torch.uint8, device=self.device)
         self.static_outputs = self.arena.views(self.static_block)
-        for index, tensor in zip(self.call_buffers, self.static_inputs, strict=True):
-            self.cells[index].value = tensor.data_ptr()
-        for port, direct, out in zip(self.exe.outputs, self.direct, self.static_outputs,
-                                     strict=True):
-            if direct:
-                self.cells[port.spec.buffer].value = out.data_ptr()
+        self.point(self.static_inputs, self.static_outputs)
         for static, tensor in zip(self.static_inputs, tensors, strict=True):
             static.copy_(tensor)
         self.launch(stream)  # once outside the graph: a bad launch raises here, named
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             self.launch(torch.cuda.current_stream(self.device))
-            for port, direct, out in zip(self.exe.outputs, self.direct, self.static_outputs,
-                                         strict=True):
-                if not direct and out.numel():
-                    out.view(-1).view(torch_uint8()).copy_(
-                        self.bytes_of(port.spec.buffer, out.nbytes, self.static_inputs))
+            self.copy_indirect(self.static_inputs, self.static_outputs)
         self.graph = graph
 
     def forget_indices(self) -> None:
@@ -310,10 +312,7 @@ class CudaLaunches:
             return
         seen = words.cpu().numpy()
         self.forget_indices()
-        for check in self.plan.index_checks:
-            if seen[check.slot] != initial[check.slot]:
-                raise check.error(int(seen[check.slot]))
-        raise InputError("a kernel recorded a bad index but no check holds it")
+        raise first_error(self.plan.index_checks, seen, initial)
 
 
 class OutputArena:
@@ -338,26 +337,22 @@ class OutputArena:
     def views(self, block: Any) -> list[Any]:
         """Each output as a tensor over its bytes of `block` (uint8, `nbytes` long), of the
         torch type its buffer holds (bf16 as itself)."""
-        import torch
-
         tensors = []
         for spec, offset in zip(self.specs, self.offsets, strict=True):
-            dtype = getattr(torch, TORCH_DTYPES[np.dtype(spec.dtype).name])
-            count = int(np.prod(spec.shape, dtype=np.int64))
-            nbytes = np.dtype(spec.dtype).itemsize * count
-            tensors.append(block[offset:offset + nbytes].view(dtype).view(spec.shape))
+            nbytes = np.dtype(spec.dtype).itemsize * int(np.prod(spec.shape, dtype=np.int64))
+            tensors.append(block[offset:offset + nbytes].view(torch_dtype(spec)).view(spec.shape))
         return tensors
 
 
-def torch_uint8() -> Any:
+def torch_dtype(spec: Any) -> Any:
+    """The torch type of the values of `spec`'s buffer (bf16 as itself, not its bits)."""
     import torch
 
-    return torch.uint8
+    return getattr(torch, TORCH_DTYPES[np.dtype(spec.dtype).name])
 
 
 def torch_empty(spec: Any, device: Any) -> Any:
-    """A new tensor for output `spec`, of the torch type its buffer holds (bf16 as itself)."""
+    """A new tensor for the value of `spec`, of the torch type its buffer holds."""
     import torch
 
-    return torch.empty(spec.shape, dtype=getattr(torch, TORCH_DTYPES[np.dtype(spec.dtype).name]),
-                       device=device)
+    return torch.empty(spec.shape, dtype=torch_dtype(spec), device=device)

@@ -114,39 +114,42 @@ def torch_kernel_ms(call: Callable[[], Any], sync: Callable[[], None], repeat: i
 
 
 def fusec_held_bytes(call: Callable[[], Any]) -> int:
-    """The device bytes fusec holds for a model compiled with its backend: the buffers of every
-    partition's executable that one `call` runs (`Executable.held_bytes`: intermediates, its
-    copies of bound weights) and the context's pool of device arrays (`BufferPool.allocated_bytes`:
-    inputs, outputs, CUDA weights moved there, the intermediates of CUDA-launched partitions).
-    Weights bound over a CPU tensor's own memory are PyTorch's, not counted; so is what CUDA
-    launches hold in PyTorch's memory (`launch_bytes`), which PyTorch's figures have."""
-    executables, pools = fusec_memory(call)
-    return (sum(e.held_bytes() for e in executables)
-            + sum(p.allocated_bytes for p in pools))
+    """The device bytes fusec holds for a model compiled with its backend, after one `call`
+    (`held_bytes`)."""
+    executables, pools, _ = fusec_memory(call)
+    return held_bytes(executables, pools)
+
+
+def held_bytes(executables: Sequence[Any], pools: Sequence[Any]) -> int:
+    """What fusec holds on the device for the partitions' `executables`: their own buffers
+    (`Executable.held_bytes`: intermediates, copies of bound weights) and their contexts'
+    `pools` of device arrays (`BufferPool.allocated_bytes`: inputs, outputs, CUDA weights moved
+    there, the intermediates of CUDA-launched partitions). Weights bound over a CPU tensor's
+    own memory are PyTorch's, not counted; so is what CUDA launches hold in PyTorch's memory
+    (`launch_bytes`), which PyTorch's figures have."""
+    return sum(e.held_bytes() for e in executables) + sum(p.allocated_bytes for p in pools)
 
 
 def launch_bytes(call: Callable[[], Any]) -> int:
-    """The bytes the CUDA launches of the partitions one `call` runs hold in PyTorch's memory."""
-    from fusec.bench.torch_partition_profile import recorded_partitions
-
-    with recorded_partitions() as calls:
-        call()
-    launches = {id(part.launches): part.launches for part, _ in calls
-                if part.launches is not None}
-    return sum(launch.torch_bytes() for launch in launches.values())
+    """The bytes the CUDA launches of the partitions one `call` runs hold in PyTorch's memory
+    (`CudaLaunches.torch_bytes`)."""
+    return sum(launches.torch_bytes() for launches in fusec_memory(call)[2])
 
 
-def fusec_memory(call: Callable[[], Any]) -> tuple[list[Any], list[Any]]:
-    """The executables of the fusec partitions one `call` runs, and their contexts' pools."""
+def fusec_memory(call: Callable[[], Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """The executables of the fusec partitions one `call` runs, their contexts' pools, and
+    their CUDA launches (`fusec.runtime.cuda_launch`) where they have them."""
     from fusec.bench.torch_partition_profile import recorded_partitions
     from fusec.runtime.device_array import device_queue
 
     with recorded_partitions() as calls:
         call()
     executables = {id(part.exe): part.exe for part, _ in calls}
+    launches = {id(part.launches): part.launches for part, _ in calls
+                if part.launches is not None}
     pools = {id(device_queue(e.device).pool): device_queue(e.device).pool
              for e in executables.values()}
-    return list(executables.values()), list(pools.values())
+    return list(executables.values()), list(pools.values()), list(launches.values())
 
 
 def model_torch_bytes(model: Any, pools: Sequence[Any] = ()) -> int:
@@ -196,26 +199,20 @@ def run(args: argparse.Namespace) -> list[dict]:
             row["summary"] = text
             print(f"== {name} {dt}: {text}", flush=True)
             report = f"/tmp/fusec_report_{name}_{dt}.json"
+            backend = {"device": fusec_device, "hold_weights_once": not args.copy_cuda_weights}
             runners = {
                 "eager": model,
                 "inductor": torch.compile(model),
-                "fusec": torch.compile(model, backend="fusec", options={
-                    "device": fusec_device, "report": report,
-                    "hold_weights_once": not args.copy_cuda_weights}),
+                "fusec": torch.compile(model, backend="fusec",
+                                       options={**backend, "report": report}),
             }
-            for name_knob in args.flip_knob:  # the same backend with one knob flipped
-                value = not knobs.value(name_knob)
-                runners[f"fusec[{name_knob}={int(value)}]"] = torch.compile(
-                    model, backend="fusec", options={
-                        "device": fusec_device, "knobs": {name_knob: value},
-                        "hold_weights_once": not args.copy_cuda_weights})
-            for name_option in args.flip_option:  # the backend with one option flipped
-                value = not getattr(Options(), name_option)
-                runners[f"fusec[{name_option}={int(value)}]"] = torch.compile(
-                    model, backend="fusec", options={
-                        "device": fusec_device, name_option: value,
-                        **({} if name_option == "hold_weights_once" else
-                           {"hold_weights_once": not args.copy_cuda_weights})})
+            flips = [(name, {"knobs": {name: not knobs.value(name)}}, not knobs.value(name))
+                     for name in args.flip_knob]  # the same backend, one knob or option flipped
+            flips += [(name, {name: not getattr(Options(), name)}, not getattr(Options(), name))
+                      for name in args.flip_option]
+            for name_flipped, changed, value in flips:
+                runners[f"fusec[{name_flipped}={int(value)}]"] = torch.compile(
+                    model, backend="fusec", options={**backend, **changed})
             if args.reduce_overhead and cuda:
                 runners["inductor-ro"] = torch.compile(model, mode="reduce-overhead")
             if args.autotune:
@@ -273,13 +270,13 @@ def run(args: argparse.Namespace) -> list[dict]:
                                 lambda fn=fn: fn(**kwargs), sync, args.repeat)
                 if cuda and "fusec" in live and "fusec" in peaks:
                     compiled = live["fusec"]
-                    held = fusec_held_bytes(lambda: compiled(**kwargs))
+                    executables, pools, launches = fusec_memory(lambda: compiled(**kwargs))
+                    held = held_bytes(executables, pools)
                     row["fusec_held_mib"] = round(held / 2**20, 1)
                     row["fusec_device_mib"] = round((peaks["fusec"] + held) / 2**20, 1)
                     # The model's own (the other runners' memory left out): what PyTorch holds
                     # of the model, what fusec holds, what a call allocates beyond both.
-                    pools = fusec_memory(lambda: compiled(**kwargs))[1]
-                    launched = launch_bytes(lambda: compiled(**kwargs))
+                    launched = sum(launch.torch_bytes() for launch in launches)
                     row["fusec_model_device_mib"] = round(
                         (model_torch_bytes(model, pools) + held + launched
                          + call_peaks["fusec"]) / 2**20, 1)

@@ -265,12 +265,11 @@ def bound_table(fn, ids, table):
 
 def launch_bytes(fn, ids):
     """The bytes the partitions' CUDA launches hold in PyTorch's memory, after a call of `fn`
-    (`CudaLaunches.torch_bytes`)."""
-    from fusec.bench.torch_partition_profile import recorded_partitions
+    (`torch_models.launch_bytes`)."""
+    from fusec.bench.torch_models import launch_bytes as held_by_launches
 
-    with torch.inference_mode(), recorded_partitions() as calls:
-        fn(ids)
-    return sum(part.launches.torch_bytes() for part, _ in calls if part.launches is not None)
+    with torch.inference_mode():
+        return held_by_launches(lambda: fn(ids))
 
 
 def held_once_run(model, ids, tmp_path, tol):

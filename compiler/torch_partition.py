@@ -71,6 +71,7 @@ from fusec.frontends.torch_fx import (
 )
 from fusec.frontends.torch_ops import constant_nodes, unsupported_reason
 from fusec.runtime.device import OpenCLDevice
+from fusec.runtime.errors import DeviceError
 
 INT32_RANGE = (-(2**31), 2**31 - 1)
 
@@ -373,18 +374,21 @@ class FusecPartition:
         """The executable's launches through CUDA (`Options.cuda_launch`), where the tensors
         (`args`) are CUDA ones on PyTorch's current device and the device NVIDIA's OpenCL;
         else None, and `launcher` says why."""
-        from fusec.runtime.cuda_launch import CudaLaunches, unsupported_reason
+        from fusec.runtime import cuda_launch
 
         reason = ("the tensors are not CUDA tensors" if not self.bridge.cuda else
                   "options cuda_launch=False" if not self.options.cuda_launch else
-                  other_device(args) or unsupported_reason(self.exe))
+                  other_device(args) or cuda_launch.unsupported_reason(self.exe))
         if reason is not None:
             self.launcher = f"opencl ({reason})"
             return None
-        checks = self.exe.plan.index_checks
-        launches = CudaLaunches(self.exe, graphs=self.options.cuda_graphs,
-                                checked_inputs=all(c.input in self.exe.input_names
-                                                   for c in checks))
+        whole = all(c.input in self.exe.input_names for c in self.exe.plan.index_checks)
+        try:
+            launches = cuda_launch.CudaLaunches(self.exe, graphs=self.options.cuda_graphs,
+                                                checked_inputs=whole)
+        except DeviceError as e:  # the driver refused the PTX, say: OpenCL runs it, reported
+            self.launcher = f"opencl ({e})"
+            return None
         self.launcher = "cuda graph" if self.options.cuda_graphs else "cuda"
         return launches
 

@@ -294,3 +294,32 @@ def test_fusec_log_prints_one_line_per_graph(tmp_path, monkeypatch, capfd):
     parts = graph["partitions"]  # the cumsum splits the graph in two
     assert parts == 2 and graph["launchers"] == {"opencl (the tensors are not CUDA tensors)": parts}
     assert f"launched through opencl (the tensors are not CUDA tensors) x{parts};" in line
+
+
+def test_a_driver_that_refuses_the_ptx_leaves_the_partition_to_opencl(monkeypatch):
+    """Where the CUDA driver cannot take the program (`CudaLaunches` raises a `DeviceError`),
+    the partition launches through OpenCL and `launcher` (the report's ``launchers``) says
+    why; where it can, the launches are used and named by the graphs option."""
+    from types import SimpleNamespace
+
+    from fusec.compiler import torch_partition
+    from fusec.compiler.torch_partition import FusecPartition, Options
+    from fusec.runtime import cuda_launch
+    from fusec.runtime.errors import DeviceError
+
+    def refusing(exe, graphs, checked_inputs):
+        raise DeviceError("the CUDA driver cannot load the program's PTX: no kernel image")
+
+    monkeypatch.setattr(torch_partition, "other_device", lambda args: None)
+    monkeypatch.setattr(cuda_launch, "unsupported_reason", lambda exe: None)
+    monkeypatch.setattr(cuda_launch, "CudaLaunches", refusing)
+    exe = SimpleNamespace(plan=SimpleNamespace(index_checks=[]), input_names=["x"])
+    part = SimpleNamespace(bridge=SimpleNamespace(cuda=True), options=Options(), exe=exe)
+    assert FusecPartition.cuda_launches(part, []) is None
+    assert part.launcher == ("opencl (the CUDA driver cannot load the program's PTX: no kernel "
+                             "image)")
+    made = []
+    monkeypatch.setattr(cuda_launch, "CudaLaunches",
+                        lambda exe, graphs, checked_inputs: made.append(graphs) or "launches")
+    assert FusecPartition.cuda_launches(part, []) == "launches"
+    assert part.launcher == "cuda graph" and made == [True]

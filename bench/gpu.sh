@@ -217,6 +217,18 @@ case "${1:-all}" in
               --json-out "$out/gpu_cuda_check_$1_$2.json" > "$out/gpu_cuda_check_$1_$2.log" 2>&1
             echo "== $1 B=$2: exit $?"; grep -v "Warn" "$out/gpu_cuda_check_$1_$2.log" | tail -4
           done ;;
+  kernels) # per-kernel device time of whole models, fusec against reduce-overhead and Inductor
+           # in the same process: sh bench/gpu.sh kernels MODEL:BATCH:DTYPE... (about 90 s each)
+          shift
+          for spec in "$@"; do
+            m=${spec%%:*}; rest=${spec#*:}; b=${rest%%:*}; dt=${rest#*:}
+            timeout 240 python3 -m fusec.bench.torch_models --device cuda --models $m \
+              --dtypes $dt --batch $b --repeat 10 --turns 3 --reduce-overhead --kernel-time \
+              --kernel-table 25 --json-out "$out/gpu_kernels_${m}_${b}_$dt.json" \
+              > "$out/gpu_kernels_${m}_${b}_$dt.log" 2>&1
+            echo "== kernels $spec: exit $?"; grep -v "Warn\|warn" "$out/gpu_kernels_${m}_${b}_$dt.log" \
+              | grep -v '^{' | tail -95
+          done ;;
   timeline) # where a whole model's call goes, back to back (bench/torch_call_timeline.py, f16)
             timeout 200 python3 -m fusec.bench.torch_call_timeline --models bert,gpt2 --probe \
               > "$out/gpu_timeline.log" 2>&1
@@ -261,6 +273,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

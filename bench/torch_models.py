@@ -3,7 +3,7 @@
 
     python -m fusec.bench.torch_models [--device cuda|cpu] [--models bert,gpt2,llama]
         [--dtypes f32,f16,bf16] [--layers N] [--batch N] [--seq N] [--repeat N] [--profile]
-        [--reduce-overhead] [--autotune] [--kernel-time] [--flip-knob KNOB]
+        [--reduce-overhead] [--autotune] [--kernel-time] [--kernel-table N] [--flip-knob KNOB]
         [--flip-option OPTION] [--json-out PATH]
 
 The models are built from their configurations with random weights (no download): BERT-base (12
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -88,11 +89,14 @@ def build(name: str, layers: int | None, dtype: Any, device: str, batch: int | N
     return model, kwargs, text + f", {model.config._attn_implementation} attention"
 
 
-def torch_kernel_ms(call: Callable[[], Any], sync: Callable[[], None], repeat: int) -> float | str:
+def torch_kernel_ms(call: Callable[[], Any], sync: Callable[[], None], repeat: int,
+                    top: int = 0) -> tuple[float | str, list[list]]:
     """The device time per call of PyTorch's work in `call` (``torch.profiler``, CUDA activity:
-    kernels, copies and fills), over `repeat` calls; the profiler's error as text where it
-    fails (the row keeps its other figures). fusec's kernels count where they launch through
-    CUDA (`fusec.runtime.cuda_launch`, the backend's default on NVIDIA's OpenCL): they run in
+    kernels, copies and fills), over `repeat` calls, and the `top` kernels by device time
+    (``[name, ms a call, launches a call]``, names with their digits as ``#`` so one kernel
+    of every layer counts once); the profiler's error as text where it fails (the row keeps
+    its other figures). fusec's kernels count where they launch through CUDA
+    (`fusec.runtime.cuda_launch`, the backend's default on NVIDIA's OpenCL): they run in
     PyTorch's context; through OpenCL (``cuda_launch=False``) the profiler does not see them,
     and ``--profile`` times them instead."""
     try:
@@ -105,12 +109,19 @@ def torch_kernel_ms(call: Callable[[], Any], sync: Callable[[], None], repeat: i
                 call()
             sync()
         total_us = 0.0
+        by_kernel: dict[str, list[float]] = {}
         for event in prof.events():
             if event.device_type == DeviceType.CUDA:
-                total_us += getattr(event, "device_time", None) or getattr(event, "cuda_time", 0)
-        return round(total_us / repeat / 1e3, 4)
+                us = getattr(event, "device_time", None) or getattr(event, "cuda_time", 0)
+                total_us += us
+                entry = by_kernel.setdefault(re.sub(r"\d+", "#", event.name)[:90], [0.0, 0])
+                entry[0] += us
+                entry[1] += 1
+        table = sorted(([name, round(us / repeat / 1e3, 4), round(n / repeat, 1)]
+                        for name, (us, n) in by_kernel.items()), key=lambda r: -r[1])
+        return round(total_us / repeat / 1e3, 4), table[:top]
     except Exception as exc:  # noqa: BLE001 - a figure that cannot be taken is reported
-        return f"error: {type(exc).__name__}: {str(exc)[:200]}"
+        return f"error: {type(exc).__name__}: {str(exc)[:200]}", []
 
 
 def fusec_held_bytes(call: Callable[[], Any]) -> int:
@@ -266,8 +277,15 @@ def run(args: argparse.Namespace) -> list[dict]:
                 if cuda and args.kernel_time:
                     for rname, fn in live.items():  # fusec's through OpenCL: not CUDA's
                         if rname != "fusec[cuda_launch=0]":
-                            row[f"{rname}_kernel_ms"] = torch_kernel_ms(
-                                lambda fn=fn: fn(**kwargs), sync, args.repeat)
+                            row[f"{rname}_kernel_ms"], table = torch_kernel_ms(
+                                lambda fn=fn: fn(**kwargs), sync, args.repeat,
+                                args.kernel_table)
+                            if table:
+                                row[f"{rname}_kernels"] = table
+                                print(f"-- {rname}: {row[f'{rname}_kernel_ms']} ms of kernels "
+                                      "a call; the largest (ms a call, launches a call):")
+                                for kname, ms, count in table:
+                                    print(f"   {ms:8.4f} {count:6} {kname}")
                 if cuda and "fusec" in live and "fusec" in peaks:
                     compiled = live["fusec"]
                     executables, pools, launches = fusec_memory(lambda: compiled(**kwargs))
@@ -331,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernel-time", action="store_true",
                         help="also each runner's device time per call (torch.profiler; CUDA; "
                              "fusec's where its kernels launch through CUDA)")
+    parser.add_argument("--kernel-table", type=int, default=0, metavar="N",
+                        help="with --kernel-time, also print each runner's N largest kernels "
+                             "by device time a call (and keep them in the JSON)")
     parser.add_argument("--repeat", type=int, default=10, help="back-to-back calls per turn")
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--reduce-overhead", action="store_true",

@@ -1,0 +1,115 @@
+"""The ``wgmma`` GEMM split along K at batch 1: each product of the batch-1 models (`SHAPES`:
+rows x N x K) timed whole and in each number of parts that divides K into whole 64-deep steps
+(`template_ops.whole_tile_split` forced), the parts' sum included, against cuBLAS through
+``torch.nn.functional.linear`` (B ``[N, K]``, as ``nn.Linear`` holds it) in the same process.
+Each figure is the median over `--repeat` calls of the kernels' device time: fusec's from
+OpenCL profiling events, torch's from ``torch.profiler``. Every fusec result is checked against
+numpy first.
+
+    python3 -m fusec.bench.split_k_sweep [--dtype f16|bf16] [--repeat N] [--json-out F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import numpy as np
+
+import fusec
+from fusec import knobs
+from fusec.lowering import template_ops
+
+SHAPES = {
+    "gpt2_b1": [(128, 2304, 768), (128, 768, 768), (128, 3072, 768), (128, 768, 3072)],
+    "llama_b1": [(128, 2560, 2048), (128, 2048, 2048), (128, 11264, 2048), (128, 2048, 5632)],
+    "bert_b1_s512": [(512, 768, 768), (512, 3072, 768), (512, 768, 3072)],
+}
+
+MATMUL = """func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT> {
+  %y = nn.matmul %a, %b : tensor<MxKxT>, tensor<KxNxT> -> tensor<MxNxT>
+  func.return %y : tensor<MxNxT>
+}"""
+
+
+def fusec_ms(m: int, n: int, k: int, dtype: str, parts: int, repeat: int) -> tuple[float, float]:
+    """(median ms of the product's kernels in `parts` parts along K, max error / max |C|)."""
+    text = (MATMUL.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
+            .replace("T", dtype))
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float16)
+    original = template_ops.whole_tile_split
+    template_ops.whole_tile_split = lambda options, outputs, depth: parts
+    try:
+        with knobs.overridden(wgmma_split_k=True):
+            exe = fusec.compile(text, device="gpu", params={"b": b})
+    finally:
+        template_ops.whole_tile_split = original
+    x = exe.to_device(a)
+    out = exe(x)
+    c = out[0] if isinstance(out, list | tuple) else out
+    c = np.asarray(c.get() if hasattr(c, "get") else c, np.float32)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    error = float(np.abs(c - want).max() / np.abs(want).max())
+    for _ in range(3):
+        exe(x)
+    exe.synchronize()
+    times = [sum(kt.seconds for kt in exe.profile(x)[1].kernels) * 1e3 for _ in range(repeat)]
+    return statistics.median(times), error
+
+
+def torch_ms(m: int, n: int, k: int, dtype: str, repeat: int) -> float:
+    """The median device time of ``F.linear(x [M, K], w [N, K])`` (cuBLAS)."""
+    import torch
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    t = torch.float16 if dtype == "f16" else torch.bfloat16
+    x = torch.randn(m, k, device="cuda", dtype=t)
+    w = torch.randn(n, k, device="cuda", dtype=t)
+    for _ in range(3):
+        torch.nn.functional.linear(x, w)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            torch.nn.functional.linear(x, w)
+            torch.cuda.synchronize()
+        times.append(sum(e.device_time for e in prof.events()
+                         if e.device_type == DeviceType.CUDA) / 1e3)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--json-out")
+    args = parser.parse_args()
+    rows = []
+    for model, shapes in SHAPES.items():
+        for m, n, k in shapes:
+            row = {"model": model, "m": m, "n": n, "k": k, "dtype": args.dtype,
+                   "cublas_ms": round(torch_ms(m, n, k, args.dtype, args.repeat), 4)}
+            steps = k // 64
+            for parts in (p for p in (1, 2, 3, 4, 6, 8, 12) if steps % p == 0 and p <= steps):
+                ms, error = fusec_ms(m, n, k, args.dtype, parts, args.repeat)
+                row[f"split{parts}_ms"] = round(ms, 4)
+                row[f"split{parts}_error"] = error
+            best = min((v, key) for key, v in row.items() if key.startswith("split")
+                       and key.endswith("_ms"))
+            row["best"] = best[1]
+            rows.append(row)
+            cells = "  ".join(f"{key[5:-3]}:{v:.4f}" for key, v in row.items()
+                              if key.startswith("split") and key.endswith("_ms"))
+            print(f"{model:13} {m}x{n}x{k:<6} cuBLAS {row['cublas_ms']:.4f}  {cells}  "
+                  f"best/cuBLAS {best[0] / row['cublas_ms']:.2f}", flush=True)
+            if args.json_out:
+                with open(args.json_out, "w") as f:
+                    json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -50,7 +50,8 @@ def compile_imported(imported: ImportedGraph, device: OpenCLDevice, options: Opt
     """An executable of ``imported`` on ``device`` with its weights bound, and its counts.
     `weights`: the partition's bound tensors; those the plan stores verbatim, or as ranges
     of a folded weight's buffer, are held over one memory where they can be
-    (`fusec.compiler.torch_weights`), the others copied."""
+    (`fusec.compiler.torch_weights`), the others copied (on CUDA, into the CUDA-shared pool:
+    `PartitionWeights.copies`)."""
     module = imported.module
     filename = "<torch graph>"
     # The parameters are marked bound before the fusions run, as `fusec.compile(params=...)`
@@ -68,6 +69,9 @@ def compile_imported(imported: ImportedGraph, device: OpenCLDevice, options: Opt
     building(compiled.plan)
     held = (weights.in_place(compiled.plan, params, folded.origins if folded else None)
             if weights is not None else {})
+    if weights is not None:  # the copies, on CUDA where the kernels read them in place
+        held.update(weights.copies(compiled.plan, {name: value for name, value in
+                                                   params.items() if name not in held}))
     exe = Executable(compiled.plan, device,
                      {name: value for name, value in params.items() if name not in held},
                      stored=held)

@@ -236,8 +236,9 @@ class PartitionWeights:
         """Tensors (by name) that are part of a folded input's buffer (`joint`): the address
         of that part. While a tensor's memory is there, the kernels read its values."""
         self.parts: dict[str, int] = {}
-        """Folded inputs bound over memory they share with tensors (`joint`): the bytes of
-        those tensors (the rest of the buffer is fusec's)."""
+        """Inputs bound over device or host arrays, by how many of their bytes are tensors'
+        (the rest is fusec's): folded inputs over memory they share with tensors (`joint`),
+        and fusec's copies in the CUDA-shared pool (`copies`: none)."""
 
     def in_place(self, plan: ProgramPlan, bound: Mapping[str, Any],
                  origins: Origins | None = None) -> dict[str, Any]:
@@ -259,6 +260,39 @@ class PartitionWeights:
                 if value is not None:
                     held[name] = value
         return held
+
+    def copies(self, plan: ProgramPlan, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The values to bind (``stored``) for the bound inputs of `plan` that fusec copies
+        (`values`: those `in_place` left), where this partition's tensors are CUDA tensors:
+        device arrays of the CUDA-shared pool with the stored value (`copy_on_cuda`), so
+        that kernels launched through CUDA read them in place. The others are bound as host
+        values (copied into OpenCL's own memory)."""
+        if not any(getattr(t, "is_cuda", False) for t in self.tensors.values()):
+            return {}
+        specs = {s.name: s for s in plan.inputs}
+        held = {}
+        for name, value in values.items():
+            if name in specs:
+                array = self.copy_on_cuda(specs[name], np.asarray(value))
+                if array is not None:
+                    held[name] = array
+                    self.parts[name] = 0  # fusec's copy: no tensor's bytes
+        return held
+
+    def copy_on_cuda(self, spec: ValueSpec, value: np.ndarray) -> Any | None:
+        """A device array of the CUDA-shared pool holding `value` as input `spec`'s buffer
+        stores it (`ValueSpec.stored`), or None where the pool's granules cost more than a
+        second copy (`CudaSharedPool.allocation_bytes`). In OpenCL's own memory a weight is
+        one copy for OpenCL and, where the kernels launch through CUDA, one more in
+        PyTorch's memory (`CudaLaunches.mirror`); in the pool it is one copy both read."""
+        from fusec.runtime.cuda_interop import shared_pool
+        from fusec.runtime.device_array import to_device
+
+        stored = spec.stored(value)
+        if not stored.nbytes or shared_pool(self.device).allocation_bytes(
+                stored.nbytes) >= 2 * stored.nbytes:
+            return None
+        return to_device(self.device, stored)
 
     def holds(self, name: str | None, tensor: Any) -> bool:
         """Whether `tensor`, the bound tensor `name`, lies where a folded input's buffer holds
@@ -369,6 +403,7 @@ class PartitionWeights:
         memory is already what is bound, over that memory where verbatim, else a copy.
         `moved`: only `move` changed it since it was bound (its values are the same)."""
         self.tensors[name] = tensor
+        self.parts.pop(name, None)
         if stores_verbatim(exe.inputs[name].spec, tensor):
             if self.bound_over(exe, name, tensor):
                 return
@@ -377,7 +412,13 @@ class PartitionWeights:
                 exe.bind(name, value, stored=True)
                 return
         if not moved:
-            exe.bind(name, host_array(tensor))
+            value = host_array(tensor)
+            copy = self.copy_on_cuda(exe.inputs[name].spec, value) if tensor.is_cuda else None
+            if copy is not None:
+                exe.bind(name, copy, stored=True)
+                self.parts[name] = 0
+            else:
+                exe.bind(name, value)
 
     def bound_over(self, exe: Executable, name: str, tensor: Any) -> bool:
         """Whether `exe`'s input `name` is bound over `tensor`'s memory already."""

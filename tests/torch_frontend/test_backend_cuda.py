@@ -567,7 +567,9 @@ def test_a_bert_outlives_the_compiled_function_on_cuda():
 def test_gpt2_conv1d_weights_stay_copied_on_cuda(tmp_path):
     """GPT-2's ``Conv1D`` weights are ``[K, N]``, which a ``wgmma`` product stores ``[N, K]``:
     no range of a buffer holds one (`weight_placement`), so they stay copied, and the
-    outputs are eager's; the token embeddings, read as they are, are held once."""
+    outputs are eager's; the token embeddings, read as they are, are held once. The copies
+    lie in the CUDA-shared pool (`PartitionWeights.copies`), so the CUDA launches hold no
+    second copy of them in PyTorch's memory, before and after a change in place."""
     import json
 
     transformers = pytest.importorskip("transformers")
@@ -591,3 +593,10 @@ def test_gpt2_conv1d_weights_stay_copied_on_cuda(tmp_path):
     spans = bound_spans(fn, ids)
     assert inside(model.model.wte.weight, spans)
     assert not any(inside(w, spans) for w in conv)
+    conv_bytes = sum(w.nbytes for w in conv)
+    assert launch_bytes(fn, ids) < conv_bytes // 4, (launch_bytes(fn, ids), conv_bytes)
+    with torch.no_grad():
+        conv[0].mul_(0.5)
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=1e-2, rtol=1e-2)
+    assert launch_bytes(fn, ids) < conv_bytes // 4, (launch_bytes(fn, ids), conv_bytes)

@@ -184,7 +184,7 @@ class PlanBuilder:
                  if argument_name(a, i) in self.bound}
         for fusion in find_swiglu_epilogues(self.fn, self.device, bound):
             theirs = self.layouts.get(bound[fusion.weight])
-            if theirs is not None and theirs != (fusion.b_panels, fusion.even_half):
+            if theirs is not None and theirs != (fusion.b_panels, fusion.interleaved):
                 continue  # the other program stores the weight otherwise: read it as it does
             self.swiglu[fusion.gemm] = self.swiglu[fusion.swiglu] = fusion
         weights = {f.weight: f for f in self.swiglu.values()}
@@ -197,10 +197,10 @@ class PlanBuilder:
             index = self.new_buffer(BufferSpec(buffer_bytes(t), "input", name))
             self.where[arg] = index
             shape, dtype = tuple(t.get_shape()), numpy_dtype(t.element_type)
-            if arg in weights:  # the gate and up columns interleaved for the SwiGLU epilogue
+            if arg in weights:  # the gate and up weights of a SwiGLU epilogue
                 fusion = weights[arg]
                 inputs.append(ValueSpec(name, shape, dtype, index, fusion.b_panels,
-                                        interleaved=fusion.even_half))
+                                        interleaved=fusion.interleaved))
                 continue
             width = self.panel_width(arg, name) if name in self.bound else None
             if width is not None:
@@ -342,7 +342,8 @@ class PlanBuilder:
         op = fusion.gemm
         name = f"{self.fn.sym_name.data}_gemm_swiglu_{len(self.launches)}"
         kernels = instantiate_gemm_swiglu(op, NAME_PLACEHOLDER, self.device,
-                                          b_transposed=fusion.b_panels == BOUND_B_PANELS)
+                                          b_transposed=fusion.b_panels == BOUND_B_PANELS,
+                                          halves=fusion.halves)
         if kernels is None:
             raise PlanError(f"'{op.template.data}' was found to take the SwiGLU epilogue, "
                             "which did not take it")

@@ -16,9 +16,13 @@ kernel (its launch marked `kernel.SWIGLU_LAUNCH`) reading it into ``[M, F]``. Wh
 - ``cat`` is read by the ``swiglu`` launch only (not returned, not viewed), and that launch
   follows the ``gemm`` with only allocations between them,
 
-the plan builder (`fusec.codegen.program`) stores B with the gate's and up's columns
-interleaved pairwise (column ``2 j`` gate ``j``, ``2 j + 1`` up ``j``) and replaces both
-launches by one product that writes the ``swiglu``'s result; ``cat`` gets no buffer. Anything
+the plan builder (`fusec.codegen.program`) replaces both launches by one product that
+writes the ``swiglu``'s result, pairing the gate's and up's columns (column ``2 j`` gate
+``j``, ``2 j + 1`` up ``j``); ``cat`` gets no buffer. Where the kernel reads B K-major
+(stored transposed, ``[N, K]``: the gate's rows, then up's) it pairs the rows as it copies B's
+tiles (`SwigluEpilogue.halves`), so the stored B is a model's two weights as they are, which
+the torch backend can hold once; where it reads B as it is, B is stored with its columns
+interleaved (`SwigluEpilogue.interleaved`). Anything
 else is planned as before. It is a choice of code generation for one device, so it is made
 here and not as an IR rewrite: the kernel IR, un-fusion and the reference do not change.
 """
@@ -60,6 +64,20 @@ class SwigluEpilogue:
     @property
     def weight(self) -> SSAValue:
         return self.gemm.inputs[1]
+
+    @property
+    def interleaved(self) -> str | None:
+        """How B's columns are interleaved where it is stored (`plan.ValueSpec.interleaved`):
+        read K-major (stored transposed), not at all: the kernels pair the gate's and up's
+        rows as they read them (`halves`), so that B holds the two weights where they lie;
+        read as it is, pairwise, `even_half` first."""
+        return None if self.b_panels is not None else self.even_half
+
+    @property
+    def halves(self) -> str | None:
+        """The half the kernels pair to even columns as they read B (`gemm_wgmma.gemm_wgmma`'s
+        and `gemm_skinny.gemm_skinny_k_major`'s ``halves``), where B is not interleaved."""
+        return None if self.interleaved is not None else self.even_half
 
     @property
     def even_half(self) -> str:

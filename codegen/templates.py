@@ -221,12 +221,14 @@ def epilogue_is_identity(op: kernel.TemplateOp) -> bool:
 
 def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
                            b_transposed: bool = False, swiglu: bool = False,
+                           halves: str | None = None,
                            ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` op that takes the Hopper kernel on `device` (`gemm_wgmma.gemm_plan`):
     the transpose of its B into a ``[N, K]`` buffer (None where the kernel reads B as it is,
     or where `b_transposed`: B is bound and stored ``[N, K]``) and the product; else None.
     With `swiglu`, the product that computes ``fused.swiglu`` of its result (B's gate and up
-    columns interleaved: `fusec.codegen.swiglu_epilogue`), or None where it cannot."""
+    columns paired: `fusec.codegen.swiglu_epilogue`; `halves`: B stored in halves, paired as
+    it is read), or None where it cannot."""
     if op.template.data != "gemm" or device is None or not device.wgmma:
         return None
     if Params(op).int("skinny", 0):
@@ -239,7 +241,7 @@ def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo 
                      IDENTITY_EPILOGUE if epilogue_is_identity(op) else epilogue_of(op, name),
                      device, dtype, bool(p.int("allow_tf32", 0)),
                      "f32" if split > 1 else p.str("out_dtype", dtype), split, b_transposed,
-                     swiglu)
+                     swiglu, halves)
 
 
 def skinny_takes_swiglu(op: kernel.TemplateOp) -> bool:
@@ -254,21 +256,28 @@ def skinny_takes_swiglu(op: kernel.TemplateOp) -> bool:
 
 
 def instantiate_gemm_swiglu(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
-                            b_transposed: bool) -> tuple[KernelSource | None, KernelSource] | None:
+                            b_transposed: bool, halves: str | None = None,
+                            ) -> tuple[KernelSource | None, KernelSource] | None:
     """The launches of a ``gemm`` op that computes ``fused.swiglu`` of its product, B's gate
     and up columns interleaved (`fusec.codegen.swiglu_epilogue`): on `gemm_wgmma`
     (`instantiate_gemm_wgmma`), or a skinny product reading B ``[N, K]`` (`b_transposed`,
     where `skinny_reads_b_transposed`) or as it is, with no transpose; None where none takes
-    it."""
+    it. `halves`: B (read K-major) holds the gate's and up's halves as they are, the kernel
+    pairing them as it reads them (`SwigluEpilogue.halves`)."""
     if not Params(op).int("skinny", 0):
-        return instantiate_gemm_wgmma(op, name, device, b_transposed, swiglu=True)
+        return instantiate_gemm_wgmma(op, name, device, b_transposed, swiglu=True,
+                                      halves=halves)
     p = Params(op)
     if not skinny_takes_swiglu(op) or (b_transposed and not skinny_reads_b_transposed(p)):
         return None
-    skinny = gemm_skinny_k_major if b_transposed else gemm_skinny
-    return None, skinny(name, p.int("batch") * p.int("m"), p.int("n"), p.int("k"),
-                        IDENTITY_EPILOGUE, dtype=p.str("dtype", "f32"),
-                        out_dtype=p.str("out_dtype", p.str("dtype", "f32")), swiglu=True)
+    rows, dtype = p.int("batch") * p.int("m"), p.str("dtype", "f32")
+    out_dtype = p.str("out_dtype", dtype)
+    if b_transposed:
+        return None, gemm_skinny_k_major(name, rows, p.int("n"), p.int("k"), IDENTITY_EPILOGUE,
+                                         dtype=dtype, out_dtype=out_dtype, swiglu=True,
+                                         halves=halves)
+    return None, gemm_skinny(name, rows, p.int("n"), p.int("k"), IDENTITY_EPILOGUE,
+                             dtype=dtype, out_dtype=out_dtype, swiglu=True)
 
 
 def instantiate_gemm_split_sum(

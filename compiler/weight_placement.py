@@ -13,7 +13,10 @@ weight as a view of the buffer (`fusec.compiler.torch_weights`):
     Wq [Nq, K], Wk [Nk, K], Wv [Nv, K] -> transposes -> concat on axis 1 -> folded
       [K, Nq + Nk + Nv] -> stored [Nq + Nk + Nv, K]: Wq at 0, Wk at Nq K e, Wv at (Nq + Nk) K e
     W [K, N] bound as it is (GPT-2's Conv1D) -> stored [N, K]: strides (1, K), no range
-    gate and up interleaved (`ValueSpec.interleaved`), wider panels: no placement
+    Wg [F, K], Wu [F, K] of a SwiGLU product on wgmma -> transposes -> concat -> [K, 2F]
+      -> stored [2F, K] (the kernel pairs their rows as it reads them): Wg at 0, Wu at F K e
+    gate and up interleaved (`ValueSpec.interleaved`: a B read as it is), wider panels: no
+      placement
 """
 
 from __future__ import annotations

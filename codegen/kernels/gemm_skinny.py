@@ -19,7 +19,7 @@ stored, as in `gemm`.
 
 from __future__ import annotations
 
-from fusec.codegen.kernels import half
+from fusec.codegen.kernels import gemm_wgmma, half
 from fusec.codegen.kernels.common import (
     IDENTITY_EPILOGUE,
     Epilogue,
@@ -216,7 +216,7 @@ def reads_k_major(k: int) -> bool:
 def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue,
                         dtype: str = "f32", out_dtype: str | None = None,
                         shape: tuple[int, int] | None = None,
-                        swiglu: bool = False) -> KernelSource:
+                        swiglu: bool = False, halves: str | None = None) -> KernelSource:
     """``out = epilogue(lhs @ rhs)`` as `gemm_skinny`, with B stored transposed, ``rhs [n,
     k]`` (K-major: a bound weight stored so once, `gemm_wgmma.BOUND_B_PANELS`, which the
     tensor-core kernels of a prefill read too). A work-group of ``warps`` x 32 lanes; each
@@ -228,8 +228,13 @@ def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue
     With `swiglu` (no epilogue of its own) B's gate and up columns are interleaved pairwise
     (column ``2 j`` gate ``j``, ``2 j + 1`` up ``j``: `fusec.codegen.swiglu_epilogue`, as the
     tensor-core kernel reads them) and ``out [rows, n / 2]`` holds ``up * silu(gate)`` of each
-    pair, computed from the float sums as `gemm_wgmma`'s SwiGLU epilogue does."""
+    pair, computed from the float sums as `gemm_wgmma`'s SwiGLU epilogue does; with `halves`
+    B holds its two halves as they are and column ``c`` reads row `gemm_wgmma.b_row` of it,
+    as the tensor-core kernel's `halves` does."""
     warps, columns = shape or k_major_shape(rows, n)
+    if halves is not None and (not swiglu or halves not in ("first", "second")):
+        raise ValueError(f"kernel '{name}': B stored in halves ({halves!r}) takes the SwiGLU "
+                         "epilogue, the gate's half 'first' or 'second'")
     _check_swiglu(name, swiglu, n, columns, epilogue)
     check_positive(name, rows=rows, n=n, k=k, warps=warps, columns=columns)
     _check_rows(name, rows)
@@ -243,11 +248,16 @@ def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue
                          "the registers acc<r>_<j>, w<j>")
     result, args = _arguments(name, dtype, out_dtype, epilogue)
     vector, lanes, adjacent = K_MAJOR_VECTOR, range(rows), range(columns)
+
+    def row(j: int) -> str:  # B's row of the warp's column j
+        column = f"min(col0 + {j}, {n - 1})"
+        return column if halves is None else gemm_wgmma.b_row(column, n, halves)
+
     steps = range(vector)
     accumulators = "".join(f"    float acc{r}_{j} = 0.0f;\n" for r in lanes for j in adjacent)
     weights = "".join(
         f"        const float{vector} w{j} = "
-        f"{half.vload(dtype, vector, f'(min(col0 + {j}, {n - 1}) * {k} + kk) / {vector}', 'rhs')};\n"
+        f"{half.vload(dtype, vector, f'({row(j)} * {k} + kk) / {vector}', 'rhs')};\n"
         for j in adjacent)
     products = "".join(
         f"        {{ const float{vector} x = "
@@ -285,7 +295,8 @@ def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue
     helpers = half.HELPERS if half.is_half(dtype) or half.is_half(result) else ""
     source = (
         f"// {name}: [{rows}x{k}] @ [{n}x{k}]^T, skinny K-major ({warps} warps of "
-        f"{columns} columns), {dtype}{', SwiGLU of column pairs' if swiglu else ''}\n"
+        f"{columns} columns), {dtype}{', SwiGLU of column pairs' if swiglu else ''}"
+        f"{f', B in halves ({halves} even)' if halves else ''}\n"
         f"{helpers}{epilogue.guarded_function()}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
     )

@@ -27,11 +27,13 @@ the kernel reads K-major is stored transposed when it is bound (`BOUND_B_PANELS`
 product has no transpose launch.
 
 With `swiglu` (the knob `wgmma_swiglu_epilogue`: `fusec.knobs`) the kernel computes a
-``fused.swiglu`` of its product instead: B's gate and up columns are interleaved pairwise (column
-``2 j`` gate ``j``, ``2 j + 1`` up ``j``: `fusec.codegen.plan.interleave_halves`, done when a bound
-B is stored), so each lane holds gate ``j`` and up ``j`` in one accumulator pair and stores ``up *
-silu(gate)``; C, its staging and its copy-out are half as wide (`fusec.codegen.swiglu_epilogue`
-decides which products take it).
+``fused.swiglu`` of its product instead: B's gate and up columns are paired (column ``2 j`` gate
+``j``, ``2 j + 1`` up ``j``), so each lane holds gate ``j`` and up ``j`` in one accumulator pair
+and stores ``up * silu(gate)``; C, its staging and its copy-out are half as wide
+(`fusec.codegen.swiglu_epilogue` decides which products take it). A B read K-major holds the
+two halves as they are and the kernel pairs their rows as it copies B's tiles (`halves`,
+`b_row`); one read as it is is stored with its columns interleaved
+(`fusec.codegen.plan.interleave_halves`).
 
 Only whole tiles (`fits`): M (times the batch) a multiple of 128, N of 128, K of `block_k`,
 one B for the batch, C in the operands' type; `gemm_plan` returns None for the rest, which
@@ -229,12 +231,14 @@ def takes_swiglu(dtype: str, epilogue: Epilogue) -> bool:
 def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
               epilogue: Epilogue, device_info: DeviceInfo | None, dtype: str,
               allow_tf32: bool, out_dtype: str, split_k: int, b_transposed: bool = False,
-              swiglu: bool = False) -> tuple[KernelSource | None, KernelSource] | None:
+              swiglu: bool = False, halves: str | None = None,
+              ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` template's product where `why_not` finds nothing against it: (`transpose`
     of B into ``[N, K]`` or None, `gemm_wgmma`); else None. bf16 reads B ``[K, N]`` as it is
     (`ROW_MAJOR_B`), the others ``[N, K]`` after the transpose; every type reads it as it is
     where `b_transposed` (a bound B stored so, `BOUND_B_PANELS`). With `swiglu` the product computes
-    ``fused.swiglu`` of its result (B's columns interleaved), where `takes_swiglu`. Both
+    ``fused.swiglu`` of its result (B's columns interleaved, or, bound transposed, in
+    `halves` the kernel pairs as it reads them), where `takes_swiglu`. Both
     kernels are named `name` (the plan builder names them apart)."""
     if why_not(device_info, batch, m, n, k, rhs_batched, epilogue, dtype, allow_tf32,
                out_dtype, split_k) is not None:
@@ -249,7 +253,8 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
                                 swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
                                 split_k=split_k)
     product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
-                         out_dtype=out_dtype, block_n=block_n, split_k=split_k)
+                         out_dtype=out_dtype, block_n=block_n, split_k=split_k,
+                         halves=halves if b_transposed else None)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -293,7 +298,8 @@ def transpose(name: str, rows: int, cols: int, dtype: str) -> KernelSource:
 def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE,
                swiglu: bool = False, out_dtype: str | None = None,
-               block_n: int = BLOCK_N, split_k: int = 1) -> KernelSource:
+               block_n: int = BLOCK_N, split_k: int = 1,
+               halves: str | None = None) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -306,7 +312,13 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     block_n`` block of C (`BLOCK_NS`); the sizes must be whole tiles (`fits`). With `split_k`
     (float32 C, no epilogue) work-group ``p`` of each ``split_k``-th of the grid takes the
     ``p``-th part of K and writes its partial product into ``out[p, M, N]``, which
-    `gemm.gemm_split_sum` adds (a product of few blocks fills the device so)."""
+    `gemm.gemm_split_sum` adds (a product of few blocks fills the device so).
+
+    With `swiglu` and `halves` (K-major B only) ``rhs_t`` holds B's two halves as they are,
+    rows ``[0, N / 2)`` and ``[N / 2, N)``, not interleaved: the kernel pairs them as it
+    copies B's tile into the stages, column ``2 j`` from row ``j`` of the `halves` half
+    (``"first"`` or ``"second"``: the gate's), ``2 j + 1`` from row ``j`` of the other
+    (`b_row`), so that B can be a model's gate and up weights where they lie."""
     if block_n not in BLOCK_NS:
         raise ValueError(f"kernel '{name}': blocks of {block_n} columns; the kernel takes "
                          f"{' or '.join(map(str, BLOCK_NS))}")
@@ -315,6 +327,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                          f"{BLOCK_M}x{block_n}x{block_k(dtype)} wgmma tiles")
     if b_rows and dtype not in MN_MAJOR_B:
         raise ValueError(f"kernel '{name}': wgmma reads {dtype} B only K-major")
+    if halves is not None and (not swiglu or b_rows or halves not in ("first", "second")):
+        raise ValueError(f"kernel '{name}': B stored in halves ({halves!r}) takes the SwiGLU "
+                         "epilogue, K-major, the gate's half 'first' or 'second'")
     if swiglu and (dtype not in SWIGLU_TYPES or epilogue is not IDENTITY_EPILOGUE):
         raise ValueError(f"kernel '{name}': the SwiGLU epilogue takes {' and '.join(SWIGLU_TYPES)} "
                          "products without an epilogue of their own")
@@ -338,15 +353,16 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
               f"{BLOCK_M}x{block_n} blocks, {STAGES} stages"
               + (f", K in {split_k} parts" if split_k > 1 else "")
-              + (", SwiGLU of column pairs" if swiglu else "") + "\n"
+              + (", SwiGLU of column pairs" if swiglu else "")
+              + (f", B in halves ({halves} even)" if halves else "") + "\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
               + ("" if identity else epilogue.guarded_function())
               + (_swiglu_function(name) if swiglu else "")
-              + _load_stage(name, n, k, dtype, b_rows, block_n)
+              + _load_stage(name, n, k, dtype, b_rows, block_n, halves)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
               + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
-                      out_dtype, block_n, split_k)
+                      out_dtype, block_n, split_k, halves is not None)
               + "}\n")
     groups = (m // BLOCK_M) * (n // block_n) * split_k
     return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
@@ -359,29 +375,40 @@ def _swiglu_function(name: str) -> str:
             "    return up * (gate * (1.0f / (1.0f + exp(-gate))));\n}\n")
 
 
-def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: int) -> str:
+def b_row(r: str, n: int, halves: str) -> str:
+    """The row of ``rhs_t`` stored in halves (`gemm_wgmma`'s `halves`), from the first row of
+    a block's half-columns on, that interleaved column `r` of the block reads: row ``r / 2`` of
+    the gate's half (`halves`) for an even `r`, of the other for an odd one."""
+    gate = 0 if halves == "first" else n // 2
+    return f"((({r}) & 1) * {n // 2 - 2 * gate} + {gate} + (({r}) >> 1))"
+
+
+def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: int,
+                halves: str | None = None) -> str:
     """``<name>_load_stage``: thread ``t``'s 16-byte ``cp.async`` copies of the A (128 rows)
     and B (`block_n` rows) tiles of K step ``kt`` into the stage at ``slot``; thread ``idx`` of a
     part takes row ``idx / 8``, chunk ``idx % 8`` (a warp reads 4 whole 128-byte rows) and
     writes it at ``128 r + 16 (c ^ r % 8)``. With `b_rows` B's tile is 64 rows of K by
     `block_n` columns: thread ``idx`` takes column block ``idx / 512``, its row ``idx / 8 % 64`` and
     chunk ``idx % 8``, at ``8192 block + 128 r + 16 (c ^ r % 8)`` (again 4 whole 128-byte
-    rows a warp)."""
+    rows a warp). With `halves`, B's tile row ``r`` (an interleaved column) is read from the
+    row `b_row` names, past the block's first row of each half."""
     eb = element_bytes(dtype)
     per_chunk = 16 // eb
 
-    def part(rows: int, base: str, offset: int) -> str:
+    def part(rows: int, base: str, offset: int, row: str = "r") -> str:
         return f"""
     #pragma unroll
     for (int i = 0; i < {rows * 8 // THREADS}; ++i) {{
         const int idx = t + i * {THREADS};
         const int r = idx >> 3, c = idx & 7;
         const uint dst = slot + {offset} + r * 128 + ((c ^ (r & 7)) << 4);
-        const ulong g = {base} + ((ulong)r * {k} + kt * {block_k(dtype)} + c * {per_chunk}) * {eb};
+        const ulong g = {base} + ((ulong){row} * {k} + kt * {block_k(dtype)} + c * {per_chunk}) * {eb};
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
     }}"""
 
-    b_part = part(block_n, "b_glob", BLOCK_M * ROW_BYTES)
+    b_part = part(block_n, "b_glob", BLOCK_M * ROW_BYTES,
+                  "r" if halves is None else b_row("r", n, halves))
     if b_rows:
         b_part = f"""
     #pragma unroll
@@ -401,7 +428,7 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: in
 
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
           epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int,
-          split_k: int) -> str:
+          split_k: int, halves: bool = False) -> str:
     eb = element_bytes(dtype)
     ceb = element_bytes(out_dtype)  # C's element bytes
     stage = stage_bytes(block_n)
@@ -445,6 +472,8 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     # work-group `part` of a K split in `split_k` takes K [part * k_part, (part + 1) * k_part)
     k_part, groups = k // split_k, (m // BLOCK_M) * (n // block_n)
     b_glob = (f"(ulong)(rhs + (size_t)bn * {block_n} + (size_t)part * {k_part * n})" if b_rows
+              else f"(ulong)(rhs_t + (size_t)bn * {block_n // 2 * k} + part * {k_part})"
+              if halves  # each half's rows of the block: block_n / 2 from bn * block_n / 2 on
               else f"(ulong)(rhs_t + (size_t)bn * {block_n * k} + part * {k_part})")
     out_base = "out" if split_k == 1 else f"(out + (size_t)part * {m * out_n})"
     b_fields = MN_DESCRIPTOR_FIELDS if b_rows else DESCRIPTOR_FIELDS

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from fusec import knobs
+from fusec.codegen.kernels import gemm_wgmma
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.codegen.plan import ProgramPlan, interleave_halves
 from fusec.dtypes import bf16_bits, bf16_to_f32
@@ -79,11 +80,16 @@ def test_the_product_and_its_swiglu_are_one_launch_into_the_result():
     # the result's buffer only: cat [256, 512] gets none
     assert sorted(b.role for b in plan.buffers) == ["input", "input", "output"]
     (spec,) = (s for s in plan.inputs if s.name == "w")
-    assert (spec.panels, spec.interleaved) == (1, "first") and spec.repacked
+    # transposed ([N, K], nn.Linear's layout), the halves as they are: paired as read
+    assert (spec.panels, spec.interleaved) == (1, None) and spec.repacked
+    assert "B in halves (first even)" in plan.source
     assert len(launch.places) == 2  # the matmul's and the swiglu's lines
 
 
-def test_the_bound_weight_is_stored_interleaved_then_transposed_for_f16_and_bf16():
+def test_the_bound_weight_is_stored_transposed_in_halves_for_f16_and_bf16():
+    """The kernels pair the gate's and up's rows as they read them (`gemm_wgmma.b_row`), so
+    the stored B is the two halves transposed, as ``nn.Linear`` holds them; interleaving
+    (`interleave_halves`) is for a B read as it is."""
     weight = np.arange(4 * 6, dtype=np.float16).reshape(4, 6)
     assert np.array_equal(interleave_halves(weight, "first")[:, [0, 1, 2, 3]],
                           weight[:, [0, 3, 1, 4]])
@@ -94,16 +100,19 @@ def test_the_bound_weight_is_stored_interleaved_then_transposed_for_f16_and_bf16
     f16 = plan_of(ffn(), HOPPER)
     (w,) = (s for s in f16.inputs if s.name == "w")
     matrix = np.arange(128 * 512, dtype=np.float16).reshape(128, 512)
-    stored = w.stored(matrix).reshape(512, 128)  # [N, K]: row 2 j gate j, 2 j + 1 up j
-    assert np.array_equal(stored[0::2], matrix[:, :256].T)
-    assert np.array_equal(stored[1::2], matrix[:, 256:].T)
+    stored = w.stored(matrix).reshape(512, 128)  # [N, K]: gate's rows, then up's
+    assert np.array_equal(stored, matrix.T)
+    assert "B in halves (first even)" in f16.source
     bf16 = plan_of(ffn(dtype="bf16"), HOPPER)
     (w,) = (s for s in bf16.inputs if s.name == "w")
-    assert (w.panels, w.interleaved) == (1, "first")
+    assert (w.panels, w.interleaved) == (1, None)
     up_first = ffn().replace("gate_first = true", "gate_first = false")
-    (w,) = (s for s in plan_of(up_first, HOPPER).inputs
-            if s.name == "w")
-    assert w.interleaved == "second"
+    plan = plan_of(up_first, HOPPER)
+    (w,) = (s for s in plan.inputs if s.name == "w")
+    assert w.interleaved is None and "B in halves (second even)" in plan.source
+    assert gemm_wgmma.b_row("r", 512, "first") == "(((r) & 1) * 256 + 0 + ((r) >> 1))"
+    assert [eval(gemm_wgmma.b_row(str(r), 512, "second")) for r in range(4)] == [
+        256, 0, 257, 1]
 
 
 def llama_b32(dtype):
@@ -182,13 +191,13 @@ def test_the_epilogue_is_on_by_default():
 
 
 @pytest.mark.parametrize(("dtype", "kernel", "layout"), [
-    ("f16", "skinny K-major", (1, "first")),
-    ("bf16", "skinny K-major", (1, "first")),
+    ("f16", "skinny K-major", (1, None)),
+    ("bf16", "skinny K-major", (1, None)),
 ])
 def test_a_decode_step_product_takes_it_on_the_skinny_kernel_stored_as_the_prefill_stores_it(
         dtype, kernel, layout):
     """At 2 rows (a decode step) the product is the skinny kernel with the SwiGLU, its B
-    stored exactly as the prefill's tensor-core product stores it (K-major and interleaved), so one copy serves both (`Executable.borrow`), and it computes ``up *
+    stored exactly as the prefill's tensor-core product stores it (K-major, in halves the kernel pairs as it reads them), so one copy serves both (`Executable.borrow`), and it computes ``up *
     silu(gate)`` on this device."""
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable

@@ -122,8 +122,10 @@ def test_swiglu_of_a_product_in_its_epilogue_matches_the_reference_and_the_unfus
     plan, bound = planned(text, {"w": w16}, True)
     assert kernels(plan) == ["ffn_gemm_swiglu_0"], kernels(plan)
     (spec,) = (s for s in plan.inputs if s.name == "w")
-    assert spec.interleaved == ("first" if gate_first else "second")
-    assert spec.panels == 1  # B stored K-major in both types (nn.Linear's layout)
+    # B stored K-major in both types (nn.Linear's layout), its halves as they are: the
+    # kernel pairs the gate's and up's rows as it reads them
+    assert spec.interleaved is None and spec.panels == 1
+    assert f"B in halves ({'first' if gate_first else 'second'} even)" in plan.source
     assert plan.launches[0].buffers[2] == plan.outputs[0].buffer
     unfused_plan, _ = planned(text, {"w": w16}, False)
     assert [k.split("_")[1] for k in kernels(unfused_plan)] == ["gemm", "swiglu"]
@@ -154,8 +156,8 @@ def test_two_projections_fused_into_one_weight_with_up_first_then_the_down_proje
     plan, bound = planned(text, weights, True)
     names = kernels(plan)
     assert len(names) == 2 and "gemm_swiglu" in names[0] and "swiglu" not in names[1]
-    interleaved = [s.interleaved for s in plan.inputs if s.interleaved is not None]
-    assert interleaved == ["second"]
+    assert all(s.interleaved is None for s in plan.inputs)
+    assert "B in halves (second even)" in plan.source
     product, down = plan.launches
     assert product.buffers[2] == down.buffers[0] and product.buffers[0] != product.buffers[2]
     unfused_plan, _ = planned(text, weights, False)
@@ -191,7 +193,8 @@ def test_a_small_llama_block_planned_for_hopper_runs_its_ffn_in_one_launch(monke
     plan, bound = planned(text, params, True)
     kinds = [k.removeprefix(f"llama_{dtype}_").rsplit("_", 1)[0] for k in kernels(plan)]
     assert kinds == ["rms_norm", "gemm", "attention", "gemm", "rms_norm", "gemm_swiglu", "gemm"]
-    assert [s.interleaved for s in plan.inputs if s.name == "gate_up_w"] == ["first"]
+    assert [s.interleaved for s in plan.inputs if s.name == "gate_up_w"] == [None]
+    assert "B in halves (first even)" in plan.source
     unfused_plan, _ = planned(text, params, False)
     assert len(unfused_plan.launches) == 8
     got = run_emulated(plan, bound, values[0])

@@ -485,6 +485,37 @@ def test_linear_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
         torch.testing.assert_close(fn(ids), model(ids), atol=tol, rtol=tol)
 
 
+@pytest.mark.parametrize("dtype,tol", [(torch.float16, 1e-2), (torch.bfloat16, 6e-2)])
+def test_llama_gate_and_up_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
+    """A Llama MLP's gate and up projections are one product with the SwiGLU in its epilogue
+    on a Hopper GPU (`fusec.codegen.swiglu_epilogue`), whose B holds the two weights as they
+    lie, transposed and one after the other (the kernel pairs their rows as it reads them): so
+    both are moved into that buffer and held once, a change in place reaches the kernels,
+    and the outputs are eager's."""
+    transformers = pytest.importorskip("transformers")
+    cuda_device()
+    torch.manual_seed(12)
+    config = transformers.LlamaConfig(hidden_size=256, intermediate_size=512,
+                                      num_attention_heads=4, num_key_value_heads=2,
+                                      num_hidden_layers=2, vocab_size=1000)
+    model = LastHidden(transformers.LlamaModel(config).to(dtype).eval().cuda())
+    ids = torch.randint(0, 1000, (2, 128), device="cuda")
+    fn, graph, _ = held_once_run(model, ids, tmp_path, tol)
+    mlps = [layer.mlp for layer in model.model.layers]
+    spans = bound_spans(fn, ids)
+    for mlp in mlps:
+        gate, up = mlp.gate_proj.weight, mlp.up_proj.weight
+        assert inside(gate, spans) and inside(up, spans)
+        first, second = sorted((gate, up), key=lambda w: w.data_ptr())
+        assert second.data_ptr() == first.data_ptr() + first.nbytes
+    assert graph["weights_copied_bytes"] < sum(
+        m.gate_proj.weight.nbytes for m in mlps), graph["weights_copied_bytes"]
+    with torch.no_grad():
+        mlps[0].up_proj.weight.mul_(0.5)
+    with torch.inference_mode():
+        torch.testing.assert_close(fn(ids), model(ids), atol=tol, rtol=tol)
+
+
 def test_changes_to_linear_weights_are_seen_on_cuda(monkeypatch):
     """Changes in place to weights held as ranges of fusec's buffers (through ``.data``, an
     in-place op) reach the kernels with no compile and nothing moved; ``load_state_dict``

@@ -80,6 +80,14 @@ kernel at all. Off, every `wgmma` product runs in 128 x 256 blocks and N must be
 At 2048 rows (GPT-2 small, batch 16) a 768-column product is 48 blocks of 256 on the H200's 132
 units and 96 of 128. Not yet measured on the GPU.""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_b_as_held", True, """\
+A weight the torch backend binds as the tensor it is (not folded into another: GPT-2's `Conv1D`
+weights, `[K, N]`) keeps that layout where every product reading it can read it so: a `wgmma`
+product of f16 or bf16 reads such a B MN-major (`gemm_wgmma`'s `b_rows`), so the backend can
+hold the weight once (`fusec.compiler.torch_weights`). Off, it is stored transposed, `[N, K]`,
+as every other bound B of a `wgmma` product is (`gemm_wgmma.BOUND_B_PANELS`): fusec's copy
+beside PyTorch's.""",
+         "fusec.compiler.torch_weights"),
     Knob("wgmma_split_k", False, """\
 A `wgmma` product of whole tiles with too few outputs to fill the device (a batch-1 model's
 128-row products) is split along K into parts at least 512 deep (`template_ops.whole_tile_split`):

@@ -234,6 +234,11 @@ class PlanBuilder:
             index_errors=self.index_errors,
         )
 
+    def is_bound(self, value: SSAValue) -> bool:
+        """Whether `value` is an input bound at compile time."""
+        return (isinstance(value, BlockArgument) and value.owner is self.fn.body.block
+                and argument_name(value, value.index) in self.bound)
+
     def panel_width(self, arg: SSAValue, name: str) -> int | None:
         """The panel width that every kernel reading `arg` (bound input `name`) can read it
         in, where each reads it as the B of a ``gemm`` (and agrees on the width, or can read
@@ -392,7 +397,9 @@ class PlanBuilder:
         hopper = None
         if panels is None or panels == BOUND_B_PANELS:  # B as it is, or bound transposed
             hopper = instantiate_gemm_wgmma(op, NAME_PLACEHOLDER, self.device,
-                                            b_transposed=panels == BOUND_B_PANELS)
+                                            b_transposed=panels == BOUND_B_PANELS,
+                                            b_bound=len(op.inputs) == 2
+                                            and self.is_bound(op.inputs[1]))
         if hopper is None and panels == BOUND_B_PANELS and not Params(op).int("skinny", 0):
             raise PlanError(f"'{op.template.data}' reads its B bound transposed for wgmma, "
                             "which did not take it")

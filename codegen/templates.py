@@ -164,11 +164,20 @@ def gemm_reads_rhs_panels(op: Operation, panels: int | None, device: DeviceInfo 
     if not isinstance(op, kernel.TemplateOp) or op.template.data != "gemm":
         return False
     p = Params(op)
+    if panels is None and reads_bound_b_as_is(op, device):
+        return True
     if p.int("skinny", 0) and (panels is None or (panels == BOUND_B_PANELS
                                                   and reads_k_major(p.int("k"))
                                                   and not p.bool("rhs_batched"))):
         return True
     return panels == gemm_rhs_panel_width(op, device)
+
+
+def reads_bound_b_as_is(op: kernel.TemplateOp, device: DeviceInfo | None) -> bool:
+    """Whether ``gemm`` `op` takes the ``wgmma`` kernel reading a bound B as it is stored,
+    ``[K, N]``, with no transpose (MN-major: f16 and bf16)."""
+    hopper = instantiate_gemm_wgmma(op, "gemm", device, b_bound=True)
+    return hopper is not None and hopper[0] is None
 
 
 def skinny_reads_b_transposed(p: Params) -> bool:
@@ -221,14 +230,15 @@ def epilogue_is_identity(op: kernel.TemplateOp) -> bool:
 
 def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo | None,
                            b_transposed: bool = False, swiglu: bool = False,
-                           halves: str | None = None,
+                           halves: str | None = None, b_bound: bool = False,
                            ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` op that takes the Hopper kernel on `device` (`gemm_wgmma.gemm_plan`):
     the transpose of its B into a ``[N, K]`` buffer (None where the kernel reads B as it is,
     or where `b_transposed`: B is bound and stored ``[N, K]``) and the product; else None.
     With `swiglu`, the product that computes ``fused.swiglu`` of its result (B's gate and up
     columns paired: `fusec.codegen.swiglu_epilogue`; `halves`: B stored in halves, paired as
-    it is read), or None where it cannot."""
+    it is read), or None where it cannot. `b_bound`: B is bound and stored as it is, ``[K,
+    N]`` (read MN-major where the type allows, not transposed each call)."""
     if op.template.data != "gemm" or device is None or not device.wgmma:
         return None
     if Params(op).int("skinny", 0):
@@ -241,7 +251,7 @@ def instantiate_gemm_wgmma(op: kernel.TemplateOp, name: str, device: DeviceInfo 
                      IDENTITY_EPILOGUE if epilogue_is_identity(op) else epilogue_of(op, name),
                      device, dtype, bool(p.int("allow_tf32", 0)),
                      "f32" if split > 1 else p.str("out_dtype", dtype), split, b_transposed,
-                     swiglu, halves)
+                     swiglu, halves, b_bound)
 
 
 def skinny_takes_swiglu(op: kernel.TemplateOp) -> bool:

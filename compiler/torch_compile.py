@@ -37,7 +37,7 @@ from fusec.compiler.torch_partition import (
     compile_aten_graph,
 )
 from fusec.compiler.torch_report import GraphReport, Reporter
-from fusec.compiler.torch_weights import PartitionWeights
+from fusec.compiler.torch_weights import PartitionWeights, layouts_as_held
 from fusec.errors import error_line
 from fusec.frontends.torch_fx import ImportedGraph
 from fusec.runtime.device import OpenCLDevice, select_device
@@ -65,7 +65,8 @@ def compile_imported(imported: ImportedGraph, device: OpenCLDevice, options: Opt
     fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
     fused = Counter(op.name for op in fn.body.block.ops if is_fused(op))
     compiled = lower(module, None, "none", DeviceInfo.from_device(device.device), filename,
-                     options.launch_budget, True, options.allow_tf32, bound=list(params))
+                     options.launch_budget, True, options.allow_tf32, bound=list(params),
+                     layouts=layouts_as_held(params, weights))
     building(compiled.plan)
     held = (weights.in_place(compiled.plan, params, folded.origins if folded else None)
             if weights is not None else {})

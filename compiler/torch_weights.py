@@ -63,6 +63,11 @@ compiles the partition again, which moves the new one, and its neighbours, into 
 On the CPU device the GEMMs keep their weights in panels, which hold no weight as a range (the
 concatenated q, k and v biases, stored as they are, are held so).
 
+A tensor bound as it is and read as a ``wgmma`` product's B (GPT-2's ``Conv1D`` weights,
+``[K, N]``) would be stored transposed, ``[N, K]``, as every B of those products is: the plan is
+asked to keep the layout PyTorch holds it in (`layouts_as_held`; the knob `wgmma_b_as_held`),
+which the f16 and bf16 products read MN-major, so that it is verbatim and held once.
+
 Bound inputs stored otherwise (folded by other ops, repacked, converted: int64 narrowed to
 int32) keep fusec's copy; `weight_counts` says how many bytes are held each way (the report's
 ``weights_shared_bytes`` and ``weights_copied_bytes``).
@@ -79,13 +84,26 @@ from typing import Any
 
 import numpy as np
 
-from fusec.codegen.plan import ProgramPlan, ValueSpec
+from fusec import knobs
+from fusec.codegen.plan import ProgramPlan, StoredLayout, ValueSpec
 from fusec.compiler.fold_params import Origins, Piece
 from fusec.compiler.weight_placement import Placement, ranges
 from fusec.frontends.torch_fx import TORCH_HOST_DTYPES, host_array
 from fusec.runtime.device import OpenCLDevice
 from fusec.runtime.executable import Executable
 from fusec.runtime.host_memory import address, aligned_empty, host_alignment
+
+
+def layouts_as_held(params: Mapping[str, Any], weights: PartitionWeights | None
+                    ) -> dict[str, StoredLayout] | None:
+    """The layouts to ask the plan to keep for the bound inputs: where CUDA tensors are held
+    once, each tensor bound as it is (not folded into another) as PyTorch holds it, so that
+    it can be held over its own memory where every kernel reading it can read it so (a
+    ``wgmma`` product's B ``[K, N]``: GPT-2's ``Conv1D`` weights; the knob
+    `wgmma_b_as_held`)."""
+    if weights is None or not weights.cuda or not knobs.value("wgmma_b_as_held"):
+        return None
+    return {name: (None, None) for name in params if name in weights.tensors}
 
 
 @dataclass(frozen=True)

@@ -231,12 +231,14 @@ def takes_swiglu(dtype: str, epilogue: Epilogue) -> bool:
 def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
               epilogue: Epilogue, device_info: DeviceInfo | None, dtype: str,
               allow_tf32: bool, out_dtype: str, split_k: int, b_transposed: bool = False,
-              swiglu: bool = False, halves: str | None = None,
+              swiglu: bool = False, halves: str | None = None, b_bound: bool = False,
               ) -> tuple[KernelSource | None, KernelSource] | None:
     """For a ``gemm`` template's product where `why_not` finds nothing against it: (`transpose`
     of B into ``[N, K]`` or None, `gemm_wgmma`); else None. bf16 reads B ``[K, N]`` as it is
     (`ROW_MAJOR_B`), the others ``[N, K]`` after the transpose; every type reads it as it is
-    where `b_transposed` (a bound B stored so, `BOUND_B_PANELS`). With `swiglu` the product computes
+    where `b_transposed` (a bound B stored so, `BOUND_B_PANELS`), and f16 too where `b_bound` (a
+    bound B stored ``[K, N]``, which a transpose each call would only copy again: the knob
+    `wgmma_b_as_held`). With `swiglu` the product computes
     ``fused.swiglu`` of its result (B's columns interleaved, or, bound transposed, in
     `halves` the kernel pairs as it reads them), where `takes_swiglu`. Both
     kernels are named `name` (the plan builder names them apart)."""
@@ -248,7 +250,7 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     rows = batch * m
     units = device_info.compute_units if device_info else None
     block_n = block_n_for(rows, n, units // split_k if units else None)
-    if not b_transposed and not reads_b_k_major(dtype):
+    if not b_transposed and (not reads_b_k_major(dtype) or (b_bound and dtype in MN_MAJOR_B)):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
                                 swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
                                 split_k=split_k)

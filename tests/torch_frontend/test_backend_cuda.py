@@ -595,12 +595,15 @@ def test_a_bert_outlives_the_compiled_function_on_cuda():
     assert qkv_weights(model, 0)[1].grad is not None
 
 
-def test_gpt2_conv1d_weights_stay_copied_on_cuda(tmp_path):
-    """GPT-2's ``Conv1D`` weights are ``[K, N]``, which a ``wgmma`` product stores ``[N, K]``:
-    no range of a buffer holds one (`weight_placement`), so they stay copied, and the
-    outputs are eager's; the token embeddings, read as they are, are held once. The copies
-    lie in the CUDA-shared pool (`PartitionWeights.copies`), so the CUDA launches hold no
-    second copy of them in PyTorch's memory, before and after a change in place."""
+@pytest.mark.parametrize("as_held", [True, False], ids=["as-held", "transposed"])
+def test_gpt2_conv1d_weights_on_cuda(tmp_path, as_held):
+    """GPT-2's ``Conv1D`` weights are ``[K, N]``. With the knob `wgmma_b_as_held` (the default)
+    the plan keeps them so and the ``wgmma`` products read them MN-major: each is held once,
+    inside fusec's memory. Off, a ``wgmma`` product stores them ``[N, K]``: no range of a
+    buffer holds one (`weight_placement`), so they stay copied, the copies in the
+    CUDA-shared pool (`PartitionWeights.copies`), so that the CUDA launches hold no second
+    copy in PyTorch's memory. Either way the token embeddings, read as they are, are held
+    once, and the outputs are eager's, before and after a change in place."""
     import json
 
     transformers = pytest.importorskip("transformers")
@@ -615,16 +618,21 @@ def test_gpt2_conv1d_weights_stay_copied_on_cuda(tmp_path):
     torch._dynamo.reset()
     report = tmp_path / "report.json"
     fn = torch.compile(model, backend="fusec", options={
-        "device": "gpu", "report": str(report), "hold_weights_once": True})
+        "device": "gpu", "report": str(report), "hold_weights_once": True,
+        "knobs": {"wgmma_b_as_held": as_held}})
     with torch.inference_mode():
         torch.testing.assert_close(fn(ids), expected, atol=1e-2, rtol=1e-2)
     (graph,) = json.loads(report.read_text())["graphs"]
     conv = [m.weight for m in model.modules() if type(m).__name__ == "Conv1D"]
-    assert len(conv) == 8 and graph["weights_copied_bytes"] >= sum(w.nbytes for w in conv)
-    spans = bound_spans(fn, ids)
-    assert inside(model.model.wte.weight, spans)
-    assert not any(inside(w, spans) for w in conv)
     conv_bytes = sum(w.nbytes for w in conv)
+    spans = bound_spans(fn, ids)
+    assert len(conv) == 8 and inside(model.model.wte.weight, spans)
+    if as_held:
+        assert all(inside(w, spans) for w in conv)
+        assert graph["weights_copied_bytes"] < conv_bytes // 4, graph["weights_copied_bytes"]
+    else:
+        assert graph["weights_copied_bytes"] >= conv_bytes
+        assert not any(inside(w, spans) for w in conv)
     assert launch_bytes(fn, ids) < conv_bytes // 4, (launch_bytes(fn, ids), conv_bytes)
     with torch.no_grad():
         conv[0].mul_(0.5)

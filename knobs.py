@@ -88,7 +88,16 @@ hold the weight once (`fusec.compiler.torch_weights`). Off, it is stored transpo
 as every other bound B of a `wgmma` product is (`gemm_wgmma.BOUND_B_PANELS`): fusec's copy
 beside PyTorch's.""",
          "fusec.compiler.torch_weights"),
-    Knob("wgmma_split_k", False, """\
+    Knob("wgmma_narrow_stages", True, """\
+A `wgmma` product in 128 x 128 blocks (one too small to fill the device in 128 x 256 blocks:
+`gemm_wgmma.block_n_for`) runs 6 stages of 32 KiB, refilled 4 steps ahead, instead of 4 refilled
+2 ahead (`gemm_wgmma.STAGES_BY_WIDTH`): such a product runs on few units, each bound by its
+loads in flight. Off, every block takes 4 stages.
+
+On the H200 (2026-12-03, bench/results/h200-2026-12-03-s16-split-k.log, before this knob) a
+128 x 768 x 768 f16 product (6 blocks) took 0.0103 ms of kernel time, cuBLAS 0.0032.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_split_k", True, """\
 A `wgmma` product of whole tiles with too few outputs to fill the device (a batch-1 model's
 128-row products) is split along K into parts at least 512 deep (`template_ops.whole_tile_split`):
 each part's work-groups write float32 partial products and a second launch adds them and
@@ -101,9 +110,14 @@ units; in 6 parts, 36. On the H200 (2026-12-02, bench/results/h200-2026-12-02-s1
 kernels and 2.13 ms a call without it, 1.08 and 1.97 with it (12 more launches, 111). In one
 run, the two timed in the same turns (2026-12-02, session 14,
 bench/results/h200-2026-12-02-s14-models-splitk-b1.json), a call took 2.69 ms without it and
-2.80 with it for GPT-2 small, 2.15 and 2.24 for BERT-base: off. At batch 1 a call is bound by
-the host's enqueue (about 8-10 us a launch on the GPU machine), which the extra launches add
-to.""",
+2.80 with it for GPT-2 small, 2.15 and 2.24 for BERT-base: off then. At batch 1 a call was
+bound by the host's enqueue (about 8-10 us a launch on the GPU machine), which the extra
+launches add to. Since the torch backend replays its launches as a CUDA graph (session 15) the
+host no longer decides: on the H200 (2026-12-03, session 16,
+bench/results/h200-2026-12-03-s16-gpt2-b1.json, the same turns) GPT-2 small f16 at batch 1 took
+0.663 ms of kernels and 1.250 ms a call with it, 0.840 and 1.335 without: on. Only the
+products of K at least 1024 split (parts at least 512 deep): in bench/split_k_sweep.py the
+products of K 768 took longer in any split than whole.""",
          "fusec.lowering.template_ops"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in

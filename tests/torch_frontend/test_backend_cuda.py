@@ -495,8 +495,9 @@ def test_llama_gate_and_up_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     transformers = pytest.importorskip("transformers")
     cuda_device()
     torch.manual_seed(12)
-    config = transformers.LlamaConfig(hidden_size=256, intermediate_size=512,
-                                      num_attention_heads=4, num_key_value_heads=2,
+    # gate and up 4 MiB together: the shared pool's granules (2 MiB) cost less than a copy
+    config = transformers.LlamaConfig(hidden_size=512, intermediate_size=2048,
+                                      num_attention_heads=8, num_key_value_heads=4,
                                       num_hidden_layers=2, vocab_size=1000)
     model = LastHidden(transformers.LlamaModel(config).to(dtype).eval().cuda())
     ids = torch.randint(0, 1000, (2, 128), device="cuda")

@@ -88,15 +88,6 @@ hold the weight once (`fusec.compiler.torch_weights`). Off, it is stored transpo
 as every other bound B of a `wgmma` product is (`gemm_wgmma.BOUND_B_PANELS`): fusec's copy
 beside PyTorch's.""",
          "fusec.compiler.torch_weights"),
-    Knob("wgmma_narrow_stages", True, """\
-A `wgmma` product in 128 x 128 blocks (one too small to fill the device in 128 x 256 blocks:
-`gemm_wgmma.block_n_for`) runs 6 stages of 32 KiB, refilled 4 steps ahead, instead of 4 refilled
-2 ahead (`gemm_wgmma.STAGES_BY_WIDTH`): such a product runs on few units, each bound by its
-loads in flight. Off, every block takes 4 stages.
-
-On the H200 (2026-12-03, bench/results/h200-2026-12-03-s16-split-k.log, before this knob) a
-128 x 768 x 768 f16 product (6 blocks) took 0.0103 ms of kernel time, cuBLAS 0.0032.""",
-         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_split_k", True, """\
 A `wgmma` product of whole tiles with too few outputs to fill the device (a batch-1 model's
 128-row products) is split along K into parts at least 512 deep (`template_ops.whole_tile_split`):

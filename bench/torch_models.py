@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -141,6 +142,16 @@ def held_bytes(executables: Sequence[Any], pools: Sequence[Any]) -> int:
     return sum(e.held_bytes() for e in executables) + sum(p.allocated_bytes for p in pools)
 
 
+def pool_bytes() -> int:
+    """What the pools of device arrays of the devices fusec has opened in this process hold
+    now (`BufferPool.allocated_bytes`): a row's figures leave out what rows before it left
+    there (weights moved into the CUDA-shared pool by a model still alive in dynamo's
+    caches, the pool's kept allocations)."""
+    from fusec.runtime.device_array import opened_pools
+
+    return sum(pool.allocated_bytes for pool in opened_pools())
+
+
 def launch_bytes(call: Callable[[], Any]) -> int:
     """The bytes the CUDA launches of the partitions one `call` runs hold in PyTorch's memory
     (`CudaLaunches.torch_bytes`)."""
@@ -210,6 +221,9 @@ def run(args: argparse.Namespace) -> list[dict]:
             row["summary"] = text
             print(f"== {name} {dt}: {text}", flush=True)
             report = f"/tmp/fusec_report_{name}_{dt}.json"
+            if os.path.exists(report):  # the report appends: a run before this one's graphs
+                os.remove(report)
+            baseline = pool_bytes()  # what fusec's pools hold of the rows before this one
             backend = {"device": fusec_device, "hold_weights_once": not args.copy_cuda_weights}
             runners = {
                 "eager": model,
@@ -289,7 +303,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                 if cuda and "fusec" in live and "fusec" in peaks:
                     compiled = live["fusec"]
                     executables, pools, launches = fusec_memory(lambda: compiled(**kwargs))
-                    held = held_bytes(executables, pools)
+                    held = held_bytes(executables, pools) - baseline
                     row["fusec_held_mib"] = round(held / 2**20, 1)
                     row["fusec_device_mib"] = round((peaks["fusec"] + held) / 2**20, 1)
                     # The model's own (the other runners' memory left out): what PyTorch holds

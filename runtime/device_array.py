@@ -125,6 +125,11 @@ def device_queue(device: OpenCLDevice) -> DeviceQueue:
     return found
 
 
+def opened_pools() -> list[BufferPool]:
+    """The pools of every device context `device_queue` has made a queue for."""
+    return [found.pool for found in _QUEUES.values()]
+
+
 def same_context(a: cl.Context, b: cl.Context) -> bool:
     return a is b or a.int_ptr == b.int_ptr
 

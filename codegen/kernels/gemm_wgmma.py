@@ -5,8 +5,7 @@ BK 32 for TF32), which ran at 0.84-0.95x torch's time on an H200 (bench/README.m
 `wgmma` through patched PTX"): one work-group of two warpgroups (256 threads) per 128 x 256
 block of C, each warpgroup a 64 x 256 ``wgmma`` accumulator (128 x 128 blocks of 64 x 128 where
 a product has too few blocks of 256 to fill the device: `block_n_for`); K in steps of 128 bytes of a row
-(64 16-bit elements, 32 float32 ones read as TF32) through 4 stages (6 in 128 x 128 blocks:
-`STAGES_BY_WIDTH`) of ``__local`` memory in the
+(64 16-bit elements, 32 float32 ones read as TF32) through 4 stages of ``__local`` memory in the
 128-byte swizzled layout (chunk ``c`` of row ``r`` at ``128 r + 16 (c ^ r % 8)``), filled by
 16-byte ``cp.async`` (a warp copies 4 whole rows), refill distance 2 and
 ``wgmma.wait_group 1`` per step; blocks are visited in groups of 8 block rows; C leaves through
@@ -73,13 +72,6 @@ NARROW_BLOCK_COST = 1.25
 for half the columns): `block_n_for`'s weight against the narrower block. A guess until the
 H200 run measures it."""
 STAGES = 4
-"""Stages of a 128 x 256 block (4 x 48 KiB of ``__local`` memory)."""
-STAGES_BY_WIDTH = {256: STAGES, 128: 6}
-"""Stages by block width: the same 192 KiB hold 6 stages of a 128 x 128 block (32 KiB each),
-so that its refill distance (stages less 2: one stage is being read, the one before may still
-be read by the ``wgmma`` in flight) is 4 steps rather than 2. A 128 x 128 block is what a
-product too small to fill the device runs in (`block_n_for`), on few units, where each
-unit's loads in flight decide its time (a batch-1 model's 128-row products)."""
 THREADS = 256
 ROW_BYTES = 128
 """Bytes of one row of a stage: one 128-byte swizzle row."""
@@ -121,12 +113,6 @@ ACCUMULATORS = r"d\d+"
 def stage_bytes(block_n: int) -> int:
     """Bytes of one stage: the A tile's 128 rows and the B tile's `block_n` rows of 128 bytes."""
     return (BLOCK_M + block_n) * ROW_BYTES
-
-
-def stages_of(block_n: int) -> int:
-    """The stages of a block `block_n` wide (`STAGES_BY_WIDTH`; the knob
-    `wgmma_narrow_stages`)."""
-    return STAGES_BY_WIDTH[block_n] if knobs.value("wgmma_narrow_stages") else STAGES
 
 
 def instruction(dtype: str, block_n: int) -> str:
@@ -367,7 +353,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
     shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
-              f"{BLOCK_M}x{block_n} blocks, {stages_of(block_n)} stages"
+              f"{BLOCK_M}x{block_n} blocks, {STAGES} stages"
               + (f", K in {split_k} parts" if split_k > 1 else "")
               + (", SwiGLU of column pairs" if swiglu else "")
               + (f", B in halves ({halves} even)" if halves else "") + "\n"
@@ -484,8 +470,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
             at = f"{pointer}(stg + (lr + {8 * h}) * {row_bytes} + {16 * j * ceb // 2} + q)"
             stores.append(f"    {half.vstore(out_dtype, 2, value, '0', at)};")
     store_text = "\n".join(stores)
-    stages = stages_of(block_n)
-    dist = stages - 2
+    dist = STAGES - 2
     # work-group `part` of a K split in `split_k` takes K [part * k_part, (part + 1) * k_part)
     k_part, groups = k // split_k, (m // BLOCK_M) * (n // block_n)
     b_glob = (f"(ulong)(rhs + (size_t)bn * {block_n} + (size_t)part * {k_part * n})" if b_rows
@@ -497,7 +482,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     epilogue_place = "" if epilogue is None else (
         f"    const int erow = bm * {BLOCK_M} + wg * 64 + lr, "
         f"ecol = bn * {block_n} + (lane & 3) * 2;\n")
-    return f"""    __local uint4 smem[{stages * stage // 16}] __attribute__((aligned(1024)));
+    return f"""    __local uint4 smem[{STAGES * stage // 16}] __attribute__((aligned(1024)));
     const int tid = get_local_id(0), part = get_group_id(0) / {groups};
     const int pid = get_group_id(0) % {groups};
     const int num_m = {m // BLOCK_M}, in_group = {8 * (n // block_n)};
@@ -522,9 +507,9 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         barrier(CLK_LOCAL_MEM_FENCE);
         const int nk = kt + {dist};
         if (nk < ktiles)
-            {name}_load_stage(a_glob, b_glob, nk, sbase + (nk % {stages}) * {stage}, tid);
+            {name}_load_stage(a_glob, b_glob, nk, sbase + (nk % {STAGES}) * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
-        const int slot = kt % {stages};
+        const int slot = kt % {STAGES};
         const uint sa = sbase + slot * {stage} + wg * {64 * ROW_BYTES};
         const uint sb = sbase + slot * {stage} + {BLOCK_M * ROW_BYTES};
         const ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;

@@ -83,7 +83,9 @@ def test_gpt2_f16_on_the_h200(monkeypatch):
              if line.startswith("// ") and "@ [1024x256].T" in line]
     assert "on wgmma" in up, up
     assert "128x128 blocks" in up, up  # 16 blocks of 128 columns: 8 of 256 fill less of the GPU
-    assert layer_launches(monkeypatch, make, ids) <= 8
+    # 8, and the sum of the MLP's down projection split along K (the knob wgmma_split_k: a
+    # product of 256 x 256 outputs fills few units); issue 26's bound is 10
+    assert layer_launches(monkeypatch, make, ids) <= 9
 
 
 def test_llama_f16_with_its_cache_on_the_h200(monkeypatch):
@@ -175,7 +177,7 @@ def test_bert_linear_weights_are_ranges_of_their_buffers(monkeypatch, dtype):
         assert dense.offset == 0 and dense.buffer.startswith("fusec_folded")
 
 
-def test_llama_f16_linear_weights_are_ranges_but_gate_and_up(monkeypatch):
+def test_llama_f16_linear_weights_are_ranges_gate_and_up_too(monkeypatch):
     torch.manual_seed(0)
     config = transformers.LlamaConfig(hidden_size=256, intermediate_size=512,
                                       num_hidden_layers=2, num_attention_heads=4,
@@ -190,8 +192,11 @@ def test_llama_f16_linear_weights_are_ranges_but_gate_and_up(monkeypatch):
         assert (q.offset, k.offset, v.offset) == (0, 256 * 256 * 2, (256 + 128) * 256 * 2)
         for p in ("self_attn.o_proj", "mlp.down_proj"):
             assert assert_one_range(placed, model, f"{prefix}{p}.weight").offset == 0
-        for p in ("gate", "up"):  # interleaved pairwise for the SwiGLU epilogue
-            assert f"{prefix}mlp.{p}_proj.weight" not in placed
+        # the SwiGLU epilogue's B: both weights as they are, paired as the kernel reads them
+        gate, up = (assert_one_range(placed, model, f"{prefix}mlp.{p}_proj.weight")
+                    for p in ("gate", "up"))
+        assert gate.buffer == up.buffer
+        assert {gate.offset, up.offset} == {0, 512 * 256 * 2}
     assert_one_range(placed, model, "embed_tokens.weight")  # bound as it is
 
 

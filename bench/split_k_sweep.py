@@ -19,18 +19,16 @@ import numpy as np
 
 import fusec
 from fusec import knobs
+from fusec.bench.wgmma_blocks import MATMUL, checked_kernel_ms
+from fusec.bench.wgmma_blocks import SHAPES as BLOCK_SHAPES
 from fusec.lowering import template_ops
 
 SHAPES = {
-    "gpt2_b1": [(128, 2304, 768), (128, 768, 768), (128, 3072, 768), (128, 768, 3072)],
+    "gpt2_b1": BLOCK_SHAPES["gpt2_b1"],
     "llama_b1": [(128, 2560, 2048), (128, 2048, 2048), (128, 11264, 2048), (128, 2048, 5632)],
-    "bert_b1_s512": [(512, 768, 768), (512, 3072, 768), (512, 768, 3072)],
+    "bert_b1_s512": BLOCK_SHAPES["bert_b1_s512"],
 }
-
-MATMUL = """func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT> {
-  %y = nn.matmul %a, %b : tensor<MxKxT>, tensor<KxNxT> -> tensor<MxNxT>
-  func.return %y : tensor<MxNxT>
-}"""
+"""Rows x N x K of the batch-1 products (the Llama-style model's gate and up as one)."""
 
 
 def fusec_ms(m: int, n: int, k: int, dtype: str, parts: int, repeat: int) -> tuple[float, float]:
@@ -47,17 +45,7 @@ def fusec_ms(m: int, n: int, k: int, dtype: str, parts: int, repeat: int) -> tup
             exe = fusec.compile(text, device="gpu", params={"b": b})
     finally:
         template_ops.whole_tile_split = original
-    x = exe.to_device(a)
-    out = exe(x)
-    c = out[0] if isinstance(out, list | tuple) else out
-    c = np.asarray(c.get() if hasattr(c, "get") else c, np.float32)
-    want = a.astype(np.float32) @ b.astype(np.float32)
-    error = float(np.abs(c - want).max() / np.abs(want).max())
-    for _ in range(3):
-        exe(x)
-    exe.synchronize()
-    times = [sum(kt.seconds for kt in exe.profile(x)[1].kernels) * 1e3 for _ in range(repeat)]
-    return statistics.median(times), error
+    return checked_kernel_ms(exe, a, b, repeat)
 
 
 def torch_ms(m: int, n: int, k: int, dtype: str, repeat: int) -> float:

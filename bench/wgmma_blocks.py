@@ -60,17 +60,26 @@ def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
     source = exe.plan.source
     named = "128x128" if "128x128 blocks" in source else (
         "128x256" if "128x256 blocks" in source else "mma.sync")
-    x = exe.to_device(a)
-    out = exe(x)
+    ms, error = checked_kernel_ms(exe, a, b, repeat)
+    return ms, named, error
+
+
+def checked_kernel_ms(exe: object, a: np.ndarray, b: np.ndarray, repeat: int
+                      ) -> tuple[float, float]:
+    """(median ms of the kernels of `repeat` profiled calls of `exe` on `a`, its product's max
+    error over max |C| against ``a @ b`` in float32), after 3 calls to warm up."""
+    x = exe.to_device(a)  # type: ignore[attr-defined]
+    out = exe(x)  # type: ignore[operator]
     c = (out[0] if isinstance(out, list | tuple) else out)
     c = np.asarray(c.get() if hasattr(c, "get") else c, np.float32)
     want = a.astype(np.float32) @ b.astype(np.float32)
     error = float(np.abs(c - want).max() / np.abs(want).max())
     for _ in range(3):
-        exe(x)
-    exe.synchronize()
-    times = [sum(kt.seconds for kt in exe.profile(x)[1].kernels) * 1e3 for _ in range(repeat)]
-    return statistics.median(times), named, error
+        exe(x)  # type: ignore[operator]
+    exe.synchronize()  # type: ignore[attr-defined]
+    times = [sum(kt.seconds for kt in exe.profile(x)[1].kernels) * 1e3  # type: ignore[attr-defined]
+             for _ in range(repeat)]
+    return statistics.median(times), error
 
 
 def main() -> None:

@@ -103,7 +103,8 @@ def layouts_as_held(params: Mapping[str, Any], weights: PartitionWeights | None
     `wgmma_b_as_held`)."""
     if weights is None or not weights.cuda or not knobs.value("wgmma_b_as_held"):
         return None
-    return {name: (None, None) for name in params if name in weights.tensors}
+    return {name: (None, None) for name in params
+            if getattr(weights.tensors.get(name), "is_cuda", False)}
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,19 @@ hold the weight once (`fusec.compiler.torch_weights`). Off, it is stored transpo
 as every other bound B of a `wgmma` product is (`gemm_wgmma.BOUND_B_PANELS`): fusec's copy
 beside PyTorch's.""",
          "fusec.compiler.torch_weights"),
+    Knob("wgmma_short_blocks", False, """\
+A `wgmma` product whose blocks of 128 rows would occupy at most half of the device's units
+(a batch-1 model's 128-row products: GPT-2 small's 768-column ones are 6 blocks on the H200's
+132 units) runs in blocks of 64 rows, one warpgroup each (`gemm_wgmma.block_m_for`): twice
+the blocks, each half the work. Off, every block is 128 rows high.
+
+Not yet measured on a GPU: written in session 16 (2026-12-03) after the H200 showed the
+batch-1 products at 2.5-3.5x cuBLAS's kernel time (bench/results/h200-2026-12-03-s16-split-k.log:
+128 x 768 x 768 0.0103 ms, cuBLAS 0.0032), when that session's device time had run out; the
+kernel is checked on the CPU with its PTX emulated (tests/codegen/test_kernel_gemm_wgmma.py).
+To measure: `FUSEC_KNOB_WGMMA_SHORT_BLOCKS=1 python -m fusec.bench.split_k_sweep` against a run
+without it, and `bench/torch_models.py --batch 1 --flip-knob wgmma_short_blocks --kernel-time`.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_split_k", True, """\
 A `wgmma` product of whole tiles with too few outputs to fill the device (a batch-1 model's
 128-row products) is split along K into parts at least 512 deep (`template_ops.whole_tile_split`):

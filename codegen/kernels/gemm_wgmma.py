@@ -73,6 +73,9 @@ for half the columns): `block_n_for`'s weight against the narrower block. A gues
 H200 run measures it."""
 STAGES = 4
 THREADS = 256
+BLOCK_MS = (BLOCK_M, 64)
+"""The block heights the kernel comes in: two warpgroups of 64 rows (`THREADS`), or one (128
+threads) where a product has too few blocks of 128 rows to fill the device (`block_m_for`)."""
 ROW_BYTES = 128
 """Bytes of one row of a stage: one 128-byte swizzle row."""
 INSTRUCTIONS = {"f16": "k16.f32.f16.f16", "bf16": "k16.f32.bf16.bf16", "f32": "k8.f32.tf32.tf32"}
@@ -110,9 +113,15 @@ ACCUMULATORS = r"d\d+"
 """The accumulators' names (a regular expression), not to be taken by an epilogue parameter."""
 
 
-def stage_bytes(block_n: int) -> int:
-    """Bytes of one stage: the A tile's 128 rows and the B tile's `block_n` rows of 128 bytes."""
-    return (BLOCK_M + block_n) * ROW_BYTES
+def stage_bytes(block_n: int, block_m: int = BLOCK_M) -> int:
+    """Bytes of one stage: the A tile's `block_m` rows and the B tile's `block_n` rows of 128
+    bytes."""
+    return (block_m + block_n) * ROW_BYTES
+
+
+def threads_of(block_m: int) -> int:
+    """The work-group size of a block `block_m` high: a warpgroup of 128 threads per 64 rows."""
+    return 2 * block_m
 
 
 def instruction(dtype: str, block_n: int) -> str:
@@ -159,6 +168,16 @@ def block_n_for(m: int, n: int, compute_units: int | None) -> int:
         return waves * width * (1.0 if width == BLOCK_N else NARROW_BLOCK_COST)
 
     return min(widths, key=finish)
+
+
+def block_m_for(m: int, n: int, block_n: int, compute_units: int | None) -> int:
+    """The block height (`BLOCK_MS`) a product of `m` x `n` in blocks `block_n` wide runs in:
+    with the knob `wgmma_short_blocks` on, 64 rows where blocks of 128 would occupy at most
+    half of the device's `compute_units` (a batch-1 model's 128-row products: twice the
+    blocks, each half the work); else 128."""
+    if not knobs.value("wgmma_short_blocks") or not compute_units:
+        return BLOCK_M
+    return 64 if 2 * (m // BLOCK_M) * (n // block_n) <= compute_units else BLOCK_M
 
 
 def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
@@ -250,13 +269,14 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     rows = batch * m
     units = device_info.compute_units if device_info else None
     block_n = block_n_for(rows, n, units // split_k if units else None)
+    block_m = block_m_for(rows, n, block_n, units // split_k if units else None)
     if not b_transposed and (not reads_b_k_major(dtype) or (b_bound and dtype in MN_MAJOR_B)):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
                                 swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
-                                split_k=split_k)
+                                split_k=split_k, block_m=block_m)
     product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
                          out_dtype=out_dtype, block_n=block_n, split_k=split_k,
-                         halves=halves if b_transposed else None)
+                         halves=halves if b_transposed else None, block_m=block_m)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -301,7 +321,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE,
                swiglu: bool = False, out_dtype: str | None = None,
                block_n: int = BLOCK_N, split_k: int = 1,
-               halves: str | None = None) -> KernelSource:
+               halves: str | None = None, block_m: int = BLOCK_M) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -310,8 +330,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     types, no epilogue) ``out[M, N / 2]`` holds ``up * silu(gate)`` of each pair of columns of
     the product, ``gate = C[:, 2 j]``, ``up = C[:, 2 j + 1]``, in float32 before the rounding.
     `out_dtype` ``"f32"`` (16-bit operands, no SwiGLU) stores C in float32: the epilogue's
-    value as it is (an epilogue ending in a cast to f32). Each work-group computes a ``128 x
-    block_n`` block of C (`BLOCK_NS`); the sizes must be whole tiles (`fits`). With `split_k`
+    value as it is (an epilogue ending in a cast to f32). Each work-group computes a ``block_m
+    x block_n`` block of C (`BLOCK_MS`, `BLOCK_NS`: a warpgroup per 64 rows); the sizes must be
+    whole tiles (`fits`). With `split_k`
     (float32 C, no epilogue) work-group ``p`` of each ``split_k``-th of the grid takes the
     ``p``-th part of K and writes its partial product into ``out[p, M, N]``, which
     `gemm.gemm_split_sum` adds (a product of few blocks fills the device so).
@@ -321,6 +342,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     copies B's tile into the stages, column ``2 j`` from row ``j`` of the `halves` half
     (``"first"`` or ``"second"``: the gate's), ``2 j + 1`` from row ``j`` of the other
     (`b_row`), so that B can be a model's gate and up weights where they lie."""
+    if block_m not in BLOCK_MS:
+        raise ValueError(f"kernel '{name}': blocks of {block_m} rows; the kernel takes "
+                         f"{' or '.join(map(str, BLOCK_MS))}")
     if block_n not in BLOCK_NS:
         raise ValueError(f"kernel '{name}': blocks of {block_n} columns; the kernel takes "
                          f"{' or '.join(map(str, BLOCK_NS))}")
@@ -350,10 +374,11 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs" if b_rows else "rhs_t", "in", storage),
             KernelArg("out", "out", half.STORAGE[out_dtype]), *epilogue.params)
     identity = epilogue is IDENTITY_EPILOGUE
-    attribute = f"__attribute__((reqd_work_group_size({THREADS}, 1, 1)))"
+    threads = threads_of(block_m)
+    attribute = f"__attribute__((reqd_work_group_size({threads}, 1, 1)))"
     shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
-              f"{BLOCK_M}x{block_n} blocks, {STAGES} stages"
+              f"{block_m}x{block_n} blocks, {STAGES} stages"
               + (f", K in {split_k} parts" if split_k > 1 else "")
               + (", SwiGLU of column pairs" if swiglu else "")
               + (f", B in halves ({halves} even)" if halves else "") + "\n"
@@ -361,13 +386,13 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
               + ("" if identity else epilogue.guarded_function())
               + (_swiglu_function(name) if swiglu else "")
-              + _load_stage(name, n, k, dtype, b_rows, block_n, halves)
+              + _load_stage(name, n, k, dtype, b_rows, block_n, halves, block_m)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
               + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
-                      out_dtype, block_n, split_k, halves is not None)
+                      out_dtype, block_n, split_k, halves is not None, block_m)
               + "}\n")
-    groups = (m // BLOCK_M) * (n // block_n) * split_k
-    return KernelSource(name, source, args, (groups * THREADS,), (THREADS,))
+    groups = (m // block_m) * (n // block_n) * split_k
+    return KernelSource(name, source, args, (groups * threads,), (threads,))
 
 
 def _swiglu_function(name: str) -> str:
@@ -386,8 +411,8 @@ def b_row(r: str, n: int, halves: str) -> str:
 
 
 def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: int,
-                halves: str | None = None) -> str:
-    """``<name>_load_stage``: thread ``t``'s 16-byte ``cp.async`` copies of the A (128 rows)
+                halves: str | None = None, block_m: int = BLOCK_M) -> str:
+    """``<name>_load_stage``: thread ``t``'s 16-byte ``cp.async`` copies of the A (`block_m` rows)
     and B (`block_n` rows) tiles of K step ``kt`` into the stage at ``slot``; thread ``idx`` of a
     part takes row ``idx / 8``, chunk ``idx % 8`` (a warp reads 4 whole 128-byte rows) and
     writes it at ``128 r + 16 (c ^ r % 8)``. With `b_rows` B's tile is 64 rows of K by
@@ -397,27 +422,28 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: in
     row `b_row` names, past the block's first row of each half."""
     eb = element_bytes(dtype)
     per_chunk = 16 // eb
+    threads = threads_of(block_m)
 
     def part(rows: int, base: str, offset: int, row: str = "r") -> str:
         return f"""
     #pragma unroll
-    for (int i = 0; i < {rows * 8 // THREADS}; ++i) {{
-        const int idx = t + i * {THREADS};
+    for (int i = 0; i < {rows * 8 // threads}; ++i) {{
+        const int idx = t + i * {threads};
         const int r = idx >> 3, c = idx & 7;
         const uint dst = slot + {offset} + r * 128 + ((c ^ (r & 7)) << 4);
         const ulong g = {base} + ((ulong){row} * {k} + kt * {block_k(dtype)} + c * {per_chunk}) * {eb};
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
     }}"""
 
-    b_part = part(block_n, "b_glob", BLOCK_M * ROW_BYTES,
+    b_part = part(block_n, "b_glob", block_m * ROW_BYTES,
                   "r" if halves is None else b_row("r", n, halves))
     if b_rows:
         b_part = f"""
     #pragma unroll
-    for (int i = 0; i < {block_n * 8 // THREADS}; ++i) {{
-        const int idx = t + i * {THREADS};
+    for (int i = 0; i < {block_n * 8 // threads}; ++i) {{
+        const int idx = t + i * {threads};
         const int j = idx >> 9, r = (idx >> 3) & 63, c = idx & 7;
-        const uint dst = slot + {BLOCK_M * ROW_BYTES} + j * {B_BLOCK_BYTES} + r * 128
+        const uint dst = slot + {block_m * ROW_BYTES} + j * {B_BLOCK_BYTES} + r * 128
             + ((c ^ (r & 7)) << 4);
         const ulong g = b_glob
             + ((ulong)(kt * {block_k(dtype)} + r) * {n} + j * 64 + c * {per_chunk}) * {eb};
@@ -425,15 +451,16 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: in
     }}"""
     return (f"inline void {name}_load_stage(const ulong a_glob, const ulong b_glob, const int kt, "
             f"const uint slot, const int t) {{"
-            f"{part(BLOCK_M, 'a_glob', 0)}{b_part}\n}}\n")
+            f"{part(block_m, 'a_glob', 0)}{b_part}\n}}\n")
 
 
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
           epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int,
-          split_k: int, halves: bool = False) -> str:
+          split_k: int, halves: bool = False, block_m: int = BLOCK_M) -> str:
     eb = element_bytes(dtype)
     ceb = element_bytes(out_dtype)  # C's element bytes
-    stage = stage_bytes(block_n)
+    stage = stage_bytes(block_n, block_m)
+    threads = threads_of(block_m)
     n_acc = block_n // 2
     accs = [f"d{i}" for i in range(n_acc)]
     names = ", ".join(f"%{i}" for i in range(n_acc))
@@ -472,7 +499,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     store_text = "\n".join(stores)
     dist = STAGES - 2
     # work-group `part` of a K split in `split_k` takes K [part * k_part, (part + 1) * k_part)
-    k_part, groups = k // split_k, (m // BLOCK_M) * (n // block_n)
+    k_part, groups = k // split_k, (m // block_m) * (n // block_n)
     b_glob = (f"(ulong)(rhs + (size_t)bn * {block_n} + (size_t)part * {k_part * n})" if b_rows
               else f"(ulong)(rhs_t + (size_t)bn * {block_n // 2 * k} + part * {k_part})"
               if halves  # each half's rows of the block: block_n / 2 from bn * block_n / 2 on
@@ -480,12 +507,12 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     out_base = "out" if split_k == 1 else f"(out + (size_t)part * {m * out_n})"
     b_fields = MN_DESCRIPTOR_FIELDS if b_rows else DESCRIPTOR_FIELDS
     epilogue_place = "" if epilogue is None else (
-        f"    const int erow = bm * {BLOCK_M} + wg * 64 + lr, "
+        f"    const int erow = bm * {block_m} + wg * 64 + lr, "
         f"ecol = bn * {block_n} + (lane & 3) * 2;\n")
     return f"""    __local uint4 smem[{STAGES * stage // 16}] __attribute__((aligned(1024)));
     const int tid = get_local_id(0), part = get_group_id(0) / {groups};
     const int pid = get_group_id(0) % {groups};
-    const int num_m = {m // BLOCK_M}, in_group = {8 * (n // block_n)};
+    const int num_m = {m // block_m}, in_group = {8 * (n // block_n)};
     const uint sbase = (uint)(size_t)smem;
     const int ktiles = {k_part // block_k(dtype)};
     const int wg = tid >> 7;
@@ -493,7 +520,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     const int group_m = min(num_m - first_m, 8);
     const int bm = first_m + (pid % in_group) % group_m;
     const int bn = (pid % in_group) / group_m;
-    const ulong a_glob = (ulong)(lhs + (size_t)bm * {BLOCK_M * k} + part * {k_part});
+    const ulong a_glob = (ulong)(lhs + (size_t)bm * {block_m * k} + part * {k_part});
     const ulong b_glob = {b_glob};
     for (int s = 0; s < {dist}; ++s) {{
         if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {stage}, tid);
@@ -511,7 +538,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         asm volatile("cp.async.commit_group;" ::: "memory");
         const int slot = kt % {STAGES};
         const uint sa = sbase + slot * {stage} + wg * {64 * ROW_BYTES};
-        const uint sb = sbase + slot * {stage} + {BLOCK_M * ROW_BYTES};
+        const uint sb = sbase + slot * {stage} + {block_m * ROW_BYTES};
         const ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
         const ulong db = (((ulong)sb >> 4) & 0x3FFFUL) | {b_fields}UL;
         {step}
@@ -520,17 +547,17 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     asm volatile("// FUSEC_WGMMA_DONE {n_acc} {names}" : {outs} :: "memory");
     const int lane = tid & 31, warp = (tid >> 5) & 3;
     // both warpgroups' wgmmas have read every stage: C is staged in the stage buffers
-    asm volatile("bar.sync 1, {THREADS};" ::: "memory");
+    asm volatile("bar.sync 1, {threads};" ::: "memory");
     __local uchar *stg = (__local uchar *)smem + wg * {64 * row_bytes};
     const int lr = warp * 16 + (lane >> 2), q = (lane & 3) * {ceb if swiglu else 2 * ceb};
 {epilogue_place}{store_text}
-    asm volatile("bar.sync 1, {THREADS};" ::: "memory");
+    asm volatile("bar.sync 1, {threads};" ::: "memory");
     const int t128 = tid & 127;
     #pragma unroll
     for (int i = 0; i < {64 // rows_per_pass}; ++i) {{
         const int r = i * {rows_per_pass} + t128 / {per_row}, chunk = t128 % {per_row};
         const uint4 val = *(__local uint4 *)(stg + r * {row_bytes} + chunk * 16);
-        const size_t at = ((size_t)(bm * {BLOCK_M} + wg * 64 + r) * {out_n}
+        const size_t at = ((size_t)(bm * {block_m} + wg * 64 + r) * {out_n}
                            + bn * {block_out}) * {ceb};
         *(__global uint4 *)((__global uchar *){out_base} + at + chunk * 16) = val;
     }}

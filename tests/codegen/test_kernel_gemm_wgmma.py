@@ -20,6 +20,7 @@ import pytest
 from fusec import knobs
 from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue, KernelArg
 from fusec.codegen.kernels.gemm_wgmma import (
+    block_m_for,
     block_n_for,
     emulated,
     fits,
@@ -93,6 +94,49 @@ def test_narrow_blocks_match_numpy(launch, dtype, b_rows, shape):
     want = a32 @ b32.T
     error = float(np.abs(as_float(out, dtype) - want).max() / np.abs(want).max())
     assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+@pytest.mark.parametrize(("dtype", "b_rows", "block_n"),
+                         [("f16", False, 128), ("bf16", False, 256), ("f32", False, 128),
+                          ("f16", True, 256), ("bf16", True, 128)],
+                         ids=["f16", "bf16-256", "tf32", "f16-b-rows-256", "bf16-b-rows"])
+@pytest.mark.parametrize("split_k", [1, 2])
+def test_short_blocks_match_numpy(launch, dtype, b_rows, block_n, split_k):
+    """64-row blocks (`BLOCK_MS`: one warpgroup, 128 threads): 10 block rows (a group of 8 and
+    a short one) by 2 block columns, whole and with K in 2 parts (float32 partial products)."""
+    m, n, k = 640, 2 * block_n, 256
+    a, b_t, a32, b32 = operands(dtype, m, n, k, seed=5)
+    out_dtype = "f32" if split_k > 1 else None
+    kernel = gemm_wgmma("gemm_sb", m, n, k, dtype, b_rows=b_rows, block_n=block_n,
+                        block_m=64, split_k=split_k, out_dtype=out_dtype)
+    assert kernel.global_size == (10 * 2 * split_k * 128,) and kernel.local_size == (128,)
+    assert f"64x{block_n} blocks" in kernel.source
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    shape = (split_k, m, n) if split_k > 1 else (m, n)
+    out = launch(kernel, {"lhs": a, **b_in}, {"out": shape})["out"]
+    got = out.sum(axis=0) if split_k > 1 else as_float(out, dtype)
+    want = a32 @ b32.T
+    error = float(np.abs(got - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+def test_short_blocks_apply_the_swiglu_epilogue_with_b_in_halves(launch):
+    """A 64-row block with the SwiGLU epilogue, B stored in halves (gate second): ``up *
+    silu(gate)`` of each pair."""
+    m, n, k = 128, 512, 128
+    a, b_t, a32, b32 = operands("f16", m, n, k, seed=13)
+    kernel = gemm_wgmma("gemm_sh", m, n, k, "f16", swiglu=True, block_n=256, halves="second",
+                        block_m=64)
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    out = launch(kernel, {"lhs": a, "rhs_t": b_t}, {"out": (m, n // 2)})["out"]
+    c = a32.astype(np.float64) @ b32.T.astype(np.float64)
+    gate, up = c[:, n // 2:], c[:, :n // 2]
+    want = up * gate / (1 + np.exp(-gate))
+    error = float(np.abs(as_float(out, "f16") - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE["f16"], f"max error {error:.3g} of max |out|"
 
 
 def test_the_block_width_is_the_one_whose_waves_finish_first():
@@ -460,6 +504,24 @@ def test_products_of_whole_tiles_run_on_wgmma_split_only_into_deep_parts(set_kno
     whole = plan_of(m, n, k, "f16", h200)
     assert not any("split_sum" in launch.kernel for launch in whole.launches)
     assert "128x128 blocks" in whole.source
+
+
+def test_with_short_blocks_a_batch_1_product_runs_in_blocks_of_64_rows(set_knobs):
+    """With the knob `wgmma_short_blocks` (off by default, not yet measured) a product whose
+    128-row blocks would occupy at most half of the H200's 132 units runs in 64-row blocks
+    (`block_m_for`): GPT-2 small's 128 x 768 (6 blocks) and 128 x 3072 (24); at 2048 rows
+    (96 blocks) it keeps 128. Off, 128 everywhere."""
+    assert block_m_for(128, 768, 128, 132) == 128  # the knob off (the default)
+    set_knobs(wgmma_short_blocks=True)
+    assert [block_m_for(m, n, 128, 132) for m, n in [(128, 768), (128, 3072), (256, 2048),
+                                                     (2048, 768), (4096, 768)]] == [
+        64, 64, 64, 128, 128]
+    assert block_m_for(128, 768, 128, None) == 128  # the units unknown
+    h200 = replace(NVIDIA_H, compute_units=132)
+    plan = plan_of(128, 768, 768, "f16", h200)
+    assert "64x128 blocks" in plan.source
+    sizes = [(launch.global_size, launch.local_size) for launch in plan.launches]
+    assert ((2 * 6 * 128,), (128,)) in sizes, sizes  # 12 blocks of one warpgroup
 
 
 def test_with_narrow_blocks_off_whole_tile_products_are_split_as_before(set_knobs):

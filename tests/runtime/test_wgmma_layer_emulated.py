@@ -9,6 +9,8 @@ on the GPU machine: tests/runtime/test_wgmma_gpu.py).
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import replace
 
 import numpy as np
@@ -64,7 +66,7 @@ def emulated_plan(plan: ProgramPlan) -> ProgramPlan:
     return replace(plan, source=source, kernel_lines=tuple(kernel_lines))
 
 
-@pytest.mark.parametrize("layer", ["b2", "b1-split"])
+@pytest.mark.parametrize("layer", ["b2", "b1-split", "b1-short"])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_reference(
         set_knobs, dtype, layer):
@@ -74,8 +76,9 @@ def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_refer
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
 
-    split = layer == "b1-split"
-    set_knobs(wgmma_layer_gemms=True, wgmma_split_k=split)
+    split = layer.startswith("b1")  # b1-short: in blocks of 64 rows (`block_m_for`)
+    set_knobs(wgmma_layer_gemms=True, wgmma_split_k=split,
+              wgmma_short_blocks=layer == "b1-short")
     text = (LAYER_B1 if split else LAYER).replace("xT>", f"x{dtype}>")
     reference_module = load(text)
     names = ["x", *WEIGHTS]
@@ -85,7 +88,8 @@ def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_refer
 
     module = load(text)
     pipeline, bound = fuse_and_fold(module, None, "default", "<test>", params)
-    plan = lower(module, None, pipeline, HOPPER, bound=list(bound or {})).plan
+    device = replace(HOPPER, compute_units=132)  # an H200's: block_m_for needs the units
+    plan = lower(module, None, pipeline, device, bound=list(bound or {})).plan
     products = [launch for launch in plan.launches if "FUSEC_WGMMA_STEP" in
                 plan.source.split(f"void {launch.kernel}(")[1].split("__kernel")[0]]
     assert len(products) == 2, [launch.kernel for launch in plan.launches]
@@ -97,6 +101,8 @@ def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_refer
         assert len(sums[0].buffers) > 2
     else:
         assert not sums and all(len(launch.buffers) > 3 for launch in products)
+    short = re.findall(r"on wgmma, \w+, 64x\d+ blocks", plan.source)
+    assert (len(short) == 2) == (layer == "b1-short"), short
     # bound weights stored [N, K] in every type (nn.Linear's layout)
     assert [s.panels for s in plan.inputs if s.name in ("w1", "w2")] == [1, 1]
 

@@ -15,7 +15,11 @@ from fusec.bench.workloads import Workload, select
 
 IMPORTED = ("onnx_bert_b1", "onnx_gpt2_b1", "onnx_llama_b1")
 """Imported ONNX models against ONNX Runtime (`fusec.bench.imported`): only when named."""
-SPECIAL = ("bandwidth", "overhead", "compile", *IMPORTED)
+WHOLE_MODELS = ("torch_bert", "torch_gpt2", "torch_llama")
+"""Whole Hugging Face models through ``torch.compile(backend="fusec")`` against eager and
+Inductor (`fusec.bench.whole_models`): only when named."""
+SPECIAL = ("bandwidth", "overhead", "compile", *IMPORTED, *WHOLE_MODELS)
+NAMED_ONLY = (*IMPORTED, *WHOLE_MODELS)
 
 
 @dataclass
@@ -37,7 +41,7 @@ class SuiteResult:
             entry = self.extra.get("compile_time", {}).get(which, {})
             if entry.get("status") == "failed" and "unavailable" not in entry.get("reason", ""):
                 found.append(f"compile ({which}): {entry['reason']}")
-        for name in IMPORTED:
+        for name in NAMED_ONLY:
             entry = self.extra.get(name, {})
             if entry.get("status") in ("wrong", "failed"):
                 found.append(f"{name}: fusec: {entry['status']}: {entry.get('reason', '')}")
@@ -55,7 +59,7 @@ def plan(names: Sequence[str], device: str) -> Plan:
     Raises ValueError for an unknown name."""
     regular = [n for n in names if n not in SPECIAL]
     specials = ([n for n in names if n in SPECIAL] if names
-                else [n for n in SPECIAL if n not in IMPORTED])
+                else [n for n in SPECIAL if n not in NAMED_ONLY])
     return Plan(select(regular, device) if regular or not names else [], specials)
 
 
@@ -101,6 +105,15 @@ def run_suite(chosen: Plan, peers: Sequence[Peer], settings: Settings,
         suite.extra[name] = summary
         checkpoint(suite)
         suite.lines.extend(imported.imported_lines(summary))
+    for name in (n for n in WHOLE_MODELS if n in specials):
+        from fusec.bench import whole_models
+
+        progress(f"{name}: whole model through torch.compile(backend='fusec'), "
+                 "against eager and Inductor")
+        summary = whole_models.run_whole_model(name, settings)
+        suite.extra[name] = summary
+        checkpoint(suite)
+        suite.lines.extend(whole_models.whole_model_lines(summary))
     suite.extra["load_average_end"] = load_average()
     suite.extra["cpu_count"] = os.cpu_count()
     return suite

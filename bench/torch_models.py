@@ -347,7 +347,8 @@ def run(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser_of() -> argparse.ArgumentParser:
+    """The command line's parser (its defaults are `arguments`' too)."""
     parser = argparse.ArgumentParser(prog="python -m fusec.bench.torch_models",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
@@ -388,6 +389,34 @@ def main(argv: list[str] | None = None) -> int:
                              f"({', '.join(FLIPPABLE)}; runner 'fusec[OPTION=0|1]', timed in "
                              "the same turns; repeatable)")
     parser.add_argument("--json-out", default=None)
+    return parser
+
+
+def arguments(**values: Any) -> argparse.Namespace:
+    """The command line's defaults with `values` instead (``models="bert"``, ``dtypes="f16"``):
+    what `run` takes when another tool runs it (``fusec-bench -w torch_bert``)."""
+    args = parser_of().parse_args([])
+    for name, value in values.items():
+        if not hasattr(args, name):
+            raise ValueError(f"torch_models has no option '{name}'")
+        setattr(args, name, value)
+    return args
+
+
+def table_lines(rows: Sequence[dict]) -> list[str]:
+    """The rows as the command prints them: a line a model and type."""
+    lines = ["model  dtype  eager_ms  inductor_ms  fusec_ms  fusec/inductor  fusec/eager  errors"]
+    for r in rows:
+        errs = "; ".join(f"{k}: {v}" for k, v in r.items() if k.endswith("error"))
+        lines.append(f"{r['model']:6} {r['dtype']:5} {r.get('eager_ms', '-')!s:9} "
+                     f"{r.get('inductor_ms', '-')!s:12} {r.get('fusec_ms', '-')!s:9} "
+                     f"{r.get('fusec/inductor', '-')!s:15} {r.get('fusec/eager', '-')!s:12} "
+                     f"{errs}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = parser_of()
     args = parser.parse_args(argv)
     for name in args.flip_option:
         if name not in FLIPPABLE:
@@ -397,12 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         if name not in knobs.KNOBS:
             parser.error(f"unknown knob '{name}' (known: {', '.join(sorted(knobs.KNOBS))})")
     rows = run(args)
-    print("\nmodel  dtype  eager_ms  inductor_ms  fusec_ms  fusec/inductor  fusec/eager  errors")
-    for r in rows:
-        errs = "; ".join(f"{k}: {v}" for k, v in r.items() if k.endswith("error"))
-        print(f"{r['model']:6} {r['dtype']:5} {r.get('eager_ms', '-')!s:9} "
-              f"{r.get('inductor_ms', '-')!s:12} {r.get('fusec_ms', '-')!s:9} "
-              f"{r.get('fusec/inductor', '-')!s:15} {r.get('fusec/eager', '-')!s:12} {errs}")
+    print("\n" + "\n".join(table_lines(rows)))
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(rows, f, indent=1)

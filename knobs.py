@@ -98,8 +98,9 @@ Not yet measured on a GPU: written in session 16 (2026-12-03) after the H200 sho
 batch-1 products at 2.5-3.5x cuBLAS's kernel time (bench/results/h200-2026-12-03-s16-split-k.log:
 128 x 768 x 768 0.0103 ms, cuBLAS 0.0032), when that session's device time had run out; the
 kernel is checked on the CPU with its PTX emulated (tests/codegen/test_kernel_gemm_wgmma.py).
-To measure: `FUSEC_KNOB_WGMMA_SHORT_BLOCKS=1 python -m fusec.bench.split_k_sweep` against a run
-without it, and `bench/torch_models.py --batch 1 --flip-knob wgmma_short_blocks --kernel-time`.""",
+To measure: `python -m fusec.bench.split_k_sweep --short-blocks` (each batch-1 product with
+and without it, against cuBLAS, in one process), and `bench/torch_models.py --batch 1
+--flip-knob wgmma_short_blocks --kernel-time`.""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_split_k", True, """\
 A `wgmma` product of whole tiles with too few outputs to fill the device (a batch-1 model's

@@ -4,9 +4,11 @@ rows x N x K) timed whole and in each number of parts that divides K into whole 
 ``torch.nn.functional.linear`` (B ``[N, K]``, as ``nn.Linear`` holds it) in the same process.
 Each figure is the median over `--repeat` calls of the kernels' device time: fusec's from
 OpenCL profiling events, torch's from ``torch.profiler``. Every fusec result is checked against
-numpy first.
+numpy first. With ``--short-blocks`` each split is timed again with the knob
+`wgmma_short_blocks` on (64-row blocks where 128-row ones leave most units idle:
+`gemm_wgmma.block_m_for`), as ``short<N>_ms``, in the same process.
 
-    python3 -m fusec.bench.split_k_sweep [--dtype f16|bf16] [--repeat N] [--json-out F]
+    python3 -m fusec.bench.split_k_sweep [--short-blocks] [--repeat N] [--json-out F]
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ SHAPES = {
 """Rows x N x K of the batch-1 products (the Llama-style model's gate and up as one)."""
 
 
-def fusec_ms(m: int, n: int, k: int, dtype: str, parts: int, repeat: int) -> tuple[float, float]:
-    """(median ms of the product's kernels in `parts` parts along K, max error / max |C|)."""
+def fusec_ms(m: int, n: int, k: int, dtype: str, parts: int, repeat: int,
+             short: bool = False) -> tuple[float, float]:
+    """(median ms of the product's kernels in `parts` parts along K, max error / max |C|);
+    `short`: with the knob `wgmma_short_blocks` on."""
     text = (MATMUL.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
             .replace("T", dtype))
     rng = np.random.default_rng(0)
@@ -41,7 +45,7 @@ def fusec_ms(m: int, n: int, k: int, dtype: str, parts: int, repeat: int) -> tup
     original = template_ops.whole_tile_split
     template_ops.whole_tile_split = lambda options, outputs, depth: parts
     try:
-        with knobs.overridden(wgmma_split_k=True):
+        with knobs.overridden(wgmma_split_k=True, wgmma_short_blocks=short):
             exe = fusec.compile(text, device="gpu", params={"b": b})
     finally:
         template_ops.whole_tile_split = original
@@ -72,7 +76,10 @@ def torch_ms(m: int, n: int, k: int, dtype: str, repeat: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
+    parser.add_argument("--dtype", default="f16", choices=["f16"],
+                        help="the operands' type (f16: the check reads C as float16)")
+    parser.add_argument("--short-blocks", action="store_true",
+                        help="also each split with the knob wgmma_short_blocks on")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--json-out")
     args = parser.parse_args()
@@ -82,16 +89,20 @@ def main() -> None:
             row = {"model": model, "m": m, "n": n, "k": k, "dtype": args.dtype,
                    "cublas_ms": round(torch_ms(m, n, k, args.dtype, args.repeat), 4)}
             steps = k // 64
-            for parts in (p for p in (1, 2, 3, 4, 6, 8, 12) if steps % p == 0 and p <= steps):
-                ms, error = fusec_ms(m, n, k, args.dtype, parts, args.repeat)
-                row[f"split{parts}_ms"] = round(ms, 4)
-                row[f"split{parts}_error"] = error
-            best = min((v, key) for key, v in row.items() if key.startswith("split")
-                       and key.endswith("_ms"))
+            variants = (("split", False), ("short", True)) if args.short_blocks else (
+                ("split", False),)
+            for label, short in variants:
+                for parts in (p for p in (1, 2, 3, 4, 6, 8, 12) if steps % p == 0 and p <= steps):
+                    ms, error = fusec_ms(m, n, k, args.dtype, parts, args.repeat, short)
+                    row[f"{label}{parts}_ms"] = round(ms, 4)
+                    row[f"{label}{parts}_error"] = error
+            timed = {key: v for key, v in row.items()
+                     if key.startswith(("split", "short")) and key.endswith("_ms")}
+            best = min((v, key) for key, v in timed.items())
             row["best"] = best[1]
             rows.append(row)
-            cells = "  ".join(f"{key[5:-3]}:{v:.4f}" for key, v in row.items()
-                              if key.startswith("split") and key.endswith("_ms"))
+            cells = "  ".join(f"{key[:1] if key.startswith('short') else ''}{key[5:-3]}:{v:.4f}"
+                              for key, v in timed.items())
             print(f"{model:13} {m}x{n}x{k:<6} cuBLAS {row['cublas_ms']:.4f}  {cells}  "
                   f"best/cuBLAS {best[0] / row['cublas_ms']:.2f}", flush=True)
             if args.json_out:

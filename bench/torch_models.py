@@ -142,14 +142,15 @@ def held_bytes(executables: Sequence[Any], pools: Sequence[Any]) -> int:
     return sum(e.held_bytes() for e in executables) + sum(p.allocated_bytes for p in pools)
 
 
-def pool_bytes() -> int:
-    """What the pools of device arrays of the devices fusec has opened in this process hold
-    now (`BufferPool.allocated_bytes`): a row's figures leave out what rows before it left
-    there (weights moved into the CUDA-shared pool by a model still alive in dynamo's
-    caches, the pool's kept allocations)."""
+def live_pool_bytes() -> int:
+    """What the buffers in use of the pools of device arrays that fusec has opened in this
+    process hold now (`BufferPool.allocated_bytes` less its free buffers): a row's figures
+    leave out what rows before it still use (weights moved into the CUDA-shared pool by a
+    model that is still alive). The free buffers they left count against the row: the row
+    may take them again, and fusec keeps them on the device either way."""
     from fusec.runtime.device_array import opened_pools
 
-    return sum(pool.allocated_bytes for pool in opened_pools())
+    return sum(pool.allocated_bytes - pool.free_bytes for pool in opened_pools())
 
 
 def launch_bytes(call: Callable[[], Any]) -> int:
@@ -223,7 +224,7 @@ def run(args: argparse.Namespace) -> list[dict]:
             report = f"/tmp/fusec_report_{name}_{dt}.json"
             if os.path.exists(report):  # the report appends: a run before this one's graphs
                 os.remove(report)
-            baseline = pool_bytes()  # what fusec's pools hold of the rows before this one
+            baseline = live_pool_bytes()  # what the rows before this one still use
             backend = {"device": fusec_device, "hold_weights_once": not args.copy_cuda_weights}
             runners = {
                 "eager": model,

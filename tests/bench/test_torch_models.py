@@ -94,3 +94,18 @@ def test_an_unknown_knob_to_flip_is_a_usage_error(capsys):
         main(["--flip-knob", "nope"])
     assert exit_info.value.code == 2
     assert "unknown knob 'nope' (known: attention_cpu_vectors" in capsys.readouterr().err
+
+
+def test_a_rows_baseline_is_what_earlier_rows_still_use_not_their_free_buffers():
+    """`live_pool_bytes`: a buffer taken from a pool counts; one given back (free, which a
+    later row may take again) does not, so that it counts against the row that follows."""
+    from fusec.bench.torch_models import live_pool_bytes
+    from fusec.runtime.device import select_device
+    from fusec.runtime.device_array import device_queue
+
+    pool = device_queue(select_device("cpu")).pool
+    before = live_pool_bytes()
+    buffer = pool.take(12288)
+    assert live_pool_bytes() == before + 12288
+    pool.give(12288, buffer)
+    assert live_pool_bytes() == before

@@ -20,6 +20,7 @@ import numpy as np
 import fusec
 from fusec import knobs
 from fusec.codegen.kernels import gemm_wgmma
+from fusec.runtime.executable import Executable
 
 SHAPES = {
     "gpt2_b16": [(2048, 2304, 768), (2048, 768, 768), (2048, 3072, 768), (2048, 768, 3072)],
@@ -64,20 +65,20 @@ def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
     return ms, named, error
 
 
-def checked_kernel_ms(exe: object, a: np.ndarray, b: np.ndarray, repeat: int
+def checked_kernel_ms(exe: Executable, a: np.ndarray, b: np.ndarray, repeat: int
                       ) -> tuple[float, float]:
     """(median ms of the kernels of `repeat` profiled calls of `exe` on `a`, its product's max
     error over max |C| against ``a @ b`` in float32), after 3 calls to warm up."""
-    x = exe.to_device(a)  # type: ignore[attr-defined]
-    out = exe(x)  # type: ignore[operator]
+    x = exe.to_device(a)
+    out = exe(x)
     c = (out[0] if isinstance(out, list | tuple) else out)
     c = np.asarray(c.get() if hasattr(c, "get") else c, np.float32)
     want = a.astype(np.float32) @ b.astype(np.float32)
     error = float(np.abs(c - want).max() / np.abs(want).max())
     for _ in range(3):
-        exe(x)  # type: ignore[operator]
-    exe.synchronize()  # type: ignore[attr-defined]
-    times = [sum(kt.seconds for kt in exe.profile(x)[1].kernels) * 1e3  # type: ignore[attr-defined]
+        exe(x)
+    exe.synchronize()
+    times = [sum(kt.seconds for kt in exe.profile(x)[1].kernels) * 1e3
              for _ in range(repeat)]
     return statistics.median(times), error
 

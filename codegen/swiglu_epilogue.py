@@ -77,7 +77,7 @@ class SwigluEpilogue:
     def halves(self) -> str | None:
         """The half the kernels pair to even columns as they read B (`gemm_wgmma.gemm_wgmma`'s
         and `gemm_skinny.gemm_skinny_k_major`'s ``halves``), where B is not interleaved."""
-        return None if self.interleaved is not None else self.even_half
+        return self.even_half if self.b_panels is not None else None
 
     @property
     def even_half(self) -> str:

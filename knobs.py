@@ -88,19 +88,20 @@ hold the weight once (`fusec.compiler.torch_weights`). Off, it is stored transpo
 as every other bound B of a `wgmma` product is (`gemm_wgmma.BOUND_B_PANELS`): fusec's copy
 beside PyTorch's.""",
          "fusec.compiler.torch_weights"),
-    Knob("wgmma_short_blocks", False, """\
+    Knob("wgmma_short_blocks", True, """\
 A `wgmma` product whose blocks of 128 rows would occupy at most half of the device's units
 (a batch-1 model's 128-row products: GPT-2 small's 768-column ones are 6 blocks on the H200's
 132 units) runs in blocks of 64 rows, one warpgroup each (`gemm_wgmma.block_m_for`): twice
 the blocks, each half the work. Off, every block is 128 rows high.
 
-Not yet measured on a GPU: written in session 16 (2026-12-03) after the H200 showed the
-batch-1 products at 2.5-3.5x cuBLAS's kernel time (bench/results/h200-2026-12-03-s16-split-k.log:
-128 x 768 x 768 0.0103 ms, cuBLAS 0.0032), when that session's device time had run out; the
-kernel is checked on the CPU with its PTX emulated (tests/codegen/test_kernel_gemm_wgmma.py).
-To measure: `python -m fusec.bench.split_k_sweep --short-blocks` (each batch-1 product with
-and without it, against cuBLAS, in one process), and `bench/torch_models.py --batch 1
---flip-knob wgmma_short_blocks --kernel-time`.""",
+On the H200 (2026-12-03, session 17; bench/results/h200-2026-12-03-s17-short-blocks.log,
+`python -m fusec.bench.split_k_sweep`, kernel time) the batch-1 products of K 768 took
+0.0094-0.0099 ms whole in 64-row blocks against 0.0113-0.0118 in 128-row ones (GPT-2 small's
+four, BERT-base's at S=512 the same: 0.0115 against 0.0111), 128 x 768 x 3072 0.0162 in 8
+parts against 0.0176; GPT-2 small f16 at batch 1 through the torch backend, the two in the same
+turns: 0.632 ms of kernels against 0.665 (...-s17-gpt2-b1-short.json), and 0.601 against 0.696
+with `wgmma_sum_parts` on (...-s17-sum-parts.log); the wall time the same (1.47 and 1.47 ms;
+1.09 and 1.12).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_split_k", True, """\
 A `wgmma` product of whole tiles with too few outputs to fill the device (a batch-1 model's
@@ -124,6 +125,22 @@ bench/results/h200-2026-12-03-s16-gpt2-b1.json, the same turns) GPT-2 small f16 
 products of K at least 1024 split (parts at least 512 deep): in bench/split_k_sweep.py the
 products of K 768 took longer in any split than whole.""",
          "fusec.lowering.template_ops"),
+    Knob("wgmma_sum_parts", True, """\
+A `wgmma` product whose blocks would occupy at most half of the device's units (a batch-1
+model's 128-row products) is split along K in the kernel itself (`gemm_wgmma.parts_for`: up to
+4 parts, each at least 2 steps of K, all work-groups on the units at once): each part's
+work-group writes its float32 block to a scratch buffer and counts itself; the last of a
+block's to arrive adds the parts in a fixed order and applies the epilogue. One launch, the
+epilogue kept in it, the sum the same whichever part arrives last. Such products are then not
+split into two launches (the knob `wgmma_split_k`). Off, they are split so or run whole.
+
+Off: on the H200 (2026-12-03, session 17, bench/results/h200-2026-12-03-s17-sum-parts.log) it
+did not make the batch-1 products faster: 128 x 768 x 768 took 0.0099-0.0103 ms in 2-4 parts
+of 64-row blocks against 0.0094 whole (cuBLAS 0.0032), and a product took about as long
+whatever its number of blocks or steps (6 blocks of 12 steps 0.0116 ms, 96 of 12 steps 0.0118,
+12 x 6 of 2 steps 0.0110): what a batch-1 product costs is not its work spread over too few
+units. GPT-2 small f16 at batch 1, the same turns: 0.696 ms of kernels with it, 0.664 without.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in
 its epilogue (`gemm_wgmma` with `swiglu`; `fusec.codegen.swiglu_epilogue`): one launch instead of

@@ -22,8 +22,10 @@ class BufferSpec:
     nbytes: int
     role: str
     """"input", "intermediate" (a memory slot shared by values whose lifetimes do not
-    overlap), "output" (a returned value's own buffer), "constant" or "index_errors" (where
-    kernels record bad indices, `IndexCheck`; `data` is what it holds before any)."""
+    overlap), "output" (a returned value's own buffer), "constant", "index_errors" (where
+    kernels record bad indices, `IndexCheck`; `data` is what it holds before any) or
+    "zeroed" (a kernel's counters, `fusec.codegen.kernels.common.Scratch`: `data` its zeros
+    when allocated, written by the kernels, which leave it zero)."""
     label: str
     """What it holds, for messages and --profile."""
     data: np.ndarray | None = None

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_kernel
-from fusec.codegen.kernels.common import DeviceInfo, KernelSource
+from fusec.codegen.kernels.common import DeviceInfo, KernelSource, Scratch
 from fusec.codegen.kernels.gemm_wgmma import BOUND_B_PANELS
 from fusec.codegen.kernels.gather import INDEX_SLOT_PLACEHOLDER
 from fusec.codegen.plan import (
@@ -145,6 +145,9 @@ class PlanBuilder:
     position of its occupant's last reader (`swiglu_result_buffer`)."""
     positions: dict[Operation, int] = field(default_factory=dict)
     """Each op of the function -> its position (made once, when asked)."""
+    scratch: dict[tuple[str, bool], int] = field(default_factory=dict)
+    """Each kernel scratch buffer (`Scratch`: its parameter and whether zeroed) -> the one
+    buffer that serves every launch needing one (`scratch_buffer`)."""
 
     def new_buffer(self, spec: BufferSpec) -> int:
         self.buffers.append(spec)
@@ -158,6 +161,25 @@ class PlanBuilder:
         elif self.buffers[self.transposed_b].nbytes < nbytes:
             self.buffers[self.transposed_b] = BufferSpec(nbytes, "intermediate", "B transposed")
         return self.transposed_b
+
+    def scratch_buffer(self, scratch: Scratch) -> int:
+        """The buffer passed as `scratch`, made or grown to hold it: one for every launch of
+        the program with a scratch of that parameter, since the queue runs launches in order
+        (a scratch is the kernel's own during its launch) and a zeroed one is left zero by each
+        (role "zeroed", zero when allocated)."""
+        key = (scratch.arg, scratch.zeroed)
+        role = "zeroed" if scratch.zeroed else "intermediate"
+
+        def spec(nbytes: int) -> BufferSpec:
+            data = np.zeros(nbytes, np.uint8) if scratch.zeroed else None
+            return BufferSpec(nbytes, role, f"{scratch.arg} (kernel scratch)", data)
+
+        index = self.scratch.get(key)
+        if index is None:
+            index = self.scratch[key] = self.new_buffer(spec(scratch.nbytes))
+        elif self.buffers[index].nbytes < scratch.nbytes:
+            self.buffers[index] = spec(scratch.nbytes)
+        return index
 
     def symbol(self, name: str) -> Operation:
         if not self.symbols:
@@ -464,7 +486,8 @@ class PlanBuilder:
                                             transpose.local_size, places))
             rhs = rhs_t
         kernel_name = self.add_kernel(name, product.source)
-        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs, out_index, *extras),
+        scratch = tuple(self.scratch_buffer(s) for s in product.scratch)
+        self.launches.append(LaunchSpec(kernel_name, (lhs, rhs, out_index, *extras, *scratch),
                                         product.global_size, product.local_size, places))
 
 

@@ -284,11 +284,12 @@ of the ``wgmma`` kernel's 64, so that its pipeline of 4 stages fills. A batch-1 
 
 def whole_tile_split(options: LoweringOptions, outputs: int, k: int) -> int:
     """Parts of K a whole-tile product (`whole_tiles`) is split into, with the knob
-    `wgmma_split_k` on: as `gemm_split`, with parts at least `WHOLE_TILE_SPLIT_DEPTH` deep and
-    each a whole number of 64-deep steps; the sum of the parts applies the epilogue, as for any
-    split product. Off, 1: the product runs whole."""
-    if not knobs.value("wgmma_split_k"):
-        return 1
+    `wgmma_split_k` on and `wgmma_sum_parts` off: as `gemm_split`, with parts at least
+    `WHOLE_TILE_SPLIT_DEPTH` deep and each a whole number of 64-deep steps; the sum of the
+    parts applies the epilogue, as for any split product. Else 1: the product is one launch,
+    whole or with its parts summed in the kernel (`gemm_wgmma.parts_for`)."""
+    if not knobs.value("wgmma_split_k") or knobs.value("wgmma_sum_parts"):
+        return 1  # whole, or split in the kernel (`gemm_wgmma.parts_for`)
     deep = replace(options, gemm_split_depth=max(options.gemm_split_depth,
                                                  WHOLE_TILE_SPLIT_DEPTH))
     split = gemm_split(deep, outputs, k)

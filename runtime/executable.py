@@ -254,8 +254,9 @@ class Executable:
         if spec.role == "index_errors":
             assert self.index_errors is not None
             return self.index_errors.buffer
-        if spec.data is not None:
-            return cl.Buffer(self.device.context, flags.READ_ONLY | flags.COPY_HOST_PTR,
+        if spec.data is not None:  # a constant, or counters the kernels write ("zeroed")
+            access = flags.READ_WRITE if spec.role == "zeroed" else flags.READ_ONLY
+            return cl.Buffer(self.device.context, access | flags.COPY_HOST_PTR,
                              hostbuf=spec.data)
         pool = self.shared.pool
         if pool.cuda_addressable:  # CUDA launches use it in place; back to the pool at the end

@@ -113,6 +113,19 @@ IDENTITY_EPILOGUE = Epilogue(
 
 
 @dataclass(frozen=True)
+class Scratch:
+    """A buffer a kernel needs besides its operands, which the program provides (its last
+    parameters, in order): `nbytes` of memory of the kernel's own between launches, or, where
+    `zeroed`, zero before the first launch and left zero by every launch (counters), so that
+    one buffer serves every launch of the program that needs one."""
+
+    arg: str
+    """The kernel parameter it is passed as."""
+    nbytes: int
+    zeroed: bool = False
+
+
+@dataclass(frozen=True)
 class KernelSource:
     """Complete OpenCL C for one kernel and everything needed to launch it."""
 
@@ -123,6 +136,8 @@ class KernelSource:
     global_size: tuple[int, ...]
     local_size: tuple[int, ...] | None
     build_options: tuple[str, ...] = ()
+    scratch: tuple[Scratch, ...] = ()
+    """The buffers the program gives it after its operands (`Scratch`)."""
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from fusec.codegen.kernels.common import (
     Epilogue,
     KernelArg,
     KernelSource,
+    Scratch,
     check_epilogue_names,
     kernel_signature,
 )
@@ -101,11 +102,17 @@ BOUND_B_PANELS = 1
 K-major is stored: panels of one column, ``[N, K]``, B transposed once when it is bound."""
 SWIGLU_TYPES = ("f16", "bf16")
 """The operand types whose products may take the SwiGLU epilogue."""
+MAX_PARTS = 4
+"""The most parts of K a product's blocks are summed from in the kernel (`parts_for`): the
+last work-group of a block to finish reads the others' float32 partial blocks, one after
+another, before it stores the block (`gemm_wgmma`'s `parts`)."""
+MIN_PART_STEPS = 2
+"""The fewest K steps of one part (`parts_for`): its stages' pipeline runs 2 ahead."""
 RESERVED_NAMES = frozenset({
     "lhs", "rhs", "rhs_t", "out", "smem", "tid", "part", "pid", "num_m", "in_group", "sbase", "ktiles",
     "wg", "first_m", "group_m", "bm", "bn", "a_glob", "b_glob", "s", "kt", "nk", "slot", "sa",
     "sb", "da", "db", "lane", "warp", "stg", "lr", "q", "erow", "ecol", "t128", "i", "r",
-    "chunk", "val", "at", "acc",
+    "chunk", "val", "at", "acc", "partials", "arrivals", "last_part", "mine", "sum", "parts_in",
 })
 """Identifiers the kernel body declares, besides the accumulators ``d<i>``: an epilogue
 parameter may not take one."""
@@ -178,6 +185,25 @@ def block_m_for(m: int, n: int, block_n: int, compute_units: int | None) -> int:
     if not knobs.value("wgmma_short_blocks") or not compute_units:
         return BLOCK_M
     return 64 if 2 * (m // BLOCK_M) * (n // block_n) <= compute_units else BLOCK_M
+
+
+def parts_for(m: int, n: int, k: int, dtype: str, block_m: int, block_n: int,
+              compute_units: int | None) -> int:
+    """The parts of K a product of `m` x `n` x `k` in blocks of `block_m` x `block_n` is
+    summed from in the kernel (`gemm_wgmma`'s `parts`), with the knob `wgmma_sum_parts` on:
+    where its blocks would occupy at most half of the device's `compute_units`, the most parts
+    (at most `MAX_PARTS`, each at least `MIN_PART_STEPS` whole steps of K) whose work-groups
+    all fit on the units at once; else 1. GPT-2 small's 128 x 768 x 768 product at batch 1 is
+    6 blocks of 128 x 128 on the H200's 132 units: 4 parts of 192, 24 work-groups."""
+    if not knobs.value("wgmma_sum_parts") or not compute_units:
+        return 1
+    blocks = (m // block_m) * (n // block_n)
+    if 2 * blocks > compute_units:
+        return 1
+    steps = k // block_k(dtype)
+    fitting = [p for p in range(2, MAX_PARTS + 1)
+               if steps % p == 0 and steps // p >= MIN_PART_STEPS and blocks * p <= compute_units]
+    return max(fitting, default=1)
 
 
 def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
@@ -270,13 +296,14 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     units = device_info.compute_units if device_info else None
     block_n = block_n_for(rows, n, units // split_k if units else None)
     block_m = block_m_for(rows, n, block_n, units // split_k if units else None)
+    parts = parts_for(rows, n, k, dtype, block_m, block_n, units) if split_k == 1 else 1
     if not b_transposed and (not reads_b_k_major(dtype) or (b_bound and dtype in MN_MAJOR_B)):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
                                 swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
-                                split_k=split_k, block_m=block_m)
+                                split_k=split_k, block_m=block_m, parts=parts)
     product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
                          out_dtype=out_dtype, block_n=block_n, split_k=split_k,
-                         halves=halves if b_transposed else None, block_m=block_m)
+                         halves=halves if b_transposed else None, block_m=block_m, parts=parts)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -321,7 +348,8 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                b_rows: bool = False, epilogue: Epilogue = IDENTITY_EPILOGUE,
                swiglu: bool = False, out_dtype: str | None = None,
                block_n: int = BLOCK_N, split_k: int = 1,
-               halves: str | None = None, block_m: int = BLOCK_M) -> KernelSource:
+               halves: str | None = None, block_m: int = BLOCK_M,
+               parts: int = 1) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -341,7 +369,16 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     rows ``[0, N / 2)`` and ``[N / 2, N)``, not interleaved: the kernel pairs them as it
     copies B's tile into the stages, column ``2 j`` from row ``j`` of the `halves` half
     (``"first"`` or ``"second"``: the gate's), ``2 j + 1`` from row ``j`` of the other
-    (`b_row`), so that B can be a model's gate and up weights where they lie."""
+    (`b_row`), so that B can be a model's gate and up weights where they lie.
+
+    With `parts` > 1 (not with `split_k`) each block of C is summed in the kernel from `parts`
+    work-groups, the ``p``-th taking the ``p``-th part of K: each writes its float32
+    accumulators into ``partials[p]`` (`Scratch`: ``parts x blocks x block_m x block_n``
+    floats), fences them and counts itself in ``arrivals[block]``; the last of the block's to
+    arrive adds the parts in order of ``p`` (the same sum whichever arrives last), sets the
+    count back to 0 for the next launch, and goes on as a whole product's work-group does
+    (epilogue, SwiGLU, C in its type). ``arrivals`` must be zero before the first launch
+    (`Scratch.zeroed`); the kernel leaves it so."""
     if block_m not in BLOCK_MS:
         raise ValueError(f"kernel '{name}': blocks of {block_m} rows; the kernel takes "
                          f"{' or '.join(map(str, BLOCK_MS))}")
@@ -363,6 +400,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     if split_k < 1 or k % split_k or (k // split_k) % block_k(dtype):
         raise ValueError(f"kernel '{name}': K {k} in {split_k} parts is not whole steps of "
                          f"{block_k(dtype)}")
+    if parts < 1 or k % parts or (k // parts) % block_k(dtype) or (parts > 1 and split_k > 1):
+        raise ValueError(f"kernel '{name}': K {k} summed from {parts} parts in the kernel is not "
+                         f"whole steps of {block_k(dtype)} (or is split along K as well)")
     if split_k > 1 and (swiglu or epilogue is not IDENTITY_EPILOGUE or out_dtype != "f32"):
         raise ValueError(f"kernel '{name}': a product split along K stores float32 partial "
                          "products, without an epilogue")
@@ -371,8 +411,14 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                          f"16-bit operands without SwiGLU; not '{out_dtype}'")
     check_epilogue_names(name, epilogue, RESERVED_NAMES, ACCUMULATORS, "the accumulators d<i>")
     storage = half.STORAGE[dtype]
+    blocks = (m // block_m) * (n // block_n)
+    scratch = () if parts == 1 else (
+        Scratch("partials", parts * blocks * block_m * block_n * 4),
+        Scratch("arrivals", blocks * 4, zeroed=True))
     args = (KernelArg("lhs", "in", storage), KernelArg("rhs" if b_rows else "rhs_t", "in", storage),
-            KernelArg("out", "out", half.STORAGE[out_dtype]), *epilogue.params)
+            KernelArg("out", "out", half.STORAGE[out_dtype]), *epilogue.params,
+            *(KernelArg(s.arg, "out", "float" if s.arg == "partials" else "uint")
+              for s in scratch))
     identity = epilogue is IDENTITY_EPILOGUE
     threads = threads_of(block_m)
     attribute = f"__attribute__((reqd_work_group_size({threads}, 1, 1)))"
@@ -380,6 +426,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
               f"{block_m}x{block_n} blocks, {STAGES} stages"
               + (f", K in {split_k} parts" if split_k > 1 else "")
+              + (f", K in {parts} parts summed in the kernel" if parts > 1 else "")
               + (", SwiGLU of column pairs" if swiglu else "")
               + (f", B in halves ({halves} even)" if halves else "") + "\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
@@ -389,10 +436,10 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + _load_stage(name, n, k, dtype, b_rows, block_n, halves, block_m)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
               + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
-                      out_dtype, block_n, split_k, halves is not None, block_m)
+                      out_dtype, block_n, split_k, halves is not None, block_m, parts)
               + "}\n")
-    groups = (m // block_m) * (n // block_n) * split_k
-    return KernelSource(name, source, args, (groups * threads,), (threads,))
+    groups = blocks * split_k * parts
+    return KernelSource(name, source, args, (groups * threads,), (threads,), scratch=scratch)
 
 
 def _swiglu_function(name: str) -> str:
@@ -456,7 +503,7 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: in
 
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
           epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int,
-          split_k: int, halves: bool = False, block_m: int = BLOCK_M) -> str:
+          split_k: int, halves: bool = False, block_m: int = BLOCK_M, parts: int = 1) -> str:
     eb = element_bytes(dtype)
     ceb = element_bytes(out_dtype)  # C's element bytes
     stage = stage_bytes(block_n, block_m)
@@ -498,8 +545,8 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
             stores.append(f"    {half.vstore(out_dtype, 2, value, '0', at)};")
     store_text = "\n".join(stores)
     dist = STAGES - 2
-    # work-group `part` of a K split in `split_k` takes K [part * k_part, (part + 1) * k_part)
-    k_part, groups = k // split_k, (m // block_m) * (n // block_n)
+    # work-group `part` of K in `split_k` (or `parts`) takes K [part * k_part, (part + 1) * k_part)
+    k_part, groups = k // max(split_k, parts), (m // block_m) * (n // block_n)
     b_glob = (f"(ulong)(rhs + (size_t)bn * {block_n} + (size_t)part * {k_part * n})" if b_rows
               else f"(ulong)(rhs_t + (size_t)bn * {block_n // 2 * k} + part * {k_part})"
               if halves  # each half's rows of the block: block_n / 2 from bn * block_n / 2 on
@@ -509,7 +556,9 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     epilogue_place = "" if epilogue is None else (
         f"    const int erow = bm * {block_m} + wg * 64 + lr, "
         f"ecol = bn * {block_n} + (lane & 3) * 2;\n")
+    last = "    __local int last_part;\n" if parts > 1 else ""
     return f"""    __local uint4 smem[{STAGES * stage // 16}] __attribute__((aligned(1024)));
+{last}
     const int tid = get_local_id(0), part = get_group_id(0) / {groups};
     const int pid = get_group_id(0) % {groups};
     const int num_m = {m // block_m}, in_group = {8 * (n // block_n)};
@@ -545,7 +594,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     }}
     float {', '.join(accs)};
     asm volatile("// FUSEC_WGMMA_DONE {n_acc} {names}" : {outs} :: "memory");
-    const int lane = tid & 31, warp = (tid >> 5) & 3;
+{_sum_parts(accs, parts, groups, threads) if parts > 1 else ""}    const int lane = tid & 31, warp = (tid >> 5) & 3;
     // both warpgroups' wgmmas have read every stage: C is staged in the stage buffers
     asm volatile("bar.sync 1, {threads};" ::: "memory");
     __local uchar *stg = (__local uchar *)smem + wg * {64 * row_bytes};
@@ -561,6 +610,43 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
                            + bn * {block_out}) * {ceb};
         *(__global uint4 *)((__global uchar *){out_base} + at + chunk * 16) = val;
     }}
+"""
+
+
+def _sum_parts(accs: list[str], parts: int, blocks: int, threads: int) -> str:
+    """The sum of a block's `parts` in the kernel (`gemm_wgmma`'s `parts`): thread ``tid``'s
+    accumulators in fours at ``partials[((part * blocks + pid) * len(accs) / 4 + j) * threads
+    + tid]`` (each float4 of a part's block read by consecutive threads), the fence and count,
+    and in the last work-group to arrive the parts added in order of ``p``, read past the L1
+    cache (``volatile``: the other work-groups wrote them on other units)."""
+    fours = len(accs) // 4
+    four = [", ".join(accs[4 * j:4 * j + 4]) for j in range(fours)]
+    at = f"((size_t)(p * {blocks} + pid) * {fours}) * {threads} + tid"
+    writes = "\n".join(f"        mine[{j * threads}] = (float4)({four[j]});" for j in range(fours))
+    adds = "\n".join(
+        f"        {{ float4 sum = part == 0 ? (float4)({four[j]}) : parts_in[{j * threads}];\n"
+        f"          for (int p = 1; p < {parts}; ++p)\n"
+        f"              sum += p == part ? (float4)({four[j]}) : parts_in[p * {blocks * fours * threads} + {j * threads}];\n"
+        + "".join(f"          {a} = sum.s{i};\n" for i, a in enumerate(accs[4 * j:4 * j + 4]))
+        + "        }"
+        for j in range(fours))
+    return f"""    {{  // K in {parts} parts: this part's block into partials, then counted
+        const int p = part;
+        __global float4 *mine = (__global float4 *)partials + {at};
+{writes}
+    }}
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    if (tid == 0) last_part = atomic_inc(arrivals + pid) == {parts - 1};
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!last_part) return;
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    {{  // the last to arrive: the parts in order, its own from its registers
+        const int p = 0;
+        volatile __global const float4 *parts_in = (volatile __global const float4 *)partials + {at};
+{adds}
+    }}
+    if (tid == 0) arrivals[pid] = 0;
 """
 
 

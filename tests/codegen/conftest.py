@@ -24,9 +24,9 @@ Launch = Callable[..., dict[str, np.ndarray]]
 SCALAR_TYPES = {"int": np.int32, "float": np.float32}
 
 NAN_BITS = {"float": (np.float32, np.nan), "half": (np.float16, np.nan),
-            "ushort": (np.uint16, 0x7FC0), "int": (np.int32, -1)}
+            "ushort": (np.uint16, 0x7FC0), "int": (np.int32, -1), "uint": (np.uint32, 0xFFFFFFFF)}
 """Buffer element type -> host dtype and its NaN (bf16 buffers hold bit patterns; int
-buffers -1)."""
+buffers -1, uint ones all ones)."""
 
 
 def nan_filled(shape: tuple[int, ...], dtype: str) -> np.ndarray:
@@ -47,16 +47,21 @@ def launch(cpu_device: OpenCLDevice) -> Launch:
     """``launch(kernel, inputs, outputs)``: run `kernel` once.
 
     `inputs` maps each "in" buffer and scalar parameter to its value, `outputs` each "out"
-    buffer to its shape; returns the output arrays by name.
+    buffer to its shape; returns the output arrays by name. A kernel's scratch buffers
+    (`KernelSource.scratch`) are made here as the program makes them (a zeroed one zero, the
+    others NaN) and returned too, as flat arrays; `launches` runs the kernel that many times
+    over the same buffers (what a second launch finds in the scratch counts).
     """
 
     def run(kernel: KernelSource, inputs: Mapping[str, object],
-            outputs: Mapping[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
+            outputs: Mapping[str, tuple[int, ...]], launches: int = 1) -> dict[str, np.ndarray]:
         context, queue = cpu_device.context, cpu_device.queue
         program = get_program(cpu_device, kernel.source, kernel.build_options)
         flags = cl.mem_flags
         values: list[object] = []
         results: dict[str, tuple[np.ndarray, cl.Buffer]] = {}
+        scratch = {s.arg: s for s in kernel.scratch}
+        outputs = {**outputs, **{s.arg: (s.nbytes // 4,) for s in kernel.scratch}}
         for arg in kernel.args:
             if arg.kind == "in":
                 host = np.ascontiguousarray(inputs[arg.name])
@@ -64,6 +69,8 @@ def launch(cpu_device: OpenCLDevice) -> Launch:
                                         hostbuf=host))
             elif arg.kind == "out":
                 host = nan_filled(outputs[arg.name], arg.dtype)
+                if arg.name in scratch and scratch[arg.name].zeroed:
+                    host[...] = 0
                 buffer = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR,
                                    hostbuf=host)
                 results[arg.name] = (host, buffer)
@@ -73,7 +80,8 @@ def launch(cpu_device: OpenCLDevice) -> Launch:
         assert set(inputs) | set(outputs) == {arg.name for arg in kernel.args}
         cl_kernel = cl.Kernel(program, kernel.name)
         cl_kernel.set_args(*values)
-        cl.enqueue_nd_range_kernel(queue, cl_kernel, kernel.global_size, kernel.local_size)
+        for _ in range(launches):
+            cl.enqueue_nd_range_kernel(queue, cl_kernel, kernel.global_size, kernel.local_size)
         for host, buffer in results.values():
             cl.enqueue_copy(queue, host, buffer)
         queue.finish()

@@ -26,6 +26,7 @@ from fusec.codegen.kernels.gemm_wgmma import (
     fits,
     gemm_plan,
     gemm_wgmma,
+    parts_for,
     transpose,
     why_not,
 )
@@ -489,8 +490,9 @@ def test_products_of_whole_tiles_run_on_wgmma_split_only_into_deep_parts(set_kno
     without wgmma are split along K on the mma.sync kernels; with it they run on wgmma in
     128 x 128 blocks (the lowering's gemm-whole-tile, set by the driver), with the knob
     `wgmma_split_k` split along K only into parts at least 512 deep (`whole_tile_split`):
-    128 x 768 x 3072 in 6, 36 blocks; without it, whole."""
-    set_knobs(wgmma_split_k=True)
+    128 x 768 x 3072 in 6, 36 blocks; without it, whole. (With the knob `wgmma_sum_parts`,
+    on by default, such products are split in the kernel instead.)"""
+    set_knobs(wgmma_split_k=True, wgmma_sum_parts=False, wgmma_short_blocks=False)
     m, n, k = shape
     h200 = replace(NVIDIA_H, compute_units=132)
     plan = plan_of(m, n, k, "f16", h200)
@@ -500,23 +502,26 @@ def test_products_of_whole_tiles_run_on_wgmma_split_only_into_deep_parts(set_kno
     without = plan_of(m, n, k, "f16", replace(h200, wgmma=False))
     assert any("split_sum" in launch.kernel for launch in without.launches)
     assert "FUSEC_WGMMA" not in without.source
-    set_knobs(wgmma_split_k=False)
+    set_knobs(wgmma_split_k=False, wgmma_short_blocks=False)
     whole = plan_of(m, n, k, "f16", h200)
     assert not any("split_sum" in launch.kernel for launch in whole.launches)
     assert "128x128 blocks" in whole.source
 
 
 def test_with_short_blocks_a_batch_1_product_runs_in_blocks_of_64_rows(set_knobs):
-    """With the knob `wgmma_short_blocks` (off by default, not yet measured) a product whose
-    128-row blocks would occupy at most half of the H200's 132 units runs in 64-row blocks
-    (`block_m_for`): GPT-2 small's 128 x 768 (6 blocks) and 128 x 3072 (24); at 2048 rows
-    (96 blocks) it keeps 128. Off, 128 everywhere."""
-    assert block_m_for(128, 768, 128, 132) == 128  # the knob off (the default)
+    """With the knob `wgmma_short_blocks` (on by default) a product whose 128-row blocks
+    would occupy at most half of the H200's 132 units runs in 64-row blocks (`block_m_for`):
+    GPT-2 small's 128 x 768 (6 blocks) and 128 x 3072 (24); at 2048 rows (96 blocks) it keeps
+    128. Off, 128 everywhere."""
+    assert knobs.knob("wgmma_short_blocks").default
+    set_knobs(wgmma_short_blocks=False)
+    assert block_m_for(128, 768, 128, 132) == 128
     set_knobs(wgmma_short_blocks=True)
     assert [block_m_for(m, n, 128, 132) for m, n in [(128, 768), (128, 3072), (256, 2048),
                                                      (2048, 768), (4096, 768)]] == [
         64, 64, 64, 128, 128]
     assert block_m_for(128, 768, 128, None) == 128  # the units unknown
+    set_knobs(wgmma_short_blocks=True, wgmma_sum_parts=False)
     h200 = replace(NVIDIA_H, compute_units=132)
     plan = plan_of(128, 768, 768, "f16", h200)
     assert "64x128 blocks" in plan.source
@@ -564,3 +569,97 @@ def test_a_split_k_takes_whole_steps_float32_and_no_epilogue():
                                     "f16", False, "f32", 2)
     assert why_not(NVIDIA_H, 1, 128, 256, 256, False, IDENTITY_EPILOGUE, "f16", False, "f32",
                    2) is None
+
+
+@pytest.mark.parametrize(("dtype", "b_rows", "block_n", "block_m", "parts"),
+                         [("f16", False, 128, 64, 4), ("bf16", True, 256, 128, 3),
+                          ("f32", False, 128, 128, 2), ("f16", True, 128, 64, 3)],
+                         ids=["f16-short-4", "bf16-b-rows-3", "tf32-2", "f16-b-rows-short-3"])
+def test_parts_summed_in_the_kernel_give_the_whole_product_with_its_epilogue(
+        launch, dtype, b_rows, block_n, block_m, parts):
+    """With `parts` each block of C is summed in the kernel from that many work-groups' float32
+    partial blocks (K in `parts` parts) by the last of them to arrive, then the epilogue
+    (bias, GELU, residual) and C in the operands' type: the whole product's result, in two
+    launches over the same scratch (the first must set the counts back to 0, or the second
+    stores nothing and C keeps its NaNs), the counts left 0. Adversarial parts: A's columns
+    of the first part scaled by 64, so that a part dropped or added twice shows."""
+    m, n, k = 256, 2 * block_n, parts * 128
+    a, b_t, a32, b32 = operands(dtype, m, n, k, seed=21)
+    a32 = a32.copy()
+    a32[:, :k // parts] *= 64.0
+    a = {"f16": lambda x: x.astype(np.float16), "bf16": bf16_bits,
+         "f32": lambda x: x.astype(np.float32)}[dtype](a32)
+    a32 = as_float(a, dtype) if dtype != "f32" else a
+    rng = np.random.default_rng(22)
+    bias = rng.uniform(-1, 1, n).astype(np.float32)
+    res = rng.uniform(-4, 4, (m, n)).astype(np.float16)
+    kernel = gemm_wgmma("gemm_parts", m, n, k, dtype, b_rows=b_rows, epilogue=residual_gelu(n),
+                        block_n=block_n, block_m=block_m, parts=parts)
+    blocks = (m // block_m) * (n // block_n)
+    assert kernel.global_size == (blocks * parts * 2 * block_m,)
+    assert [arg.name for arg in kernel.args][-2:] == ["partials", "arrivals"]
+    assert [(s.arg, s.zeroed) for s in kernel.scratch] == [("partials", False),
+                                                           ("arrivals", True)]
+    assert f"K in {parts} parts summed in the kernel" in kernel.source
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    got = launch(kernel, {"lhs": a, **b_in, "bias": bias, "res": res}, {"out": (m, n)},
+                 launches=2)
+    assert not got["arrivals"].any()
+    x = a32.astype(np.float64) @ b32.T.astype(np.float64) + bias
+    want = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2))) + res.astype(np.float32)
+    error = float(np.abs(as_float(got["out"], dtype) - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+def test_parts_summed_in_the_kernel_apply_the_swiglu_epilogue_with_b_in_halves(launch):
+    m, n, k = 128, 512, 256
+    a, b_t, a32, b32 = operands("f16", m, n, k, seed=23)
+    kernel = gemm_wgmma("gemm_psw", m, n, k, "f16", swiglu=True, block_n=256, halves="first",
+                        block_m=64, parts=2)
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    got = launch(kernel, {"lhs": a, "rhs_t": b_t}, {"out": (m, n // 2)})
+    half_n = n // 2
+    paired = np.empty_like(b32)  # column 2 j: gate j (the first half), 2 j + 1: up j
+    paired[0::2], paired[1::2] = b32[:half_n], b32[half_n:]
+    want = swiglu_of_pairs(a32.astype(np.float64) @ paired.T.astype(np.float64))
+    error = float(np.abs(got["out"].astype(np.float64) - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE["f16"] and not got["arrivals"].any()
+
+
+def test_parts_are_whole_steps_and_not_with_a_split_k():
+    with pytest.raises(ValueError, match="not whole steps"):
+        gemm_wgmma("g", 128, 256, 192, "f16", parts=2)
+    with pytest.raises(ValueError, match="split along K as well"):
+        gemm_wgmma("g", 128, 256, 512, "f16", out_dtype="f32", split_k=2, parts=2)
+
+
+def test_a_batch_1_product_is_summed_from_parts_in_one_launch(set_knobs):
+    """With the knob `wgmma_sum_parts` (off by default: not faster on the H200) a product whose blocks would occupy at most half
+    of the H200's 132 units is summed in the kernel from up to 4 parts of at least 2 steps
+    (`parts_for`), all its work-groups on the units at once: one launch, a scratch of its
+    float32 parts and a zeroed buffer of counts (one each for the program); a product that
+    fills the device, whole."""
+    assert not knobs.knob("wgmma_sum_parts").default
+    set_knobs(wgmma_sum_parts=True, wgmma_short_blocks=False)
+    assert parts_for(128, 768, 768, "f16", 128, 128, 132) == 4  # 6 blocks
+    assert parts_for(128, 768, 192, "f16", 128, 128, 132) == 1  # 3 steps: no 2 parts of 2
+    assert parts_for(128, 768, 256, "f16", 128, 128, 132) == 2  # 4 steps
+    assert parts_for(2048, 768, 768, "f16", 128, 128, 132) == 1  # 96 blocks
+    assert parts_for(128, 3072, 768, "f16", 64, 128, 132) == 2  # 48 blocks, 96 with 2 parts
+    assert parts_for(128, 768, 768, "f16", 128, 128, None) == 1
+    h200 = replace(NVIDIA_H, compute_units=132)
+    plan = plan_of(128, 768, 768, "f16", h200)
+    assert not any("split_sum" in launch.kernel for launch in plan.launches)
+    assert "K in 4 parts summed in the kernel" in plan.source
+    transpose_b, product = plan.launches  # B is not bound here: transposed each call
+    assert product.global_size == (6 * 4 * 256,)
+    partials, arrivals = (plan.buffers[i] for i in product.buffers[-2:])
+    assert partials.role == "intermediate" and partials.nbytes == 4 * 128 * 768 * 4
+    assert arrivals.role == "zeroed" and arrivals.nbytes == 6 * 4
+    assert arrivals.data is not None and not arrivals.data.any()
+    assert "summed in the kernel" not in plan_of(2048, 768, 768, "f16", h200).source
+    set_knobs(wgmma_sum_parts=False)
+    assert "summed in the kernel" not in plan_of(128, 768, 768, "f16", h200).source

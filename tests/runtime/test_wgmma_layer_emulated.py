@@ -66,7 +66,7 @@ def emulated_plan(plan: ProgramPlan) -> ProgramPlan:
     return replace(plan, source=source, kernel_lines=tuple(kernel_lines))
 
 
-@pytest.mark.parametrize("layer", ["b2", "b1-split", "b1-short"])
+@pytest.mark.parametrize("layer", ["b2", "b1-split", "b1-short", "b1-sum"])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_reference(
         set_knobs, dtype, layer):
@@ -76,9 +76,12 @@ def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_refer
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
 
-    split = layer.startswith("b1")  # b1-short: in blocks of 64 rows (`block_m_for`)
+    # b1-short: in blocks of 64 rows (`block_m_for`); b1-sum: so, with each product's parts
+    # summed in the kernel (`parts_for`), its scratch buffers from the program
+    split = layer.startswith("b1")
+    summed = layer == "b1-sum"
     set_knobs(wgmma_layer_gemms=True, wgmma_split_k=split,
-              wgmma_short_blocks=layer == "b1-short")
+              wgmma_short_blocks=layer in ("b1-short", "b1-sum"), wgmma_sum_parts=summed)
     text = (LAYER_B1 if split else LAYER).replace("xT>", f"x{dtype}>")
     reference_module = load(text)
     names = ["x", *WEIGHTS]
@@ -95,19 +98,26 @@ def test_a_layer_on_wgmma_with_its_epilogues_and_bound_weights_matches_the_refer
     assert len(products) == 2, [launch.kernel for launch in plan.launches]
     assert not any(launch.kernel.endswith("_bt") for launch in plan.launches)
     sums = [launch for launch in plan.launches if "split_sum" in launch.kernel]
-    if split:  # the second product's parts, then their sum with the residual
+    if summed:  # 128 x 1024 x 256 in 2 parts, 128 x 256 x 1024 in 4, each one launch
+        assert not sums and "K in 2 parts summed" in plan.source
+        assert "K in 4 parts summed" in plan.source
+        scratch = {plan.buffers[b].role for launch in products for b in launch.buffers[-2:]}
+        assert scratch == {"intermediate", "zeroed"}
+    elif split:  # the second product's parts, then their sum with the residual
         assert len(sums) == 1 and "K in 2 parts" in plan.source
         assert len(products[0].buffers) > 3 and len(products[1].buffers) == 3
         assert len(sums[0].buffers) > 2
     else:
         assert not sums and all(len(launch.buffers) > 3 for launch in products)
     short = re.findall(r"on wgmma, \w+, 64x\d+ blocks", plan.source)
-    assert (len(short) == 2) == (layer == "b1-short"), short
+    assert (len(short) == 2) == (layer in ("b1-short", "b1-sum")), short
     # bound weights stored [N, K] in every type (nn.Linear's layout)
     assert [s.panels for s in plan.inputs if s.name in ("w1", "w2")] == [1, 1]
 
     device = select_device("cpu")
-    got = Executable(emulated_plan(plan), device, bound)(args[0])
+    exe = Executable(emulated_plan(plan), device, bound)
+    exe(args[0])  # a second call finds the counts the first left (zero, or no C is stored)
+    got = exe(args[0])
     got = got[0] if isinstance(got, list | tuple) else got
     cpu = fusec.compile(text, device="cpu", params=params)(args[0])
     cpu = cpu[0] if isinstance(cpu, list | tuple) else cpu

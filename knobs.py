@@ -101,7 +101,9 @@ four, BERT-base's at S=512 the same: 0.0115 against 0.0111), 128 x 768 x 3072 0.
 parts against 0.0176; GPT-2 small f16 at batch 1 through the torch backend, the two in the same
 turns: 0.632 ms of kernels against 0.665 (...-s17-gpt2-b1-short.json), and 0.601 against 0.696
 with `wgmma_sum_parts` on (...-s17-sum-parts.log); the wall time the same (1.47 and 1.47 ms;
-1.09 and 1.12).""",
+1.09 and 1.12). Both models with both knobs on, in one run (...-s17-b1-knobs.log): GPT-2 small
+0.607 ms of kernels against 0.709 in 128-row blocks, BERT-base 0.527 against 0.600 (wall 0.672
+against 0.715 ms).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_split_k", True, """\
 A `wgmma` product of whole tiles with too few outputs to fill the device (a batch-1 model's
@@ -134,12 +136,16 @@ block's to arrive adds the parts in a fixed order and applies the epilogue. One 
 epilogue kept in it, the sum the same whichever part arrives last. Such products are then not
 split into two launches (the knob `wgmma_split_k`). Off, they are split so or run whole.
 
-Off: on the H200 (2026-12-03, session 17, bench/results/h200-2026-12-03-s17-sum-parts.log) it
-did not make the batch-1 products faster: 128 x 768 x 768 took 0.0099-0.0103 ms in 2-4 parts
-of 64-row blocks against 0.0094 whole (cuBLAS 0.0032), and a product took about as long
-whatever its number of blocks or steps (6 blocks of 12 steps 0.0116 ms, 96 of 12 steps 0.0118,
-12 x 6 of 2 steps 0.0110): what a batch-1 product costs is not its work spread over too few
-units. GPT-2 small f16 at batch 1, the same turns: 0.696 ms of kernels with it, 0.664 without.""",
+On the H200 (2026-12-03, session 17), with 64-row blocks (`wgmma_short_blocks`), through the
+torch backend at batch 1 in f16, the two timed in the same turns
+(bench/results/h200-2026-12-03-s17-b1-knobs.log): GPT-2 small 0.607 ms of kernels against
+0.637 without it (its GEMMs 0.436 against 0.446 plus the split sums), BERT-base 0.527 against
+0.544; the wall time 1.437 against 1.340 ms for GPT-2 (a call there is bound by the host, at
+twice its kernel time, and moves by that much between runners) and 0.672 against 0.673 for
+BERT: on. Alone, in the sweep of single products with the weights in L2
+(`python -m fusec.bench.split_k_sweep`, ...-s17-sum-parts.log), it gained nothing: 128 x 768 x
+768 took 0.0099-0.0103 ms in 2-4 parts against 0.0094 whole, by OpenCL's events, which count
+about 5.5 us of any kernel (bench/probe_kernel_floor.py, ...-s17-event-floor.log).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in

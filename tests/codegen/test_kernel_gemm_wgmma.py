@@ -637,13 +637,13 @@ def test_parts_are_whole_steps_and_not_with_a_split_k():
 
 
 def test_a_batch_1_product_is_summed_from_parts_in_one_launch(set_knobs):
-    """With the knob `wgmma_sum_parts` (off by default: not faster on the H200) a product whose blocks would occupy at most half
+    """With the knob `wgmma_sum_parts` (on by default) a product whose blocks would occupy at most half
     of the H200's 132 units is summed in the kernel from up to 4 parts of at least 2 steps
     (`parts_for`), all its work-groups on the units at once: one launch, a scratch of its
     float32 parts and a zeroed buffer of counts (one each for the program); a product that
     fills the device, whole."""
-    assert not knobs.knob("wgmma_sum_parts").default
-    set_knobs(wgmma_sum_parts=True, wgmma_short_blocks=False)
+    assert knobs.knob("wgmma_sum_parts").default
+    set_knobs(wgmma_short_blocks=False)
     assert parts_for(128, 768, 768, "f16", 128, 128, 132) == 4  # 6 blocks
     assert parts_for(128, 768, 192, "f16", 128, 128, 132) == 1  # 3 steps: no 2 parts of 2
     assert parts_for(128, 768, 256, "f16", 128, 128, 132) == 2  # 4 steps

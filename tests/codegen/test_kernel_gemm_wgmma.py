@@ -10,6 +10,7 @@ instructions, their PTX patched by `fusec.codegen.ptx_patch` in the program buil
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import replace
@@ -31,6 +32,7 @@ from fusec.codegen.kernels.gemm_wgmma import (
     why_not,
 )
 from fusec.dtypes import bf16_bits, bf16_to_f32
+from fusec.runtime.plan_codec import decode_plan, encode_plan
 from tests.codegen.test_kernel_gemm_mma import MMA
 
 SHAPES = [(128, 256, 64), (256, 512, 256), (1152, 256, 128)]  # 9 block rows: a short group
@@ -660,6 +662,10 @@ def test_a_batch_1_product_is_summed_from_parts_in_one_launch(set_knobs):
     assert partials.role == "intermediate" and partials.nbytes == 4 * 128 * 768 * 4
     assert arrivals.role == "zeroed" and arrivals.nbytes == 6 * 4
     assert arrivals.data is not None and not arrivals.data.any()
+    data, arrays = encode_plan(plan)  # an artifact carries the counts' role and zeros
+    shipped = decode_plan(json.loads(json.dumps(data)), arrays.__getitem__)
+    assert shipped.buffers[product.buffers[-1]] == arrivals
+    assert np.array_equal(shipped.buffers[product.buffers[-1]].data, arrivals.data)
     assert "summed in the kernel" not in plan_of(2048, 768, 768, "f16", h200).source
     set_knobs(wgmma_sum_parts=False)
     assert "summed in the kernel" not in plan_of(128, 768, 768, "f16", h200).source

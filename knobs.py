@@ -110,7 +110,8 @@ A `wgmma` product of whole tiles with too few outputs to fill the device (a batc
 128-row products) is split along K into parts at least 512 deep (`template_ops.whole_tile_split`):
 each part's work-groups write float32 partial products and a second launch adds them and
 applies the epilogue. Off, such products run whole: fewer work-groups than the device has
-units, but one launch.
+units, but one launch. With `wgmma_sum_parts` on (the default since session 17) such products
+are split in the kernel instead and this knob changes nothing.
 
 A batch-1 GPT-2 small's 128 x 768 x 3072 product is 6 blocks of 128 x 128 on the H200's 132
 units; in 6 parts, 36. On the H200 (2026-12-02, bench/results/h200-2026-12-02-s13-models.log

@@ -14,7 +14,11 @@ comments that carry their operands instead (the compiler puts the real register 
 - ``// FUSEC_WGMMA_DONE <n> %f1, ..., %fn``: ``wgmma.wait_group 0`` and the accumulators moved
   into the C floats;
 - ``// FUSEC_FENCE_PROXY_ASYNC``: ``fence.proxy.async.shared::cta`` (``cp.async`` writes seen by
-  the ``wgmma`` reads).
+  the ``wgmma`` reads);
+- ``// FUSEC_FENCE_GPU``: ``fence.acq_rel.gpu`` (a work-group's global writes seen by the other
+  work-groups before its count, `gemm_wgmma`'s parts summed in the kernel: OpenCL's
+  ``mem_fence(CLK_GLOBAL_MEM_FENCE)`` compiles to ``membar.cta`` there, which does not order
+  them for another unit).
 
 `patch` rewrites them and raises ``.target sm_90`` to ``sm_90a``; the runtime builds the
 result as a program binary (`fusec.runtime.program_cache`). A pure text function, so it is
@@ -28,12 +32,13 @@ from __future__ import annotations
 
 import re
 
-PATCH_VERSION = 2
+PATCH_VERSION = 3
 
 MARK = "FUSEC_WGMMA_STEP"
 """A source holding this needs `patch` before it can run."""
 
 FENCE = "// FUSEC_FENCE_PROXY_ASYNC"
+FENCE_GPU = "// FUSEC_FENCE_GPU"
 INIT = re.compile(r"^[ \t]*// FUSEC_WGMMA_INIT (\d+)[ \t]*$", re.M)
 STEP = re.compile(r"^[ \t]*// FUSEC_WGMMA_STEP (\S+) (\d+) (\d+) (\d+) ([01]) (\d+) (.*)$", re.M)
 DONE = re.compile(r"^[ \t]*// FUSEC_WGMMA_DONE (\d+) (.*)$", re.M)
@@ -63,6 +68,8 @@ def patch(ptx: str) -> str:
     out = "".join(parts)
     if FENCE in out:
         out = out.replace(FENCE, "fence.proxy.async.shared::cta;")
+    if FENCE_GPU in out:
+        out = out.replace(FENCE_GPU, "fence.acq_rel.gpu;")
     for pattern in (INIT, STEP, DONE):
         if pattern.search(out):
             raise PtxPatchError("a wgmma comment outside any .entry")

@@ -618,7 +618,9 @@ def _sum_parts(accs: list[str], parts: int, blocks: int, threads: int) -> str:
     accumulators in fours at ``partials[((part * blocks + pid) * len(accs) / 4 + j) * threads
     + tid]`` (each float4 of a part's block read by consecutive threads), the fence and count,
     and in the last work-group to arrive the parts added in order of ``p``, read past the L1
-    cache (``volatile``: the other work-groups wrote them on other units)."""
+    cache (``volatile``: the other work-groups wrote them on other units). The fences are
+    GPU-wide (`ptx_patch`'s ``FUSEC_FENCE_GPU``: OpenCL's ``mem_fence`` is only the
+    work-group's on NVIDIA), each thread's before the count, and after it before the reads."""
     fours = len(accs) // 4
     four = [", ".join(accs[4 * j:4 * j + 4]) for j in range(fours)]
     at = f"((size_t)(p * {blocks} + pid) * {fours}) * {threads} + tid"
@@ -635,12 +637,12 @@ def _sum_parts(accs: list[str], parts: int, blocks: int, threads: int) -> str:
         __global float4 *mine = (__global float4 *)partials + {at};
 {writes}
     }}
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    asm volatile("// FUSEC_FENCE_GPU" ::: "memory");
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     if (tid == 0) last_part = atomic_inc(arrivals + pid) == {parts - 1};
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!last_part) return;
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    asm volatile("// FUSEC_FENCE_GPU" ::: "memory");
     {{  // the last to arrive: the parts in order, its own from its registers
         const int p = 0;
         volatile __global const float4 *parts_in = (volatile __global const float4 *)partials + {at};
@@ -775,6 +777,8 @@ inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
             return "*(__local uint4 *)(sm + dst) = *(__global const uint4 *)g;"
         if text.startswith("bar.sync"):
             return "barrier(CLK_LOCAL_MEM_FENCE);"
+        if "FUSEC_FENCE_GPU" in text:
+            return "mem_fence(CLK_GLOBAL_MEM_FENCE);"
         if "FUSEC_WGMMA_INIT" in text:
             return f"float acc[{n_acc}]; for (int i = 0; i < {n_acc}; ++i) acc[i] = 0.0f;"
         if "FUSEC_WGMMA_STEP" in text:

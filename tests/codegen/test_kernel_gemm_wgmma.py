@@ -603,6 +603,9 @@ def test_parts_summed_in_the_kernel_give_the_whole_product_with_its_epilogue(
     assert [(s.arg, s.zeroed) for s in kernel.scratch] == [("partials", False),
                                                            ("arrivals", True)]
     assert f"K in {parts} parts summed in the kernel" in kernel.source
+    # the writes fenced GPU-wide before the count and the reads after it (`ptx_patch`)
+    assert kernel.source.count('asm volatile("// FUSEC_FENCE_GPU"') == 2
+    assert "mem_fence" not in kernel.source
     if MMA != "ptx":
         kernel = emulated(kernel)
     b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}

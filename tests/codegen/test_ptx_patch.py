@@ -172,3 +172,17 @@ def test_a_comment_outside_an_entry_is_refused():
 def test_tf32_b_is_refused_mn_major():
     with pytest.raises(PtxPatchError, match="only K-major"):
         patch(fusec_gemm("m64n256k8.f32.tf32.tf32 4 2 128 1 1"))
+
+
+def test_the_gpu_fence_comment_becomes_a_gpu_wide_fence():
+    """`gemm_wgmma`'s parts summed in the kernel fence their global writes GPU-wide
+    (``FUSEC_FENCE_GPU``): OpenCL's ``mem_fence`` is ``membar.cta`` on NVIDIA."""
+    source = fusec_gemm(F16_STEP)
+    proxy = comment_line(source, "FUSEC_FENCE_PROXY_ASYNC")
+    fenced = source.replace(proxy, f"{proxy}\n\t// FUSEC_FENCE_GPU", 1)
+    patched = patch(fenced)
+    assert "FUSEC_FENCE_GPU" not in patched
+    lines = patched.splitlines()
+    at = lines.index("\tfence.proxy.async.shared::cta;")
+    assert lines[at + 1] == "\tfence.acq_rel.gpu;"
+    assert patch(source).count("fence.acq_rel.gpu") == 0

@@ -146,7 +146,9 @@ twice its kernel time, and moves by that much between runners) and 0.672 against
 BERT: on. Alone, in the sweep of single products with the weights in L2
 (`python -m fusec.bench.split_k_sweep`, ...-s17-sum-parts.log), it gained nothing: 128 x 768 x
 768 took 0.0099-0.0103 ms in 2-4 parts against 0.0094 whole, by OpenCL's events, which count
-about 5.5 us of any kernel (bench/probe_kernel_floor.py, ...-s17-event-floor.log).""",
+about 5.5 us of any kernel (bench/probe_kernel_floor.py, ...-s17-event-floor.log). These
+figures were taken before the parts' writes were fenced GPU-wide (``fence.acq_rel.gpu``; OpenCL's
+``mem_fence`` had compiled to ``membar.cta``), and are not yet re-measured since.""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in

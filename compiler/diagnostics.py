@@ -9,10 +9,12 @@ first token, verifies op by op, and reports each error as one line::
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -75,6 +77,10 @@ class LineIndex:
 _INTEGER_TYPE = re.compile(r"[su]?i(\d+)$")
 MAX_INTEGER_WIDTH = (1 << 24) - 1
 """The widest integer type MLIR allows (``IntegerType::kMaxWidth``)."""
+MAX_DENSE_ELEMENTS = 1 << 28
+"""The most elements of a dense constant read from text: a splat is spelled out as a Python
+list of that many values (an f32 constant of 2^28 elements is 1 GiB, Llama-7B's embedding
+table 2^27)."""
 
 
 class LocatedParser(TemplateParser):
@@ -125,16 +131,34 @@ class LocatedParser(TemplateParser):
         return cached
 
     def _parse_optional_integer_or_float_type(self) -> TypeAttribute | None:
-        """As xDSL's, refusing an integer type wider than MLIR allows (`MAX_INTEGER_WIDTH`) at
-        its token: xDSL builds the bounds of such a type's values as Python integers, so a
-        mangled ``i4294967296`` took seconds per attribute (fuzz mutant 96)."""
+        """As xDSL's, refusing at its token an integer type wider than MLIR allows
+        (`MAX_INTEGER_WIDTH`: xDSL builds the bounds of such a type's values as Python
+        integers, so a mangled ``i4294967296`` took seconds per attribute, fuzz mutant 96) or
+        of no bits (``array<i0: 0>`` divided by its element size, fuzz mutant 102535)."""
         token = self._current_token
         if token.kind is MLIRTokenKind.BARE_IDENT:
             match = _INTEGER_TYPE.match(token.text)
             if match is not None and int(match.group(1)) > MAX_INTEGER_WIDTH:
                 raise ParseError(token.span, f"integer type {token.text} is wider than "
                                              f"{MAX_INTEGER_WIDTH} bits")
+            if match is not None and int(match.group(1)) == 0:
+                raise ParseError(token.span, f"integer type {token.text} has no bits; fusec "
+                                             "takes integers of 1 bit and more")
         return super()._parse_optional_integer_or_float_type()
+
+    def _parse_dense_literal_type(self) -> Any:
+        """As xDSL's, refusing the type of a dense constant of more than
+        `MAX_DENSE_ELEMENTS` elements before xDSL spells its splat out element by element
+        (``dense<1.0> : tensor<99999999999x9x5xf32>`` ran out of memory: fuzz mutant
+        100311)."""
+        start = self._current_token.span.start
+        parsed = super()._parse_dense_literal_type()
+        count = math.prod(parsed.get_shape())
+        if count > MAX_DENSE_ELEMENTS:
+            self.raise_error(f"a dense constant of {count} elements; fusec reads at most "
+                             f"{MAX_DENSE_ELEMENTS} (2^28) from text", start,
+                             self._current_token.span.start)
+        return parsed
 
     def parse_optional_attr_dict(self) -> dict[str, Attribute]:
         """An attribute dictionary seen before is looked up by its spelling, as types are
@@ -275,6 +299,9 @@ def parse_module(
                 # ``dense<-2.5> : tensor<3x2xcomplex<f32>>``, a real for a complex type)
                 raise FusecError(f"{current_token(parser, source)}: error: malformed input "
                                  "here (the parser could not read it)") from None
+            except MemoryError:
+                raise FusecError(f"{current_token(parser, source)}: error: out of memory reading "
+                                 "the input here") from None
             except OverflowError:
                 # A literal too large for its type, where xDSL's parser packs it
                 # (``arith.constant 0xff800000 : f16``, ``dense<0xff800000> : tensor<2xf16>``)

@@ -38,6 +38,11 @@ EXPECTED = {
     "hex-literal-overflow.mlir": "error: a number here is out of range for its type",
     # fuzz mutant 96: xDSL built its values' bounds as 2^32-bit integers, for seconds
     "huge-integer-width.mlir": "2:50: error: integer type i4294967296 is wider than 16777215 bits",
+    # fuzz mutant 102535: xDSL divided by the element size of an array<i0: ...>
+    "zero-width-integer.mlir": "2:39: error: integer type i0 has no bits",
+    # fuzz mutant 100311: xDSL spelled the splat out element by element, out of memory
+    "huge-splat.mlir": "2:42: error: a dense constant of 4499999999955 elements; fusec reads "
+                       "at most 268435456",
     "empty.onnx": "not an ONNX model",
     "random-bytes.onnx": "not an ONNX model",
     "text.onnx": "not an ONNX model",

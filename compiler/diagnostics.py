@@ -299,6 +299,11 @@ def parse_module(
                 # ``dense<-2.5> : tensor<3x2xcomplex<f32>>``, a real for a complex type)
                 raise FusecError(f"{current_token(parser, source)}: error: malformed input "
                                  "here (the parser could not read it)") from None
+            except NotImplementedError as e:
+                # xDSL packs constants' values with struct formats it has for some types
+                # only (``array<i632: 1>``: fuzz mutant 339001)
+                raise FusecError(f"{current_token(parser, source)}: error: a constant before "
+                                 f"here has values fusec cannot store ({e})") from None
             except MemoryError:
                 raise FusecError(f"{current_token(parser, source)}: error: out of memory reading "
                                  "the input here") from None

@@ -34,7 +34,13 @@ import numpy as np
 from .isolation import death
 
 ATOL, RTOL = 1e-4, 1e-3
-"""How close fusec's outputs must be to ONNX Runtime's (the tolerance of the ONNX tests)."""
+"""How close fusec's float32 outputs must be to ONNX Runtime's (the tolerance of the ONNX
+tests)."""
+HALF_TOLERANCE = 2e-2
+"""Atol and rtol for 16-bit outputs (float16, bfloat16), as the ONNX tests' f16 exports take
+(tests/frontends/test_hf_exports.py): the two runtimes round each op's result to 16 bits at
+different places, so an output may differ by a few ulps (0.002 at 2.3 in f16: a model fuzz
+run flagged the f16 Llama and Qwen2 exports for exactly that)."""
 
 
 @dataclass(frozen=True)
@@ -212,8 +218,10 @@ def compare(fusec_outputs: Path, expected: dict[str, np.ndarray]) -> str | None:
         if want.dtype.kind in "biu" or have.dtype.kind in "biu":
             same = np.array_equal(have.astype(np.int64), want.astype(np.int64))
         else:
-            same = np.allclose(have.astype(np.float64), want.astype(np.float64), ATOL, RTOL,
-                               equal_nan=True)
+            half = want.itemsize == 2 or have.itemsize == 2
+            atol, rtol = (HALF_TOLERANCE, HALF_TOLERANCE) if half else (ATOL, RTOL)
+            same = np.allclose(have.astype(np.float64), want.astype(np.float64),
+                               rtol=rtol, atol=atol, equal_nan=True)
         if not same:
             return f"output '{name}' differs from ONNX Runtime's"
     return None

@@ -140,3 +140,24 @@ def test_each_kind_of_failure_is_caught(models: list[Path], tmp_path: Path,
     assert "exit 0 but output 'out' differs from ONNX Runtime's" in report.failures[6]
     assert report.matched == 1 and len(report.refused) == 1
     assert (tmp_path / "failures" / "mutant-5" / "finding.txt").exists()
+
+
+def test_outputs_are_compared_at_their_types_tolerance(tmp_path: Path) -> None:
+    """f32 outputs within atol 1e-4 + rtol 1e-3 of ONNX Runtime's, 16-bit ones within 2e-2
+    (`model_oracle.HALF_TOLERANCE`): a two-ulp f16 difference at 1.28 (the f16 Llama export's,
+    in a model fuzz run) passes, which f32's tolerance refuses; ints exactly."""
+    from fusec.fuzz.model_oracle import compare
+
+    def outcome(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> str | None:
+        np.savez(tmp_path / "out.npz", **got)
+        return compare(tmp_path / "out.npz", want)
+
+    want16 = np.array([-1.2832031, 1.0], np.float16)
+    two_ulps = np.array([-1.2851562, 1.0], np.float16)
+    assert outcome({"y": two_ulps}, {"y": want16}) is None
+    assert outcome({"y": two_ulps.astype(np.float32)}, {"y": want16.astype(np.float32)})
+    assert outcome({"y": np.array([-1.34, 1.0], np.float16)}, {"y": want16})  # ~0.06 off
+    # f32: rtol 1e-3 of 10 (0.01) passes, 0.02 does not; atol 1e-4 near zero
+    assert outcome({"y": np.float32([10.009, 0.0])}, {"y": np.float32([10.0, 5e-5])}) is None
+    assert outcome({"y": np.float32([10.02, 0.0])}, {"y": np.float32([10.0, 0.0])})
+    assert outcome({"i": np.int64([3])}, {"i": np.int64([4])})

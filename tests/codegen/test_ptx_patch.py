@@ -186,3 +186,10 @@ def test_the_gpu_fence_comment_becomes_a_gpu_wide_fence():
     at = lines.index("\tfence.proxy.async.shared::cta;")
     assert lines[at + 1] == "\tfence.acq_rel.gpu;"
     assert patch(source).count("fence.acq_rel.gpu") == 0
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas")
+def test_the_gpu_fence_assembles_for_sm_90a(tmp_path):
+    source = fusec_gemm(F16_STEP)
+    proxy = comment_line(source, "FUSEC_FENCE_PROXY_ASYNC")
+    assemble(tmp_path, patch(source.replace(proxy, f"{proxy}\n\t// FUSEC_FENCE_GPU", 1)))

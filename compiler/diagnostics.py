@@ -307,6 +307,13 @@ def parse_module(
             except MemoryError:
                 raise FusecError(f"{current_token(parser, source)}: error: out of memory reading "
                                  "the input here") from None
+            except ValueError as e:
+                # xDSL's integer constants refuse a value outside their type
+                # (``dense<[0, 99999999999]> : tensor<2xi32>``: fuzz mutant 505064)
+                if "out of range" not in str(e):
+                    raise
+                raise FusecError(f"{current_token(parser, source)}: error: a number before here "
+                                 f"is out of range for its type ({first_line(str(e))})") from None
             except OverflowError:
                 # A literal too large for its type, where xDSL's parser packs it
                 # (``arith.constant 0xff800000 : f16``, ``dense<0xff800000> : tensor<2xf16>``)

@@ -415,6 +415,8 @@ class ReshapeTowardInputs(RewritePattern):
                     rewriter.erase(source)
             return
         readers = [use.operation for use in op.input.uses]
+        if len(shape_of(op.result)) < 2:
+            return  # it would reach the GEMM as a vector: a GEMM reads [..., M, K] (fuzz 600111)
         if source is None or not keeps_last_axis(op) or not all(
                 isinstance(r, nn.ReshapeOp) and r.result.type == op.result.type
                 for r in readers) or not ends_at_gemm(op.input):

@@ -40,6 +40,9 @@ EXPECTED = {
     "huge-integer-width.mlir": "2:50: error: integer type i4294967296 is wider than 16777215 bits",
     # fuzz mutant 102535: xDSL divided by the element size of an array<i0: ...>
     "zero-width-integer.mlir": "2:39: error: integer type i0 has no bits",
+    # fuzz mutant 505064: xDSL's ValueError for an integer outside its type
+    "int-literal-out-of-range.mlir": "2:68: error: a number before here is out of range for "
+                                     "its type (Integer value 99999999999 is out of range",
     # fuzz mutant 339001: xDSL has no struct format to pack i632 values with
     "odd-width-constant.mlir": "2:54: error: a constant before here has values fusec cannot "
                                "store (Format not implemented for i632)",

@@ -39,7 +39,7 @@ tests)."""
 HALF_TOLERANCE = 2e-2
 """Atol and rtol for 16-bit outputs (float16, bfloat16), as the ONNX tests' f16 exports take
 (tests/frontends/test_hf_exports.py): the two runtimes round each op's result to 16 bits at
-different places, so an output may differ by a few ulps (0.002 at 2.3 in f16: a model fuzz
+different places, so an output may differ by a few ulps (0.002 at 1.28 in f16: a model fuzz
 run flagged the f16 Llama and Qwen2 exports for exactly that)."""
 
 

@@ -112,7 +112,7 @@ RESERVED_NAMES = frozenset({
     "lhs", "rhs", "rhs_t", "out", "smem", "tid", "part", "pid", "num_m", "in_group", "sbase", "ktiles",
     "wg", "first_m", "group_m", "bm", "bn", "a_glob", "b_glob", "s", "kt", "nk", "slot", "sa",
     "sb", "da", "db", "lane", "warp", "stg", "lr", "q", "erow", "ecol", "t128", "i", "r",
-    "chunk", "val", "at", "acc", "partials", "arrivals", "last_part", "mine", "sum", "parts_in",
+    "chunk", "val", "at", "acc", "partials", "arrivals", "last_part", "partials4", "sum", "parts_in",
 })
 """Identifiers the kernel body declares, besides the accumulators ``d<i>``: an epilogue
 parameter may not take one."""
@@ -623,31 +623,31 @@ def _sum_parts(accs: list[str], parts: int, blocks: int, threads: int) -> str:
     work-group's on NVIDIA), each thread's before the count, and after it before the reads."""
     fours = len(accs) // 4
     four = [", ".join(accs[4 * j:4 * j + 4]) for j in range(fours)]
-    at = f"((size_t)(p * {blocks} + pid) * {fours}) * {threads} + tid"
-    writes = "\n".join(f"        mine[{j * threads}] = (float4)({four[j]});" for j in range(fours))
+
+    def at(p: str, j: int) -> str:  # float4 j of part p's block pid, thread tid's
+        return f"((size_t)({p} * {blocks} + pid) * {fours} + {j}) * {threads} + tid"
+
+    writes = "\n".join(f"    partials4[{at('part', j)}] = (float4)({four[j]});"
+                       for j in range(fours))
     adds = "\n".join(
-        f"        {{ float4 sum = part == 0 ? (float4)({four[j]}) : parts_in[{j * threads}];\n"
-        f"          for (int p = 1; p < {parts}; ++p)\n"
-        f"              sum += p == part ? (float4)({four[j]}) : parts_in[p * {blocks * fours * threads} + {j * threads}];\n"
-        + "".join(f"          {a} = sum.s{i};\n" for i, a in enumerate(accs[4 * j:4 * j + 4]))
-        + "        }"
+        f"    {{ float4 sum = part == 0 ? (float4)({four[j]}) : parts_in[{at(0, j)}];\n"
+        f"      for (int p = 1; p < {parts}; ++p)\n"
+        f"          sum += p == part ? (float4)({four[j]}) : parts_in[{at('p', j)}];\n"
+        + "".join(f"      {a} = sum.s{i};\n" for i, a in enumerate(accs[4 * j:4 * j + 4]))
+        + "    }"
         for j in range(fours))
-    return f"""    {{  // K in {parts} parts: this part's block into partials, then counted
-        const int p = part;
-        __global float4 *mine = (__global float4 *)partials + {at};
+    return f"""    // K in {parts} parts: this part's block into partials, then counted
+    __global float4 *partials4 = (__global float4 *)partials;
 {writes}
-    }}
     asm volatile("// FUSEC_FENCE_GPU" ::: "memory");
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     if (tid == 0) last_part = atomic_inc(arrivals + pid) == {parts - 1};
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!last_part) return;
     asm volatile("// FUSEC_FENCE_GPU" ::: "memory");
-    {{  // the last to arrive: the parts in order, its own from its registers
-        const int p = 0;
-        volatile __global const float4 *parts_in = (volatile __global const float4 *)partials + {at};
+    // the last to arrive: the parts in order, its own from its registers
+    volatile __global const float4 *parts_in = (volatile __global const float4 *)partials;
 {adds}
-    }}
     if (tid == 0) arrivals[pid] = 0;
 """
 

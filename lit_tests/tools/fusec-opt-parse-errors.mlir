@@ -93,6 +93,48 @@ func.func @wrong_operand_count(%x: tensor<4xf32>) {
 
 // -----
 
+// Types and constants xDSL cannot hold (fuzz mutants 96, 102535, 100311, 339001, 505064): one
+// line each, at once (an i4294967296 took seconds, a splat of 10^12 elements all the memory).
+
+func.func @integer_too_wide(%x: tensor<4xi4294967296>) {
+  // CHECK: {{^}}fusec-opt-parse-errors.mlir:[[# @LINE - 1]]:42: error: integer type i4294967296 is wider than 16777215 bits{{$}}
+  func.return
+}
+
+// -----
+
+func.func @integer_of_no_bits(%x: tensor<4xf32>) {
+  %m = nn.reduce_max %x {axes = array<i0: 0>} : tensor<4xf32> -> tensor<f32>
+  // CHECK: {{^}}fusec-opt-parse-errors.mlir:[[# @LINE - 1]]:39: error: integer type i0 has no bits; fusec takes integers of 1 bit and more{{$}}
+  func.return
+}
+
+// -----
+
+func.func @huge_splat() {
+  %c = nn.constant {value = dense<1.0> : tensor<99999999999x9xf32>} : tensor<4x9xf32>
+  // CHECK: {{^}}fusec-opt-parse-errors.mlir:[[# @LINE - 1]]:42: error: a dense constant of 899999999991 elements; fusec reads at most 268435456 (2^28) from text{{$}}
+  func.return
+}
+
+// -----
+
+func.func @unpackable_constant() {
+  %c = nn.constant {value = dense<1> : tensor<2xi632>} : tensor<2xi632>
+  // CHECK: {{^}}fusec-opt-parse-errors.mlir:[[# @LINE - 1]]:54: error: a constant before here has values fusec cannot store (Format not implemented for i632){{$}}
+  func.return
+}
+
+// -----
+
+func.func @integer_out_of_range() {
+  %c = nn.constant {value = dense<[0, 99999999999]> : tensor<2xi32>} : tensor<2xi32>
+  // CHECK: {{^}}fusec-opt-parse-errors.mlir:[[# @LINE - 1]]:68: error: a number before here is out of range for its type (Integer value 99999999999 is out of range for type i32 which supports values in the range [-2147483648, 4294967296)){{$}}
+  func.return
+}
+
+// -----
+
 func.func @unclosed_region() {
   func.return
 // CHECK: {{^}}fusec-opt-parse-errors.mlir:[[# @LINE + 1]]:1: error: unexpected end of input in block definition{{$}}

@@ -162,6 +162,20 @@ func.func @rows_around_gemm(%h: tensor<2x4x8xf32>, %w: tensor<8x16xf32>, %b: ten
 
 // -----
 
+// A reshape of a GEMM's rows to a vector stays below it: moved above, it would leave the GEMM a
+// rank-1 lhs, which no GEMM takes (fuzz program 600111).
+// CHECK-LABEL: func.func @rows_to_a_vector
+// CHECK-NEXT:    %[[M:.*]] = nn.matmul %x, %w : tensor<1x1x4xf32>, tensor<4x7xf32> -> tensor<1x1x7xf32>
+// CHECK-NEXT:    %[[V:.*]] = nn.reshape %[[M]] : tensor<1x1x7xf32> -> tensor<7xf32>
+// CHECK-NEXT:    func.return %[[V]]
+func.func @rows_to_a_vector(%x: tensor<1x1x4xf32>, %w: tensor<4x7xf32>) -> tensor<7xf32> {
+  %m = nn.matmul %x, %w : tensor<1x1x4xf32>, tensor<4x7xf32> -> tensor<1x1x7xf32>
+  %v = nn.reshape %m : tensor<1x1x7xf32> -> tensor<7xf32>
+  func.return %v : tensor<7xf32>
+}
+
+// -----
+
 // torch's encoder with one batch: (B, S, E) -> (S, B, E) and back move only a unit axis, so
 // they are reshapes, and the one after the GEMM's bias moves to the GEMM's input.
 // CHECK-LABEL: func.func @unit_axes_transpose

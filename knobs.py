@@ -110,7 +110,7 @@ A `wgmma` product of whole tiles with too few outputs to fill the device (a batc
 128-row products) is split along K into parts at least 512 deep (`template_ops.whole_tile_split`):
 each part's work-groups write float32 partial products and a second launch adds them and
 applies the epilogue. Off, such products run whole: fewer work-groups than the device has
-units, but one launch. With `wgmma_sum_parts` on (the default since session 17) such products
+units, but one launch. With `wgmma_sum_parts` on (the default in session 17 only) such products
 are split in the kernel instead and this knob changes nothing.
 
 A batch-1 GPT-2 small's 128 x 768 x 3072 product is 6 blocks of 128 x 128 on the H200's 132
@@ -128,7 +128,7 @@ bench/results/h200-2026-12-03-s16-gpt2-b1.json, the same turns) GPT-2 small f16 
 products of K at least 1024 split (parts at least 512 deep): in bench/split_k_sweep.py the
 products of K 768 took longer in any split than whole.""",
          "fusec.lowering.template_ops"),
-    Knob("wgmma_sum_parts", True, """\
+    Knob("wgmma_sum_parts", False, """\
 A `wgmma` product whose blocks would occupy at most half of the device's units (a batch-1
 model's 128-row products) is split along K in the kernel itself (`gemm_wgmma.parts_for`: up to
 4 parts, each at least 2 steps of K, all work-groups on the units at once): each part's
@@ -148,7 +148,12 @@ BERT: on. Alone, in the sweep of single products with the weights in L2
 768 took 0.0099-0.0103 ms in 2-4 parts against 0.0094 whole, by OpenCL's events, which count
 about 5.5 us of any kernel (bench/probe_kernel_floor.py, ...-s17-event-floor.log). These
 figures were taken before the parts' writes were fenced GPU-wide (``fence.acq_rel.gpu``; OpenCL's
-``mem_fence`` had compiled to ``membar.cta``), and are not yet re-measured since.""",
+``mem_fence`` had compiled to ``membar.cta``, which does not order them for another unit).
+
+With the GPU-wide fence (2026-12-03, session 18, bench/results/h200-2026-12-03-s18-b1-knobs.log,
+the same turns) it costs more than it gains: BERT-base 0.567 ms of kernels against 0.545
+without it (its GEMMs 0.395 against 0.354 plus 0.020 of split sums), GPT-2 small 0.644 against
+0.640; the wall 0.942 against 0.917 ms and 0.989 against 0.895: off since.""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_swiglu_epilogue", True, """\
 A `wgmma` product whose only reader is a `fused.swiglu` (and whose B is bound) computes it in
@@ -162,6 +167,15 @@ ms in one launch, kernels 0.274 -> 0.243 ms (bf16: 0.0534 + 0.0323 -> 0.0501, 0.
 fusec-bench kernel time 0.271 -> 0.241 ms f16 (torch.compile f16 0.25-0.28), 0.279 -> 0.244
 bf16.""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("row_groups_fill_units", True, """\
+A row kernel on a GPU (LayerNorm, RMSNorm, softmax: `common.default_rows_per_group`) puts
+fewer rows side by side in a work-group where its rows would otherwise make fewer work-groups
+than the device has compute units: a batch-1 model's 128 rows of 768 are 128 work-groups of
+one row, not 32 of four, on the H200's 132 units. Off, a work-group always holds 256
+work-items' worth of rows.
+
+Not yet measured on the GPU: on until the batch-1 runs compare the two.""",
+         "fusec.codegen.kernels.common"),
     Knob("attention_mma", True, """\
 16-bit attention on an NVIDIA device with tensor cores (whose `mma.sync` probe built that type)
 takes the flash-attention-2 kernel on tensor cores (`attention_mma.why_not`); off, the

@@ -159,7 +159,10 @@ class TensorBridge:
         self.checked: dict[int, list[IndexCheck]] = {}
         self.ordered = False
         self.pinned: Any = None
-        """Page-locked memory the bounds of CUDA-launched calls are read into (`cuda_bounds`)."""
+        """Page-locked memory the bounds of CUDA-launched calls are read into (`cuda_bounds`):
+        each ranged input's least value, then its greatest."""
+        self.read: Any = None
+        """The CUDA event after that read."""
 
     def index_inputs(self, checks: Sequence[IndexCheck], inputs: Sequence[str],
                      overlap: bool) -> None:
@@ -219,14 +222,14 @@ class TensorBridge:
                   if t.numel() and (t.dtype == torch.int64 or i in self.checked)]
         if not ranged:
             return None
-        pairs = torch.stack([torch.stack(torch.aminmax(tensors[i].to(torch.int64)))
-                             for i in ranged])
-        if self.pinned is None or self.pinned.shape != pairs.shape:
-            self.pinned = torch.empty(pairs.shape, dtype=torch.int64, pin_memory=True)
-        self.pinned.copy_(pairs, non_blocking=True)
-        done = torch.cuda.Event()
-        done.record()
-        return PendingBounds(self, tensors, ranged, done)
+        ends = torch.stack([end for i in ranged for end in torch.aminmax(
+            tensors[i] if tensors[i].dtype == torch.int64 else tensors[i].to(torch.int64))])
+        if self.pinned is None or self.pinned.shape != ends.shape:
+            self.pinned = torch.empty(ends.shape, dtype=torch.int64, pin_memory=True)
+            self.read = torch.cuda.Event()  # one a bridge: each call waits for its own read
+        self.pinned.copy_(ends, non_blocking=True)
+        self.read.record()
+        return PendingBounds(self, tensors, ranged, self.read)
 
     def to_torch_all(self, values: Sequence[Any], dtypes: Sequence[Any]) -> list[Any]:
         """A call's results as tensors of `dtypes`."""
@@ -260,8 +263,9 @@ class PendingBounds:
         """Waits for the read and refuses an int64 input outside int32 and a `checked` input
         outside an axis it indexes."""
         self.done.synchronize()
-        self.bridge.refuse(self.tensors,
-                           dict(zip(self.ranged, self.bridge.pinned.tolist(), strict=True)))
+        ends = self.bridge.pinned.tolist()
+        self.bridge.refuse(self.tensors, {i: ends[2 * k:2 * k + 2]
+                                          for k, i in enumerate(self.ranged)})
 
 
 def check_indices(tensor: Any, bounds: tuple[int, int], checks: Sequence[IndexCheck]) -> None:
@@ -340,6 +344,8 @@ class FusecPartition:
                  options: Options, name: str):
         self.gm = gm
         self.bound = bound
+        self.free: list[int] = []
+        """The positions of the call inputs (those not bound), in order (set by `build`)."""
         self.device = device
         self.options = options
         self.name = name
@@ -365,6 +371,7 @@ class FusecPartition:
         imported.params = {}  # the importer's host copies: the executable has what it needs
         self.imported: ImportedGraph = imported
         self.states = BoundTensors(args, self.bound)  # after the moves of `compile_imported`
+        self.free = [i for i in range(len(args)) if i not in self.bound]
         self.dtypes = [out.dtype for out in imported.outputs]
         self.bridge.index_inputs(self.exe.plan.index_checks, self.exe.input_names,
                                  self.options.overlap)
@@ -396,7 +403,7 @@ class FusecPartition:
         changed = self.states.changed(args)
         if changed or self.exe is None:
             self.refresh(list(args), changed)
-        inputs = [args[i] for i in range(len(args)) if i not in self.bound]
+        inputs = [args[i] for i in self.free]
         if self.launches is not None:
             inputs = [t.contiguous() for t in inputs]
             bounds = self.bridge.cuda_bounds(inputs)

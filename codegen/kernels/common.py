@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fusec import knobs
+
 if TYPE_CHECKING:
     from fusec.codegen.kernels.gemm import GemmTiles
 
@@ -411,12 +413,18 @@ def default_rows_per_group(row_size: int, device_info: DeviceInfo | None = None,
                            rows: int | None = None, cpu: int = CPU_ROWS_PER_GROUP) -> int:
     """Rows per work-group of a row kernel with `row_size` work-items per row: on a CPU, one
     when a row has several work-items, else `cpu`, fewer when `rows` is given and would then
-    make fewer than `CPU_MIN_GROUPS` work-groups."""
+    make fewer than `CPU_MIN_GROUPS` work-groups. On a GPU, `GPU_GROUP_SIZE` work-items' worth,
+    fewer (with the knob `row_groups_fill_units`) where `rows` would then give fewer
+    work-groups than the device has compute units."""
     if device_info is None or device_info.is_cpu:
         if row_size > 1:
             return 1
         return max(1, min(cpu, rows // CPU_MIN_GROUPS)) if rows else cpu
-    return max(1, min(GPU_GROUP_SIZE, device_info.max_work_group_size) // row_size)
+    per_group = max(1, min(GPU_GROUP_SIZE, device_info.max_work_group_size) // row_size)
+    if rows and device_info.compute_units and knobs.value("row_groups_fill_units"):
+        # A work-group for each unit where the rows allow (a batch-1 model's 128 rows).
+        per_group = max(1, min(per_group, rows // device_info.compute_units))
+    return per_group
 
 
 @dataclass(frozen=True)

@@ -493,7 +493,7 @@ def test_products_of_whole_tiles_run_on_wgmma_split_only_into_deep_parts(set_kno
     128 x 128 blocks (the lowering's gemm-whole-tile, set by the driver), with the knob
     `wgmma_split_k` split along K only into parts at least 512 deep (`whole_tile_split`):
     128 x 768 x 3072 in 6, 36 blocks; without it, whole. (With the knob `wgmma_sum_parts`,
-    on by default, such products are split in the kernel instead.)"""
+    off by default, such products are split in the kernel instead.)"""
     set_knobs(wgmma_split_k=True, wgmma_sum_parts=False, wgmma_short_blocks=False)
     m, n, k = shape
     h200 = replace(NVIDIA_H, compute_units=132)
@@ -642,13 +642,13 @@ def test_parts_are_whole_steps_and_not_with_a_split_k():
 
 
 def test_a_batch_1_product_is_summed_from_parts_in_one_launch(set_knobs):
-    """With the knob `wgmma_sum_parts` (on by default) a product whose blocks would occupy at most half
+    """With the knob `wgmma_sum_parts` (off by default) a product whose blocks would occupy at most half
     of the H200's 132 units is summed in the kernel from up to 4 parts of at least 2 steps
     (`parts_for`), all its work-groups on the units at once: one launch, a scratch of its
     float32 parts and a zeroed buffer of counts (one each for the program); a product that
     fills the device, whole."""
-    assert knobs.knob("wgmma_sum_parts").default
-    set_knobs(wgmma_short_blocks=False)
+    assert not knobs.knob("wgmma_sum_parts").default
+    set_knobs(wgmma_short_blocks=False, wgmma_sum_parts=True)
     assert parts_for(128, 768, 768, "f16", 128, 128, 132) == 4  # 6 blocks
     assert parts_for(128, 768, 192, "f16", 128, 128, 132) == 1  # 3 steps: no 2 parts of 2
     assert parts_for(128, 768, 256, "f16", 128, 128, 132) == 2  # 4 steps

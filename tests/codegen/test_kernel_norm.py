@@ -148,3 +148,36 @@ def test_softmax_matches_numpy(launch, shape):
     shifted = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
     expected = shifted / shifted.sum(axis=-1, keepdims=True)
     np.testing.assert_allclose(result, expected, **SOFTMAX_TOLERANCE)
+
+
+def test_short_row_counts_spread_over_the_units(set_knobs):
+    """On a GPU a work-group holds 256 work-items' worth of rows, fewer (the knob
+    `row_groups_fill_units`, on) where the rows would then make fewer work-groups than the
+    device has units: a batch-1 model's 128 rows of 768 on the H200's 132 units run as 128
+    work-groups, 4096 rows as before."""
+    h200 = DeviceInfo("H200", is_cpu=False, max_work_group_size=1024, compute_units=132)
+    unknown_units = DeviceInfo("GPU", is_cpu=False, max_work_group_size=1024)
+    assert layer_norm("ln", 128, 768, 1e-5, device_info=h200, dtype="f16").local_size == (64, 1)
+    assert layer_norm("ln", 600, 768, 1e-5, device_info=h200).local_size == (64, 4)
+    assert layer_norm("ln", 300, 768, 1e-5, device_info=h200).local_size == (64, 2)
+    assert softmax("sm", 128, 128, device_info=h200).local_size[1] == 1
+    assert layer_norm("ln", 128, 768, 1e-5, device_info=unknown_units).local_size == (64, 4)
+    set_knobs(row_groups_fill_units=False)
+    assert layer_norm("ln", 128, 768, 1e-5, device_info=h200).local_size == (64, 4)
+
+
+@pytest.mark.parametrize("rows_per_group", [1, 4])
+def test_one_row_a_group_matches_numpy(launch, rows_per_group):
+    """The two layouts the knob chooses between (a GPU's 64 work-items a row) agree with
+    numpy on the CPU device, with a residual in f16."""
+    rng = np.random.default_rng(3)
+    x, residual = (rng.standard_normal((6, 768)).astype(np.float16) for _ in range(2))
+    gamma, beta = (rng.standard_normal(768).astype(np.float16) for _ in range(2))
+    kernel = layer_norm("ln", 6, 768, 1e-5, residual=True, local_size=64,
+                        rows_per_group=rows_per_group, dtype="f16")
+    out = launch(kernel, {"x": x, "residual": residual, "gamma": gamma, "beta": beta},
+                 {"out": (6, 768)})["out"]
+    summed = (x + residual).astype(np.float64)
+    expected = _norm_reference(summed, None, gamma.astype(np.float64), beta.astype(np.float64),
+                               1e-5, False)
+    np.testing.assert_allclose(out.astype(np.float64), expected, rtol=1e-2, atol=1e-2)

@@ -29,7 +29,8 @@ def test_each_output_has_its_own_aligned_bytes():
         spans.append((offset, offset + s.dtype.itemsize * int(np.prod(s.shape))))
     for (_, end), (start, _) in zip(spans, spans[1:]):
         assert end <= start
-    assert arena.nbytes == spans[-1][1]
+    assert spans[-1][1] <= arena.nbytes < spans[-1][1] + OutputArena.ALIGN
+    assert arena.nbytes % OutputArena.ALIGN == 0
 
 
 def test_views_have_the_outputs_types_and_shapes_and_keep_apart():
@@ -57,5 +58,30 @@ def test_views_have_the_outputs_types_and_shapes_and_keep_apart():
 
 
 def test_no_outputs_take_one_byte():
-    assert OutputArena([]).nbytes == 1
-    assert OutputArena([]).views(torch.empty(1, dtype=torch.uint8)) == []
+    assert OutputArena([]).nbytes == OutputArena.ALIGN
+    assert OutputArena([]).views(torch.empty(OutputArena.ALIGN, dtype=torch.uint8)) == []
+
+
+RUNS = [spec("k0", (3, 5), "float32"), spec("k1", (3, 5), "float32"), spec("k2", (3, 5), "float32"),
+        spec("s", (), "int32"), spec("t", (), "int32"), spec("v0", (2, 64), "float16"),
+        spec("v1", (2, 64), "float16"), spec("w", (2, 64), "uint16")]
+
+
+def test_neighbours_of_one_type_and_shape_are_one_run_and_still_apart():
+    arena = OutputArena(RUNS)
+    assert [run[1] for run in arena.runs] == [3, 2, 2, 1]
+    block = torch.zeros(arena.nbytes, dtype=torch.uint8)
+    views = arena.views(block)
+    assert [tuple(v.shape) for v in views] == [s.shape for s in RUNS]
+    assert [v.dtype for v in views][-3:] == [torch.float16, torch.float16, torch.bfloat16]
+    for view, offset in zip(views, arena.offsets, strict=True):  # each at its own offset
+        assert view.data_ptr() - block.data_ptr() == offset
+        assert view.is_contiguous()
+    for i, view in enumerate(views):
+        view.fill_(i + 1)
+    for i, view in enumerate(views):
+        assert (view.to(torch.float32) == i + 1).all(), i
+    fresh = torch.empty_like(block)
+    fresh.copy_(block)
+    for i, view in enumerate(arena.views(fresh)):
+        assert (view.to(torch.float32) == i + 1).all(), i

@@ -392,7 +392,8 @@ class FusecPartition:
         whole = all(c.input in self.exe.input_names for c in self.exe.plan.index_checks)
         try:
             launches = cuda_launch.CudaLaunches(self.exe, graphs=self.options.cuda_graphs,
-                                                checked_inputs=whole)
+                                                checked_inputs=whole,
+                                                bounded=sorted(self.bridge.checked))
         except DeviceError as e:  # the driver refused the PTX, say: OpenCL runs it, reported
             self.launcher = f"opencl ({e})"
             return None
@@ -406,14 +407,17 @@ class FusecPartition:
         inputs = [args[i] for i in self.free]
         if self.launches is not None:
             inputs = [t.contiguous() for t in inputs]
-            bounds = self.bridge.cuda_bounds(inputs)
+            in_graph = self.launches.reads_bounds  # read back by the graph's replay
+            bounds = None if in_graph else self.bridge.cuda_bounds(inputs)
             outputs = self.launches(inputs, self.dtypes)
-            if bounds is not None:
-                try:
+            try:
+                if in_graph:
+                    self.bridge.refuse(inputs, self.launches.bounds())
+                elif bounds is not None:
                     bounds.check()
-                except InputError:
-                    self.launches.forget_indices()  # what the kernels recorded of them
-                    raise
+            except InputError:
+                self.launches.forget_indices()  # what the kernels recorded of them
+                raise
         else:
             results = self.exe(*self.bridge.to_fusec(inputs))
             outputs = self.bridge.to_torch_all(results, self.dtypes)

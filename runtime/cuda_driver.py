@@ -32,6 +32,8 @@ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CU_EVENT_DISABLE_TIMING = 2
+CU_EVENT_RECORD_EXTERNAL = 1
 LOG_BYTES = 1 << 14
 
 ENVREG = re.compile(rb"%envreg\d+")
@@ -111,6 +113,48 @@ class CudaDriver:
         self.check(self.lib.cuFuncGetAttribute(ctypes.byref(value), which, handle),
                    "cuFuncGetAttribute")
         return value.value
+
+
+class HostReadback:
+    """A few bytes of device memory read into page-locked host memory behind a stream's work,
+    and an event after the read that the host waits for alone (`wait`): the stream's later
+    work goes on. Enqueued while a stream is captured (`capturing`), the read is a copy node of
+    the CUDA graph and the event an external event-record node, so each replay reads anew."""
+
+    def __init__(self, driver: CudaDriver, nbytes: int):
+        lib = driver.lib
+        self.driver = driver
+        self.nbytes = nbytes
+        pointer = ctypes.c_void_p()
+        driver.check(lib.cuMemHostAlloc(ctypes.byref(pointer), ctypes.c_size_t(nbytes), 0),
+                     f"cuMemHostAlloc of {nbytes} bytes")
+        self.host = pointer
+        event = ctypes.c_void_p()
+        status = lib.cuEventCreate(ctypes.byref(event), CU_EVENT_DISABLE_TIMING)
+        if status:
+            lib.cuMemFreeHost(self.host)
+            driver.check(status, "cuEventCreate")
+        self.event = event
+
+    def enqueue(self, device_pointer: int, stream: int, capturing: bool) -> None:
+        """Reads `nbytes` at `device_pointer` behind `stream`'s work (a CUDA stream handle),
+        then records the event there."""
+        lib, check = self.driver.lib, self.driver.check
+        check(lib.cuMemcpyDtoHAsync_v2(self.host, ctypes.c_uint64(device_pointer),
+                                       ctypes.c_size_t(self.nbytes), ctypes.c_void_p(stream)),
+              "cuMemcpyDtoHAsync")
+        check(lib.cuEventRecordWithFlags(self.event, ctypes.c_void_p(stream),
+                                         CU_EVENT_RECORD_EXTERNAL if capturing else 0),
+              "cuEventRecordWithFlags")
+
+    def wait(self) -> bytes:
+        """The bytes read, once the read is done (the host waits for the event alone)."""
+        self.driver.check(self.driver.lib.cuEventSynchronize(self.event), "cuEventSynchronize")
+        return ctypes.string_at(self.host, self.nbytes)
+
+    def close(self) -> None:
+        self.driver.lib.cuEventDestroy_v2(self.event)
+        self.driver.lib.cuMemFreeHost(self.host)
 
 
 @dataclass(frozen=True)

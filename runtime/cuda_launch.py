@@ -32,9 +32,13 @@ batch 1, where each kernel takes microseconds, is what decides the wall time.
 Index checks: a kernel that checks its indices records a bad one in the ``index_errors`` tensor
 and reads a clamped index instead. Where every check reads a whole call input, the caller
 refuses bad indices from the inputs themselves (``checked_inputs``; the torch backend reads
-their bounds behind the launches and waits for that read alone, `forget_indices` clearing what
-the kernels recorded of a refused call); elsewhere a call reads the record after its launches
-(a wait) and raises the error, the record put back. A call that raises returns nothing.
+their bounds ahead of the launches and waits for that read alone, `forget_indices` clearing
+what the kernels recorded of a refused call): with `graphs` the graph reads them itself
+(`bounds`: the `bounded` inputs' and every int32 input's least and greatest values, read into
+page-locked memory by the replay, `cuda_driver.HostReadback`), an int32 input taken as int64
+and narrowed in the graph after its values are read, so that one call's host work is a copy
+per input and a replay. Elsewhere a call reads the record after its launches (a wait) and
+raises the error, the record put back. A call that raises returns nothing.
 """
 
 from __future__ import annotations
@@ -48,7 +52,15 @@ import numpy as np
 
 from fusec.codegen.plan import ProgramPlan
 
-from .cuda_driver import CudaDriver, Function, block_for, is_ptx, launch_params, module_ptx
+from .cuda_driver import (
+    CudaDriver,
+    Function,
+    HostReadback,
+    block_for,
+    is_ptx,
+    launch_params,
+    module_ptx,
+)
 from .errors import DeviceError, InputError, LaunchError
 from .index_errors import first_error
 
@@ -76,7 +88,8 @@ def unsupported_reason(exe: Any) -> str | None:
 class CudaLaunches:
     """The plan of one executable, launched through CUDA (see the module docstring)."""
 
-    def __init__(self, exe: Any, graphs: bool = False, checked_inputs: bool = True):
+    def __init__(self, exe: Any, graphs: bool = False, checked_inputs: bool = True,
+                 bounded: Sequence[int] = ()):
         import torch
 
         reason = unsupported_reason(exe)
@@ -117,6 +130,30 @@ class CudaLaunches:
         self.static_block: Any = None
         """The block the graph's outputs lie in (`OutputArena`)."""
         self.static_outputs: list[Any] = []
+        self.kernel_inputs: list[Any] = []
+        """The tensors the graph's kernels read each call input from: the static input, or
+        where that is a widened int64 one, its int32 copy, narrowed in the graph."""
+        self.ranged = sorted({*bounded, *(k for k, (_, dtype) in enumerate(self.call_layouts)
+                                          if dtype == np.int32)}) if graphs else []
+        """The call inputs whose least and greatest values each replay reads back (`bounds`):
+        the `bounded` positions and every int32 one (which the graph takes as int64, so that
+        an int64 input is narrowed after its values are read)."""
+        self.ranged = [k for k in self.ranged if int(np.prod(self.call_layouts[k][0]))]
+        self.readback: HostReadback | None = None
+        self.ends: Any = None
+        """The graph's tensor of the ranged inputs' least and greatest values."""
+
+    @property
+    def reads_bounds(self) -> bool:
+        """Whether each call reads its ranged inputs' bounds back in the graph (`bounds`)."""
+        return bool(self.ranged)
+
+    def bounds(self) -> dict[int, list[int]]:
+        """The least and greatest value of each ranged call input (by position) of the last
+        call, waiting for the graph's read of them alone (its kernels run on)."""
+        assert self.readback is not None
+        ends = np.frombuffer(self.readback.wait(), dtype=np.int64).tolist()
+        return {k: ends[2 * j:2 * j + 2] for j, k in enumerate(self.ranged)}
 
     def function(self, index: int) -> Function:
         import pyopencl as cl
@@ -158,7 +195,10 @@ class CudaLaunches:
         """The bytes this object holds in PyTorch's memory: its own buffers, and the graph's
         input and output tensors."""
         block = [] if self.static_block is None else [self.static_block]
-        return sum(t.nbytes for t in (*self.owned.values(), *self.static_inputs, *block))
+        narrowed = [t for t, s in zip(self.kernel_inputs, self.static_inputs, strict=True)
+                    if t is not s]
+        return sum(t.nbytes for t in (*self.owned.values(), *self.static_inputs, *narrowed,
+                                      *block))
 
     def mirror(self, buffer: Any) -> Any:
         """A CUDA tensor with a copy of the contents of `buffer` (not CUDA memory: a constant,
@@ -265,28 +305,55 @@ class CudaLaunches:
         if self.graph is None:
             self.record(tensors, stream)
         for static, tensor in zip(self.static_inputs, tensors, strict=True):
-            static.copy_(tensor)
+            static.copy_(tensor)  # int64 into an int32 input's widened static one: exact
         self.graph.replay()
         block = torch.empty_like(self.static_block)
         block.copy_(self.static_block)
         return self.arena.views(block)
 
     def record(self, tensors: Sequence[Any], stream: Any) -> None:
+        """Records the graph: the ranged inputs' bounds read back (`HostReadback`), the int32
+        inputs narrowed from their widened static tensors, the launches and the copies of the
+        outputs into the static block."""
         import torch
 
-        self.static_inputs = [torch_empty(p.spec, self.device) for p in self.exe.call_inputs]
+        specs = [p.spec for p in self.exe.call_inputs]
+        self.static_inputs = [
+            torch.empty(spec.shape, dtype=torch.int64, device=self.device)
+            if np.dtype(spec.dtype) == np.int32 else torch_empty(spec, self.device)
+            for spec in specs]
+        self.kernel_inputs = [static if static.dtype == torch_dtype(spec)
+                              else torch_empty(spec, self.device)
+                              for static, spec in zip(self.static_inputs, specs, strict=True)]
         self.arena = OutputArena([p.spec for p in self.exe.outputs])
         self.static_block = torch.empty(self.arena.nbytes, dtype=torch.uint8, device=self.device)
         self.static_outputs = self.arena.views(self.static_block)
-        self.point(self.static_inputs, self.static_outputs)
+        self.point(self.kernel_inputs, self.static_outputs)
         for static, tensor in zip(self.static_inputs, tensors, strict=True):
             static.copy_(tensor)
+        self.narrow()
         self.launch(stream)  # once outside the graph: a bad launch raises here, named
+        if self.ranged and self.readback is None:
+            self.readback = HostReadback(self.driver, 16 * len(self.ranged))
+            weakref.finalize(self, self.readback.close)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            self.launch(torch.cuda.current_stream(self.device))
-            self.copy_indirect(self.static_inputs, self.static_outputs)
+            capture = torch.cuda.current_stream(self.device)
+            if self.ranged:
+                self.ends = torch.stack([end for k in self.ranged
+                                         for end in torch.aminmax(self.static_inputs[k])])
+                assert self.readback is not None
+                self.readback.enqueue(self.ends.data_ptr(), capture.cuda_stream, capturing=True)
+            self.narrow()
+            self.launch(capture)
+            self.copy_indirect(self.kernel_inputs, self.static_outputs)
         self.graph = graph
+
+    def narrow(self) -> None:
+        """Copies each widened static input into the int32 tensor the kernels read."""
+        for static, kernel_input in zip(self.static_inputs, self.kernel_inputs, strict=True):
+            if kernel_input is not static:
+                kernel_input.copy_(static)
 
     def forget_indices(self) -> None:
         """Puts the kernels' record of bad indices back to its initial contents (after a call

@@ -307,19 +307,21 @@ def test_a_driver_that_refuses_the_ptx_leaves_the_partition_to_opencl(monkeypatc
     from fusec.runtime import cuda_launch
     from fusec.runtime.errors import DeviceError
 
-    def refusing(exe, graphs, checked_inputs):
+    def refusing(exe, graphs, checked_inputs, bounded):
         raise DeviceError("the CUDA driver cannot load the program's PTX: no kernel image")
 
     monkeypatch.setattr(torch_partition, "other_device", lambda args: None)
     monkeypatch.setattr(cuda_launch, "unsupported_reason", lambda exe: None)
     monkeypatch.setattr(cuda_launch, "CudaLaunches", refusing)
     exe = SimpleNamespace(plan=SimpleNamespace(index_checks=[]), input_names=["x"])
-    part = SimpleNamespace(bridge=SimpleNamespace(cuda=True), options=Options(), exe=exe)
+    part = SimpleNamespace(bridge=SimpleNamespace(cuda=True, checked={}), options=Options(),
+                           exe=exe)
     assert FusecPartition.cuda_launches(part, []) is None
     assert part.launcher == ("opencl (the CUDA driver cannot load the program's PTX: no kernel "
                              "image)")
     made = []
     monkeypatch.setattr(cuda_launch, "CudaLaunches",
-                        lambda exe, graphs, checked_inputs: made.append(graphs) or "launches")
+                        lambda exe, graphs, checked_inputs, bounded: made.append(graphs)
+                        or "launches")
     assert FusecPartition.cuda_launches(part, []) == "launches"
     assert part.launcher == "cuda graph" and made == [True]

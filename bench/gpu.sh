@@ -229,24 +229,24 @@ case "${1:-all}" in
             echo "== kernels $spec: exit $?"; grep -v "Warn\|warn" "$out/gpu_kernels_${m}_${b}_$dt.log" \
               | grep -v '^{' | tail -95
           done ;;
-  batch1) # batch-1 products and calls (session 17): the wgmma GPU tests (the parts summed in the
-          # kernel with their GPU-wide fence, 64-row blocks, the patched PTX assembled where
-          # ptxas is found), GPT-2 small and BERT-base at B=1 f16 with the two knobs flipped in
-          # the same turns, and Python's profile of a GPT-2 call (about 6 minutes)
+  batch1) # batch-1 products and calls (sessions 17-18): the wgmma GPU tests (the parts summed
+          # in the kernel with their GPU-wide fence, 64-row blocks, the patched PTX assembled
+          # where ptxas is found), GPT-2 small and BERT-base at B=1 f16 with two knobs flipped in
+          # the same turns (50 calls a turn), and the host's time in fusec's steps (about 7 minutes)
           PATH="$PATH:/usr/local/cuda/bin" FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx \
             timeout 200 python3 -m pytest -q -p no:cacheprovider tests/codegen/test_kernel_gemm_wgmma.py \
             tests/codegen/test_ptx_patch.py tests/runtime/test_wgmma_gpu.py > "$out/gpu_batch1_tests.log" 2>&1
           echo "== tests: exit $?"; grep -E "passed|failed|^E |FAILED" "$out/gpu_batch1_tests.log" | head -20
           for m in gpt2 bert; do
             timeout 150 python3 -m fusec.bench.torch_models --device cuda --models $m --batch 1 \
-              --dtypes f16 --reduce-overhead --kernel-time --kernel-table 6 --repeat 10 --turns 3 \
-              --flip-knob wgmma_sum_parts --flip-knob wgmma_short_blocks \
+              --dtypes f16 --reduce-overhead --kernel-time --kernel-table 6 --repeat 50 --turns 3 \
+              --flip-knob wgmma_sum_parts --flip-knob row_groups_fill_units \
               --json-out "$out/gpu_batch1_$m.json" > "$out/gpu_batch1_$m.log" 2>&1
             echo "== $m B=1: exit $?"; grep -v "Warn\|warn" "$out/gpu_batch1_$m.log" | grep -v '^{' | tail -4
           done
-          timeout 120 python3 -m fusec.bench.torch_host_profile --model gpt2 --lines 60 \
+          timeout 120 python3 -m fusec.bench.torch_host_profile --model gpt2 --steps --calls 200 \
             > "$out/gpu_batch1_host.log" 2>&1
-          echo "== host profile: exit $?"; grep -v "Warn\|lambda" "$out/gpu_batch1_host.log" | head -80 ;;
+          echo "== host steps: exit $?"; grep -v "Warn\|lambda" "$out/gpu_batch1_host.log" | head -20 ;;
   timeline) # where a whole model's call goes, back to back (bench/torch_call_timeline.py, f16)
             timeout 200 python3 -m fusec.bench.torch_call_timeline --models bert,gpt2 --probe \
               > "$out/gpu_timeline.log" 2>&1

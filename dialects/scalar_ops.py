@@ -184,15 +184,19 @@ def sigmoid(b: ScalarBuilder, x: SSAValue) -> SSAValue:
 
 
 def gelu(b: ScalarBuilder, x: SSAValue, approximate: str) -> SSAValue:
-    """``0.5 * x * (1 + erf(x / sqrt(2)))`` or ``0.5 * x * (1 + tanh(c * (x + 0.044715 x^3)))``."""
+    """``0.5 * x * (1 + erf(x / sqrt(2)))``, or for ``tanh`` ``0.5 * x * (1 + tanh(z))`` with
+    ``z = c * (x + 0.044715 x^3)``, computed as ``x / (1 + exp(-2 z))`` (the same value):
+    ``1 + tanh(z)`` cancels to 0 in float32 below ``z`` of about -9, where the value is a tiny
+    negative, not -0 (so ``sqrt`` of it is NaN, as the float64 reference's; fuzz program
+    600508)."""
     t = x.type
     if approximate == "tanh":
         cube = b.add(arith.MulfOp(b.add(arith.MulfOp(x, x)), x))
         inner = b.add(arith.AddfOp(x, b.add(arith.MulfOp(b.const(0.044715, t), cube))))
-        scaled = b.add(arith.MulfOp(b.const(pymath.sqrt(2.0 / pymath.pi), t), inner))
-        core = b.add(math.TanhOp(scaled))
-    else:
-        core = b.add(math.ErfOp(b.add(arith.MulfOp(x, b.const(1.0 / pymath.sqrt(2.0), t)))))
+        scaled = b.add(arith.MulfOp(b.const(-2.0 * pymath.sqrt(2.0 / pymath.pi), t), inner))
+        one = b.const(1.0, t)
+        return b.add(arith.DivfOp(x, b.add(arith.AddfOp(one, b.add(math.ExpOp(scaled))))))
+    core = b.add(math.ErfOp(b.add(arith.MulfOp(x, b.const(1.0 / pymath.sqrt(2.0), t)))))
     half_x = b.add(arith.MulfOp(b.const(0.5, t), x))
     return b.add(arith.MulfOp(half_x, b.add(arith.AddfOp(b.const(1.0, t), core))))
 

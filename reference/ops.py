@@ -171,10 +171,13 @@ def silu(x: Array) -> Array:
 
 
 def gelu(x: Array, approximate: str = "none") -> Array:
-    """GELU: the erf form for ``"none"``, the tanh approximation for ``"tanh"``."""
+    """GELU: the erf form for ``"none"``, the tanh approximation for ``"tanh"``,
+    ``0.5 x (1 + tanh(z))`` computed as ``x / (1 + exp(-2 z))``: the same value, without the
+    cancellation of ``1 + tanh(z)`` for very negative ``z`` (to 0 in float64 below about -19)."""
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
-        return 0.5 * x * (1.0 + np.tanh(inner))
+        with np.errstate(over="ignore"):
+            return x / (1.0 + np.exp(-2.0 * inner))
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 

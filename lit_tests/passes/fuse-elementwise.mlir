@@ -104,7 +104,8 @@ func.func @cmp_where(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<f32>) ->
 
 // -----
 
-// Activations expand to their scalar formulas: sigmoid = 1 / (1 + exp(-x)), then the tanh GELU.
+// Activations expand to their scalar formulas: sigmoid = 1 / (1 + exp(-x)), then the tanh GELU,
+// 0.5 x (1 + tanh(z)) as x / (1 + exp(-2 z)) (no cancellation for very negative z).
 // CHECK-LABEL: func.func @activations
 // CHECK-NEXT:    fused.elementwise %x : (tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: f32):
@@ -118,14 +119,12 @@ func.func @cmp_where(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<f32>) ->
 // CHECK-NEXT:      %[[K:.*]] = arith.constant 4.471500e-02 : f32
 // CHECK-NEXT:      %[[KS3:.*]] = arith.mulf %[[K]], %[[S3]] : f32
 // CHECK-NEXT:      %[[IN:.*]] = arith.addf %[[S]], %[[KS3]] : f32
-// CHECK-NEXT:      %[[C:.*]] = arith.constant 0.797884583 : f32
+// CHECK-NEXT:      %[[C:.*]] = arith.constant -1.59576917 : f32
 // CHECK-NEXT:      %[[SC:.*]] = arith.mulf %[[C]], %[[IN]] : f32
-// CHECK-NEXT:      %[[T:.*]] = math.tanh %[[SC]] : f32
-// CHECK-NEXT:      %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
-// CHECK-NEXT:      %[[HX:.*]] = arith.mulf %[[HALF]], %[[S]] : f32
 // CHECK-NEXT:      %[[ONE2:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK-NEXT:      %[[P:.*]] = arith.addf %[[ONE2]], %[[T]] : f32
-// CHECK-NEXT:      %[[G:.*]] = arith.mulf %[[HX]], %[[P]] : f32
+// CHECK-NEXT:      %[[E2:.*]] = math.exp %[[SC]] : f32
+// CHECK-NEXT:      %[[D2:.*]] = arith.addf %[[ONE2]], %[[E2]] : f32
+// CHECK-NEXT:      %[[G:.*]] = arith.divf %[[S]], %[[D2]] : f32
 // CHECK-NEXT:      fused.yield %[[G]] : f32
 func.func @activations(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = nn.sigmoid %x : tensor<8xf32> -> tensor<8xf32>

@@ -21,6 +21,10 @@ Found and fixed:
   below); the row_reduce kernel now reads each input in its own type.
 - xDSL's parser asserted on ``dense<-2.5> : tensor<3x2xcomplex<f32>>`` (mutant 1457): an
   internal error; now a one-line error (``tests/corpus/malformed``).
+- ``sqrt(gelu_tanh(a / b + c))`` (program 600508, saved below): the kernels and the reference
+  computed ``0.5 x (1 + tanh(z))``, whose ``1 + tanh(z)`` cancels to 0 for very negative ``z``
+  (below about -9 in float32, -19 in float64), so the value was -0 where it is a tiny negative
+  and its ``sqrt`` -0 instead of NaN; both now compute ``x / (1 + exp(-2 z))``, the same value.
 """
 
 from __future__ import annotations
@@ -51,6 +55,19 @@ def unary(op: str, shape: str) -> str:
     t = f"tensor<{shape}xf32>"
     return (f"func.func @f(%x: {t}) -> {t} {{\n  %y = {op} %x : {t} -> {t}\n"
             f"  func.return %y : {t}\n}}\n")
+
+
+def test_gelu_tanh_of_very_negative_values_is_a_tiny_negative() -> None:
+    """Where ``1 + tanh(z)`` would cancel (z below -9 in float32), fused, unfused and the
+    reference give GELU's tiny negative value, not -0; in the range of float32's ``exp``."""
+    x = np.array([-6.0, -7.0, -8.0, -9.0, -3.0, 0.5, 3.0, -0.0], np.float32)
+    t = "tensor<8xf32>"
+    text = (f'func.func @f(%x: {t}) -> {t} {{\n  %y = nn.gelu %x {{approximate = "tanh"}} : '
+            f"{t} -> {t}\n  func.return %y : {t}\n}}\n")
+    reference, fused, unfused = both_pipelines(text, x)
+    for got in (reference[0], fused[0], unfused[0]):
+        assert (got[:4] < 0).all(), got
+        np.testing.assert_allclose(got, reference[0], rtol=1e-4, atol=0)
 
 
 @pytest.mark.parametrize("op", ["nn.relu", "nn.max", "nn.min"])

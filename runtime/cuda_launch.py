@@ -133,12 +133,11 @@ class CudaLaunches:
         self.kernel_inputs: list[Any] = []
         """The tensors the graph's kernels read each call input from: the static input, or
         where that is a widened int64 one, its int32 copy, narrowed in the graph."""
-        self.ranged = sorted({*bounded, *(k for k, (_, dtype) in enumerate(self.call_layouts)
-                                          if dtype == np.int32)}) if graphs else []
+        self.ranged = [k for k, (shape, dtype) in enumerate(self.call_layouts)
+                       if graphs and (k in bounded or dtype == np.int32) and int(np.prod(shape))]
         """The call inputs whose least and greatest values each replay reads back (`bounds`):
         the `bounded` positions and every int32 one (which the graph takes as int64, so that
-        an int64 input is narrowed after its values are read)."""
-        self.ranged = [k for k in self.ranged if int(np.prod(self.call_layouts[k][0]))]
+        an int64 input is narrowed after its values are read), those with elements."""
         self.readback: HostReadback | None = None
         self.ends: Any = None
         """The graph's tensor of the ranged inputs' least and greatest values."""

@@ -14,8 +14,9 @@ fusec's `--lines` functions of most time, own and cumulative. Complements
 
 `--steps`: instead of the profiler (whose own cost blurs calls this short), the host's time a
 call in each of fusec's steps (`STEPS`: the partition's call, the bound weights' check, the
-inputs' bounds, the launches, the graph's replay, the outputs' views), each step's function
-wrapped in a clock, and each runner's wall time a call with nothing wrapped.
+inputs' bounds read by PyTorch's ops and the wait for them, or the wait for the graph's own read
+of them, the launches, the graph's replay, the outputs' views), each step's function wrapped in
+a clock, and each runner's wall time a call with nothing wrapped.
 
 On the H200 (2026-12-03, session 17, bench/results/h200-2026-12-03-s17-host-profile.log) it
 found GPT-2 small's batch-1 call spending most of fusec's share in cutting the CUDA graph's
@@ -36,6 +37,7 @@ STEPS = (("fusec.compiler.torch_partition", "FusecPartition", "__call__", "parti
          ("fusec.compiler.torch_partition", "BoundTensors", "changed", "bound weights' check"),
          ("fusec.compiler.torch_partition", "TensorBridge", "cuda_bounds", "inputs' bounds"),
          ("fusec.compiler.torch_partition", "PendingBounds", "check", "bounds' wait"),
+         ("fusec.runtime.cuda_launch", "CudaLaunches", "bounds", "graph's bounds' wait"),
          ("fusec.runtime.cuda_launch", "CudaLaunches", "__call__", "launches"),
          ("fusec.runtime.cuda_launch", "CudaLaunches", "replay", "replay"),
          ("fusec.runtime.cuda_launch", "OutputArena", "views", "outputs' views"))

@@ -62,7 +62,7 @@ On an H200 (2026-12-02) a GPT-2 small decode step (f16, batch 1) spent 0.033 ms 
     Knob("wgmma_layer_gemms", True, """\
 Hopper `wgmma` GEMMs also for the layers' products: those with an epilogue, a batch of products
 sharing one B (one product of `batch * M` rows), and a bound B that the kernel reads K-major,
-stored transposed when it is bound (`gemm_wgmma.BOUND_B_PANELS`). Off, such products keep the
+stored transposed when it is bound (`common.BOUND_B_PANELS`). Off, such products keep the
 `mma.sync` kernels (and a bound B its layout).
 
 On an H200 (2026-11-26, bench/results/h200-2026-11-26-s6-layer-gemms.log) the f16 BERT-base
@@ -80,12 +80,20 @@ kernel at all. Off, every `wgmma` product runs in 128 x 256 blocks and N must be
 At 2048 rows (GPT-2 small, batch 16) a 768-column product is 48 blocks of 256 on the H200's 132
 units and 96 of 128. Not yet measured on the GPU.""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("ffma_b_k_major", True, """\
+A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and
+shared by the batch reads it `[N, K]` (K-major: `common.BOUND_B_PANELS`), as PyTorch's
+`nn.Linear` holds its weight, so that the torch backend holds such a weight once
+(`fusec.compiler.torch_weights`) rather than a transposed copy beside PyTorch's. Its tile is
+copied into local memory as A's is, swizzled by groups of four rows. Off, B is stored `[K,
+N]`. Not yet measured on the GPU.""",
+         "fusec.codegen.kernels.gemm"),
     Knob("wgmma_b_as_held", True, """\
 A weight the torch backend binds as the tensor it is (not folded into another: GPT-2's `Conv1D`
 weights, `[K, N]`) keeps that layout where every product reading it can read it so: a `wgmma`
 product of f16 or bf16 reads such a B MN-major (`gemm_wgmma`'s `b_rows`), so the backend can
 hold the weight once (`fusec.compiler.torch_weights`). Off, it is stored transposed, `[N, K]`,
-as every other bound B of a `wgmma` product is (`gemm_wgmma.BOUND_B_PANELS`): fusec's copy
+as every other bound B of a `wgmma` product is (`common.BOUND_B_PANELS`): fusec's copy
 beside PyTorch's.""",
          "fusec.compiler.torch_weights"),
     Knob("wgmma_short_blocks", True, """\

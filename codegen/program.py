@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_kernel
 from fusec.codegen.kernels.common import DeviceInfo, KernelSource, Scratch
-from fusec.codegen.kernels.gemm_wgmma import BOUND_B_PANELS
+from fusec.codegen.kernels.common import BOUND_B_PANELS
 from fusec.codegen.kernels.gather import INDEX_SLOT_PLACEHOLDER
 from fusec.codegen.plan import (
     BufferSpec,
@@ -46,6 +46,7 @@ from fusec.codegen.templates import (
     instantiate,
     instantiate_gemm_swiglu,
     instantiate_gemm_wgmma,
+    takes_ffma_kernel,
 )
 from fusec.dialects import kernel
 from fusec.dialects.donation import aliased_outputs
@@ -422,9 +423,10 @@ class PlanBuilder:
                                             b_transposed=panels == BOUND_B_PANELS,
                                             b_bound=len(op.inputs) == 2
                                             and self.is_bound(op.inputs[1]))
-        if hopper is None and panels == BOUND_B_PANELS and not Params(op).int("skinny", 0):
-            raise PlanError(f"'{op.template.data}' reads its B bound transposed for wgmma, "
-                            "which did not take it")
+        if (hopper is None and panels == BOUND_B_PANELS and not Params(op).int("skinny", 0)
+                and not takes_ffma_kernel(op, self.device)):
+            raise PlanError(f"'{op.template.data}' reads its B bound transposed, which neither "
+                            "wgmma nor the FFMA kernel takes")
         if hopper is not None:
             self.wgmma_gemm(op, name, *hopper)
             return

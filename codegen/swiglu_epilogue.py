@@ -37,7 +37,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from fusec import knobs
 from fusec.codegen.kernels import gemm_wgmma
-from fusec.codegen.kernels.common import DeviceInfo
+from fusec.codegen.kernels.common import BOUND_B_PANELS, DeviceInfo
 from fusec.codegen.templates import Params, epilogue_is_identity, instantiate_gemm_swiglu
 from fusec.dialects import kernel
 
@@ -50,7 +50,7 @@ class SwigluEpilogue:
     swiglu: kernel.LaunchOp
     gate_first: bool
     b_panels: int | None
-    """How the bound B is stored besides the interleave: `gemm_wgmma.BOUND_B_PANELS`
+    """How the bound B is stored besides the interleave: `common.BOUND_B_PANELS`
     (transposed, where the kernel reads B K-major) or None (as it is)."""
 
     @property
@@ -127,7 +127,7 @@ def _fusion(launch: kernel.LaunchOp, device: DeviceInfo,
     if not isinstance(gate_first, IntegerAttr):
         return None
     dtype = Params(gemm).str("dtype", "f32")
-    panels = (gemm_wgmma.BOUND_B_PANELS if gemm_wgmma.stores_bound_b_transposed(dtype)
+    panels = (BOUND_B_PANELS if gemm_wgmma.stores_bound_b_transposed(dtype)
               else None)
     if instantiate_gemm_swiglu(gemm, "gemm", device, b_transposed=panels is not None) is None:
         return None

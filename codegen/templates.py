@@ -42,6 +42,7 @@ from fusec.codegen.kernels.column_stats_cpu import (
     gemm_column_sums_cpu,
 )
 from fusec.codegen.kernels.common import (
+    BOUND_B_PANELS,
     IDENTITY_EPILOGUE,
     DeviceInfo,
     Epilogue,
@@ -50,10 +51,9 @@ from fusec.codegen.kernels.common import (
     float_expression,
 )
 from fusec.codegen.kernels.gather import INDEX_ERRORS_ARG, gather
-from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width
+from fusec.codegen.kernels.gemm import gemm, gemm_split_sum, rhs_panel_width, takes_ffma
 from fusec.codegen.kernels.gemm_skinny import WIDE, gemm_skinny, gemm_skinny_k_major, reads_k_major
 from fusec.codegen.kernels.gemm_wgmma import (
-    BOUND_B_PANELS,
     SWIGLU_TYPES,
     gemm_plan,
     stores_bound_b_transposed,
@@ -143,7 +143,7 @@ def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
 
 def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> int | None:
     """The panel width a ``gemm`` op's kernel can read its B in (`gemm.rhs_panel_width`); on
-    a ``wgmma`` device, `gemm_wgmma.BOUND_B_PANELS` (B stored transposed) for a product the
+    a ``wgmma`` device, `common.BOUND_B_PANELS` (B stored transposed) for a product the
     Hopper kernel reads K-major."""
     if op.template.data != "gemm":
         return None
@@ -153,8 +153,10 @@ def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> in
     if (stores_bound_b_transposed(p.str("dtype", "f32"))
             and instantiate_gemm_wgmma(op, "gemm", device, b_transposed=True) is not None):
         return BOUND_B_PANELS
+    dtype = p.str("dtype", "f32")
     return rhs_panel_width(p.int("m"), p.int("n"), p.int("k"), p.bool("rhs_batched"), device,
-                           p.int("split_k", 1))
+                           p.int("split_k", 1), dtype, p.str("out_dtype", dtype),
+                           bool(p.int("allow_tf32", 0)))
 
 
 def gemm_reads_rhs_panels(op: Operation, panels: int | None, device: DeviceInfo | None) -> bool:
@@ -174,10 +176,24 @@ def gemm_reads_rhs_panels(op: Operation, panels: int | None, device: DeviceInfo 
 
 
 def reads_bound_b_as_is(op: kernel.TemplateOp, device: DeviceInfo | None) -> bool:
-    """Whether ``gemm`` `op` takes the ``wgmma`` kernel reading a bound B as it is stored,
-    ``[K, N]``, with no transpose (MN-major: f16 and bf16)."""
+    """Whether ``gemm`` `op` can read a bound B as it is stored, ``[K, N]``, with no transpose:
+    the ``wgmma`` kernel MN-major (f16 and bf16), or the float32 FFMA kernel (which also reads
+    it ``[N, K]``)."""
     hopper = instantiate_gemm_wgmma(op, "gemm", device, b_bound=True)
-    return hopper is not None and hopper[0] is None
+    if hopper is not None:
+        return hopper[0] is None
+    return takes_ffma_kernel(op, device)
+
+
+def takes_ffma_kernel(op: kernel.TemplateOp, device: DeviceInfo | None) -> bool:
+    """Whether ``gemm`` `op` takes the float32 FFMA kernel (`gemm.takes_ffma`), which reads a
+    bound B as it is or ``[N, K]``."""
+    p = Params(op)
+    dtype = p.str("dtype", "f32")
+    return not p.int("skinny", 0) and takes_ffma(device, None, p.int("split_k", 1), dtype,
+                                                 p.str("out_dtype", dtype),
+                                                 bool(p.int("allow_tf32", 0)), p.int("n"),
+                                                 p.int("k"))
 
 
 def skinny_reads_b_transposed(p: Params) -> bool:

@@ -298,6 +298,13 @@ def largest_power_of_two_at_most(n: int) -> int:
     return 1 << (n.bit_length() - 1)
 
 
+BOUND_B_PANELS = 1
+"""The panel width (`fusec.codegen.plan.pack_panels`) of a bound GEMM B stored K-major:
+panels of one column, ``[N, K]``, B transposed once when it is bound (as PyTorch's
+``nn.Linear`` holds its weight). The ``wgmma`` kernels (`gemm_wgmma`), the skinny K-major one
+(`gemm_skinny.gemm_skinny_k_major`) and the float32 FFMA kernel (`gemm_ffma_pipelined`'s
+``b_k_major``) read it."""
+
 CPU_ROW_LOCAL_SIZE = 1
 """Work-items per row of a row kernel on a CPU: one, reading the row as float8 vectors with no
 barrier. Measured on [512, 768] (Intel's CPU runtime): a row added with explicit float8 loads

@@ -33,10 +33,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from fusec import knobs
 from fusec.codegen.kernels import gemm_ffma_pipelined as ffma
 from fusec.codegen.kernels import gemm_mma_pipelined as pipelined
 from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
+    BOUND_B_PANELS,
     IDENTITY_EPILOGUE,
     DeviceInfo,
     Epilogue,
@@ -242,7 +244,9 @@ def gemm(
     `gemm_ffma_pipelined` instead of the portable kernel, also where autotuned tiles exist
     (`DeviceInfo.gemm_tiles`: they tune the portable kernel).
 
-    With `rhs_panels` (which must be `rhs_panel_width` of the same product), B is stored as
+    With `rhs_panels` `BOUND_B_PANELS` on the FFMA kernel, B is ``[N, K]`` (read K-major:
+    `rhs_panel_width`). With other `rhs_panels` (which must be `rhs_panel_width` of the same
+    product), B is stored as
     panels of that many columns, ``[N / rhs_panels, K, rhs_panels]`` (`plan.pack_panels`,
     done once when a weight is bound): each work-item reads its columns of B as one contiguous
     stream instead of the work-group copying B into local memory on every call, the packing
@@ -261,10 +265,10 @@ def gemm(
             return pipelined.gemm_mma_pipelined(name, batch, m, n, k, rhs_batched, epilogue, dtype,
                                                 out_dtype=result)
         return gemm_mma(name, batch, m, n, k, rhs_batched, epilogue, dtype, out_dtype=result)
-    if (device_info is not None and tiles is None and split_k == 1 and dtype == "f32"
-            and result == "f32" and ffma_fits(device_info, n, k)):
+    if takes_ffma(device_info, tiles, split_k, dtype, result, allow_tf32, n, k):
         return ffma.gemm_ffma_pipelined(name, batch, m, n, k, rhs_batched, epilogue,
-                                        tiles=ffma.default_tiles(m, n))
+                                        tiles=ffma.default_tiles(m, n),
+                                        b_k_major=rhs_panels == BOUND_B_PANELS)
     if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
         raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "
                          "its epilogue belongs to gemm_split_sum")
@@ -306,6 +310,14 @@ def gemm(
     return KernelSource(name, source, args, global_size, local_size)
 
 
+def takes_ffma(device_info: DeviceInfo | None, tiles: GemmTiles | None, split_k: int,
+               dtype: str, out_dtype: str, allow_tf32: bool, n: int, k: int) -> bool:
+    """Whether `gemm` takes `gemm_ffma_pipelined`: a float32 product without TF32 (else the
+    tensor cores take it), not split, on a device where `ffma_fits`."""
+    return (device_info is not None and tiles is None and split_k == 1 and dtype == "f32"
+            and out_dtype == "f32" and not allow_tf32 and ffma_fits(device_info, n, k))
+
+
 def ffma_fits(device_info: DeviceInfo, n: int, k: int) -> bool:
     """Whether a float32 product (no TF32) takes `gemm_ffma_pipelined` on this device: rows of
     whole float4 (`gemm_ffma_pipelined.fits`) on a device whose inline PTX ``mma.sync`` for
@@ -315,13 +327,21 @@ def ffma_fits(device_info: DeviceInfo, n: int, k: int) -> bool:
 
 
 def rhs_panel_width(m: int, n: int, k: int, rhs_batched: bool,
-                    device_info: DeviceInfo | None, split_k: int = 1) -> int | None:
-    """The width of the panels `gemm` can read B in (its register tiles' columns), or None
-    where it reads B as it is: only on a CPU (whose register-tiled kernel stages B in local
+                    device_info: DeviceInfo | None, split_k: int = 1, dtype: str = "f32",
+                    out_dtype: str | None = None, allow_tf32: bool = False) -> int | None:
+    """The width of the panels `gemm` can read a bound B in, or None where it reads B as it
+    is. On a CPU, its register tiles' columns (its register-tiled kernel stages B in local
     memory otherwise), for one B shared by the batch, not split along K, with N a multiple of
-    the tile's columns. The arguments are `gemm`'s (its element types do not matter here)."""
-    if device_info is None or not device_info.is_cpu:
+    the tile's columns. On a GPU, `BOUND_B_PANELS` where the product takes the FFMA kernel
+    (`takes_ffma`) for one B shared by the batch, with the knob `ffma_b_k_major` on: B
+    ``[N, K]``, as PyTorch's ``nn.Linear`` holds its weight. The arguments are `gemm`'s."""
+    if device_info is None:
         return None
+    if not device_info.is_cpu:
+        k_major = (knobs.value("ffma_b_k_major") and not rhs_batched
+                   and takes_ffma(device_info, None, split_k, dtype, out_dtype or dtype,
+                                  allow_tf32, n, k))
+        return BOUND_B_PANELS if k_major else None
     tiles = default_gemm_tiles(device_info, m, n)
     if tiles.staging != "both":
         tiles = fit_register_tiles(tiles, m, n, k)

@@ -21,6 +21,13 @@ NVIDIA's OpenCL C:
   and store neighbouring float4 of C. Per four steps of K it reads ``thread_m`` float4 of A and
   ``4 * thread_n / 4`` of B for ``4 * thread_m * thread_n`` fma.
 
+With ``b_k_major``, B is ``[N, K]`` (K-major: a bound ``nn.Linear`` weight as PyTorch holds it,
+stored so once, `common.BOUND_B_PANELS`), and its tile is kept as A's is: ``block_n`` rows of
+``block_k`` floats, chunk ``c`` of row ``n`` at ``c ^ ((n >> 2) & (chunks - 1))``. A work-item
+reads, per four steps of K, one float4 of each of its ``thread_n`` columns (as many as it reads
+of a row-major B); the rows a warp reads at once are its lanes' first columns, four apart, which
+the swizzle puts on distinct banks.
+
 The copies need rows that start on 16 bytes: K and N multiples of 4 (`fits`); other shapes keep
 the portable kernel (`gemm._local_tiled`).
 
@@ -193,9 +200,11 @@ def gemm_ffma_pipelined(
     epilogue: Epilogue = IDENTITY_EPILOGUE,
     copies: str = "ptx",
     tiles: FfmaTiles = DEFAULT_TILES,
+    b_k_major: bool = False,
 ) -> KernelSource:
     """The pipelined FFMA kernel (see the module docstring); ``copies`` is ``"ptx"``
-    (``cp.async``) or ``"emulated"`` (plain copies, any OpenCL device)."""
+    (``cp.async``) or ``"emulated"`` (plain copies, any OpenCL device); `b_k_major`: B is
+    ``[N, K]``."""
     check_positive(name, batch=batch, m=m, n=n, k=k)
     if not fits(n, k):
         raise ValueError(f"kernel '{name}': the pipelined FFMA GEMM takes K and N multiples of "
@@ -204,16 +213,19 @@ def gemm_ffma_pipelined(
         raise ValueError(f"kernel '{name}': copies must be 'ptx' or 'emulated', got '{copies}'")
     tiles.check()
     check_epilogue_names(name, epilogue, RESERVED_NAMES,
-                         r"[ab][rcdvpx]\d+|[abc]\d+(_\d+)?|[ab][fq]\d+_\d+(_\d+)?|pb\d+_\d+",
+                         r"[ab][rcdvpxkz]\d+|[abc]\d+(_\d+)?|[ab][fq]\d+_\d+(_\d+)?|"
+                         r"pb\d+_\d+_\d+",
                          "the kernel's copy, fragment or accumulator registers")
     args = (KernelArg("lhs", "in"), KernelArg("rhs", "in"), KernelArg("out", "out"),
             *epilogue.params)
     emulated = copies == "emulated"
     helpers = _emulated_copies(name) if emulated else _ptx_copies(name, tiles.stages)
-    body = _Body(name, batch, m, n, k, rhs_batched, epilogue, tiles, emulated).source()
+    body = _Body(name, batch, m, n, k, rhs_batched, epilogue, tiles, emulated,
+                 b_k_major).source()
     attribute = f"__attribute__((reqd_work_group_size({tiles.threads}, 1, 1)))"
     source = (
-        f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x{k}x{n}], f32, FFMA "
+        f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x"
+        f"{f'{n}x{k}]^T' if b_k_major else f'{k}x{n}]'}, f32, FFMA "
         f"(cp.async x{tiles.stages}, tiles {tiles.key()}{', emulated' if emulated else ''})\n"
         f"{helpers}"
         f"{epilogue.guarded_function()}\n"
@@ -261,6 +273,7 @@ class _Body:
     epilogue: Epilogue
     tiles: FfmaTiles
     emulated: bool
+    b_k_major: bool = False
 
     @property
     def rows_per_line(self) -> int:
@@ -274,6 +287,11 @@ class _Body:
 
     def swizzle_of(self, row: int) -> int:
         return (row // self.rows_per_line) & (self.tiles.chunks_k - 1)
+
+    def b_swizzle(self, row: str) -> str:
+        """C expression: what chunk ``c`` of row `row` of a K-major B tile is XORed with in
+        local memory (its rows' groups of four, which one float4 of C spans)."""
+        return f"((({row}) >> 2) & {self.tiles.chunks_k - 1})"
 
     def source(self) -> str:
         tl, m, n, k = self.tiles, self.m, self.n, self.k
@@ -346,6 +364,29 @@ class _Body:
         """Float offset from ``b_read`` of this work-item's ``j``-th float4 of B row ``kr``."""
         return kr * self.tiles.block_n + j * self.tiles.lanes_n * 4
 
+    def b_base(self) -> str:
+        """C expression: where this work-item's reads of B in the stage at ``read_stage`` are
+        counted from (the offsets of `b_loads`)."""
+        return "smem + read_stage" if self.b_k_major else "smem + read_stage + b_read"
+
+    def b_loads(self, q: int, prefix: str) -> list[tuple[str, str]]:
+        """The float4 of B this work-item reads for columns ``4q .. 4q + 3`` of K: (register,
+        float offset from `b_base`). Row-major B: per row of K, its ``thread_n / 4`` float4
+        along N; K-major: per column of N it owns, the float4 along K."""
+        tl = self.tiles
+        if self.b_k_major:
+            return [(f"{prefix}{q}_{j}_{lane}", f"bk{j} + {lane * tl.block_k} + ({q} ^ bz{j}) * 4")
+                    for j in range(tl.thread_n // 4) for lane in range(4)]
+        return [(f"{prefix}{q}_{kk}_{j}", str(self.b_offset(4 * q + kk, j)))
+                for kk in range(4) for j in range(tl.thread_n // 4)]
+
+    def b_value(self, prefix: str, q: int, kk: int, j: int, lane: int) -> str:
+        """C expression: B at column ``4q + kk`` of K and this work-item's column ``4j + lane``
+        (in registers of `b_loads`)."""
+        if self.b_k_major:
+            return f"{prefix}{q}_{j}_{lane}.s{kk}"
+        return f"{prefix}{q}_{kk}_{j}.s{lane}"
+
     def a_load(self, name: str, q: int, r: int, base: str = "sa") -> str:
         """C declaration: ``name`` = the float4 of chunk ``q`` of this work-item's A row
         ``r``."""
@@ -356,12 +397,11 @@ class _Body:
 
     def carried(self) -> list[str]:
         """The registers that carry the first four columns of B of the next step."""
-        return [f"pb{kk}_{j}" for kk in range(4) for j in range(self.tiles.thread_n // 4)]
+        return [name for name, _ in self.b_loads(0, "pb")]
 
     def carried_loads(self, ind: str) -> list[str]:
-        return [f"{ind}pb{kk}_{j} = *(__local const float4 *)(smem + read_stage + b_read + "
-                f"{self.b_offset(kk, j)});\n"
-                for kk in range(4) for j in range(self.tiles.thread_n // 4)]
+        return [f"{ind}{name} = *(__local const float4 *)({self.b_base()} + {offset});\n"
+                for name, offset in self.b_loads(0, "pb")]
 
     def products_b_first(self, carry: bool) -> list[str]:
         """One step's fma, schedule ``"b"`` or ``"b_carry"`` (`FfmaTiles.schedule`)."""
@@ -370,19 +410,15 @@ class _Body:
         chunks_n = tl.thread_n // 4
         lines = [
             f"{ind}{{ __local const float *sa = smem + read_stage + a_read;\n",
-            f"{ind}  __local const float *sb = smem + read_stage + b_read;\n",
+            f"{ind}  __local const float *sb = {self.b_base()};\n",
         ]
         for q in range(tl.chunks_k):
             last = q == tl.chunks_k - 1
-            if carry and q == 0:
-                b_name = "pb{kk}_{j}"
-            else:
-                b_name = f"bq{q}_{{kk}}_{{j}}"
-                for kk in range(4):
-                    for j in range(chunks_n):
-                        lines.append(f"{ind}  const float4 {b_name.format(kk=kk, j=j)} = "
-                                     f"*(__local const float4 *)(sb + "
-                                     f"{self.b_offset(4 * q + kk, j)});\n")
+            prefix = "pb" if carry and q == 0 else "bq"
+            if prefix == "bq":
+                for name, offset in self.b_loads(q, prefix):
+                    lines.append(f"{ind}  const float4 {name} = "
+                                 f"*(__local const float4 *)(sb + {offset});\n")
             if carry and last:
                 lines += [f"{ind}  {self.a_load(f'aq{q}_{r}', q, r)}"
                           for r in range(tl.thread_m)]
@@ -393,11 +429,10 @@ class _Body:
                     lines.append(f"{ind}  {self.a_load(f'aq{q}_{r}', q, r)}")
                 for kk in range(4):
                     for j in range(chunks_n):
-                        b = b_name.format(kk=kk, j=j)
                         for lane in range(4):
                             acc = f"c{r}_{4 * j + lane}"
-                            lines.append(f"{ind}  {acc} = fma(aq{q}_{r}.s{kk}, {b}.s{lane}, "
-                                         f"{acc});\n")
+                            b = self.b_value(prefix, q, kk, j, lane)
+                            lines.append(f"{ind}  {acc} = fma(aq{q}_{r}.s{kk}, {b}, {acc});\n")
         lines.append(f"{ind}}}\n")
         return lines
 
@@ -429,8 +464,15 @@ class _Body:
         ]
         for v in range(tl.chunks_k):
             lines.append(f"    const int ax{v} = ({v} ^ a_swz) * 4;\n")
-        lines.append(f"    const int b_read = {tl.block_m * tl.block_k} + warp_col + "
-                     "lane_col * 4;\n")
+        if not self.b_k_major:
+            lines.append(f"    const int b_read = {tl.block_m * tl.block_k} + warp_col + "
+                         "lane_col * 4;\n")
+            return lines
+        for j in range(tl.thread_n // 4):  # ``bk<j>``: its j-th four columns' first B row
+            row = f"warp_col + lane_col * 4 + {j * tl.lanes_n * 4}"
+            lines += [f"    const int bk{j} = {tl.block_m * tl.block_k} + ({row}) * "
+                      f"{tl.block_k};\n",
+                      f"    const int bz{j} = {self.b_swizzle(row)};\n"]
         return lines
 
     def copy_setup(self) -> list[str]:
@@ -451,6 +493,8 @@ class _Body:
                 f"    __global const float *ap{i} = a + (av{i} ? (row_base + ar{i}) * {k} "
                 f"+ ac{i} * 4 : 0);\n",
             ]
+        if self.b_k_major:
+            return lines + self.copy_setup_k_major()
         per_row = tl.block_n // 4
         for i in range(tl.block_k * per_row // tl.threads):
             at = f"tid + {i * tl.threads}"
@@ -462,6 +506,23 @@ class _Body:
                 f"{'1' if n % tl.block_n == 0 else f'col_base + bc{i} * 4 < {n}'};\n",
                 f"    __global const float *bp{i} = b + (bv{i} ? br{i} * {n} + col_base + "
                 f"bc{i} * 4 : 0);\n",
+            ]
+        return lines
+
+    def copy_setup_k_major(self) -> list[str]:
+        """`copy_setup` of a K-major B, chunk ``i``'s row along N: as A's, with B's swizzle."""
+        tl, n, k = self.tiles, self.n, self.k
+        lines = []
+        for i in range(tl.block_n * tl.chunks_k // tl.threads):
+            at = f"tid + {i * tl.threads}"
+            lines += [
+                f"    const int br{i} = ({at}) / {tl.chunks_k}, bc{i} = ({at}) % {tl.chunks_k};\n",
+                f"    const uint bd{i} = (uint)({tl.block_m * tl.block_k} + br{i} * {tl.block_k} "
+                f"+ (bc{i} ^ {self.b_swizzle(f'br{i}')}) * 4);\n",
+                f"    const int bv{i} = "
+                f"{'1' if n % tl.block_n == 0 else f'col_base + br{i} < {n}'};\n",
+                f"    __global const float *bp{i} = b + (bv{i} ? (col_base + br{i}) * {k} "
+                f"+ bc{i} * 4 : 0);\n",
             ]
         return lines
 
@@ -477,7 +538,12 @@ class _Body:
             ok = f"av{i}" if whole_steps else f"av{i} && k0 + ac{i} * 4 < {k}"
             lines.append(f"{ind}  {self.name}_cp16(smem, st + ad{i}, ({ok}) ? ap{i} + k0 : a, "
                          f"({ok}) ? 16u : 0u);\n")
-        for i in range(tl.block_k * (tl.block_n // 4) // tl.threads):
+        if self.b_k_major:
+            for i in range(tl.block_n * tl.chunks_k // tl.threads):
+                ok = f"bv{i}" if whole_steps else f"bv{i} && k0 + bc{i} * 4 < {k}"
+                lines.append(f"{ind}  {self.name}_cp16(smem, st + bd{i}, ({ok}) ? bp{i} + k0 "
+                             f": b, ({ok}) ? 16u : 0u);\n")
+        for i in range(0 if self.b_k_major else tl.block_k * (tl.block_n // 4) // tl.threads):
             ok = f"bv{i}" if whole_steps else f"bv{i} && k0 + br{i} < {k}"
             lines.append(f"{ind}  {self.name}_cp16(smem, st + bd{i}, ({ok}) ? bp{i} + k0 * {n} "
                          f": b, ({ok}) ? 16u : 0u);\n")
@@ -492,7 +558,7 @@ class _Body:
         chunks_n = tl.thread_n // 4
         lines = [
             f"{ind}{{ __local const float *sa = smem + read_stage + a_read;\n",
-            f"{ind}  __local const float *sb = smem + read_stage + b_read;\n",
+            f"{ind}  __local const float *sb = {self.b_base()};\n",
         ]
         for q in range(tl.chunks_k):
             for r in range(tl.thread_m):
@@ -500,17 +566,19 @@ class _Body:
                 chunk = q ^ self.swizzle_of(r * tl.lanes_m)
                 lines.append(f"{ind}  const float4 af{q}_{r} = "
                              f"*(__local const float4 *)(sa + {row_offset} + ax{chunk});\n")
+            loads = [f"{ind}  const float4 {name} = *(__local const float4 *)(sb + {offset});\n"
+                     for name, offset in self.b_loads(q, "bf")]
+            if self.b_k_major:  # every column's float4 spans the four columns of K
+                lines += loads
             for kk in range(4):
-                kr = 4 * q + kk
-                for j in range(chunks_n):
-                    lines.append(f"{ind}  const float4 bf{kr}_{j} = *(__local const float4 *)(sb + "
-                                 f"{kr * tl.block_n + j * tl.lanes_n * 4});\n")
+                if not self.b_k_major:  # row 4q + kk of B, just before its fma
+                    lines += loads[kk * chunks_n:(kk + 1) * chunks_n]
                 for r in range(tl.thread_m):
                     for j in range(chunks_n):
                         for lane in range(4):
                             acc = f"c{r}_{4 * j + lane}"
                             lines.append(f"{ind}  {acc} = fma(af{q}_{r}.s{kk}, "
-                                         f"bf{kr}_{j}.s{lane}, {acc});\n")
+                                         f"{self.b_value('bf', q, kk, j, lane)}, {acc});\n")
         lines.append(f"{ind}}}\n")
         return lines
 

@@ -218,7 +218,7 @@ def gemm_skinny_k_major(name: str, rows: int, n: int, k: int, epilogue: Epilogue
                         shape: tuple[int, int] | None = None,
                         swiglu: bool = False, halves: str | None = None) -> KernelSource:
     """``out = epilogue(lhs @ rhs)`` as `gemm_skinny`, with B stored transposed, ``rhs [n,
-    k]`` (K-major: a bound weight stored so once, `gemm_wgmma.BOUND_B_PANELS`, which the
+    k]`` (K-major: a bound weight stored so once, `common.BOUND_B_PANELS`, which the
     tensor-core kernels of a prefill read too). A work-group of ``warps`` x 32 lanes; each
     warp owns `columns` adjacent columns of C and its 32 lanes split K, each reading
     `K_MAJOR_VECTOR` contiguous elements of a column's row of B at a time (a warp reads 512

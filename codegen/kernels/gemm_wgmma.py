@@ -97,9 +97,6 @@ ROW_MAJOR_B = ("bf16",)
 """The types whose products do read B so, without a transpose launch (`gemm_plan`). Not f16:
 on the H200 its MN-major kernel took 0.234 ms at 4096^3 against 0.187 K-major (bf16: 0.192 and
 0.190; bench/results/h200-2026-11-25-s4-wgmma-fusec-3.log), more than the transpose's 0.042."""
-BOUND_B_PANELS = 1
-"""The panel width (`fusec.codegen.plan.pack_panels`) in which a bound B that the kernel reads
-K-major is stored: panels of one column, ``[N, K]``, B transposed once when it is bound."""
 SWIGLU_TYPES = ("f16", "bf16")
 """The operand types whose products may take the SwiGLU epilogue."""
 MAX_PARTS = 4

@@ -23,7 +23,7 @@ KERNELS = {
              "the registers a<i>, b<j>, c<i>_<j>, a<i>k"),
     "gemm_mma_pipelined": (lambda e: gemm_mma_pipelined("g", 1, 64, 64, 64, False, e), "ar3",
                            "the kernel's copy, fragment or accumulator registers"),
-    "gemm_ffma_pipelined": (lambda e: gemm_ffma_pipelined("g", 1, 64, 64, 64, False, e), "pb1_2",
+    "gemm_ffma_pipelined": (lambda e: gemm_ffma_pipelined("g", 1, 64, 64, 64, False, e), "pb0_1_2",
                             "the kernel's copy, fragment or accumulator registers"),
     "gemm_wgmma": (lambda e: wgmma.gemm_wgmma("g", 128, 256, 64, "f16", epilogue=e), "d12",
                    "the accumulators d<i>"),

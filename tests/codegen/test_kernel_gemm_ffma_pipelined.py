@@ -68,10 +68,12 @@ def operands(shape, seed=0):
     return lhs, rhs
 
 
-def product_error(shape, tiles=DEFAULT_TILES, launch=None, epilogue=False):
+def product_error(shape, tiles=DEFAULT_TILES, launch=None, epilogue=False, b_k_major=False):
+    """The kernel's largest error relative to max |C|; `b_k_major`: B given ``[N, K]``."""
     batch, m, n, k, rhs_batched = shape
     lhs, rhs = operands(shape)
-    inputs = {"lhs": lhs, "rhs": rhs}
+    inputs = {"lhs": lhs, "rhs": np.ascontiguousarray(rhs.transpose(0, 2, 1)) if b_k_major
+              else rhs}
     expected = lhs.astype(np.float64) @ rhs.astype(np.float64)
     if epilogue:
         bias = np.linspace(-1, 1, n).astype(np.float32)
@@ -79,10 +81,10 @@ def product_error(shape, tiles=DEFAULT_TILES, launch=None, epilogue=False):
         rows = np.arange(batch * m).reshape(batch, m, 1)
         expected = np.maximum(expected + bias + 0.01 * rows, 0)
         kernel = gemm_ffma_pipelined("gemm_ffp_epi", batch, m, n, k, rhs_batched, BIAS_RELU,
-                                     copies=COPIES, tiles=tiles)
+                                     copies=COPIES, tiles=tiles, b_k_major=b_k_major)
     else:
         kernel = gemm_ffma_pipelined("gemm_ffp", batch, m, n, k, rhs_batched, copies=COPIES,
-                                     tiles=tiles)
+                                     tiles=tiles, b_k_major=b_k_major)
     out = launch(kernel, inputs, {"out": (batch, m, n)})["out"]
     scale = max(float(np.abs(expected).max()), 1e-30)
     return float(np.abs(out - expected).max()) / scale  # NaN (fails) if any is unwritten
@@ -110,6 +112,28 @@ def test_carried_schedule_with_fewer_steps_than_stages(launch, shape):
 def test_pipelined_ffma_gemm_applies_the_epilogue_at_each_row_and_column(launch):
     error = product_error((2, 131, 24, 36, False), launch=launch, epilogue=True)
     assert error <= TOLERANCE
+
+
+@pytest.mark.parametrize("shape", SHAPES + (GPU_SHAPES[:5] if COPIES == "ptx" else []),
+                         ids=lambda s: "x".join(map(str, s[:4])) + ("b" if s[4] else ""))
+def test_pipelined_ffma_gemm_reads_b_k_major(launch, shape):
+    """B ``[N, K]``: its tiles copied as A's are, swizzled by groups of four rows, edges of N
+    and K zero-filled."""
+    error = product_error(shape, launch=launch, b_k_major=True)
+    assert error <= TOLERANCE, f"max error {error:.3g} of max |C|"
+
+
+@pytest.mark.parametrize("tiles", OTHER_TILES, ids=lambda t: t.key())
+def test_k_major_b_with_other_blockings_and_schedules(launch, tiles):
+    error = product_error((2, 150, 264, 104, True), tiles=tiles, launch=launch, b_k_major=True)
+    assert error <= TOLERANCE, f"max error {error:.3g} of max |C|"
+
+
+def test_k_major_b_with_the_epilogue_and_the_carried_schedule(launch):
+    for tiles in (DEFAULT_TILES, FfmaTiles(schedule="b_carry", stages=4)):
+        error = product_error((2, 131, 24, 36, False), tiles=tiles, launch=launch,
+                              epilogue=True, b_k_major=True)
+        assert error <= TOLERANCE, f"{tiles.key()}: max error {error:.3g} of max |C|"
 
 
 def test_pipelined_ffma_gemm_takes_rows_of_whole_float4():

@@ -102,10 +102,12 @@ def test_llama_f16_with_its_cache_on_the_h200(monkeypatch):
     assert layer_launches(monkeypatch, make, ids) <= 9
 
 
-def placed_weights(monkeypatch, model, **inputs):
+def placed_weights(monkeypatch, model, as_held=False, **inputs):
     """Per parameter of `model` (by name) in the programs planned for `H200`: its placements
     (`weight_placement.placements`), each with the bytes of the buffer it lies in (the folded
-    or bound value as stored, `ValueSpec.stored`)."""
+    or bound value as stored, `ValueSpec.stored`). `as_held`: the plan asked to keep the
+    layout of each tensor bound as it is, as the backend asks for CUDA tensors
+    (`torch_weights.layouts_as_held`)."""
     names = {id(p): n for n, p in model.named_parameters()}
     found = {}
 
@@ -114,8 +116,9 @@ def placed_weights(monkeypatch, model, **inputs):
         _, folded = fuse_and_fold_with_origins(module, None, options.pipeline, "<graph>",
                                                imported.params)
         bound = folded.params
+        layouts = {name: (None, None) for name in bound if name in weights.tensors}
         program = lower(module, None, "none", H200, "<graph>", None, True, False,
-                        bound=list(bound)).plan
+                        bound=list(bound), layouts=layouts if as_held else None).plan
         specs = {spec.name: spec for spec in program.inputs}
         for source, where in placements(program.inputs, bound, folded.origins).items():
             name = names.get(id(weights.tensors.get(source)))
@@ -155,14 +158,18 @@ def linears(model):
     return [n + ".weight" for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
 def test_bert_linear_weights_are_ranges_of_their_buffers(monkeypatch, dtype):
+    """f32 too: its products take the FFMA kernel, which reads a bound B ``[N, K]`` (the knob
+    `ffma_b_k_major`), at 2048 rows (fewer, a 256-column product is split along K on the
+    portable kernel, which reads B as it is)."""
     torch.manual_seed(0)
     config = transformers.BertConfig(vocab_size=512, hidden_size=256, num_hidden_layers=2,
                                      num_attention_heads=4, intermediate_size=512,
                                      max_position_embeddings=256)
     model = perturbed(transformers.BertModel(config).eval().to(dtype))
-    placed = placed_weights(monkeypatch, model, input_ids=torch.randint(0, 512, (2, 128)))
+    batch = 16 if dtype == torch.float32 else 2
+    placed = placed_weights(monkeypatch, model, input_ids=torch.randint(0, 512, (batch, 128)))
     assert len(linears(model)) == 13
     for name in linears(model):
         assert_one_range(placed, model, name)
@@ -171,10 +178,12 @@ def test_bert_linear_weights_are_ranges_of_their_buffers(monkeypatch, dtype):
         q, k, v = (assert_one_range(placed, model, attention + p + ".weight")
                    for p in ("query", "key", "value"))
         assert q.buffer == k.buffer == v.buffer
-        assert (q.offset, k.offset, v.offset) == (0, 256 * 256 * 2, 2 * 256 * 256 * 2)
+        size = model.dtype.itemsize
+        assert (q.offset, k.offset, v.offset) == (0, 256 * 256 * size, 2 * 256 * 256 * size)
         q, k, v = (assert_one_range(placed, model, attention + p + ".bias")
                    for p in ("query", "key", "value"))  # the biases' concatenation, as it is
-        assert q.buffer == k.buffer == v.buffer and (k.offset, v.offset) == (512, 1024)
+        assert q.buffer == k.buffer == v.buffer
+        assert (k.offset, v.offset) == (256 * size, 512 * size)
         dense = assert_one_range(placed, model, f"encoder.layer.{layer}.output.dense.weight")
         assert dense.offset == 0 and dense.buffer.startswith("fusec_folded")
 
@@ -215,3 +224,24 @@ def test_gpt2_f16_conv1d_weights_are_strided_in_their_buffers(monkeypatch):
         k = model.get_parameter(f"h.0.{p}.weight").shape[0]
         assert placement.strides == (1, k) and not placement.contiguous
     assert_one_range(placed, model, "wte.weight")
+
+
+@pytest.mark.parametrize("as_held", [True, False], ids=["as-held", "transposed"])
+def test_gpt2_f32_conv1d_weights_as_held_on_the_ffma_kernel(monkeypatch, as_held):
+    """The FFMA kernel reads a bound B as it is too: asked to keep GPT-2's ``Conv1D`` weights
+    as PyTorch holds them (``[K, N]``), the f32 plan does, each one range of its buffer;
+    else it stores them ``[N, K]``, strided."""
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=1, n_embd=256, n_head=4, vocab_size=512,
+                                     n_positions=256)
+    model = perturbed(transformers.GPT2Model(config).eval())
+    placed = placed_weights(monkeypatch, model, as_held=as_held,
+                            input_ids=torch.randint(0, 512, (16, 128)))
+    for p in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"):
+        name = f"h.0.{p}.weight"
+        if as_held:
+            assert assert_one_range(placed, model, name).offset == 0
+        else:
+            ((placement, _),) = placed[name]
+            k = model.get_parameter(name).shape[0]
+            assert placement.strides == (1, k) and not placement.contiguous

@@ -38,6 +38,7 @@ on any OpenCL device (the CPU in CI).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fusec.codegen.kernels.common import (
@@ -476,25 +477,14 @@ class _Body:
         return lines
 
     def copy_setup(self) -> list[str]:
-        """Per work-item, loop-invariant parts of its copies: for each chunk ``i`` of A, its
-        tile row ``ar<i>``, chunk ``ac<i>``, local offset ``ad<i>`` (floats), whether its row is
-        in A (``av<i>``) and its source at K = 0 (``ap<i>``); for B the same with ``b`` (the row
-        is along K, so only the column is checked here)."""
-        tl, m, n, k = self.tiles, self.m, self.n, self.k
-        lines = []
-        for i in range(tl.block_m * tl.chunks_k // tl.threads):
-            at = f"tid + {i * tl.threads}"
-            lines += [
-                f"    const int ar{i} = ({at}) / {tl.chunks_k}, ac{i} = ({at}) % {tl.chunks_k};\n",
-                f"    const uint ad{i} = (uint)(ar{i} * {tl.block_k} + "
-                f"(ac{i} ^ {self.swizzle(f'ar{i}')}) * 4);\n",
-                f"    const int av{i} = "
-                f"{'1' if m % tl.block_m == 0 else f'row_base + ar{i} < {m}'};\n",
-                f"    __global const float *ap{i} = a + (av{i} ? (row_base + ar{i}) * {k} "
-                f"+ ac{i} * 4 : 0);\n",
-            ]
+        """Per work-item, loop-invariant parts of its copies: for A, those of `row_chunks`; for
+        a row-major B the same with ``b`` (its rows along K, so only the column is checked
+        here); for a K-major B, those of `row_chunks`, as A's."""
+        tl, m, n = self.tiles, self.m, self.n
+        lines = self.row_chunks("a", tl.block_m, 0, self.swizzle, "row_base", m)
         if self.b_k_major:
-            return lines + self.copy_setup_k_major()
+            return lines + self.row_chunks("b", tl.block_n, tl.block_m * tl.block_k,
+                                           self.b_swizzle, "col_base", n)
         per_row = tl.block_n // 4
         for i in range(tl.block_k * per_row // tl.threads):
             at = f"tid + {i * tl.threads}"
@@ -509,20 +499,27 @@ class _Body:
             ]
         return lines
 
-    def copy_setup_k_major(self) -> list[str]:
-        """`copy_setup` of a K-major B, chunk ``i``'s row along N: as A's, with B's swizzle."""
-        tl, n, k = self.tiles, self.n, self.k
+    def row_chunks(self, p: str, rows: int, start: int, swizzle: Callable[[str], str],
+                   origin: str, extent: int) -> list[str]:
+        """For each of this work-item's chunks ``i`` of a stage's tile of `rows` rows along K
+        (A's, or a K-major B's; `p` the matrix, ``a`` or ``b``): its tile row ``<p>r<i>``,
+        chunk ``<p>c<i>``, local offset ``<p>d<i>`` (floats, from `start`, chunk swizzled by
+        `swizzle`), whether its row is one of the matrix's `extent` (``<p>v<i>``: the tile's
+        first row at `origin`) and its source at K = 0 (``<p>p<i>``)."""
+        tl, k = self.tiles, self.k
         lines = []
-        for i in range(tl.block_n * tl.chunks_k // tl.threads):
+        for i in range(rows * tl.chunks_k // tl.threads):
             at = f"tid + {i * tl.threads}"
             lines += [
-                f"    const int br{i} = ({at}) / {tl.chunks_k}, bc{i} = ({at}) % {tl.chunks_k};\n",
-                f"    const uint bd{i} = (uint)({tl.block_m * tl.block_k} + br{i} * {tl.block_k} "
-                f"+ (bc{i} ^ {self.b_swizzle(f'br{i}')}) * 4);\n",
-                f"    const int bv{i} = "
-                f"{'1' if n % tl.block_n == 0 else f'col_base + br{i} < {n}'};\n",
-                f"    __global const float *bp{i} = b + (bv{i} ? (col_base + br{i}) * {k} "
-                f"+ bc{i} * 4 : 0);\n",
+                f"    const int {p}r{i} = ({at}) / {tl.chunks_k}, "
+                f"{p}c{i} = ({at}) % {tl.chunks_k};\n",
+                f"    const uint {p}d{i} = (uint)({f'{start} + ' if start else ''}{p}r{i} * "
+                f"{tl.block_k} + "
+                f"({p}c{i} ^ {swizzle(f'{p}r{i}')}) * 4);\n",
+                f"    const int {p}v{i} = "
+                f"{'1' if extent % rows == 0 else f'{origin} + {p}r{i} < {extent}'};\n",
+                f"    __global const float *{p}p{i} = {p} + ({p}v{i} ? ({origin} + {p}r{i}) * {k} "
+                f"+ {p}c{i} * 4 : 0);\n",
             ]
         return lines
 

@@ -22,11 +22,13 @@ NVIDIA's OpenCL C:
   ``4 * thread_n / 4`` of B for ``4 * thread_m * thread_n`` fma.
 
 With ``b_k_major``, B is ``[N, K]`` (K-major: a bound ``nn.Linear`` weight as PyTorch holds it,
-stored so once, `common.BOUND_B_PANELS`), and its tile is kept as A's is: ``block_n`` rows of
-``block_k`` floats, chunk ``c`` of row ``n`` at ``c ^ ((n >> 2) & (chunks - 1))``. A work-item
-reads, per four steps of K, one float4 of each of its ``thread_n`` columns (as many as it reads
-of a row-major B); the rows a warp reads at once are its lanes' first columns, four apart, which
-the swizzle puts on distinct banks.
+stored so once, `common.BOUND_B_PANELS`), and its tile is kept as A's is, ``block_n`` rows of
+``block_k`` floats, but padded rather than swizzled: four floats after each group of four rows
+(`b_row_offset`). A work-item reads, per four steps of K, one float4 of each of its ``thread_n``
+columns (as many as it reads of a row-major B); the rows a warp reads at once are its lanes'
+first columns, four apart, which the padding puts on distinct banks, and each read is a
+constant offset from the first row of one of its groups of four columns (an XOR swizzle by the
+row made those offsets depend on the lane: 1.3x slower on the H200).
 
 The copies need rows that start on 16 bytes: K and N multiples of 4 (`fits`); other shapes keep
 the portable kernel (`gemm._local_tiled`).
@@ -289,10 +291,19 @@ class _Body:
     def swizzle_of(self, row: int) -> int:
         return (row // self.rows_per_line) & (self.tiles.chunks_k - 1)
 
-    def b_swizzle(self, row: str) -> str:
-        """C expression: what chunk ``c`` of row `row` of a K-major B tile is XORed with in
-        local memory (its rows' groups of four, which one float4 of C spans)."""
-        return f"((({row}) >> 2) & {self.tiles.chunks_k - 1})"
+    def b_row_offset(self, row: str) -> str:
+        """C expression: the float offset of row `row` of a K-major B tile from the tile's
+        start: ``block_k`` floats a row, and four more after each group of four rows."""
+        return f"({row}) * {self.tiles.block_k} + (({row}) >> 2) * 4"
+
+    def a_chunk_offset(self, row: str, chunk: str) -> str:
+        """C expression: the float offset of chunk `chunk` of row `row` of A's tile."""
+        return f"{row} * {self.tiles.block_k} + ({chunk} ^ {self.swizzle(row)}) * 4"
+
+    def b_chunk_offset(self, row: str, chunk: str) -> str:
+        """C expression: the float offset of chunk `chunk` of row `row` of a K-major B tile
+        from the stage's start."""
+        return f"{self.tiles.block_m * self.tiles.block_k} + {self.b_row_offset(row)} + {chunk} * 4"
 
     def source(self) -> str:
         tl, m, n, k = self.tiles, self.m, self.n, self.k
@@ -308,7 +319,7 @@ class _Body:
             f"    const int warp_row = (warp / {tl.warps_n}) * {tl.warp_m};\n",
             f"    const int warp_col = (warp % {tl.warps_n}) * {tl.warp_n};\n",
             *self.block_origin(),
-            f"    __local float smem[{tl.stages * tl.stage_floats}] "
+            f"    __local float smem[{self.total}] "
             "__attribute__((aligned(128)));\n",
         ]
         for r in range(tl.thread_m):
@@ -318,7 +329,7 @@ class _Body:
         lines += self.copy_setup()
         for s in range(tl.stages - 1):
             lines.append(f"    /* prologue: step {s} into stage {s} */\n")
-            lines += self.copies(f"{s * tl.block_k}", f"{s * tl.stage_floats}u", "    ")
+            lines += self.copies(f"{s * tl.block_k}", f"{s * self.stage}u", "    ")
             lines.append(f"    {self.name}_commit();\n")
         carry = tl.schedule == "b_carry"
         lines.append(f"    uint read_stage = 0u, write_stage = {self.total - self.stage}u;\n")
@@ -343,11 +354,14 @@ class _Body:
 
     @property
     def stage(self) -> int:
-        return self.tiles.stage_floats
+        """Floats of one stage: A's tile, then B's (a K-major one padded: `b_row_offset`)."""
+        tl = self.tiles
+        padding = tl.block_n if self.b_k_major else 0
+        return tl.stage_floats + padding
 
     @property
     def total(self) -> int:
-        return self.tiles.stages * self.tiles.stage_floats
+        return self.tiles.stages * self.stage
 
     def wait_barrier(self, ind: str) -> list[str]:
         """This work-item's copies of the next step done, then everyone's."""
@@ -376,7 +390,7 @@ class _Body:
         along N; K-major: per column of N it owns, the float4 along K."""
         tl = self.tiles
         if self.b_k_major:
-            return [(f"{prefix}{q}_{j}_{lane}", f"bk{j} + {lane * tl.block_k} + ({q} ^ bz{j}) * 4")
+            return [(f"{prefix}{q}_{j}_{lane}", f"bk{j} + {lane * tl.block_k + 4 * q}")
                     for j in range(tl.thread_n // 4) for lane in range(4)]
         return [(f"{prefix}{q}_{kk}_{j}", str(self.b_offset(4 * q + kk, j)))
                 for kk in range(4) for j in range(tl.thread_n // 4)]
@@ -471,9 +485,7 @@ class _Body:
             return lines
         for j in range(tl.thread_n // 4):  # ``bk<j>``: its j-th four columns' first B row
             row = f"warp_col + lane_col * 4 + {j * tl.lanes_n * 4}"
-            lines += [f"    const int bk{j} = {tl.block_m * tl.block_k} + ({row}) * "
-                      f"{tl.block_k};\n",
-                      f"    const int bz{j} = {self.b_swizzle(row)};\n"]
+            lines.append(f"    const int bk{j} = {self.b_chunk_offset(row, '0')};\n")
         return lines
 
     def copy_setup(self) -> list[str]:
@@ -481,10 +493,9 @@ class _Body:
         a row-major B the same with ``b`` (its rows along K, so only the column is checked
         here); for a K-major B, those of `row_chunks`, as A's."""
         tl, m, n = self.tiles, self.m, self.n
-        lines = self.row_chunks("a", tl.block_m, 0, self.swizzle, "row_base", m)
+        lines = self.row_chunks("a", tl.block_m, self.a_chunk_offset, "row_base", m)
         if self.b_k_major:
-            return lines + self.row_chunks("b", tl.block_n, tl.block_m * tl.block_k,
-                                           self.b_swizzle, "col_base", n)
+            return lines + self.row_chunks("b", tl.block_n, self.b_chunk_offset, "col_base", n)
         per_row = tl.block_n // 4
         for i in range(tl.block_k * per_row // tl.threads):
             at = f"tid + {i * tl.threads}"
@@ -499,13 +510,13 @@ class _Body:
             ]
         return lines
 
-    def row_chunks(self, p: str, rows: int, start: int, swizzle: Callable[[str], str],
+    def row_chunks(self, p: str, rows: int, place: Callable[[str, str], str],
                    origin: str, extent: int) -> list[str]:
         """For each of this work-item's chunks ``i`` of a stage's tile of `rows` rows along K
         (A's, or a K-major B's; `p` the matrix, ``a`` or ``b``): its tile row ``<p>r<i>``,
-        chunk ``<p>c<i>``, local offset ``<p>d<i>`` (floats, from `start`, chunk swizzled by
-        `swizzle`), whether its row is one of the matrix's `extent` (``<p>v<i>``: the tile's
-        first row at `origin`) and its source at K = 0 (``<p>p<i>``)."""
+        chunk ``<p>c<i>``, local offset ``<p>d<i>`` (floats from the stage's start: `place` of
+        the row and chunk), whether its row is one of the matrix's `extent` (``<p>v<i>``: the
+        tile's first row at `origin`) and its source at K = 0 (``<p>p<i>``)."""
         tl, k = self.tiles, self.k
         lines = []
         for i in range(rows * tl.chunks_k // tl.threads):
@@ -513,9 +524,7 @@ class _Body:
             lines += [
                 f"    const int {p}r{i} = ({at}) / {tl.chunks_k}, "
                 f"{p}c{i} = ({at}) % {tl.chunks_k};\n",
-                f"    const uint {p}d{i} = (uint)({f'{start} + ' if start else ''}{p}r{i} * "
-                f"{tl.block_k} + "
-                f"({p}c{i} ^ {swizzle(f'{p}r{i}')}) * 4);\n",
+                f"    const uint {p}d{i} = (uint)({place(f'{p}r{i}', f'{p}c{i}')});\n",
                 f"    const int {p}v{i} = "
                 f"{'1' if extent % rows == 0 else f'{origin} + {p}r{i} < {extent}'};\n",
                 f"    __global const float *{p}p{i} = {p} + ({p}v{i} ? ({origin} + {p}r{i}) * {k} "

@@ -472,7 +472,8 @@ def test_linear_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
     weights = linear_weights(model)
     assert len(weights) == 12
     assert shared >= sum(w.nbytes for w in weights.values())
-    assert copied < 2 * 2**20, (shared, copied)  # biases, norms, position embeddings
+    # biases, norms, position embeddings: under 2 MiB in 16 bits, 4 MiB in f32
+    assert copied < 2**20 * dtype.itemsize, (shared, copied)
     # what the CUDA launches hold in PyTorch's memory (intermediates, constants) is fusec's
     assert dropped + launch_bytes(fn, ids) >= 0.9 * shared, (dropped, shared)
     spans = bound_spans(fn, ids)

@@ -80,13 +80,20 @@ kernel at all. Off, every `wgmma` product runs in 128 x 256 blocks and N must be
 At 2048 rows (GPT-2 small, batch 16) a 768-column product is 48 blocks of 256 on the H200's 132
 units and 96 of 128. Not yet measured on the GPU.""",
          "fusec.codegen.kernels.gemm_wgmma"),
-    Knob("ffma_b_k_major", True, """\
+    Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and
 shared by the batch reads it `[N, K]` (K-major: `common.BOUND_B_PANELS`), as PyTorch's
 `nn.Linear` holds its weight, so that the torch backend holds such a weight once
 (`fusec.compiler.torch_weights`) rather than a transposed copy beside PyTorch's. Its tile is
-copied into local memory as A's is, swizzled by groups of four rows. Off, B is stored `[K,
-N]`. Not yet measured on the GPU.""",
+copied into local memory as A's is, padded by four floats after each group of four rows
+(`gemm_ffma_pipelined`). Off, B is stored `[K, N]`, and the backend holds a transposed copy of
+each such weight.
+
+Off until measured: with the tile swizzled by the row instead of padded (each read's offset
+then depending on the lane), BERT-base f32 at B=32 took 22.7 ms of kernels a call against 17.0
+off, the Llama-style model 38.0 against 32.4 (H200,
+`bench/results/h200-2026-12-03-s19-f32_bert-kmajor-swizzled.log`); its weights were held once
+(413 MiB shared, 14.6 copied). The padded tile is not yet measured on the GPU.""",
          "fusec.codegen.kernels.gemm"),
     Knob("wgmma_b_as_held", True, """\
 A weight the torch backend binds as the tensor it is (not folded into another: GPT-2's `Conv1D`

@@ -454,15 +454,16 @@ def qkv_weights(model, layer):
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float16, 1e-2), (torch.bfloat16, 6e-2),
                                        (torch.float32, 1e-4)])
-def test_linear_weights_are_held_once_on_cuda(tmp_path, dtype, tol):
+def test_linear_weights_are_held_once_on_cuda(tmp_path, monkeypatch, dtype, tol):
     """Every ``nn.Linear`` weight, folded (transposed; q, k and v concatenated) into a buffer
     that holds its bytes as a range, is moved into that buffer in fusec's memory, the
     Parameter a view of its range (q, k and v one after the other): only small tensors stay
     copied, PyTorch's allocated bytes drop by the bytes held once, the parameters keep their
     objects and values, and the outputs are eager's. f32 at B=8 (the FFMA kernel reading B
-    ``[N, K]``, the knob `ffma_b_k_major`; at B=2 its products are split along K on the
+    ``[N, K]``, the knob `ffma_b_k_major`, on here; at B=2 its products are split along K on the
     portable kernel, which reads B as it is)."""
     cuda_device()
+    monkeypatch.setenv("FUSEC_KNOB_FFMA_B_K_MAJOR", "1")
     model = wide_bert(dtype)
     ids = torch.randint(0, 1000, (8 if dtype == torch.float32 else 2, 128), device="cuda")
     objects = [id(p) for p in model.parameters()]

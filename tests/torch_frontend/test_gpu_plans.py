@@ -161,14 +161,15 @@ def linears(model):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
 def test_bert_linear_weights_are_ranges_of_their_buffers(monkeypatch, dtype):
     """f32 too: its products take the FFMA kernel, which reads a bound B ``[N, K]`` (the knob
-    `ffma_b_k_major`), at 2048 rows (fewer, a 256-column product is split along K on the
-    portable kernel, which reads B as it is)."""
+    `ffma_b_k_major`, on here), at 2048 rows (fewer, a 256-column product is split along K on
+    the portable kernel, which reads B as it is)."""
     torch.manual_seed(0)
     config = transformers.BertConfig(vocab_size=512, hidden_size=256, num_hidden_layers=2,
                                      num_attention_heads=4, intermediate_size=512,
                                      max_position_embeddings=256)
     model = perturbed(transformers.BertModel(config).eval().to(dtype))
     batch = 16 if dtype == torch.float32 else 2
+    monkeypatch.setenv("FUSEC_KNOB_FFMA_B_K_MAJOR", "1")
     placed = placed_weights(monkeypatch, model, input_ids=torch.randint(0, 512, (batch, 128)))
     assert len(linears(model)) == 13
     for name in linears(model):
@@ -235,6 +236,7 @@ def test_gpt2_f32_conv1d_weights_as_held_on_the_ffma_kernel(monkeypatch, as_held
     config = transformers.GPT2Config(n_layer=1, n_embd=256, n_head=4, vocab_size=512,
                                      n_positions=256)
     model = perturbed(transformers.GPT2Model(config).eval())
+    monkeypatch.setenv("FUSEC_KNOB_FFMA_B_K_MAJOR", "1")
     placed = placed_weights(monkeypatch, model, as_held=as_held,
                             input_ids=torch.randint(0, 512, (16, 128)))
     for p in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"):

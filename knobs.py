@@ -89,11 +89,12 @@ copied into local memory as A's is, padded by four floats after each group of fo
 (`gemm_ffma_pipelined`). Off, B is stored `[K, N]`, and the backend holds a transposed copy of
 each such weight.
 
-Off until measured: with the tile swizzled by the row instead of padded (each read's offset
-then depending on the lane), BERT-base f32 at B=32 took 22.7 ms of kernels a call against 17.0
-off, the Llama-style model 38.0 against 32.4 (H200,
-`bench/results/h200-2026-12-03-s19-f32_bert-kmajor-swizzled.log`); its weights were held once
-(413 MiB shared, 14.6 copied). The padded tile is not yet measured on the GPU.""",
+Off: slower. On the H200 (`bench/results/h200-2026-12-03-s19-f32_bert-kmajor-padded.log`,
+`...-f32_llama-kmajor-padded.log`), BERT-base f32 at B=32 took 19.18 ms of kernels a call on
+against 17.07 off, the Llama-style model 37.04 against 32.40, though its weights were held once
+(BERT: 413 MiB held once, 14.6 copied). The tile swizzled by the row instead of padded (each
+read's offset then depending on the lane) was slower still: 22.6 and 38.0 ms
+(`...-f32_bert-kmajor-swizzled.log`).""",
          "fusec.codegen.kernels.gemm"),
     Knob("wgmma_b_as_held", True, """\
 A weight the torch backend binds as the tensor it is (not folded into another: GPT-2's `Conv1D`

@@ -5,8 +5,9 @@ torch, in one process.
 
 A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR][,SCHEDULE]`` (`gemm_ffma_pipelined` with
 those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``;
-SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``), ``default``
-(its default tiles), ``portable`` (the local-memory kernel `gemm` used before, with its GPU
+SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``; ``k``: B read
+``[N, K]``, the kernel's ``b_k_major``), ``default`` or ``default,k`` (its default tiles),
+``portable`` (the local-memory kernel `gemm` used before, with its GPU
 tiles for that size) or ``auto`` (what `gemm` now picks on this device). Per shape (default
 4096x4096x4096), torch's float32 matmul with TF32 off is timed by CUDA events; each variant is
 built (``-cl-nv-verbose``: ptxas's register and spill counts are printed), checked once against
@@ -40,7 +41,8 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         return gemm("gemm", 1, m, n, k, False, tiles=tiles)
     if variant == "auto":
         return gemm("gemm", 1, m, n, k, False, device_info=info)
-    if variant == "default":
+    k_major = "k" in variant.split(",")[1:]
+    if variant.split(",")[0] == "default":
         tiles = DEFAULT_TILES
     else:
         fields = variant.split(",")
@@ -48,7 +50,7 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         schedules = [f for f in fields[7:] if f in SCHEDULES]
         tiles = FfmaTiles(*map(int, fields[:7]), group_m=groups[0] if groups else 0,
                           **({"schedule": schedules[0]} if schedules else {}))
-    return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles)
+    return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles, b_k_major=k_major)
 
 
 def main() -> None:
@@ -92,6 +94,8 @@ def main() -> None:
         flags = cl.mem_flags
         buf_a = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=a32)
         buf_b = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=b32)
+        buf_bt = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR,
+                           hostbuf=np.ascontiguousarray(b32.T))
         buf_c = cl.Buffer(context, flags.READ_WRITE, m * n * 4)
         for variant in options.variants:
             try:
@@ -109,7 +113,7 @@ def main() -> None:
             regs_text = f"{'/'.join(regs)} regs" + (
                 f", spills {'/'.join(spills)} B" if any(s != "0" for s in spills) else "")
             knl = getattr(program, kernel.name)
-            knl.set_args(buf_a, buf_b, buf_c)
+            knl.set_args(buf_a, buf_bt if "k" in variant.split(",")[1:] else buf_b, buf_c)
             cl.enqueue_fill_buffer(queue, buf_c, np.uint32(0x7FC00000), 0, m * n * 4)
             cl.enqueue_nd_range_kernel(queue, knl, kernel.global_size, kernel.local_size).wait()
             out = np.empty((m, n), dtype=np.float32)

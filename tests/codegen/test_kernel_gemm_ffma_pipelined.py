@@ -9,6 +9,7 @@ run the real asynchronous copies (and larger shapes).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -148,6 +149,10 @@ def test_pipelined_ffma_gemm_takes_rows_of_whole_float4():
 
 def test_default_tiles_fit_the_local_memory_of_nvidia_opencl():
     assert DEFAULT_TILES.local_bytes <= 49152
+    for k_major in (False, True):  # a K-major B's tile is padded: the kernel's array says
+        source = gemm_ffma_pipelined("g", 1, 256, 256, 256, False, b_k_major=k_major).source
+        (floats,) = re.findall(r"__local float smem\[(\d+)\]", source)
+        assert DEFAULT_TILES.local_bytes <= 4 * int(floats) <= 49152
 
 
 GPU_INFO = DeviceInfo("an NVIDIA GPU", is_cpu=False, tensor_cores=("f16", "bf16", "tf32"))

@@ -25,8 +25,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from fusec.codegen.emitter import emit_kernel
-from fusec.codegen.kernels.common import DeviceInfo, KernelSource, Scratch
-from fusec.codegen.kernels.common import BOUND_B_PANELS
+from fusec.codegen.kernels.common import BOUND_B_PANELS, DeviceInfo, KernelSource, Scratch
 from fusec.codegen.kernels.gather import INDEX_SLOT_PLACEHOLDER
 from fusec.codegen.plan import (
     BufferSpec,

@@ -142,8 +142,9 @@ def epilogue_of(op: kernel.TemplateOp, name: str) -> Epilogue:
 
 
 def gemm_rhs_panel_width(op: kernel.TemplateOp, device: DeviceInfo | None) -> int | None:
-    """The panel width a ``gemm`` op's kernel can read its B in (`gemm.rhs_panel_width`); on
-    a ``wgmma`` device, `common.BOUND_B_PANELS` (B stored transposed) for a product the
+    """The panel width a ``gemm`` op's kernel can read its B in (`gemm.rhs_panel_width`:
+    `common.BOUND_B_PANELS`, B stored transposed, for the FFMA kernel with the knob
+    `ffma_b_k_major`); on a ``wgmma`` device, `common.BOUND_B_PANELS` for a product the
     Hopper kernel reads K-major."""
     if op.template.data != "gemm":
         return None

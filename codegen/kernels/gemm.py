@@ -246,11 +246,10 @@ def gemm(
 
     With `rhs_panels` `BOUND_B_PANELS` on the FFMA kernel, B is ``[N, K]`` (read K-major:
     `rhs_panel_width`). With other `rhs_panels` (which must be `rhs_panel_width` of the same
-    product), B is stored as
-    panels of that many columns, ``[N / rhs_panels, K, rhs_panels]`` (`plan.pack_panels`,
-    done once when a weight is bound): each work-item reads its columns of B as one contiguous
-    stream instead of the work-group copying B into local memory on every call, the packing
-    step a BLAS does for each product done once for the weight."""
+    product), B is stored as panels of that many columns, ``[N / rhs_panels, K, rhs_panels]``
+    (`plan.pack_panels`, done once when a weight is bound): each work-item reads its columns
+    of B as one contiguous stream instead of the work-group copying B into local memory on
+    every call, the packing step a BLAS does for each product done once for the weight."""
     check_positive(name, batch=batch, m=m, n=n, k=k, split_k=split_k)
     if dtype not in half.STORAGE:
         raise ValueError(f"kernel '{name}': unknown element type '{dtype}'")

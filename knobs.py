@@ -94,8 +94,21 @@ Off: slower. On the H200 (`bench/results/h200-2026-12-03-s19-f32_bert-kmajor-pad
 against 17.07 off, the Llama-style model 37.04 against 32.40, though its weights were held once
 (BERT: 413 MiB held once, 14.6 copied). The tile swizzled by the row instead of padded (each
 read's offset then depending on the lane) was slower still: 22.6 and 38.0 ms
-(`...-f32_bert-kmajor-swizzled.log`).""",
+(`...-f32_bert-kmajor-swizzled.log`). With the default tiles the K-major kernel needs 168
+registers and spills 28 bytes (161 and none row-major: `...-s19-ffma-sweep.log`).""",
          "fusec.codegen.kernels.gemm"),
+    Knob("ffma_fill_waves", True, """\
+A float32 product on the FFMA kernel (`gemm_ffma_pipelined`) whose 128x64 blocks would fill
+less than 0.8 of the work-group slots of the waves they take (3 a compute unit) runs in 64x64
+blocks (`gemm_ffma_pipelined.default_tiles`): GPT-2 small's 2048-row products at batch 16 but
+the 3072-column one. Off, every product takes 128x64 blocks.
+
+Measured per kernel on the H200 against cuBLAS at the shapes of GPT-2 and BERT
+(`bench/results/h200-2026-12-03-s19-ffma-sweep.log`): 2048x768x768 0.066 ms against 0.090,
+2048x768x3072 0.236 against 0.324, 2048x2304x768 0.181 against 0.198 (cuBLAS 0.075, 0.235,
+0.191); where the blocks fill their waves the 128x64 ones were faster (2048x3072x768 0.229
+against 0.238, 4096x768x3072 0.438 against 0.461). Not yet measured in a whole model.""",
+         "fusec.codegen.kernels.gemm_ffma_pipelined"),
     Knob("wgmma_b_as_held", True, """\
 A weight the torch backend binds as the tensor it is (not folded into another: GPT-2's `Conv1D`
 weights, `[K, N]`) keeps that layout where every product reading it can read it so: a `wgmma`

@@ -266,7 +266,9 @@ def gemm(
         return gemm_mma(name, batch, m, n, k, rhs_batched, epilogue, dtype, out_dtype=result)
     if takes_ffma(device_info, tiles, split_k, dtype, result, allow_tf32, n, k):
         return ffma.gemm_ffma_pipelined(name, batch, m, n, k, rhs_batched, epilogue,
-                                        tiles=ffma.default_tiles(m, n),
+                                        tiles=ffma.default_tiles(
+                                            m, n, batch, (device_info.compute_units or 0)
+                                            if device_info is not None else 0),
                                         b_k_major=rhs_panels == BOUND_B_PANELS)
     if split_k > 1 and epilogue is not IDENTITY_EPILOGUE:
         raise ValueError(f"kernel '{name}': a GEMM split along K stores partial products; "

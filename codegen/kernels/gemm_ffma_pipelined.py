@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fusec import knobs
 from fusec.codegen.kernels.common import (
     IDENTITY_EPILOGUE,
     Epilogue,
@@ -182,9 +183,34 @@ TFLOP/s, 1.08x cuBLAS without TF32) and at every BERT-base and Llama GEMM shape 
 (`...-sweep-3.log`)."""
 
 
-def default_tiles(m: int, n: int) -> FfmaTiles:
-    """The blocking `gemm.gemm` uses for an ``m x n`` product."""
-    return DEFAULT_TILES
+SMALL_TILES = FfmaTiles(64, 64, 16, 2, 2, 4, 3)
+"""64x64 blocks of 4 warps (32x32 each, 4x8 work-items of 8x4 outputs), 104 registers (ptxas):
+for products whose 128x64 blocks would leave the device's last wave of work-groups mostly
+empty (`default_tiles`)."""
+
+DEFAULT_GROUPS_PER_UNIT = 3
+"""Work-groups of `DEFAULT_TILES` that run at once on one compute unit (its registers)."""
+
+FULL_WAVES = 0.8
+"""The least share of the work-group slots of its waves (`DEFAULT_GROUPS_PER_UNIT` per unit)
+that a product's 128x64 blocks fill for it to keep them. On the H200
+(`bench/results/h200-2026-12-03-s19-ffma-sweep.log`, kernel ms, 128x64 / 64x64 / cuBLAS): 2048
+rows by 768 columns (K 768: 192 blocks, 0.48 of one wave's slots) 0.090 / 0.066 / 0.075, K 3072
+0.324 / 0.236 / 0.235; by 2304 (576 blocks, 0.73) 0.198 / 0.181 / 0.191; by 3072 (768, 0.97)
+0.229 / 0.238 / 0.252; 4096 by 768 (384, 0.97) 0.438 / 0.461 / 0.472; 4096 by 3072 (1536, 0.97)
+0.449 / 0.459 / 0.424."""
+
+
+def default_tiles(m: int, n: int, batch: int = 1, units: int = 0) -> FfmaTiles:
+    """The blocking `gemm.gemm` uses for ``batch`` products of ``m x n`` on a device of `units`
+    compute units (0: unknown): `DEFAULT_TILES`, or `SMALL_TILES` where the default's blocks
+    fill less than `FULL_WAVES` of the slots of the waves they take."""
+    if units <= 0 or not knobs.value("ffma_fill_waves"):
+        return DEFAULT_TILES
+    blocks = batch * ceil_div(m, DEFAULT_TILES.block_m) * ceil_div(n, DEFAULT_TILES.block_n)
+    slots = units * DEFAULT_GROUPS_PER_UNIT
+    filled = blocks / (ceil_div(blocks, slots) * slots)
+    return DEFAULT_TILES if filled >= FULL_WAVES else SMALL_TILES
 
 
 def fits(n: int, k: int) -> bool:

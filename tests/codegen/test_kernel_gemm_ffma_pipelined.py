@@ -17,8 +17,11 @@ import pytest
 
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.codegen.kernels.gemm import GPU_TILES, gemm
+from fusec import knobs
 from fusec.codegen.kernels.gemm_ffma_pipelined import (
     DEFAULT_TILES,
+    SMALL_TILES,
+    default_tiles,
     FfmaTiles,
     fits,
     gemm_ffma_pipelined,
@@ -58,6 +61,7 @@ OTHER_TILES = [
     FfmaTiles(schedule="a"),  # A of every row first, then B column by column of K
     FfmaTiles(schedule="b_carry"),  # the barrier before a step's last four columns
     FfmaTiles(64, 64, 8, 2, 2, 4, 2, schedule="b_carry"),  # ... which follow the first
+    SMALL_TILES,  # what products of few blocks take (`default_tiles`)
 ]
 
 
@@ -176,3 +180,20 @@ def test_gemm_takes_the_ffma_kernel_for_float32_on_devices_with_ptx():
     assert "FFMA" not in header(out_dtype="f16")
     assert "FFMA" not in header(tiles=GPU_TILES)
     assert "tensor cores" in header(allow_tf32=True)
+
+
+def test_products_of_few_blocks_take_the_small_tiles():
+    """128x64 blocks filling less than 0.8 of the slots of their waves (3 a unit) give way to
+    64x64 ones: GPT-2's 2048-row products on an H200's 132 units, not its 3072-column one nor
+    BERT's 4096-row ones; not where the units are unknown, nor with the knob off."""
+    assert default_tiles(2048, 768, 1, 132) == SMALL_TILES  # 192 blocks of 396 slots
+    assert default_tiles(2048, 2304, 1, 132) == SMALL_TILES  # 576 of 792: 0.73
+    assert default_tiles(2048, 3072, 1, 132) == DEFAULT_TILES  # 768 of 792
+    assert default_tiles(4096, 768, 1, 132) == DEFAULT_TILES  # 384 of 396
+    assert default_tiles(2048, 768, 2, 132) == DEFAULT_TILES  # the batch's blocks count too
+    assert default_tiles(2048, 768) == DEFAULT_TILES
+    with knobs.overridden(ffma_fill_waves=False):
+        assert default_tiles(2048, 768, 1, 132) == DEFAULT_TILES
+    info = replace(GPU_INFO, compute_units=132)
+    header = gemm("g", 1, 2048, 768, 768, False, device_info=info).source.splitlines()[0]
+    assert "FFMA" in header and SMALL_TILES.key() in header

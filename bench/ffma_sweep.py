@@ -7,9 +7,8 @@ A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR][,SCHEDULE]`` (`gemm_ffma_pipel
 those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``;
 SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``; ``k``: B read
 ``[N, K]``, the kernel's ``b_k_major``), ``default`` or ``default,k`` (its default tiles),
-``portable`` (the local-memory kernel `gemm` used before, with its GPU
-tiles for that size) or ``auto`` (what `gemm` now picks on this device). Per shape (default
-4096x4096x4096), torch's float32 matmul with TF32 off is timed by CUDA events; each variant is
+``portable`` (the local-memory kernel `gemm` used before, with its GPU tiles for that size) or
+``auto`` (what `gemm` now picks on this device). Per shape (default 4096x4096x4096), torch's float32 matmul with TF32 off is timed by CUDA events; each variant is
 built (``-cl-nv-verbose``: ptxas's register and spill counts are printed), checked once against
 torch's product of the same inputs (max error relative to max |C|; NaN if an element is left
 unwritten) and timed by OpenCL profiling events (median of ``--repeat`` launches after 3
@@ -27,6 +26,11 @@ import numpy as np
 from fusec.bench.tensor_core_sweep import torch_matmul_ms
 
 
+def _reads_b_k_major(variant: str) -> bool:
+    """Whether the variant's kernel reads B ``[N, K]`` (its flag ``k``)."""
+    return "k" in variant.split(",")[1:]
+
+
 def _kernel(variant: str, m: int, n: int, k: int, info):
     from fusec.codegen.kernels.gemm import GPU_LARGE_TILES, GPU_TILES, gemm
     from fusec.codegen.kernels.gemm_ffma_pipelined import (
@@ -41,7 +45,6 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         return gemm("gemm", 1, m, n, k, False, tiles=tiles)
     if variant == "auto":
         return gemm("gemm", 1, m, n, k, False, device_info=info)
-    k_major = "k" in variant.split(",")[1:]
     if variant.split(",")[0] == "default":
         tiles = DEFAULT_TILES
     else:
@@ -50,7 +53,7 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         schedules = [f for f in fields[7:] if f in SCHEDULES]
         tiles = FfmaTiles(*map(int, fields[:7]), group_m=groups[0] if groups else 0,
                           **({"schedule": schedules[0]} if schedules else {}))
-    return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles, b_k_major=k_major)
+    return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles, b_k_major=_reads_b_k_major(variant))
 
 
 def main() -> None:
@@ -113,7 +116,7 @@ def main() -> None:
             regs_text = f"{'/'.join(regs)} regs" + (
                 f", spills {'/'.join(spills)} B" if any(s != "0" for s in spills) else "")
             knl = getattr(program, kernel.name)
-            knl.set_args(buf_a, buf_bt if "k" in variant.split(",")[1:] else buf_b, buf_c)
+            knl.set_args(buf_a, buf_bt if _reads_b_k_major(variant) else buf_b, buf_c)
             cl.enqueue_fill_buffer(queue, buf_c, np.uint32(0x7FC00000), 0, m * n * 4)
             cl.enqueue_nd_range_kernel(queue, knl, kernel.global_size, kernel.local_size).wait()
             out = np.empty((m, n), dtype=np.float32)

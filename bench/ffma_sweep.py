@@ -8,8 +8,9 @@ those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcou
 SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``; ``k``: B read
 ``[N, K]``, the kernel's ``b_k_major``), ``default`` or ``default,k`` (its default tiles),
 ``portable`` (the local-memory kernel `gemm` used before, with its GPU tiles for that size) or
-``auto`` (what `gemm` now picks on this device). Per shape (default 4096x4096x4096), torch's float32 matmul with TF32 off is timed by CUDA events; each variant is
-built (``-cl-nv-verbose``: ptxas's register and spill counts are printed), checked once against
+``auto`` (what `gemm` now picks on this device). Per shape (default 4096x4096x4096), torch's
+float32 matmul with TF32 off is timed by CUDA events; each variant is built
+(``-cl-nv-verbose``: ptxas's register and spill counts are printed), checked once against
 torch's product of the same inputs (max error relative to max |C|; NaN if an element is left
 unwritten) and timed by OpenCL profiling events (median of ``--repeat`` launches after 3
 warm-up launches). Prints one table row per shape and variant.

@@ -54,7 +54,8 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         schedules = [f for f in fields[7:] if f in SCHEDULES]
         tiles = FfmaTiles(*map(int, fields[:7]), group_m=groups[0] if groups else 0,
                           **({"schedule": schedules[0]} if schedules else {}))
-    return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles, b_k_major=_reads_b_k_major(variant))
+    return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles,
+                               b_k_major=_reads_b_k_major(variant))
 
 
 def main() -> None:

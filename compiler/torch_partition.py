@@ -356,6 +356,12 @@ class FusecPartition:
         self.build(example_args)
 
     def build(self, args: list[Any]) -> None:
+        """Compiles the partition for `args` (at its first call, and again where a bound
+        input changed so: `refresh`), under the graph's knobs (`Options.knobs`)."""
+        with knob_registry.overridden(self.options.knobs):
+            self.compile_for(args)
+
+    def compile_for(self, args: list[Any]) -> None:
         from fusec.compiler.torch_compile import compile_imported
 
         imported = import_graph(self.gm, list(args), self.bound, f"<{self.name}>")

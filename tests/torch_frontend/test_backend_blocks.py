@@ -99,6 +99,33 @@ def test_qkv_projections_merge_into_one_gemm_and_see_weight_changes(tmp_path):
         assert_close(compiled(x), block(x))
 
 
+def test_a_compile_after_a_weight_change_keeps_the_graphs_knobs(monkeypatch):
+    """The knobs in the backend's options hold for every compile of a partition: the first,
+    and the one a change to a folded weight makes."""
+    from fusec import knobs
+    from fusec.compiler import torch_compile
+
+    seen = []
+    original = torch_compile.compile_imported
+
+    def recording(*args, **kwargs):
+        seen.append(knobs.value("skinny_gemm"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(torch_compile, "compile_imported", recording)
+    torch.manual_seed(4)
+    block = Attention().eval()
+    x = torch.randn(2, 8, 32)
+    torch._dynamo.reset()
+    compiled = torch.compile(block, backend="fusec",
+                             options={"device": "cpu", "knobs": {"skinny_gemm": False}})
+    with torch.inference_mode():
+        compiled(x)
+        block.k.weight.mul_(-0.5)  # folded into the q, k and v GEMM: compiled again
+        assert_close(compiled(x), block(x))
+    assert seen == [False, False]
+
+
 def attention_kernels(graphs):
     return fused_total(graphs, "nn.attention") + fused_total(graphs, "fused.attention_block")
 

@@ -107,7 +107,9 @@ Measured per kernel on the H200 against cuBLAS at the shapes of GPT-2 and BERT
 (`bench/results/h200-2026-12-03-s19-ffma-sweep.log`): 2048x768x768 0.066 ms against 0.090,
 2048x768x3072 0.236 against 0.324, 2048x2304x768 0.181 against 0.198 (cuBLAS 0.075, 0.235,
 0.191); where the blocks fill their waves the 128x64 ones were faster (2048x3072x768 0.229
-against 0.238, 4096x768x3072 0.438 against 0.461). Not yet measured in a whole model.""",
+against 0.238, 4096x768x3072 0.438 against 0.461). In the whole model (GPT-2 small f32, B=16,
+S=128, same turns: `...-s20-f32_gpt2-b16-fill-waves.log`): 9.17 ms a call against 10.72 off,
+Inductor 9.14; its products 8.34 ms of kernels against 9.94.""",
          "fusec.codegen.kernels.gemm_ffma_pipelined"),
     Knob("wgmma_b_as_held", True, """\
 A weight the torch backend binds as the tensor it is (not folded into another: GPT-2's `Conv1D`
@@ -196,6 +198,29 @@ ms in one launch, kernels 0.274 -> 0.243 ms (bf16: 0.0534 + 0.0323 -> 0.0501, 0.
 fusec-bench kernel time 0.271 -> 0.241 ms f16 (torch.compile f16 0.25-0.28), 0.279 -> 0.244
 bf16.""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("cuda_dependent_launch", False, """\
+Where the torch backend launches a partition's kernels through CUDA on a Hopper GPU or later,
+each is a dependent launch (programmatic dependent launch: ``cuLaunchKernelEx`` with
+programmatic stream serialization, `cuda_driver.CudaDriver.launch_dependent`): its
+work-groups may start while the kernel before it runs, and each first waits for that kernel to
+finish and its writes to be visible (``griddepcontrol.wait``, then
+``griddepcontrol.launch_dependents``, added to every entry of the program's PTX), so the gap
+between two kernels (the launch, the work-groups' start) overlaps the kernel before. A CUDA
+graph records the launches so (programmatic edges). Off, each kernel starts after the one
+before it has finished.
+
+Not yet measured on a GPU.""",
+         "fusec.runtime.cuda_launch"),
+    Knob("cuda_graph_new_outputs", True, """\
+Where the torch backend replays a partition's launches as a CUDA graph and its outputs come to
+at least 8 MiB (`cuda_launch.RETARGET_MIN_BYTES`), each call allocates the block its outputs
+lie in and points the graph's kernel nodes that read or write an output at it before the
+replay (`cuda_launch.CudaLaunches.retargets`): no copy of the outputs a call, and no block of
+the graph's own held between calls. Off (and below that size), the graph writes a block of its
+own that each call copies into a new one.
+
+Not yet measured on a GPU.""",
+         "fusec.runtime.cuda_launch"),
     Knob("row_groups_fill_units", True, """\
 A row kernel on a GPU (LayerNorm, RMSNorm, softmax: `common.default_rows_per_group`) puts
 fewer rows side by side in a work-group where its rows would otherwise make fewer work-groups

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,10 +45,28 @@ def is_ptx(binary: bytes) -> bool:
     return b".target sm_" in binary[:4096] and b".entry" in binary
 
 
-def module_ptx(binary: bytes) -> bytes:
+ENTRY_BODY = re.compile(rb"(\.entry\s+\w+\s*\([^)]*\)[^{]*\{)")
+"""An entry's declaration up to the brace that opens its body."""
+
+PTX_VERSION = re.compile(rb"\.version\s+(\d+)\.(\d+)")
+"""The module's PTX version (``griddepcontrol`` needs 7.8)."""
+
+DEPENDENT_LAUNCH = b"\n\tgriddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;"
+"""What a kernel launched as a dependent launch (`CudaDriver.launch_dependent`) does first:
+waits until the kernel before it on the stream has finished and its writes are visible, then
+lets the kernel after it start its work-groups (which wait the same way)."""
+
+
+def module_ptx(binary: bytes, dependent: bool = False) -> bytes:
     """The PTX CUDA loads for an OpenCL program binary: every ``%envreg`` read as 0 (see the
-    module docstring), NUL-terminated."""
-    return ENVREG.sub(b"0", binary.rstrip(b"\0")) + b"\0"
+    module docstring), NUL-terminated; with `dependent`, each entry opens with
+    `DEPENDENT_LAUNCH`."""
+    ptx = ENVREG.sub(b"0", binary.rstrip(b"\0"))
+    if dependent:
+        ptx = ENTRY_BODY.sub(lambda m: m.group(1) + DEPENDENT_LAUNCH, ptx)
+        ptx = PTX_VERSION.sub(lambda m: m.group(0) if (int(m.group(1)), int(m.group(2)))
+                              >= (7, 8) else b".version 7.8", ptx, count=1)
+    return ptx + b"\0"
 
 
 class CudaDriver:
@@ -65,6 +84,19 @@ class CudaDriver:
             ctypes.c_void_p]
         lib.cuLaunchKernel.restype = ctypes.c_int
         self.launch_kernel = lib.cuLaunchKernel
+        self._launch_ex: Any = None
+
+    def launch_dependent(self, config: LaunchConfig, function: ctypes.c_void_p,
+                         params: Any) -> int:
+        """``cuLaunchKernelEx`` of `function` as `config` says (a `dependent_config`): the
+        kernel may start while the one before it on the stream runs, and waits for it itself
+        (`DEPENDENT_LAUNCH`). Returns the status."""
+        if self._launch_ex is None:
+            self._launch_ex = self.lib.cuLaunchKernelEx
+            self._launch_ex.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                        ctypes.c_void_p]
+            self._launch_ex.restype = ctypes.c_int
+        return self._launch_ex(ctypes.addressof(config), function, params, None)
 
     def message(self, status: int) -> str:
         text = ctypes.c_char_p()
@@ -155,6 +187,101 @@ class HostReadback:
     def close(self) -> None:
         self.driver.lib.cuEventDestroy_v2(self.event)
         self.driver.lib.cuMemFreeHost(self.host)
+
+
+CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+
+
+class LaunchAttribute(ctypes.Structure):
+    """``CUlaunchAttribute``: an id and a 64-byte union of values."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int),
+                ("rest", ctypes.c_char * 60)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """``CUlaunchConfig``: a launch's grid, block, shared memory, stream and attributes."""
+
+    _fields_ = [("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint), ("grid_z", ctypes.c_uint),
+                ("block_x", ctypes.c_uint), ("block_y", ctypes.c_uint),
+                ("block_z", ctypes.c_uint), ("shared_bytes", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(LaunchAttribute)),
+                ("num_attrs", ctypes.c_uint)]
+
+
+def dependent_config(grid: tuple[int, int, int], block: tuple[int, int, int],
+                     shared: int) -> LaunchConfig:
+    """The configuration of a dependent launch (`CudaDriver.launch_dependent`); its stream
+    is set at each launch."""
+    attribute = LaunchAttribute(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, b"", 1)
+    config = LaunchConfig(*grid, *block, shared, None, ctypes.pointer(attribute), 1)
+    config.attribute = attribute  # type: ignore[attr-defined]  # kept alive with it
+    return config
+
+
+class KernelNodeParams(ctypes.Structure):
+    """``CUDA_KERNEL_NODE_PARAMS_v2``: what a kernel node of a graph launches."""
+
+    _fields_ = [("func", ctypes.c_void_p),
+                ("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint), ("grid_z", ctypes.c_uint),
+                ("block_x", ctypes.c_uint), ("block_y", ctypes.c_uint),
+                ("block_z", ctypes.c_uint), ("shared_bytes", ctypes.c_uint),
+                ("kernel_params", ctypes.c_void_p), ("extra", ctypes.c_void_p),
+                ("kern", ctypes.c_void_p), ("ctx", ctypes.c_void_p)]
+
+
+def captured_node(driver: CudaDriver, stream: int) -> ctypes.c_void_p:
+    """The node that the last launch on `stream`, a stream being captured, added to the
+    graph: the one node the capture's next work would depend on."""
+    lib = driver.lib
+    status_out, ident = ctypes.c_int(), ctypes.c_uint64()
+    graph, nodes, count = ctypes.c_void_p(), ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
+    if hasattr(lib, "cuStreamGetCaptureInfo_v3"):
+        edges = ctypes.c_void_p()
+        status = lib.cuStreamGetCaptureInfo_v3(
+            ctypes.c_void_p(stream), ctypes.byref(status_out), ctypes.byref(ident),
+            ctypes.byref(graph), ctypes.byref(nodes), ctypes.byref(edges), ctypes.byref(count))
+    else:
+        status = lib.cuStreamGetCaptureInfo_v2(
+            ctypes.c_void_p(stream), ctypes.byref(status_out), ctypes.byref(ident),
+            ctypes.byref(graph), ctypes.byref(nodes), ctypes.byref(count))
+    driver.check(status, "cuStreamGetCaptureInfo")
+    if count.value != 1:
+        raise DeviceError(f"a captured launch left {count.value} nodes to depend on, not one")
+    return ctypes.c_void_p(nodes[0])
+
+
+class GraphExec:
+    """A captured CUDA graph instantiated by the driver (`graph`: its ``CUgraph``), whose
+    kernel nodes can be given new parameters between launches (`set_params`: the change
+    reaches the launches after it, not one already enqueued)."""
+
+    def __init__(self, driver: CudaDriver, graph: int):
+        self.driver = driver
+        lib = driver.lib
+        handle = ctypes.c_void_p()
+        driver.check(lib.cuGraphInstantiateWithFlags(ctypes.byref(handle), ctypes.c_void_p(graph),
+                                                     ctypes.c_ulonglong(0)),
+                     "cuGraphInstantiateWithFlags")
+        self.handle = handle
+        self.close = weakref.finalize(self, lib.cuGraphExecDestroy, handle)
+        """Destroys the instantiated graph (once; also when this object is collected)."""
+        self._set = lib.cuGraphExecKernelNodeSetParams_v2
+        self._set.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        self._set.restype = ctypes.c_int
+        self._launch = lib.cuGraphLaunch
+        self._launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self._launch.restype = ctypes.c_int
+
+    def set_params(self, node: ctypes.c_void_p, params: KernelNodeParams) -> None:
+        status = self._set(self.handle, node, ctypes.addressof(params))
+        if status:
+            self.driver.check(status, "cuGraphExecKernelNodeSetParams")
+
+    def launch(self, stream: int) -> None:
+        status = self._launch(self.handle, stream)
+        if status:
+            self.driver.check(status, "cuGraphLaunch")
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,17 @@ of its inputs and outputs. The other buffers:
   CUDA tensor of its own with a copy of the buffer's contents.
 
 `graphs`: the launches are recorded once into a CUDA graph (``torch.cuda.CUDAGraph``) and
-replayed, the inputs first copied into tensors the graph reads and the outputs, which the
-graph writes into one block (`OutputArena`), copied out of it into a new block with one copy
-(a graph's addresses are fixed): one host call a replay instead of one a kernel, which at
-batch 1, where each kernel takes microseconds, is what decides the wall time.
+replayed, the inputs first copied into tensors the graph reads: one host call a replay instead
+of one a kernel, which at batch 1, where each kernel takes microseconds, is what decides the
+wall time. The outputs lie in one block a call (`OutputArena`). A graph's addresses are fixed
+where it was recorded, so either the graph writes a block of its own that each replay copies
+into a new one (one copy a call), or (`retargets`: outputs of at least `RETARGET_MIN_BYTES`,
+the knob ``cuda_graph_new_outputs``) each call allocates the block and gives the kernel nodes
+that read or write an output their new addresses before the replay
+(``cuGraphExecKernelNodeSetParams``, `cuda_driver.GraphExec`): no copy, and no second block
+held between calls (GPT-2 small's keys and values at batch 16: 75 MiB in f16). That costs the
+host a driver call a node so touched, which at batch 1, where the host decides, would cost
+more than the copy of a few megabytes it saves.
 
 Index checks: a kernel that checks its indices records a bad one in the ``index_errors`` tensor
 and reads a clamped index instead. Where every check reads a whole call input, the caller
@@ -50,13 +57,18 @@ from typing import Any
 
 import numpy as np
 
+from fusec import knobs
 from fusec.codegen.plan import ProgramPlan
 
 from .cuda_driver import (
     CudaDriver,
     Function,
+    GraphExec,
     HostReadback,
+    KernelNodeParams,
     block_for,
+    captured_node,
+    dependent_config,
     is_ptx,
     launch_params,
     module_ptx,
@@ -68,6 +80,10 @@ TORCH_DTYPES = {"float32": "float32", "float16": "float16", "uint16": "bfloat16"
                 "int32": "int32", "int64": "int64", "int8": "int8", "uint8": "uint8",
                 "bool": "bool", "float64": "float64", "int16": "int16"}
 """The torch dtype of a buffer of each numpy dtype the plan uses (bf16 travels as uint16)."""
+
+RETARGET_MIN_BYTES = 8 << 20
+"""The least bytes of a graph's outputs for which each replay writes them into a new block
+in place (`CudaLaunches.retargets`) rather than copying them out of the graph's own."""
 
 
 def unsupported_reason(exe: Any) -> str | None:
@@ -100,7 +116,11 @@ class CudaLaunches:
         self.plan = plan
         self.device = torch.device("cuda", torch.cuda.current_device())
         self.driver = CudaDriver()
-        self.module = self.driver.load(module_ptx(exe.program.binaries[0]))
+        self.dependent = (knobs.value("cuda_dependent_launch")
+                          and torch.cuda.get_device_capability(self.device) >= (9, 0))
+        """Whether each kernel starts while the one before it runs and waits for it itself
+        (`cuda_driver.CudaDriver.launch_dependent`; Hopper and later)."""
+        self.module = self.driver.load(module_ptx(exe.program.binaries[0], self.dependent))
         weakref.finalize(self, self.driver.unload, self.module)
         self.functions = [self.function(i) for i in range(len(plan.launches))]
         self.cells = [ctypes.c_uint64(0) for _ in plan.buffers]
@@ -111,18 +131,28 @@ class CudaLaunches:
             grid, block = block_for(launch.global_size, launch.local_size, function.max_threads)
             self.launches.append((function.handle, *grid, *block, function.dynamic_shared,
                                   launch_params(self.cells, launch.buffers)))
+        self.configs = [dependent_config(each[1:4], each[4:7], each[7])
+                        for each in self.launches] if self.dependent else []
+        """Each launch's `cuda_driver.LaunchConfig`, where they are dependent launches."""
         self.call_buffers = [p.spec.buffer for p in exe.call_inputs]
         """The buffer of each call input, in call order."""
         self.call_layouts = [(p.spec.shape, np.dtype(p.spec.dtype))
                              for p in exe.call_inputs]
         """The shape and element type of each call input's buffer."""
         self.direct = [p.direct for p in exe.outputs]
+        written = {p.spec.buffer for p, direct in zip(exe.outputs, self.direct, strict=True)
+                   if direct}
+        self.output_launches = [i for i, launch in enumerate(plan.launches)
+                                if written & set(launch.buffers)]
+        """The launches that read or write an output written in place."""
         self.checked_inputs = checked_inputs
         self.index_errors = plan.index_errors
         self.refresh()
         self.stream: Any = None
         """The stream of the last call (a call on another one waits for it first)."""
         self.graphs = graphs
+        self.new_outputs = knobs.value("cuda_graph_new_outputs")
+        """Whether a replay may write large outputs into a new block (`retargets`)."""
         self.graph: Any = None
         self.static_inputs: list[Any] = []
         """The graph's input tensors (each call's inputs are copied into them)."""
@@ -141,6 +171,10 @@ class CudaLaunches:
         self.readback: HostReadback | None = None
         self.ends: Any = None
         """The graph's tensor of the ranged inputs' least and greatest values."""
+        self.exec: GraphExec | None = None
+        """The graph as the driver instantiated it, where a replay retargets its outputs."""
+        self.nodes: list[tuple[Any, KernelNodeParams]] = []
+        """Each launch of `output_launches` in the graph: its node and its parameters."""
 
     @property
     def reads_bounds(self) -> bool:
@@ -189,6 +223,20 @@ class CudaLaunches:
                 self.owned[index] = self.mirror(buffer)
             self.cells[index].value = self.owned[index].data_ptr()
         self.graph = None  # its launches read the old addresses
+        self.close_exec()
+
+    def close_exec(self) -> None:
+        if self.exec is not None:
+            self.exec.close()
+            self.exec, self.nodes = None, []
+
+    @property
+    def retargets(self) -> bool:
+        """Whether each replay writes the outputs into a new block in place (see the module
+        docstring), not into the graph's own block copied out."""
+        assert self.arena is not None
+        return (bool(self.output_launches) and self.arena.nbytes >= RETARGET_MIN_BYTES
+                and self.new_outputs)
 
     def torch_bytes(self) -> int:
         """The bytes this object holds in PyTorch's memory: its own buffers, and the graph's
@@ -285,16 +333,29 @@ class CudaLaunches:
 
         return shared_pool(self.exe.device).raw(self.exe.buffers[index])
 
-    def launch(self, stream: Any) -> None:
+    def launch(self, stream: Any, nodes: list[tuple[Any, KernelNodeParams]] | None = None) -> None:
+        """Every launch of the plan on `stream`; where it is captured, `nodes` collects the
+        node and parameters of each launch of `output_launches`."""
         launch = self.driver.launch_kernel
         handle = ctypes.c_void_p(stream.cuda_stream)
+        touched = set(self.output_launches) if nodes is not None else set()
         for number, (function, gx, gy, gz, bx, by, bz, shared, params) in \
                 enumerate(self.launches):
-            status = launch(function, gx, gy, gz, bx, by, bz, shared, handle, params, None)
+            if self.dependent:
+                config = self.configs[number]
+                config.stream = handle
+                status = self.driver.launch_dependent(config, function, params)
+            else:
+                status = launch(function, gx, gy, gz, bx, by, bz, shared, handle, params, None)
             if status:
                 spec = self.plan.launches[number]
                 raise LaunchError(f"cuLaunchKernel failed: {self.driver.message(status)}",
                                   kernel=spec.kernel, places=spec.places)
+            if number in touched:
+                assert nodes is not None
+                nodes.append((captured_node(self.driver, stream.cuda_stream),
+                              KernelNodeParams(function.value, gx, gy, gz, bx, by, bz, shared,
+                                               ctypes.addressof(params))))
 
     def replay(self, tensors: Sequence[Any], stream: Any) -> list[Any]:
         """A call through the recorded graph (recorded at the first call): the outputs are
@@ -305,10 +366,20 @@ class CudaLaunches:
             self.record(tensors, stream)
         for static, tensor in zip(self.static_inputs, tensors, strict=True):
             static.copy_(tensor)  # int64 into an int32 input's widened static one: exact
-        self.graph.replay()
-        block = torch.empty_like(self.static_block)
-        block.copy_(self.static_block)
-        return self.arena.views(block)
+        if self.exec is None:
+            self.graph.replay()
+            block = torch.empty_like(self.static_block)
+            block.copy_(self.static_block)
+            return self.arena.views(block)
+        assert self.arena is not None
+        block = torch.empty(self.arena.nbytes, dtype=torch.uint8, device=self.device)
+        outputs = self.arena.views(block)
+        self.point(self.kernel_inputs, outputs)
+        for node, params in self.nodes:
+            self.exec.set_params(node, params)
+        self.exec.launch(stream.cuda_stream)
+        self.copy_indirect(self.kernel_inputs, outputs)
+        return outputs
 
     def record(self, tensors: Sequence[Any], stream: Any) -> None:
         """Records the graph: the ranged inputs' bounds read back (`HostReadback`), the int32
@@ -335,7 +406,9 @@ class CudaLaunches:
         if self.ranged and self.readback is None:
             self.readback = HostReadback(self.driver, 16 * len(self.ranged))
             weakref.finalize(self, self.readback.close)
-        graph = torch.cuda.CUDAGraph()
+        retargets = self.retargets
+        graph = torch.cuda.CUDAGraph(keep_graph=True) if retargets else torch.cuda.CUDAGraph()
+        nodes: list[tuple[Any, KernelNodeParams]] = []
         with torch.cuda.graph(graph):
             capture = torch.cuda.current_stream(self.device)
             if self.ranged:
@@ -344,8 +417,14 @@ class CudaLaunches:
                 assert self.readback is not None
                 self.readback.enqueue(self.ends.data_ptr(), capture.cuda_stream, capturing=True)
             self.narrow()
-            self.launch(capture)
-            self.copy_indirect(self.kernel_inputs, self.static_outputs)
+            self.launch(capture, nodes if retargets else None)
+            if not retargets:  # else each replay copies them behind the graph
+                self.copy_indirect(self.kernel_inputs, self.static_outputs)
+        if retargets:
+            self.close_exec()
+            self.exec = GraphExec(self.driver, graph.raw_cuda_graph())
+            self.nodes = nodes
+            self.static_block, self.static_outputs = None, []  # each replay allocates its own
         self.graph = graph
 
     def narrow(self) -> None:

@@ -227,6 +227,79 @@ def test_cuda_launches_follow_the_callers_stream(path):
         torch.testing.assert_close(second, model(ids[1]), atol=1e-3, rtol=1e-3)
 
 
+class Projections(nn.Module):
+    """Returns a projection that later ops read too (16 MiB: 4096 rows of 1024 floats) and
+    what they make of it: outputs large enough that each replay writes them in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.key = nn.Linear(256, 1024)
+        self.out = nn.Linear(1024, 256)
+
+    def forward(self, x):
+        key = self.key(x)
+        return key, self.out(F.gelu(key))
+
+
+def hopper_device():
+    cuda_device()
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("dependent launches need a Hopper GPU or later")
+
+
+@pytest.mark.parametrize("dependent", [False, True])
+@pytest.mark.parametrize("new_outputs", [True, False])
+def test_graph_outputs_lie_in_a_new_block_each_call(monkeypatch, new_outputs, dependent):
+    """Outputs of 8 MiB or more: each replay writes them into a block of its own, the graph's
+    nodes that read or write them pointed at it (the knob ``cuda_graph_new_outputs``), and the
+    graph holds no block of its own; off, the graph's block is copied out. Either way each
+    call's outputs equal eager's after later calls ran, the kernels dependent launches or
+    not."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+
+    if dependent:
+        hopper_device()
+    else:
+        cuda_device()
+    monkeypatch.setenv("FUSEC_KNOB_CUDA_GRAPH_NEW_OUTPUTS", "1" if new_outputs else "0")
+    monkeypatch.setenv("FUSEC_KNOB_CUDA_DEPENDENT_LAUNCH", "1" if dependent else "0")
+    torch.manual_seed(5)
+    model = Projections().eval().cuda()
+    fn = compiled(model, "cuda graph")
+    with torch.inference_mode(), recorded_partitions() as calls:
+        inputs = [torch.randn(4096, 256, device="cuda") for _ in range(4)]
+        outputs = [fn(x) for x in inputs]
+    launches = list({id(part): part.launches for part, _ in calls}.values())
+    assert [(each.exec is not None, each.static_block is None, each.dependent)
+            for each in launches] == [(new_outputs, new_outputs, dependent)]
+    assert len({key.data_ptr() for key, _ in outputs}) == len(inputs)
+    with torch.inference_mode():
+        for x, got in zip(inputs, outputs, strict=True):
+            for have, want in zip(got, model(x), strict=True):
+                torch.testing.assert_close(have, want, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("path", ["cuda", "cuda graph"])
+def test_dependent_launches_read_finished_outputs(monkeypatch, path):
+    """Each kernel a dependent launch (the knob ``cuda_dependent_launch``): it may start while
+    the kernel before it runs, and waits for it itself. Eight calls back to back, each kernel
+    reading the one before's output, equal eager's."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+
+    hopper_device()
+    monkeypatch.setenv("FUSEC_KNOB_CUDA_DEPENDENT_LAUNCH", "1")
+    torch.manual_seed(6)
+    model = Heavy().eval().cuda()
+    fn = compiled(model, path)
+    with torch.inference_mode(), recorded_partitions() as calls:
+        inputs = [torch.randint(0, 100, (64, 128), device="cuda") for _ in range(8)]
+        outputs = [fn(ids) for ids in inputs]
+        expected = [model(ids) for ids in inputs]
+    assert calls and all(part.launches.dependent for part, _ in calls)
+    for got, want in zip(outputs, expected, strict=True):
+        torch.testing.assert_close(got, want, atol=1e-3, rtol=1e-3)
+
+
 class Tables(nn.Module):
     """A table the GPU reads as it is and large enough to move into fusec's memory (a few
     MiB: the shared pool allocates in the driver's granules, typically 2 MiB, and a tensor is

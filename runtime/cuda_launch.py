@@ -147,6 +147,10 @@ class CudaLaunches:
         """The launches that read or write an output written in place."""
         self.checked_inputs = checked_inputs
         self.index_errors = plan.index_errors
+        self.exec: GraphExec | None = None
+        """The graph as the driver instantiated it, where a replay retargets its outputs."""
+        self.nodes: list[tuple[Any, KernelNodeParams]] = []
+        """Each launch of `output_launches` in the graph: its node and its parameters."""
         self.refresh()
         self.stream: Any = None
         """The stream of the last call (a call on another one waits for it first)."""
@@ -171,10 +175,6 @@ class CudaLaunches:
         self.readback: HostReadback | None = None
         self.ends: Any = None
         """The graph's tensor of the ranged inputs' least and greatest values."""
-        self.exec: GraphExec | None = None
-        """The graph as the driver instantiated it, where a replay retargets its outputs."""
-        self.nodes: list[tuple[Any, KernelNodeParams]] = []
-        """Each launch of `output_launches` in the graph: its node and its parameters."""
 
     @property
     def reads_bounds(self) -> bool:

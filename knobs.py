@@ -215,6 +215,14 @@ GPT-2 small 0.580 ms a call against 0.625 off (reduce-overhead 0.545), BERT-base
 0.583 (reduce-overhead 0.593). CUDA's profiler then counts each kernel from its early start,
 its wait included (0.999 and 0.913 ms of "kernels" a call, against 0.568 and 0.526 off).""",
          "fusec.runtime.cuda_launch"),
+    Knob("wgmma_prefetch_b", True, """\
+With dependent launches (the knob `cuda_dependent_launch`), a ``wgmma`` product's work-groups
+ask L2 for their block's panel of B (``prefetch.global.L2``, `gemm_wgmma._prefetch_b`) before
+they wait for the kernel before them: a weight, read from memory while that kernel runs
+rather than after it. Off (or without dependent launches), the kernel waits first.
+
+Not yet measured on a GPU.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("cuda_graph_new_outputs", True, """\
 Where the torch backend replays a partition's launches as a CUDA graph and its outputs come to
 at least 8 MiB (`cuda_launch.RETARGET_MIN_BYTES`), each call allocates the block its outputs

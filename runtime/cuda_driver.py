@@ -51,10 +51,21 @@ ENTRY_BODY = re.compile(rb"(\.entry\s+\w+\s*\([^)]*\)[^{]*\{)")
 PTX_VERSION = re.compile(rb"\.version\s+(\d+)\.(\d+)")
 """The module's PTX version (``griddepcontrol`` needs 7.8)."""
 
-DEPENDENT_LAUNCH = b"\n\tgriddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;"
+LAUNCH_DEPENDENTS = b"\n\tgriddepcontrol.launch_dependents;"
+DEPENDENT_LAUNCH = b"\n\tgriddepcontrol.wait;" + LAUNCH_DEPENDENTS
 """What a kernel launched as a dependent launch (`CudaDriver.launch_dependent`) does first:
 waits until the kernel before it on the stream has finished and its writes are visible, then
 lets the kernel after it start its work-groups (which wait the same way)."""
+
+
+def entry_prologue(ptx: bytes, body: int) -> bytes:
+    """What the entry whose body starts at `body` in `ptx` begins with as a dependent launch:
+    `DEPENDENT_LAUNCH`, or where the kernel waits for the kernel before it itself, later
+    (``griddepcontrol.wait`` in its body: work it may do first, `gemm_wgmma`'s prefetch of
+    B), the second half of it alone: the kernel after it may start at once."""
+    end = ptx.find(b".entry", body)
+    own_wait = b"griddepcontrol.wait" in ptx[body:end if end >= 0 else len(ptx)]
+    return LAUNCH_DEPENDENTS if own_wait else DEPENDENT_LAUNCH
 
 
 def module_ptx(binary: bytes, dependent: bool = False) -> bytes:
@@ -63,7 +74,7 @@ def module_ptx(binary: bytes, dependent: bool = False) -> bytes:
     `DEPENDENT_LAUNCH`."""
     ptx = ENVREG.sub(b"0", binary.rstrip(b"\0"))
     if dependent:
-        ptx = ENTRY_BODY.sub(lambda m: m.group(1) + DEPENDENT_LAUNCH, ptx)
+        ptx = ENTRY_BODY.sub(lambda m: m.group(1) + entry_prologue(ptx, m.end()), ptx)
         ptx = PTX_VERSION.sub(lambda m: m.group(0) if (int(m.group(1)), int(m.group(2)))
                               >= (7, 8) else b".version 7.8", ptx, count=1)
     return ptx + b"\0"

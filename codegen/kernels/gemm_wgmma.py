@@ -433,7 +433,8 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + _load_stage(name, n, k, dtype, b_rows, block_n, halves, block_m)
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
               + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
-                      out_dtype, block_n, split_k, halves is not None, block_m, parts)
+                      out_dtype, block_n, split_k, halves is not None, block_m, parts,
+                      knobs.value("cuda_dependent_launch") and knobs.value("wgmma_prefetch_b"))
               + "}\n")
     groups = blocks * split_k * parts
     return KernelSource(name, source, args, (groups * threads,), (threads,), scratch=scratch)
@@ -498,9 +499,33 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: in
             f"{part(block_m, 'a_glob', 0)}{b_part}\n}}\n")
 
 
+def _prefetch_b(n: int, k: int, k_part: int, eb: int, b_rows: bool, halves: bool,
+                block_n: int, threads: int) -> str:
+    """What a work-group does before it waits for the kernel before it (a dependent launch:
+    `fusec.runtime.cuda_driver.DEPENDENT_LAUNCH`): asks L2 for every 128-byte line of its
+    block's panel of B (``prefetch.global.L2``), a weight no kernel before it writes, so that
+    its reads of B after the wait find them there. A prefetch only warms the cache, which
+    kernels' writes keep coherent, so it is safe for any B. K-major: the block's `block_n`
+    rows of ``rhs_t`` (with `halves`, rows ``j`` and ``N / 2 + j``), ``k_part`` elements each;
+    MN-major (`b_rows`): ``k_part`` rows of ``rhs``, ``block_n`` elements each."""
+    if b_rows:
+        lines, rows, row = block_n * eb // 128, k_part, f"(ulong)r * {n * eb}"
+    else:
+        lines, rows = -(-k_part * eb // 128), block_n
+        row = f"(ulong)((r & 1) * {n // 2} + (r >> 1)) * {k * eb}" if halves \
+            else f"(ulong)r * {k * eb}"
+    return f"""    for (int i = tid; i < {rows * lines}; i += {threads}) {{
+        const int r = i / {lines}, c = i % {lines};
+        asm volatile("prefetch.global.L2 [%0];" :: "l"(b_glob + {row} + (ulong)c * 128));
+    }}
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+"""
+
+
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
           epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int,
-          split_k: int, halves: bool = False, block_m: int = BLOCK_M, parts: int = 1) -> str:
+          split_k: int, halves: bool = False, block_m: int = BLOCK_M, parts: int = 1,
+          prefetch: bool = False) -> str:
     eb = element_bytes(dtype)
     ceb = element_bytes(out_dtype)  # C's element bytes
     stage = stage_bytes(block_n, block_m)
@@ -554,6 +579,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         f"    const int erow = bm * {block_m} + wg * 64 + lr, "
         f"ecol = bn * {block_n} + (lane & 3) * 2;\n")
     last = "    __local int last_part;\n" if parts > 1 else ""
+    early = _prefetch_b(n, k, k_part, eb, b_rows, halves, block_n, threads) if prefetch else ""
     return f"""    __local uint4 smem[{STAGES * stage // 16}] __attribute__((aligned(1024)));
 {last}
     const int tid = get_local_id(0), part = get_group_id(0) / {groups};
@@ -568,7 +594,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     const int bn = (pid % in_group) / group_m;
     const ulong a_glob = (ulong)(lhs + (size_t)bm * {block_m * k} + part * {k_part});
     const ulong b_glob = {b_glob};
-    for (int s = 0; s < {dist}; ++s) {{
+{early}    for (int s = 0; s < {dist}; ++s) {{
         if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }}

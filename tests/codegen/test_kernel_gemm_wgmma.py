@@ -672,3 +672,33 @@ def test_a_batch_1_product_is_summed_from_parts_in_one_launch(set_knobs):
     assert "summed in the kernel" not in plan_of(2048, 768, 768, "f16", h200).source
     set_knobs(wgmma_sum_parts=False)
     assert "summed in the kernel" not in plan_of(128, 768, 768, "f16", h200).source
+
+
+@pytest.mark.parametrize("shape,kwargs,rows,lines", [
+    ((128, 768, 768, "f16"), {"block_n": 128}, 128, 12),  # K-major: block_n rows of 1536 bytes
+    ((128, 768, 3072, "f16"), {"block_n": 128, "parts": 4}, 128, 12),  # a quarter of K each
+    ((128, 768, 768, "f16"), {"block_n": 128, "b_rows": True}, 768, 2),  # K rows of 256 bytes
+    ((128, 1024, 512, "bf16"), {"block_n": 128, "swiglu": True, "halves": "first"}, 128, 8),
+    ((128, 256, 256, "f32"), {"block_n": 128, "out_dtype": "f32"}, 128, 8),  # TF32
+])
+def test_a_dependent_launch_prefetches_its_panel_of_b_before_it_waits(shape, kwargs, rows,
+                                                                      lines):
+    """With dependent launches (and `wgmma_prefetch_b`) a work-group asks L2 for each line of
+    its block's panel of B, then waits for the kernel before it, before its first copy; the
+    halves of a SwiGLU's B are rows j and N / 2 + j. Without, neither."""
+    with knobs.overridden(cuda_dependent_launch=True):
+        source = gemm_wgmma("g", *shape, **kwargs).source
+    loop = re.search(r"for \(int i = tid; i < (\d+); i \+= \d+\) \{\n\s+const int r = i / (\d+)"
+                     r", c = i % \d+;\n\s+asm volatile\(\"prefetch\.global\.L2 \[%0\];\" :: "
+                     r"\"l\"\(b_glob \+ (.*?) \+ \(ulong\)c \* 128\)\);", source)
+    assert loop is not None
+    assert (int(loop.group(1)), int(loop.group(2))) == (rows * lines, lines)
+    m, n, k, dtype = shape
+    if kwargs.get("halves"):
+        assert loop.group(3) == f"(ulong)((r & 1) * {n // 2} + (r >> 1)) * {k * 2}"
+    wait = source.index('asm volatile("griddepcontrol.wait;" ::: "memory");')
+    assert source.count("griddepcontrol.wait") == 1
+    assert loop.start() < wait < source.index("_load_stage(a_glob, b_glob, s,")
+    with knobs.overridden(wgmma_prefetch_b=False, cuda_dependent_launch=True):
+        assert "griddepcontrol" not in gemm_wgmma("g", *shape, **kwargs).source
+    assert "prefetch" not in gemm_wgmma("g", *shape, **kwargs).source

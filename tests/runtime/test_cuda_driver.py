@@ -84,6 +84,19 @@ def test_a_dependent_launch_waits_for_the_kernel_before_it_first():
     assert b"griddepcontrol" not in module_ptx(TWO_ENTRIES)
 
 
+def test_a_kernel_that_waits_itself_only_lets_the_next_one_start_at_its_entry():
+    """An entry whose body waits for the kernel before it itself (after work of its own, as
+    `gemm_wgmma`'s prefetch of B) gets no second wait; the other entries get theirs."""
+    own = TWO_ENTRIES.replace(b"\tret;", b"\tprefetch.global.L2 [%rd1];\n\tgriddepcontrol.wait;"
+                              b"\n\tret;")
+    first, second = module_ptx(own, dependent=True).split(b".entry")[1:]
+    assert first.count(b"griddepcontrol.wait") == 1
+    assert first.split(b"{", 1)[1].split(b"\n")[1] == b"\tgriddepcontrol.wait;"
+    assert second.count(b"griddepcontrol.wait") == 1 and second.count(b"launch_dependents") == 1
+    opening = second.split(b"{", 1)[1].split(b"\n")[1:3]
+    assert opening == [b"\tgriddepcontrol.launch_dependents;", b"\tprefetch.global.L2 [%rd1];"]
+
+
 def test_launch_structures_have_the_drivers_layout():
     """``CUlaunchConfig``, ``CUlaunchAttribute`` and ``CUDA_KERNEL_NODE_PARAMS_v2`` as the
     driver reads them (64-bit)."""

@@ -206,8 +206,9 @@ work-groups may start while the kernel before it runs, and each first waits for 
 finish and its writes to be visible (``griddepcontrol.wait``, then
 ``griddepcontrol.launch_dependents``, added to every entry of the program's PTX), so the gap
 between two kernels (the launch, the work-groups' start) overlaps the kernel before. A CUDA
-graph records the launches so (programmatic edges). Off, each kernel starts after the one
-before it has finished.
+graph records the launches so (programmatic edges). Only a kernel whose work-groups all run
+at once (`cuda_launch.one_wave`) is launched so. Off, each kernel starts after the one before
+it has finished.
 
 On the H200 (2026-12-03, session 20, torch backend, Hugging Face at `sdpa`, f16, batch 1, 50
 calls a turn, the two in the same turns: `bench/results/h200-2026-12-03-s20-b1-*-dependent.log`):

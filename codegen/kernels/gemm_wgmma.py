@@ -294,13 +294,17 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     block_n = block_n_for(rows, n, units // split_k if units else None)
     block_m = block_m_for(rows, n, block_n, units // split_k if units else None)
     parts = parts_for(rows, n, k, dtype, block_m, block_n, units) if split_k == 1 else 1
+    # a dependent launch only where the work-groups all run at once (one a unit, at most)
+    one_wave = bool(units) and (rows // block_m) * (n // block_n) * split_k * parts <= units
     if not b_transposed and (not reads_b_k_major(dtype) or (b_bound and dtype in MN_MAJOR_B)):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
                                 swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
-                                split_k=split_k, block_m=block_m, parts=parts)
+                                split_k=split_k, block_m=block_m, parts=parts,
+                                prefetch_b=one_wave)
     product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
                          out_dtype=out_dtype, block_n=block_n, split_k=split_k,
-                         halves=halves if b_transposed else None, block_m=block_m, parts=parts)
+                         halves=halves if b_transposed else None, block_m=block_m, parts=parts,
+                         prefetch_b=one_wave)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -346,7 +350,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                swiglu: bool = False, out_dtype: str | None = None,
                block_n: int = BLOCK_N, split_k: int = 1,
                halves: str | None = None, block_m: int = BLOCK_M,
-               parts: int = 1) -> KernelSource:
+               parts: int = 1, prefetch_b: bool = False) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -375,7 +379,11 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     arrive adds the parts in order of ``p`` (the same sum whichever arrives last), sets the
     count back to 0 for the next launch, and goes on as a whole product's work-group does
     (epilogue, SwiGLU, C in its type). ``arrivals`` must be zero before the first launch
-    (`Scratch.zeroed`); the kernel leaves it so."""
+    (`Scratch.zeroed`); the kernel leaves it so.
+
+    With `prefetch_b` (a product whose work-groups all run at once: `gemm_plan`) and the knobs
+    `cuda_dependent_launch` and `wgmma_prefetch_b`, the work-groups ask L2 for their panel of B
+    before they wait for the kernel before them (`_prefetch_b`)."""
     if block_m not in BLOCK_MS:
         raise ValueError(f"kernel '{name}': blocks of {block_m} rows; the kernel takes "
                          f"{' or '.join(map(str, BLOCK_MS))}")
@@ -434,7 +442,8 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + f"{kernel_signature(name, args, attribute)}\n{{\n"
               + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
                       out_dtype, block_n, split_k, halves is not None, block_m, parts,
-                      knobs.value("cuda_dependent_launch") and knobs.value("wgmma_prefetch_b"))
+                      prefetch_b and knobs.value("cuda_dependent_launch")
+                      and knobs.value("wgmma_prefetch_b"))
               + "}\n")
     groups = blocks * split_k * parts
     return KernelSource(name, source, args, (groups * threads,), (threads,), scratch=scratch)

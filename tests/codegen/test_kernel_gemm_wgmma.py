@@ -687,7 +687,7 @@ def test_a_dependent_launch_prefetches_its_panel_of_b_before_it_waits(shape, kwa
     its block's panel of B, then waits for the kernel before it, before its first copy; the
     halves of a SwiGLU's B are rows j and N / 2 + j. Without, neither."""
     with knobs.overridden(cuda_dependent_launch=True):
-        source = gemm_wgmma("g", *shape, **kwargs).source
+        source = gemm_wgmma("g", *shape, **kwargs, prefetch_b=True).source
     loop = re.search(r"for \(int i = tid; i < (\d+); i \+= \d+\) \{\n\s+const int r = i / (\d+)"
                      r", c = i % \d+;\n\s+asm volatile\(\"prefetch\.global\.L2 \[%0\];\" :: "
                      r"\"l\"\(b_glob \+ (.*?) \+ \(ulong\)c \* 128\)\);", source)
@@ -700,5 +700,24 @@ def test_a_dependent_launch_prefetches_its_panel_of_b_before_it_waits(shape, kwa
     assert source.count("griddepcontrol.wait") == 1
     assert loop.start() < wait < source.index("_load_stage(a_glob, b_glob, s,")
     with knobs.overridden(wgmma_prefetch_b=False, cuda_dependent_launch=True):
-        assert "griddepcontrol" not in gemm_wgmma("g", *shape, **kwargs).source
-    assert "prefetch" not in gemm_wgmma("g", *shape, **kwargs).source
+        assert "griddepcontrol" not in gemm_wgmma("g", *shape, **kwargs, prefetch_b=True).source
+    with knobs.overridden(cuda_dependent_launch=True):
+        assert "prefetch" not in gemm_wgmma("g", *shape, **kwargs).source  # not one wave
+    assert "prefetch" not in gemm_wgmma("g", *shape, **kwargs, prefetch_b=True).source
+
+
+def test_only_products_whose_work_groups_all_run_at_once_prefetch_b():
+    """`gemm_plan` asks for the prefetch before the wait where the product's work-groups are
+    at most the device's units (a batch-1 model's products), not where they run in waves
+    (batch 32), whose dependent launches cost more than they hide."""
+    h200 = replace(NVIDIA_H, compute_units=132)
+    with knobs.overridden(cuda_dependent_launch=True):
+        small = gemm_plan("g", 1, 128, 768, 768, False, IDENTITY_EPILOGUE, h200, "f16", False,
+                          "f16", 1, b_transposed=True)
+        large = gemm_plan("g", 32, 128, 3072, 768, False, IDENTITY_EPILOGUE, h200, "f16", False,
+                          "f16", 1, b_transposed=True)
+    assert small is not None and large is not None
+    assert small[1].global_size[0] // small[1].local_size[0] <= 132
+    assert "griddepcontrol.wait" in small[1].source
+    assert large[1].global_size[0] // large[1].local_size[0] > 132
+    assert "griddepcontrol" not in large[1].source

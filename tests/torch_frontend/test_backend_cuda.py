@@ -291,9 +291,10 @@ class Centred(Heavy):
 
 @pytest.mark.parametrize("path", ["cuda", "cuda graph"])
 def test_dependent_launches_read_finished_outputs(monkeypatch, path):
-    """Each kernel a dependent launch (the knob ``cuda_dependent_launch``): it may start while
-    the kernel before it runs, and waits for it itself. Eight calls back to back, each kernel
-    reading the one before's output, equal eager's."""
+    """A kernel whose work-groups all run at once is a dependent launch (the knob
+    ``cuda_dependent_launch``): it may start while the kernel before it runs, and waits for it
+    itself. Eight calls back to back (128 tokens: one wave), each kernel reading the one
+    before's output, equal eager's."""
     from fusec.bench.torch_partition_profile import recorded_partitions
 
     hopper_device()
@@ -302,10 +303,11 @@ def test_dependent_launches_read_finished_outputs(monkeypatch, path):
     model = Centred().eval().cuda()
     fn = compiled(model, path)
     with torch.inference_mode(), recorded_partitions() as calls:
-        inputs = [torch.randint(0, 100, (64, 128), device="cuda") for _ in range(8)]
+        inputs = [torch.randint(0, 100, (4, 32), device="cuda") for _ in range(8)]
         outputs = [fn(ids) for ids in inputs]
         expected = [model(ids) for ids in inputs]
     assert calls and all(part.launches.dependent for part, _ in calls)
+    assert all(any(c is not None for c in part.launches.configs) for part, _ in calls)
     for got, want in zip(outputs, expected, strict=True):
         torch.testing.assert_close(got, want, atol=1e-3, rtol=1e-3)
 

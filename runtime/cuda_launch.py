@@ -104,9 +104,10 @@ def unsupported_reason(exe: Any) -> str | None:
 def one_wave(driver: CudaDriver, function: Function, launch: tuple[Any, ...],
              units: int) -> bool:
     """Whether all the work-groups of `launch` (a `CudaLaunches.launches` entry) run at once
-    on the device's `units` multiprocessors. Only such a kernel is a dependent launch: at
-    batch 32 (kernels in waves) dependent launches made BERT-base 1.13x and the Llama-style
-    model 1.21x slower on the H200, where at batch 1 they hid the gaps between kernels."""
+    on the device's `units` multiprocessors. Launches are dependent ones only where every
+    kernel's are so: at batch 32 dependent launches made BERT-base 1.13x and the Llama-style
+    model 1.21x slower on the H200 (1.06x and 1.00x with only such kernels launched so), where
+    at batch 1 they hid the gaps between kernels."""
     groups = launch[1] * launch[2] * launch[3]
     threads = launch[4] * launch[5] * launch[6]
     return groups <= driver.resident_groups(function, threads) * units
@@ -143,12 +144,13 @@ class CudaLaunches:
             self.launches.append((function.handle, *grid, *block, function.dynamic_shared,
                                   launch_params(self.cells, launch.buffers)))
         units = torch.cuda.get_device_properties(self.device).multi_processor_count
-        self.configs = [
-            dependent_config(each[1:4], each[4:7], each[7])
-            if self.dependent and one_wave(self.driver, function, each, units) else None
-            for function, each in zip(self.functions, self.launches, strict=True)]
-        """Each launch's `cuda_driver.LaunchConfig` where it is a dependent launch: where its
-        work-groups all run at once (`one_wave`), else None."""
+        self.dependent = self.dependent and all(
+            one_wave(self.driver, function, each, units)
+            for function, each in zip(self.functions, self.launches, strict=True))
+        self.configs = [dependent_config(each[1:4], each[4:7], each[7]) if self.dependent
+                        else None for each in self.launches]
+        """Each launch's `cuda_driver.LaunchConfig` where the launches are dependent ones
+        (every kernel's work-groups run at once: `one_wave`), else None."""
         self.call_buffers = [p.spec.buffer for p in exe.call_inputs]
         """The buffer of each call input, in call order."""
         self.call_layouts = [(p.spec.shape, np.dtype(p.spec.dtype))

@@ -214,15 +214,24 @@ On the H200 (2026-12-03, session 20, torch backend, Hugging Face at `sdpa`, f16,
 calls a turn, the two in the same turns: `bench/results/h200-2026-12-03-s20-b1-*-dependent.log`):
 GPT-2 small 0.580 ms a call against 0.625 off (reduce-overhead 0.545), BERT-base 0.526 against
 0.583 (reduce-overhead 0.593). CUDA's profiler then counts each kernel from its early start,
-its wait included (0.999 and 0.913 ms of "kernels" a call, against 0.568 and 0.526 off).""",
+its wait included (0.999 and 0.913 ms of "kernels" a call, against 0.568 and 0.526 off).
+At batch 32, every kernel launched so, BERT-base f16 took 2.36 ms against 2.08 off and the
+Llama-style model 3.48 against 2.89 (`...-s20-*_b32-dependent.log`); with only kernels whose
+work-groups all run at once launched so, 2.24 against 2.10 and 2.93 against 2.92
+(`...-s20-*_b32-one-wave.log`). So a partition's launches are dependent ones only where every
+kernel's work-groups run at once (`cuda_launch.one_wave`: batch 1), a rule not yet run on a
+GPU; off until it is.""",
          "fusec.runtime.cuda_launch"),
     Knob("wgmma_prefetch_b", True, """\
 With dependent launches (the knob `cuda_dependent_launch`), a ``wgmma`` product's work-groups
 ask L2 for their block's panel of B (``prefetch.global.L2``, `gemm_wgmma._prefetch_b`) before
 they wait for the kernel before them: a weight, read from memory while that kernel runs
-rather than after it. Off (or without dependent launches), the kernel waits first.
+rather than after it. Off (or without dependent launches), the kernel waits first. Only a
+product whose work-groups all run at once (at most one a compute unit: `gemm_plan`) does so.
 
-Not yet measured on a GPU.""",
+On the H200 (2026-12-03, session 20, f16, batch 1, dependent launches on, the two in the same
+turns: `bench/results/h200-2026-12-03-s20-b1_*-prefetch.log`): BERT-base 0.545 ms a call
+against 0.568 without, GPT-2 small 0.598 against 0.597.""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("cuda_graph_new_outputs", True, """\
 Where the torch backend replays a partition's launches as a CUDA graph and its outputs come to
@@ -232,7 +241,10 @@ replay (`cuda_launch.CudaLaunches.retargets`): no copy of the outputs a call, an
 the graph's own held between calls. Off (and below that size), the graph writes a block of its
 own that each call copies into a new one.
 
-Not yet measured on a GPU.""",
+On the H200 (2026-12-03, session 20, Hugging Face at `sdpa`): GPT-2 small at B=16 held 341.2
+MiB in f16 against eager's 373.4 (416 against 406 before), 680.4 in f32 against 745.1 (830
+before): its keys and values, 75 and 150 MiB, no longer held twice
+(`bench/results/h200-2026-12-03-s20-gpt2_b16_*`).""",
          "fusec.runtime.cuda_launch"),
     Knob("row_groups_fill_units", True, """\
 A row kernel on a GPU (LayerNorm, RMSNorm, softmax: `common.default_rows_per_group`) puts

@@ -6,7 +6,8 @@ torch, in one process.
 A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR][,SCHEDULE]`` (`gemm_ffma_pipelined` with
 those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``;
 SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``; ``k``: B read
-``[N, K]``, the kernel's ``b_k_major``), ``default`` or ``default,k`` (its default tiles),
+``[N, K]``, the kernel's ``b_k_major``; ``t``: so, its tile copied row-major, the kernel's
+``transpose_b``), ``default``, ``default,k`` or ``default,t`` (its default tiles),
 ``portable`` (the local-memory kernel `gemm` used before, with its GPU tiles for that size) or
 ``auto`` (what `gemm` now picks on this device). Per shape (default 4096x4096x4096), torch's
 float32 matmul with TF32 off is timed by CUDA events; each variant is built
@@ -28,8 +29,13 @@ from fusec.bench.tensor_core_sweep import torch_matmul_ms
 
 
 def _reads_b_k_major(variant: str) -> bool:
-    """Whether the variant's kernel reads B ``[N, K]`` (its flag ``k``)."""
-    return "k" in variant.split(",")[1:]
+    """Whether the variant's kernel reads B ``[N, K]`` (its flag ``k``, or ``t``)."""
+    return bool({"k", "t"} & set(variant.split(",")[1:]))
+
+
+def _transposes_b(variant: str) -> bool:
+    """Whether the variant's kernel copies a B ``[N, K]`` into a row-major tile (flag ``t``)."""
+    return "t" in variant.split(",")[1:]
 
 
 def _kernel(variant: str, m: int, n: int, k: int, info):
@@ -55,7 +61,8 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         tiles = FfmaTiles(*map(int, fields[:7]), group_m=groups[0] if groups else 0,
                           **({"schedule": schedules[0]} if schedules else {}))
     return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles,
-                               b_k_major=_reads_b_k_major(variant))
+                               b_k_major=_reads_b_k_major(variant),
+                               transpose_b=_transposes_b(variant))
 
 
 def main() -> None:

@@ -1,0 +1,20 @@
+"""`fusec.bench.ffma_sweep`'s variants (the sweep itself runs on the GPU machine)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fusec.bench.ffma_sweep import _kernel
+
+
+@pytest.mark.parametrize("variant,k_major,row_major_tile", [
+    ("default", False, False),
+    ("default,k", True, False),
+    ("default,t", True, True),
+    ("64,64,16,2,2,4,3,t", True, True),
+    ("128,64,16,2,2,8,3,a,k", True, False),
+])
+def test_each_variant_builds_the_kernel_it_names(variant, k_major, row_major_tile):
+    header = _kernel(variant, 256, 192, 128, None).source.splitlines()[0]
+    assert ("]^T" in header) == k_major
+    assert ("B tile row-major" in header) == row_major_tile

@@ -18,6 +18,7 @@ from torch_helpers import (  # noqa: E402
     compiled_run,
     fused_total,
     graphs_of,
+    knob_at_each_call,
 )
 
 
@@ -181,17 +182,9 @@ def test_knobs_are_set_for_each_compile(monkeypatch, tmp_path):
     has returned), and only then; a bad knob is refused when the options are read."""
     import fusec
     from fusec import knobs
-    from fusec.compiler import torch_compile
 
     monkeypatch.delenv("FUSEC_KNOB_GRAM_SPLIT_ON_GPU", raising=False)
-    seen = []
-    lower = torch_compile.lower
-
-    def spy(*args, **kwargs):
-        seen.append(knobs.value("gram_split_on_gpu"))
-        return lower(*args, **kwargs)
-
-    monkeypatch.setattr(torch_compile, "lower", spy)
+    seen = knob_at_each_call(monkeypatch, "lower", "gram_split_on_gpu")
     torch.manual_seed(2)
     model = nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval()
     x = torch.randn(2, 8)

@@ -11,7 +11,12 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
-from torch_helpers import assert_close, compiled_run, fused_total  # noqa: E402
+from torch_helpers import (  # noqa: E402
+    assert_close,
+    compiled_run,
+    fused_total,
+    knob_at_each_call,
+)
 
 
 class MlpBlock(nn.Module):
@@ -102,17 +107,7 @@ def test_qkv_projections_merge_into_one_gemm_and_see_weight_changes(tmp_path):
 def test_a_compile_after_a_weight_change_keeps_the_graphs_knobs(monkeypatch):
     """The knobs in the backend's options hold for every compile of a partition: the first,
     and the one a change to a folded weight makes."""
-    from fusec import knobs
-    from fusec.compiler import torch_compile
-
-    seen = []
-    original = torch_compile.compile_imported
-
-    def recording(*args, **kwargs):
-        seen.append(knobs.value("skinny_gemm"))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(torch_compile, "compile_imported", recording)
+    seen = knob_at_each_call(monkeypatch, "compile_imported", "skinny_gemm")
     torch.manual_seed(4)
     block = Attention().eval()
     x = torch.randn(2, 8, 32)

@@ -59,3 +59,20 @@ class AutocastInside(torch.nn.Module):
                 inner = self.inner(x * 2)
             scores = torch.matmul(h, h.transpose(0, 1)).softmax(-1)
         return scores, h + inner
+
+
+def knob_at_each_call(monkeypatch: Any, function: str, knob: str) -> list[bool]:
+    """The list to which each later call of ``fusec.compiler.torch_compile.<function>`` adds
+    the value `knob` has during it (the function spied on through `monkeypatch`)."""
+    from fusec import knobs
+    from fusec.compiler import torch_compile
+
+    seen: list[bool] = []
+    original = getattr(torch_compile, function)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(knobs.value(knob))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(torch_compile, function, spy)
+    return seen

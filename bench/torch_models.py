@@ -364,7 +364,9 @@ def parser_of() -> argparse.ArgumentParser:
                              "compiles)")
     parser.add_argument("--kernel-time", action="store_true",
                         help="also each runner's device time per call (torch.profiler; CUDA; "
-                             "fusec's where its kernels launch through CUDA)")
+                             "fusec's where its kernels launch through CUDA; with dependent "
+                             "launches, the knob cuda_dependent_launch, a kernel counts from "
+                             "its early start, its wait for the kernel before included)")
     parser.add_argument("--kernel-table", type=int, default=0, metavar="N",
                         help="with --kernel-time, also print each runner's N largest kernels "
                              "by device time a call (and keep them in the JSON)")

@@ -271,6 +271,19 @@ def captured_node(driver: CudaDriver, stream: int) -> ctypes.c_void_p:
     return ctypes.c_void_p(nodes[0])
 
 
+GRAPH_UPDATE_CALLS = ("cuGraphInstantiateWithFlags", "cuGraphExecKernelNodeSetParams_v2",
+                      "cuGraphLaunch", "cuGraphExecDestroy")
+"""The driver calls `GraphExec` makes (CUDA 12 and later), besides `captured_node`'s."""
+
+
+def updates_graphs(driver: CudaDriver) -> bool:
+    """Whether the driver has what `GraphExec` and `captured_node` call."""
+    lib = driver.lib
+    return (all(hasattr(lib, call) for call in GRAPH_UPDATE_CALLS)
+            and (hasattr(lib, "cuStreamGetCaptureInfo_v3")
+                 or hasattr(lib, "cuStreamGetCaptureInfo_v2")))
+
+
 class GraphExec:
     """A captured CUDA graph instantiated by the driver (`graph`: its ``CUgraph``), whose
     kernel nodes can be given new parameters between launches (`set_params`: the change

@@ -72,6 +72,7 @@ from .cuda_driver import (
     is_ptx,
     launch_params,
     module_ptx,
+    updates_graphs,
 )
 from .errors import DeviceError, InputError, LaunchError
 from .index_errors import first_error
@@ -253,7 +254,7 @@ class CudaLaunches:
         docstring), not into the graph's own block copied out."""
         assert self.arena is not None
         return (bool(self.output_launches) and self.arena.nbytes >= RETARGET_MIN_BYTES
-                and self.new_outputs)
+                and self.new_outputs and updates_graphs(self.driver))
 
     def torch_bytes(self) -> int:
         """The bytes this object holds in PyTorch's memory: its own buffers, and the graph's

@@ -134,3 +134,18 @@ def test_a_new_address_in_a_cell_reaches_every_launch_over_that_buffer():
     assert read(first, 1) == read(second, 0) == 0xDEAD0000
     assert read(first, 0) == 0 and read(second, 1) == 0
     assert len(launch_params(cells, ())) == 1  # a launch over no buffers still has an array
+
+
+def test_graphs_are_updated_only_where_the_driver_has_the_calls():
+    """A driver without the graph calls of CUDA 12 (an older one) keeps the graph's own block
+    of outputs (`cuda_launch.CudaLaunches.retargets`)."""
+    from types import SimpleNamespace
+
+    from fusec.runtime.cuda_driver import GRAPH_UPDATE_CALLS, updates_graphs
+
+    calls = {name: object() for name in (*GRAPH_UPDATE_CALLS, "cuStreamGetCaptureInfo_v2")}
+    assert updates_graphs(SimpleNamespace(lib=SimpleNamespace(**calls)))
+    calls.pop("cuGraphExecKernelNodeSetParams_v2")
+    assert not updates_graphs(SimpleNamespace(lib=SimpleNamespace(**calls)))
+    calls = {name: object() for name in GRAPH_UPDATE_CALLS}  # no capture info at all
+    assert not updates_graphs(SimpleNamespace(lib=SimpleNamespace(**calls)))

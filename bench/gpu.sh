@@ -192,6 +192,35 @@ case "${1:-all}" in
               --json-out "$out/gpu_blocks_$dtype.json" > "$out/gpu_blocks_$dtype.log" 2>&1
             echo "== blocks $dtype: exit $?"; grep -v "Warn" "$out/gpu_blocks_$dtype.log"
           done ;;
+  dependent) # the knob cuda_dependent_launch (off until this decides it): its GPU tests, then
+          # f16 at B=1 (GPT-2, BERT; reduce-overhead too) and B=32 (BERT, Llama), the knob on
+          # against off in the same turns (about 7 minutes; one model and batch per file)
+          FUSEC_TEST_DEVICE=gpu timeout 60 python3 -m pytest -q -p no:cacheprovider \
+            tests/torch_frontend/test_backend_cuda.py -k "dependent or new_block" \
+            > "$out/gpu_dependent_tests.log" 2>&1
+          echo "== dependent-launch tests: exit $?"; tail -3 "$out/gpu_dependent_tests.log"
+          for run in "gpt2 1 50 --reduce-overhead" "bert 1 50 --reduce-overhead" "bert 32 10" \
+                     "llama 32 10"; do
+            set -- $run
+            FUSEC_KNOB_CUDA_DEPENDENT_LAUNCH=1 timeout 130 python3 -m fusec.bench.torch_models \
+              --device cuda --models "$1" --batch "$2" --dtypes f16 --repeat "$3" --turns 3 \
+              --kernel-time --flip-knob cuda_dependent_launch ${4:-} \
+              --json-out "$out/gpu_dependent_$1_b$2.json" > "$out/gpu_dependent_$1_b$2.log" 2>&1
+            echo "== $1 B=$2 f16, dependent launches on and off: exit $?"
+            grep -v "Warn" "$out/gpu_dependent_$1_b$2.log" | tail -3
+          done ;;
+  ffma-kmajor) # the FFMA kernel reading a bound B [N, K] (the knob ffma_b_k_major): its kernel
+          # tests with the real cp.async, then the sweep at BERT, GPT-2 and Llama f32 shapes,
+          # B [K, N] against [N, K] in a K-major tile (k) and in a row-major one (t) (3 minutes)
+          FUSEC_TEST_FFMA=ptx FUSEC_TEST_DEVICE=gpu timeout 100 python3 -m pytest -q \
+            -p no:cacheprovider tests/codegen/test_kernel_gemm_ffma_pipelined.py \
+            > "$out/gpu_ffma_tests.log" 2>&1
+          echo "== ffma tests (real cp.async): exit $?"; tail -3 "$out/gpu_ffma_tests.log"
+          timeout 200 python3 -m fusec.bench.ffma_sweep --repeat 10 --shape 4096x768x768 \
+            --shape 4096x3072x768 --shape 4096x768x3072 --shape 2048x768x768 \
+            --shape 4096x2048x2048 --shape 4096x11264x2048 default default,k default,t \
+            64,64,16,2,2,4,3 64,64,16,2,2,4,3,t > "$out/gpu_ffma_kmajor.log" 2>&1
+          echo "== sweep: exit $?"; sed -n '/^| shape/,$p' "$out/gpu_ffma_kmajor.log" ;;
   torch-gpu) # the backend with CUDA tensors over its three launch paths, and the CUDA sharing
           # under the OpenCL one: GPU tests (about 2 minutes). Two processes: one that ran
           # test_cuda_interop.py hangs at exit (sessions 14, 15), so its timeout is short.

@@ -244,6 +244,7 @@ class CudaLaunches:
         self.close_exec()
 
     def close_exec(self) -> None:
+        """Lets go of the driver's instance of the graph (its launches read old addresses)."""
         if self.exec is not None:
             self.exec.close()
             self.exec, self.nodes = None, []
@@ -377,7 +378,8 @@ class CudaLaunches:
 
     def replay(self, tensors: Sequence[Any], stream: Any) -> list[Any]:
         """A call through the recorded graph (recorded at the first call): the outputs are
-        views of one new block, copied from the graph's in one copy (`OutputArena`)."""
+        views of one new block (`OutputArena`), copied from the graph's in one copy, or
+        written there by the graph's kernels pointed at it (`retargets`)."""
         import torch
 
         if self.graph is None:

@@ -85,3 +85,24 @@ def test_neighbours_of_one_type_and_shape_are_one_run_and_still_apart():
     fresh.copy_(block)
     for i, view in enumerate(arena.views(fresh)):
         assert (view.to(torch.float32) == i + 1).all(), i
+
+
+def test_one_wave_is_every_work_group_resident_at_once():
+    """`one_wave`: a launch's work-groups (grid) against what the units hold at once (the
+    driver's occupancy of the kernel at the launch's block size, times the units)."""
+    from types import SimpleNamespace
+
+    from fusec.runtime.cuda_launch import one_wave
+
+    asked = []
+
+    def resident_groups(function, threads):
+        asked.append(threads)
+        return 2
+
+    driver = SimpleNamespace(resident_groups=resident_groups)
+    launch = (None, 66, 4, 1, 128, 2, 1, 0, None)  # 264 groups of 256 threads
+    assert one_wave(driver, None, launch, 132)
+    assert not one_wave(driver, None, (None, 67, 4, 1, 128, 2, 1, 0, None), 132)
+    assert not one_wave(driver, None, launch, 131)
+    assert asked == [256, 256, 256]

@@ -1,6 +1,6 @@
 """`fusec.runtime.cuda_launch.OutputArena` on CPU tensors: where a graph replay's outputs lie in
-one block (the replay and the launches themselves run on the GPU machine,
-tests/torch_frontend/test_backend_cuda.py)."""
+one block; and `one_wave`, against a stand-in for the driver (the replay and the launches
+themselves run on the GPU machine, tests/torch_frontend/test_backend_cuda.py)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,9 @@ A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR][,SCHEDULE]`` (`gemm_ffma_pipel
 those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``;
 SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``; ``k``: B read
 ``[N, K]``, the kernel's ``b_k_major``; ``t``: so, its tile copied row-major, the kernel's
-``transpose_b``), ``default``, ``default,k`` or ``default,t`` (its default tiles),
+``transpose_b``), ``default``, ``default,k`` or ``default,t`` (its default tiles), ``tf32``
+or ``tf32x3`` (`gemm_wgmma` on TF32 in 128-wide blocks, B ``[N, K]``: plain, or split into
+high and low parts for float32 accuracy, its ``split_tf32``; Hopper),
 ``portable`` (the local-memory kernel `gemm` used before, with its GPU tiles for that size) or
 ``auto`` (what `gemm` now picks on this device). Per shape (default 4096x4096x4096), torch's
 float32 matmul with TF32 off is timed by CUDA events; each variant is built
@@ -29,8 +31,12 @@ from fusec.bench.tensor_core_sweep import torch_matmul_ms
 
 
 def _reads_b_k_major(variant: str) -> bool:
-    """Whether the variant's kernel reads B ``[N, K]`` (its flag ``k``, or ``t``)."""
-    return bool({"k", "t"} & set(variant.split(",")[1:]))
+    """Whether the variant's kernel reads B ``[N, K]`` (its flag ``k``, or ``t``; the
+    ``wgmma`` variants)."""
+    return variant in WGMMA_VARIANTS or bool({"k", "t"} & set(variant.split(",")[1:]))
+
+
+WGMMA_VARIANTS = ("tf32", "tf32x3")
 
 
 def _transposes_b(variant: str) -> bool:
@@ -52,6 +58,11 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         return gemm("gemm", 1, m, n, k, False, tiles=tiles)
     if variant == "auto":
         return gemm("gemm", 1, m, n, k, False, device_info=info)
+    if variant in WGMMA_VARIANTS:
+        from fusec.codegen.kernels.gemm_wgmma import gemm_wgmma
+
+        return gemm_wgmma("gemm", m, n, k, "f32", block_n=128, out_dtype="f32",
+                          split_tf32=variant == "tf32x3")
     if variant.split(",")[0] == "default":
         tiles = DEFAULT_TILES
     else:
@@ -82,6 +93,8 @@ def main() -> None:
 
     from fusec.codegen.kernels.common import DeviceInfo
     from fusec.runtime.device import select_device
+    from fusec.runtime.errors import BuildError
+    from fusec.runtime.program_cache import build_program
 
     torch.backends.cuda.matmul.allow_tf32 = False
     device = select_device("gpu")
@@ -114,9 +127,13 @@ def main() -> None:
                 kernel = _kernel(variant, m, n, k, info)
                 limit = [f"-cl-nv-maxrregcount={f[1:]}" for f in variant.split(",")[7:]
                          if f.startswith("r")]
-                program = cl.Program(context, kernel.source).build(
-                    options=["-cl-nv-verbose", *limit, *kernel.build_options])
-            except (cl.Error, ValueError) as error:
+                if variant in WGMMA_VARIANTS:  # its wgmma comments patched into the PTX
+                    program = build_program(context, device.device, kernel.source,
+                                            kernel.build_options, disk_cache=False)
+                else:
+                    program = cl.Program(context, kernel.source).build(
+                        options=["-cl-nv-verbose", *limit, *kernel.build_options])
+            except (cl.Error, ValueError, BuildError) as error:
                 print(f"{shape} {variant}: not built: {str(error)[:2000]}", flush=True)
                 continue
             log = program.get_build_info(device.device, cl.program_build_info.LOG)

@@ -350,7 +350,8 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                swiglu: bool = False, out_dtype: str | None = None,
                block_n: int = BLOCK_N, split_k: int = 1,
                halves: str | None = None, block_m: int = BLOCK_M,
-               parts: int = 1, prefetch_b: bool = False) -> KernelSource:
+               parts: int = 1, prefetch_b: bool = False,
+               split_tf32: bool = False) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -383,7 +384,15 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
 
     With `prefetch_b` (a product whose work-groups all run at once: `gemm_plan`) and the knobs
     `cuda_dependent_launch` and `wgmma_prefetch_b`, the work-groups ask L2 for their panel of B
-    before they wait for the kernel before them (`_prefetch_b`)."""
+    before they wait for the kernel before them (`_prefetch_b`).
+
+    With `split_tf32` (f32, blocks 128 wide) each step is three products on TF32 of the
+    operands and their low parts, ``A B + A B_lo + A_lo B`` (`_split_tf32_step`): float32
+    accuracy from the TF32 tensor cores, both operands read K-major. An experiment, not yet
+    run on a GPU; no plan takes it."""
+    if split_tf32 and (dtype != "f32" or block_n != 128):
+        raise ValueError(f"kernel '{name}': split TF32 takes f32 operands in blocks 128 wide, "
+                         f"not {dtype} in blocks {block_n} wide")
     if block_m not in BLOCK_MS:
         raise ValueError(f"kernel '{name}': blocks of {block_m} rows; the kernel takes "
                          f"{' or '.join(map(str, BLOCK_MS))}")
@@ -433,7 +442,8 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + (f", K in {split_k} parts" if split_k > 1 else "")
               + (f", K in {parts} parts summed in the kernel" if parts > 1 else "")
               + (", SwiGLU of column pairs" if swiglu else "")
-              + (f", B in halves ({halves} even)" if halves else "") + "\n"
+              + (f", B in halves ({halves} even)" if halves else "")
+              + (", split TF32 (A B + A B_lo + A_lo B)" if split_tf32 else "") + "\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
               + ("" if identity else epilogue.guarded_function())
@@ -443,7 +453,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
                       out_dtype, block_n, split_k, halves is not None, block_m, parts,
                       prefetch_b and knobs.value("cuda_dependent_launch")
-                      and knobs.value("wgmma_prefetch_b"))
+                      and knobs.value("wgmma_prefetch_b"), split_tf32)
               + "}\n")
     groups = blocks * split_k * parts
     return KernelSource(name, source, args, (groups * threads,), (threads,), scratch=scratch)
@@ -531,10 +541,35 @@ def _prefetch_b(n: int, k: int, k_part: int, eb: int, b_rows: bool, halves: bool
 """
 
 
+def _split_tf32_step(stage: int, block_m: int, threads: int, b_fields: int,
+                     steps: list[str]) -> str:
+    """One step of K in split TF32 (`gemm_wgmma`'s `split_tf32`): every float ``x`` of the
+    stage's tiles has its low part ``x - tf32(x)`` (``tf32(x)``: its top 19 bits, what
+    ``wgmma`` reads) written at the same place of a buffer of low parts (two in turn, after the
+    stages: the one written two steps before is no longer read), then ``A B + A B_lo + A_lo B``
+    (`steps`), each ``wgmma`` reading its operands' top 19 bits: a float32 product to within
+    about ``2^-21`` of each term, where plain TF32 is within ``2^-10``."""
+    low = STAGES * stage
+    return f"""{{ __local const uint4 *high = smem + slot * {stage // 16};
+          __local uint4 *lowp = smem + {low // 16} + (kt & 1) * {stage // 16};
+          for (int i = tid; i < {stage // 16}; i += {threads}) {{
+              const uint4 x = high[i];
+              lowp[i] = as_uint4(as_float4(x) - as_float4(x & (uint4)(0xFFFFE000u)));
+          }}
+        }}
+        asm volatile("// FUSEC_FENCE_PROXY_ASYNC" ::: "memory");
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint sa_lo = sbase + {low} + (kt & 1) * {stage} + wg * {64 * ROW_BYTES};
+        const uint sb_lo = sbase + {low} + (kt & 1) * {stage} + {block_m * ROW_BYTES};
+        const ulong da_lo = (((ulong)sa_lo >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
+        const ulong db_lo = (((ulong)sb_lo >> 4) & 0x3FFFUL) | {b_fields}UL;
+        {chr(10).join("        " + each for each in steps).lstrip()}"""
+
+
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
           epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int,
           split_k: int, halves: bool = False, block_m: int = BLOCK_M, parts: int = 1,
-          prefetch: bool = False) -> str:
+          prefetch: bool = False, split_tf32: bool = False) -> str:
     eb = element_bytes(dtype)
     ceb = element_bytes(out_dtype)  # C's element bytes
     stage = stage_bytes(block_n, block_m)
@@ -547,8 +582,15 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     # a k slice is 32 bytes further along a K-major row, two 8-row groups (2048 bytes) further
     # down an MN-major B; the transpose immediate of B says which
     b_step, b_trans = (128, 1) if b_rows else (2, 0)
-    step = (f'asm volatile("// FUSEC_WGMMA_STEP {instruction(dtype, block_n)} {slices} 2 {b_step} '
-            f'{b_trans} 1 %0, %1" :: "l"(da), "l"(db) : "memory");')
+    def wgmma_step(a: str, b: str, wait: int) -> str:
+        return (f'asm volatile("// FUSEC_WGMMA_STEP {instruction(dtype, block_n)} {slices} 2 '
+                f'{b_step} {b_trans} {wait} %0, %1" :: "l"({a}), "l"({b}) : "memory");')
+
+    step = wgmma_step("da", "db", 1)
+    if split_tf32:  # the three products of each step, each waiting for the one before's
+        step = _split_tf32_step(stage, block_m, threads, DESCRIPTOR_FIELDS,
+                                [wgmma_step(a, b, 1) for a, b in
+                                 (("da", "db"), ("da", "db_lo"), ("da_lo", "db"))])
     # C staging: each warpgroup's 64 x block_n tile in rows padded so that the lanes' pair stores
     # (8 rows x 4 lanes) fall in distinct banks: 16 bytes for 16-bit C (4-byte stores), 32
     # for float32 (8-byte stores, served per half warp). With `swiglu` a 64 x block_n / 2
@@ -589,7 +631,8 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         f"ecol = bn * {block_n} + (lane & 3) * 2;\n")
     last = "    __local int last_part;\n" if parts > 1 else ""
     early = _prefetch_b(n, k, k_part, eb, b_rows, halves, block_n, threads) if prefetch else ""
-    return f"""    __local uint4 smem[{STAGES * stage // 16}] __attribute__((aligned(1024)));
+    buffers = STAGES + (2 if split_tf32 else 0)  # and two stages of low parts, in turn
+    return f"""    __local uint4 smem[{buffers * stage // 16}] __attribute__((aligned(1024)));
 {last}
     const int tid = get_local_id(0), part = get_group_id(0) / {groups};
     const int pid = get_group_id(0) % {groups};
@@ -813,8 +856,9 @@ inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
             return "mem_fence(CLK_GLOBAL_MEM_FENCE);"
         if "FUSEC_WGMMA_INIT" in text:
             return f"float acc[{n_acc}]; for (int i = 0; i < {n_acc}; ++i) acc[i] = 0.0f;"
-        if "FUSEC_WGMMA_STEP" in text:
-            return f"{name}_step((__local const uchar *)smem, da, db, acc, tid & 127);"
+        if "FUSEC_WGMMA_STEP" in text:  # its two descriptors, as the asm names them
+            da, db = re.findall(r'"l"\((\w+)\)', m.group(2))
+            return f"{name}_step((__local const uchar *)smem, {da}, {db}, acc, tid & 127);"
         if "FUSEC_WGMMA_DONE" in text:
             return " ".join(f"d{i} = acc[{i}];" for i in range(n_acc))
         return ";"  # commits, waits and the proxy fence

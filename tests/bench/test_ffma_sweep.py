@@ -18,3 +18,12 @@ def test_each_variant_builds_the_kernel_it_names(variant, k_major, row_major_til
     header = _kernel(variant, 256, 192, 128, None).source.splitlines()[0]
     assert ("]^T" in header) == k_major
     assert ("B tile row-major" in header) == row_major_tile
+
+
+def test_the_wgmma_variants_read_b_k_major_and_split_where_named():
+    from fusec.bench.ffma_sweep import _reads_b_k_major
+
+    for variant, split in (("tf32", False), ("tf32x3", True)):
+        source = _kernel(variant, 256, 256, 64, None).source
+        assert "m64n128k8.f32.tf32.tf32" in source and _reads_b_k_major(variant)
+        assert ("split TF32" in source) == split

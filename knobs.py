@@ -222,6 +222,17 @@ work-groups all run at once launched so, 2.24 against 2.10 and 2.93 against 2.92
 kernel's work-groups run at once (`cuda_launch.one_wave`: batch 1), a rule not yet run on a
 GPU; off until it is.""",
          "fusec.runtime.cuda_launch"),
+    Knob("wgmma_split_tf32", False, """\
+A float32 product without TF32 (PyTorch's default) takes the ``wgmma`` kernel on a Hopper GPU,
+each step three products on the TF32 tensor cores, ``A B + A B_lo + A_lo B``, the low parts
+``x - tf32(x)`` made in local memory (`gemm_wgmma._split_tf32_step`): within about 1e-6 of max
+|C| of float64, close to float32's own rounding but not equal to the FFMA kernel's results,
+and with both operands read K-major, an ``nn.Linear`` weight where PyTorch holds it. Off, such
+products take the FFMA kernel (`gemm_ffma_pipelined`).
+
+Checked in the CPU emulation of the kernel (5-6e-7 of max |C| from float64, plain TF32 8e-4);
+not yet run on a GPU: `sh bench/gpu.sh ffma-kmajor` times it per product (``tf32x3``).""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_prefetch_b", True, """\
 With dependent launches (the knob `cuda_dependent_launch`), a ``wgmma`` product's work-groups
 ask L2 for their block's panel of B (``prefetch.global.L2``, `gemm_wgmma._prefetch_b`) before

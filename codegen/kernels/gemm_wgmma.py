@@ -209,7 +209,7 @@ def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
     """None where a ``gemm`` template's product takes the wgmma kernel, else why not."""
     if device_info is None or not device_info.wgmma:
         return "the device has no wgmma"
-    if dtype == "f32" and not allow_tf32:
+    if dtype == "f32" and not allow_tf32 and not knobs.value("wgmma_split_tf32"):
         return "f32 without allow_tf32"
     if dtype not in INSTRUCTIONS:
         return f"{dtype} operands"
@@ -291,7 +291,8 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
         return None
     rows = batch * m
     units = device_info.compute_units if device_info else None
-    block_n = block_n_for(rows, n, units // split_k if units else None)
+    split = dtype == "f32" and not allow_tf32  # float32 accuracy: split TF32, 128 wide
+    block_n = 128 if split else block_n_for(rows, n, units // split_k if units else None)
     block_m = block_m_for(rows, n, block_n, units // split_k if units else None)
     parts = parts_for(rows, n, k, dtype, block_m, block_n, units) if split_k == 1 else 1
     # a dependent launch only where the work-groups all run at once (one a unit, at most)
@@ -300,11 +301,11 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
                                 swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
                                 split_k=split_k, block_m=block_m, parts=parts,
-                                prefetch_b=one_wave)
+                                prefetch_b=one_wave, split_tf32=split)
     product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
                          out_dtype=out_dtype, block_n=block_n, split_k=split_k,
                          halves=halves if b_transposed else None, block_m=block_m, parts=parts,
-                         prefetch_b=one_wave)
+                         prefetch_b=one_wave, split_tf32=split)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -389,7 +390,8 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     With `split_tf32` (f32, blocks 128 wide) each step is three products on TF32 of the
     operands and their low parts, ``A B + A B_lo + A_lo B`` (`_split_tf32_step`): float32
     accuracy from the TF32 tensor cores, both operands read K-major. An experiment, not yet
-    run on a GPU; no plan takes it."""
+    run on a GPU; a float32 product without TF32 takes it where the knob `wgmma_split_tf32`
+    is on (`why_not`, `gemm_plan`), off by default."""
     if split_tf32 and (dtype != "f32" or block_n != 128):
         raise ValueError(f"kernel '{name}': split TF32 takes f32 operands in blocks 128 wide, "
                          f"not {dtype} in blocks {block_n} wide")

@@ -755,3 +755,26 @@ def test_split_tf32_is_float32_accurate(launch, shape, block_m):
     assert errors[False] >= 1e-4, errors  # what the split buys
     with pytest.raises(ValueError, match="split TF32 takes f32 operands in blocks 128 wide"):
         gemm_wgmma("g", 128, 256, 64, "f32", split_tf32=True)
+
+
+def test_float32_products_take_split_tf32_with_the_knob(launch):
+    """With `wgmma_split_tf32` a float32 product without TF32 takes the kernel, split, in
+    128-wide blocks, its bound B read ``[N, K]``; its numbers those of float32; off, it keeps
+    the FFMA kernel (`why_not`). With TF32 allowed it stays plain TF32."""
+    h200 = replace(NVIDIA_H, compute_units=132)
+    args = ("g", 1, 256, 512, 64, False, IDENTITY_EPILOGUE, h200, "f32")
+    assert gemm_plan(*args, False, "f32", 1, b_transposed=True) is None
+    assert why_not(h200, *args[1:7], "f32", False, "f32", 1) == "f32 without allow_tf32"
+    with knobs.overridden(wgmma_split_tf32=True):
+        plan = gemm_plan(*args, False, "f32", 1, b_transposed=True)
+        tf32 = gemm_plan(*args, True, "f32", 1, b_transposed=True)
+    assert plan is not None and plan[0] is None and tf32 is not None
+    assert "split TF32" in plan[1].source and "m64n128k8.f32.tf32.tf32" in plan[1].source
+    assert "split TF32" not in tf32[1].source
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((256, 64)).astype(np.float32)
+    b_t = rng.standard_normal((512, 64)).astype(np.float32)
+    kernel = plan[1] if MMA == "ptx" else emulated(plan[1])
+    out = launch(kernel, {"lhs": a, "rhs_t": b_t}, {"out": (256, 512)})["out"]
+    want = a.astype(np.float64) @ b_t.T.astype(np.float64)
+    assert float(np.abs(out - want).max() / np.abs(want).max()) <= 1e-6

@@ -129,11 +129,9 @@ class CudaLaunches:
         self.plan = plan
         self.device = torch.device("cuda", torch.cuda.current_device())
         self.driver = CudaDriver()
-        self.dependent = (knobs.value("cuda_dependent_launch")
-                          and torch.cuda.get_device_capability(self.device) >= (9, 0))
-        """Whether each kernel starts while the one before it runs and waits for it itself
-        (`cuda_driver.CudaDriver.launch_dependent`; Hopper and later)."""
-        self.module = self.driver.load(module_ptx(exe.program.binaries[0], self.dependent))
+        asked = (knobs.value("cuda_dependent_launch")
+                 and torch.cuda.get_device_capability(self.device) >= (9, 0))
+        self.module = self.driver.load(module_ptx(exe.program.binaries[0], asked))
         weakref.finalize(self, self.driver.unload, self.module)
         self.functions = [self.function(i) for i in range(len(plan.launches))]
         self.cells = [ctypes.c_uint64(0) for _ in plan.buffers]
@@ -145,9 +143,12 @@ class CudaLaunches:
             self.launches.append((function.handle, *grid, *block, function.dynamic_shared,
                                   launch_params(self.cells, launch.buffers)))
         units = torch.cuda.get_device_properties(self.device).multi_processor_count
-        self.dependent = self.dependent and all(
+        self.dependent = asked and all(
             one_wave(self.driver, function, each, units)
             for function, each in zip(self.functions, self.launches, strict=True))
+        """Whether each kernel starts while the one before it runs and waits for it itself
+        (`cuda_driver.CudaDriver.launch_dependent`; Hopper and later, the knob on, every
+        kernel in one wave: `one_wave`)."""
         self.configs = [dependent_config(each[1:4], each[4:7], each[7]) if self.dependent
                         else None for each in self.launches]
         """Each launch's `cuda_driver.LaunchConfig` where the launches are dependent ones

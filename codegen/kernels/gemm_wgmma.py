@@ -543,8 +543,7 @@ def _prefetch_b(n: int, k: int, k_part: int, eb: int, b_rows: bool, halves: bool
 """
 
 
-def _split_tf32_step(stage: int, block_m: int, threads: int, b_fields: int,
-                     steps: list[str]) -> str:
+def _split_tf32_step(stage: int, block_m: int, threads: int, steps: list[str]) -> str:
     """One step of K in split TF32 (`gemm_wgmma`'s `split_tf32`): every float ``x`` of the
     stage's tiles has its low part ``x - tf32(x)`` (``tf32(x)``: its top 19 bits, what
     ``wgmma`` reads) written at the same place of a buffer of low parts (two in turn, after the
@@ -564,7 +563,7 @@ def _split_tf32_step(stage: int, block_m: int, threads: int, b_fields: int,
         const uint sa_lo = sbase + {low} + (kt & 1) * {stage} + wg * {64 * ROW_BYTES};
         const uint sb_lo = sbase + {low} + (kt & 1) * {stage} + {block_m * ROW_BYTES};
         const ulong da_lo = (((ulong)sa_lo >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
-        const ulong db_lo = (((ulong)sb_lo >> 4) & 0x3FFFUL) | {b_fields}UL;
+        const ulong db_lo = (((ulong)sb_lo >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
         {chr(10).join("        " + each for each in steps).lstrip()}"""
 
 
@@ -584,13 +583,14 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     # a k slice is 32 bytes further along a K-major row, two 8-row groups (2048 bytes) further
     # down an MN-major B; the transpose immediate of B says which
     b_step, b_trans = (128, 1) if b_rows else (2, 0)
+
     def wgmma_step(a: str, b: str, wait: int) -> str:
         return (f'asm volatile("// FUSEC_WGMMA_STEP {instruction(dtype, block_n)} {slices} 2 '
                 f'{b_step} {b_trans} {wait} %0, %1" :: "l"({a}), "l"({b}) : "memory");')
 
     step = wgmma_step("da", "db", 1)
     if split_tf32:  # the three products of each step, each waiting for the one before's
-        step = _split_tf32_step(stage, block_m, threads, DESCRIPTOR_FIELDS,
+        step = _split_tf32_step(stage, block_m, threads,  # K-major operands only
                                 [wgmma_step(a, b, 1) for a, b in
                                  (("da", "db"), ("da", "db_lo"), ("da_lo", "db"))])
     # C staging: each warpgroup's 64 x block_n tile in rows padded so that the lanes' pair stores

@@ -222,6 +222,29 @@ case "${1:-all}" in
             --shape 4096x2048x2048 --shape 4096x11264x2048 default default,k default,t \
             64,64,16,2,2,4,3 64,64,16,2,2,4,3,t tf32 tf32x3 > "$out/gpu_ffma_kmajor.log" 2>&1
           echo "== sweep: exit $?"; sed -n '/^| shape/,$p' "$out/gpu_ffma_kmajor.log" ;;
+  split-tf32) shift  # split-tf32 [MODEL...]: float32 products on wgmma in split TF32 with
+          # promoted sums (the knob wgmma_split_tf32): the kernel's GPU tests with the real PTX,
+          # the sweep against cuBLAS (time and error) at the f32 model shapes, then each MODEL
+          # (default: bert llama) in f32 with the knob flipped, in the same turns (B=32; gpt2
+          # B=16; about 2 minutes a model)
+          FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 100 python3 -m \
+            pytest -q -p no:cacheprovider tests/codegen/test_kernel_gemm_wgmma.py -k tf32 \
+            > "$out/gpu_split_tf32_tests.log" 2>&1
+          echo "== split TF32 tests (real PTX): exit $?"; tail -3 "$out/gpu_split_tf32_tests.log"
+          timeout 120 python3 -m fusec.bench.ffma_sweep --repeat 10 --shape 4096x768x768 \
+            --shape 4096x768x3072 --shape 4096x2048x2048 --shape 4096x11264x2048 default tf32 \
+            tf32x3 > "$out/gpu_split_tf32_sweep.log" 2>&1
+          echo "== sweep: exit $?"; sed -n '/^| shape/,$p' "$out/gpu_split_tf32_sweep.log"
+          models="$*"; [ -n "$models" ] || models="bert llama"
+          for model in $models; do
+            batch=32; [ "$model" = gpt2 ] && batch=16
+            timeout 170 python3 -m fusec.bench.torch_models --device cuda --models "$model" \
+              --batch $batch --dtypes f32 --repeat 10 --turns 3 --kernel-time \
+              --flip-knob wgmma_split_tf32 --json-out "$out/gpu_split_tf32_$model.json" \
+              > "$out/gpu_split_tf32_$model.log" 2>&1
+            echo "== $model f32 B=$batch, wgmma_split_tf32 off and on: exit $?"
+            grep -v "Warn" "$out/gpu_split_tf32_$model.log" | tail -4
+          done ;;
   torch-gpu) # the backend with CUDA tensors over its three launch paths, and the CUDA sharing
           # under the OpenCL one: GPU tests (about 2 minutes). Two processes: one that ran
           # test_cuda_interop.py hangs at exit (sessions 14, 15), so its timeout is short.

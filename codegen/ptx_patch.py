@@ -6,13 +6,19 @@ comments that carry their operands instead (the compiler puts the real register 
 
 - ``// FUSEC_WGMMA_INIT <n>``: the kernel's ``n`` float32 accumulators, declared here as PTX
   registers ``%acc<n>`` of the entry and zeroed (never OpenCL C floats: a C float tied to the
-  asm makes ptxas serialize the ``wgmma``s, C7514);
+  asm makes ptxas serialize the ``wgmma``s, C7514); ``// FUSEC_WGMMA_INIT <n> promoted``
+  declares as many sums ``%accsum<n>`` beside them, zeroed too, for ``FUSEC_WGMMA_PROMOTE``;
 - ``// FUSEC_WGMMA_STEP <shape.types> <slices> <step_a> <step_b> <trans_b> <wait> %rdA, %rdB``:
   ``wgmma.fence``, `slices` ``wgmma.mma_async`` whose descriptors advance by `step_a` and
   `step_b` 16-byte units each (B read MN-major where `trans_b` is 1: 16-bit types only), a
   commit and ``wgmma.wait_group <wait>``;
-- ``// FUSEC_WGMMA_DONE <n> %f1, ..., %fn``: ``wgmma.wait_group 0`` and the accumulators moved
-  into the C floats;
+- ``// FUSEC_WGMMA_PROMOTE`` (a promoted entry only): ``wgmma.wait_group 0``, each accumulator
+  added into its sum by the ALUs (rounded to nearest), and the next ``wgmma`` told to start
+  the accumulators afresh (its scale-d predicate ``%accon`` false until it has run). The
+  tensor cores add into an accumulator rounding toward zero, which over a long K biases a
+  float32 product by about ``2^-24`` of it a step; promoted every few steps it is not;
+- ``// FUSEC_WGMMA_DONE <n> %f1, ..., %fn``: ``wgmma.wait_group 0`` and the accumulators (in a
+  promoted entry: the sums, the accumulators added) moved into the C floats;
 - ``// FUSEC_FENCE_PROXY_ASYNC``: ``fence.proxy.async.shared::cta`` (``cp.async`` writes seen by
   the ``wgmma`` reads);
 - ``// FUSEC_FENCE_GPU``: ``fence.acq_rel.gpu`` (a work-group's global writes seen by the other
@@ -32,14 +38,15 @@ from __future__ import annotations
 
 import re
 
-PATCH_VERSION = 3
+PATCH_VERSION = 4
 
 MARK = "FUSEC_WGMMA_STEP"
 """A source holding this needs `patch` before it can run."""
 
 FENCE = "// FUSEC_FENCE_PROXY_ASYNC"
 FENCE_GPU = "// FUSEC_FENCE_GPU"
-INIT = re.compile(r"^[ \t]*// FUSEC_WGMMA_INIT (\d+)[ \t]*$", re.M)
+INIT = re.compile(r"^[ \t]*// FUSEC_WGMMA_INIT (\d+)( promoted)?[ \t]*$", re.M)
+PROMOTE = re.compile(r"^[ \t]*// FUSEC_WGMMA_PROMOTE[ \t]*$", re.M)
 STEP = re.compile(r"^[ \t]*// FUSEC_WGMMA_STEP (\S+) (\d+) (\d+) (\d+) ([01]) (\d+) (.*)$", re.M)
 DONE = re.compile(r"^[ \t]*// FUSEC_WGMMA_DONE (\d+) (.*)$", re.M)
 ENTRY = re.compile(r"^(?:\.visible[ \t]+|\.weak[ \t]+)?\.entry[ \t]", re.M)
@@ -70,7 +77,7 @@ def patch(ptx: str) -> str:
         out = out.replace(FENCE, "fence.proxy.async.shared::cta;")
     if FENCE_GPU in out:
         out = out.replace(FENCE_GPU, "fence.acq_rel.gpu;")
-    for pattern in (INIT, STEP, DONE):
+    for pattern in (INIT, PROMOTE, STEP, DONE):
         if pattern.search(out):
             raise PtxPatchError("a wgmma comment outside any .entry")
     return retarget(out)
@@ -90,27 +97,44 @@ def retarget(ptx: str) -> str:
 
 
 def _patch_entry(text: str) -> str:
-    inits = [int(m.group(1)) for m in INIT.finditer(text)]
+    inits = INIT.findall(text)
     steps, dones = STEP.findall(text), DONE.findall(text)
+    promotes = PROMOTE.findall(text)
     if not inits:
-        if steps or dones:
+        if steps or dones or promotes:
             raise PtxPatchError("wgmma steps without a FUSEC_WGMMA_INIT in their entry")
         return text
-    n = inits[0]
+    n, promoted = int(inits[0][0]), bool(inits[0][1])
     if len(inits) != 1 or len(dones) != 1 or not steps:
         raise PtxPatchError(f"an entry needs one init, one done and some steps; found "
                             f"{len(inits)}, {len(dones)} and {len(steps)}")
+    if promotes and not promoted:
+        raise PtxPatchError("FUSEC_WGMMA_PROMOTE in an entry whose init is not promoted")
     accs = [f"%acc{i}" for i in range(n)]
+    sums = [f"%accsum{i}" for i in range(n)]
     first_reg = text.find(".reg")
     if first_reg < 0:
         raise PtxPatchError("no .reg declaration in the entry")
-    text = text[:first_reg] + f".reg .f32 %acc<{n}>;\n\t" + text[first_reg:]
-    text = INIT.sub(lambda m: "\n".join(f"mov.f32 {a}, 0f00000000;" for a in accs), text)
+    declared = f".reg .f32 %acc<{n}>;\n\t"
+    if promoted:
+        declared += f".reg .f32 %accsum<{n}>;\n\t.reg .pred %accon;\n\t"
+    text = text[:first_reg] + declared + text[first_reg:]
+    zeroed = [f"mov.f32 {a}, 0f00000000;" for a in accs + (sums if promoted else [])]
+    if promoted:
+        zeroed.append("{ .reg .u32 one; mov.u32 one, 1; setp.ne.u32 %accon, one, 0; }")
+    text = INIT.sub(lambda m: "\n".join(zeroed), text)
+    text = PROMOTE.sub(lambda m: "\n".join(
+        ["wgmma.wait_group.sync.aligned 0;"]
+        + [f"add.f32 {s}, {s}, {a};" for s, a in zip(sums, accs, strict=True)]
+        + ["{ .reg .u32 zero; mov.u32 zero, 0; setp.ne.u32 %accon, zero, 0; }"]), text)
 
     def done(match: re.Match[str]) -> str:
         outs = [r.strip() for r in match.group(2).split(",")]
         if int(match.group(1)) != n or len(outs) != n:
             raise PtxPatchError(f"done names {len(outs)} registers for {n} accumulators")
+        if promoted:
+            return "wgmma.wait_group.sync.aligned 0;\n" + "\n".join(
+                f"add.f32 {o}, {s}, {a};" for o, s, a in zip(outs, sums, accs, strict=True))
         return "wgmma.wait_group.sync.aligned 0;\n" + "\n".join(
             f"mov.f32 {o}, {a};" for o, a in zip(outs, accs, strict=True))
 
@@ -135,9 +159,13 @@ def _patch_entry(text: str) -> str:
         lines = ["{ .reg .pred p; .reg .u32 one; .reg .b64 xa, xb;",
                  "mov.u32 one, 1; setp.ne.u32 p, one, 0;", "wgmma.fence.sync.aligned;"]
         for j in range(slices):
+            # in a promoted entry the first wgmma after a promotion starts afresh (%accon)
+            scale = "%accon" if promoted and j == 0 else "p"
             lines.append(f"add.s64 xa, {da}, {step_a * j}; add.s64 xb, {db}, {step_b * j};")
-            lines.append(f"wgmma.mma_async.sync.aligned.{instruction} {d}, xa, xb, p, 1, 1"
+            lines.append(f"wgmma.mma_async.sync.aligned.{instruction} {d}, xa, xb, {scale}, 1, 1"
                          f"{trans};")
+            if promoted and j == 0:
+                lines.append("mov.pred %accon, p;")
         lines += ["wgmma.commit_group.sync.aligned;", f"wgmma.wait_group.sync.aligned {wait}; }}"]
         return "\n".join(lines)
 

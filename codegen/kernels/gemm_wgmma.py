@@ -549,7 +549,11 @@ def _split_tf32_step(stage: int, block_m: int, threads: int, steps: list[str]) -
     ``wgmma`` reads) written at the same place of a buffer of low parts (two in turn, after the
     stages: the one written two steps before is no longer read), then ``A B + A B_lo + A_lo B``
     (`steps`), each ``wgmma`` reading its operands' top 19 bits: a float32 product to within
-    about ``2^-21`` of each term, where plain TF32 is within ``2^-10``."""
+    about ``2^-21`` of each term, where plain TF32 is within ``2^-10``. Before a step's
+    products the last step's are added into float32 sums by the ALUs and the accumulators
+    start afresh (``FUSEC_WGMMA_PROMOTE``, `ptx_patch`): the tensor cores add rounding toward
+    zero, which made the product on the H200 off by 0.7-2.3e-5 of max |C| at K 768 to 3072,
+    growing with K (cuBLAS's float32 1-2e-6); promoted, a step's K of 32 at a time."""
     low = STAGES * stage
     return f"""{{ __local const uint4 *high = smem + slot * {stage // 16};
           __local uint4 *lowp = smem + {low // 16} + (kt & 1) * {stage // 16};
@@ -560,6 +564,7 @@ def _split_tf32_step(stage: int, block_m: int, threads: int, steps: list[str]) -
         }}
         asm volatile("// FUSEC_FENCE_PROXY_ASYNC" ::: "memory");
         barrier(CLK_LOCAL_MEM_FENCE);
+        asm volatile("// FUSEC_WGMMA_PROMOTE" ::: "memory");
         const uint sa_lo = sbase + {low} + (kt & 1) * {stage} + wg * {64 * ROW_BYTES};
         const uint sb_lo = sbase + {low} + (kt & 1) * {stage} + {block_m * ROW_BYTES};
         const ulong da_lo = (((ulong)sa_lo >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
@@ -652,7 +657,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }}
-    asm volatile("// FUSEC_WGMMA_INIT {n_acc}" ::: "memory");
+    asm volatile("// FUSEC_WGMMA_INIT {n_acc}{' promoted' if split_tf32 else ''}" ::: "memory");
     #pragma unroll 1
     for (int kt = 0; kt < ktiles; ++kt) {{
         asm volatile("cp.async.wait_group {dist - 1};" ::: "memory");
@@ -807,7 +812,9 @@ def emulated(kernel: KernelSource) -> KernelSource:
     the fences and commits nothing, ``bar.sync`` a barrier, and a ``wgmma`` step a loop that
     reads the operands through their descriptors as the tensor cores do (128-byte swizzle on
     the address bits: bits 4-6 XOR bits 7-9; TF32 keeps the top 19 bits of a float) into an
-    array of accumulators laid out as ``wgmma``'s (thread ``t``, register ``4 j + i``: row
+    array of accumulators, each k slice's sum added rounding toward zero as the tensor cores
+    add (a promotion, ``FUSEC_WGMMA_PROMOTE``, adds them into sums rounding to nearest), laid
+    out as ``wgmma``'s (thread ``t``, register ``4 j + i``: row
     ``16 (t / 32) + t % 32 / 4 + 8 (i / 2)``, column ``8 j + 2 (t % 4) + i % 2``). So the
     copies, the swizzled layout, the descriptors, the stage rotation, the block order and the
     staged stores of C are checked on the CPU; only the instructions are not."""
@@ -825,6 +832,11 @@ def emulated(kernel: KernelSource) -> KernelSource:
     b_at = (f"(col >> 6) * lbo_b + kk * 128 + (col & 63) * {eb}" if trans_b
             else f"col * 128 + kk * {eb}")
     step_fn = f"""
+inline float {name}_add_toward_zero(const float a, const float b) {{
+    const float s = a + b, bb = s - a;
+    const float e = (a - (s - bb)) + (b - bb);  /* a + b = s + e exactly (TwoSum) */
+    return e != 0.0f && (e < 0.0f) != (s < 0.0f) ? nextafter(s, 0.0f) : s;
+}}
 inline uint {name}_swizzled(const uint a) {{ return a ^ (((a >> 7) & 7u) << 4); }}
 inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
                         float *acc, const int t) {{
@@ -842,7 +854,7 @@ inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
                 at = {name}_swizzled(b0 + {16 * step_b} * s + {b_at});
                 sum += x * {read};
             }}
-            acc[i] += sum;
+            acc[i] = {name}_add_toward_zero(acc[i], sum);
         }}
 }}
 """
@@ -857,12 +869,16 @@ inline void {name}_step(__local const uchar *sm, const ulong da, const ulong db,
         if "FUSEC_FENCE_GPU" in text:
             return "mem_fence(CLK_GLOBAL_MEM_FENCE);"
         if "FUSEC_WGMMA_INIT" in text:
-            return f"float acc[{n_acc}]; for (int i = 0; i < {n_acc}; ++i) acc[i] = 0.0f;"
+            return (f"float acc[{n_acc}], accsum[{n_acc}]; for (int i = 0; i < {n_acc}; ++i) "
+                    "acc[i] = accsum[i] = 0.0f;")
+        if "FUSEC_WGMMA_PROMOTE" in text:
+            return (f"for (int i = 0; i < {n_acc}; ++i) {{ accsum[i] += acc[i]; "
+                    "acc[i] = 0.0f; }")
         if "FUSEC_WGMMA_STEP" in text:  # its two descriptors, as the asm names them
             da, db = re.findall(r'"l"\((\w+)\)', m.group(2))
             return f"{name}_step((__local const uchar *)smem, {da}, {db}, acc, tid & 127);"
-        if "FUSEC_WGMMA_DONE" in text:
-            return " ".join(f"d{i} = acc[{i}];" for i in range(n_acc))
+        if "FUSEC_WGMMA_DONE" in text:  # the sums stay 0 but in a promoted kernel
+            return " ".join(f"d{i} = accsum[{i}] + acc[{i}];" for i in range(n_acc))
         return ";"  # commits, waits and the proxy fence
 
     src = asm.sub(emulate_asm, src)

@@ -120,6 +120,56 @@ def assemble(tmp_path, ptx: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def promoted_gemm(step: str = "m64n256k8.f32.tf32.tf32 4 2 2 0 1") -> str:
+    """`fusec_gemm` in the promoted form `gemm_wgmma`'s split TF32 writes: its init promoted
+    and a promotion before the step, after the fence."""
+    source = fusec_gemm(step).replace(f"FUSEC_WGMMA_INIT {N_ACC}",
+                                      f"FUSEC_WGMMA_INIT {N_ACC} promoted")
+    fence = comment_line(source, "FUSEC_FENCE_PROXY_ASYNC")
+    return source.replace(fence, f"{fence}\n\t// FUSEC_WGMMA_PROMOTE", 1)
+
+
+def test_a_promoted_entry_adds_its_accumulators_into_sums():
+    """``FUSEC_WGMMA_INIT <n> promoted``: sums beside the accumulators, both zeroed, and the
+    scale-d predicate ``%accon`` true; each ``FUSEC_WGMMA_PROMOTE`` waits for the ``wgmma``s,
+    adds each accumulator into its sum and makes the next step's first ``wgmma`` start afresh
+    (only the first: the predicate is true again after it); done adds what is left."""
+    patched = patch(promoted_gemm())
+    assert "WGMMA" not in patched
+    lines = [line.strip() for line in patched.splitlines()]
+    assert f".reg .f32 %accsum<{N_ACC}>;" in lines and ".reg .pred %accon;" in lines
+    assert all(f"mov.f32 %accsum{i}, 0f00000000;" in lines for i in range(N_ACC))
+    at = lines.index("{ .reg .u32 one; mov.u32 one, 1; setp.ne.u32 %accon, one, 0; }")
+    promote = lines.index("{ .reg .u32 zero; mov.u32 zero, 0; setp.ne.u32 %accon, zero, 0; }")
+    assert at < promote
+    assert lines[promote - N_ACC - 1] == "wgmma.wait_group.sync.aligned 0;"
+    assert lines[promote - N_ACC:promote] == [f"add.f32 %accsum{i}, %accsum{i}, %acc{i};"
+                                               for i in range(N_ACC)]
+    mmas = [line for line in lines if line.startswith("wgmma.mma_async")]
+    assert [m.split(", ")[N_ACC + 2] for m in mmas] == ["%accon", "p", "p", "p"]
+    first = lines.index(mmas[0])
+    assert lines[first + 1] == "mov.pred %accon, p;" and promote < first
+    outs = OUTS.split(", ")
+    done = lines.index(f"add.f32 {outs[0]}, %accsum0, %acc0;")
+    assert lines[done - 1] == "wgmma.wait_group.sync.aligned 0;"
+    assert lines[done:done + N_ACC] == [f"add.f32 {o}, %accsum{i}, %acc{i};"
+                                        for i, o in enumerate(outs)]
+    plain = patch(fusec_gemm("m64n256k8.f32.tf32.tf32 4 2 2 0 1"))
+    assert "%accon" not in plain and "%accsum" not in plain
+
+
+def test_a_promotion_needs_a_promoted_entry():
+    source = promoted_gemm().replace(f"FUSEC_WGMMA_INIT {N_ACC} promoted",
+                                     f"FUSEC_WGMMA_INIT {N_ACC}")
+    with pytest.raises(PtxPatchError, match="whose init is not promoted"):
+        patch(source)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas")
+def test_a_promoted_entry_assembles_for_sm_90a(tmp_path):
+    assemble(tmp_path, patch(promoted_gemm()))
+
+
 def test_two_entries_each_get_their_own_accumulators():
     header = ptx_inputs.HEADER
     one, two = (fusec_gemm(F16_STEP, entry)[len(header):] for entry in ("first", "second"))

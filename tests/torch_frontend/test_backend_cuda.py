@@ -306,7 +306,9 @@ def test_dependent_launches_read_finished_outputs(monkeypatch, path):
         inputs = [torch.randint(0, 100, (2, 16), device="cuda") for _ in range(8)]
         outputs = [fn(ids) for ids in inputs]
         expected = [model(ids) for ids in inputs]
-    assert calls and all(part.launches.dependent for part, _ in calls)
+    assert calls and all(part.launches.dependent for part, _ in calls), [
+        [(launch.kernel, launch.global_size, launch.local_size)
+         for launch in part.exe.plan.launches] for part, _ in calls]
     assert all(c is not None for part, _ in calls for c in part.launches.configs)
     for got, want in zip(outputs, expected, strict=True):
         torch.testing.assert_close(got, want, atol=1e-3, rtol=1e-3)

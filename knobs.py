@@ -219,19 +219,31 @@ At batch 32, every kernel launched so, BERT-base f16 took 2.36 ms against 2.08 o
 Llama-style model 3.48 against 2.89 (`...-s20-*_b32-dependent.log`); with only kernels whose
 work-groups all run at once launched so, 2.24 against 2.10 and 2.93 against 2.92
 (`...-s20-*_b32-one-wave.log`). So a partition's launches are dependent ones only where every
-kernel's work-groups run at once (`cuda_launch.one_wave`: batch 1), a rule not yet run on a
-GPU; off until it is.""",
+kernel's work-groups run at once (`cuda_launch.one_wave`). Run on the H200 in session 21
+(`bench/results/h200-2026-12-03-s21-dependent_*.log`), that rule kept batch 1's gains (GPT-2
+small 0.556 ms against 0.644 off, reduce-overhead 0.552; BERT-base 0.531 against 0.597,
+reduce-overhead 0.605) but not batch 32's evenness: BERT-base f16, whose kernels all run in
+one wave there, took 2.36 ms against 2.14 off (the Llama-style model, whose do not, 2.88
+against 2.87). Off until a rule tells batch 1 from batch 32.""",
          "fusec.runtime.cuda_launch"),
-    Knob("wgmma_split_tf32", False, """\
+    Knob("wgmma_split_tf32", True, """\
 A float32 product without TF32 (PyTorch's default) takes the ``wgmma`` kernel on a Hopper GPU,
 each step three products on the TF32 tensor cores, ``A B + A B_lo + A_lo B``, the low parts
-``x - tf32(x)`` made in local memory (`gemm_wgmma._split_tf32_step`): within about 1e-6 of max
-|C| of float64, close to float32's own rounding but not equal to the FFMA kernel's results,
-and with both operands read K-major, an ``nn.Linear`` weight where PyTorch holds it. Off, such
-products take the FFMA kernel (`gemm_ffma_pipelined`).
+``x - tf32(x)`` made in local memory, and each step's accumulators added into float32 sums by
+the ALUs (`gemm_wgmma._split_tf32_step`; the tensor cores add rounding toward zero, which
+unpromoted made the product off by 0.7-2.3e-5 of max |C| at K 768 to 3072). Both operands are
+read K-major: an ``nn.Linear`` weight where PyTorch holds it; a bound B held ``[K, N]`` (GPT-2's
+``Conv1D``) is transposed each call into a buffer of the call's, not stored twice
+(`templates.reads_bound_b_as_is`). Its results are close to float32's own rounding, not equal
+to the FFMA kernel's. Off, such products take the FFMA kernel (`gemm_ffma_pipelined`).
 
-Checked in the CPU emulation of the kernel (5-6e-7 of max |C| from float64, plain TF32 8e-4);
-not yet run on a GPU: `sh bench/gpu.sh ffma-kmajor` times it per product (``tf32x3``).""",
+On the H200 (session 21, `bench/results/h200-2026-12-03-s21-split-tf32-sweep.log`, each product
+against cuBLAS's float32 without TF32 in the same process): 0.53-0.63x cuBLAS's time at the
+BERT and Llama-style shapes, max error 8e-7 to 1.0e-6 of max |C| from float64 (cuBLAS 0.5-2.6e-6,
+plain TF32 8e-4). Whole models, f32, the knob flipped in the same turns
+(`...-s21-split-tf32-*.log`): BERT-base B=32 10.73 ms a call against 17.16 off (Inductor 17.55),
+the Llama-style model 17.16 against 32.35 (Inductor 31.66), GPT-2 small B=16 5.79 against 9.19
+(Inductor 9.18); each within 3e-5 of eager (Inductor 8e-6 to 2e-5).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_prefetch_b", True, """\
 With dependent launches (the knob `cuda_dependent_launch`), a ``wgmma`` product's work-groups

@@ -56,6 +56,7 @@ from fusec.codegen.kernels.gemm_skinny import WIDE, gemm_skinny, gemm_skinny_k_m
 from fusec.codegen.kernels.gemm_wgmma import (
     SWIGLU_TYPES,
     gemm_plan,
+    splits_tf32,
     stores_bound_b_transposed,
 )
 from fusec.codegen.kernels.norm import layer_norm
@@ -177,12 +178,16 @@ def gemm_reads_rhs_panels(op: Operation, panels: int | None, device: DeviceInfo 
 
 
 def reads_bound_b_as_is(op: kernel.TemplateOp, device: DeviceInfo | None) -> bool:
-    """Whether ``gemm`` `op` can read a bound B as it is stored, ``[K, N]``, with no transpose:
-    the ``wgmma`` kernel MN-major (f16 and bf16), or the float32 FFMA kernel (which also reads
-    it ``[N, K]``)."""
+    """Whether ``gemm`` `op` can read a bound B as it is stored, ``[K, N]``, with no copy of it
+    stored: the ``wgmma`` kernel MN-major (f16 and bf16) or, in split TF32 (which reads B only
+    K-major), after a transpose each call into a buffer of the call's (the weight held once
+    where PyTorch holds it ``[K, N]``, GPT-2's ``Conv1D``); or the float32 FFMA kernel
+    (which also reads it ``[N, K]``)."""
     hopper = instantiate_gemm_wgmma(op, "gemm", device, b_bound=True)
     if hopper is not None:
-        return hopper[0] is None
+        p = Params(op)
+        return hopper[0] is None or splits_tf32(p.str("dtype", "f32"),
+                                                bool(p.int("allow_tf32", 0)))
     return takes_ffma_kernel(op, device)
 
 

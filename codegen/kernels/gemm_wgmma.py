@@ -247,6 +247,13 @@ def whole_tile(device_info: DeviceInfo | None) -> int:
     return BLOCK_NS[-1]
 
 
+def splits_tf32(dtype: str, allow_tf32: bool) -> bool:
+    """Whether a product that takes the kernel computes in split TF32 (`gemm_wgmma`'s
+    `split_tf32`): float32 operands without TF32 allowed (with the knob `wgmma_split_tf32`,
+    `why_not`)."""
+    return dtype == "f32" and not allow_tf32
+
+
 def reads_b_k_major(dtype: str) -> bool:
     """Whether the product reads B ``[N, K]`` (K-major: after a transpose, or bound so,
     `BOUND_B_PANELS`) rather than ``[K, N]`` as it is (`ROW_MAJOR_B`)."""
@@ -291,7 +298,7 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
         return None
     rows = batch * m
     units = device_info.compute_units if device_info else None
-    split = dtype == "f32" and not allow_tf32  # float32 accuracy: split TF32, 128 wide
+    split = splits_tf32(dtype, allow_tf32)  # float32 accuracy: split TF32, 128 wide
     block_n = 128 if split else block_n_for(rows, n, units // split_k if units else None)
     block_m = block_m_for(rows, n, block_n, units // split_k if units else None)
     parts = parts_for(rows, n, k, dtype, block_m, block_n, units) if split_k == 1 else 1

@@ -291,14 +291,17 @@ class Centred(Heavy):
 
 @pytest.mark.parametrize("path", ["cuda", "cuda graph"])
 def test_dependent_launches_read_finished_outputs(monkeypatch, path):
-    """A kernel whose work-groups all run at once is a dependent launch (the knob
-    ``cuda_dependent_launch``): it may start while the kernel before it runs, and waits for it
-    itself. Eight calls back to back (32 tokens: one wave), each kernel reading the one
-    before's output, equal eager's."""
+    """Dependent launches (the knob ``cuda_dependent_launch``): each kernel may start while
+    the kernel before it runs, and waits for it itself. Eight calls back to back, each kernel
+    reading the one before's output, equal eager's. The rule that makes a partition's
+    launches dependent only where every kernel runs in one wave (`cuda_launch.one_wave`) is
+    set aside here: this model's elementwise kernels take many waves."""
     from fusec.bench.torch_partition_profile import recorded_partitions
+    from fusec.runtime import cuda_launch
 
     hopper_device()
     monkeypatch.setenv("FUSEC_KNOB_CUDA_DEPENDENT_LAUNCH", "1")
+    monkeypatch.setattr(cuda_launch, "one_wave", lambda *args: True)
     torch.manual_seed(6)
     model = Centred().eval().cuda()
     fn = compiled(model, path)

@@ -160,7 +160,8 @@ def linears(model):
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
 def test_bert_linear_weights_are_ranges_of_their_buffers(monkeypatch, dtype):
-    """f32 too: its products take the FFMA kernel, which reads a bound B ``[N, K]`` (the knob
+    """f32 too: its products take the ``wgmma`` kernel in split TF32 (the knob
+    `wgmma_split_tf32`) or the FFMA kernel, both reading a bound B ``[N, K]`` (the knob
     `ffma_b_k_major`, on here), at 2048 rows (fewer, a 256-column product is split along K on
     the portable kernel, which reads B as it is)."""
     torch.manual_seed(0)
@@ -227,16 +228,20 @@ def test_gpt2_f16_conv1d_weights_are_strided_in_their_buffers(monkeypatch):
     assert_one_range(placed, model, "wte.weight")
 
 
+@pytest.mark.parametrize("split", [True, False], ids=["split-tf32", "ffma"])
 @pytest.mark.parametrize("as_held", [True, False], ids=["as-held", "transposed"])
-def test_gpt2_f32_conv1d_weights_as_held_on_the_ffma_kernel(monkeypatch, as_held):
-    """The FFMA kernel reads a bound B as it is too: asked to keep GPT-2's ``Conv1D`` weights
-    as PyTorch holds them (``[K, N]``), the f32 plan does, each one range of its buffer;
-    else it stores them ``[N, K]``, strided."""
+def test_gpt2_f32_conv1d_weights_as_held(monkeypatch, as_held, split):
+    """Asked to keep GPT-2's ``Conv1D`` weights as PyTorch holds them (``[K, N]``), the f32
+    plan does, each one range of its buffer; else it stores them ``[N, K]``, strided. In split
+    TF32 (the knob `wgmma_split_tf32`), which reads B only K-major, a weight held so is
+    transposed each call into a buffer of the call's (`templates.reads_bound_b_as_is`); the
+    FFMA kernel reads it as it is."""
     torch.manual_seed(0)
     config = transformers.GPT2Config(n_layer=1, n_embd=256, n_head=4, vocab_size=512,
                                      n_positions=256)
     model = perturbed(transformers.GPT2Model(config).eval())
     monkeypatch.setenv("FUSEC_KNOB_FFMA_B_K_MAJOR", "1")
+    monkeypatch.setenv("FUSEC_KNOB_WGMMA_SPLIT_TF32", "1" if split else "0")
     placed = placed_weights(monkeypatch, model, as_held=as_held,
                             input_ids=torch.randint(0, 512, (16, 128)))
     for p in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"):

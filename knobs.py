@@ -80,6 +80,16 @@ kernel at all. Off, every `wgmma` product runs in 128 x 256 blocks and N must be
 At 2048 rows (GPT-2 small, batch 16) a 768-column product is 48 blocks of 256 on the H200's 132
 units and 96 of 128. Not yet measured on the GPU.""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_192_blocks", False, """\
+A `wgmma` product may also run in 128 x 192 blocks of C (``wgmma`` ``m64n192``), where its N is
+a multiple of 192 and those blocks fill the device's waves better (`gemm_wgmma.block_n_for`,
+each width weighted by `gemm_wgmma.block_cost`): BERT-base at batch 32 (4096 rows), whose
+768-column products are 96 blocks of 256 on the H200's 132 units (a wave 73% full) and 128 of
+192 (97%), and whose 2304-column one 3 waves of either (288 blocks of 256, 384 of 192). Its
+GEMMs took 1.54 ms of kernels a call there against cuBLAS's 1.19 under Inductor (session 20,
+f16). Checked in the CPU emulation of the kernel; not yet run on a GPU: `sh bench/gpu.sh
+blocks f16` times every whole-model product in each width.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and
 shared by the batch reads it `[N, K]` (K-major: `common.BOUND_B_PANELS`), as PyTorch's

@@ -180,15 +180,17 @@ case "${1:-all}" in
               > "$out/gpu_models_$name.log" 2>&1
             echo "== models $name $dtypes: exit $?"; grep -v "Warn" "$out/gpu_models_$name.log" | tail -12
           done ;;
-  blocks) shift  # blocks [DTYPES]: the wgmma GEMM's 128 x 128 blocks (the knob
-          # wgmma_narrow_blocks): its kernel tests with the real PTX, then each whole-model
-          # product in both block widths (bench/wgmma_blocks.py; about 2 minutes a dtype)
+  blocks) shift  # blocks [DTYPES]: the wgmma GEMM's 128 x 192 and 128 x 128 blocks (the
+          # knobs wgmma_192_blocks, wgmma_narrow_blocks): its kernel tests with the real PTX,
+          # then each whole-model product in each block width and as picked with
+          # wgmma_192_blocks on (bench/wgmma_blocks.py; about 3 minutes a dtype)
           FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu FUSEC_TEST_MMA=ptx timeout 200 python3 -m \
             pytest -q -p no:cacheprovider tests/runtime/test_wgmma_gpu.py \
             tests/codegen/test_kernel_gemm_wgmma.py > "$out/gpu_blocks_tests.log" 2>&1
           echo "== blocks tests: exit $?"; tail -8 "$out/gpu_blocks_tests.log"
           for dtype in $(echo "${1:-f16}" | tr ',' ' '); do
-            timeout 200 python3 -m fusec.bench.wgmma_blocks --dtype "$dtype" \
+            FUSEC_KNOB_WGMMA_192_BLOCKS=1 timeout 260 python3 -m fusec.bench.wgmma_blocks \
+              --dtype "$dtype" \
               --json-out "$out/gpu_blocks_$dtype.json" > "$out/gpu_blocks_$dtype.log" 2>&1
             echo "== blocks $dtype: exit $?"; grep -v "Warn" "$out/gpu_blocks_$dtype.log"
           done ;;

@@ -1,10 +1,11 @@
 """The ``wgmma`` GEMM's block widths on the GPU: each product of the whole-model benchmarks
 (`SHAPES`: rows x N x K of GPT-2 small, BERT-base and the Llama-style model at their benchmark
-batches, and at batch 1) timed in 128 x 256 blocks and in 128 x 128 blocks (the knob
-`wgmma_narrow_blocks` off and on, the width forced through `block_n_for`'s weight), with the
-width `block_n_for` picks, so that `NARROW_BLOCK_COST` and the rule can be set from what the
-device does. Each row: median kernel time of `--repeat` profiled calls of a ``nn.matmul`` with
-B bound (as a model's weight), checked against numpy first.
+batches, and at batch 1) timed in 128 x 256, 128 x 192 (where N allows) and 128 x 128 blocks
+(the width forced in place of `block_n_for`'s choice), and in the width `block_n_for` picks
+under the knobs as set (``FUSEC_KNOB_WGMMA_192_BLOCKS=1`` lets it pick 192), so that
+`NARROW_BLOCK_COST` and the rule can be set from what the device does. Each row: median kernel
+time of `--repeat` profiled calls of a ``nn.matmul`` with B bound (as a model's weight),
+checked against numpy first.
 
     python3 -m fusec.bench.wgmma_blocks --dtype f16 [--json-out F]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 
 import numpy as np
@@ -39,28 +41,27 @@ MATMUL = """func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT> 
 def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
                  repeat: int, device: str = "gpu") -> tuple[float, str, float]:
     """(median ms of the product's kernels, the block width its source names, max error of
-    max |C|) with `width` forced (None: as `block_n_for` picks)."""
+    max |C|) with `width` forced (None: as `block_n_for` picks under the knobs as set, e.g.
+    ``FUSEC_KNOB_WGMMA_192_BLOCKS=1``)."""
     text = (MATMUL.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
             .replace("T", dtype))
     rng = np.random.default_rng(0)
     np_type = np.float16 if dtype == "f16" else np.float32
     a = rng.uniform(-1, 1, (m, k)).astype(np_type)
     b = rng.uniform(-1, 1, (k, n)).astype(np_type)
-    cost = gemm_wgmma.NARROW_BLOCK_COST
+    pick = gemm_wgmma.block_n_for
     try:
-        if width == 256:
-            settings = {"wgmma_narrow_blocks": False}
-        else:
-            settings = {"wgmma_narrow_blocks": True}
-            if width == 128:
-                gemm_wgmma.NARROW_BLOCK_COST = 0.0  # the narrow block always wins
-        with knobs.overridden(**settings):
+        if width is None:
             exe = fusec.compile(text, device=device, params={"b": b}, allow_tf32=dtype == "f32")
+        else:  # every width allowed, and `width` the one picked
+            gemm_wgmma.block_n_for = lambda rows, cols, units: width
+            with knobs.overridden(wgmma_narrow_blocks=True, wgmma_192_blocks=True):
+                exe = fusec.compile(text, device=device, params={"b": b},
+                                    allow_tf32=dtype == "f32")
     finally:
-        gemm_wgmma.NARROW_BLOCK_COST = cost
-    source = exe.plan.source
-    named = "128x128" if "128x128 blocks" in source else (
-        "128x256" if "128x256 blocks" in source else "mma.sync")
+        gemm_wgmma.block_n_for = pick
+    found = re.search(r"(\d+x\d+) blocks", exe.plan.source)
+    named = found.group(1) if found and "FUSEC_WGMMA" in exe.plan.source else "mma.sync"
     ms, error = checked_kernel_ms(exe, a, b, repeat)
     return ms, named, error
 
@@ -90,23 +91,31 @@ def main() -> None:
     parser.add_argument("--json-out")
     args = parser.parse_args()
     rows = []
-    print(f"{'model':14} {'M x N x K':>18} {'256 ms':>8} {'128 ms':>8} {'128/256':>8} "
-          f"{'picked':>8} {'picked ms':>9} {'error':>8}")
+    print(f"{'model':14} {'M x N x K':>18} {'256 ms':>8} {'192 ms':>8} {'128 ms':>8} "
+          f"{'192/256':>8} {'128/256':>8} {'picked':>8} {'picked ms':>9} {'error':>8}")
     for model, shapes in SHAPES.items():
         for m, n, k in shapes:
-            wide, wide_named, e1 = time_product(m, n, k, args.dtype, 256, args.repeat)
-            narrow, narrow_named, e2 = time_product(m, n, k, args.dtype, 128, args.repeat)
-            picked, picked_named, e3 = time_product(m, n, k, args.dtype, None, args.repeat)
-            error = max(e1, e2, e3)
+            timed = {w: time_product(m, n, k, args.dtype, w, args.repeat)
+                     for w in (256, 192, 128) if n % w == 0}
+            picked, picked_named, picked_error = time_product(m, n, k, args.dtype, None,
+                                                              args.repeat)
+            error = max([picked_error, *(e for _, _, e in timed.values())])
+            ms = {w: t[0] for w, t in timed.items()}
             row = {"model": model, "m": m, "n": n, "k": k, "dtype": args.dtype,
-                   "wide_ms": round(wide, 4), "wide_kernel": wide_named,
-                   "narrow_ms": round(narrow, 4), "narrow_kernel": narrow_named,
+                   **{f"ms_{w}": round(t, 4) for w, t in ms.items()},
+                   **{f"kernel_{w}": t[1] for w, t in timed.items()},
                    "picked_ms": round(picked, 4), "picked_kernel": picked_named,
                    "max_error": error}
             rows.append(row)
-            print(f"{model:14} {f'{m}x{n}x{k}':>18} {wide:8.4f} {narrow:8.4f} "
-                  f"{narrow / wide:8.2f} {picked_named:>8} {picked:9.4f} {error:8.1e}",
-                  flush=True)
+
+            def cell(w: int, ratio: bool = False) -> str:
+                if w not in ms or 256 not in ms:
+                    return f"{'-':>8}"
+                return f"{ms[w] / ms[256]:8.2f}" if ratio else f"{ms[w]:8.4f}"
+
+            print(f"{model:14} {f'{m}x{n}x{k}':>18} {cell(256)} {cell(192)} {cell(128)} "
+                  f"{cell(192, True)} {cell(128, True)} {picked_named:>8} {picked:9.4f} "
+                  f"{error:8.1e}", flush=True)
             if args.json_out:
                 with open(args.json_out, "w") as f:
                     json.dump(rows, f, indent=1)

@@ -64,14 +64,15 @@ from fusec.errors import error_line
 BLOCK_M = 128
 BLOCK_N = 256
 """The widest block of C's columns a work-group computes (the kernel's first form)."""
-BLOCK_NS = (256, 128)
+BLOCK_NS = (256, 192, 128)
 """The block widths the kernel comes in, widest first: each warpgroup's accumulator is
-``64 x block_n`` (``wgmma`` ``m64n<block_n>``). A product of few blocks takes the narrower one
-when it fills the device's compute units better (`block_n_for`)."""
+``64 x block_n`` (``wgmma`` ``m64n<block_n>``). A product of few blocks takes a narrower one
+when it fills the device's compute units better (`block_n_for`); 192 only with the knob
+`wgmma_192_blocks` (`block_widths`)."""
 NARROW_BLOCK_COST = 1.25
 """How much longer a 128-wide block takes per column than a 256-wide one (its A tile is read
-for half the columns): `block_n_for`'s weight against the narrower block. A guess until the
-H200 run measures it."""
+for half the columns): `block_n_for`'s weight against the narrower block, a 192-wide one's in
+proportion to the A it reads a column (`block_cost`). A guess until the H200 run measures it."""
 STAGES = 4
 THREADS = 256
 BLOCK_MS = (BLOCK_M, 64)
@@ -150,17 +151,27 @@ def fits(dtype: str, batch: int, m: int, n: int, k: int, block_n: int | None = N
 
 
 def block_widths() -> tuple[int, ...]:
-    """The block widths products may take: `BLOCK_NS`, or the widest alone with the knob
-    `wgmma_narrow_blocks` off."""
-    return BLOCK_NS if knobs.value("wgmma_narrow_blocks") else BLOCK_NS[:1]
+    """The block widths products may take: `BLOCK_NS` (192 with the knob `wgmma_192_blocks`
+    on), or the widest alone with the knob `wgmma_narrow_blocks` off."""
+    if not knobs.value("wgmma_narrow_blocks"):
+        return BLOCK_NS[:1]
+    return tuple(w for w in BLOCK_NS if w != 192 or knobs.value("wgmma_192_blocks"))
+
+
+def block_cost(width: int) -> float:
+    """How long a block `width` wide takes per column against a 256-wide one (`block_n_for`):
+    1 for 256, `NARROW_BLOCK_COST` for 128, and in between in proportion to the A tile read a
+    column (``256 / width - 1``): 192 about 1.08."""
+    return 1.0 + (NARROW_BLOCK_COST - 1.0) * (BLOCK_N / width - 1.0)
 
 
 def block_n_for(m: int, n: int, compute_units: int | None) -> int:
     """The block width (`block_widths`) a product of `m` x `n` runs in: the one whose blocks finish
     soonest on `compute_units` units (one work-group a unit: waves of work-groups, each as long
-    as its width, the narrower weighted by `NARROW_BLOCK_COST`), the widest on a tie or where
+    as its width, the narrower weighted by `block_cost`), the widest on a tie or where
     the number of units is unknown. At 2048 rows a 768-column product is 48 blocks of 256 on
-    the H200's 132 units, 96 of 128."""
+    the H200's 132 units, 96 of 128; at 4096 rows 96 blocks of 256 (a wave 73% full) or 128 of
+    192 (97%: the knob `wgmma_192_blocks`)."""
     widths = [w for w in block_widths() if n % w == 0]
     if not widths:
         raise ValueError(f"{n} columns are not whole blocks of any of {block_widths()}")
@@ -169,7 +180,7 @@ def block_n_for(m: int, n: int, compute_units: int | None) -> int:
 
     def finish(width: int) -> float:
         waves = -(-(m // BLOCK_M) * (n // width) // compute_units)
-        return waves * width * (1.0 if width == BLOCK_N else NARROW_BLOCK_COST)
+        return waves * width * block_cost(width)
 
     return min(widths, key=finish)
 
@@ -612,8 +623,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     # bytes apart: distinct banks)
     out_n, block_out = (n // 2, block_n // 2) if swiglu else (n, block_n)
     row_bytes = block_out * ceb + (32 if ceb == 4 else 16)
-    per_row = block_out * ceb // 16
-    rows_per_pass = 128 // per_row
+    per_row = block_out * ceb // 16  # 16-byte chunks of a staged row; 128 threads a pass
     pointer = f"(__local {half.STORAGE[out_dtype]} *)"
     stores = []
     for j in range(block_n // 8):
@@ -692,8 +702,8 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     asm volatile("bar.sync 1, {threads};" ::: "memory");
     const int t128 = tid & 127;
     #pragma unroll
-    for (int i = 0; i < {64 // rows_per_pass}; ++i) {{
-        const int r = i * {rows_per_pass} + t128 / {per_row}, chunk = t128 % {per_row};
+    for (int i = 0; i < {64 * per_row // 128}; ++i) {{
+        const int r = (i * 128 + t128) / {per_row}, chunk = (i * 128 + t128) % {per_row};
         const uint4 val = *(__local uint4 *)(stg + r * {row_bytes} + chunk * 16);
         const size_t at = ((size_t)(bm * {block_m} + wg * 64 + r) * {out_n}
                            + bn * {block_out}) * {ceb};

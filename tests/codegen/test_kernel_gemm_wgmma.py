@@ -21,6 +21,8 @@ import pytest
 from fusec import knobs
 from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue, KernelArg
 from fusec.codegen.kernels.gemm_wgmma import (
+    NARROW_BLOCK_COST,
+    block_cost,
     block_m_for,
     block_n_for,
     emulated,
@@ -97,6 +99,60 @@ def test_narrow_blocks_match_numpy(launch, dtype, b_rows, shape):
     want = a32 @ b32.T
     error = float(np.abs(as_float(out, dtype) - want).max() / np.abs(want).max())
     assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+@pytest.mark.parametrize(("dtype", "b_rows", "block_m", "extra"),
+                         [("f16", False, 128, ""), ("bf16", True, 128, ""),
+                          ("f32", False, 128, ""), ("f16", False, 64, ""),
+                          ("f16", False, 128, "epilogue"), ("bf16", False, 128, "f32-out"),
+                          ("f16", False, 128, "parts")],
+                         ids=["f16", "bf16-b-rows", "tf32", "f16-64-rows", "f16-epilogue",
+                              "bf16-f32-out", "f16-parts"])
+def test_192_wide_blocks_match_numpy(launch, dtype, b_rows, block_m, extra):
+    """128 x 192 blocks (the knob `wgmma_192_blocks`): ``m64n192`` accumulators (96 a thread),
+    B's tile 192 rows (K-major) or 3 blocks of 64 columns (MN-major), C staged in rows of 24
+    (or 48, float32 C) 16-byte chunks that 128 threads copy out in passes across rows; 9 block
+    rows (a short group) by 2 block columns; with an epilogue, a float32 C and K summed in the
+    kernel from parts."""
+    m, n, k = 1152, 384, 128
+    a, b_t, a32, b32 = operands(dtype, m, n, k, seed=21)
+    bias = np.random.default_rng(22).standard_normal(n).astype(np.float32)
+    kernel = gemm_wgmma("gemm_192", m, n, k, dtype, b_rows=b_rows, block_n=192,
+                        block_m=block_m, epilogue=BIAS if extra == "epilogue" else
+                        IDENTITY_EPILOGUE, out_dtype="f32" if extra == "f32-out" else None,
+                        parts=2 if extra == "parts" else 1)
+    parts = 2 if extra == "parts" else 1
+    assert "m64n192k" in kernel.source and f"{block_m}x192 blocks" in kernel.source
+    assert kernel.global_size == (m // block_m * 2 * parts * 2 * block_m,)
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    inputs = {"lhs": a, **b_in, **({"bias": bias} if extra == "epilogue" else {})}
+    out = launch(kernel, inputs, {"out": (m, n)})["out"]
+    got = out if extra == "f32-out" else as_float(out, dtype)
+    want = a32 @ b32.T + (bias if extra == "epilogue" else 0)
+    error = float(np.abs(got - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+def test_192_wide_blocks_are_taken_with_the_knob_where_they_fill_the_waves():
+    """`block_n_for` with the knob `wgmma_192_blocks`: BERT-base at 4096 rows on 132 units, its
+    768- and 2304-column products in 192-wide blocks (one wave of 128 blocks, 97% full, where
+    96 of 256 fill 73%; 3 waves of 384 against 3 of 288), its 3072-column one in 256 (3 waves
+    against 4); N not a multiple of 192 (the Llama-style model's 2048 and 2560) as before."""
+    picks = {n: block_n_for(4096, n, 132) for n in (768, 2304, 3072, 2048, 2560)}
+    assert picks == {768: 256, 2304: 256, 3072: 256, 2048: 256, 2560: 256}
+    with knobs.overridden(wgmma_192_blocks=True):
+        picks = {n: block_n_for(4096, n, 132) for n in (768, 2304, 3072, 2048, 2560)}
+        assert picks == {768: 192, 2304: 192, 3072: 256, 2048: 256, 2560: 256}
+        assert block_n_for(2048, 768, 132) == 128  # GPT-2 at batch 16: 96 blocks of 128
+        h200 = replace(NVIDIA_H, compute_units=132)
+        plan = gemm_plan("g", 32, 128, 768, 768, False, IDENTITY_EPILOGUE, h200, "f16", False,
+                         "f16", 1, b_transposed=True)
+        assert plan is not None and "128x192 blocks" in plan[1].source
+        assert plan[1].global_size == (32 * 4 * 256,)
+    assert block_cost(256) == 1.0 and block_cost(128) == NARROW_BLOCK_COST
+    assert 1.0 < block_cost(192) < NARROW_BLOCK_COST
 
 
 @pytest.mark.parametrize(("dtype", "b_rows", "block_n"),

@@ -213,6 +213,28 @@ def test_llama_f16_linear_weights_are_ranges_gate_and_up_too(monkeypatch):
     assert_one_range(placed, model, "embed_tokens.weight")  # bound as it is
 
 
+def test_llama_f32_linear_weights_are_ranges_in_split_tf32(monkeypatch):
+    """f32 products take split TF32 on wgmma (the knob `wgmma_split_tf32`), which reads every
+    ``nn.Linear`` weight as PyTorch holds it: each one range of a buffer, gate and up each
+    their own product (the SwiGLU epilogue is 16-bit only). With the knob off, they take the
+    FFMA kernel, which stores them ``[K, N]``: no longer ranges."""
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(hidden_size=256, intermediate_size=512,
+                                      num_hidden_layers=1, num_attention_heads=4,
+                                      num_key_value_heads=2, vocab_size=512)
+    model = perturbed(transformers.LlamaModel(config).eval())
+    ids = torch.randint(0, 512, (16, 128))
+    placed = placed_weights(monkeypatch, model, input_ids=ids)
+    names = linears(model)
+    assert len(names) == 7
+    for name in names:
+        assert_one_range(placed, model, name)
+    monkeypatch.setenv("FUSEC_KNOB_WGMMA_SPLIT_TF32", "0")
+    placed = placed_weights(monkeypatch, model, input_ids=ids)
+    assert not any(placement.contiguous for name in names
+                   for placement, _ in placed[name])
+
+
 def test_gpt2_f16_conv1d_weights_are_strided_in_their_buffers(monkeypatch):
     """``Conv1D`` holds ``[K, N]``, bound as it is and stored ``[N, K]``: a strided placement,
     not a range (the embedding table, read as it is, is one)."""

@@ -216,9 +216,11 @@ work-groups may start while the kernel before it runs, and each first waits for 
 finish and its writes to be visible (``griddepcontrol.wait``, then
 ``griddepcontrol.launch_dependents``, added to every entry of the program's PTX), so the gap
 between two kernels (the launch, the work-groups' start) overlaps the kernel before. A CUDA
-graph records the launches so (programmatic edges). Only a kernel whose work-groups all run
-at once (`cuda_launch.one_wave`) is launched so. Off, each kernel starts after the one before
-it has finished.
+graph records the launches so (programmatic edges). With graphs (the default) the first call
+records the graph with dependent launches and without, times replays of each and keeps the
+faster (`cuda_launch.CudaLaunches.decide_dependent`); without, a partition's launches are
+dependent ones where every kernel's work-groups all run at once (`cuda_launch.one_wave`). Off,
+each kernel starts after the one before it has finished.
 
 On the H200 (2026-12-03, session 20, torch backend, Hugging Face at `sdpa`, f16, batch 1, 50
 calls a turn, the two in the same turns: `bench/results/h200-2026-12-03-s20-b1-*-dependent.log`):
@@ -234,7 +236,9 @@ kernel's work-groups run at once (`cuda_launch.one_wave`). Run on the H200 in se
 small 0.556 ms against 0.644 off, reduce-overhead 0.552; BERT-base 0.531 against 0.597,
 reduce-overhead 0.605) but not batch 32's evenness: BERT-base f16, whose kernels all run in
 one wave there, took 2.36 ms against 2.14 off (the Llama-style model, whose do not, 2.88
-against 2.87). Off until a rule tells batch 1 from batch 32.""",
+against 2.87). So the graphs now time both at the first call instead, a rule not yet run on a
+GPU (its control flow is checked on the CPU against a stand-in); off until it is: `sh
+bench/gpu.sh dependent`.""",
          "fusec.runtime.cuda_launch"),
     Knob("wgmma_split_tf32", True, """\
 A float32 product without TF32 (PyTorch's default) takes the ``wgmma`` kernel on a Hopper GPU,

@@ -102,13 +102,28 @@ def unsupported_reason(exe: Any) -> str | None:
     return None
 
 
+DECIDING_WARMUP = 2
+DECIDING_REPLAYS = 10
+"""Replays of each graph the first call times (`CudaLaunches.decide_dependent`), after
+`DECIDING_WARMUP` untimed."""
+
+
+def prefers_dependent(dependent_ms: float, plain_ms: float) -> bool:
+    """Whether a partition's graph keeps dependent launches, timed at `dependent_ms` a replay
+    against `plain_ms` without: where they save at least 2% (noise on a shared device keeps
+    the plain launches)."""
+    return dependent_ms < 0.98 * plain_ms
+
+
 def one_wave(driver: CudaDriver, function: Function, launch: tuple[Any, ...],
              units: int) -> bool:
     """Whether all the work-groups of `launch` (a `CudaLaunches.launches` entry) run at once
-    on the device's `units` multiprocessors. Launches are dependent ones only where every
-    kernel's are so: at batch 32 dependent launches made BERT-base 1.13x and the Llama-style
-    model 1.21x slower on the H200 (1.06x and 1.00x with only such kernels launched so), where
-    at batch 1 they hid the gaps between kernels."""
+    on the device's `units` multiprocessors. Without graphs, launches are dependent ones only
+    where every kernel's are so: at batch 32 dependent launches made BERT-base 1.13x and the
+    Llama-style model 1.21x slower on the H200 (1.06x and 1.00x with only such kernels launched
+    so), where at batch 1 they hid the gaps between kernels; but BERT-base at batch 32, every
+    kernel in one wave, was still 1.10x slower (session 21): graphs time both instead
+    (`CudaLaunches.decide_dependent`)."""
     groups = launch[1] * launch[2] * launch[3]
     threads = launch[4] * launch[5] * launch[6]
     return groups <= driver.resident_groups(function, threads) * units
@@ -143,16 +158,26 @@ class CudaLaunches:
             self.launches.append((function.handle, *grid, *block, function.dynamic_shared,
                                   launch_params(self.cells, launch.buffers)))
         units = torch.cuda.get_device_properties(self.device).multi_processor_count
-        self.dependent = asked and all(
-            one_wave(self.driver, function, each, units)
-            for function, each in zip(self.functions, self.launches, strict=True))
+        self.dependent_configs = [dependent_config(each[1:4], each[4:7], each[7])
+                                  for each in self.launches] if asked else []
+        """Each launch's `cuda_driver.LaunchConfig` as a dependent launch, where asked for."""
+        self.deciding = asked and graphs
+        """Whether the first replay still has to time the graph recorded with dependent
+        launches and without, and keep the faster (`decide_dependent`)."""
+        self.dependent = False
         """Whether each kernel starts while the one before it runs and waits for it itself
-        (`cuda_driver.CudaDriver.launch_dependent`; Hopper and later, the knob on, every
-        kernel in one wave: `one_wave`)."""
-        self.configs = [dependent_config(each[1:4], each[4:7], each[7]) if self.dependent
-                        else None for each in self.launches]
-        """Each launch's `cuda_driver.LaunchConfig` where the launches are dependent ones
-        (every kernel's work-groups run at once: `one_wave`), else None."""
+        (`cuda_driver.CudaDriver.launch_dependent`; Hopper and later, the knob on): with
+        `graphs`, as the first replay finds faster (`decide_dependent`); else where every
+        kernel runs in one wave (`one_wave`)."""
+        self.configs: list[Any] = [None] * len(self.launches)
+        """Each launch's `cuda_driver.LaunchConfig` where the launches are dependent ones,
+        else None (`set_dependent`)."""
+        self.set_dependent(self.deciding or (asked and all(
+            one_wave(self.driver, function, each, units)
+            for function, each in zip(self.functions, self.launches, strict=True))))
+        self.timings: dict[bool, float] = {}
+        """What `decide_dependent` measured: ms a replay, with dependent launches (True) and
+        without."""
         self.call_buffers = [p.spec.buffer for p in exe.call_inputs]
         """The buffer of each call input, in call order."""
         self.call_layouts = [(p.spec.shape, np.dtype(p.spec.dtype))
@@ -194,6 +219,49 @@ class CudaLaunches:
         self.readback: HostReadback | None = None
         self.ends: Any = None
         """The graph's tensor of the ranged inputs' least and greatest values."""
+
+    def set_dependent(self, dependent: bool) -> None:
+        """Makes the launches dependent ones (`dependent_configs`), or plain ones."""
+        self.dependent = dependent
+        self.configs = list(self.dependent_configs) if dependent else [None] * len(self.launches)
+
+    def decide_dependent(self, tensors: Sequence[Any], stream: Any) -> None:
+        """Records the graph with dependent launches and times `DECIDING_REPLAYS` replays of it
+        on `stream` (after `DECIDING_WARMUP`), then the same without, and keeps the graph of
+        the faster (`prefers_dependent`; recorded again if that is the first). At batch 1 on
+        the H200 dependent launches made GPT-2 small and BERT-base 12-14% faster; at batch 32
+        BERT-base 10% slower, its kernels in one wave all the same (session 21), so no rule of
+        the plan's alone told the two apart."""
+        for dependent in (True, False):
+            self.set_dependent(dependent)
+            self.forget_graph()
+            self.record(tensors, stream)
+            self.timings[dependent] = self.time_replays(tensors, stream)
+        self.deciding = False
+        if prefers_dependent(self.timings[True], self.timings[False]):
+            self.set_dependent(True)
+            self.forget_graph()
+            self.record(tensors, stream)
+
+    def time_replays(self, tensors: Sequence[Any], stream: Any) -> float:
+        """Ms a replay of the recorded graph with `tensors`: `DECIDING_REPLAYS` back to back,
+        on `stream`'s clock (CUDA events), after `DECIDING_WARMUP`."""
+        import torch
+
+        for _ in range(DECIDING_WARMUP):
+            self.replay(tensors, stream)
+        start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        start.record(stream)
+        for _ in range(DECIDING_REPLAYS):
+            self.replay(tensors, stream)
+        end.record(stream)
+        end.synchronize()
+        return start.elapsed_time(end) / DECIDING_REPLAYS
+
+    def forget_graph(self) -> None:
+        """Lets go of the recorded graph, if any: the next replay records it again."""
+        self.close_exec()
+        self.graph = None
 
     @property
     def reads_bounds(self) -> bool:
@@ -384,7 +452,10 @@ class CudaLaunches:
         import torch
 
         if self.graph is None:
-            self.record(tensors, stream)
+            if self.deciding:
+                self.decide_dependent(tensors, stream)
+            else:
+                self.record(tensors, stream)
         for static, tensor in zip(self.static_inputs, tensors, strict=True):
             static.copy_(tensor)  # int64 into an int32 input's widened static one: exact
         if self.exec is None:

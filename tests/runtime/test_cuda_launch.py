@@ -106,3 +106,51 @@ def test_one_wave_is_every_work_group_resident_at_once():
     assert not one_wave(driver, None, (None, 67, 4, 1, 128, 2, 1, 0, None), 132)
     assert not one_wave(driver, None, launch, 131)
     assert asked == [256, 256, 256]
+
+
+class Deciding:
+    """A stand-in for the GPU parts of `CudaLaunches.decide_dependent`: each record notes
+    whether the launches were dependent ones, each timing returns the figure given for it."""
+
+    def __init__(self, times):
+        self.times, self.recorded, self.forgotten = times, [], 0
+
+    def install(self, monkeypatch, launches):
+        monkeypatch.setattr(launches, "record",
+                            lambda tensors, stream: self.recorded.append(launches.dependent))
+        monkeypatch.setattr(launches, "time_replays",
+                            lambda tensors, stream: self.times[launches.dependent])
+        monkeypatch.setattr(launches, "forget_graph", self.forget)
+
+    def forget(self):
+        self.forgotten += 1
+
+
+def deciding_launches():
+    from fusec.runtime.cuda_launch import CudaLaunches
+
+    launches = object.__new__(CudaLaunches)  # no GPU: only what the decision reads
+    launches.launches = [None, None, None]
+    launches.dependent_configs = ["config 0", "config 1", "config 2"]
+    launches.timings, launches.deciding = {}, True
+    launches.set_dependent(True)
+    return launches
+
+
+@pytest.mark.parametrize(("times", "dependent", "recorded"), [
+    ({True: 0.50, False: 0.60}, True, [True, False, True]),
+    ({True: 2.36, False: 2.14}, False, [True, False]),
+    ({True: 0.99, False: 1.00}, False, [True, False]),  # within 2%: the plain launches
+], ids=["faster", "slower", "even"])
+def test_the_first_replay_keeps_the_faster_graph(monkeypatch, times, dependent, recorded):
+    """`CudaLaunches.decide_dependent` (the knob `cuda_dependent_launch` with graphs): the graph
+    recorded with dependent launches and without, each timed, and the faster kept, recorded
+    again where it was the first (batch 1's figures on the H200 keep them, batch 32's not)."""
+    launches = deciding_launches()
+    stand_in = Deciding(times)
+    stand_in.install(monkeypatch, launches)
+    launches.decide_dependent([], None)
+    assert stand_in.recorded == recorded and stand_in.forgotten == len(recorded)
+    assert launches.dependent is dependent and not launches.deciding
+    assert launches.configs == (launches.dependent_configs if dependent else [None] * 3)
+    assert launches.timings == times

@@ -293,15 +293,17 @@ class Centred(Heavy):
 def test_dependent_launches_read_finished_outputs(monkeypatch, path):
     """Dependent launches (the knob ``cuda_dependent_launch``): each kernel may start while
     the kernel before it runs, and waits for it itself. Eight calls back to back, each kernel
-    reading the one before's output, equal eager's. The rule that makes a partition's
-    launches dependent only where every kernel runs in one wave (`cuda_launch.one_wave`) is
-    set aside here: this model's elementwise kernels take many waves."""
+    reading the one before's output, equal eager's. What decides whether a partition's
+    launches are dependent ones is set aside here: without graphs, every kernel in one wave
+    (`cuda_launch.one_wave`; this model's elementwise kernels take many waves); with graphs,
+    the first call's timing of both (`cuda_launch.prefers_dependent`), which it still takes."""
     from fusec.bench.torch_partition_profile import recorded_partitions
     from fusec.runtime import cuda_launch
 
     hopper_device()
     monkeypatch.setenv("FUSEC_KNOB_CUDA_DEPENDENT_LAUNCH", "1")
     monkeypatch.setattr(cuda_launch, "one_wave", lambda *args: True)
+    monkeypatch.setattr(cuda_launch, "prefers_dependent", lambda *args: True)
     torch.manual_seed(6)
     model = Centred().eval().cuda()
     fn = compiled(model, path)
@@ -313,6 +315,8 @@ def test_dependent_launches_read_finished_outputs(monkeypatch, path):
         [(launch.kernel, launch.global_size, launch.local_size)
          for launch in part.exe.plan.launches] for part, _ in calls]
     assert all(c is not None for part, _ in calls for c in part.launches.configs)
+    if path == "cuda graph":  # both graphs timed at the first call
+        assert all(set(part.launches.timings) == {True, False} for part, _ in calls)
     for got, want in zip(outputs, expected, strict=True):
         torch.testing.assert_close(got, want, atol=1e-3, rtol=1e-3)
 

@@ -259,6 +259,16 @@ plain TF32 8e-4). Whole models, f32, the knob flipped in the same turns
 the Llama-style model 17.16 against 32.35 (Inductor 31.66), GPT-2 small B=16 5.79 against 9.19
 (Inductor 9.18); each within 3e-5 of eager (Inductor 8e-6 to 2e-5).""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_split_tf32_b_rows", False, """\
+A float32 product in split TF32 (the knob `wgmma_split_tf32`) whose B is stored ``[K, N]`` (a
+weight held so, GPT-2's ``Conv1D``, or a computed B) reads it as it is: each stage copies B's
+rows as they lie and the step's pass, which makes the low parts, writes B's tile K-major into
+local memory of its own (`gemm_wgmma._split_tf32_step`; 224 KiB of local memory in all at
+128-row blocks). Off, such a B is transposed by a launch of its own each call into a buffer
+of the call's (GPT-2 small f32 B=16 on the H200: 6.07 ms a call, against 5.79 with its weights
+stored transposed once). Checked in the CPU emulation of the kernel; not yet run on a GPU:
+`sh bench/gpu.sh split-tf32 gpt2` with the knob flipped.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_prefetch_b", True, """\
 With dependent launches (the knob `cuda_dependent_launch`), a ``wgmma`` product's work-groups
 ask L2 for their block's panel of B (``prefetch.global.L2``, `gemm_wgmma._prefetch_b`) before

@@ -7,9 +7,10 @@ A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR][,SCHEDULE]`` (`gemm_ffma_pipel
 those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``;
 SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``; ``k``: B read
 ``[N, K]``, the kernel's ``b_k_major``; ``t``: so, its tile copied row-major, the kernel's
-``transpose_b``), ``default``, ``default,k`` or ``default,t`` (its default tiles), ``tf32``
-or ``tf32x3`` (`gemm_wgmma` on TF32 in 128-wide blocks, B ``[N, K]``: plain, or split into
-high and low parts for float32 accuracy, its ``split_tf32``; Hopper),
+``transpose_b``), ``default``, ``default,k`` or ``default,t`` (its default tiles), ``tf32``,
+``tf32x3`` or ``tf32x3r`` (`gemm_wgmma` on TF32 in 128-wide blocks, B ``[N, K]``: plain, or
+split into high and low parts for float32 accuracy, its ``split_tf32``; ``tf32x3r`` B
+``[K, N]`` as stored, written K-major by the kernel's pass, its ``b_rows``; Hopper),
 ``portable`` (the local-memory kernel `gemm` used before, with its GPU tiles for that size) or
 ``auto`` (what `gemm` now picks on this device). Per shape (default 4096x4096x4096), torch's
 float32 matmul with TF32 off is timed by CUDA events; each variant is built
@@ -33,10 +34,10 @@ from fusec.bench.tensor_core_sweep import torch_matmul_ms
 def _reads_b_k_major(variant: str) -> bool:
     """Whether the variant's kernel reads B ``[N, K]`` (its flag ``k``, or ``t``; the
     ``wgmma`` variants)."""
-    return variant in WGMMA_VARIANTS or bool({"k", "t"} & set(variant.split(",")[1:]))
+    return variant in ("tf32", "tf32x3") or bool({"k", "t"} & set(variant.split(",")[1:]))
 
 
-WGMMA_VARIANTS = ("tf32", "tf32x3")
+WGMMA_VARIANTS = ("tf32", "tf32x3", "tf32x3r")
 
 
 def _transposes_b(variant: str) -> bool:
@@ -62,7 +63,7 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         from fusec.codegen.kernels.gemm_wgmma import gemm_wgmma
 
         return gemm_wgmma("gemm", m, n, k, "f32", block_n=128, out_dtype="f32",
-                          split_tf32=variant == "tf32x3")
+                          split_tf32=variant != "tf32", b_rows=variant == "tf32x3r")
     if variant.split(",")[0] == "default":
         tiles = DEFAULT_TILES
     else:

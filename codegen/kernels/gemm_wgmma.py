@@ -315,7 +315,9 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     parts = parts_for(rows, n, k, dtype, block_m, block_n, units) if split_k == 1 else 1
     # a dependent launch only where the work-groups all run at once (one a unit, at most)
     one_wave = bool(units) and (rows // block_m) * (n // block_n) * split_k * parts <= units
-    if not b_transposed and (not reads_b_k_major(dtype) or (b_bound and dtype in MN_MAJOR_B)):
+    b_rows_split = split and knobs.value("wgmma_split_tf32_b_rows")
+    if not b_transposed and (not reads_b_k_major(dtype) or (b_bound and dtype in MN_MAJOR_B)
+                             or b_rows_split):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
                                 swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
                                 split_k=split_k, block_m=block_m, parts=parts,
@@ -422,7 +424,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     if not fits(dtype, 1, m, n, k, block_n):
         raise ValueError(f"kernel '{name}': {m}x{n}x{k} {dtype} is not whole "
                          f"{BLOCK_M}x{block_n}x{block_k(dtype)} wgmma tiles")
-    if b_rows and dtype not in MN_MAJOR_B:
+    if b_rows and dtype not in MN_MAJOR_B and not split_tf32:
         raise ValueError(f"kernel '{name}': wgmma reads {dtype} B only K-major")
     if halves is not None and (not swiglu or b_rows or halves not in ("first", "second")):
         raise ValueError(f"kernel '{name}': B stored in halves ({halves!r}) takes the SwiGLU "
@@ -503,7 +505,9 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: in
     `block_n` columns: thread ``idx`` takes column block ``idx / 512``, its row ``idx / 8 % 64`` and
     chunk ``idx % 8``, at ``8192 block + 128 r + 16 (c ^ r % 8)`` (again 4 whole 128-byte
     rows a warp). With `halves`, B's tile row ``r`` (an interleaved column) is read from the
-    row `b_row` names, past the block's first row of each half."""
+    row `b_row` names, past the block's first row of each half. A float32 B with `b_rows`
+    (split TF32) is copied as it lies, 32 rows of K of `block_n` floats one after another,
+    for the step's pass to write K-major (`_split_tf32_step`)."""
     eb = element_bytes(dtype)
     per_chunk = 16 // eb
     threads = threads_of(block_m)
@@ -521,7 +525,19 @@ def _load_stage(name: str, n: int, k: int, dtype: str, b_rows: bool, block_n: in
 
     b_part = part(block_n, "b_glob", block_m * ROW_BYTES,
                   "r" if halves is None else b_row("r", n, halves))
-    if b_rows:
+    if b_rows and dtype == "f32":  # split TF32: the rows as they are, for its pass to turn
+        chunks = block_n * eb // 16  # 16-byte chunks of a row of B's tile
+        b_part = f"""
+    #pragma unroll
+    for (int i = 0; i < {block_k(dtype) * chunks // threads}; ++i) {{
+        const int idx = t + i * {threads};
+        const int r = idx / {chunks}, c = idx % {chunks};
+        const uint dst = slot + {block_m * ROW_BYTES} + r * {block_n * eb} + (c << 4);
+        const ulong g = b_glob
+            + ((ulong)(kt * {block_k(dtype)} + r) * {n} + c * {per_chunk}) * {eb};
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(g) : "memory");
+    }}"""
+    elif b_rows:
         b_part = f"""
     #pragma unroll
     for (int i = 0; i < {block_n * 8 // threads}; ++i) {{
@@ -561,7 +577,8 @@ def _prefetch_b(n: int, k: int, k_part: int, eb: int, b_rows: bool, halves: bool
 """
 
 
-def _split_tf32_step(stage: int, block_m: int, threads: int, steps: list[str]) -> str:
+def _split_tf32_step(stage: int, block_m: int, block_n: int, threads: int, steps: list[str],
+                     b_rows: bool = False) -> str:
     """One step of K in split TF32 (`gemm_wgmma`'s `split_tf32`): every float ``x`` of the
     stage's tiles has its low part ``x - tf32(x)`` (``tf32(x)``: its top 19 bits, what
     ``wgmma`` reads) written at the same place of a buffer of low parts (two in turn, after the
@@ -571,22 +588,49 @@ def _split_tf32_step(stage: int, block_m: int, threads: int, steps: list[str]) -
     products the last step's are added into float32 sums by the ALUs and the accumulators
     start afresh (``FUSEC_WGMMA_PROMOTE``, `ptx_patch`): the tensor cores add rounding toward
     zero, which made the product on the H200 off by 0.7-2.3e-5 of max |C| at K 768 to 3072,
-    growing with K (cuBLAS's float32 1-2e-6); promoted, a step's K of 32 at a time."""
+    growing with K (cuBLAS's float32 1-2e-6); promoted, a step's K of 32 at a time.
+
+    With `b_rows` the stage holds B as it is stored, ``[K, N]`` (32 rows of `block_n` floats,
+    `_load_stage`), which TF32's ``wgmma`` cannot read: the pass writes B's tile K-major
+    (swizzled as the stages' tiles) into a buffer of its own after the low parts' (two in
+    turn), and its low parts K-major into the low parts' B tile; a warp's reads of the stage
+    are consecutive columns of one row, its writes 8 rows' chunks of distinct banks."""
     low = STAGES * stage
+    a_bytes = block_m * ROW_BYTES
+    count = (a_bytes if b_rows else stage) // 16  # what the pass copies as it lies
+    transposed = ""
+    high_b = f"sbase + {low} + (kt & 1) * {stage} + {a_bytes}"
+    if b_rows:  # column n, K chunk c (4 floats: rows 4 c .. 4 c + 3 of the stage's B)
+        high_b = f"sbase + {low + 2 * stage} + (kt & 1) * {block_n * ROW_BYTES}"
+        transposed = f"""
+          __local const float *rows = (__local const float *)(high + {a_bytes // 16});
+          __local uint4 *hib = smem + {(low + 2 * stage) // 16} + (kt & 1) * {block_n * 8};
+          for (int i = tid; i < {block_n * 8}; i += {threads}) {{
+              const int col = i % {block_n}, c = i / {block_n};
+              const float4 v = (float4)(rows[(4 * c) * {block_n} + col],
+                                        rows[(4 * c + 1) * {block_n} + col],
+                                        rows[(4 * c + 2) * {block_n} + col],
+                                        rows[(4 * c + 3) * {block_n} + col]);
+              const uint4 x = as_uint4(v);
+              const int at = col * 8 + (c ^ (col & 7));
+              hib[at] = x;
+              lowp[{a_bytes // 16} + at] = as_uint4(v - as_float4(x & (uint4)(0xFFFFE000u)));
+          }}"""
     return f"""{{ __local const uint4 *high = smem + slot * {stage // 16};
           __local uint4 *lowp = smem + {low // 16} + (kt & 1) * {stage // 16};
-          for (int i = tid; i < {stage // 16}; i += {threads}) {{
+          for (int i = tid; i < {count}; i += {threads}) {{
               const uint4 x = high[i];
               lowp[i] = as_uint4(as_float4(x) - as_float4(x & (uint4)(0xFFFFE000u)));
-          }}
+          }}{transposed}
         }}
         asm volatile("// FUSEC_FENCE_PROXY_ASYNC" ::: "memory");
         barrier(CLK_LOCAL_MEM_FENCE);
         asm volatile("// FUSEC_WGMMA_PROMOTE" ::: "memory");
         const uint sa_lo = sbase + {low} + (kt & 1) * {stage} + wg * {64 * ROW_BYTES};
-        const uint sb_lo = sbase + {low} + (kt & 1) * {stage} + {block_m * ROW_BYTES};
+        const uint sb_lo = sbase + {low} + (kt & 1) * {stage} + {a_bytes};
         const ulong da_lo = (((ulong)sa_lo >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
         const ulong db_lo = (((ulong)sb_lo >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
+        const ulong db_hi = (((ulong)({high_b}) >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
         {chr(10).join("        " + each for each in steps).lstrip()}"""
 
 
@@ -605,7 +649,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     slices = block_k(dtype) // (32 // eb)
     # a k slice is 32 bytes further along a K-major row, two 8-row groups (2048 bytes) further
     # down an MN-major B; the transpose immediate of B says which
-    b_step, b_trans = (128, 1) if b_rows else (2, 0)
+    b_step, b_trans = (128, 1) if b_rows and not split_tf32 else (2, 0)
 
     def wgmma_step(a: str, b: str, wait: int) -> str:
         return (f'asm volatile("// FUSEC_WGMMA_STEP {instruction(dtype, block_n)} {slices} 2 '
@@ -613,9 +657,11 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
 
     step = wgmma_step("da", "db", 1)
     if split_tf32:  # the three products of each step, each waiting for the one before's
-        step = _split_tf32_step(stage, block_m, threads,  # K-major operands only
+        # both operands read K-major: B as the stage holds it, or (b_rows) as the pass wrote it
+        b_high = "db_hi" if b_rows else "db"
+        step = _split_tf32_step(stage, block_m, block_n, threads,
                                 [wgmma_step(a, b, 1) for a, b in
-                                 (("da", "db"), ("da", "db_lo"), ("da_lo", "db"))])
+                                 (("da", b_high), ("da", "db_lo"), ("da_lo", b_high))], b_rows)
     # C staging: each warpgroup's 64 x block_n tile in rows padded so that the lanes' pair stores
     # (8 rows x 4 lanes) fall in distinct banks: 16 bytes for 16-bit C (4-byte stores), 32
     # for float32 (8-byte stores, served per half warp). With `swiglu` a 64 x block_n / 2
@@ -649,14 +695,16 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
               if halves  # each half's rows of the block: block_n / 2 from bn * block_n / 2 on
               else f"(ulong)(rhs_t + (size_t)bn * {block_n * k} + part * {k_part})")
     out_base = "out" if split_k == 1 else f"(out + (size_t)part * {m * out_n})"
-    b_fields = MN_DESCRIPTOR_FIELDS if b_rows else DESCRIPTOR_FIELDS
+    b_fields = MN_DESCRIPTOR_FIELDS if b_rows and not split_tf32 else DESCRIPTOR_FIELDS
     epilogue_place = "" if epilogue is None else (
         f"    const int erow = bm * {block_m} + wg * 64 + lr, "
         f"ecol = bn * {block_n} + (lane & 3) * 2;\n")
     last = "    __local int last_part;\n" if parts > 1 else ""
     early = _prefetch_b(n, k, k_part, eb, b_rows, halves, block_n, threads) if prefetch else ""
-    buffers = STAGES + (2 if split_tf32 else 0)  # and two stages of low parts, in turn
-    return f"""    __local uint4 smem[{buffers * stage // 16}] __attribute__((aligned(1024)));
+    # split TF32: and two stages of low parts, in turn (and with b_rows two K-major B tiles)
+    buffers = STAGES * stage + (2 * stage + (2 * block_n * ROW_BYTES if b_rows else 0)
+                                if split_tf32 else 0)
+    return f"""    __local uint4 smem[{buffers // 16}] __attribute__((aligned(1024)));
 {last}
     const int tid = get_local_id(0), part = get_group_id(0) / {groups};
     const int pid = get_group_id(0) % {groups};

@@ -824,6 +824,45 @@ def test_split_tf32_is_float32_accurate(launch, shape, block_m):
         gemm_wgmma("g", 128, 256, 64, "f32", split_tf32=True)
 
 
+@pytest.mark.parametrize("shape,block_m", [((128, 256, 96), 128), ((256, 128, 512), 64),
+                                           ((128, 128, 32), 128)],
+                         ids=["128x256x96", "256x128x512-short", "one-step"])
+def test_split_tf32_reads_b_as_stored(launch, shape, block_m):
+    """`split_tf32` with `b_rows`: B ``[K, N]`` copied into the stages as it lies and written
+    K-major, with its low parts, by the step's pass; float32-accurate, as with B ``[N, K]``,
+    the epilogue applied."""
+    m, n, k = shape
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    kernel = gemm_wgmma("gemm_x3r", m, n, k, "f32", block_n=128, block_m=block_m,
+                        split_tf32=True, b_rows=True, epilogue=BIAS)
+    assert [arg.name for arg in kernel.args][:2] == ["lhs", "rhs"]
+    assert "m64n128k8.f32.tf32.tf32 4 2 2 0 1" in kernel.source  # K-major descriptors
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    out = launch(kernel, {"lhs": a, "rhs": b, "bias": bias}, {"out": (m, n)})["out"]
+    assert float(np.abs(out - bias - want).max() / np.abs(want).max()) <= 2e-6
+    with pytest.raises(ValueError, match="reads f32 B only K-major"):
+        gemm_wgmma("g", 128, 128, 64, "f32", block_n=128, b_rows=True)
+
+
+def test_split_tf32_reads_b_as_stored_with_the_knob():
+    """With `wgmma_split_tf32_b_rows` a float32 product whose B is ``[K, N]`` takes no
+    transpose launch: the kernel reads B as it is (`gemm_plan`)."""
+    h200 = replace(NVIDIA_H, compute_units=132)
+    args = ("g", 1, 256, 512, 64, False, IDENTITY_EPILOGUE, h200, "f32", False, "f32", 1)
+    transpose_first, product = gemm_plan(*args)
+    assert transpose_first is not None and "rhs_t" in [a.name for a in product.args]
+    with knobs.overridden(wgmma_split_tf32_b_rows=True):
+        transpose_first, product = gemm_plan(*args)
+        bound = gemm_plan(*args, b_bound=True)
+    assert transpose_first is None and "rhs" in [a.name for a in product.args]
+    assert "split TF32" in product.source and bound is not None and bound[0] is None
+
+
 def test_float32_products_take_split_tf32_with_the_knob(launch):
     """With `wgmma_split_tf32` (on) a float32 product without TF32 takes the kernel, split, in
     128-wide blocks, its bound B read ``[N, K]``; its numbers those of float32; off, it keeps

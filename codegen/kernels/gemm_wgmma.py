@@ -598,10 +598,10 @@ def _split_tf32_step(stage: int, block_m: int, block_n: int, threads: int, steps
     low = STAGES * stage
     a_bytes = block_m * ROW_BYTES
     count = (a_bytes if b_rows else stage) // 16  # what the pass copies as it lies
-    transposed = ""
-    high_b = f"sbase + {low} + (kt & 1) * {stage} + {a_bytes}"
+    transposed = high_b = ""
     if b_rows:  # column n, K chunk c (4 floats: rows 4 c .. 4 c + 3 of the stage's B)
-        high_b = f"sbase + {low + 2 * stage} + (kt & 1) * {block_n * ROW_BYTES}"
+        high_b = (f"const ulong db_hi = (((ulong)(sbase + {low + 2 * stage} + (kt & 1) * "
+                  f"{block_n * ROW_BYTES}) >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;\n        ")
         transposed = f"""
           __local const float *rows = (__local const float *)(high + {a_bytes // 16});
           __local uint4 *hib = smem + {(low + 2 * stage) // 16} + (kt & 1) * {block_n * 8};
@@ -630,8 +630,7 @@ def _split_tf32_step(stage: int, block_m: int, block_n: int, threads: int, steps
         const uint sb_lo = sbase + {low} + (kt & 1) * {stage} + {a_bytes};
         const ulong da_lo = (((ulong)sa_lo >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
         const ulong db_lo = (((ulong)sb_lo >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
-        const ulong db_hi = (((ulong)({high_b}) >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
-        {chr(10).join("        " + each for each in steps).lstrip()}"""
+        {high_b}{chr(10).join("        " + each for each in steps).lstrip()}"""
 
 
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,

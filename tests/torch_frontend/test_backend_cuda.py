@@ -553,9 +553,10 @@ def test_linear_weights_are_held_once_on_cuda(tmp_path, monkeypatch, dtype, tol)
     that holds its bytes as a range, is moved into that buffer in fusec's memory, the
     Parameter a view of its range (q, k and v one after the other): only small tensors stay
     copied, PyTorch's allocated bytes drop by the bytes held once, the parameters keep their
-    objects and values, and the outputs are eager's. f32 at B=8 (the FFMA kernel reading B
-    ``[N, K]``, the knob `ffma_b_k_major`, on here; at B=2 its products are split along K on the
-    portable kernel, which reads B as it is)."""
+    objects and values, and the outputs are eager's. f32 at B=8 (split TF32 on a Hopper GPU,
+    the knob `wgmma_split_tf32`, or the FFMA kernel, both reading B ``[N, K]``, the FFMA one with
+    the knob `ffma_b_k_major`, on here; at B=2 its products are split along K on the portable
+    kernel, which reads B as it is)."""
     cuda_device()
     monkeypatch.setenv("FUSEC_KNOB_FFMA_B_K_MAJOR", "1")
     model = wide_bert(dtype)

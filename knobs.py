@@ -293,6 +293,15 @@ MiB in f16 against eager's 373.4 (416 against 406 before), 680.4 in f32 against 
 before): its keys and values, 75 and 150 MiB, no longer held twice
 (`bench/results/h200-2026-12-03-s20-gpt2_b16_*`).""",
          "fusec.runtime.cuda_launch"),
+    Knob("cuda_graph_parallel_bounds", False, """\
+Where a partition's CUDA graph reads back its index inputs' least and greatest values (so that
+the call can refuse an id past the table), the read (``aminmax``, a copy to page-locked memory,
+an event) is a branch of the graph beside the kernels, forked from the capture's stream and
+joined at its end (`cuda_launch.CudaLaunches.record`), rather than ahead of the kernels: at
+batch 1, where a call is a few hundred microseconds of short kernels, the kernels no longer
+wait for the read. Safe because the kernels clamp a bad index and the call is refused after
+them all the same. Off, the read comes first. Not yet run on a GPU (session 21).""",
+         "fusec.runtime.cuda_launch"),
     Knob("row_groups_fill_units", True, """\
 A row kernel on a GPU (LayerNorm, RMSNorm, softmax: `common.default_rows_per_group`) puts
 fewer rows side by side in a work-group where its rows would otherwise make fewer work-groups

@@ -257,11 +257,13 @@ def test_graph_outputs_lie_in_a_new_block_each_call(monkeypatch, new_outputs, de
     nodes that read or write them pointed at it (the knob ``cuda_graph_new_outputs``), and the
     graph holds no block of its own; off, the graph's block is copied out. Either way each
     call's outputs equal eager's after later calls ran, the kernels dependent launches or
-    not."""
+    not (kept so, whatever the first call's timing finds: `cuda_launch.prefers_dependent`)."""
     from fusec.bench.torch_partition_profile import recorded_partitions
+    from fusec.runtime import cuda_launch
 
     if dependent:
         hopper_device()
+        monkeypatch.setattr(cuda_launch, "prefers_dependent", lambda *args: True)
     else:
         cuda_device()
     monkeypatch.setenv("FUSEC_KNOB_CUDA_GRAPH_NEW_OUTPUTS", "1" if new_outputs else "0")
@@ -275,6 +277,7 @@ def test_graph_outputs_lie_in_a_new_block_each_call(monkeypatch, new_outputs, de
     launches = list({id(part): part.launches for part, _ in calls}.values())
     assert [(each.exec is not None, each.static_block is None) for each in launches] == \
         [(new_outputs, new_outputs)]
+    assert all(each.dependent == dependent for each in launches)
     assert len({key.data_ptr() for key, _ in outputs}) == len(inputs)
     with torch.inference_mode():
         for x, got in zip(inputs, outputs, strict=True):

@@ -312,8 +312,7 @@ class CudaLaunches:
             if index not in self.owned or self.plan.buffers[index].role == "input":
                 self.owned[index] = self.mirror(buffer)
             self.cells[index].value = self.owned[index].data_ptr()
-        self.graph = None  # its launches read the old addresses
-        self.close_exec()
+        self.forget_graph()  # its launches read the old addresses
 
     def close_exec(self) -> None:
         """Lets go of the driver's instance of the graph (its launches read old addresses)."""

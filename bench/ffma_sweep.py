@@ -6,8 +6,7 @@ torch, in one process.
 A VARIANT is ``BM,BN,BK,WM,WN,LM,STAGES[,gG][,rR][,SCHEDULE]`` (`gemm_ffma_pipelined` with
 those `FfmaTiles`; ``gG``: ``group_m=G``; ``rR``: built with ``-cl-nv-maxrregcount=R``;
 SCHEDULE: ``a``, ``b`` or ``b_carry``, `FfmaTiles.schedule`, default ``b``; ``k``: B read
-``[N, K]``, the kernel's ``b_k_major``; ``t``: so, its tile copied row-major, the kernel's
-``transpose_b``), ``default``, ``default,k`` or ``default,t`` (its default tiles), ``tf32``,
+``[N, K]``, the kernel's ``b_k_major``), ``default`` or ``default,k`` (its default tiles), ``tf32``,
 ``tf32x3`` or ``tf32x3r`` (`gemm_wgmma` on TF32 in 128-wide blocks, B ``[N, K]``: plain, or
 split into high and low parts for float32 accuracy, its ``split_tf32``; ``tf32x3r`` B
 ``[K, N]`` as stored, written K-major by the kernel's pass, its ``b_rows``; Hopper),
@@ -32,17 +31,12 @@ from fusec.bench.tensor_core_sweep import torch_matmul_ms
 
 
 def _reads_b_k_major(variant: str) -> bool:
-    """Whether the variant's kernel reads B ``[N, K]`` (its flag ``k``, or ``t``; the
-    ``wgmma`` variants)."""
-    return variant in ("tf32", "tf32x3") or bool({"k", "t"} & set(variant.split(",")[1:]))
+    """Whether the variant's kernel reads B ``[N, K]`` (its flag ``k``; the ``wgmma``
+    variants)."""
+    return variant in ("tf32", "tf32x3") or "k" in variant.split(",")[1:]
 
 
 WGMMA_VARIANTS = ("tf32", "tf32x3", "tf32x3r")
-
-
-def _transposes_b(variant: str) -> bool:
-    """Whether the variant's kernel copies a B ``[N, K]`` into a row-major tile (flag ``t``)."""
-    return "t" in variant.split(",")[1:]
 
 
 def _kernel(variant: str, m: int, n: int, k: int, info):
@@ -73,8 +67,7 @@ def _kernel(variant: str, m: int, n: int, k: int, info):
         tiles = FfmaTiles(*map(int, fields[:7]), group_m=groups[0] if groups else 0,
                           **({"schedule": schedules[0]} if schedules else {}))
     return gemm_ffma_pipelined("gemm", 1, m, n, k, False, tiles=tiles,
-                               b_k_major=_reads_b_k_major(variant),
-                               transpose_b=_transposes_b(variant))
+                               b_k_major=_reads_b_k_major(variant))
 
 
 def main() -> None:

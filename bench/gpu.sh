@@ -214,7 +214,7 @@ case "${1:-all}" in
           done ;;
   ffma-kmajor) # the FFMA kernel reading a bound B [N, K] (the knob ffma_b_k_major): its kernel
           # tests with the real cp.async, then the sweep at BERT, GPT-2 and Llama f32 shapes,
-          # B [K, N] against [N, K] in a K-major tile (k) and in a row-major one (t), and
+          # B [K, N] against [N, K] in a K-major tile (k), and
           # wgmma on TF32, plain and split for float32 accuracy (tf32x3) (about 4 minutes)
           FUSEC_TEST_FFMA=ptx FUSEC_TEST_DEVICE=gpu timeout 100 python3 -m pytest -q \
             -p no:cacheprovider tests/codegen/test_kernel_gemm_ffma_pipelined.py \
@@ -222,8 +222,8 @@ case "${1:-all}" in
           echo "== ffma tests (real cp.async): exit $?"; tail -3 "$out/gpu_ffma_tests.log"
           timeout 200 python3 -m fusec.bench.ffma_sweep --repeat 10 --shape 4096x768x768 \
             --shape 4096x3072x768 --shape 4096x768x3072 --shape 2048x768x768 \
-            --shape 4096x2048x2048 --shape 4096x11264x2048 default default,k default,t \
-            64,64,16,2,2,4,3 64,64,16,2,2,4,3,t tf32 tf32x3 > "$out/gpu_ffma_kmajor.log" 2>&1
+            --shape 4096x2048x2048 --shape 4096x11264x2048 default default,k \
+            64,64,16,2,2,4,3 64,64,16,2,2,4,3,k tf32 tf32x3 > "$out/gpu_ffma_kmajor.log" 2>&1
           echo "== sweep: exit $?"; sed -n '/^| shape/,$p' "$out/gpu_ffma_kmajor.log" ;;
   split-tf32) shift  # split-tf32 [MODEL...]: float32 products on wgmma in split TF32 with
           # promoted sums (the knob wgmma_split_tf32): the kernel's GPU tests with the real PTX,

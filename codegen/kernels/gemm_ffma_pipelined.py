@@ -30,14 +30,6 @@ first columns, four apart, which the padding puts on distinct banks, and each re
 constant offset from the first row of one of its groups of four columns (an XOR swizzle by the
 row made those offsets depend on the lane: 1.3x slower on the H200).
 
-With ``transpose_b`` as well, the K-major B is copied into a row-major tile (``block_k`` rows of
-``block_n`` floats, four more after each row), read as a ``[K, N]`` B's is: each work-item copies
-single floats (4-byte ``cp.async.ca``), a warp 8 consecutive floats of K of 4 columns (four
-32-byte pieces of global memory) into 8 rows of its tile, which the padding puts on distinct
-banks. An experiment (`fusec.bench.ffma_sweep` variant flag ``t``): whether the K-major read's
-cost is its local reads and their registers (the padded K-major tile was 1.08-1.21x slower than
-a ``[K, N]`` B at every shape and blocking tried) or its global ones.
-
 The copies need rows that start on 16 bytes: K and N multiples of 4 (`fits`); other shapes keep
 the portable kernel (`gemm._local_tiled`).
 
@@ -238,11 +230,10 @@ def gemm_ffma_pipelined(
     copies: str = "ptx",
     tiles: FfmaTiles = DEFAULT_TILES,
     b_k_major: bool = False,
-    transpose_b: bool = False,
 ) -> KernelSource:
     """The pipelined FFMA kernel (see the module docstring); ``copies`` is ``"ptx"``
     (``cp.async``) or ``"emulated"`` (plain copies, any OpenCL device); `b_k_major`: B is
-    ``[N, K]``; `transpose_b` (with `b_k_major`): its tile copied row-major, float by float."""
+    ``[N, K]``."""
     check_positive(name, batch=batch, m=m, n=n, k=k)
     if not fits(n, k):
         raise ValueError(f"kernel '{name}': the pipelined FFMA GEMM takes K and N multiples of "
@@ -250,10 +241,6 @@ def gemm_ffma_pipelined(
     if copies not in ("ptx", "emulated"):
         raise ValueError(f"kernel '{name}': copies must be 'ptx' or 'emulated', got '{copies}'")
     tiles.check()
-    if transpose_b and (not b_k_major or tiles.block_k % 8 or tiles.threads % 8
-                        or (8 * tiles.block_n) % tiles.threads):
-        raise ValueError(f"kernel '{name}': a B tile copied row-major takes a K-major B and "
-                         f"tiles of whole 8-float runs of K per warp, not {tiles.key()}")
     check_epilogue_names(name, epilogue, RESERVED_NAMES,
                          r"[ab][rcdvpxkz]\d+|[abc]\d+(_\d+)?|[ab][fq]\d+_\d+(_\d+)?|"
                          r"pb\d+_\d+_\d+",
@@ -262,16 +249,13 @@ def gemm_ffma_pipelined(
             *epilogue.params)
     emulated = copies == "emulated"
     helpers = _emulated_copies(name) if emulated else _ptx_copies(name, tiles.stages)
-    if transpose_b:
-        helpers += _emulated_copy4(name) if emulated else _ptx_copy4(name)
     body = _Body(name, batch, m, n, k, rhs_batched, epilogue, tiles, emulated,
-                 b_k_major, transpose_b).source()
+                 b_k_major).source()
     attribute = f"__attribute__((reqd_work_group_size({tiles.threads}, 1, 1)))"
     source = (
         f"// {name}: [{batch}x{m}x{k}] @ [{batch if rhs_batched else 1}x"
         f"{f'{n}x{k}]^T' if b_k_major else f'{k}x{n}]'}, f32, FFMA "
-        f"(cp.async x{tiles.stages}, tiles {tiles.key()}{', emulated' if emulated else ''}"
-        f"{', B tile row-major' if transpose_b else ''})\n"
+        f"(cp.async x{tiles.stages}, tiles {tiles.key()}{', emulated' if emulated else ''})\n"
         f"{helpers}"
         f"{epilogue.guarded_function()}\n"
         f"{kernel_signature(name, args, attribute)}\n{{\n{body}}}\n"
@@ -307,27 +291,6 @@ def _emulated_copies(name: str) -> str:
     )
 
 
-def _ptx_copy4(name: str) -> str:
-    """``<name>_cp4(smem, dst, src, bytes)``: one 4-byte asynchronous copy (``cp.async.ca``;
-    zero-filled when ``bytes`` is 0)."""
-    return (
-        f"inline void {name}_cp4(__local float *smem, const uint dst, __global const float *src,"
-        "\n                        const uint bytes) {\n"
-        "    const uint addr = (uint)(size_t)(smem + dst);\n"
-        '    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(addr), '
-        '"l"((ulong)src), "r"(bytes) : "memory");\n'
-        "}\n")
-
-
-def _emulated_copy4(name: str) -> str:
-    """The test double of `_ptx_copy4`: a synchronous copy of one float."""
-    return (
-        f"inline void {name}_cp4(__local float *smem, const uint dst, __global const float *src,"
-        "\n                        const uint bytes) {\n"
-        "    smem[dst] = bytes ? *src : 0.0f;\n"
-        "}\n")
-
-
 @dataclass
 class _Body:
     name: str
@@ -340,18 +303,8 @@ class _Body:
     tiles: FfmaTiles
     emulated: bool
     b_k_major: bool = False
-    transpose_b: bool = False
-
-    @property
-    def b_tile_k_major(self) -> bool:
-        """Whether B's tile in local memory is K-major (else row-major, ``[block_k, N]``)."""
-        return self.b_k_major and not self.transpose_b
-
-    @property
-    def b_stride(self) -> int:
-        """Floats between two rows of a row-major B tile (four more where it is copied float
-        by float, so that a warp's 8 rows fall on distinct banks)."""
-        return self.tiles.block_n + (4 if self.transpose_b else 0)
+    """Whether B is ``[N, K]``, and its tile in local memory K-major (else row-major,
+    ``[block_k, N]``)."""
 
     @property
     def rows_per_line(self) -> int:
@@ -431,8 +384,7 @@ class _Body:
     def stage(self) -> int:
         """Floats of one stage: A's tile, then B's (a K-major one padded: `b_row_offset`)."""
         tl = self.tiles
-        padding = tl.block_n if self.b_tile_k_major else 4 * tl.block_k if self.transpose_b else 0
-        return tl.stage_floats + padding
+        return tl.stage_floats + (tl.block_n if self.b_k_major else 0)
 
     @property
     def total(self) -> int:
@@ -452,19 +404,19 @@ class _Body:
 
     def b_offset(self, kr: int, j: int) -> int:
         """Float offset from ``b_read`` of this work-item's ``j``-th float4 of B row ``kr``."""
-        return kr * self.b_stride + j * self.tiles.lanes_n * 4
+        return kr * self.tiles.block_n + j * self.tiles.lanes_n * 4
 
     def b_base(self) -> str:
         """C expression: where this work-item's reads of B in the stage at ``read_stage`` are
         counted from (the offsets of `b_loads`)."""
-        return "smem + read_stage" if self.b_tile_k_major else "smem + read_stage + b_read"
+        return "smem + read_stage" if self.b_k_major else "smem + read_stage + b_read"
 
     def b_loads(self, q: int, prefix: str) -> list[tuple[str, str]]:
         """The float4 of B this work-item reads for columns ``4q .. 4q + 3`` of K: (register,
         float offset from `b_base`). Row-major B: per row of K, its ``thread_n / 4`` float4
         along N; K-major: per column of N it owns, the float4 along K."""
         tl = self.tiles
-        if self.b_tile_k_major:
+        if self.b_k_major:
             return [(f"{prefix}{q}_{j}_{lane}", f"bk{j} + {lane * tl.block_k + 4 * q}")
                     for j in range(tl.thread_n // 4) for lane in range(4)]
         return [(f"{prefix}{q}_{kk}_{j}", str(self.b_offset(4 * q + kk, j)))
@@ -473,7 +425,7 @@ class _Body:
     def b_value(self, prefix: str, q: int, kk: int, j: int, lane: int) -> str:
         """C expression: B at column ``4q + kk`` of K and this work-item's column ``4j + lane``
         (in registers of `b_loads`)."""
-        if self.b_tile_k_major:
+        if self.b_k_major:
             return f"{prefix}{q}_{j}_{lane}.s{kk}"
         return f"{prefix}{q}_{kk}_{j}.s{lane}"
 
@@ -554,7 +506,7 @@ class _Body:
         ]
         for v in range(tl.chunks_k):
             lines.append(f"    const int ax{v} = ({v} ^ a_swz) * 4;\n")
-        if not self.b_tile_k_major:
+        if not self.b_k_major:
             lines.append(f"    const int b_read = {tl.block_m * tl.block_k} + warp_col + "
                          "lane_col * 4;\n")
             return lines
@@ -569,8 +521,6 @@ class _Body:
         here); for a K-major B, those of `row_chunks`, as A's."""
         tl, m, n = self.tiles, self.m, self.n
         lines = self.row_chunks("a", tl.block_m, self.a_chunk_offset, "row_base", m)
-        if self.transpose_b:
-            return lines + self.float_copy_setup()
         if self.b_k_major:
             return lines + self.row_chunks("b", tl.block_n, self.b_chunk_offset, "col_base", n)
         per_row = tl.block_n // 4
@@ -609,28 +559,6 @@ class _Body:
             ]
         return lines
 
-    def float_copies(self) -> list[tuple[int, int]]:
-        """A K-major B copied float by float into a row-major tile (`transpose_b`): each of a
-        work-item's copies ``i`` as (column of the tile, row of K) past its first, ``bt``'s:
-        work-item ``t`` of ``T`` copies float ``t + i T`` of a stage's, the floats taken 8
-        along K (a run a warp's 8 neighbours read from one row of B) by column, then by the
-        next 8 of K."""
-        tl = self.tiles
-        per_run = 8 * tl.block_n // tl.threads  # the copies of one 8-deep run of K
-        return [((i % per_run) * (tl.threads // 8), 8 * (i // per_run))
-                for i in range(tl.block_k * tl.block_n // tl.threads)]
-
-    def float_copy_setup(self) -> list[str]:
-        """The loop-invariant parts of `float_copies`: ``bt``, the work-item's first float of
-        B at K = 0, ``btd`` its place in the stage, ``btc`` its first column."""
-        tl, k = self.tiles, self.k
-        return [
-            "    const int btc = tid >> 3, btk = tid & 7;\n",
-            f"    const uint btd = (uint)({tl.block_m * tl.block_k} + btk * {self.b_stride} "
-            "+ btc);\n",
-            f"    __global const float *bt = b + (col_base + btc) * {k} + btk;\n",
-        ]
-
     def copies(self, k0: str, stage: str, ind: str) -> list[str]:
         """The copies of the A and B tiles of the step starting at column ``k0`` of A into the
         stage at float ``stage``."""
@@ -643,13 +571,7 @@ class _Body:
             ok = f"av{i}" if whole_steps else f"av{i} && k0 + ac{i} * 4 < {k}"
             lines.append(f"{ind}  {self.name}_cp16(smem, st + ad{i}, ({ok}) ? ap{i} + k0 : a, "
                          f"({ok}) ? 16u : 0u);\n")
-        for column, row in self.float_copies() if self.transpose_b else []:
-            checks = ([] if whole_steps else [f"k0 + btk + {row} < {k}"]) + (
-                [] if n % tl.block_n == 0 else [f"col_base + btc + {column} < {n}"])
-            ok, place = " && ".join(checks) or "1", row * self.b_stride + column
-            lines.append(f"{ind}  {self.name}_cp4(smem, st + btd + {place}u, "
-                         f"({ok}) ? bt + k0 + {column * k + row} : b, ({ok}) ? 4u : 0u);\n")
-        if self.b_tile_k_major:
+        if self.b_k_major:
             for i in range(tl.block_n * tl.chunks_k // tl.threads):
                 ok = f"bv{i}" if whole_steps else f"bv{i} && k0 + bc{i} * 4 < {k}"
                 lines.append(f"{ind}  {self.name}_cp16(smem, st + bd{i}, ({ok}) ? bp{i} + k0 "
@@ -679,10 +601,10 @@ class _Body:
                              f"*(__local const float4 *)(sa + {row_offset} + ax{chunk});\n")
             loads = [f"{ind}  const float4 {name} = *(__local const float4 *)(sb + {offset});\n"
                      for name, offset in self.b_loads(q, "bf")]
-            if self.b_tile_k_major:  # every column's float4 spans the four columns of K
+            if self.b_k_major:  # every column's float4 spans the four columns of K
                 lines += loads
             for kk in range(4):
-                if not self.b_tile_k_major:  # row 4q + kk of B, just before its fma
+                if not self.b_k_major:  # row 4q + kk of B, just before its fma
                     lines += loads[kk * chunks_n:(kk + 1) * chunks_n]
                 for r in range(tl.thread_m):
                     for j in range(chunks_n):

@@ -73,10 +73,8 @@ def operands(shape, seed=0):
     return lhs, rhs
 
 
-def product_error(shape, tiles=DEFAULT_TILES, launch=None, epilogue=False, b_k_major=False,
-                  transpose_b=False):
-    """The kernel's largest error relative to max |C|; `b_k_major`: B given ``[N, K]``
-    (`transpose_b`: its tile copied row-major)."""
+def product_error(shape, tiles=DEFAULT_TILES, launch=None, epilogue=False, b_k_major=False):
+    """The kernel's largest error relative to max |C|; `b_k_major`: B given ``[N, K]``."""
     batch, m, n, k, rhs_batched = shape
     lhs, rhs = operands(shape)
     inputs = {"lhs": lhs, "rhs": np.ascontiguousarray(rhs.transpose(0, 2, 1)) if b_k_major
@@ -88,11 +86,10 @@ def product_error(shape, tiles=DEFAULT_TILES, launch=None, epilogue=False, b_k_m
         rows = np.arange(batch * m).reshape(batch, m, 1)
         expected = np.maximum(expected + bias + 0.01 * rows, 0)
         kernel = gemm_ffma_pipelined("gemm_ffp_epi", batch, m, n, k, rhs_batched, BIAS_RELU,
-                                     copies=COPIES, tiles=tiles, b_k_major=b_k_major,
-                                     transpose_b=transpose_b)
+                                     copies=COPIES, tiles=tiles, b_k_major=b_k_major)
     else:
         kernel = gemm_ffma_pipelined("gemm_ffp", batch, m, n, k, rhs_batched, copies=COPIES,
-                                     tiles=tiles, b_k_major=b_k_major, transpose_b=transpose_b)
+                                     tiles=tiles, b_k_major=b_k_major)
     out = launch(kernel, inputs, {"out": (batch, m, n)})["out"]
     scale = max(float(np.abs(expected).max()), 1e-30)
     return float(np.abs(out - expected).max()) / scale  # NaN (fails) if any is unwritten
@@ -142,34 +139,6 @@ def test_k_major_b_with_the_epilogue_and_the_carried_schedule(launch):
         error = product_error((2, 131, 24, 36, False), tiles=tiles, launch=launch,
                               epilogue=True, b_k_major=True)
         assert error <= TOLERANCE, f"{tiles.key()}: max error {error:.3g} of max |C|"
-
-
-@pytest.mark.parametrize("shape", SHAPES + (GPU_SHAPES[:5] if COPIES == "ptx" else []),
-                         ids=lambda s: "x".join(map(str, s[:4])) + ("b" if s[4] else ""))
-def test_k_major_b_copied_into_a_row_major_tile(launch, shape):
-    """B ``[N, K]`` copied float by float into a row-major tile (`transpose_b`), edges of N
-    and K zero-filled."""
-    error = product_error(shape, launch=launch, b_k_major=True, transpose_b=True)
-    assert error <= TOLERANCE, f"max error {error:.3g} of max |C|"
-
-
-@pytest.mark.parametrize("tiles", [t for t in OTHER_TILES if t.block_k % 8 == 0],
-                         ids=lambda t: t.key())
-def test_row_major_tile_of_a_k_major_b_with_other_blockings(launch, tiles):
-    error = product_error((2, 150, 264, 104, True), tiles=tiles, launch=launch, b_k_major=True,
-                          transpose_b=True)
-    assert error <= TOLERANCE, f"max error {error:.3g} of max |C|"
-    error = product_error((2, 131, 24, 36, False), tiles=tiles, launch=launch, epilogue=True,
-                          b_k_major=True, transpose_b=True)
-    assert error <= TOLERANCE, f"with the epilogue: max error {error:.3g} of max |C|"
-
-
-def test_a_row_major_tile_takes_a_k_major_b_and_8_deep_runs():
-    with pytest.raises(ValueError, match="copied row-major takes a K-major B"):
-        gemm_ffma_pipelined("g", 1, 64, 64, 64, False, transpose_b=True)
-    with pytest.raises(ValueError, match="copied row-major"):
-        gemm_ffma_pipelined("g", 1, 64, 64, 64, False, b_k_major=True, transpose_b=True,
-                            tiles=FfmaTiles(128, 128, 4, 2, 2, 8, 3))
 
 
 def test_pipelined_ffma_gemm_takes_rows_of_whole_float4():

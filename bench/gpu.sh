@@ -212,6 +212,25 @@ case "${1:-all}" in
             echo "== $1 B=$2 f16, dependent launches on and off: exit $?"
             grep -v "Warn" "$out/gpu_dependent_$1_b$2.log" | tail -3
           done ;;
+  rows) # row kernels' warp shuffles (the knob row_warp_shuffles, off until this decides it):
+          # their GPU tests with the real shfl.sync, the LayerNorm sweep with the tree and the
+          # shuffles, then GPT-2 small B=1 and BERT-base B=32 (f16) with the knob flipped in the
+          # same turns (about 6 minutes)
+          FUSEC_TEST_DEVICE=gpu timeout 60 python3 -m pytest -q -p no:cacheprovider --tb=line \
+            tests/codegen/test_row_combine.py > "$out/gpu_rows_tests.log" 2>&1
+          echo "== row combine tests (real shfl.sync): exit $?"; tail -3 "$out/gpu_rows_tests.log"
+          timeout 100 python3 -m fusec.bench.norm_sweep --device gpu --dtype f16 --repeats 30 \
+            --combine tree,ptx > "$out/gpu_rows_sweep.log" 2>&1
+          echo "== LayerNorm sweep: exit $?"; cat "$out/gpu_rows_sweep.log"
+          for run in "gpt2 1 50 --reduce-overhead" "bert 32 10"; do
+            set -- $run
+            timeout 150 python3 -m fusec.bench.torch_models --device cuda --models "$1" \
+              --batch "$2" --dtypes f16 --repeat "$3" --turns 3 --kernel-time --kernel-table 6 \
+              --flip-knob row_warp_shuffles ${4:-} --json-out "$out/gpu_rows_$1_b$2.json" \
+              > "$out/gpu_rows_$1_b$2.log" 2>&1
+            echo "== $1 B=$2 f16, row_warp_shuffles flipped: exit $?"
+            grep -v "Warn\|warn" "$out/gpu_rows_$1_b$2.log" | grep -v '^{' | tail -40
+          done ;;
   ffma-kmajor) # the FFMA kernel reading a bound B [N, K] (the knob ffma_b_k_major): its kernel
           # tests with the real cp.async, then the sweep at BERT, GPT-2 and Llama f32 shapes,
           # B [K, N] against [N, K] in a K-major tile (k), and
@@ -348,6 +367,6 @@ case "${1:-all}" in
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

@@ -359,6 +359,137 @@ def tree_reduction(local_size: int, lid: str, combine: Combine, indent: str = " 
     return "".join(f"{indent}{line}\n" for line in lines)
 
 
+WARP = 32
+"""Work-items of an NVIDIA warp: the lanes one ``shfl.sync`` exchanges values among."""
+
+SHUFFLE_MASKS = (16, 8, 4, 2, 1)
+"""The lane distances of a warp's butterfly (`RowCombine`), in this order in both forms: every
+lane ends with the same value, each step adding (or taking the larger of) two equal-length
+halves, so the result does not depend on the lane and is bitwise the same run to run."""
+
+Fold = Callable[[str, str], str]
+"""The C expression folding two partial results (``a + b``, ``fmax(a, b)``, ...)."""
+
+
+COMBINES = ("auto", "tree", "ptx", "emulated")
+"""A row kernel's ``combine`` argument (`warp_shuffles`)."""
+
+
+def warp_shuffles(device_info: DeviceInfo | None, row_size: int,
+                  combine: str = "auto") -> str | None:
+    """How a row kernel with `row_size` work-items per row combines their partials
+    (`RowCombine.shuffles`): as `combine` asks (``"tree"``: None; ``"ptx"``, ``"emulated"``),
+    or for ``"auto"`` as `device_info` allows: ``"ptx"`` with the knob `row_warp_shuffles` on,
+    on a GPU whose inline PTX built (`DeviceInfo.tensor_cores`: NVIDIA, sm_80 or newer) and
+    rows of whole warps; else None, a tree in local memory."""
+    if combine not in COMBINES:
+        raise ValueError(f"combine must be one of {', '.join(COMBINES)}, not '{combine}'")
+    if combine != "auto":
+        return None if combine == "tree" else combine
+    if (device_info is None or device_info.is_cpu or not device_info.tensor_cores
+            or row_size % WARP or not knobs.value("row_warp_shuffles")):
+        return None
+    return "ptx"
+
+
+@dataclass(frozen=True)
+class RowCombine:
+    """How the `row_size` work-items of a row combine their partial results into one value
+    every one of them holds (`combine`).
+
+    - `shuffles` None: each stores its partial into a local array at `offset` + `lid`, and a
+      tree (`tree_reduction`) folds them, a barrier a step (log2 of the row's work-items).
+    - ``"ptx"``: a butterfly of ``shfl.sync.bfly`` within each warp (`SHUFFLE_MASKS`, no
+      barrier), then lane 0 of each warp stores the warp's value and, after one barrier, every
+      work-item folds the row's warp values in order; a row of one warp needs no barrier at all.
+    - ``"emulated"``: the same with each shuffle an exchange through local memory between
+      barriers (plain OpenCL C, so the CPU device in CI runs the form's indexing and order).
+
+    Rows of whole warps only (`row_size` a multiple of `WARP`) for the shuffle forms: the
+    work-items of a row are consecutive in the work-group (dimension 0), so then no warp
+    spans two rows."""
+
+    name: str
+    """The kernel's name, prefixing its helper functions."""
+    row_size: int
+    shuffles: str | None = None
+    offset: str = "at + "
+    """Where this row's partials start in the work-group's local arrays (`tree_reduction`)."""
+    lid: str = "lid"
+
+    def __post_init__(self) -> None:
+        if self.shuffles not in (None, "ptx", "emulated"):
+            raise ValueError(f"kernel '{self.name}': shuffles must be 'ptx' or 'emulated', "
+                             f"not '{self.shuffles}'")
+        if self.shuffles and self.row_size % WARP:
+            raise ValueError(f"kernel '{self.name}': warp shuffles take rows of whole warps of "
+                             f"{WARP}, not {self.row_size} work-items")
+
+    def function(self, op: str) -> str:
+        return f"{self.name}_warp_{op}"
+
+    def helpers(self, folds: dict[str, Fold]) -> str:
+        """The warp functions of each fold `op` -> its expression (nothing for a tree)."""
+        if self.shuffles is None:
+            return ""
+        out = []
+        for op, fold in folds.items():
+            if self.shuffles == "ptx":
+                steps = "".join(
+                    f'    asm volatile("shfl.sync.bfly.b32 %0, %1, {m}, 0x1f, 0xffffffff;" '
+                    f': "=f"(o) : "f"(v));\n    v = {fold("v", "o")};\n'
+                    for m in SHUFFLE_MASKS)
+                out.append(f"inline float {self.function(op)}(float v) {{\n    float o;\n"
+                           f"{steps}    return v;\n}}\n")
+            else:
+                steps = "".join(
+                    f"    exchange[me] = v;\n    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                    f"    v = {fold('v', f'exchange[me ^ {m}]')};\n"
+                    "    barrier(CLK_LOCAL_MEM_FENCE);\n" for m in SHUFFLE_MASKS)
+                out.append(f"inline float {self.function(op)}(float v, __local float *exchange, "
+                           f"const int me) {{\n{steps}    return v;\n}}\n")
+        return "".join(out)
+
+    def declarations(self, group_items: int, indent: str = "    ") -> str:
+        """The kernel's local arrays of the combine besides the caller's own: the exchange of
+        the emulated shuffles (one float a work-item of the work-group)."""
+        if self.shuffles != "emulated":
+            return ""
+        return f"{indent}__local float exchange[{group_items}];\n"
+
+    def combine(self, variable: str, value: str, op: str, fold: Fold,
+                scratch: str = "scratch", indent: str = "    ") -> str:
+        """C code declaring ``const float`` `variable`: `value` (each work-item's partial)
+        folded by `fold` over the row, in every work-item of it; `scratch` (a local array of
+        one float a work-item) is free again after it."""
+        me = f"{self.offset}{self.lid}"
+        if self.shuffles is None:
+            def tree_fold(into: str, other: str) -> list[str]:
+                a, b = f"{scratch}[{into}]", f"{scratch}[{other}]"
+                return [f"{a} = {fold(a, b)};"]
+
+            return (f"{indent}{scratch}[{me}] = {value};\n"
+                    f"{tree_reduction(self.row_size, self.lid, tree_fold, indent, self.offset)}"
+                    f"{indent}const float {variable} = {scratch}[{self.offset}0];\n"
+                    f"{indent}barrier(CLK_LOCAL_MEM_FENCE);\n")
+        args = "" if self.shuffles == "ptx" else f", exchange, {me}"
+        call = f"{self.function(op)}({value}{args})"
+        warps = self.row_size // WARP
+        if warps == 1:
+            return f"{indent}const float {variable} = {call};\n"
+        first = f"({self.offset}0) / {WARP}"
+        partial = f"{variable}_warps"
+        folds = "".join(f"{indent}{partial} = {fold(partial, f'{scratch}[{first} + {w}]')};\n"
+                        for w in range(1, warps))
+        return (f"{indent}{{\n{indent}    const float warp_value = {call};\n"
+                f"{indent}    if (({self.lid} & {WARP - 1}) == 0) "
+                f"{scratch}[({me}) / {WARP}] = warp_value;\n{indent}}}\n"
+                f"{indent}barrier(CLK_LOCAL_MEM_FENCE);\n"
+                f"{indent}float {partial} = {scratch}[{first}];\n{folds}"
+                f"{indent}const float {variable} = {partial};\n"
+                f"{indent}barrier(CLK_LOCAL_MEM_FENCE);\n")
+
+
 def indent_block(text: str, indent: str) -> str:
     """Prefix every non-empty line of `text` with `indent`."""
     return "".join(f"{indent}{line}\n" if line.strip() else "\n" for line in text.splitlines())
@@ -631,19 +762,3 @@ inline {vtype} {name}({vtype} x) {{
 """
 
 
-def sum_into(array: str) -> Combine:
-    """The `Combine` of a sum held in the local array `array`."""
-
-    def combine(into: str, other: str) -> list[str]:
-        return [f"{array}[{into}] += {array}[{other}];"]
-
-    return combine
-
-
-def max_into(array: str) -> Combine:
-    """The `Combine` of a maximum held in the local array `array`."""
-
-    def combine(into: str, other: str) -> list[str]:
-        return [f"{array}[{into}] = fmax({array}[{into}], {array}[{other}]);"]
-
-    return combine

@@ -18,9 +18,11 @@ Three shapes, by the number of work-items per row (`local_size`):
   stores ``x + residual`` into ``out``, so it is computed once. Two-pass variance, no barrier.
 - several (the GPU default; a work-group holds one row, or several short rows side by side):
   the work-items stride over the row, so that neighbouring work-items touch neighbouring
-  elements, and combine partial sums with tree reductions in local memory. When each holds at
-  most `MAX_CACHED_SLOTS` elements the row stays in registers, ``x + residual`` is computed
-  once, and the variance is a second pass over the registers (two-pass, exact).
+  elements, and combine partial sums as `combine` says (`common.RowCombine`: a tree in local
+  memory, or warp shuffles). When each holds at most `MAX_CACHED_SLOTS` elements the row stays
+  in registers, ``x + residual`` is computed once, and the variance is a second pass over the
+  registers (two-pass, exact); where it holds at most `PRELOADED_SLOTS`, its ``gamma`` and
+  ``beta`` are read with the row, so that their reads do not wait for the reductions.
 - longer rows are read twice from global memory: the first pass accumulates Welford's
   (count, mean, M2) per work-item and merges them pairwise (Chan et al.), the second
   normalises.
@@ -35,6 +37,7 @@ from fusec.codegen.kernels.common import (
     MAX_CACHED_SLOTS,
     ROW_VECTOR_WIDTH,
     Accumulator,
+    RowCombine,
     DeviceInfo,
     KernelArg,
     KernelSource,
@@ -47,8 +50,8 @@ from fusec.codegen.kernels.common import (
     kernel_signature,
     row_local_size,
     row_pass,
-    sum_into,
     tree_reduction,
+    warp_shuffles,
 )
 
 
@@ -60,6 +63,10 @@ work-items a row (4 elements each), 9.5 at 64 and 8.9 at 32; [2048x768] 10.6, 7.
 [4096x2048] 20.1 at 256, 16.1 at 128; with a residual alike; [128x768] 5-7 us whichever
 (launch-bound). Fewer work-items a row means fewer steps of the tree reductions and their
 barriers, and more rows a work-group."""
+
+PRELOADED_SLOTS = 16
+"""The most elements a work-item holds whose ``gamma`` and ``beta`` it reads with the row, into
+registers (twice as many again; more would spill)."""
 
 
 def layer_norm(
@@ -74,12 +81,15 @@ def layer_norm(
     device_info: DeviceInfo | None = None,
     rows_per_group: int | None = None,
     dtype: str = "f32",
+    combine: str = "auto",
 ) -> KernelSource:
     """A LayerNorm (or RMSNorm when `rms`) kernel over `rows` rows of `cols` float32 elements.
 
     A row is handled by `local_size` work-items (default: `default_row_local_size` for
     `device_info`, a CPU when None), and a work-group holds `rows_per_group` rows side by side
-    (default: `default_rows_per_group`)."""
+    (default: `default_rows_per_group`); they combine their partial sums as `combine` says
+    (`common.warp_shuffles`: ``"auto"`` as the device and the knob `row_warp_shuffles` allow,
+    ``"tree"``, ``"ptx"`` or ``"emulated"``)."""
     check_positive(name, rows=rows, cols=cols)
     storage = half.check_dtype(name, dtype)
     size = row_local_size(name, cols, local_size, device_info, GPU_ELEMENTS_PER_ITEM)
@@ -93,7 +103,9 @@ def layer_norm(
         KernelArg("out", "out", storage),
     )
     layout = RowGroup(rows, cols, size, group_rows)
-    norm = _Norm(layout, float_literal(eps), residual, rms, has_beta, dtype)
+    shuffles = warp_shuffles(device_info, size, combine) if size > 1 else None
+    reduce = RowCombine(name, size, shuffles)
+    norm = _Norm(layout, float_literal(eps), residual, rms, has_beta, dtype, reduce)
     slots = RowSlots(cols, size)
     if size == 1:
         body = norm.vectorized()
@@ -102,14 +114,15 @@ def layer_norm(
     else:
         body = norm.streamed()
     kind = "rms_norm" if rms else "layer_norm"
-    helpers = ""
+    helpers = reduce.helpers({"sum": _add})
     if half.is_half(dtype):
         helpers = half.HELPERS + (half.bf16_vector_helper(ROW_VECTOR_WIDTH)
-                                  if dtype == "bf16" and size == 1 else "")
+                                  if dtype == "bf16" and size == 1 else "") + helpers
     source = (
         f"// {name}: {kind} of [{rows}x{cols}], {layout.summary()}"
         f"{', residual' if residual else ''}{', beta' if has_beta else ''}"
-        f"{f', {dtype}' if dtype != 'f32' else ''}\n{helpers}"
+        f"{f', {dtype}' if dtype != 'f32' else ''}"
+        f"{f', warp shuffles ({shuffles})' if shuffles else ''}\n{helpers}"
         f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
         f"{layout.prologue()}{body}}}\n"
     )
@@ -120,7 +133,7 @@ class _Norm:
     """Emits the body of one normalisation kernel; `cached` and `streamed` are the two shapes."""
 
     def __init__(self, layout: RowGroup, eps: str, residual: bool, rms: bool,
-                 has_beta: bool, dtype: str = "f32") -> None:
+                 has_beta: bool, dtype: str, reduce: RowCombine) -> None:
         self.layout = layout
         self.cols = layout.cols
         self.row_size = layout.row_size
@@ -132,6 +145,7 @@ class _Norm:
         self.has_beta = has_beta
         self.dtype = dtype
         self.storage = half.STORAGE[dtype]
+        self.reduce = reduce
 
     def read(self, pointer: str, index: str) -> str:
         """C expression: element `index` of `pointer` as a float."""
@@ -145,21 +159,25 @@ class _Norm:
         # A 16-bit sum is rounded to its type, as the add before the norm stores it.
         return half.round_to(self.dtype, f"({x} + {self.read('residual', f'base + {index}')})")
 
-    def store(self, index: str, centred: str) -> str:
-        """C statement writing the normalised value; `centred` is ``v - mean`` (or ``v``)."""
-        beta = f" + {self.read('beta', index)}" if self.has_beta else ""
-        value = f"{centred} * rstd * {self.read('gamma', index)}{beta}"
+    def store(self, index: str, centred: str, slot: int | None = None) -> str:
+        """C statement writing the normalised value; `centred` is ``v - mean`` (or ``v``);
+        `slot`: the element's ``gamma`` and ``beta`` are in registers ``g<slot>``, ``b<slot>``
+        (`cached`)."""
+        gamma = self.read("gamma", index) if slot is None else f"g{slot}"
+        beta = "" if not self.has_beta else (
+            f" + {self.read('beta', index) if slot is None else f'b{slot}'}")
+        value = f"{centred} * rstd * {gamma}{beta}"
         stored = half.store(self.dtype, "out", f"base + {index}", value)
         return self.layout.guarded_store(f"{stored};")
 
     def sum_of(self, variable: str, value: str) -> str:
-        """C code reducing the per-work-item `value` over the work-group into `variable`."""
-        return (
-            f"    scratch[at + lid] = {value};\n"
-            f"{tree_reduction(self.row_size, 'lid', sum_into('scratch'), offset='at + ')}"
-            f"    const float {variable} = scratch[at];\n"
-            "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-        )
+        """C code reducing the per-work-item `value` over the row into `variable`."""
+        return self.reduce.combine(variable, value, "sum", _add)
+
+    def local_arrays(self) -> str:
+        """``scratch`` (a float a work-item), and what the row's combine needs besides."""
+        return (f"    __local float scratch[{self.array_size}];\n"
+                f"{self.reduce.declarations(self.array_size)}")
 
     def rstd(self, square_sum: str) -> str:
         """C declaration of ``rstd`` from the row's sum of squared (centred) values."""
@@ -167,20 +185,26 @@ class _Norm:
 
     def cached(self, slots: RowSlots) -> str:
         count = slots.count
-        lines = [f"    __local float scratch[{self.array_size}];\n"]
+        lines = [self.local_arrays()]
+        preload = count <= PRELOADED_SLOTS
         for s in range(count):
-            value = self.load(slots.index(s))
-            if slots.always_in_row(s):
-                lines.append(f"    const float v{s} = {value};\n")
-            else:
-                lines.append(f"    const float v{s} = ({slots.guard(s)}) ? {value} : 0.0f;\n")
+            loads = [("v", self.load(slots.index(s)))]
+            if preload:
+                loads.append(("g", self.read("gamma", slots.index(s))))
+                if self.has_beta:
+                    loads.append(("b", self.read("beta", slots.index(s))))
+            for register, value in loads:
+                if not slots.always_in_row(s):
+                    value = f"({slots.guard(s)}) ? {value} : 0.0f"
+                lines.append(f"    const float {register}{s} = {value};\n")
         total = " + ".join(f"v{s}" for s in range(count))
         if self.rms:
             squares = " + ".join(f"v{s} * v{s}" for s in range(count))
             lines.append(self.sum_of("square_sum", squares))
             lines.append(self.rstd("square_sum"))
             for s in range(count):
-                lines.append(f"    {slots.guarded(s, self.store(slots.index(s), f'v{s}'))}\n")
+                store = self.store(slots.index(s), f"v{s}", s if preload else None)
+                lines.append(f"    {slots.guarded(s, store)}\n")
             return "".join(lines)
         lines.append(self.sum_of("row_sum", total))
         lines.append(f"    const float mean = row_sum / {self.cols}.0f;\n")
@@ -192,7 +216,8 @@ class _Norm:
         lines.append(self.sum_of("square_sum", " + ".join(f"d{s} * d{s}" for s in range(count))))
         lines.append(self.rstd("square_sum"))
         for s in range(count):
-            lines.append(f"    {slots.guarded(s, self.store(slots.index(s), f'd{s}'))}\n")
+            store = self.store(slots.index(s), f"d{s}", s if preload else None)
+            lines.append(f"    {slots.guarded(s, store)}\n")
         return "".join(lines)
 
     def vectorized(self) -> str:
@@ -258,7 +283,7 @@ class _Norm:
         centred = f"({self.load('i')} - row_mean)"
         if self.rms:
             return (
-                f"    __local float scratch[{self.array_size}];\n"
+                f"{self.local_arrays()}"
                 "    float squares = 0.0f;\n"
                 f"    {loop} {{\n"
                 f"        const float v = {self.load('i')};\n"
@@ -289,6 +314,10 @@ class _Norm:
             f"        {self.store('i', centred)}\n"
             "    }\n"
         )
+
+
+def _add(a: str, b: str) -> str:
+    return f"{a} + {b}"
 
 
 def _welford_merge(into: str, other: str) -> list[str]:

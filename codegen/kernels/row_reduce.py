@@ -19,8 +19,8 @@ along another axis is stored (strided rows are read and stored one element at a 
 
 On a CPU (or an unknown device) a work-item takes a row and reads it as vectors of `width`
 floats (when vector stage functions are given), then one at a time for the remainder. On a GPU
-a work-group of `local_size` work-items strides over a row and combines its partial results by
-a tree in local memory. A ``max`` or ``min`` is NaN when any element is (numpy's semantics;
+a work-group of `local_size` work-items strides over a row and combines its partial results as
+`combine` says (`common.RowCombine`: a tree in local memory, or warp shuffles). A ``max`` or ``min`` is NaN when any element is (numpy's semantics;
 OpenCL's ``fmax`` would drop it), and a mean is the sum times ``1 / cols``.
 """
 
@@ -34,11 +34,12 @@ from fusec.codegen.kernels.common import (
     DeviceInfo,
     KernelArg,
     KernelSource,
+    RowCombine,
     check_positive,
     default_row_local_size,
     float_literal,
     round_up,
-    tree_reduction,
+    warp_shuffles,
 )
 
 ROW_REDUCE_KINDS = ("sum", "mean", "max", "min")
@@ -138,13 +139,14 @@ def row_reduce(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
                stages: Sequence[RowStage], functions: str, width: int = 8,
                device_info: DeviceInfo | None = None,
                local_size: int | None = None, out_dtype: str = "f32",
-               out_layout: RowInput | None = None) -> KernelSource:
+               out_layout: RowInput | None = None, combine: str = "auto") -> KernelSource:
     """The kernel; `functions` is the C source of the stage functions (emitted first).
     `out_layout` (row offset and column stride of ``out``) stores rows along another axis than
     the last: then every stage is read one element at a time (``width`` must be 1).
     Vector stage functions take ``float<width>`` values, so they are for f32, f16 and bf16
     inputs (read as float vectors) and an f32 ``out``; a kept stage (`RowStage.keeps`) stores
-    into ``out``, so it needs an f32 ``out``."""
+    into ``out``, so it needs an f32 ``out``. A row's work-items on a GPU combine their partials
+    as `combine` says (`common.warp_shuffles`)."""
     check_positive(name, rows=rows, cols=cols)
     for dtype in (*(v.dtype for v in inputs), out_dtype):
         check_dtype(name, dtype)
@@ -172,7 +174,9 @@ def row_reduce(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
     gpu = device_info is not None and not device_info.is_cpu
     if gpu or (local_size is not None and local_size > 1):
         size = local_size or default_row_local_size(cols, device_info)
-        return _work_group_per_row(name, rows, cols, inputs, stages, functions, size, args,
+        check_positive(name, local_size=size)
+        reduce = RowCombine(name, size, warp_shuffles(device_info, size, combine), offset="")
+        return _work_group_per_row(name, rows, cols, inputs, stages, functions, reduce, args,
                                    out_dtype, layout)
     return _work_item_per_row(name, rows, cols, inputs, stages, functions, width, args,
                               out_dtype, layout)
@@ -283,24 +287,26 @@ def _work_item_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInpu
 
 
 def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInput],
-                        stages: Sequence[RowStage], functions: str, size: int,
+                        stages: Sequence[RowStage], functions: str, reduce: RowCombine,
                         args: tuple[KernelArg, ...], out_dtype: str,
                         layout: RowInput) -> KernelSource:
-    check_positive(name, local_size=size)
+    size = reduce.row_size
     lines = [
         "const int lid = get_local_id(0);",
         "const int row = get_group_id(0);",
         f"__local float scratch[{size}];",
+        *reduce.declarations(size, indent="").splitlines(),
         f"__global {BUFFER_TYPES[out_dtype]} *restrict y = out + {layout.row_offset};",
     ]
+    folds = {}
     for j, stage in enumerate(stages[:-1]):
         kind = stage.kind
         assert kind is not None
 
-        def fold(into: str, other: str, kind: str = kind) -> list[str]:
-            a, b = f"scratch[{into}]", f"scratch[{other}]"
-            return [f"{a} = {combine(kind, a, b)};"]
+        def fold(a: str, b: str, kind: str = kind) -> str:
+            return combine(kind, a, b)
 
+        folds[kind] = fold
         lines += [
             f"float p{j} = {INIT[kind]};",
             f"for (int c = lid; c < {cols}; c += {size}) {{",
@@ -308,10 +314,8 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
             *([f"    y[{_out_at(layout, 'c')}] = v;"] if stage.keeps else []),
             f"    p{j} = {combine(kind, f'p{j}', 'v')};",
             "}",
-            f"scratch[lid] = p{j};",
-            *tree_reduction(size, "lid", fold, indent="").splitlines(),
-            f"const float r{j} = {_finish(kind, cols, 'scratch[0]')};",
-            "barrier(CLK_LOCAL_MEM_FENCE);",
+            *reduce.combine(f"s{j}", f"p{j}", kind, fold, indent="").splitlines(),
+            f"const float r{j} = {_finish(kind, cols, f's{j}')};",
         ]
     last = stages[-1]
     reductions = len(stages) - 1
@@ -323,10 +327,11 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
         "}",
     ]
     body = "".join(f"    {line}\n" for line in lines)
+    shuffles = f", warp shuffles ({reduce.shuffles})" if reduce.shuffles else ""
     source = (
         f"// {name}: row_reduce of [{rows}x{cols}], {len(stages) - 1} reduction(s), "
-        f"{size} work-items per row\n"
-        f"{functions}"
+        f"{size} work-items per row{shuffles}\n"
+        f"{functions}{reduce.helpers(folds)}"
         f"__kernel __attribute__((reqd_work_group_size({size}, 1, 1))) void {name}(\n    "
         + ",\n    ".join(a.declaration() for a in args)
         + f")\n{{\n{body}}}\n"

@@ -13,7 +13,8 @@ summed, then the scaling; ``exp`` of the vectors is
 never positive), and a work-item takes two rows side by side when the row count is even, so
 that one row's long chain of dependent steps (max, sum, reciprocal) overlaps the other's. With
 several work-items per row (the GPU default) they stride over the row and combine partial
-results with tree reductions in local memory. When each work-item holds at most
+results with tree reductions in local memory (in the cached form below, as `combine` says:
+`common.RowCombine`, a tree or warp shuffles). When each work-item holds at most
 `MAX_CACHED_SLOTS` elements the row stays in registers: a max reduction, then ``exp`` once per
 element and a sum reduction, then the scaled store. Longer rows are read twice: the first pass
 keeps an online (max, sum of exp) pair per work-item (the sum is rescaled when the max grows)
@@ -30,24 +31,24 @@ from fusec.codegen.kernels.common import (
     KernelArg,
     KernelSource,
     Lanes,
+    RowCombine,
     RowGroup,
     RowSlots,
     check_positive,
     default_rows_per_group,
     kernel_signature,
-    max_into,
     row_local_size,
     row_pass,
-    sum_into,
     tree_reduction,
     vector_exp_nonpositive_function,
+    warp_shuffles,
 )
 
 
 def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
             device_info: DeviceInfo | None = None,
             rows_per_group: int | None = None,
-            rows_per_item: int | None = None) -> KernelSource:
+            rows_per_item: int | None = None, combine: str = "auto") -> KernelSource:
     """A softmax kernel over `rows` rows of `cols` float32 elements.
 
     A row is handled by `local_size` work-items (default: `default_row_local_size` for
@@ -57,7 +58,8 @@ def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
     work-items. Rows of at most `CPU_REGISTER_ROW` elements are kept in registers
     (`_registers`; default rows per work-item `register_rows_per_item`, work-items per group
     `register_rows_per_group` rows' worth), longer ones are read in three passes (`_vectorized`;
-    default 2 rows per work-item when `rows` is even, else 1)."""
+    default 2 rows per work-item when `rows` is even, else 1). Several work-items of a row
+    combine their partials as `combine` says (`common.warp_shuffles`)."""
     check_positive(name, rows=rows, cols=cols)
     size = row_local_size(name, cols, local_size, device_info)
     args = (KernelArg("x", "in"), KernelArg("out", "out"))
@@ -85,15 +87,20 @@ def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
     check_positive(name, rows_per_group=group_rows)
     layout = RowGroup(rows, cols, size, group_rows)
     slots = RowSlots(cols, size)
+    reduce = RowCombine(name, size, None)
     if slots.count <= MAX_CACHED_SLOTS:
-        body = _cached(slots, layout)
+        reduce = RowCombine(name, size, warp_shuffles(device_info, size, combine))
+        body = _cached(slots, layout, reduce)
     else:
         body = _streamed(layout)
+    shuffles = f", warp shuffles ({reduce.shuffles})" if reduce.shuffles else ""
     source = (
-        f"// {name}: softmax of [{rows}x{cols}], {layout.summary()}\n"
+        f"// {name}: softmax of [{rows}x{cols}], {layout.summary()}{shuffles}\n"
+        f"{reduce.helpers({'max': _larger, 'sum': _add})}"
         f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
         f"{layout.prologue()}"
         f"    __local float scratch[{size * group_rows}];\n"
+        f"{reduce.declarations(size * group_rows)}"
         f"{body}}}\n"
     )
     return KernelSource(name, source, args, layout.global_size(), layout.local_size())
@@ -324,8 +331,16 @@ def _vectorized(name: str, rows: int, cols: int, per_item: int, rows_per_group: 
     return KernelSource(name, source, args, layout.global_size(), layout.local_size())
 
 
-def _cached(slots: RowSlots, layout: RowGroup) -> str:
-    count, size = slots.count, slots.local_size
+def _larger(a: str, b: str) -> str:
+    return f"fmax({a}, {b})"
+
+
+def _add(a: str, b: str) -> str:
+    return f"{a} + {b}"
+
+
+def _cached(slots: RowSlots, layout: RowGroup, reduce: RowCombine) -> str:
+    count = slots.count
     lines = []
     for s in range(count):
         value = f"x[base + {slots.index(s)}]"
@@ -335,21 +350,15 @@ def _cached(slots: RowSlots, layout: RowGroup) -> str:
     local_max = "v0"
     for s in range(1, count):
         local_max = f"fmax({local_max}, v{s})"
-    lines += [
-        f"    scratch[at + lid] = {local_max};\n",
-        tree_reduction(size, "lid", max_into("scratch"), offset="at + "),
-        "    const float row_max = scratch[at];\n",
-        "    barrier(CLK_LOCAL_MEM_FENCE);\n",
-    ]
+    lines.append(reduce.combine("row_max", local_max, "max", _larger))
     for s in range(count):
         value = f"exp(v{s} - row_max)"
         if not slots.always_in_row(s):
             value = f"({slots.guard(s)}) ? {value} : 0.0f"
         lines.append(f"    const float e{s} = {value};\n")
     lines += [
-        f"    scratch[at + lid] = {' + '.join(f'e{s}' for s in range(count))};\n",
-        tree_reduction(size, "lid", sum_into("scratch"), offset="at + "),
-        "    const float inverse_sum = 1.0f / scratch[at];\n",
+        reduce.combine("row_sum", " + ".join(f"e{s}" for s in range(count)), "sum", _add),
+        "    const float inverse_sum = 1.0f / row_sum;\n",
     ]
     for s in range(count):
         store = layout.guarded_store(f"out[base + {slots.index(s)}] = e{s} * inverse_sum;")

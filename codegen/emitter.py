@@ -93,6 +93,11 @@ because signed overflow is undefined in OpenCL C and the compiler reasons from i
 ``x * x`` taken to never wrap, ``x * x == 0 ? 0 : y / (x * x)`` became ``x == 0 ? ..``, and
 ``x = INT_MIN`` divided by the wrapped 0: SIGFPE in the CPU runtime, fuzz seed 1839)."""
 
+UNSIGNED: tuple[type[Operation], ...] = (arith.DivUIOp, arith.RemUIOp)
+"""Printed in the unsigned type, as they are defined: a generated kernel's index arithmetic
+(`kernel_builder.KernelBuilder.delinearize`) divides by constants, which costs a GPU fewer
+instructions unsigned (no rounding toward zero of a negative dividend to correct for)."""
+
 NAN_PROPAGATING: dict[type[Operation], str] = {
     arith.MaximumfOp: "fmax",
     arith.MinimumfOp: "fmin",
@@ -403,6 +408,10 @@ class CEmitter:
         lhs, rhs = (self.ref(v) for v in op.operands)
         if isinstance(op, WRAPPING) and op.results[0].type == i32:
             self.define(op, f"(int)((uint){lhs} {INFIX[type(op)]} (uint){rhs})")
+            return
+        if isinstance(op, UNSIGNED) and not isinstance(op.results[0].type, VectorType):
+            t = self.value_type(op.results[0].type)
+            self.define(op, f"({t})((u{t}){lhs} {INFIX[type(op)]} (u{t}){rhs})")
             return
         self.define(op, f"{lhs} {INFIX[type(op)]} {rhs}")
 

@@ -139,6 +139,23 @@ func.func @f(%p: tensor<3x1xi1>, %x: tensor<3x7xf32>, %n: tensor<7xi32>) -> (ten
 }""", TRANSCENDENTAL)
 
 
+def test_unsigned_integer_division_of_negative_values() -> None:
+    """``arith.divui`` and ``arith.remui`` read their operands unsigned, as the reference does
+    (-7 is 4294967289): the kernel prints them in ``uint`` (a signed ``/`` gave -2 and -1)."""
+    check("""
+func.func @f(%n: tensor<6xi32>) -> tensor<6xi32> {
+  %y = fused.elementwise %n : (tensor<6xi32>) -> tensor<6xi32> {
+  ^bb0(%i: i32):
+    %c3 = arith.constant 3 : i32
+    %q = arith.divui %i, %c3 : i32
+    %r = arith.remui %i, %c3 : i32
+    %s = arith.addi %q, %r : i32
+    fused.yield %s : i32
+  }
+  func.return %y : tensor<6xi32>
+}""", TRANSCENDENTAL)
+
+
 def test_elementwise_result_larger_than_inputs() -> None:
     """The result broadcasts the inputs further (to 2x3x4 from 3x4)."""
     check("""

@@ -80,15 +80,19 @@ kernel at all. Off, every `wgmma` product runs in 128 x 256 blocks and N must be
 At 2048 rows (GPT-2 small, batch 16) a 768-column product is 48 blocks of 256 on the H200's 132
 units and 96 of 128. Not yet measured on the GPU.""",
          "fusec.codegen.kernels.gemm_wgmma"),
-    Knob("wgmma_192_blocks", False, """\
+    Knob("wgmma_192_blocks", True, """\
 A `wgmma` product may also run in 128 x 192 blocks of C (``wgmma`` ``m64n192``), where its N is
-a multiple of 192 and those blocks fill the device's waves better (`gemm_wgmma.block_n_for`,
-each width weighted by `gemm_wgmma.block_cost`): BERT-base at batch 32 (4096 rows), whose
-768-column products are 96 blocks of 256 on the H200's 132 units (a wave 73% full) and 128 of
-192 (97%), and whose 2304-column one 3 waves of either (288 blocks of 256, 384 of 192). Its
-GEMMs took 1.54 ms of kernels a call there against cuBLAS's 1.19 under Inductor (session 20,
-f16). Checked in the CPU emulation of the kernel; not yet run on a GPU: `sh bench/gpu.sh
-blocks f16` times every whole-model product in each width.""",
+a multiple of 192 and those blocks finish first (`gemm_wgmma.block_n_for`, each width weighted
+by `gemm_wgmma.BLOCK_COSTS`): BERT-base at batch 32 (4096 rows), whose 768-column products are
+96 blocks of 256 on the H200's 132 units (a wave 73% full) and 128 of 192 (97%). Off, 256 or
+128.
+
+On the H200 (2026-12-03, session 22, bench/results/h200-2026-12-03-s22-blocks-f16.log) BERT-base's
+products took 0.0133, 0.0391 and 0.0329 ms in 192-wide blocks against 0.0176, 0.0443 and 0.0472
+in 256 (4096 x 768 x 768, x 3072 x 768, x 768 x 3072), GPT-2 small's at batch 16 alike; through
+the torch backend (...-s22-b192-bert.log, f16, batch 32, the two in the same turns) BERT-base's
+GEMMs took 1.398 ms of kernels a call with it against 1.583 without, the call 2.013 ms against
+2.201: on.""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and
@@ -236,9 +240,13 @@ kernel's work-groups run at once (`cuda_launch.one_wave`). Run on the H200 in se
 small 0.556 ms against 0.644 off, reduce-overhead 0.552; BERT-base 0.531 against 0.597,
 reduce-overhead 0.605) but not batch 32's evenness: BERT-base f16, whose kernels all run in
 one wave there, took 2.36 ms against 2.14 off (the Llama-style model, whose do not, 2.88
-against 2.87). So the graphs now time both at the first call instead, a rule not yet run on a
-GPU (its control flow is checked on the CPU against a stand-in); off until it is: `sh
-bench/gpu.sh dependent`.""",
+against 2.87). So the graphs now time both at the first call instead. Run in session 22
+(`...-s22-dependent_*.log`, the two in the same turns), that decision did not keep the
+graphs without dependent launches where those were faster: BERT-base f16 at batch 32 took
+2.262 ms against 2.142 off (its 10 timed replays a side do not see what back-to-back calls
+do); at batch 1, on a host that ran eager 2.5 times slower than in session 21, the calls were
+bound by the host and even: GPT-2 small 0.859 against 0.863, BERT-base 0.782 against 0.794.
+Off.""",
          "fusec.runtime.cuda_launch"),
     Knob("wgmma_split_tf32", True, """\
 A float32 product without TF32 (PyTorch's default) takes the ``wgmma`` kernel on a Hopper GPU,
@@ -314,14 +322,20 @@ torch backend, f16, batch 1, the two in the same turns): BERT-base's 25 LayerNor
 ms of kernels with it against 0.0791 without, GPT-2 small's 0.0676 against 0.0741; the calls
 0.596 against 0.682 ms (BERT) and 0.702 against 0.707 (GPT-2): on.""",
          "fusec.codegen.kernels.common"),
-    Knob("row_warp_shuffles", False, """\
+    Knob("row_warp_shuffles", True, """\
 A row kernel on an NVIDIA GPU (LayerNorm, RMSNorm, softmax, `fused.row_reduce`) whose rows are
 whole warps combines its work-items' partial sums and maxima by ``shfl.sync`` butterflies
 within each warp and one exchange of the warps' values through local memory
 (`common.RowCombine`): one barrier a reduction, none for a row of one warp, where the tree in
 local memory takes one a step (six for a 768-wide row of 64 work-items). Off, the tree.
-At batch 1 a LayerNorm is about 2.7 us on the H200 against Triton's 1.7 (session 19, GPT-2
-small); not yet run on a GPU (session 22).""",
+
+On the H200 (2026-12-03, session 22, bench/results/h200-2026-12-03-s22-rows-*.log, f16, the two
+in the same turns): BERT-base's 25 LayerNorms at batch 32 took 0.167 ms of kernels a call with
+it against 0.196 without (the call 2.141 ms against 2.165), GPT-2 small's at batch 1 0.062
+against 0.065 (0.651 ms a call against 0.684); `bench/norm_sweep.py` (...-s22-rows-sweep.log)
+had the shuffles as fast or faster at every layout of 32 to 256 work-items a row at 2048 and
+4096 rows (9.5 against 10.0 us at 4096 x 768 in 32 a row, 13.1 against 16.8 in 256), even at
+128 rows (launch-bound, 6-8 us either way): on.""",
          "fusec.codegen.kernels.common"),
     Knob("attention_mma", True, """\
 16-bit attention on an NVIDIA device with tensor cores (whose `mma.sync` probe built that type)

@@ -3,7 +3,7 @@
 batches, and at batch 1) timed in 128 x 256, 128 x 192 (where N allows) and 128 x 128 blocks
 (the width forced in place of `block_n_for`'s choice), and in the width `block_n_for` picks
 under the knobs as set (``FUSEC_KNOB_WGMMA_192_BLOCKS=1`` lets it pick 192), so that
-`NARROW_BLOCK_COST` and the rule can be set from what the device does. Each row: median kernel
+`BLOCK_COSTS` and the rule can be set from what the device does. Each row: median kernel
 time of `--repeat` profiled calls of a ``nn.matmul`` with B bound (as a model's weight),
 checked against numpy first.
 

@@ -69,10 +69,15 @@ BLOCK_NS = (256, 192, 128)
 ``64 x block_n`` (``wgmma`` ``m64n<block_n>``). A product of few blocks takes a narrower one
 when it fills the device's compute units better (`block_n_for`); 192 only with the knob
 `wgmma_192_blocks` (`block_widths`)."""
-NARROW_BLOCK_COST = 1.25
-"""How much longer a 128-wide block takes per column than a 256-wide one (its A tile is read
-for half the columns): `block_n_for`'s weight against the narrower block, a 192-wide one's in
-proportion to the A it reads a column (`block_cost`). A guess until the H200 run measures it."""
+BLOCK_COSTS = {256: 1.0, 192: 0.95, 128: 1.15}
+"""How long a block of each width takes per column against a 256-wide one: `block_n_for`'s
+weights. Fitted to `bench/wgmma_blocks.py` on the H200 (f16, session 22,
+bench/results/h200-2026-12-03-s22-blocks-f16.log): in products of several waves a 192-wide
+block took 0.88-0.96 of a 256-wide one's time a column (BERT-base's and GPT-2's, K 768 and
+3072), a 128-wide one 0.94-1.03 at K 768 and 1.15-1.29 at K 2048-5632 (the Llama-style
+model's; its A tile is read for half the columns). With these weights the rule picks the
+fastest width of the 17 whole-model products timed but one (BERT-base's 512 x 768 x 3072 at
+batch 1: 128 wide, 0.0206 ms against 192's 0.0188)."""
 STAGES = 4
 THREADS = 256
 BLOCK_MS = (BLOCK_M, 64)
@@ -160,9 +165,8 @@ def block_widths() -> tuple[int, ...]:
 
 def block_cost(width: int) -> float:
     """How long a block `width` wide takes per column against a 256-wide one (`block_n_for`):
-    1 for 256, `NARROW_BLOCK_COST` for 128, and in between in proportion to the A tile read a
-    column (``256 / width - 1``): 192 about 1.08."""
-    return 1.0 + (NARROW_BLOCK_COST - 1.0) * (BLOCK_N / width - 1.0)
+    `BLOCK_COSTS`."""
+    return BLOCK_COSTS[width]
 
 
 def block_n_for(m: int, n: int, compute_units: int | None) -> int:
@@ -171,7 +175,8 @@ def block_n_for(m: int, n: int, compute_units: int | None) -> int:
     as its width, the narrower weighted by `block_cost`), the widest on a tie or where
     the number of units is unknown. At 2048 rows a 768-column product is 48 blocks of 256 on
     the H200's 132 units, 96 of 128; at 4096 rows 96 blocks of 256 (a wave 73% full) or 128 of
-    192 (97%: the knob `wgmma_192_blocks`)."""
+    192 (97%: the knob `wgmma_192_blocks`); the Llama-style model's 2560-column one 3 waves of
+    256 or 5 of 128 (``5 * 128 * 1.15 < 3 * 256``: 0.079 ms against 0.095 on the H200)."""
     widths = [w for w in block_widths() if n % w == 0]
     if not widths:
         raise ValueError(f"{n} columns are not whole blocks of any of {block_widths()}")

@@ -21,7 +21,6 @@ import pytest
 from fusec import knobs
 from fusec.codegen.kernels.common import IDENTITY_EPILOGUE, DeviceInfo, Epilogue, KernelArg
 from fusec.codegen.kernels.gemm_wgmma import (
-    NARROW_BLOCK_COST,
     block_cost,
     block_m_for,
     block_n_for,
@@ -135,24 +134,44 @@ def test_192_wide_blocks_match_numpy(launch, dtype, b_rows, block_m, extra):
     assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
 
 
+BLOCKS_MEASURED = {  # (rows, N, K): ms in 256-, 192- and 128-wide blocks, H200, f16, session 22
+    (2048, 2304, 768): (0.0300, 0.0215, 0.0222), (2048, 768, 768): (0.0148, 0.0133, 0.0115),
+    (2048, 3072, 768): (0.0305, 0.0220, 0.0235), (2048, 768, 3072): (0.0377, 0.0318, 0.0221),
+    (4096, 768, 768): (0.0176, 0.0133, 0.0169), (4096, 3072, 768): (0.0443, 0.0391, 0.0417),
+    (4096, 768, 3072): (0.0472, 0.0329, 0.0450), (4096, 2560, 2048): (0.0953, None, 0.0791),
+    (4096, 2048, 2048): (0.0540, None, 0.0620), (4096, 2048, 5632): (0.1302, None, 0.1686),
+}
+"""bench/results/h200-2026-12-03-s22-blocks-f16.log: the whole models' products of several
+block rows (GPT-2 small at batch 16, BERT-base and the Llama-style model at 32)."""
+
+
+@pytest.mark.parametrize("shape", list(BLOCKS_MEASURED), ids=lambda s: "x".join(map(str, s)))
+def test_block_widths_are_the_fastest_measured(shape):
+    """`block_n_for` (the knob `wgmma_192_blocks` on, its default) picks the width that was
+    fastest on the H200 for each whole-model product."""
+    times = dict(zip((256, 192, 128), BLOCKS_MEASURED[shape], strict=True))
+    fastest = min((w for w in times if times[w] is not None), key=lambda w: times[w])
+    assert block_n_for(shape[0], shape[1], 132) == fastest
+
+
 def test_192_wide_blocks_are_taken_with_the_knob_where_they_fill_the_waves():
-    """`block_n_for` with the knob `wgmma_192_blocks`: BERT-base at 4096 rows on 132 units, its
-    768- and 2304-column products in 192-wide blocks (one wave of 128 blocks, 97% full, where
-    96 of 256 fill 73%; 3 waves of 384 against 3 of 288), its 3072-column one in 256 (3 waves
-    against 4); N not a multiple of 192 (the Llama-style model's 2048 and 2560) as before."""
-    picks = {n: block_n_for(4096, n, 132) for n in (768, 2304, 3072, 2048, 2560)}
-    assert picks == {768: 256, 2304: 256, 3072: 256, 2048: 256, 2560: 256}
-    with knobs.overridden(wgmma_192_blocks=True):
-        picks = {n: block_n_for(4096, n, 132) for n in (768, 2304, 3072, 2048, 2560)}
-        assert picks == {768: 192, 2304: 192, 3072: 256, 2048: 256, 2560: 256}
-        assert block_n_for(2048, 768, 132) == 128  # GPT-2 at batch 16: 96 blocks of 128
-        h200 = replace(NVIDIA_H, compute_units=132)
-        plan = gemm_plan("g", 32, 128, 768, 768, False, IDENTITY_EPILOGUE, h200, "f16", False,
-                         "f16", 1, b_transposed=True)
-        assert plan is not None and "128x192 blocks" in plan[1].source
-        assert plan[1].global_size == (32 * 4 * 256,)
-    assert block_cost(256) == 1.0 and block_cost(128) == NARROW_BLOCK_COST
-    assert 1.0 < block_cost(192) < NARROW_BLOCK_COST
+    """`block_n_for` at BERT-base's 4096 rows on 132 units: its 768-column products one wave of
+    128 blocks of 192 (97% full, where 96 of 256 fill 73%), its 2304- and 3072-column ones 3 and
+    4 waves of 192 (`BLOCK_COSTS`); without the knob 256 or 128; N not a multiple of 192 (the
+    Llama-style model's 2048 and 2560) alike either way."""
+    widths = (768, 2304, 3072, 2048, 2560)
+    picks = {n: block_n_for(4096, n, 132) for n in widths}
+    assert picks == {768: 192, 2304: 192, 3072: 192, 2048: 256, 2560: 128}
+    assert block_n_for(2048, 768, 132) == 128  # GPT-2 at batch 16: 96 blocks of 128
+    h200 = replace(NVIDIA_H, compute_units=132)
+    plan = gemm_plan("g", 32, 128, 768, 768, False, IDENTITY_EPILOGUE, h200, "f16", False,
+                     "f16", 1, b_transposed=True)
+    assert plan is not None and "128x192 blocks" in plan[1].source
+    assert plan[1].global_size == (32 * 4 * 256,)
+    with knobs.overridden(wgmma_192_blocks=False):
+        picks = {n: block_n_for(4096, n, 132) for n in widths}
+        assert picks == {768: 256, 2304: 128, 3072: 256, 2048: 256, 2560: 128}
+    assert block_cost(256) == 1.0 and block_cost(192) < 1.0 < block_cost(128)
 
 
 @pytest.mark.parametrize(("dtype", "b_rows", "block_n"),
@@ -200,12 +219,13 @@ def test_short_blocks_apply_the_swiglu_epilogue_with_b_in_halves(launch):
 
 def test_the_block_width_is_the_one_whose_waves_finish_first():
     """At the H200's 132 units: GPT-2's 768-column products at 2048 rows are 48 blocks of 256
-    (one third of a wave) and take 128; BERT's at 4096 rows fill a wave either way and keep
-    256; a product 256-wide blocks do not tile takes 128; an unknown device keeps 256."""
+    (one third of a wave) and take 128; BERT's at 4096 rows, 96 blocks of 256, take 192 (one
+    wave of 128); a product 256-wide blocks do not tile takes 128; an unknown device keeps the
+    widest."""
     assert block_n_for(2048, 768, 132) == 128
-    assert block_n_for(4096, 768, 132) == 256
+    assert block_n_for(4096, 768, 132) == 192
     assert block_n_for(4096, 4096, 132) == 256
-    assert block_n_for(128, 384, 132) == 128 and block_n_for(128, 384, None) == 128
+    assert block_n_for(128, 384, 132) == 128 and block_n_for(128, 384, None) == 192
     assert block_n_for(2048, 768, None) == 256
     with pytest.raises(ValueError, match="not whole blocks"):
         block_n_for(128, 200, 132)

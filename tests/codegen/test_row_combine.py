@@ -175,8 +175,6 @@ def test_gamma_and_beta_are_read_with_the_row_where_they_fit():
 def test_warp_shuffles_only_where_the_device_and_the_knob_allow(set_knobs):
     cpu = DeviceInfo(name="cpu", is_cpu=True)
     no_ptx = DeviceInfo(name="gpu", is_cpu=False)
-    assert warp_shuffles(H200, 64) is None  # the knob is off by default
-    set_knobs(row_warp_shuffles=True)
     assert warp_shuffles(H200, 64) == "ptx" and warp_shuffles(H200, 32) == "ptx"
     assert warp_shuffles(H200, 48) is None and warp_shuffles(H200, 16) is None
     assert warp_shuffles(cpu, 64) is None and warp_shuffles(no_ptx, 64) is None
@@ -184,6 +182,10 @@ def test_warp_shuffles_only_where_the_device_and_the_knob_allow(set_knobs):
     assert warp_shuffles(H200, 64, "tree") is None and warp_shuffles(cpu, 64, "emulated") == "emulated"
     assert "warp shuffles (ptx)" in layer_norm("n", 128, 768, 1e-5, device_info=H200,
                                                dtype="f16").source
+    set_knobs(row_warp_shuffles=False)
+    assert warp_shuffles(H200, 64) is None
+    assert "warp shuffles" not in layer_norm("n", 128, 768, 1e-5, device_info=H200,
+                                             dtype="f16").source
     with pytest.raises(ValueError, match="combine must be one of"):
         warp_shuffles(H200, 64, "butterfly")
     with pytest.raises(ValueError, match="whole warps of 32, not 48"):

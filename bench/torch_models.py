@@ -21,7 +21,9 @@ what fusec holds on the device after its calls (`fusec_held_bytes`: the pool of 
 and each partition's own buffers, bound weights among them). A weight fusec stores as it is was
 moved into that pool, PyTorch's copy freed (`fusec.compiler.torch_weights`), so it is counted
 once; ``fusec_weights_shared_mib`` and ``fusec_weights_copied_mib`` (from the report) say how
-many of the bound weights' bytes are held once and how many fusec holds a copy of.
+many of the bound weights' bytes are held once and how many fusec holds a copy of;
+``fusec_launch_decisions`` what each partition's CUDA graph decided at its first call with the
+knob `cuda_dependent_launch` on (its replays timed with dependent launches and without).
 
 The torch peaks include what the other runners keep alive (Inductor's and the CUDA graphs'
 memory pools), so the model's own figures leave it out: ``fusec_model_device_mib`` is what
@@ -310,6 +312,13 @@ def run(args: argparse.Namespace) -> list[dict]:
                     # The model's own (the other runners' memory left out): what PyTorch holds
                     # of the model, what fusec holds, what a call allocates beyond both.
                     launched = sum(launch.torch_bytes() for launch in launches)
+                    # What each partition's graph decided at its first call (the knob
+                    # cuda_dependent_launch): its replays' ms with dependent launches and without.
+                    row["fusec_launch_decisions"] = [
+                        {"dependent": launch.dependent,
+                         "replay_ms": {("dependent" if k else "plain"): round(v, 4)
+                                       for k, v in launch.timings.items()}}
+                        for launch in launches]
                     row["fusec_model_device_mib"] = round(
                         (model_torch_bytes(model, pools) + held + launched
                          + call_peaks["fusec"]) / 2**20, 1)

@@ -212,41 +212,30 @@ ms in one launch, kernels 0.274 -> 0.243 ms (bf16: 0.0534 + 0.0323 -> 0.0501, 0.
 fusec-bench kernel time 0.271 -> 0.241 ms f16 (torch.compile f16 0.25-0.28), 0.279 -> 0.244
 bf16.""",
          "fusec.codegen.kernels.gemm_wgmma"),
-    Knob("cuda_dependent_launch", False, """\
-Where the torch backend launches a partition's kernels through CUDA on a Hopper GPU or later,
-each is a dependent launch (programmatic dependent launch: ``cuLaunchKernelEx`` with
-programmatic stream serialization, `cuda_driver.CudaDriver.launch_dependent`): its
-work-groups may start while the kernel before it runs, and each first waits for that kernel to
-finish and its writes to be visible (``griddepcontrol.wait``, then
-``griddepcontrol.launch_dependents``, added to every entry of the program's PTX), so the gap
-between two kernels (the launch, the work-groups' start) overlaps the kernel before. A CUDA
-graph records the launches so (programmatic edges). With graphs (the default) the first call
-records the graph with dependent launches and without, times replays of each and keeps the
-faster (`cuda_launch.CudaLaunches.decide_dependent`); without, a partition's launches are
-dependent ones where every kernel's work-groups all run at once (`cuda_launch.one_wave`). Off,
-each kernel starts after the one before it has finished.
+    Knob("cuda_dependent_launch", True, """\
+Where the torch backend replays a partition's kernels from a CUDA graph on a Hopper GPU or
+later, they may be dependent launches (programmatic dependent launch: ``cuLaunchKernelEx`` with
+programmatic stream serialization, recorded as programmatic edges,
+`cuda_driver.CudaDriver.launch_dependent`): a kernel's work-groups may start while the kernel
+before it runs, and each first waits for that kernel to finish and its writes to be visible
+(``griddepcontrol.wait``, then ``griddepcontrol.launch_dependents``, added to every entry of the
+program's PTX), so the gap between two kernels (the launch, the work-groups' start) overlaps
+the kernel before. The first call records the graph both ways, times replays of each and keeps
+the dependent launches where the partition's kernels are short (`cuda_launch.SHORT_KERNEL_MS`:
+10 us on average) and they are 2% faster (`cuda_launch.prefers_dependent`). Without graphs the
+launches are plain. Off, each kernel starts after the one before it has finished.
 
-On the H200 (2026-12-03, session 20, torch backend, Hugging Face at `sdpa`, f16, batch 1, 50
-calls a turn, the two in the same turns: `bench/results/h200-2026-12-03-s20-b1-*-dependent.log`):
-GPT-2 small 0.580 ms a call against 0.625 off (reduce-overhead 0.545), BERT-base 0.526 against
-0.583 (reduce-overhead 0.593). CUDA's profiler then counts each kernel from its early start,
-its wait included (0.999 and 0.913 ms of "kernels" a call, against 0.568 and 0.526 off).
-At batch 32, every kernel launched so, BERT-base f16 took 2.36 ms against 2.08 off and the
-Llama-style model 3.48 against 2.89 (`...-s20-*_b32-dependent.log`); with only kernels whose
-work-groups all run at once launched so, 2.24 against 2.10 and 2.93 against 2.92
-(`...-s20-*_b32-one-wave.log`). So a partition's launches are dependent ones only where every
-kernel's work-groups run at once (`cuda_launch.one_wave`). Run on the H200 in session 21
-(`bench/results/h200-2026-12-03-s21-dependent_*.log`), that rule kept batch 1's gains (GPT-2
-small 0.556 ms against 0.644 off, reduce-overhead 0.552; BERT-base 0.531 against 0.597,
-reduce-overhead 0.605) but not batch 32's evenness: BERT-base f16, whose kernels all run in
-one wave there, took 2.36 ms against 2.14 off (the Llama-style model, whose do not, 2.88
-against 2.87). So the graphs now time both at the first call instead. Run in session 22
-(`...-s22-dependent_*.log`, the two in the same turns), that decision did not keep the
-graphs without dependent launches where those were faster: BERT-base f16 at batch 32 took
-2.262 ms against 2.142 off (its 10 timed replays a side do not see what back-to-back calls
-do); at batch 1, on a host that ran eager 2.5 times slower than in session 21, the calls were
-bound by the host and even: GPT-2 small 0.859 against 0.863, BERT-base 0.782 against 0.794.
-Off.""",
+On the H200, Hugging Face models at `sdpa`, f16, the two in the same turns: at batch 1 GPT-2
+small took 0.580 ms a call with them against 0.625 (session 20), 0.556 against 0.644 (session
+21) and 0.552 against 0.635 (session 22, bench/results/h200-2026-12-03-s22-decision-gpt2-b1.log;
+reduce-overhead 0.545), BERT-base 0.526 against 0.583 and 0.531 against 0.597. At batch 32 they
+cost: BERT-base 2.36 against 2.08 (session 20), 2.262 against 2.142 and 2.072 against 1.963
+(session 22, where the first call's 10 timed replays had found them 3% faster, 2.006 against
+2.071: `...-s22-decision-bert-b32.log`), the Llama-style model 3.48 against 2.89 (session 20).
+Hence the rule of short kernels (GPT-2's at batch 1 about 5 us a kernel, BERT-base's at batch 32
+about 22, the Llama-style model's 66), which keeps batch 32 as it is off: on. Without graphs
+(session 21's rule there, every kernel in one wave) BERT-base at batch 32 was 1.10x slower, so
+they are not used there.""",
          "fusec.runtime.cuda_launch"),
     Knob("wgmma_split_tf32", True, """\
 A float32 product without TF32 (PyTorch's default) takes the ``wgmma`` kernel on a Hopper GPU,

@@ -151,15 +151,6 @@ class CudaDriver:
         return Function(name, handle, dynamic,
                         self.attribute(handle, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK))
 
-    def resident_groups(self, function: Function, threads: int) -> int:
-        """How many work-groups of `threads` of `function` one multiprocessor holds at once
-        (its registers and shared memory: ``cuOccupancyMaxActiveBlocksPerMultiprocessor``)."""
-        count = ctypes.c_int()
-        self.check(self.lib.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            ctypes.byref(count), function.handle, ctypes.c_int(threads),
-            ctypes.c_size_t(function.dynamic_shared)), f"occupancy of '{function.name}'")
-        return count.value
-
     def attribute(self, handle: ctypes.c_void_p, which: int) -> int:
         value = ctypes.c_int()
         self.check(self.lib.cuFuncGetAttribute(ctypes.byref(value), which, handle),

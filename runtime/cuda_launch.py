@@ -108,25 +108,24 @@ DECIDING_REPLAYS = 10
 `DECIDING_WARMUP` untimed."""
 
 
-def prefers_dependent(dependent_ms: float, plain_ms: float) -> bool:
-    """Whether a partition's graph keeps dependent launches, timed at `dependent_ms` a replay
-    against `plain_ms` without: where they save at least 2% (noise on a shared device keeps
-    the plain launches)."""
-    return dependent_ms < 0.98 * plain_ms
+SHORT_KERNEL_MS = 0.010
+"""The longest a partition's kernels may take on average (its plain replay's time over its
+launches) for its graph to keep dependent launches (`prefers_dependent`). On the H200 (session
+22, bench/results/h200-2026-12-03-s22-decision-*.log, f16, back-to-back calls) GPT-2 small at
+batch 1, about 5 us a kernel, took 0.552 ms a call with them against 0.635 without; BERT-base at
+batch 32, about 22 us a kernel, 2.072 against 1.963, although the first call's 10 timed replays
+had found them 3% faster there (2.006 against 2.071 ms); the Llama-style model at batch 32,
+about 66 us a kernel, 3.48 against 2.89 (session 20). Where kernels are short the gaps between
+them that dependent launches hide are a large part of the call; where they are long, kernels
+whose work-groups start early and wait take the units from the kernel before them."""
 
 
-def one_wave(driver: CudaDriver, function: Function, launch: tuple[Any, ...],
-             units: int) -> bool:
-    """Whether all the work-groups of `launch` (a `CudaLaunches.launches` entry) run at once
-    on the device's `units` multiprocessors. Without graphs, launches are dependent ones only
-    where every kernel's are so: at batch 32 dependent launches made BERT-base 1.13x and the
-    Llama-style model 1.21x slower on the H200 (1.06x and 1.00x with only such kernels launched
-    so), where at batch 1 they hid the gaps between kernels; but BERT-base at batch 32, every
-    kernel in one wave, was still 1.10x slower (session 21): graphs time both instead
-    (`CudaLaunches.decide_dependent`)."""
-    groups = launch[1] * launch[2] * launch[3]
-    threads = launch[4] * launch[5] * launch[6]
-    return groups <= driver.resident_groups(function, threads) * units
+def prefers_dependent(dependent_ms: float, plain_ms: float, launches: int) -> bool:
+    """Whether a partition's graph of `launches` kernels keeps dependent launches, timed at
+    `dependent_ms` a replay against `plain_ms` without: where its kernels are short (at most
+    `SHORT_KERNEL_MS` on average) and dependent launches save at least 2% (noise on a shared
+    device keeps the plain launches)."""
+    return plain_ms <= SHORT_KERNEL_MS * max(launches, 1) and dependent_ms < 0.98 * plain_ms
 
 
 class CudaLaunches:
@@ -144,7 +143,7 @@ class CudaLaunches:
         self.plan = plan
         self.device = torch.device("cuda", torch.cuda.current_device())
         self.driver = CudaDriver()
-        asked = (knobs.value("cuda_dependent_launch")
+        asked = (graphs and knobs.value("cuda_dependent_launch")
                  and torch.cuda.get_device_capability(self.device) >= (9, 0))
         self.module = self.driver.load(module_ptx(exe.program.binaries[0], asked))
         weakref.finalize(self, self.driver.unload, self.module)
@@ -157,24 +156,22 @@ class CudaLaunches:
             grid, block = block_for(launch.global_size, launch.local_size, function.max_threads)
             self.launches.append((function.handle, *grid, *block, function.dynamic_shared,
                                   launch_params(self.cells, launch.buffers)))
-        units = torch.cuda.get_device_properties(self.device).multi_processor_count
         self.dependent_configs = [dependent_config(each[1:4], each[4:7], each[7])
                                   for each in self.launches] if asked else []
         """Each launch's `cuda_driver.LaunchConfig` as a dependent launch, where asked for."""
-        self.deciding = asked and graphs
+        self.deciding = asked
         """Whether the first replay still has to time the graph recorded with dependent
         launches and without, and keep the faster (`decide_dependent`)."""
         self.dependent = False
         """Whether each kernel starts while the one before it runs and waits for it itself
         (`cuda_driver.CudaDriver.launch_dependent`; Hopper and later, the knob on): with
-        `graphs`, as the first replay finds faster (`decide_dependent`); else where every
-        kernel runs in one wave (`one_wave`)."""
+        `graphs`, as the first replay decides (`decide_dependent`); without, never (nothing
+        times them there, and where a partition's kernels are long they cost more than they
+        save: `SHORT_KERNEL_MS`)."""
         self.configs: list[Any] = [None] * len(self.launches)
         """Each launch's `cuda_driver.LaunchConfig` where the launches are dependent ones,
         else None (`set_dependent`)."""
-        self.set_dependent(self.deciding or (asked and all(
-            one_wave(self.driver, function, each, units)
-            for function, each in zip(self.functions, self.launches, strict=True))))
+        self.set_dependent(self.deciding)
         self.timings: dict[bool, float] = {}
         """What `decide_dependent` measured: ms a replay, with dependent launches (True) and
         without."""
@@ -231,17 +228,17 @@ class CudaLaunches:
     def decide_dependent(self, tensors: Sequence[Any], stream: Any) -> None:
         """Records the graph with dependent launches and times `DECIDING_REPLAYS` replays of it
         on `stream` (after `DECIDING_WARMUP`), then the same without, and keeps the graph of
-        the faster (`prefers_dependent`; recorded again if that is the first). At batch 1 on
-        the H200 dependent launches made GPT-2 small and BERT-base 12-14% faster; at batch 32
-        BERT-base 10% slower, its kernels in one wave all the same (session 21), so no rule of
-        the plan's alone told the two apart."""
+        the faster where the kernels are short (`prefers_dependent`; recorded again if that is
+        the first). At batch 1 on the H200 dependent launches made GPT-2 small and BERT-base
+        12-14% faster; at batch 32 BERT-base 5-10% slower, its kernels in one wave all the
+        same (sessions 21, 22), and this timing alone found them faster there."""
         for dependent in (True, False):
             self.set_dependent(dependent)
             self.forget_graph()
             self.record(tensors, stream)
             self.timings[dependent] = self.time_replays(tensors, stream)
         self.deciding = False
-        if prefers_dependent(self.timings[True], self.timings[False]):
+        if prefers_dependent(self.timings[True], self.timings[False], len(self.launches)):
             self.set_dependent(True)
             self.forget_graph()
             self.record(tensors, stream)

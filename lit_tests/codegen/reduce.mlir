@@ -152,8 +152,8 @@
 // CL-NEXT:       const float8 [[SPLAT:v[0-9]+]] = (float8)((-INFINITY));
 // CL-NEXT:       float8 [[VACC:v[0-9]+]] = [[SPLAT]];
 // CL-NEXT:       for (int [[R:v[0-9]+]] = [[START]]; [[R]] < [[STOP]]; [[R]] += 8) {
-// CL-NEXT:         const int [[COL:v[0-9]+]] = [[R]] % 9000;
-// CL-NEXT:         const int [[ROW:v[0-9]+]] = [[R]] / 9000;
+// CL-NEXT:         const int [[COL:v[0-9]+]] = (int)((uint)[[R]] % (uint)9000);
+// CL-NEXT:         const int [[ROW:v[0-9]+]] = (int)((uint)[[R]] / (uint)9000);
 // CL-NEXT:         const float8 [[X:v[0-9]+]] = vload8(0, in0 + [[ROW]] * 9000 + [[COL]]);
 // CL-NEXT:         const float8 [[MAX:v[0-9]+]] = select(fmax([[VACC]], [[X]]), [[VACC]] + [[X]], isnan(fabs([[VACC]]) + fabs([[X]])) | (fabs([[VACC]]) + fabs([[X]]) == 0.0f));
 // CL-NEXT:         [[VACC]] = [[MAX]];

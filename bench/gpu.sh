@@ -194,7 +194,7 @@ case "${1:-all}" in
               --json-out "$out/gpu_blocks_$dtype.json" > "$out/gpu_blocks_$dtype.log" 2>&1
             echo "== blocks $dtype: exit $?"; grep -v "Warn" "$out/gpu_blocks_$dtype.log"
           done ;;
-  dependent) # the knob cuda_dependent_launch (off until this decides it): its GPU tests, then
+  dependent) # the knob cuda_dependent_launch (on since session 22): its GPU tests, then
           # f16 at B=1 (GPT-2, BERT; reduce-overhead too) and B=32 (BERT, Llama), the knob on
           # against off in the same turns (about 7 minutes; one model and batch per file)
           # (the tests' output on stdout: with the 8 model files $OUT holds all it brings back)

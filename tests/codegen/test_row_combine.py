@@ -8,8 +8,6 @@ padding rows. The PTX form is checked as text here (its butterflies, one barrier
 and none for a row of one warp) and runs on the GPU machine (``FUSEC_TEST_DEVICE=gpu``).
 """
 
-# ruff: noqa: E501 - IR programs are written one op per line
-
 from __future__ import annotations
 
 import os
@@ -27,6 +25,8 @@ from fusec.dtypes import bf16_bits
 from fusec.reference.executor import run_function
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
+from tests.codegen.test_kernel_norm import _norm_reference as norm_reference
+from tests.codegen.test_kernel_row_reduce import row_program
 
 DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")
 FORM = "ptx" if DEVICE == "gpu" else "emulated"
@@ -45,17 +45,6 @@ NORM_CASES = [  # rows, cols, work-items a row, rows a work-group
 ]
 
 
-def _norm_reference(x, residual, gamma, beta, eps, rms):
-    v = x.astype(np.float64) + (0.0 if residual is None else residual)
-    if rms:
-        y = v / np.sqrt((v * v).mean(axis=-1, keepdims=True) + eps)
-    else:
-        centred = v - v.mean(axis=-1, keepdims=True)
-        y = centred / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + eps)
-    y = y * gamma
-    return y if beta is None else y + beta
-
-
 @pytest.mark.parametrize("rms", [False, True], ids=["layer", "rms"])
 @pytest.mark.parametrize("case", NORM_CASES, ids=lambda c: "x".join(map(str, c)))
 def test_norms_with_warp_shuffles_match_numpy(launch, case, rms):
@@ -70,7 +59,7 @@ def test_norms_with_warp_shuffles_match_numpy(launch, case, rms):
     assert f"warp shuffles ({FORM})" in kernel.source.splitlines()[0]
     result = launch(kernel, {"x": x, "residual": res, "gamma": gamma, "beta": beta},
                     {"out": (rows, cols)})["out"]
-    np.testing.assert_allclose(result, _norm_reference(x, res, gamma, beta, 1e-5, rms),
+    np.testing.assert_allclose(result, norm_reference(x, res, gamma, beta, 1e-5, rms),
                                rtol=1e-5, atol=1e-5)
 
 
@@ -109,28 +98,6 @@ def test_softmax_with_warp_shuffles_matches_numpy(launch, case):
     shifted = np.exp(x.astype(np.float64) - x.max(axis=-1, keepdims=True))
     np.testing.assert_allclose(result, shifted / shifted.sum(axis=-1, keepdims=True),
                                rtol=1e-5, atol=1e-6)
-
-
-def row_program(rows: int, cols: int) -> str:
-    """A gain inside a softmax, then the row's mean of squares: max, sum and mean, chained."""
-    t, v = f"tensor<{rows}x{cols}xf32>", f"tensor<{cols}xf32>"
-    return f"""
-func.func @f(%x: {t}, %g: {v}) -> {t} {{
-  %a = fused.row_reduce %x, %g : ({t}, {v}) -> {t} {{
-  ^bb0(%xi: f32, %gi: f32):
-    %s = arith.mulf %xi, %gi : f32
-    %m = fused.reduce_value %s {{kind = "max"}} : f32 -> f32
-    %d = arith.subf %s, %m : f32
-    %e = math.exp %d : f32
-    %z = fused.reduce_value %e {{kind = "sum"}} : f32 -> f32
-    %p = arith.divf %e, %z : f32
-    %q = arith.mulf %p, %p : f32
-    %ms = fused.reduce_value %q {{kind = "mean"}} : f32 -> f32
-    %y = arith.divf %p, %ms : f32
-    fused.yield %y : f32
-  }}
-  func.return %a : {t}
-}}"""
 
 
 @pytest.mark.parametrize("rows,cols", [(3, 7), (4, 300), (3, 2049)])

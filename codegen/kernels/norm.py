@@ -37,11 +37,11 @@ from fusec.codegen.kernels.common import (
     MAX_CACHED_SLOTS,
     ROW_VECTOR_WIDTH,
     Accumulator,
-    RowCombine,
     DeviceInfo,
     KernelArg,
     KernelSource,
     Lanes,
+    RowCombine,
     RowGroup,
     RowSlots,
     check_positive,
@@ -53,7 +53,6 @@ from fusec.codegen.kernels.common import (
     tree_reduction,
     warp_shuffles,
 )
-
 
 GPU_ELEMENTS_PER_ITEM = 16
 """About how many elements of a row each work-item takes on a GPU (`default_row_local_size`):

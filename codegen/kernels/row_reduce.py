@@ -20,8 +20,9 @@ along another axis is stored (strided rows are read and stored one element at a 
 On a CPU (or an unknown device) a work-item takes a row and reads it as vectors of `width`
 floats (when vector stage functions are given), then one at a time for the remainder. On a GPU
 a work-group of `local_size` work-items strides over a row and combines its partial results as
-`combine` says (`common.RowCombine`: a tree in local memory, or warp shuffles). A ``max`` or ``min`` is NaN when any element is (numpy's semantics;
-OpenCL's ``fmax`` would drop it), and a mean is the sum times ``1 / cols``.
+`combine` says (`common.RowCombine`: a tree in local memory, or warp shuffles). A ``max`` or
+``min`` is NaN when any element is (numpy's semantics; OpenCL's ``fmax`` would drop it), and a
+mean is the sum times ``1 / cols``.
 """
 
 from __future__ import annotations

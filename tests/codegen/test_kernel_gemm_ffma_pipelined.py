@@ -15,14 +15,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from fusec import knobs
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.codegen.kernels.gemm import GPU_TILES, gemm
-from fusec import knobs
 from fusec.codegen.kernels.gemm_ffma_pipelined import (
     DEFAULT_TILES,
     SMALL_TILES,
-    default_tiles,
     FfmaTiles,
+    default_tiles,
     fits,
     gemm_ffma_pipelined,
 )

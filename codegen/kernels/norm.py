@@ -24,8 +24,9 @@ Three shapes, by the number of work-items per row (`local_size`):
   registers (two-pass, exact); where it holds at most `PRELOADED_SLOTS`, its ``gamma`` and
   ``beta`` are read with the row, so that their reads do not wait for the reductions.
 - longer rows are read twice from global memory: the first pass accumulates Welford's
-  (count, mean, M2) per work-item and merges them pairwise (Chan et al.), the second
-  normalises.
+  (count, mean, M2) per work-item and merges them pairwise (Chan et al.) in a tree whatever
+  `combine` says, the second normalises (RMSNorm: a sum of squares, combined as `combine`
+  says).
 """
 
 from __future__ import annotations
@@ -102,10 +103,12 @@ def layer_norm(
         KernelArg("out", "out", storage),
     )
     layout = RowGroup(rows, cols, size, group_rows)
-    shuffles = warp_shuffles(device_info, size, combine) if size > 1 else None
+    slots = RowSlots(cols, size)
+    # the streamed LayerNorm merges Welford's partials by a tree whatever `combine` says
+    welford = not rms and slots.count > MAX_CACHED_SLOTS
+    shuffles = warp_shuffles(device_info, size, combine) if size > 1 and not welford else None
     reduce = RowCombine(name, size, shuffles)
     norm = _Norm(layout, float_literal(eps), residual, rms, has_beta, dtype, reduce)
-    slots = RowSlots(cols, size)
     if size == 1:
         body = norm.vectorized()
     elif slots.count <= MAX_CACHED_SLOTS:

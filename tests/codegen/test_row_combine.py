@@ -56,7 +56,8 @@ def test_norms_with_warp_shuffles_match_numpy(launch, case, rms):
     beta = rng.standard_normal(cols, dtype=np.float32)
     kernel = layer_norm("norm_shuffled", rows, cols, 1e-5, residual=True, rms=rms,
                         local_size=row_size, rows_per_group=group, combine=FORM)
-    assert f"warp shuffles ({FORM})" in kernel.source.splitlines()[0]
+    welford = not rms and cols > 64 * row_size  # the streamed LayerNorm: a tree of Welford's
+    assert (f"warp shuffles ({FORM})" in kernel.source.splitlines()[0]) != welford
     result = launch(kernel, {"x": x, "residual": res, "gamma": gamma, "beta": beta},
                     {"out": (rows, cols)})["out"]
     np.testing.assert_allclose(result, norm_reference(x, res, gamma, beta, 1e-5, rms),

@@ -414,9 +414,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
 
     With `split_tf32` (f32, blocks 128 wide) each step is three products on TF32 of the
     operands and their low parts, ``A B + A B_lo + A_lo B`` (`_split_tf32_step`): float32
-    accuracy from the TF32 tensor cores, both operands read K-major. An experiment, not yet
-    run on a GPU; a float32 product without TF32 takes it where the knob `wgmma_split_tf32`
-    is on (`why_not`, `gemm_plan`), off by default."""
+    accuracy from the TF32 tensor cores, both operands read K-major (B read ``[K, N]`` as
+    stored with `b_rows`). A float32 product without TF32 takes it where the knob
+    `wgmma_split_tf32` is on (`why_not`, `gemm_plan`; on since session 21)."""
     if split_tf32 and (dtype != "f32" or block_n != 128):
         raise ValueError(f"kernel '{name}': split TF32 takes f32 operands in blocks 128 wide, "
                          f"not {dtype} in blocks {block_n} wide")

@@ -78,7 +78,9 @@ kernel at all. Off, every `wgmma` product runs in 128 x 256 blocks and N must be
 256.
 
 At 2048 rows (GPT-2 small, batch 16) a 768-column product is 48 blocks of 256 on the H200's 132
-units and 96 of 128. Not yet measured on the GPU.""",
+units and 96 of 128: 0.0115 ms against 0.0148 in 256 (2026-12-03, session 22,
+bench/results/h200-2026-12-03-s22-blocks-f16.log, f16; 768 x 3072: 0.0221 against 0.0377); at
+batch 1 every 128-row product of GPT-2 small 0.62x its time in 256.""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_192_blocks", True, """\
 A `wgmma` product may also run in 128 x 192 blocks of C (``wgmma`` ``m64n192``), where its N is

@@ -31,7 +31,7 @@ NORM_SHAPES = [  # rows, cols, local_size (None: the default)
 ]
 
 
-def _norm_reference(x, residual, gamma, beta, eps, rms):
+def norm_reference(x, residual, gamma, beta, eps, rms):
     v = x.astype(np.float64) + (0.0 if residual is None else residual)
     if rms:
         y = v / np.sqrt((v * v).mean(axis=-1, keepdims=True) + eps)
@@ -53,7 +53,7 @@ def test_rows_per_group_with_padding_rows(launch, rows_per_group, row_size):
                         local_size=row_size, rows_per_group=rows_per_group)
     assert kernel.local_size == (row_size, rows_per_group)
     result = launch(kernel, {"x": x, "gamma": gamma}, {"out": (rows, cols)})["out"]
-    np.testing.assert_allclose(result, _norm_reference(x, None, gamma, None, 1e-5, rms=True),
+    np.testing.assert_allclose(result, norm_reference(x, None, gamma, None, 1e-5, rms=True),
                                **NORM_TOLERANCE)
     kernel = softmax("softmax_rows", rows, cols, local_size=row_size,
                      rows_per_group=rows_per_group)
@@ -83,7 +83,7 @@ def test_norm_matches_numpy(launch, shape, residual, rms, has_beta):
     if has_beta:
         inputs["beta"] = beta
     result = launch(kernel, inputs, {"out": (rows, cols)})["out"]
-    expected = _norm_reference(x, res, gamma, beta, eps, rms)
+    expected = norm_reference(x, res, gamma, beta, eps, rms)
     np.testing.assert_allclose(result, expected, **NORM_TOLERANCE)
 
 
@@ -118,7 +118,7 @@ def test_gpu_defaults_run_on_the_cpu_device(launch):
     kernel = layer_norm("norm_gpu", rows, cols, 1e-5, device_info=gpu)
     assert kernel.local_size == (64, 4)
     result = launch(kernel, {"x": x, "gamma": gamma, "beta": beta}, {"out": (rows, cols)})["out"]
-    expected = _norm_reference(x, None, gamma, beta, 1e-5, rms=False)
+    expected = norm_reference(x, None, gamma, beta, 1e-5, rms=False)
     np.testing.assert_allclose(result, expected, **NORM_TOLERANCE)
     kernel = softmax("softmax_gpu", rows, cols, device_info=gpu)
     assert kernel.local_size == (256, 1)
@@ -178,6 +178,6 @@ def test_one_row_a_group_matches_numpy(launch, rows_per_group):
     out = launch(kernel, {"x": x, "residual": residual, "gamma": gamma, "beta": beta},
                  {"out": (6, 768)})["out"]
     summed = (x + residual).astype(np.float64)
-    expected = _norm_reference(summed, None, gamma.astype(np.float64), beta.astype(np.float64),
+    expected = norm_reference(summed, None, gamma.astype(np.float64), beta.astype(np.float64),
                                1e-5, False)
     np.testing.assert_allclose(out.astype(np.float64), expected, rtol=1e-2, atol=1e-2)

@@ -25,7 +25,7 @@ from fusec.dtypes import bf16_bits
 from fusec.reference.executor import run_function
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
-from tests.codegen.test_kernel_norm import _norm_reference as norm_reference
+from tests.codegen.test_kernel_norm import norm_reference
 from tests.codegen.test_kernel_row_reduce import row_program
 
 DEVICE = os.environ.get("FUSEC_TEST_DEVICE", "cpu")

@@ -339,7 +339,8 @@ def instantiate_softmax(
     op: kernel.TemplateOp, name: str, device: DeviceInfo | None
 ) -> KernelSource:
     p = Params(op)
-    return softmax(name, p.int("rows"), p.int("cols"), device_info=device)
+    return softmax(name, p.int("rows"), p.int("cols"), device_info=device,
+                   dtype=p.str("dtype", "f32"))
 
 
 def instantiate_attention(

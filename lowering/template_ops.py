@@ -131,9 +131,9 @@ def through_f32(
 ) -> SSAValue:
     """``compute`` (a float32 kernel, given tensor values, returning a buffer) on float32
     copies of the 16-bit float ``values``, its result rounded back to ``result_type``'s
-    element type; just ``compute(*values)`` when nothing is 16-bit. The templates for norms,
-    softmax and attention compute on float32 buffers; this is how they run on f16 and bf16, at
-    the cost of a conversion kernel per input and output."""
+    element type; just ``compute(*values)`` when nothing is 16-bit. How a template that
+    computes on float32 buffers runs on f16 and bf16 (a norm of mixed types, a softmax on a
+    CPU, a 16-bit mask), at the cost of a conversion kernel per input and output."""
     assert isinstance(result_type, TensorType)
     halves = [v for v in values if v is not None and isinstance(v.type, TensorType)
               and v.type.element_type in HALF_TYPES]
@@ -366,9 +366,9 @@ def norm(
     return out
 
 
-def native_half_norm(values: Sequence[SSAValue | None], result_type: Attribute) -> bool:
-    """Whether the norm template can read and write these operands as they are: all of them
-    and the result of one 16-bit float type."""
+def native_half(values: Sequence[SSAValue | None], result_type: Attribute) -> bool:
+    """Whether a row template (norms, softmax) can read and write these operands as they are:
+    all of them and the result of one 16-bit float type."""
     assert isinstance(result_type, TensorType)
     elem = result_type.element_type
     return elem in HALF_TYPES and all(
@@ -403,7 +403,7 @@ def lower_layer_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.LayerNormOp)
     require_float(op, op.operands)
     eps = float_prop(op, "eps")
-    if native_half_norm([op.input, op.gamma, op.beta], op.result.type) and last_axis(op):
+    if native_half([op.input, op.gamma, op.beta], op.result.type) and last_axis(op):
         return [norm(lo, op.input, op.gamma, op.beta, eps, rms=False)]
     return [through_f32(lo, [op.input, op.gamma, op.beta], op.result.type, lambda x, g, b: (
         over_last_axis(lo, op, x, lambda x: norm(lo, x, g, b, eps, rms=False))
@@ -414,7 +414,7 @@ def lower_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
     assert isinstance(op, nn.RmsNormOp)
     require_float(op, op.operands)
     eps = float_prop(op, "eps")
-    if native_half_norm([op.input, op.gamma], op.input.type) and last_axis(op):
+    if native_half([op.input, op.gamma], op.input.type) and last_axis(op):
         return [norm(lo, op.input, op.gamma, None, eps, rms=True)]
     return [through_f32(lo, [op.input, op.gamma], op.input.type, lambda x, g: (
         over_last_axis(lo, op, x, lambda x: norm(lo, x, g, None, eps, rms=True))
@@ -422,15 +422,25 @@ def lower_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
 
 
 def softmax(lo: FunctionLowering, x: SSAValue) -> SSAValue:
+    """Softmax over the last axis in the element type of ``x`` (f32; f16 or bf16 read and
+    written as they are, computing in float32)."""
     rows, cols = rows_cols(x)
     out = lo.alloc(x.type)
-    lo.template("softmax", params(rows=rows, cols=cols), [lo.buffer(x)], [out])
+    dtype = dtype_of(x)
+    typed = params(dtype=dtype) if dtype != "f32" else {}
+    lo.template("softmax", {**params(rows=rows, cols=cols), **typed}, [lo.buffer(x)], [out])
     return out
 
 
 def lower_softmax(lo: FunctionLowering, op: Operation) -> list[SSAValue]:
+    """On a GPU a 16-bit softmax over the last axis reads and writes its type (the template's
+    GPU shapes); elsewhere it runs on float32 copies (`through_f32`: the CPU's softmax shapes
+    read float32 vectors)."""
     assert isinstance(op, nn.SoftmaxOp)
     require_float(op, op.operands)
+    if (lo.options.device == "gpu" and native_half([op.input], op.result.type)
+            and last_axis(op)):
+        return [softmax(lo, op.input)]
     return [through_f32(lo, [op.input], op.result.type, lambda x: (
         over_last_axis(lo, op, x, lambda x: softmax(lo, x))
     ))]
@@ -440,7 +450,7 @@ def lower_residual_layer_norm(lo: FunctionLowering, op: Operation) -> list[SSAVa
     assert isinstance(op, fused.ResidualLayerNormOp)
     require_float(op, op.operands)
     eps = float_prop(op, "eps")
-    if native_half_norm([op.x, op.gamma, op.beta, op.residual], op.result.type):
+    if native_half([op.x, op.gamma, op.beta, op.residual], op.result.type):
         return [norm(lo, op.x, op.gamma, op.beta, eps, False, residual=op.residual)]
     return [through_f32(lo, [op.x, op.gamma, op.beta, op.residual], op.result.type,
                         lambda x, g, b, r: norm(lo, x, g, b, eps, False, residual=r))]
@@ -450,7 +460,7 @@ def lower_residual_rms_norm(lo: FunctionLowering, op: Operation) -> list[SSAValu
     assert isinstance(op, fused.ResidualRmsNormOp)
     require_float(op, op.operands)
     eps = float_prop(op, "eps")
-    if native_half_norm([op.x, op.gamma, op.residual], op.result.type):
+    if native_half([op.x, op.gamma, op.residual], op.result.type):
         return [norm(lo, op.x, op.gamma, None, eps, True, residual=op.residual)]
     return [through_f32(lo, [op.x, op.gamma, op.residual], op.result.type,
                         lambda x, g, r: norm(lo, x, g, None, eps, True, residual=r))]
@@ -615,7 +625,7 @@ def lower_transformer_layer(lo: FunctionLowering, op: Operation) -> list[SSAValu
 
     def residual_norm(x: SSAValue, gamma: SSAValue, beta: SSAValue, eps: float,
                       residual: SSAValue) -> SSAValue:
-        if native_half_norm([x, gamma, beta, residual], op.hidden.type):
+        if native_half([x, gamma, beta, residual], op.hidden.type):
             return norm(lo, x, gamma, beta, eps, False, residual=residual)
         return through_f32(lo, [x, gamma, beta, residual], op.hidden.type,
                            lambda x, g, b, r: norm(lo, x, g, b, eps, False, residual=r))

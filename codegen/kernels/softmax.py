@@ -1,6 +1,9 @@
 """Numerically stable softmax over the last axis: ``out = exp(x - max(x)) / sum(exp(x - max(x)))``.
 
-Parameters: ``x``, ``out`` (``[rows, cols]`` float32).
+Parameters: ``x``, ``out`` (``[rows, cols]``, float32; or both of one 16-bit type `dtype`, read
+into float32 registers and each result rounded once when stored, `fusec.codegen.kernels.half`:
+then the row always takes several work-items, the GPU shapes below, 8 of them where the device
+would give one).
 
 With one work-item per row (the CPU default) a row of at most `CPU_REGISTER_ROW` elements is
 held in registers (`_registers`): read once as float16 vectors (the tail in float8, float4,
@@ -22,6 +25,7 @@ and merges the pairs the same way; the second pass writes ``exp(x - max) / sum``
 
 from __future__ import annotations
 
+from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
     CPU_SOFTMAX_GROUP,
     MAX_CACHED_SLOTS,
@@ -48,7 +52,8 @@ from fusec.codegen.kernels.common import (
 def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
             device_info: DeviceInfo | None = None,
             rows_per_group: int | None = None,
-            rows_per_item: int | None = None, combine: str = "auto") -> KernelSource:
+            rows_per_item: int | None = None, combine: str = "auto",
+            dtype: str = "f32") -> KernelSource:
     """A softmax kernel over `rows` rows of `cols` float32 elements.
 
     A row is handled by `local_size` work-items (default: `default_row_local_size` for
@@ -59,10 +64,15 @@ def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
     (`_registers`; default rows per work-item `register_rows_per_item`, work-items per group
     `register_rows_per_group` rows' worth), longer ones are read in three passes (`_vectorized`;
     default 2 rows per work-item when `rows` is even, else 1). Several work-items of a row
-    combine their partials as `combine` says (`common.warp_shuffles`)."""
+    combine their partials as `combine` says (`common.warp_shuffles`). A 16-bit `dtype` (f16,
+    bf16) takes the shapes of several work-items a row (`HALF_CPU_ROW_SIZE` where the device
+    would give one)."""
     check_positive(name, rows=rows, cols=cols)
+    storage = half.check_dtype(name, dtype)
     size = row_local_size(name, cols, local_size, device_info)
-    args = (KernelArg("x", "in"), KernelArg("out", "out"))
+    if half.is_half(dtype) and size == 1:
+        size = HALF_CPU_ROW_SIZE
+    args = (KernelArg("x", "in", storage), KernelArg("out", "out", storage))
     if size == 1 and cols <= CPU_REGISTER_ROW:
         per_item = rows_per_item or register_rows_per_item(rows, cols)
         check_positive(name, rows_per_item=per_item)
@@ -90,12 +100,14 @@ def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
     reduce = RowCombine(name, size, None)
     if slots.count <= MAX_CACHED_SLOTS:
         reduce = RowCombine(name, size, warp_shuffles(device_info, size, combine))
-        body = _cached(slots, layout, reduce)
+        body = _cached(slots, layout, reduce, dtype)
     else:
-        body = _streamed(layout)
+        body = _streamed(layout, dtype)
     shuffles = f", warp shuffles ({reduce.shuffles})" if reduce.shuffles else ""
+    typed = f", {dtype}" if dtype != "f32" else ""
     source = (
-        f"// {name}: softmax of [{rows}x{cols}], {layout.summary()}{shuffles}\n"
+        f"// {name}: softmax of [{rows}x{cols}], {layout.summary()}{shuffles}{typed}\n"
+        f"{half.HELPERS if half.is_half(dtype) else ''}"
         f"{reduce.helpers({'max': _larger, 'sum': _add})}"
         f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
         f"{layout.prologue()}"
@@ -105,6 +117,11 @@ def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
     )
     return KernelSource(name, source, args, layout.global_size(), layout.local_size())
 
+
+HALF_CPU_ROW_SIZE = 8
+"""Work-items a row of a 16-bit softmax where the device would give one (a CPU): the CPU's
+one-work-item shapes read float32 vectors, so a 16-bit one takes the GPU's shape, small. The
+lowering gives a CPU float32 copies instead (`lowering.template_ops.lower_softmax`)."""
 
 CPU_REGISTER_ROW = 256
 """Longest row the CPU softmax keeps in registers: 16 float16 vectors of the 32 AVX-512
@@ -339,11 +356,11 @@ def _add(a: str, b: str) -> str:
     return f"{a} + {b}"
 
 
-def _cached(slots: RowSlots, layout: RowGroup, reduce: RowCombine) -> str:
+def _cached(slots: RowSlots, layout: RowGroup, reduce: RowCombine, dtype: str = "f32") -> str:
     count = slots.count
     lines = []
     for s in range(count):
-        value = f"x[base + {slots.index(s)}]"
+        value = half.load(dtype, "x", f"base + {slots.index(s)}")
         if not slots.always_in_row(s):
             value = f"({slots.guard(s)}) ? {value} : -INFINITY"
         lines.append(f"    const float v{s} = {value};\n")
@@ -361,20 +378,23 @@ def _cached(slots: RowSlots, layout: RowGroup, reduce: RowCombine) -> str:
         "    const float inverse_sum = 1.0f / row_sum;\n",
     ]
     for s in range(count):
-        store = layout.guarded_store(f"out[base + {slots.index(s)}] = e{s} * inverse_sum;")
+        stored = half.store(dtype, "out", f"base + {slots.index(s)}", f"e{s} * inverse_sum")
+        store = layout.guarded_store(f"{stored};")
         lines.append(f"    {slots.guarded(s, store)}\n")
     return "".join(lines)
 
 
-def _streamed(layout: RowGroup) -> str:
+def _streamed(layout: RowGroup, dtype: str = "f32") -> str:
     size = layout.row_size
     loop = f"for (int i = lid; i < {layout.cols}; i += {size})"
-    store = layout.guarded_store("out[base + i] = exp(x[base + i] - row_max) * inverse_sum;")
+    x = half.load(dtype, "x", "base + i")
+    stored = half.store(dtype, "out", "base + i", f"exp({x} - row_max) * inverse_sum")
+    store = layout.guarded_store(f"{stored};")
     return (
         f"    __local float sum_of[{size * layout.rows_per_group}];\n"
         "    float running_max = -INFINITY, running_sum = 0.0f;\n"
         f"    {loop} {{\n"
-        "        const float v = x[base + i];\n"
+        f"        const float v = {x};\n"
         "        if (v > running_max) {\n"
         "            running_sum = running_sum * exp(running_max - v) + 1.0f;\n"
         "            running_max = v;\n"

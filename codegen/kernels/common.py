@@ -371,6 +371,16 @@ Fold = Callable[[str, str], str]
 """The C expression folding two partial results (``a + b``, ``fmax(a, b)``, ...)."""
 
 
+def fold_sum(a: str, b: str) -> str:
+    """The `Fold` of a sum."""
+    return f"{a} + {b}"
+
+
+def fold_max(a: str, b: str) -> str:
+    """The `Fold` of a maximum (OpenCL's ``fmax``: a NaN operand gives the other)."""
+    return f"fmax({a}, {b})"
+
+
 COMBINES = ("auto", "tree", "ptx", "emulated")
 """A row kernel's ``combine`` argument (`warp_shuffles`)."""
 

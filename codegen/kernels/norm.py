@@ -48,6 +48,7 @@ from fusec.codegen.kernels.common import (
     check_positive,
     default_rows_per_group,
     float_literal,
+    fold_sum,
     kernel_signature,
     row_local_size,
     row_pass,
@@ -116,7 +117,7 @@ def layer_norm(
     else:
         body = norm.streamed()
     kind = "rms_norm" if rms else "layer_norm"
-    helpers = reduce.helpers({"sum": _add})
+    helpers = reduce.helpers({"sum": fold_sum})
     if half.is_half(dtype):
         helpers = half.HELPERS + (half.bf16_vector_helper(ROW_VECTOR_WIDTH)
                                   if dtype == "bf16" and size == 1 else "") + helpers
@@ -174,7 +175,7 @@ class _Norm:
 
     def sum_of(self, variable: str, value: str) -> str:
         """C code reducing the per-work-item `value` over the row into `variable`."""
-        return self.reduce.combine(variable, value, "sum", _add)
+        return self.reduce.combine(variable, value, "sum", fold_sum)
 
     def local_arrays(self) -> str:
         """``scratch`` (a float a work-item), and what the row's combine needs besides."""
@@ -316,10 +317,6 @@ class _Norm:
             f"        {self.store('i', centred)}\n"
             "    }\n"
         )
-
-
-def _add(a: str, b: str) -> str:
-    return f"{a} + {b}"
 
 
 def _welford_merge(into: str, other: str) -> list[str]:

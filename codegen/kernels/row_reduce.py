@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import (
@@ -304,10 +305,7 @@ def _work_group_per_row(name: str, rows: int, cols: int, inputs: Sequence[RowInp
         kind = stage.kind
         assert kind is not None
 
-        def fold(a: str, b: str, kind: str = kind) -> str:
-            return combine(kind, a, b)
-
-        folds[kind] = fold
+        fold = folds[kind] = partial(combine, kind)
         lines += [
             f"float p{j} = {INIT[kind]};",
             f"for (int c = lid; c < {cols}; c += {size}) {{",

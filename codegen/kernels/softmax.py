@@ -40,6 +40,8 @@ from fusec.codegen.kernels.common import (
     RowSlots,
     check_positive,
     default_rows_per_group,
+    fold_max,
+    fold_sum,
     kernel_signature,
     row_local_size,
     row_pass,
@@ -97,18 +99,15 @@ def softmax(name: str, rows: int, cols: int, local_size: int | None = None,
     check_positive(name, rows_per_group=group_rows)
     layout = RowGroup(rows, cols, size, group_rows)
     slots = RowSlots(cols, size)
-    reduce = RowCombine(name, size, None)
-    if slots.count <= MAX_CACHED_SLOTS:
-        reduce = RowCombine(name, size, warp_shuffles(device_info, size, combine))
-        body = _cached(slots, layout, reduce, dtype)
-    else:
-        body = _streamed(layout, dtype)
+    cached = slots.count <= MAX_CACHED_SLOTS  # else the online merge's tree, whatever `combine`
+    reduce = RowCombine(name, size, warp_shuffles(device_info, size, combine) if cached else None)
+    body = _cached(slots, layout, reduce, dtype) if cached else _streamed(layout, dtype)
     shuffles = f", warp shuffles ({reduce.shuffles})" if reduce.shuffles else ""
     typed = f", {dtype}" if dtype != "f32" else ""
     source = (
         f"// {name}: softmax of [{rows}x{cols}], {layout.summary()}{shuffles}{typed}\n"
         f"{half.HELPERS if half.is_half(dtype) else ''}"
-        f"{reduce.helpers({'max': _larger, 'sum': _add})}"
+        f"{reduce.helpers({'max': fold_max, 'sum': fold_sum})}"
         f"{kernel_signature(name, args, layout.attribute())}\n{{\n"
         f"{layout.prologue()}"
         f"    __local float scratch[{size * group_rows}];\n"
@@ -348,14 +347,6 @@ def _vectorized(name: str, rows: int, cols: int, per_item: int, rows_per_group: 
     return KernelSource(name, source, args, layout.global_size(), layout.local_size())
 
 
-def _larger(a: str, b: str) -> str:
-    return f"fmax({a}, {b})"
-
-
-def _add(a: str, b: str) -> str:
-    return f"{a} + {b}"
-
-
 def _cached(slots: RowSlots, layout: RowGroup, reduce: RowCombine, dtype: str = "f32") -> str:
     count = slots.count
     lines = []
@@ -366,15 +357,15 @@ def _cached(slots: RowSlots, layout: RowGroup, reduce: RowCombine, dtype: str = 
         lines.append(f"    const float v{s} = {value};\n")
     local_max = "v0"
     for s in range(1, count):
-        local_max = f"fmax({local_max}, v{s})"
-    lines.append(reduce.combine("row_max", local_max, "max", _larger))
+        local_max = fold_max(local_max, f"v{s}")
+    lines.append(reduce.combine("row_max", local_max, "max", fold_max))
     for s in range(count):
         value = f"exp(v{s} - row_max)"
         if not slots.always_in_row(s):
             value = f"({slots.guard(s)}) ? {value} : 0.0f"
         lines.append(f"    const float e{s} = {value};\n")
     lines += [
-        reduce.combine("row_sum", " + ".join(f"e{s}" for s in range(count)), "sum", _add),
+        reduce.combine("row_sum", " + ".join(f"e{s}" for s in range(count)), "sum", fold_sum),
         "    const float inverse_sum = 1.0f / row_sum;\n",
     ]
     for s in range(count):

@@ -120,12 +120,18 @@ them that dependent launches hide are a large part of the call; where they are l
 whose work-groups start early and wait take the units from the kernel before them."""
 
 
-def prefers_dependent(dependent_ms: float, plain_ms: float, launches: int) -> bool:
-    """Whether a partition's graph of `launches` kernels keeps dependent launches, timed at
-    `dependent_ms` a replay against `plain_ms` without: where its kernels are short (at most
-    `SHORT_KERNEL_MS` on average) and dependent launches save at least 2% (noise on a shared
-    device keeps the plain launches)."""
-    return plain_ms <= SHORT_KERNEL_MS * max(launches, 1) and dependent_ms < 0.98 * plain_ms
+def short_kernels(plain_ms: float, launches: int) -> bool:
+    """Whether a partition's graph of `launches` kernels, timed at `plain_ms` a replay with
+    plain launches, has kernels short enough for dependent launches to be tried
+    (`SHORT_KERNEL_MS` on average)."""
+    return plain_ms <= SHORT_KERNEL_MS * max(launches, 1)
+
+
+def prefers_dependent(dependent_ms: float, plain_ms: float) -> bool:
+    """Whether a graph of short kernels keeps dependent launches, timed at `dependent_ms` a
+    replay against `plain_ms` without: where they save at least 2% (noise on a shared device
+    keeps the plain launches)."""
+    return dependent_ms < 0.98 * plain_ms
 
 
 class CudaLaunches:
@@ -226,20 +232,23 @@ class CudaLaunches:
         self.configs = list(self.dependent_configs) if dependent else [None] * len(self.launches)
 
     def decide_dependent(self, tensors: Sequence[Any], stream: Any) -> None:
-        """Records the graph with dependent launches and times `DECIDING_REPLAYS` replays of it
-        on `stream` (after `DECIDING_WARMUP`), then the same without, and keeps the graph of
-        the faster where the kernels are short (`prefers_dependent`; recorded again if that is
-        the first). At batch 1 on the H200 dependent launches made GPT-2 small and BERT-base
-        12-14% faster; at batch 32 BERT-base 5-10% slower, its kernels in one wave all the
-        same (sessions 21, 22), and this timing alone found them faster there."""
-        for dependent in (True, False):
+        """Records the graph with plain launches and times `DECIDING_REPLAYS` replays of it on
+        `stream` (after `DECIDING_WARMUP`); where its kernels are short (`short_kernels`), the
+        same with dependent launches, kept where faster (`prefers_dependent`; the plain graph
+        recorded again where not). At batch 1 on the H200 dependent launches made GPT-2 small
+        and BERT-base 12-14% faster; at batch 32 BERT-base 5-10% slower, its kernels in one wave
+        all the same (sessions 21, 22), and this timing alone found them faster there: so
+        kernels as long as those are not tried at all."""
+        self.deciding = False
+        for dependent in (False, True):
             self.set_dependent(dependent)
             self.forget_graph()
             self.record(tensors, stream)
             self.timings[dependent] = self.time_replays(tensors, stream)
-        self.deciding = False
-        if prefers_dependent(self.timings[True], self.timings[False], len(self.launches)):
-            self.set_dependent(True)
+            if not short_kernels(self.timings[False], len(self.launches)):
+                return
+        if not prefers_dependent(self.timings[True], self.timings[False]):
+            self.set_dependent(False)
             self.forget_graph()
             self.record(tensors, stream)
 

@@ -257,12 +257,14 @@ def test_graph_outputs_lie_in_a_new_block_each_call(monkeypatch, new_outputs, de
     nodes that read or write them pointed at it (the knob ``cuda_graph_new_outputs``), and the
     graph holds no block of its own; off, the graph's block is copied out. Either way each
     call's outputs equal eager's after later calls ran, the kernels dependent launches or
-    not (kept so, whatever the first call's timing finds: `cuda_launch.prefers_dependent`)."""
+    not (kept so, whatever the first call's timing finds: `cuda_launch.short_kernels` and
+    `prefers_dependent`)."""
     from fusec.bench.torch_partition_profile import recorded_partitions
     from fusec.runtime import cuda_launch
 
     if dependent:
         hopper_device()
+        monkeypatch.setattr(cuda_launch, "short_kernels", lambda *args: True)
         monkeypatch.setattr(cuda_launch, "prefers_dependent", lambda *args: True)
     else:
         cuda_device()
@@ -300,13 +302,14 @@ def test_dependent_launches_read_finished_outputs(monkeypatch, path):
     """Dependent launches (the knob ``cuda_dependent_launch``): each kernel may start while
     the kernel before it runs, and waits for it itself. Eight calls back to back, each kernel
     reading the one before's output, equal eager's. With graphs the first call times both
-    and the rule (`cuda_launch.prefers_dependent`: short kernels, 2% faster) is set aside here
+    and the rule (`cuda_launch.short_kernels`, `prefers_dependent`: 2% faster) is set aside here
     to keep them; without graphs the launches are plain ones, the knob on or not."""
     from fusec.bench.torch_partition_profile import recorded_partitions
     from fusec.runtime import cuda_launch
 
     hopper_device()
     monkeypatch.setenv("FUSEC_KNOB_CUDA_DEPENDENT_LAUNCH", "1")
+    monkeypatch.setattr(cuda_launch, "short_kernels", lambda *args: True)
     monkeypatch.setattr(cuda_launch, "prefers_dependent", lambda *args: True)
     torch.manual_seed(6)
     model = Centred().eval().cuda()

@@ -2,7 +2,7 @@
 (`SHAPES`: rows x N x K of GPT-2 small, BERT-base and the Llama-style model at their benchmark
 batches, and at batch 1) timed in 128 x 256, 128 x 192 (where N allows) and 128 x 128 blocks
 (the width forced in place of `block_n_for`'s choice), and in the width `block_n_for` picks
-under the knobs as set (``FUSEC_KNOB_WGMMA_192_BLOCKS=1`` lets it pick 192), so that
+under the knobs as set (192 among them with `wgmma_192_blocks`, on since session 22), so that
 `BLOCK_COSTS` and the rule can be set from what the device does. Each row: median kernel
 time of `--repeat` profiled calls of a ``nn.matmul`` with B bound (as a model's weight),
 checked against numpy first.
@@ -41,8 +41,7 @@ MATMUL = """func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT> 
 def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
                  repeat: int, device: str = "gpu") -> tuple[float, str, float]:
     """(median ms of the product's kernels, the block width its source names, max error of
-    max |C|) with `width` forced (None: as `block_n_for` picks under the knobs as set, e.g.
-    ``FUSEC_KNOB_WGMMA_192_BLOCKS=1``)."""
+    max |C|) with `width` forced (None: as `block_n_for` picks under the knobs as set)."""
     text = (MATMUL.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
             .replace("T", dtype))
     rng = np.random.default_rng(0)

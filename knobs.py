@@ -265,8 +265,10 @@ rows as they lie and the step's pass, which makes the low parts, writes B's tile
 local memory of its own (`gemm_wgmma._split_tf32_step`; 224 KiB of local memory in all at
 128-row blocks). Off, such a B is transposed by a launch of its own each call into a buffer
 of the call's (GPT-2 small f32 B=16 on the H200: 6.07 ms a call, against 5.79 with its weights
-stored transposed once). Checked in the CPU emulation of the kernel; not yet run on a GPU:
-`sh bench/gpu.sh split-tf32 gpt2` with the knob flipped.""",
+stored transposed once). Checked in the CPU emulation of the kernel. On the H200 (2026-12-03,
+session 23, GPT-2 small f32 B=16, the knob flipped in the same turns:
+`bench/results/h200-2026-12-03-s23-pending_gpt2_b16_f32.json`) it was slower: 6.72 ms a call
+against 6.25 off (kernels 6.71 against 6.20), so it stays off.""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_prefetch_b", True, """\
 With dependent launches (the knob `cuda_dependent_launch`), a ``wgmma`` product's work-groups
@@ -291,15 +293,6 @@ On the H200 (2026-12-03, session 20, Hugging Face at `sdpa`): GPT-2 small at B=1
 MiB in f16 against eager's 373.4 (416 against 406 before), 680.4 in f32 against 745.1 (830
 before): its keys and values, 75 and 150 MiB, no longer held twice
 (`bench/results/h200-2026-12-03-s20-gpt2_b16_*`).""",
-         "fusec.runtime.cuda_launch"),
-    Knob("cuda_graph_parallel_bounds", False, """\
-Where a partition's CUDA graph reads back its index inputs' least and greatest values (so that
-the call can refuse an id past the table), the read (``aminmax``, a copy to page-locked memory,
-an event) is a branch of the graph beside the kernels, forked from the capture's stream and
-joined at its end (`cuda_launch.CudaLaunches.record`), rather than ahead of the kernels: at
-batch 1, where a call is a few hundred microseconds of short kernels, the kernels no longer
-wait for the read. Safe because the kernels clamp a bad index and the call is refused after
-them all the same. Off, the read comes first. Not yet run on a GPU (session 21).""",
          "fusec.runtime.cuda_launch"),
     Knob("row_groups_fill_units", True, """\
 A row kernel on a GPU (LayerNorm, RMSNorm, softmax: `common.default_rows_per_group`) puts

@@ -212,28 +212,25 @@ case "${1:-all}" in
             echo "== $1 B=$2 f16, dependent launches on and off: exit $?"
             grep -v "Warn" "$out/gpu_dependent_$1_b$2.log" | tail -3
           done ;;
-  pending) # what session 22 left unrun on a GPU, in one command (about 8 minutes; a JSON a
-          # run, its table on stdout): the backend's GPU tests at the new defaults; GPT-2 small
-          # B=1 f16 with the knob cuda_graph_parallel_bounds flipped (its dependent launches
-          # as decided: fusec_launch_decisions); BERT-base and the Llama-style model B=32 f16
-          # (the rule of short kernels should keep their launches plain); GPT-2 small B=16 f32
-          # with wgmma_split_tf32_b_rows flipped
+  b1-host) # the batch-1 call's host (session 23: the bound weights' check by PyTorch's
+          # table of addresses, versions watched only where fusec copied a weight): the
+          # backend's GPU tests; the host's steps a call (torch_host_profile --steps) of GPT-2
+          # small B=1 f16; GPT-2 small and BERT-base B=1 f16 against reduce-overhead (about 6
+          # minutes; a JSON a model, its table on stdout)
           FUSEC_TEST_DEVICE=gpu timeout 170 python3 -m pytest -q -p no:cacheprovider --tb=line \
-            tests/torch_frontend/test_backend_cuda.py tests/codegen/test_row_combine.py \
-            > "$out/gpu_pending_tests.log" 2>&1
-          echo "== backend and row-combine GPU tests: exit $?"
-          grep -E "^E |passed|failed" "$out/gpu_pending_tests.log" | cut -c1-300 | tail -8
-          for run in "gpt2 1 f16 50 --reduce-overhead --flip-knob cuda_graph_parallel_bounds" \
-                     "bert 32 f16 10" "llama 32 f16 10" \
-                     "gpt2 16 f32 10 --flip-knob wgmma_split_tf32_b_rows"; do
-            set -- $run
-            model=$1 batch=$2 dtype=$3 repeat=$4; shift 4
+            tests/torch_frontend/test_backend_cuda.py > "$out/gpu_b1_tests.log" 2>&1
+          echo "== backend GPU tests: exit $?"
+          grep -E "^E |passed|failed" "$out/gpu_b1_tests.log" | cut -c1-300 | tail -8
+          timeout 100 python3 -m fusec.bench.torch_host_profile --model gpt2 --steps --calls 200 \
+            > "$out/gpu_b1_steps.log" 2>&1
+          echo "== GPT-2 small B=1 host steps: exit $?"; grep -v -i warn "$out/gpu_b1_steps.log"
+          for model in gpt2 bert; do
             timeout 110 python3 -m fusec.bench.torch_models --device cuda --models $model \
-              --batch $batch --dtypes $dtype --repeat $repeat --turns 3 --kernel-time "$@" \
-              --json-out "$out/gpu_pending_${model}_b${batch}_$dtype.json" > .gpu/pending.log 2>&1
-            rc=$?; grep -v "Warn\|warn" .gpu/pending.log | grep -v '^{' | tail -3
-            echo "== $model B=$batch $dtype $*: exit $rc"
-            python3 -c "import json; d = json.load(open('$out/gpu_pending_${model}_b${batch}_$dtype.json'))[0]
+              --batch 1 --dtypes f16 --repeat 50 --turns 3 --kernel-time --reduce-overhead \
+              --json-out "$out/gpu_b1_$model.json" > .gpu/b1.log 2>&1
+            rc=$?; grep -v "Warn\|warn" .gpu/b1.log | grep -v '^{' | tail -3
+            echo "== $model B=1 f16: exit $rc"
+            python3 -c "import json; d = json.load(open('$out/gpu_b1_$model.json'))[0]
 print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device_mib'))
        or k == 'fusec_launch_decisions'})"
           done ;;
@@ -392,6 +389,6 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|pending|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|b1-host|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

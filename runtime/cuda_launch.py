@@ -204,9 +204,6 @@ class CudaLaunches:
         self.graphs = graphs
         self.new_outputs = knobs.value("cuda_graph_new_outputs")
         """Whether a replay may write large outputs into a new block (`retargets`)."""
-        self.bounds_beside = knobs.value("cuda_graph_parallel_bounds")
-        """Whether the graph reads the ranged inputs' bounds in a branch beside the kernels
-        (`record`)."""
         self.graph: Any = None
         self.static_inputs: list[Any] = []
         """The graph's input tensors (each call's inputs are copied into them)."""
@@ -484,10 +481,7 @@ class CudaLaunches:
     def record(self, tensors: Sequence[Any], stream: Any) -> None:
         """Records the graph: the ranged inputs' bounds read back (`HostReadback`), the int32
         inputs narrowed from their widened static tensors, the launches and the copies of the
-        outputs into the static block. With the knob `cuda_graph_parallel_bounds` the bounds
-        are read in a branch of the graph beside the kernels (forked from the capture's stream
-        and joined at its end), not ahead of them: the kernels clamp a bad index, and the call
-        is refused after them all the same."""
+        outputs into the static block."""
         import torch
 
         specs = [p.spec for p in self.exe.call_inputs]
@@ -512,25 +506,17 @@ class CudaLaunches:
         retargets = self.retargets
         graph = torch.cuda.CUDAGraph(keep_graph=True) if retargets else torch.cuda.CUDAGraph()
         nodes: list[tuple[Any, KernelNodeParams]] = []
-        branch = torch.cuda.Stream(self.device) if self.ranged and self.bounds_beside else None
         with torch.cuda.graph(graph):
             capture = torch.cuda.current_stream(self.device)
             if self.ranged:
-                reading = capture
-                if branch is not None:  # a branch of the graph beside the kernels
-                    branch.wait_stream(capture)
-                    reading = branch
-                with torch.cuda.stream(reading):
-                    self.ends = torch.stack([end for k in self.ranged
-                                             for end in torch.aminmax(self.static_inputs[k])])
+                self.ends = torch.stack([end for k in self.ranged
+                                         for end in torch.aminmax(self.static_inputs[k])])
                 assert self.readback is not None
-                self.readback.enqueue(self.ends.data_ptr(), reading.cuda_stream, capturing=True)
+                self.readback.enqueue(self.ends.data_ptr(), capture.cuda_stream, capturing=True)
             self.narrow()
             self.launch(capture, nodes if retargets else None)
             if not retargets:  # else each replay copies them behind the graph
                 self.copy_indirect(self.kernel_inputs, self.static_outputs)
-            if branch is not None:  # joined before the graph ends
-                capture.wait_stream(branch)
         if retargets:
             self.close_exec()
             self.exec = GraphExec(self.driver, graph.raw_cuda_graph())

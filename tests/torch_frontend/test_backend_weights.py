@@ -158,6 +158,72 @@ def test_changes_in_place_are_seen_without_copies(alignment):
         [{n: a for n, (a, _) in part.items()} for part in first[1]]
 
 
+def test_weights_read_in_place_are_not_watched_for_versions(monkeypatch, alignment):
+    """A call compares the versions of the bound tensors whose values fusec copied (folded
+    ones) and not of those the kernels read where they lie (`FusecPartition.read_in_place`): an
+    in-place change of one of those is read as it is, with no refresh; of a folded one, seen
+    by its version and refreshed."""
+    model = Hidden(tiny_bert())
+    ids = torch.randint(0, VOCAB, (2, 16))
+    fn = compiled(model)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    (part,) = partitions(lambda: fn(ids))
+    states = part.states
+    assert states.in_place and len(states.versioned) + len(states.in_place) == len(
+        [i for i, (_, _, version) in states.held.items() if version >= 0])
+    names = {id(p): n for n, p in model.named_parameters()}
+    in_place = {names[id(states.held[i][0])] for i in states.in_place}
+    assert "model.embeddings.LayerNorm.bias" in in_place
+    refreshes = []
+    refresh = torch_partition.FusecPartition.refresh
+    monkeypatch.setattr(torch_partition.FusecPartition, "refresh",
+                        lambda self, args, changed: (refreshes.append(changed),
+                                                     refresh(self, args, changed)))
+    with torch.no_grad():
+        model.model.embeddings.LayerNorm.bias.add_(0.5)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    assert refreshes == []
+    watched = {names[id(t)] for t in states.versioned}
+    folded = next(n for n in sorted(watched) if n.endswith("query.weight"))
+    with torch.no_grad():
+        model.get_parameter(folded).mul_(-1)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    assert len(refreshes) == 1
+
+
+@pytest.mark.parametrize("check", ["python", "pytorch", "refusing"])
+def test_bound_tensors_find_what_changed(check):
+    """`BoundTensors.changed` by each way of comparing addresses: in Python, by PyTorch's
+    table check (CUDA builds; a stand-in with its contract here) and by one that refuses its
+    arguments (then Python's): a replaced tensor, new storage under the same tensor and a
+    version change are found; a tensor read in place is not watched for versions."""
+    tensors = [torch.zeros(3) for _ in range(4)]
+    args = [*tensors, 7]  # a call input that is no bound tensor
+    states = torch_partition.BoundTensors(args, {0, 1, 2, 3})
+    calls = []
+
+    def table(values, pointers, positions):
+        calls.append(len(values))
+        if check == "refusing":
+            raise TypeError("not a tensor")
+        return all(values[i].data_ptr() == pointers[i] for i in positions)
+
+    states.same_pointers = None if check == "python" else table
+    assert states.changed(args) == []
+    states.read_in_place(args, {3})
+    assert states.changed([*tensors[:1], torch.zeros(3), *tensors[2:], 7]) == [1]
+    tensors[2].data = torch.ones(3)
+    assert states.changed(args) == [2]
+    states.update(args, 2)
+    tensors[0].add_(1)
+    tensors[3].add_(1)  # read in place: not a change
+    assert states.changed(args) == [0]
+    assert calls == ([] if check == "python" else [5] if check == "refusing" else [5] * 3)
+
+
 def test_a_replaced_parameter_is_bound_anew(alignment):
     """A new Parameter object (and new storage under the same object) is bound over its own
     memory at the next call."""

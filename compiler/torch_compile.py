@@ -121,13 +121,16 @@ def shape_key(args: Sequence[Any], bound: set[int] | frozenset[int] = frozenset(
     them would cost more than the rest of a call's checks, and each partition compares them
     with what it bound on every call (`fusec.compiler.torch_partition.BoundTensors`), compiling
     again where one's shape or dtype changed."""
+    return key_of([args[i] for i in range(len(args)) if i not in bound])
+
+
+def key_of(args: Sequence[Any]) -> tuple[Any, ...]:
+    """`shape_key` of `args`, every one of them."""
     import torch
 
     tensor = torch.Tensor
     key = []
-    for i, a in enumerate(args):
-        if i in bound:
-            continue
+    for a in args:
         if isinstance(a, tensor):
             key.append(("value", float(a)) if a.dtype == torch.float64 and a.dim() == 0
                        else (a.shape, a.dtype, a.device.type))
@@ -153,6 +156,9 @@ class ShapeVariants:
         self.variants: OrderedDict[tuple[Any, ...], CompiledGraph] = OrderedDict()
         self.specializations = 0
         self.warned = False
+        self.arity = -1
+        self.free: list[int] = []
+        """The positions of the arguments not bound (those a variant's key is made of)."""
 
     def __call__(self, *args: Any) -> Any:
         if needs_gradients(args):
@@ -162,7 +168,10 @@ class ShapeVariants:
                               "torch.inference_mode), so PyTorch runs it", stacklevel=2)
                 self.warned = True
             return self.eager(*args)
-        key = shape_key(args, self.bound)
+        if len(args) != self.arity:  # the positions not bound, worked out once
+            self.arity = len(args)
+            self.free = [i for i in range(len(args)) if i not in self.bound]
+        key = key_of(list(map(args.__getitem__, self.free)))
         variant = self.variants.get(key)
         if variant is not None and variant.stale(args):
             variant = None

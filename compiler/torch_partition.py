@@ -296,6 +296,10 @@ class BoundTensors:
     (`tensor_state`; kept light, since a model's every parameter is checked on every call)."""
 
     def __init__(self, args: Sequence[Any], positions: set[int]):
+        import torch
+
+        self.data_ptr = torch.Tensor.data_ptr
+        """Called through its descriptor: no Python frame a tensor (`unchanged`)."""
         self.held = {i: (args[i], *tensor_state(args[i])[1:]) for i in sorted(positions)}
         self.layouts = {i: (tuple(args[i].shape), args[i].dtype) for i in self.held}
         """Each bound tensor's shape and dtype when it was bound."""
@@ -328,7 +332,7 @@ class BoundTensors:
         long on the H200's host: 15.5 us against 16.6 for GPT-2 small's 174.)"""
         if not all(map(operator.is_, map(args.__getitem__, self.positions), self.tensors)):
             return False
-        return (list(map(data_pointer, self.tensors)) == self.pointers
+        return (list(map(self.data_ptr, self.tensors)) == self.pointers
                 and list(map(version_of, self.versioned)) == self.versions)
 
     def changed(self, args: Sequence[Any]) -> list[int]:
@@ -353,10 +357,6 @@ class BoundTensors:
     def update(self, args: Sequence[Any], i: int) -> None:
         self.held[i] = (args[i], *tensor_state(args[i])[1:])
         self.tables()
-
-
-def data_pointer(tensor: Any) -> int:
-    return tensor.data_ptr()
 
 
 version_of = operator.attrgetter("_version")

@@ -278,6 +278,8 @@ class CEmitter:
         self.loop_results: list[list[str]] = []
         self.uses_half = False
         """Whether the printed code calls the 16-bit float helpers (`half.HELPERS`)."""
+        self.bf16_widths: set[int] = set()
+        """The widths of the bf16 vectors stored (each needs `half.bf16_vector_helper`)."""
 
     # --- whole functions --------------------------------------------------------------------
 
@@ -339,7 +341,9 @@ class CEmitter:
 
     def preamble(self) -> str:
         """The 16-bit float helpers when the code uses them, else nothing."""
-        return half.HELPERS if self.uses_half else ""
+        if not self.uses_half:
+            return ""
+        return half.HELPERS + "".join(half.bf16_vector_helper(w) for w in sorted(self.bf16_widths))
 
     # --- names, types, lines ------------------------------------------------------------------
 
@@ -563,13 +567,18 @@ class CEmitter:
         assert isinstance(op, vector.LoadOp)
         lanes = op.result.type.get_shape()[0]
         at = self.offset(op.base.type, op.indices)
-        self.define(op, f"vload{lanes}(0, {self.names[op.base]} + {at})")
+        self.define(op, half.vload(self.storage(op.base), lanes, "0",
+                                   f"{self.names[op.base]} + {at}"))
 
     def vstore(self, op: Operation) -> None:
         assert isinstance(op, vector.StoreOp)
         lanes = op.vector.type.get_shape()[0]
         at = self.offset(op.base.type, op.indices)
-        self.line(f"vstore{lanes}({self.ref(op.vector)}, 0, {self.names[op.base]} + {at});")
+        storage = self.storage(op.base)
+        if storage == "bf16":
+            self.bf16_widths.add(lanes)
+        pointer = f"{self.names[op.base]} + {at}"
+        self.line(f"{half.vstore(storage, lanes, self.ref(op.vector), '0', pointer)};")
 
     def broadcast(self, op: Operation) -> None:
         t = self.value_type(op.results[0].type)

@@ -217,14 +217,22 @@ def launch_stage(op: kernel.LaunchOp, fn: kernel.FuncOp, index: int) -> Stage:
                      buffer_bytes([v for v, _ in writes]), scratch)
     reads = [(args[a.arg], a) for a in shape.loads]
     writes = [(args[s.arg], s) for s in shape.stores]
-    key: Hashable = ("alone", index)
-    if len(shape.stores) == 1 and shape.stores[0].index is not None:
-        store = shape.stores[0]
-        glob, loc = op.sizes()
-        key = ("pointwise", glob, loc, shape.n, store.index, store.value_type,
-               fn.args[store.arg].type)
+    key = pointwise_key(fn, *op.sizes(), shape) or ("alone", index)
     return Stage(op, name, key, reads, writes, buffer_bytes([v for v, _ in reads]),
                  buffer_bytes([v for v, _ in writes]), 0, shape)
+
+
+def pointwise_key(fn: kernel.FuncOp, glob: tuple[int, ...], loc: tuple[int, ...],
+                  shape: PointwiseKernel | None = None) -> Hashable | None:
+    """The layout key of kernel `fn` launched over `glob` work-items in groups of `loc` (see
+    the module docstring): launches of one key may merge; None for a kernel that never does
+    (not of the pointwise shape, or more than one store)."""
+    shape = shape or pointwise_kernel(fn)
+    if shape is None or len(shape.stores) != 1 or shape.stores[0].index is None:
+        return None
+    store = shape.stores[0]
+    return ("pointwise", glob, loc, shape.n, store.index, store.value_type,
+            fn.args[store.arg].type)
 
 
 def template_stage(op: kernel.TemplateOp, index: int) -> Stage:

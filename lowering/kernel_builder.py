@@ -57,6 +57,8 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -145,6 +147,10 @@ VECTOR_SAFE: tuple[str, ...] = (
     "math.powf",
 )
 
+VECTOR_FLOAT_TYPES: tuple[Attribute, ...] = (f32, Float16Type(), BFloat16Type())
+"""The element types an elementwise kernel may run in vectors of (`choose_vector_width`): the
+16-bit ones are computed on as float vectors, as their scalars are as floats."""
+
 
 @dataclass
 class LoopKernel:
@@ -197,13 +203,17 @@ def _round_up(a: int, b: int) -> int:
 
 
 def choose_vector_width(k: LoopKernel, width: int = 4) -> int:
-    """``width`` (halved, not below 4, until it divides the innermost extent) when the loop can
-    run that many lanes of its innermost parallel dimension per work-item: no reduction, an
-    innermost extent it divides, every access indexing that dimension (if at all) in its last
-    position only, all buffers and body values ``f32``, and body ops that work lane-wise on
-    vectors. Otherwise 1."""
+    """``width`` (the lanes of a float32 vector; twice as many, at most 16, of a 16-bit type:
+    as many bytes an access) halved, not below 4, until it divides the innermost extent, when
+    the loop can run that many lanes of its innermost parallel dimension per work-item: no
+    reduction, an innermost extent it divides, every access indexing that dimension (if at
+    all) in its last position only, all buffers and body values of one float type (``f32``,
+    or ``f16`` or ``bf16``, which are loaded into float vectors and stored rounded:
+    `half.vload`), and body ops that work lane-wise on vectors. Otherwise 1."""
     if k.reduced or not k.parallel:
         return 1
+    if is_half_kernel(k):
+        width = min(16, 2 * width)
     while width > 4 and k.parallel[-1] % width:
         width //= 2
     if k.parallel[-1] % width:
@@ -213,7 +223,13 @@ def choose_vector_width(k: LoopKernel, width: int = 4) -> int:
         uses = access.uses(inner)
         if uses and uses != [len(access.index) - 1] or any(access.clamp):
             return 1
-    return width if _vector_safe(k) else 1
+    return width if _vector_safe(k, VECTOR_FLOAT_TYPES) else 1
+
+
+def is_half_kernel(k: LoopKernel) -> bool:
+    """Whether every buffer of `k` holds a 16-bit float type."""
+    return bool(k.arg_types) and all(t.element_type in VECTOR_FLOAT_TYPES[1:]
+                                     for t in k.arg_types)
 
 
 def choose_reduce_width(k: LoopKernel, width: int = 16) -> int:
@@ -244,14 +260,16 @@ def _outer_rank(k: LoopKernel) -> int:
     return len(k.parallel) - (1 if k.split > 1 else 0)
 
 
-def _vector_safe(k: LoopKernel) -> bool:
-    """Whether every buffer is ``f32`` and every body op works lane-wise on ``f32`` vectors."""
-    if any(t.element_type != f32 for t in k.arg_types):
+def _vector_safe(k: LoopKernel, types: tuple[Attribute, ...] = (f32,)) -> bool:
+    """Whether every buffer and every body value is of one of `types` (the same one) and
+    every body op works lane-wise on vectors of it."""
+    kinds = {t.element_type for t in k.arg_types}
+    if len(kinds) != 1 or not kinds <= set(types):
         return False
     for op in k.body.ops:
         if op is k.body.last_op:
             continue
-        if op.name not in VECTOR_SAFE or any(r.type != f32 for r in op.results):
+        if op.name not in VECTOR_SAFE or any(r.type not in kinds for r in op.results):
             return False
     return True
 

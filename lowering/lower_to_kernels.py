@@ -57,6 +57,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import func, memref
@@ -89,6 +90,7 @@ from fusec.lowering.kernel_builder import (
     choose_reduce_width,
     choose_vector_width,
     identity_access,
+    is_half_kernel,
 )
 from fusec.passes._util import OpPassFailure
 
@@ -234,6 +236,8 @@ class FunctionLowering:
         self.deferred: dict[SSAValue, Callable[[], SSAValue]] = {}
         """Values whose kernel is built only if something other than a special reader needs
         them (e.g. a slice of a packed q/k/v buffer that attention reads in place)."""
+        self.loop_launches: dict[Operation, tuple[LoopKernel, int]] = {}
+        """Each launch of a generated kernel: its spec and the kernel's index in `kernels`."""
         self.emitted: dict[Operation, list[Operation]] = {}
         """Tensor op -> the host ops (launches, templates, views, allocations) its lowering
         added, in order; what ``-t dot{kernels=true}`` draws."""
@@ -369,7 +373,50 @@ class FunctionLowering:
             arg.name_hint = hint
         self.kernels.append(fn)
         global_size, local_size = spec.launch_sizes()
-        self.add(kernel.LaunchOp(SymbolRefAttr(spec.name), buffers, global_size, local_size))
+        launch = self.add(kernel.LaunchOp(SymbolRefAttr(spec.name), buffers, global_size,
+                                          local_size))
+        self.loop_launches[launch] = (spec, len(self.kernels) - 1)
+
+    def scalar_beside_scalars(self) -> None:
+        """Launches a 16-bit kernel that `choose_vector_width` gave vectors one element a
+        work-item again where, so launched, it would merge with the launch before or after it
+        (``fuse-launches`` merges launches of one layout key only, `pointwise_key`): two
+        kernels launched as one cost less than a vectorised one beside a scalar one (a Llama
+        layer's copy of its values into the cache beside its rotary embedding). Float32
+        kernels keep the widths they had before 16-bit ones took vectors."""
+        from fusec.lowering.fuse_launches import pointwise_key
+
+        launches = [op for op in self.block.ops
+                    if isinstance(op, kernel.LaunchOp | kernel.TemplateOp)]
+
+        def key(op: Operation | None) -> Any:
+            if op not in self.loop_launches:
+                return None
+            assert isinstance(op, kernel.LaunchOp)
+            return pointwise_key(self.kernels[self.loop_launches[op][1]], *op.sizes())
+
+        for k, launch in enumerate(launches):
+            before = launches[k - 1] if k else None
+            after = launches[k + 1] if k + 1 < len(launches) else None
+            if launch not in self.loop_launches:
+                continue
+            spec, index = self.loop_launches[launch]
+            if spec.vector_width == 1 or not is_half_kernel(spec):
+                continue
+            scalar = dataclasses.replace(spec, vector_width=1)
+            fn = build_kernel(scalar)
+            sizes = scalar.launch_sizes()
+            mine = pointwise_key(fn, tuple(sizes[0]), tuple(sizes[1]))
+            if mine is None or mine not in (key(before), key(after)):
+                continue
+            old = self.kernels[index]
+            for arg, hint in zip(fn.args, old.args, strict=True):
+                arg.name_hint = hint.name_hint
+            fn.location = old.location
+            self.kernels[index] = fn
+            self.loop_launches[launch] = (scalar, index)
+            launch.properties["global_size"] = kernel.ints(sizes[0])
+            launch.properties["local_size"] = kernel.ints(sizes[1])
 
     def split_reduction(
         self,
@@ -673,6 +720,7 @@ class LowerToKernelsPass(ModulePass):
                     f"cannot lower the arguments of @{fn.sym_name.data}: {e}",
                 ) from None
             lowering.run(lowerings)
+            lowering.scalar_beside_scalars()
             new = lowering.replacement()
             Rewriter.replace_op(fn, new)
             if lowering.globals:

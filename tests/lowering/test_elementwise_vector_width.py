@@ -17,6 +17,8 @@ import pytest
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.check import compare
 from fusec.compiler.driver import load, lower
+from fusec.dtypes import bf16_bits
+from fusec.lowering import kernel_builder
 from fusec.reference.executor import find_function, random_inputs, run_function
 from fusec.runtime.device import select_device
 from fusec.runtime.executable import Executable
@@ -85,3 +87,77 @@ def test_gpu_pointwise_kernels_run_in_groups_of_256_and_reductions_keep_64():
     assert [size for name, size in small.items() if "tanh" in name] == [(128,)]
     cpu = local_sizes(LAYOUTS["avx2"])
     assert [size for name, size in cpu.items() if "tanh" in name] == [(64,)]
+
+
+def half_chain(rows: int, cols: int, dtype: str) -> str:
+    """`chain` in a 16-bit type: every buffer and value of `dtype`."""
+    return chain(rows, cols).replace("xf32>", f"x{dtype}>")
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("layout,cols,width", [
+    ("avx512", 64, 16), ("avx512", 24, 8), ("avx2", 64, 16), ("avx2", 20, 4),
+    ("gpu", 64, 8), ("gpu", 12, 4), ("gpu", 6, 1),
+])
+def test_16_bit_vector_width(dtype: str, layout: str, cols: int, width: int,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 16-bit kernel takes twice a float32 vector's lanes (as many bytes an access, at most
+    16), loaded into float vectors (``vload_half<n>``; bf16's bits widened lane-wise) and stored
+    rounded to nearest even (``vstore_half<n>_rte``; bf16 through the lane-wise helper), and
+    gives the scalar kernel's bits (and the reference's numbers) on NaN, infinities, the
+    largest finite values, subnormals and signed zeros among random values."""
+    text = half_chain(7, cols, dtype)
+    module = load(text)
+    rng = np.random.default_rng(cols)
+    values = [rng.uniform(-2, 2, shape).astype(np.float32) for shape in ((7, cols), (7, cols),
+                                                                         (cols,))]
+    values[0].flat[:6] = [np.nan, np.inf, -np.inf, 65504.0 if dtype == "f16" else 3.0e38,
+                          1e-7 if dtype == "f16" else 1e-39, -0.0]
+    values[1].flat[:6] = [1.0, 0.5, 2.0, 1.0, 1.0, 3.0]
+    args = [v.astype(np.float16) if dtype == "f16" else bf16_bits(v) for v in values]
+    plan = lower(load(text), device_info=LAYOUTS[layout]).plan
+    assert len(plan.launches) == 1
+    if dtype == "f16":
+        widths = {int(w) for w in re.findall(r"vload_half(\d+)", plan.source)}
+        stores = {int(w) for w in re.findall(r"vstore_half(\d+)_rte", plan.source)}
+    else:
+        widths = {int(w) for w in re.findall(r"as_float(\d+)\(convert_uint", plan.source)}
+        stores = {int(w) for w in re.findall(r"fusec_float(\d+)_to_bf16\(", plan.source)}
+    want = {width} if width > 1 else set()
+    assert widths == want and stores == want, plan.source
+    device = select_device(DEVICE)
+    outputs = Executable(plan, device)(*args)  # type: ignore[arg-type]
+    for result in compare(outputs, run_function(module, args), 1e-2, 1e-2):
+        assert result.ok, result.describe(1e-2, 1e-2)
+    monkeypatch.setattr(kernel_builder, "VECTOR_FLOAT_TYPES", kernel_builder.VECTOR_FLOAT_TYPES[:1])
+    scalar = lower(load(text), device_info=LAYOUTS[layout]).plan
+    assert "vload_half(" in scalar.source or "fusec_bf16_to_float(" in scalar.source
+    for got, want in zip(outputs, Executable(scalar, device)(*args), strict=True):  # type: ignore[arg-type]
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint16),
+                                      np.asarray(want).view(np.uint16))
+
+
+def test_a_16_bit_kernel_stays_scalar_where_so_it_launches_with_its_neighbour():
+    """Launch fusion merges launches of one layout only: a 16-bit kernel that could take
+    vectors, launched next to one of its iteration space that cannot (it reads a transposed
+    input), stays scalar where the two then launch as one (a Llama layer's value copy beside
+    its rotary embedding); alone it takes vectors. The numbers are the reference's."""
+    t, c = "tensor<4x64xf16>", "tensor<64x4xf16>"
+    alone = (f"func.func @f(%a: {t}, %b: {t}) -> {t} {{\n"
+             f"  %0 = nn.add %a, %b : {t}, {t} -> {t}\n"
+             f"  func.return %0 : {t}\n}}\n")
+    both = (f"func.func @f(%a: {t}, %b: {t}, %c: {c}) -> ({t}, {t}) {{\n"
+            f"  %0 = nn.add %a, %b : {t}, {t} -> {t}\n"
+            f"  %ct = nn.transpose %c {{perm = array<i64: 1, 0>}} : {c} -> {t}\n"
+            f"  %1 = nn.mul %b, %ct : {t}, {t} -> {t}\n"
+            f"  func.return %0, %1 : {t}, {t}\n}}\n")
+    assert "vload_half8" in lower(load(alone), device_info=LAYOUTS["gpu"]).plan.source
+    for text in (alone, both):
+        plan = lower(load(text), device_info=LAYOUTS["gpu"], pipeline="none").plan
+        assert len(plan.launches) == 1, plan.launches
+        assert ("vload_half8" in plan.source) == (text is alone)
+        module = load(text)
+        args = random_inputs(find_function(module), seed=1)
+        outputs = Executable(plan, select_device(DEVICE))(*args)  # type: ignore[arg-type]
+        for result in compare(outputs, run_function(module, args), 1e-2, 1e-2):
+            assert result.ok, result.describe(1e-2, 1e-2)

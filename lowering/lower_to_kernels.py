@@ -359,7 +359,8 @@ class FunctionLowering:
                         else self.options.local_size),
             extra_stores=extra_stores,
         )
-        spec.vector_width = choose_vector_width(spec, self.options.vector_width)
+        spec.vector_width = choose_vector_width(spec, self.options.vector_width,
+                                                half=self.options.device == "cpu")
         if self.options.device == "cpu":
             spec.reduce_width = choose_reduce_width(spec, self.options.reduce_vector_width)
         return spec
@@ -382,8 +383,9 @@ class FunctionLowering:
         work-item again where, so launched, it would merge with the launch before or after it
         (``fuse-launches`` merges launches of one layout key only, `pointwise_key`): two
         kernels launched as one cost less than a vectorised one beside a scalar one (a Llama
-        layer's copy of its values into the cache beside its rotary embedding). Float32
-        kernels keep the widths they had before 16-bit ones took vectors."""
+        layer's copy of its values into the cache beside its rotary embedding; only a CPU's
+        16-bit kernels take vectors). Float32 kernels keep the widths they had before 16-bit
+        ones took vectors."""
         from fusec.lowering.fuse_launches import pointwise_key
 
         launches = [op for op in self.block.ops

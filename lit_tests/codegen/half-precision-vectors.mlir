@@ -1,4 +1,5 @@
-// 16-bit elementwise kernels run in vectors of twice a float32 vector's lanes (-t opencl: 4
+// On a CPU (the lowering's default device; a GPU keeps them scalar) 16-bit elementwise kernels
+// run in vectors of twice a float32 vector's lanes (-t opencl: 4
 // floats, so 8 halves, 16 bytes an access): f16 through vload_half8 / vstore_half8_rte, bf16's
 // bits widened lane-wise on load and rounded to nearest even by a lane-wise helper on store.
 // Values are float vectors in registers, as 16-bit scalars are floats.

@@ -162,3 +162,28 @@ def test_a_16_bit_kernel_stays_scalar_where_so_it_launches_with_its_neighbour():
         outputs = Executable(plan, select_device(DEVICE))(*args)  # type: ignore[arg-type]
         for result in compare(outputs, run_function(module, args), 1e-2, 1e-2):
             assert result.ok, result.describe(1e-2, 1e-2)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_16_bit_reductions_fold_vectors_on_a_cpu(dtype: str) -> None:
+    """A CPU's reduction over 16-bit values folds vectors of 16 along the reduced axis (f16's
+    sum of 2048 x 2048 on Intel's CPU OpenCL: 0.22-0.27 ms against 5.4-6.4 element by
+    element; bf16 0.26-0.29 against 0.34-0.37), accumulating in float as the scalar fold does,
+    within the reference's tolerance of the type (mean, max and a sum whose row has a NaN)."""
+    t, r = f"tensor<6x200x{dtype}>", f"tensor<6x{dtype}>"
+    text = (f"func.func @f(%a: {t}) -> ({r}, {r}, {r}) {{\n"
+            f"  %s = nn.reduce_sum %a {{axes = array<i64: 1>}} : {t} -> {r}\n"
+            f"  %m = nn.reduce_mean %a {{axes = array<i64: 1>}} : {t} -> {r}\n"
+            f"  %x = nn.reduce_max %a {{axes = array<i64: 1>}} : {t} -> {r}\n"
+            f"  func.return %s, %m, %x : {r}, {r}, {r}\n}}\n")
+    module = load(text)
+    values = np.random.default_rng(2).uniform(-1, 1, (6, 200)).astype(np.float32)
+    values[2, 7] = np.nan
+    values[3, 150] = 60000.0 if dtype == "f16" else 3.0e38
+    args = [values.astype(np.float16) if dtype == "f16" else bf16_bits(values)]
+    plan = lower(load(text), device_info=LAYOUTS["avx2"]).plan
+    spelled = "vload_half16(" if dtype == "f16" else "convert_uint16(vload16("
+    assert spelled in plan.source, plan.source
+    outputs = Executable(plan, select_device(DEVICE))(*args)  # type: ignore[arg-type]
+    for result in compare(outputs, run_function(module, args), 2e-2, 2e-2):
+        assert result.ok, result.describe(2e-2, 2e-2)

@@ -58,6 +58,16 @@ def compiled(model, tmp_path=None):
     return torch.compile(model, backend="fusec", options=options)
 
 
+def called_once():
+    """A tiny BERT, its ids and its compiled function, called once and checked against eager."""
+    model = Hidden(tiny_bert())
+    ids = torch.randint(0, VOCAB, (2, 16))
+    fn = compiled(model)
+    with torch.inference_mode():
+        assert_close(fn(ids), model(ids))
+    return model, ids, fn
+
+
 def partitions(call):
     """The fusec partitions one ``call()`` runs."""
     with torch.inference_mode(), recorded_partitions() as calls:
@@ -163,11 +173,7 @@ def test_weights_read_in_place_are_not_watched_for_versions(monkeypatch, alignme
     ones) and not of those the kernels read where they lie (`FusecPartition.read_in_place`): an
     in-place change of one of those is read as it is, with no refresh; of a folded one, seen
     by its version and refreshed."""
-    model = Hidden(tiny_bert())
-    ids = torch.randint(0, VOCAB, (2, 16))
-    fn = compiled(model)
-    with torch.inference_mode():
-        assert_close(fn(ids), model(ids))
+    model, ids, fn = called_once()
     (part,) = partitions(lambda: fn(ids))
     states = part.states
     assert states.in_place and len(states.versioned) + len(states.in_place) == len(
@@ -215,11 +221,7 @@ def test_bound_tensors_find_what_changed():
 def test_a_replaced_parameter_is_bound_anew(alignment):
     """A new Parameter object (and new storage under the same object) is bound over its own
     memory at the next call."""
-    model = Hidden(tiny_bert())
-    ids = torch.randint(0, VOCAB, (2, 16))
-    fn = compiled(model)
-    with torch.inference_mode():
-        assert_close(fn(ids), model(ids))
+    model, ids, fn = called_once()
     embeddings = model.model.embeddings
     embeddings.word_embeddings.weight = nn.Parameter(torch.randn(VOCAB, 64))
     with torch.inference_mode():
@@ -356,11 +358,7 @@ def bert_after_one_call(monkeypatch):
     """The compiles counted (`counted_builds`), a tiny BERT, ids, and the model compiled and
     called once (checked against eager)."""
     builds = counted_builds(monkeypatch)
-    model = Hidden(tiny_bert())
-    ids = torch.randint(0, VOCAB, (2, 16))
-    fn = compiled(model)
-    with torch.inference_mode():
-        assert_close(fn(ids), model(ids))
+    model, ids, fn = called_once()
     return builds, model, ids, fn
 
 

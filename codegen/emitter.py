@@ -46,7 +46,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from fusec.codegen.kernels import half
 from fusec.codegen.kernels.common import float_expression
 from fusec.dialects import kernel
-from fusec.dialects.common import I8
+from fusec.dialects.common import HALF_TYPES, I8
 from fusec.dialects.locations import first_place
 
 
@@ -69,7 +69,6 @@ BUFFER_TYPES: dict[Attribute, str] = {
     i1: "uchar", I8: "char",
 }
 
-HALF_TYPES: tuple[Attribute, ...] = (Float16Type(), BFloat16Type())
 
 INFIX: dict[type[Operation], str] = {
     arith.AddfOp: "+",

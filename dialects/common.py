@@ -31,7 +31,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 # Element types, by what an op may compute on.
-FLOAT_TYPES: tuple[Attribute, ...] = (Float32Type(), Float16Type(), BFloat16Type())
+HALF_TYPES: tuple[Attribute, ...] = (Float16Type(), BFloat16Type())
+"""The 16-bit float types: held as such in memory, computed on as float32 by the kernels."""
+FLOAT_TYPES: tuple[Attribute, ...] = (Float32Type(), *HALF_TYPES)
 ARITH_TYPES: tuple[Attribute, ...] = (*FLOAT_TYPES, IntegerType(32))
 ALL_TYPES: tuple[Attribute, ...] = (*ARITH_TYPES, i1)
 I8 = IntegerType(8)

@@ -53,7 +53,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from fusec.dialects import nn
-from fusec.dialects.common import element_of, shape_of
+from fusec.dialects.common import HALF_TYPES, element_of, shape_of
 from fusec.frontends.onnx_heads import MAX_DEPTH, MAX_ELEMENTS, identities, packed_operand
 from fusec.frontends.onnx_mask import (
     additive_key_mask,
@@ -63,7 +63,6 @@ from fusec.frontends.onnx_mask import (
 )
 
 TOLERANCE = 1e-5
-HALF_TYPES = (Float16Type(), BFloat16Type())
 ROUNDING = {Float16Type(): 2.0**-11, BFloat16Type(): 2.0**-8}
 """The relative error of rounding to each 16-bit type (its unit roundoff)."""
 

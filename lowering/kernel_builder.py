@@ -57,8 +57,6 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -71,6 +69,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fusec.dialects import fused, kernel
+from fusec.dialects.common import FLOAT_TYPES, HALF_TYPES
 
 INDEX = IndexType()
 
@@ -147,9 +146,10 @@ VECTOR_SAFE: tuple[str, ...] = (
     "math.powf",
 )
 
-VECTOR_FLOAT_TYPES: tuple[Attribute, ...] = (f32, Float16Type(), BFloat16Type())
-"""The element types an elementwise kernel may run in vectors of (`choose_vector_width`): the
-16-bit ones are computed on as float vectors, as their scalars are as floats."""
+VECTOR_FLOAT_TYPES: tuple[Attribute, ...] = FLOAT_TYPES
+"""The element types a kernel may run in vectors of (`choose_vector_width`,
+`choose_reduce_width`): the 16-bit ones are computed on as float vectors, as their scalars
+are as floats."""
 
 
 @dataclass
@@ -235,8 +235,7 @@ def choose_vector_width(k: LoopKernel, width: int = 4, half: bool = False) -> in
 
 def is_half_kernel(k: LoopKernel) -> bool:
     """Whether every buffer of `k` holds a 16-bit float type."""
-    return bool(k.arg_types) and all(t.element_type in VECTOR_FLOAT_TYPES[1:]
-                                     for t in k.arg_types)
+    return bool(k.arg_types) and all(t.element_type in HALF_TYPES for t in k.arg_types)
 
 
 def choose_reduce_width(k: LoopKernel, width: int = 16) -> int:

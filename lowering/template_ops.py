@@ -38,7 +38,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fusec import knobs
 from fusec.dialects import fused, kernel, nn
-from fusec.dialects.common import bool_prop, float_prop, int_prop, str_prop
+from fusec.dialects.common import HALF_TYPES, bool_prop, float_prop, int_prop, str_prop
 from fusec.dialects.decompositions import ACTIVATION_OPS
 from fusec.dialects.scalar_ops import build_scalar
 from fusec.lowering.generated_ops import (
@@ -77,7 +77,6 @@ def params(**values: Param) -> dict[str, Attribute]:
     return out
 
 
-HALF_TYPES: tuple[Attribute, ...] = (Float16Type(), BFloat16Type())
 """The 16-bit floats: held in 16 bits, computed on in float32."""
 
 FLOAT_DTYPES: dict[Attribute, str] = {Float32Type(): "f32", Float16Type(): "f16",

@@ -112,20 +112,9 @@ def needs_gradients(args: Sequence[Any]) -> bool:
         isinstance(a, torch.Tensor) and a.requires_grad for a in args)
 
 
-def shape_key(args: Sequence[Any], bound: set[int] | frozenset[int] = frozenset()
-              ) -> tuple[Any, ...]:
+def shape_key(args: Sequence[Any]) -> tuple[Any, ...]:
     """What a compiled variant is specific to: each tensor's shape, dtype and device, each
-    other argument's value (and that of a 0-d float64 tensor, a float dynamo passes so).
-
-    The positions in ``bound`` (parameters and buffers) are left out: a model's hundreds of
-    them would cost more than the rest of a call's checks, and each partition compares them
-    with what it bound on every call (`fusec.compiler.torch_partition.BoundTensors`), compiling
-    again where one's shape or dtype changed."""
-    return key_of([args[i] for i in range(len(args)) if i not in bound])
-
-
-def key_of(args: Sequence[Any]) -> tuple[Any, ...]:
-    """`shape_key` of `args`, every one of them."""
+    other argument's value (and that of a 0-d float64 tensor, a float dynamo passes so)."""
     import torch
 
     tensor = torch.Tensor
@@ -158,7 +147,11 @@ class ShapeVariants:
         self.warned = False
         self.arity = -1
         self.free: list[int] = []
-        """The positions of the arguments not bound (those a variant's key is made of)."""
+        """The positions of the arguments not bound, which a variant's `shape_key` is made of:
+        a model's hundreds of parameters and buffers would cost more than the rest of a call's
+        checks, and each partition compares them with what it bound on every call
+        (`fusec.compiler.torch_partition.BoundTensors`), compiling again where one's shape or
+        dtype changed."""
 
     def __call__(self, *args: Any) -> Any:
         if needs_gradients(args):
@@ -171,7 +164,7 @@ class ShapeVariants:
         if len(args) != self.arity:  # the positions not bound, worked out once
             self.arity = len(args)
             self.free = [i for i in range(len(args)) if i not in self.bound]
-        key = key_of(list(map(args.__getitem__, self.free)))
+        key = shape_key(list(map(args.__getitem__, self.free)))
         variant = self.variants.get(key)
         if variant is not None and variant.stale(args):
             variant = None

@@ -378,14 +378,13 @@ class FunctionLowering:
                                           local_size))
         self.loop_launches[launch] = (spec, len(self.kernels) - 1)
 
-    def scalar_beside_scalars(self) -> None:
-        """Launches a 16-bit kernel that `choose_vector_width` gave vectors one element a
-        work-item again where, so launched, it would merge with the launch before or after it
-        (``fuse-launches`` merges launches of one layout key only, `pointwise_key`): two
-        kernels launched as one cost less than a vectorised one beside a scalar one (a Llama
-        layer's copy of its values into the cache beside its rotary embedding; only a CPU's
-        16-bit kernels take vectors). Float32 kernels keep the widths they had before 16-bit
-        ones took vectors."""
+    def scalar_where_it_merges(self) -> None:
+        """Launches a 16-bit kernel that `choose_vector_width` gave vectors (a CPU's) one
+        element a work-item again where, so launched, it would merge with the launch before or
+        after it (``fuse-launches`` merges launches of one layout key only, `pointwise_key`):
+        a copy of values into a cache beside the rotary embedding of the same rows, say, is one
+        launch rather than two. Float32 kernels keep the widths they had before 16-bit ones
+        took vectors."""
         from fusec.lowering.fuse_launches import pointwise_key
 
         launches = [op for op in self.block.ops
@@ -722,7 +721,7 @@ class LowerToKernelsPass(ModulePass):
                     f"cannot lower the arguments of @{fn.sym_name.data}: {e}",
                 ) from None
             lowering.run(lowerings)
-            lowering.scalar_beside_scalars()
+            lowering.scalar_where_it_merges()
             new = lowering.replacement()
             Rewriter.replace_op(fn, new)
             if lowering.globals:

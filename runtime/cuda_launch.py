@@ -27,14 +27,22 @@ of its inputs and outputs. The other buffers:
 replayed, the inputs first copied into tensors the graph reads: one host call a replay instead
 of one a kernel, which at batch 1, where each kernel takes microseconds, is what decides the
 wall time. The outputs lie in one block a call (`OutputArena`). A graph's addresses are fixed
-where it was recorded, so either the graph writes a block of its own that each replay copies
-into a new one (one copy a call), or (`retargets`: outputs of at least `RETARGET_MIN_BYTES`,
-the knob ``cuda_graph_new_outputs``) each call allocates the block and gives the kernel nodes
-that read or write an output their new addresses before the replay
-(``cuGraphExecKernelNodeSetParams``, `cuda_driver.GraphExec`): no copy, and no second block
-held between calls (GPT-2 small's keys and values at batch 16: 75 MiB in f16). That costs the
-host a driver call a node so touched, which at batch 1, where the host decides, would cost
-more than the copy of a few megabytes it saves.
+where it was recorded, so either
+
+- (outputs under `RETARGET_MIN_BYTES`) the graph writes a block of its own (`BlockGraph`), and
+  the call's outputs are views of that block itself where no tensor over it is alive any more
+  (the caller dropped the last call's outputs: its use count, `BlockGraph.free`), of a second
+  graph's block where the first one's are still held (recorded at the first call that needs
+  it: a loop ``y = f(x)`` holds the last call's outputs while it makes the next, so the two
+  take turns), and a copy of a third graph's block where both are held (`HANDED_BLOCKS`): no
+  allocation and no copy a call in the common case, never a block overwritten that a caller
+  still reads; or
+- (`retargets`: outputs of at least `RETARGET_MIN_BYTES`, the knob ``cuda_graph_new_outputs``)
+  each call allocates the block and gives the kernel nodes that read or write an output their
+  new addresses before the replay (``cuGraphExecKernelNodeSetParams``,
+  `cuda_driver.GraphExec`): no copy, and no block held between calls (GPT-2 small's keys and
+  values at batch 16: 75 MiB in f16). That costs the host a driver call a node so touched,
+  which at batch 1, where the host decides, would cost more than it saves.
 
 Index checks: a kernel that checks its indices records a bad one in the ``index_errors`` tensor
 and reads a clamped index instead. Where every check reads a whole call input, the caller
@@ -84,7 +92,11 @@ TORCH_DTYPES = {"float32": "float32", "float16": "float16", "uint16": "bfloat16"
 
 RETARGET_MIN_BYTES = 8 << 20
 """The least bytes of a graph's outputs for which each replay writes them into a new block
-in place (`CudaLaunches.retargets`) rather than copying them out of the graph's own."""
+in place (`CudaLaunches.retargets`) rather than into a block of the graph's own (`BlockGraph`)."""
+
+HANDED_BLOCKS = 2
+"""The most graphs of a partition whose own blocks a call's outputs are views of (see the
+module docstring): one for the call whose outputs the caller still holds, one for the next."""
 
 
 def unsupported_reason(exe: Any) -> str | None:
@@ -208,9 +220,11 @@ class CudaLaunches:
         self.static_inputs: list[Any] = []
         """The graph's input tensors (each call's inputs are copied into them)."""
         self.arena: OutputArena | None = None
-        self.static_block: Any = None
-        """The block the graph's outputs lie in (`OutputArena`)."""
-        self.static_outputs: list[Any] = []
+        self.handed: list[BlockGraph] = []
+        """The graphs whose blocks a call's outputs are views of (at most `HANDED_BLOCKS`)."""
+        self.copied: BlockGraph | None = None
+        """The graph whose block a call copies its outputs out of, where every block of
+        `handed` is held (recorded where that first happens)."""
         self.kernel_inputs: list[Any] = []
         """The tensors the graph's kernels read each call input from: the static input, or
         where that is a widened int64 one, its int32 copy, narrowed in the graph."""
@@ -220,8 +234,10 @@ class CudaLaunches:
         the `bounded` positions and every int32 one (which the graph takes as int64, so that
         an int64 input is narrowed after its values are read), those with elements."""
         self.readback: HostReadback | None = None
-        self.ends: Any = None
-        """The graph's tensor of the ranged inputs' least and greatest values."""
+        self.ends: list[Any] = []
+        """Each recorded graph's tensor of the ranged inputs' least and greatest values."""
+        self.raw_stream: int | None = None
+        """The handle of `stream` (a call compares the current one's with it)."""
 
     def set_dependent(self, dependent: bool) -> None:
         """Makes the launches dependent ones (`dependent_configs`), or plain ones."""
@@ -265,9 +281,10 @@ class CudaLaunches:
         return start.elapsed_time(end) / DECIDING_REPLAYS
 
     def forget_graph(self) -> None:
-        """Lets go of the recorded graph, if any: the next replay records it again."""
+        """Lets go of the recorded graphs, if any: the next replay records them again."""
         self.close_exec()
         self.graph = None
+        self.handed, self.copied, self.ends = [], None, []
 
     @property
     def reads_bounds(self) -> bool:
@@ -334,11 +351,11 @@ class CudaLaunches:
     def torch_bytes(self) -> int:
         """The bytes this object holds in PyTorch's memory: its own buffers, and the graph's
         input and output tensors."""
-        block = [] if self.static_block is None else [self.static_block]
+        blocks = [g.block for g in (*self.handed, self.copied) if g is not None]
         narrowed = [t for t, s in zip(self.kernel_inputs, self.static_inputs, strict=True)
                     if t is not s]
         return sum(t.nbytes for t in (*self.owned.values(), *self.static_inputs, *narrowed,
-                                      *block))
+                                      *blocks))
 
     def mirror(self, buffer: Any) -> Any:
         """A CUDA tensor with a copy of the contents of `buffer` (not CUDA memory: a constant,
@@ -363,10 +380,13 @@ class CudaLaunches:
                 raise InputError(f"{self.exe.function} takes an input of shape {list(shape)} "
                                  f"and {dtype.itemsize}-byte elements, not "
                                  f"{list(tensor.shape)} of {tensor.dtype}")
-        stream = torch.cuda.current_stream(self.device)
-        if self.stream is not None and stream != self.stream:
-            stream.wait_stream(self.stream)  # the buffers the last call used
-        self.stream = stream
+        raw = torch._C._cuda_getCurrentRawStream(self.device.index)
+        if raw != self.raw_stream:  # a handle compared: a Stream object costs the host more
+            stream = torch.cuda.current_stream(self.device)
+            if self.stream is not None:
+                stream.wait_stream(self.stream)  # the buffers the last call used
+            self.stream, self.raw_stream = stream, raw
+        stream = self.stream
         if self.graphs:
             outputs = self.replay(tensors, stream)
         else:
@@ -451,9 +471,10 @@ class CudaLaunches:
                                                ctypes.addressof(params))))
 
     def replay(self, tensors: Sequence[Any], stream: Any) -> list[Any]:
-        """A call through the recorded graph (recorded at the first call): the outputs are
-        views of one new block (`OutputArena`), copied from the graph's in one copy, or
-        written there by the graph's kernels pointed at it (`retargets`)."""
+        """A call through the recorded graphs (recorded at the first call): the outputs are
+        views of one block (`OutputArena`), a graph's own where no earlier output over it is
+        alive (`handed`), else one copied from a graph's (`copied`), or written there by the
+        graph's kernels pointed at it (`retargets`)."""
         import torch
 
         if self.graph is None:
@@ -463,12 +484,18 @@ class CudaLaunches:
                 self.record(tensors, stream)
         for static, tensor in zip(self.static_inputs, tensors, strict=True):
             static.copy_(tensor)  # int64 into an int32 input's widened static one: exact
-        if self.exec is None:
-            self.graph.replay()
-            block = torch.empty_like(self.static_block)
-            block.copy_(self.static_block)
-            return self.arena.views(block)
         assert self.arena is not None
+        if self.exec is None:
+            recorded = self.free_block_graph()
+            if recorded is not None:
+                recorded.graph.replay()
+                return self.arena.views(recorded.block)
+            if self.copied is None:
+                self.copied = self.block_graph()
+            self.copied.graph.replay()
+            block = torch.empty_like(self.copied.block)
+            block.copy_(self.copied.block)
+            return self.arena.views(block)
         block = torch.empty(self.arena.nbytes, dtype=torch.uint8, device=self.device)
         outputs = self.arena.views(block)
         self.point(self.kernel_inputs, outputs)
@@ -478,10 +505,24 @@ class CudaLaunches:
         self.copy_indirect(self.kernel_inputs, outputs)
         return outputs
 
+    def free_block_graph(self) -> BlockGraph | None:
+        """A graph of `handed` whose block no earlier output is over, recorded where there is
+        none and fewer than `HANDED_BLOCKS` are; None where all of those are held."""
+        for recorded in self.handed:
+            if recorded.free():
+                return recorded
+        if len(self.handed) < HANDED_BLOCKS:
+            self.handed.append(self.block_graph())
+            return self.handed[-1]
+        return None
+
     def record(self, tensors: Sequence[Any], stream: Any) -> None:
-        """Records the graph: the ranged inputs' bounds read back (`HostReadback`), the int32
-        inputs narrowed from their widened static tensors, the launches and the copies of the
-        outputs into the static block."""
+        """Sets up what the graphs read and write (the static inputs, the int32 inputs
+        narrowed from their widened static tensors, the ranged inputs' bounds read back,
+        `HostReadback`), launches the kernels once outside a graph (a bad launch raises there,
+        named) and records the first graph: one that writes a block of its own
+        (`block_graph`), or where it `retargets`, the driver's instance of one whose nodes a
+        replay points at a new block."""
         import torch
 
         specs = [p.spec for p in self.exe.call_inputs]
@@ -493,36 +534,65 @@ class CudaLaunches:
                               else torch_empty(spec, self.device)
                               for static, spec in zip(self.static_inputs, specs, strict=True)]
         self.arena = OutputArena([p.spec for p in self.exe.outputs])
-        self.static_block = torch.empty(self.arena.nbytes, dtype=torch.uint8, device=self.device)
-        self.static_outputs = self.arena.views(self.static_block)
-        self.point(self.kernel_inputs, self.static_outputs)
         for static, tensor in zip(self.static_inputs, tensors, strict=True):
             static.copy_(tensor)
         self.narrow()
-        self.launch(stream)  # once outside the graph: a bad launch raises here, named
+        block = torch.empty(self.arena.nbytes, dtype=torch.uint8, device=self.device)
+        self.point(self.kernel_inputs, self.arena.views(block))
+        self.launch(stream)
         if self.ranged and self.readback is None:
             self.readback = HostReadback(self.driver, 16 * len(self.ranged))
             weakref.finalize(self, self.readback.close)
-        retargets = self.retargets
-        graph = torch.cuda.CUDAGraph(keep_graph=True) if retargets else torch.cuda.CUDAGraph()
+        if not self.retargets:
+            self.handed = [self.block_graph(block)]
+            self.graph = self.handed[0].graph
+            return
         nodes: list[tuple[Any, KernelNodeParams]] = []
+        graph = self.capture(self.arena.views(block), nodes)
+        self.close_exec()
+        self.exec = GraphExec(self.driver, graph.raw_cuda_graph())
+        self.nodes = nodes
+        self.graph = graph
+
+    def block_graph(self, block: Any = None) -> BlockGraph:
+        """A graph that writes the outputs into `block` (a new one where None), its own."""
+        import torch
+
+        if block is None:
+            assert self.arena is not None
+            block = torch.empty(self.arena.nbytes, dtype=torch.uint8, device=self.device)
+        graph = self.capture(self.arena.views(block), None)  # the views die here
+        return BlockGraph(graph, block)
+
+    def capture(self, outputs: list[Any], nodes: list[tuple[Any, KernelNodeParams]] | None
+                ) -> Any:
+        """A CUDA graph of one call that writes `outputs`: the ranged inputs' bounds read
+        back, the int32 inputs narrowed, the launches, the copies of the outputs that are not
+        written in place (where `nodes` is None; else the caller's replay copies them, and
+        `nodes` collects the nodes of `output_launches`)."""
+        import torch
+
+        self.point(self.kernel_inputs, outputs)
+        graph = (torch.cuda.CUDAGraph(keep_graph=True) if nodes is not None
+                 else torch.cuda.CUDAGraph())
         with torch.cuda.graph(graph):
             capture = torch.cuda.current_stream(self.device)
-            if self.ranged:
-                self.ends = torch.stack([end for k in self.ranged
-                                         for end in torch.aminmax(self.static_inputs[k])])
+            if self.ranged:  # an int64 input's two ends written in place by one kernel
+                ends = torch.empty(2 * len(self.ranged), dtype=torch.int64, device=self.device)
+                for j, k in enumerate(self.ranged):
+                    values = self.static_inputs[k]
+                    if values.dtype == torch.int64:
+                        torch.aminmax(values, out=(ends[2 * j], ends[2 * j + 1]))
+                    else:
+                        ends[2 * j:2 * j + 2].copy_(torch.stack(torch.aminmax(values)))
+                self.ends.append(ends)  # alive as long as the graph that reads it
                 assert self.readback is not None
-                self.readback.enqueue(self.ends.data_ptr(), capture.cuda_stream, capturing=True)
+                self.readback.enqueue(ends.data_ptr(), capture.cuda_stream, capturing=True)
             self.narrow()
-            self.launch(capture, nodes if retargets else None)
-            if not retargets:  # else each replay copies them behind the graph
-                self.copy_indirect(self.kernel_inputs, self.static_outputs)
-        if retargets:
-            self.close_exec()
-            self.exec = GraphExec(self.driver, graph.raw_cuda_graph())
-            self.nodes = nodes
-            self.static_block, self.static_outputs = None, []  # each replay allocates its own
-        self.graph = graph
+            self.launch(capture, nodes)
+            if nodes is None:
+                self.copy_indirect(self.kernel_inputs, outputs)
+        return graph
 
     def narrow(self) -> None:
         """Copies each widened static input into the int32 tensor the kernels read."""
@@ -559,12 +629,32 @@ class CudaLaunches:
         raise first_error(self.plan.index_checks, seen, initial)
 
 
+class BlockGraph:
+    """A recorded graph that writes a call's outputs into a block of its own (`OutputArena`),
+    and whether a tensor over that block is still alive."""
+
+    def __init__(self, graph: Any, block: Any):
+        import torch
+
+        self.graph = graph
+        self.block = block
+        self.storage = block.untyped_storage()._cdata
+        """The block's storage, whose use count is one per tensor over it."""
+        self.use_count = torch._C._storage_Use_Count
+        self.alone = self.use_count(self.storage)
+        """The use count with no output over the block: the block's own tensor alone."""
+
+    def free(self) -> bool:
+        """Whether no tensor over the block is alive but the block's own (a caller that
+        holds an output, a view of one or a slice, holds the block)."""
+        return self.use_count(self.storage) == self.alone
+
+
 class OutputArena:
     """Where the outputs of a graph replay lie in one block of bytes: each at an offset of its
-    own, `ALIGN`-aligned (as OpenCL aligns a buffer at least; kernels store in vectors). A
-    replay copies the graph's block into a new one with one copy, and the call's outputs are
-    views of it (one copy a call, not one an output: GPT-2 small's partition returns 25
-    tensors, its layers' keys and values).
+    own, `ALIGN`-aligned (as OpenCL aligns a buffer at least; kernels store in vectors). The
+    call's outputs are views of a block (one block a call, not one tensor an output: GPT-2
+    small's partition returns 25 tensors, its layers' keys and values).
 
     The views are cut by runs (`runs`): outputs next to each other of one type and shape are
     one strided view of the block, unbound into its outputs (one host call for GPT-2's 24

@@ -137,7 +137,7 @@ def test_a_new_address_in_a_cell_reaches_every_launch_over_that_buffer():
 
 
 def test_graphs_are_updated_only_where_the_driver_has_the_calls():
-    """A driver without the graph calls of CUDA 12 (an older one) keeps the graph's own block
+    """A driver without the graph calls of CUDA 12 (an older one) keeps the graphs' own blocks
     of outputs (`cuda_launch.CudaLaunches.retargets`)."""
     from types import SimpleNamespace
 

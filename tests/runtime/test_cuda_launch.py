@@ -87,6 +87,30 @@ def test_neighbours_of_one_type_and_shape_are_one_run_and_still_apart():
         assert (view.to(torch.float32) == i + 1).all(), i
 
 
+def test_a_block_is_free_only_when_no_tensor_over_it_is_alive():
+    """`BlockGraph.free`, on a CPU block: false while an output, a slice of one or a view of
+    the whole block is alive, true once they are gone (then the graph may write it again)."""
+    from fusec.runtime.cuda_launch import BlockGraph
+
+    arena = OutputArena(RUNS)
+    recorded = BlockGraph(None, torch.zeros(arena.nbytes, dtype=torch.uint8))
+    assert recorded.free()
+    views = arena.views(recorded.block)
+    assert not recorded.free()
+    last = views[-1]
+    del views
+    assert not recorded.free()
+    part = last[1, 2:]
+    del last
+    assert not recorded.free()
+    del part
+    assert recorded.free()
+    whole = recorded.block.view(torch.float16)
+    assert not recorded.free()
+    del whole
+    assert recorded.free()
+
+
 class Deciding:
     """A stand-in for the GPU parts of `CudaLaunches.decide_dependent`: each record notes
     whether the launches were dependent ones, each timing returns the figure given for it."""

@@ -274,7 +274,7 @@ def test_graph_outputs_lie_in_a_new_block_each_call(monkeypatch, new_outputs, de
         inputs = [torch.randn(4096, 256, device="cuda") for _ in range(4)]
         outputs = [fn(x) for x in inputs]
     launches = list({id(part): part.launches for part, _ in calls}.values())
-    assert [(each.exec is not None, each.static_block is None) for each in launches] == \
+    assert [(each.exec is not None, not each.handed) for each in launches] == \
         [(new_outputs, new_outputs)]
     assert all(each.dependent == dependent for each in launches)
     assert len({key.data_ptr() for key, _ in outputs}) == len(inputs)
@@ -282,6 +282,37 @@ def test_graph_outputs_lie_in_a_new_block_each_call(monkeypatch, new_outputs, de
         for x, got in zip(inputs, outputs, strict=True):
             for have, want in zip(got, model(x), strict=True):
                 torch.testing.assert_close(have, want, atol=1e-4, rtol=1e-4)
+
+
+def test_graph_blocks_take_turns_and_none_held_is_overwritten():
+    """Outputs under 8 MiB lie in a block of a graph's own: a loop ``y = fn(x)`` holds the
+    last call's outputs while it makes the next, so two graphs' blocks take turns and no call
+    allocates or copies; a slice of an output kept, or outputs kept in a list, hold their
+    block, and later calls leave their values as they were (a third graph's block copied)."""
+    from fusec.bench.torch_partition_profile import recorded_partitions
+
+    cuda_device()
+    torch.manual_seed(6)
+    model = Embedder().eval().cuda()
+    fn = compiled(model, "cuda graph")
+    with torch.inference_mode(), recorded_partitions() as calls:
+        args = [(torch.randint(0, 50, (4, 16), device="cuda"), torch.rand(32, device="cuda"))
+                for _ in range(8)]
+        addresses = []
+        for each in args:
+            y = fn(*each)
+            torch.testing.assert_close(y, model(*each), atol=1e-4, rtol=1e-4)
+            addresses.append(y.data_ptr())
+        kept = fn(*args[0])[1:3]  # a slice of an output holds its block
+        kept_value = model(*args[0])[1:3]
+        held = [fn(*each) for each in args[1:5]]
+        torch.cuda.synchronize()
+        for each, got in zip(args[1:5], held, strict=True):
+            torch.testing.assert_close(got, model(*each), atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(kept, kept_value, atol=1e-4, rtol=1e-4)
+    assert len(set(addresses)) == 2 and addresses[2:] == addresses[:-2], addresses
+    launches = list({id(part): part.launches for part, _ in calls}.values())
+    assert [(len(each.handed), each.copied is not None) for each in launches] == [(2, True)]
 
 
 class Centred(Heavy):

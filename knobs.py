@@ -294,6 +294,15 @@ MiB in f16 against eager's 373.4 (416 against 406 before), 680.4 in f32 against 
 before): its keys and values, 75 and 150 MiB, no longer held twice
 (`bench/results/h200-2026-12-03-s20-gpt2_b16_*`).""",
          "fusec.runtime.cuda_launch"),
+    Knob("cuda_graph_own_blocks", True, """\
+Where the torch backend replays a partition's launches as a CUDA graph and its outputs come to
+less than 8 MiB (`cuda_launch.RETARGET_MIN_BYTES`), a call's outputs are views of the block
+the graph wrote them in, where no tensor over that block is still alive: two graphs, each
+with a block of its own, take turns in a loop ``y = f(x)``, and a third graph's block is
+copied where a caller holds both (`cuda_launch.BlockGraph`). Off, each call copies the
+graph's block into a new one (an allocation and a copy a call, which at batch 1, where the
+host decides, is part of the call's wall time).""",
+         "fusec.runtime.cuda_launch"),
     Knob("row_groups_fill_units", True, """\
 A row kernel on a GPU (LayerNorm, RMSNorm, softmax: `common.default_rows_per_group`) puts
 fewer rows side by side in a work-group where its rows would otherwise make fewer work-groups

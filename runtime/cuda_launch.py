@@ -34,9 +34,9 @@ where it was recorded, so either
   (the caller dropped the last call's outputs: its use count, `BlockGraph.free`), of a second
   graph's block where the first one's are still held (recorded at the first call that needs
   it: a loop ``y = f(x)`` holds the last call's outputs while it makes the next, so the two
-  take turns), and a copy of a third graph's block where both are held (`HANDED_BLOCKS`): no
-  allocation and no copy a call in the common case, never a block overwritten that a caller
-  still reads; or
+  take turns), and a copy of a third graph's block where both are held (`HANDED_BLOCKS`; the
+  knob ``cuda_graph_own_blocks``, off: always a copy): no allocation and no copy a call in the
+  common case, never a block overwritten that a caller still reads; or
 - (`retargets`: outputs of at least `RETARGET_MIN_BYTES`, the knob ``cuda_graph_new_outputs``)
   each call allocates the block and gives the kernel nodes that read or write an output their
   new addresses before the replay (``cuGraphExecKernelNodeSetParams``,
@@ -216,6 +216,8 @@ class CudaLaunches:
         self.graphs = graphs
         self.new_outputs = knobs.value("cuda_graph_new_outputs")
         """Whether a replay may write large outputs into a new block (`retargets`)."""
+        self.own_blocks = knobs.value("cuda_graph_own_blocks")
+        """Whether a call's outputs may be views of a graph's own block (`handed`)."""
         self.graph: Any = None
         self.static_inputs: list[Any] = []
         """The graph's input tensors (each call's inputs are copied into them)."""
@@ -507,7 +509,10 @@ class CudaLaunches:
 
     def free_block_graph(self) -> BlockGraph | None:
         """A graph of `handed` whose block no earlier output is over, recorded where there is
-        none and fewer than `HANDED_BLOCKS` are; None where all of those are held."""
+        none and fewer than `HANDED_BLOCKS` are; None where all of those are held (or the
+        knob ``cuda_graph_own_blocks`` is off)."""
+        if not self.own_blocks:
+            return None
         for recorded in self.handed:
             if recorded.free():
                 return recorded
@@ -544,8 +549,12 @@ class CudaLaunches:
             self.readback = HostReadback(self.driver, 16 * len(self.ranged))
             weakref.finalize(self, self.readback.close)
         if not self.retargets:
-            self.handed = [self.block_graph(block)]
-            self.graph = self.handed[0].graph
+            first = self.block_graph(block)
+            if self.own_blocks:
+                self.handed = [first]
+            else:
+                self.copied = first
+            self.graph = first.graph
             return
         nodes: list[tuple[Any, KernelNodeParams]] = []
         graph = self.capture(self.arena.views(block), nodes)

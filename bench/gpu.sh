@@ -212,27 +212,34 @@ case "${1:-all}" in
             echo "== $1 B=$2 f16, dependent launches on and off: exit $?"
             grep -v "Warn" "$out/gpu_dependent_$1_b$2.log" | tail -3
           done ;;
-  b1-host) # the batch-1 call's host (session 23: the bound weights' check by PyTorch's
-          # table of addresses, versions watched only where fusec copied a weight): the
-          # backend's GPU tests; the host's steps a call (torch_host_profile --steps) of GPT-2
-          # small B=1 f16; GPT-2 small and BERT-base B=1 f16 against reduce-overhead (about 6
-          # minutes; a JSON a model, its table on stdout)
-          FUSEC_TEST_DEVICE=gpu timeout 170 python3 -m pytest -q -p no:cacheprovider --tb=line \
-            tests/torch_frontend/test_backend_cuda.py > "$out/gpu_b1_tests.log" 2>&1
-          echo "== backend GPU tests: exit $?"
-          grep -E "^E |passed|failed" "$out/gpu_b1_tests.log" | cut -c1-300 | tail -8
-          timeout 100 python3 -m fusec.bench.torch_host_profile --model gpt2 --steps --calls 200 \
-            > "$out/gpu_b1_steps.log" 2>&1
-          echo "== GPT-2 small B=1 host steps: exit $?"; grep -v -i warn "$out/gpu_b1_steps.log"
-          for model in gpt2 bert; do
-            timeout 110 python3 -m fusec.bench.torch_models --device cuda --models $model \
-              --batch 1 --dtypes f16 --repeat 50 --turns 3 --kernel-time --reduce-overhead \
-              --json-out "$out/gpu_b1_$model.json" > .gpu/b1.log 2>&1
-            rc=$?; grep -v "Warn\|warn" .gpu/b1.log | grep -v '^{' | tail -3
-            echo "== $model B=1 f16: exit $rc"
-            python3 -c "import json; d = json.load(open('$out/gpu_b1_$model.json'))[0]
+  b1-host) # the batch-1 call's host (session 24: a call's outputs are views of a graph's own
+          # block where no tensor over it is alive, the knob cuda_graph_own_blocks): with
+          # TESTS=1 first the backend's GPU tests and GPT-2 small's host steps a call
+          # (torch_host_profile --steps); then each MODEL (default gpt2) at B=1 f16 against
+          # reduce-overhead, the knob on and off (each about 2 minutes; a JSON each)
+          shift; models="${*:-gpt2}"
+          if [ -n "${TESTS:-}" ]; then
+            FUSEC_TEST_DEVICE=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider \
+              --tb=line tests/torch_frontend/test_backend_cuda.py tests/runtime/test_cuda_launch.py \
+              > "$out/gpu_b1_tests.log" 2>&1
+            echo "== backend GPU tests: exit $?"
+            grep -E "^E |passed|failed" "$out/gpu_b1_tests.log" | cut -c1-300 | tail -8
+            timeout 100 python3 -m fusec.bench.torch_host_profile --model gpt2 --steps --calls 200 \
+              > "$out/gpu_b1_steps.log" 2>&1
+            echo "== GPT-2 small B=1 host steps: exit $?"; grep -v -i warn "$out/gpu_b1_steps.log"
+          fi
+          for model in $models; do
+            for on in True False; do
+              FUSEC_KNOB_CUDA_GRAPH_OWN_BLOCKS=$on timeout 130 python3 -m fusec.bench.torch_models \
+                --device cuda --models $model --batch 1 --dtypes f16 --repeat 50 --turns 3 \
+                --kernel-time --reduce-overhead --json-out "$out/gpu_b1_${model}_$on.json" \
+                > .gpu/b1.log 2>&1
+              rc=$?; grep -v "Warn\|warn" .gpu/b1.log | grep -v '^{' | tail -3
+              echo "== $model B=1 f16, cuda_graph_own_blocks $on: exit $rc"
+              python3 -c "import json; d = json.load(open('$out/gpu_b1_${model}_$on.json'))[0]
 print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device_mib'))
        or k == 'fusec_launch_decisions'})"
+            done
           done ;;
   rows) # row kernels' warp shuffles (the knob row_warp_shuffles, off until this decides it):
           # their GPU tests with the real shfl.sync, the LayerNorm sweep with the tree and the
@@ -389,6 +396,6 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|b1-host|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

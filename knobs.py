@@ -96,6 +96,13 @@ the torch backend (...-s22-b192-bert.log, f16, batch 32, the two in the same tur
 GEMMs took 1.398 ms of kernels a call with it against 1.583 without, the call 2.013 ms against
 2.201: on.""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_64_blocks", False, """\
+A `wgmma` product may also run in blocks 64 columns wide (``wgmma`` ``m64n64``) where one wave
+of them holds it and they finish first (`gemm_wgmma.block_n_for`, weighted by
+`gemm_wgmma.BLOCK_COSTS`): a batch-1 model's 128-row products, whose 128-wide blocks leave
+most of the device's units idle (GPT-2 small's 768-column ones: 12 work-groups of 64 rows on
+the H200's 132 units; in 64-wide blocks, 24). Off, 128 is the narrowest.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and
 shared by the batch reads it `[N, K]` (K-major: `common.BOUND_B_PANELS`), as PyTorch's

@@ -241,6 +241,32 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
        or k == 'fusec_launch_decisions'})"
             done
           done ;;
+  blocks64) # 64-wide wgmma blocks (session 24; the knob wgmma_64_blocks, off until this
+          # decides it): with TESTS=1 the wgmma GPU tests with it on (the real instructions; the
+          # rule's own tests left out, they hold the default widths) and each batch-1 product in
+          # every width; then each MODEL (default gpt2) at B=1 f16 with the knob flipped in the
+          # same turns, against reduce-overhead (each about 2 minutes)
+          shift; models="${*:-gpt2}"
+          if [ -n "${TESTS:-}" ]; then
+            FUSEC_KNOB_WGMMA_64_BLOCKS=1 FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu \
+              FUSEC_TEST_MMA=ptx timeout 240 python3 -m pytest -q -p no:cacheprovider --tb=line \
+              tests/runtime/test_wgmma_gpu.py tests/codegen/test_kernel_gemm_wgmma.py -k "not \
+              finish_first and not deep_parts and not short_blocks_a and not summed_from_parts" \
+              > "$out/gpu_blocks64_tests.log" 2>&1
+            echo "== wgmma tests (wgmma_64_blocks on): exit $?"
+            grep -E "^E |passed|failed" "$out/gpu_blocks64_tests.log" | cut -c1-300 | tail -8
+            FUSEC_KNOB_WGMMA_64_BLOCKS=1 timeout 150 python3 -m fusec.bench.wgmma_blocks \
+              --dtype f16 --models gpt2_b1,bert_b1_s512 > "$out/gpu_blocks64_sweep.log" 2>&1
+            echo "== batch-1 products by width: exit $?"; cat "$out/gpu_blocks64_sweep.log"
+          fi
+          for model in $models; do
+            timeout 150 python3 -m fusec.bench.torch_models --device cuda --models $model \
+              --batch 1 --dtypes f16 --repeat 50 --turns 3 --kernel-time --reduce-overhead \
+              --flip-knob wgmma_64_blocks --json-out "$out/gpu_blocks64_$model.json" \
+              > "$out/gpu_blocks64_$model.log" 2>&1
+            echo "== $model B=1 f16, wgmma_64_blocks off and on: exit $?"
+            grep -v "Warn\|warn" "$out/gpu_blocks64_$model.log" | grep -v '^{' | tail -4
+          done ;;
   rows) # row kernels' warp shuffles (the knob row_warp_shuffles, off until this decides it):
           # their GPU tests with the real shfl.sync, the LayerNorm sweep with the tree and the
           # shuffles, then GPT-2 small B=1 and BERT-base B=32 (f16) with the knob flipped in the
@@ -396,6 +422,6 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|blocks64 [MODEL...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

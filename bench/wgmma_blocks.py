@@ -1,13 +1,14 @@
 """The ``wgmma`` GEMM's block widths on the GPU: each product of the whole-model benchmarks
 (`SHAPES`: rows x N x K of GPT-2 small, BERT-base and the Llama-style model at their benchmark
-batches, and at batch 1) timed in 128 x 256, 128 x 192 (where N allows) and 128 x 128 blocks
+batches, and at batch 1) timed in 128 x 256, 128 x 192 (where N allows), 128 x 128 and 128 x 64 blocks
 (the width forced in place of `block_n_for`'s choice), and in the width `block_n_for` picks
-under the knobs as set (192 among them with `wgmma_192_blocks`, on since session 22), so that
+under the knobs as set (192 among them with `wgmma_192_blocks`, on since session 22; 64 with
+`wgmma_64_blocks`), so that
 `BLOCK_COSTS` and the rule can be set from what the device does. Each row: median kernel
 time of `--repeat` profiled calls of a ``nn.matmul`` with B bound (as a model's weight),
 checked against numpy first.
 
-    python3 -m fusec.bench.wgmma_blocks --dtype f16 [--json-out F]
+    python3 -m fusec.bench.wgmma_blocks --dtype f16 [--models gpt2_b1,...] [--json-out F]
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
             exe = fusec.compile(text, device=device, params={"b": b}, allow_tf32=dtype == "f32")
         else:  # every width allowed, and `width` the one picked
             gemm_wgmma.block_n_for = lambda rows, cols, units: width
-            with knobs.overridden(wgmma_narrow_blocks=True, wgmma_192_blocks=True):
+            with knobs.overridden(wgmma_narrow_blocks=True, wgmma_192_blocks=True,
+                                  wgmma_64_blocks=True):
                 exe = fusec.compile(text, device=device, params={"b": b},
                                     allow_tf32=dtype == "f32")
     finally:
@@ -87,15 +89,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtype", default="f16", choices=["f16", "bf16", "f32"])
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--models", default=",".join(SHAPES),
+                        help=f"comma-separated, of {', '.join(SHAPES)} (default: all)")
     parser.add_argument("--json-out")
     args = parser.parse_args()
+    unknown = sorted(set(args.models.split(",")) - set(SHAPES))
+    if unknown:
+        parser.error(f"unknown models {', '.join(unknown)} (known: {', '.join(SHAPES)})")
     rows = []
     print(f"{'model':14} {'M x N x K':>18} {'256 ms':>8} {'192 ms':>8} {'128 ms':>8} "
-          f"{'192/256':>8} {'128/256':>8} {'picked':>8} {'picked ms':>9} {'error':>8}")
-    for model, shapes in SHAPES.items():
+          f"{'64 ms':>8} {'192/256':>8} {'128/256':>8} {'64/256':>8} {'picked':>8} "
+          f"{'picked ms':>9} {'error':>8}")
+    for model in args.models.split(","):
+        shapes = SHAPES[model]
         for m, n, k in shapes:
             timed = {w: time_product(m, n, k, args.dtype, w, args.repeat)
-                     for w in (256, 192, 128) if n % w == 0}
+                     for w in (256, 192, 128, 64) if n % w == 0}
             picked, picked_named, picked_error = time_product(m, n, k, args.dtype, None,
                                                               args.repeat)
             error = max([picked_error, *(e for _, _, e in timed.values())])
@@ -113,8 +122,8 @@ def main() -> None:
                 return f"{ms[w] / ms[256]:8.2f}" if ratio else f"{ms[w]:8.4f}"
 
             print(f"{model:14} {f'{m}x{n}x{k}':>18} {cell(256)} {cell(192)} {cell(128)} "
-                  f"{cell(192, True)} {cell(128, True)} {picked_named:>8} {picked:9.4f} "
-                  f"{error:8.1e}", flush=True)
+                  f"{cell(64)} {cell(192, True)} {cell(128, True)} {cell(64, True)} "
+                  f"{picked_named:>8} {picked:9.4f} {error:8.1e}", flush=True)
             if args.json_out:
                 with open(args.json_out, "w") as f:
                     json.dump(rows, f, indent=1)

@@ -64,12 +64,12 @@ from fusec.errors import error_line
 BLOCK_M = 128
 BLOCK_N = 256
 """The widest block of C's columns a work-group computes (the kernel's first form)."""
-BLOCK_NS = (256, 192, 128)
+BLOCK_NS = (256, 192, 128, 64)
 """The block widths the kernel comes in, widest first: each warpgroup's accumulator is
 ``64 x block_n`` (``wgmma`` ``m64n<block_n>``). A product of few blocks takes a narrower one
 when it fills the device's compute units better (`block_n_for`); 192 only with the knob
-`wgmma_192_blocks` (`block_widths`)."""
-BLOCK_COSTS = {256: 1.0, 192: 0.95, 128: 1.15}
+`wgmma_192_blocks`, 64 only with `wgmma_64_blocks` (`block_widths`)."""
+BLOCK_COSTS = {256: 1.0, 192: 0.95, 128: 1.15, 64: 1.5}
 """How long a block of each width takes per column against a 256-wide one: `block_n_for`'s
 weights. Fitted to `bench/wgmma_blocks.py` on the H200 (f16, session 22,
 bench/results/h200-2026-12-03-s22-blocks-f16.log): in products of several waves a 192-wide
@@ -77,7 +77,9 @@ block took 0.88-0.96 of a 256-wide one's time a column (BERT-base's and GPT-2's,
 3072), a 128-wide one 0.94-1.03 at K 768 and 1.15-1.29 at K 2048-5632 (the Llama-style
 model's; its A tile is read for half the columns). With these weights the rule picks the
 fastest width of the 17 whole-model products timed but one (BERT-base's 512 x 768 x 3072 at
-batch 1: 128 wide, 0.0206 ms against 192's 0.0188)."""
+batch 1: 128 wide, 0.0206 ms against 192's 0.0188). 64's weight is a guess until measured
+(the knob `wgmma_64_blocks` is off): it makes the rule take 64 only where one wave of them
+holds the product (a batch-1 model's 128-row products)."""
 STAGES = 4
 THREADS = 256
 BLOCK_MS = (BLOCK_M, 64)
@@ -157,10 +159,12 @@ def fits(dtype: str, batch: int, m: int, n: int, k: int, block_n: int | None = N
 
 def block_widths() -> tuple[int, ...]:
     """The block widths products may take: `BLOCK_NS` (192 with the knob `wgmma_192_blocks`
-    on), or the widest alone with the knob `wgmma_narrow_blocks` off."""
+    on, 64 with `wgmma_64_blocks`), or the widest alone with the knob `wgmma_narrow_blocks`
+    off."""
     if not knobs.value("wgmma_narrow_blocks"):
         return BLOCK_NS[:1]
-    return tuple(w for w in BLOCK_NS if w != 192 or knobs.value("wgmma_192_blocks"))
+    return tuple(w for w in BLOCK_NS if (w != 192 or knobs.value("wgmma_192_blocks"))
+                 and (w != 64 or knobs.value("wgmma_64_blocks")))
 
 
 def block_cost(width: int) -> float:

@@ -107,22 +107,25 @@ def test_narrow_blocks_match_numpy(launch, dtype, b_rows, shape):
                           ("f16", False, 128, "parts")],
                          ids=["f16", "bf16-b-rows", "tf32", "f16-64-rows", "f16-epilogue",
                               "bf16-f32-out", "f16-parts"])
-def test_192_wide_blocks_match_numpy(launch, dtype, b_rows, block_m, extra):
+@pytest.mark.parametrize("width", [192, 64])
+def test_192_and_64_wide_blocks_match_numpy(launch, dtype, b_rows, block_m, extra, width):
     """128 x 192 blocks (the knob `wgmma_192_blocks`): ``m64n192`` accumulators (96 a thread),
     B's tile 192 rows (K-major) or 3 blocks of 64 columns (MN-major), C staged in rows of 24
     (or 48, float32 C) 16-byte chunks that 128 threads copy out in passes across rows; 9 block
     rows (a short group) by 2 block columns; with an epilogue, a float32 C and K summed in the
-    kernel from parts."""
+    kernel from parts. The same in 64-wide blocks (the knob `wgmma_64_blocks`: 32 accumulators a
+    thread, B's tile one block of 64 columns, C staged in rows of 8 or 16 chunks), 6 block
+    columns."""
     m, n, k = 1152, 384, 128
     a, b_t, a32, b32 = operands(dtype, m, n, k, seed=21)
     bias = np.random.default_rng(22).standard_normal(n).astype(np.float32)
-    kernel = gemm_wgmma("gemm_192", m, n, k, dtype, b_rows=b_rows, block_n=192,
+    kernel = gemm_wgmma(f"gemm_{width}", m, n, k, dtype, b_rows=b_rows, block_n=width,
                         block_m=block_m, epilogue=BIAS if extra == "epilogue" else
                         IDENTITY_EPILOGUE, out_dtype="f32" if extra == "f32-out" else None,
                         parts=2 if extra == "parts" else 1)
     parts = 2 if extra == "parts" else 1
-    assert "m64n192k" in kernel.source and f"{block_m}x192 blocks" in kernel.source
-    assert kernel.global_size == (m // block_m * 2 * parts * 2 * block_m,)
+    assert f"m64n{width}k" in kernel.source and f"{block_m}x{width} blocks" in kernel.source
+    assert kernel.global_size == (m // block_m * (n // width) * parts * 2 * block_m,)
     if MMA != "ptx":
         kernel = emulated(kernel)
     b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}

@@ -96,12 +96,19 @@ the torch backend (...-s22-b192-bert.log, f16, batch 32, the two in the same tur
 GEMMs took 1.398 ms of kernels a call with it against 1.583 without, the call 2.013 ms against
 2.201: on.""",
          "fusec.codegen.kernels.gemm_wgmma"),
-    Knob("wgmma_64_blocks", False, """\
+    Knob("wgmma_64_blocks", True, """\
 A `wgmma` product may also run in blocks 64 columns wide (``wgmma`` ``m64n64``) where one wave
 of them holds it and they finish first (`gemm_wgmma.block_n_for`, weighted by
 `gemm_wgmma.BLOCK_COSTS`): a batch-1 model's 128-row products, whose 128-wide blocks leave
 most of the device's units idle (GPT-2 small's 768-column ones: 12 work-groups of 64 rows on
-the H200's 132 units; in 64-wide blocks, 24). Off, 128 is the narrowest.""",
+the H200's 132 units; in 64-wide blocks, 24). Off, 128 is the narrowest.
+
+On the H200 (2026-12-04, session 24, f16; bench/results/h200-2026-12-04-s24-blocks64_*) GPT-2
+small's batch-1 products took 0.0085-0.0096 ms in 64-wide blocks against 0.0101-0.0104 in
+128 (OpenCL's times, each with about 5.5 us of an empty kernel), 768 x 3072 in 6 parts 0.0162
+against 0.0177; through the torch backend, the two in the same turns, GPT-2 small at batch 1
+took **0.436 ms a call against 0.541** (reduce-overhead 0.546). The wgmma GPU tests passed
+with it on (201).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and

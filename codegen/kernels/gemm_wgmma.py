@@ -77,9 +77,12 @@ block took 0.88-0.96 of a 256-wide one's time a column (BERT-base's and GPT-2's,
 3072), a 128-wide one 0.94-1.03 at K 768 and 1.15-1.29 at K 2048-5632 (the Llama-style
 model's; its A tile is read for half the columns). With these weights the rule picks the
 fastest width of the 17 whole-model products timed but one (BERT-base's 512 x 768 x 3072 at
-batch 1: 128 wide, 0.0206 ms against 192's 0.0188). 64's weight is a guess until measured
-(the knob `wgmma_64_blocks` is off): it makes the rule take 64 only where one wave of them
-holds the product (a batch-1 model's 128-row products)."""
+batch 1: 128 wide, 0.0206 ms against 192's 0.0188). 64's weight makes the rule take 64 only
+where one wave of them holds the product (a batch-1 model's 128-row products): there they
+were 0.85-0.93 of a 128-wide block's time in session 24 (the knob `wgmma_64_blocks`,
+bench/results/h200-2026-12-04-s24-blocks64_sweep.log); the one product of two waves timed
+(BERT-base's 512 x 3072 x 768 at batch 1) took 0.0117 ms in 64 against 0.0127 in 128, which
+the rule leaves at 128 (no product of several waves has been timed in 64)."""
 STAGES = 4
 THREADS = 256
 BLOCK_MS = (BLOCK_M, 64)

@@ -157,6 +157,29 @@ def test_block_widths_are_the_fastest_measured(shape):
     assert block_n_for(shape[0], shape[1], 132) == fastest
 
 
+BATCH_1_MEASURED = {  # (rows, N, K, split parts): ms in 128-, 64-wide blocks, H200, f16, session 24
+    (128, 2304, 768, 1): (0.0104, 0.0096), (128, 768, 768, 1): (0.0101, 0.0085),
+    (128, 3072, 768, 1): (0.0103, 0.0089), (128, 768, 3072, 6): (0.0177, 0.0162),
+    (512, 768, 768, 1): (0.0099, 0.0093),
+}
+"""bench/results/h200-2026-12-04-s24-blocks64_sweep.log (OpenCL's kernel times, each with
+about 5.5 us of a kernel that does nothing): GPT-2 small's products at batch 1 and BERT-base's
+512-row one of K 768, which one wave of 64-wide blocks holds (768 x 3072 split in 6 parts,
+as `whole_tile_split` splits it: a sixth of the units each)."""
+
+
+@pytest.mark.parametrize("shape", list(BATCH_1_MEASURED), ids=lambda s: "x".join(map(str, s)))
+def test_batch_1_products_take_64_wide_blocks_where_they_were_faster(shape):
+    """`block_n_for` (the knob `wgmma_64_blocks` on, its default) picks 64-wide blocks for
+    the batch-1 products where they were faster on the H200 (GPT-2 small at batch 1: 0.436 ms
+    a call against 0.541 in 128, the two in the same turns), and 128 with the knob off."""
+    rows, n, _, parts = shape
+    times = dict(zip((128, 64), BATCH_1_MEASURED[shape], strict=True))
+    assert block_n_for(rows, n, 132 // parts) == min(times, key=times.__getitem__) == 64
+    with knobs.overridden(wgmma_64_blocks=False):
+        assert block_n_for(rows, n, 132 // parts) == 128
+
+
 def test_192_wide_blocks_are_taken_with_the_knob_where_they_fill_the_waves():
     """`block_n_for` at BERT-base's 4096 rows on 132 units: its 768-column products one wave of
     128 blocks of 192 (97% full, where 96 of 256 fill 73%), its 2304- and 3072-column ones 3 and
@@ -223,17 +246,20 @@ def test_short_blocks_apply_the_swiglu_epilogue_with_b_in_halves(launch):
 def test_the_block_width_is_the_one_whose_waves_finish_first():
     """At the H200's 132 units: GPT-2's 768-column products at 2048 rows are 48 blocks of 256
     (one third of a wave) and take 128; BERT's at 4096 rows, 96 blocks of 256, take 192 (one
-    wave of 128); a product 256-wide blocks do not tile takes 128; an unknown device keeps the
+    wave of 128); a product 256-wide blocks do not tile takes 128, or 64 where one wave of
+    64-wide blocks holds it (the knob `wgmma_64_blocks`); an unknown device keeps the
     widest."""
     assert block_n_for(2048, 768, 132) == 128
     assert block_n_for(4096, 768, 132) == 192
     assert block_n_for(4096, 4096, 132) == 256
-    assert block_n_for(128, 384, 132) == 128 and block_n_for(128, 384, None) == 192
+    assert block_n_for(128, 384, 132) == 64 and block_n_for(128, 384, None) == 192
+    with knobs.overridden(wgmma_64_blocks=False):
+        assert block_n_for(128, 384, 132) == 128
     assert block_n_for(2048, 768, None) == 256
     with pytest.raises(ValueError, match="not whole blocks"):
         block_n_for(128, 200, 132)
-    with pytest.raises(ValueError, match="blocks of 64 columns"):
-        gemm_wgmma("g", 128, 256, 64, "f16", block_n=64)
+    with pytest.raises(ValueError, match="blocks of 32 columns"):
+        gemm_wgmma("g", 128, 256, 64, "f16", block_n=32)
     h200 = replace(NVIDIA_H, compute_units=132)
     plan = gemm_plan("g", 16, 128, 768, 3072, False, IDENTITY_EPILOGUE, h200, "f16", False,
                      "f16", 1, b_transposed=True)
@@ -580,7 +606,8 @@ def test_products_of_whole_tiles_run_on_wgmma_split_only_into_deep_parts(set_kno
     `wgmma_split_k` split along K only into parts at least 512 deep (`whole_tile_split`):
     128 x 768 x 3072 in 6, 36 blocks; without it, whole. (With the knob `wgmma_sum_parts`,
     off by default, such products are split in the kernel instead.)"""
-    set_knobs(wgmma_split_k=True, wgmma_sum_parts=False, wgmma_short_blocks=False)
+    set_knobs(wgmma_split_k=True, wgmma_sum_parts=False, wgmma_short_blocks=False,
+              wgmma_64_blocks=False)
     m, n, k = shape
     h200 = replace(NVIDIA_H, compute_units=132)
     plan = plan_of(m, n, k, "f16", h200)
@@ -590,7 +617,7 @@ def test_products_of_whole_tiles_run_on_wgmma_split_only_into_deep_parts(set_kno
     without = plan_of(m, n, k, "f16", replace(h200, wgmma=False))
     assert any("split_sum" in launch.kernel for launch in without.launches)
     assert "FUSEC_WGMMA" not in without.source
-    set_knobs(wgmma_split_k=False, wgmma_short_blocks=False)
+    set_knobs(wgmma_split_k=False, wgmma_short_blocks=False, wgmma_64_blocks=False)
     whole = plan_of(m, n, k, "f16", h200)
     assert not any("split_sum" in launch.kernel for launch in whole.launches)
     assert "128x128 blocks" in whole.source
@@ -609,7 +636,7 @@ def test_with_short_blocks_a_batch_1_product_runs_in_blocks_of_64_rows(set_knobs
                                                      (2048, 768), (4096, 768)]] == [
         64, 64, 64, 128, 128]
     assert block_m_for(128, 768, 128, None) == 128  # the units unknown
-    set_knobs(wgmma_short_blocks=True, wgmma_sum_parts=False)
+    set_knobs(wgmma_short_blocks=True, wgmma_sum_parts=False, wgmma_64_blocks=False)
     h200 = replace(NVIDIA_H, compute_units=132)
     plan = plan_of(128, 768, 768, "f16", h200)
     assert "64x128 blocks" in plan.source
@@ -734,7 +761,7 @@ def test_a_batch_1_product_is_summed_from_parts_in_one_launch(set_knobs):
     float32 parts and a zeroed buffer of counts (one each for the program); a product that
     fills the device, whole."""
     assert not knobs.knob("wgmma_sum_parts").default
-    set_knobs(wgmma_short_blocks=False, wgmma_sum_parts=True)
+    set_knobs(wgmma_short_blocks=False, wgmma_sum_parts=True, wgmma_64_blocks=False)
     assert parts_for(128, 768, 768, "f16", 128, 128, 132) == 4  # 6 blocks
     assert parts_for(128, 768, 192, "f16", 128, 128, 132) == 1  # 3 steps: no 2 parts of 2
     assert parts_for(128, 768, 256, "f16", 128, 128, 132) == 2  # 4 steps

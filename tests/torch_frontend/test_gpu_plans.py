@@ -82,9 +82,10 @@ def test_gpt2_f16_on_the_h200(monkeypatch):
     (up,) = [line for line in plan.source.split("\n")
              if line.startswith("// ") and "@ [1024x256].T" in line]
     assert "on wgmma" in up, up
-    # 16 blocks of 128 columns (8 of 256 fill less of the GPU), 64 rows high: 32 blocks of 128
-    # rows would occupy less than half of the H200 (the knob wgmma_short_blocks)
-    assert "64x128 blocks" in up, up
+    # 16 blocks of 64 columns (one wave of them fills more of the GPU than 8 of 128: the knob
+    # wgmma_64_blocks), 64 rows high: 32 blocks of 128 rows would occupy less than half of the
+    # H200 (the knob wgmma_short_blocks)
+    assert "64x64 blocks" in up, up
     # 8, and the sum of the MLP's down projection split along K (the knob wgmma_split_k: a
     # product of 256 x 256 outputs fills few units); issue 26's bound is 10
     assert layer_launches(monkeypatch, make, ids) <= 9

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 
-from fusec.bench.torch_models import fusec_held_bytes, launch_bytes  # noqa: E402
+from fusec.bench.torch_models import fusec_held_bytes, graph_ms, launch_bytes  # noqa: E402
 
 
 def test_held_bytes_count_the_weights_fusec_binds(tmp_path):
@@ -109,3 +109,17 @@ def test_a_rows_baseline_is_what_earlier_rows_still_use_not_their_free_buffers()
     assert live_pool_bytes() == before + 12288
     pool.give(12288, buffer)
     assert live_pool_bytes() == before
+
+
+def test_graph_ms_is_the_kept_launches_replay_time_of_every_partition():
+    """`graph_ms`: each partition's replay time with the launches it kept (dependent ones where
+    it kept them, plain ones else), summed; None where one partition was not timed."""
+    from types import SimpleNamespace
+
+    dependent = SimpleNamespace(dependent=True, timings={False: 0.55, True: 0.52})
+    plain = SimpleNamespace(dependent=False, timings={False: 0.34, True: 0.35})
+    long_kernels = SimpleNamespace(dependent=False, timings={False: 2.0})  # not tried
+    assert graph_ms([dependent]) == 0.52
+    assert graph_ms([dependent, plain, long_kernels]) == pytest.approx(0.52 + 0.34 + 2.0)
+    assert graph_ms([dependent, SimpleNamespace(dependent=False, timings={})]) is None
+    assert graph_ms([]) is None

@@ -216,8 +216,10 @@ class CudaLaunches:
         self.graphs = graphs
         self.new_outputs = knobs.value("cuda_graph_new_outputs")
         """Whether a replay may write large outputs into a new block (`retargets`)."""
-        self.own_blocks = knobs.value("cuda_graph_own_blocks")
-        """Whether a call's outputs may be views of a graph's own block (`handed`)."""
+        self.own_blocks = (knobs.value("cuda_graph_own_blocks")
+                           and hasattr(torch._C, "_storage_Use_Count"))
+        """Whether a call's outputs may be views of a graph's own block (`handed`): where
+        PyTorch tells a storage's use count (`BlockGraph.free`)."""
         self.graph: Any = None
         self.static_inputs: list[Any] = []
         """The graph's input tensors (each call's inputs are copied into them)."""

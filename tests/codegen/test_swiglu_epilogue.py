@@ -172,7 +172,7 @@ TWO_READERS = """func.func @ffn(%x: tensor<256x128xf16>, %w: tensor<128x512xf16>
     (ffn(), HOPPER, (), False, "B not bound"),
     (ffn(cat_returned=True), HOPPER, ("w",), False, "cat returned too"),
     (ffn(m=250), HOPPER, ("w",), False, "M not whole tiles: mma.sync"),
-    (ffn(n=320), HOPPER, ("w",), False, "N not whole tiles: mma.sync"),
+    (ffn(n=352), HOPPER, ("w",), False, "N not whole tiles (nor of 64 columns): mma.sync"),
     (ffn(dtype="f32"), HOPPER, ("w",), True, "TF32: not a SwiGLU type"),
     (ffn(dtype="f32"), HOPPER, ("w",), False, "f32: no wgmma"),
     (TWO_READERS, HOPPER, ("w",), False, "B read by another product"),

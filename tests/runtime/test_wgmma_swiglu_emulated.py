@@ -142,6 +142,41 @@ def test_swiglu_of_a_product_in_its_epilogue_matches_the_reference_and_the_unfus
     check(got, unfused, want, dtype)
 
 
+NARROW = """func.func @ffn(%x: tensor<128x128xT>, %w: tensor<128x320xT>) -> tensor<128x160xT> {
+  %c = nn.matmul %x, %w : tensor<128x128xT>, tensor<128x320xT> -> tensor<128x320xT>
+  %gate = nn.narrow %c {axis = 1 : i64, start = 0 : i64, length = 160 : i64}
+    : tensor<128x320xT> -> tensor<128x160xT>
+  %up = nn.narrow %c {axis = 1 : i64, start = 160 : i64, length = 160 : i64}
+    : tensor<128x320xT> -> tensor<128x160xT>
+  %s = nn.silu %gate : tensor<128x160xT> -> tensor<128x160xT>
+  %y = nn.mul %up, %s : tensor<128x160xT>, tensor<128x160xT> -> tensor<128x160xT>
+  func.return %y : tensor<128x160xT>
+}"""
+"""128 rows (batch 1) and 2F = 320: whole blocks only 64 columns wide (halves of 160 columns,
+5 blocks of 32 gate and 32 up columns)."""
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_a_product_whole_only_in_64_wide_blocks_takes_its_swiglu_in_the_epilogue(dtype):
+    """With the knob `wgmma_64_blocks` (on) a product whose N is whole blocks of 64 columns
+    only runs on wgmma with the SwiGLU in its epilogue (32 output columns a block, the halves
+    paired as B is read), and matches the reference and the un-fused plan; off, it is no
+    whole tiles, and the product and the SwiGLU are two mma.sync-era launches."""
+    text = NARROW.replace("xT>", f"x{dtype}>")
+    rng = np.random.default_rng(11)
+    x16 = typed(rng.standard_normal((128, 128)).astype(np.float32), dtype)
+    w16 = typed(rng.standard_normal((128, 320)).astype(np.float32) / np.sqrt(128), dtype)
+    plan, bound = planned(text, {"w": w16}, True)
+    assert kernels(plan) == ["ffn_gemm_swiglu_0"], kernels(plan)
+    assert "x64 blocks" in plan.source and "m64n64k16" in plan.source
+    unfused_plan, _ = planned(text, {"w": w16}, False)
+    got = run_emulated(plan, bound, x16)
+    check(got, run_emulated(unfused_plan, bound, x16), reference(text, [x16, w16]), dtype)
+    with knobs.overridden(wgmma_64_blocks=False):
+        narrowest, _ = planned(text, {"w": w16}, True)
+    assert "gemm_swiglu" not in " ".join(kernels(narrowest)), kernels(narrowest)
+
+
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_two_projections_fused_into_one_weight_with_up_first_then_the_down_projection(
         dtype):

@@ -111,6 +111,42 @@ def test_a_block_is_free_only_when_no_tensor_over_it_is_alive():
     assert recorded.free()
 
 
+def test_two_blocks_take_turns_and_a_third_is_copied_where_both_are_held(monkeypatch):
+    """`CudaLaunches.free_block_graph`, its graphs stand-ins over CPU blocks: a loop ``y = f(x)``
+    holds one call's outputs while it makes the next, so the first two graphs' blocks take
+    turns; where a caller keeps both, none is free (the call copies a third's); with the knob
+    ``cuda_graph_own_blocks`` off, never one."""
+    from fusec.runtime.cuda_launch import HANDED_BLOCKS, BlockGraph, CudaLaunches
+
+    arena = OutputArena(RUNS)
+    launches = object.__new__(CudaLaunches)  # no GPU: only what the choice reads
+    launches.own_blocks, launches.handed, launches.arena = True, [], arena
+    recorded = []
+
+    def block_graph(block=None):
+        recorded.append(BlockGraph(None, torch.zeros(arena.nbytes, dtype=torch.uint8)))
+        return recorded[-1]
+
+    monkeypatch.setattr(launches, "block_graph", block_graph)
+
+    def call():
+        graph = launches.free_block_graph()
+        return None if graph is None else arena.views(graph.block)
+
+    y = call()
+    first = y[0].data_ptr()
+    for _ in range(6):  # y = f(x): the last call's outputs held while the next is made
+        y = call()
+    assert len(recorded) == HANDED_BLOCKS == 2
+    kept = [y, call()]  # a caller keeps both
+    del y
+    assert call() is None and len(recorded) == 2
+    freed = kept.pop(0)[0].data_ptr()  # one kept no more: its block is the next call's
+    assert call()[0].data_ptr() == freed and first in {freed, kept[0][0].data_ptr()}
+    launches.own_blocks = False
+    assert launches.free_block_graph() is None
+
+
 class Deciding:
     """A stand-in for the GPU parts of `CudaLaunches.decide_dependent`: each record notes
     whether the launches were dependent ones, each timing returns the figure given for it."""

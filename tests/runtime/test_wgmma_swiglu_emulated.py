@@ -19,17 +19,27 @@ from fusec.dtypes import bf16_bits, bf16_to_f32
 from tests.runtime.test_wgmma_layer_emulated import HOPPER, emulated_plan
 
 # x @ w, its two halves, up * silu(gate): fuse-swiglu makes it one fused.swiglu whose
-# gate_first says which half the gate is; 256 rows (2 block rows), 2F = 512 (2 block columns)
-SWIGLU = """func.func @ffn(%x: tensor<256x128xT>, %w: tensor<128x512xT>) -> tensor<256x256xT> {
-  %c = nn.matmul %x, %w : tensor<256x128xT>, tensor<128x512xT> -> tensor<256x512xT>
-  %first = nn.narrow %c {axis = 1 : i64, start = 0 : i64, length = 256 : i64}
-    : tensor<256x512xT> -> tensor<256x256xT>
-  %second = nn.narrow %c {axis = 1 : i64, start = 256 : i64, length = 256 : i64}
-    : tensor<256x512xT> -> tensor<256x256xT>
-  %s = nn.silu %GATE : tensor<256x256xT> -> tensor<256x256xT>
-  %y = nn.mul %UP, %s : tensor<256x256xT>, tensor<256x256xT> -> tensor<256x256xT>
-  func.return %y : tensor<256x256xT>
+# gate_first says which half the gate is (`swiglu_text`: ROWS rows, 2F = TWOF, F = HALF)
+SWIGLU = """func.func @ffn(%x: tensor<ROWSx128xT>, %w: tensor<128xTWOFxT>) -> tensor<ROWSxHALFxT> {
+  %c = nn.matmul %x, %w : tensor<ROWSx128xT>, tensor<128xTWOFxT> -> tensor<ROWSxTWOFxT>
+  %first = nn.narrow %c {axis = 1 : i64, start = 0 : i64, length = HALF : i64}
+    : tensor<ROWSxTWOFxT> -> tensor<ROWSxHALFxT>
+  %second = nn.narrow %c {axis = 1 : i64, start = HALF : i64, length = HALF : i64}
+    : tensor<ROWSxTWOFxT> -> tensor<ROWSxHALFxT>
+  %s = nn.silu %GATE : tensor<ROWSxHALFxT> -> tensor<ROWSxHALFxT>
+  %y = nn.mul %UP, %s : tensor<ROWSxHALFxT>, tensor<ROWSxHALFxT> -> tensor<ROWSxHALFxT>
+  func.return %y : tensor<ROWSxHALFxT>
 }"""
+
+
+def swiglu_text(dtype: str, gate_first: bool = True, rows: int = 256, half: int = 256) -> str:
+    """`SWIGLU` of `dtype`, the gate the first half or the second; by default 256 rows (2 block
+    rows) and 2F = 512 (2 block columns)."""
+    gate, up = ("first", "second") if gate_first else ("second", "first")
+    return (SWIGLU.replace("ROWS", str(rows)).replace("TWOF", str(2 * half))
+            .replace("HALF", str(half)).replace("xT>", f"x{dtype}>")
+            .replace("GATE", gate).replace("UP", up))
+
 
 # the gate and up projections as two weights (fuse-swiglu-dual-matmul: concat(w_up, w_gate),
 # folded into one bound weight, up first), then the down projection and a residual
@@ -106,8 +116,7 @@ def test_swiglu_of_a_product_in_its_epilogue_matches_the_reference_and_the_unfus
         dtype, gate_first, case):
     """``saturated``: the gate's weights scaled so that |gate| reaches ~50 (silu(g) -> g, or
     -> -0); ``zeros``: zero rows of x and zero columns of both halves of w."""
-    gate, up = ("first", "second") if gate_first else ("second", "first")
-    text = SWIGLU.replace("xT>", f"x{dtype}>").replace("GATE", gate).replace("UP", up)
+    text = swiglu_text(dtype, gate_first)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((256, 128)).astype(np.float32)
     w = rng.standard_normal((128, 512)).astype(np.float32) / np.sqrt(128)
@@ -142,27 +151,14 @@ def test_swiglu_of_a_product_in_its_epilogue_matches_the_reference_and_the_unfus
     check(got, unfused, want, dtype)
 
 
-NARROW = """func.func @ffn(%x: tensor<128x128xT>, %w: tensor<128x320xT>) -> tensor<128x160xT> {
-  %c = nn.matmul %x, %w : tensor<128x128xT>, tensor<128x320xT> -> tensor<128x320xT>
-  %gate = nn.narrow %c {axis = 1 : i64, start = 0 : i64, length = 160 : i64}
-    : tensor<128x320xT> -> tensor<128x160xT>
-  %up = nn.narrow %c {axis = 1 : i64, start = 160 : i64, length = 160 : i64}
-    : tensor<128x320xT> -> tensor<128x160xT>
-  %s = nn.silu %gate : tensor<128x160xT> -> tensor<128x160xT>
-  %y = nn.mul %up, %s : tensor<128x160xT>, tensor<128x160xT> -> tensor<128x160xT>
-  func.return %y : tensor<128x160xT>
-}"""
-"""128 rows (batch 1) and 2F = 320: whole blocks only 64 columns wide (halves of 160 columns,
-5 blocks of 32 gate and 32 up columns)."""
-
-
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_a_product_whole_only_in_64_wide_blocks_takes_its_swiglu_in_the_epilogue(dtype):
     """With the knob `wgmma_64_blocks` (on) a product whose N is whole blocks of 64 columns
     only runs on wgmma with the SwiGLU in its epilogue (32 output columns a block, the halves
     paired as B is read), and matches the reference and the un-fused plan; off, it is no
-    whole tiles, and the product and the SwiGLU are two mma.sync-era launches."""
-    text = NARROW.replace("xT>", f"x{dtype}>")
+    whole tiles, and the product and the SwiGLU are two mma.sync-era launches. 128 rows (batch
+    1) and 2F = 320: halves of 160 columns, 5 blocks of 32 gate and 32 up columns."""
+    text = swiglu_text(dtype, rows=128, half=160)
     rng = np.random.default_rng(11)
     x16 = typed(rng.standard_normal((128, 128)).astype(np.float32), dtype)
     w16 = typed(rng.standard_normal((128, 320)).astype(np.float32) / np.sqrt(128), dtype)
@@ -248,7 +244,7 @@ def test_an_interleaved_weight_unbound_is_interleaved_on_the_host_at_each_call(d
     from fusec.runtime.device import select_device
     from fusec.runtime.executable import Executable
 
-    text = SWIGLU.replace("xT>", f"x{dtype}>").replace("GATE", "second").replace("UP", "first")
+    text = swiglu_text(dtype, gate_first=False)
     rng = np.random.default_rng(9)
     x = typed(rng.standard_normal((256, 128)), dtype)
     w = typed(rng.standard_normal((128, 512)) / np.sqrt(128), dtype)
@@ -270,7 +266,7 @@ def test_with_layer_gemms_off_an_f16_weight_is_interleaved_as_it_is_and_transpos
     """The knob `wgmma_layer_gemms` off: a bound f16 B is not stored transposed, so the transpose
     launch runs first, on the interleaved weight."""
     set_knobs(wgmma_layer_gemms=False)
-    text = SWIGLU.replace("xT>", "xf16>").replace("GATE", "first").replace("UP", "second")
+    text = swiglu_text("f16")
     rng = np.random.default_rng(10)
     x = typed(rng.standard_normal((256, 128)), "f16")
     w = typed(rng.standard_normal((128, 512)) / np.sqrt(128), "f16")

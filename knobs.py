@@ -110,6 +110,13 @@ against 0.0177; through the torch backend, the two in the same turns, GPT-2 smal
 took **0.436 ms a call against 0.541** (reduce-overhead 0.546). The wgmma GPU tests passed
 with it on (201).""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_resident_waves", False, """\
+`gemm_wgmma.block_n_for` counts a product whose blocks all run at once, several a unit
+(`gemm_wgmma.resident_blocks`: 128 x 64 blocks two a unit on Hopper, by their shared memory),
+as one wave: the Llama-style model's gate and up product at batch 1 (128 x 11264 x 2048) then
+runs as 176 blocks 64 wide where 88 blocks of 128 leave 44 of the H200's 132 units idle. Off,
+each unit counts one block at a time, as before.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and
 shared by the batch reads it `[N, K]` (K-major: `common.BOUND_B_PANELS`), as PyTorch's

@@ -267,6 +267,32 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
             echo "== $model B=1 f16, wgmma_64_blocks off and on: exit $?"
             grep -v "Warn\|warn" "$out/gpu_blocks64_$model.log" | grep -v '^{' | tail -4
           done ;;
+  resident) # blocks several a unit counted as one wave (session 25; the knob
+          # wgmma_resident_waves, off until this decides it): with TESTS=1 the wgmma GPU tests
+          # with it on and each batch-1 Llama, batch-16 GPT-2 and batch-1 S=512 BERT product in
+          # every width; then each MODEL:BATCH (default llama:1) f16 with the knob flipped in the
+          # same turns, against reduce-overhead (each about 2 minutes)
+          shift; specs="${*:-llama:1}"
+          if [ -n "${TESTS:-}" ]; then
+            FUSEC_KNOB_WGMMA_RESIDENT_WAVES=1 FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu \
+              FUSEC_TEST_MMA=ptx timeout 240 python3 -m pytest -q -p no:cacheprovider --tb=line \
+              tests/runtime/test_wgmma_gpu.py tests/codegen/test_kernel_gemm_wgmma.py \
+              tests/runtime/test_wgmma_swiglu_emulated.py > "$out/gpu_resident_tests.log" 2>&1
+            echo "== wgmma tests (wgmma_resident_waves on): exit $?"
+            grep -E "^E |passed|failed" "$out/gpu_resident_tests.log" | cut -c1-300 | tail -8
+            FUSEC_KNOB_WGMMA_RESIDENT_WAVES=1 timeout 200 python3 -m fusec.bench.wgmma_blocks \
+              --dtype f16 --models llama_b1,gpt2_b16,bert_b1_s512 > "$out/gpu_resident_sweep.log" 2>&1
+            echo "== products by width: exit $?"; cat "$out/gpu_resident_sweep.log"
+          fi
+          for spec in $specs; do
+            model=${spec%%:*}; batch=${spec#*:}
+            timeout 170 python3 -m fusec.bench.torch_models --device cuda --models "$model" \
+              --batch "$batch" --dtypes f16 --repeat "$([ "$batch" = 1 ] && echo 50 || echo 10)" \
+              --turns 3 --kernel-time --reduce-overhead --flip-knob wgmma_resident_waves \
+              --json-out "$out/gpu_resident_${model}_b$batch.json" > "$out/gpu_resident_${model}_b$batch.log" 2>&1
+            echo "== $model B=$batch f16, wgmma_resident_waves off and on: exit $?"
+            grep -v "Warn\|warn" "$out/gpu_resident_${model}_b$batch.log" | grep -v '^{' | tail -4
+          done ;;
   rows) # row kernels' warp shuffles (the knob row_warp_shuffles, off until this decides it):
           # their GPU tests with the real shfl.sync, the LayerNorm sweep with the tree and the
           # shuffles, then GPT-2 small B=1 and BERT-base B=32 (f16) with the knob flipped in the
@@ -422,6 +448,6 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|blocks64 [MODEL...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|blocks64 [MODEL...]|resident [MODEL:BATCH...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

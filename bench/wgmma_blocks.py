@@ -3,7 +3,7 @@
 batches, and at batch 1) timed in 128 x 256, 128 x 192 (where N allows), 128 x 128 and 128 x 64 blocks
 (the width forced in place of `block_n_for`'s choice), and in the width `block_n_for` picks
 under the knobs as set (192 among them with `wgmma_192_blocks`, on since session 22; 64 with
-`wgmma_64_blocks`), so that
+`wgmma_64_blocks`; several blocks a unit counted as one wave with `wgmma_resident_waves`), so that
 `BLOCK_COSTS` and the rule can be set from what the device does. Each row: median kernel
 time of `--repeat` profiled calls of a ``nn.matmul`` with B bound (as a model's weight),
 checked against numpy first.
@@ -29,6 +29,7 @@ SHAPES = {
     "gpt2_b16": [(2048, 2304, 768), (2048, 768, 768), (2048, 3072, 768), (2048, 768, 3072)],
     "bert_b32": [(4096, 768, 768), (4096, 3072, 768), (4096, 768, 3072)],
     "llama_b32": [(4096, 2560, 2048), (4096, 2048, 2048), (4096, 2048, 5632)],
+    "llama_b1": [(128, 2560, 2048), (128, 2048, 2048), (128, 11264, 2048), (128, 2048, 5632)],
     "gpt2_b1": [(128, 2304, 768), (128, 768, 768), (128, 3072, 768), (128, 768, 3072)],
     "bert_b1_s512": [(512, 768, 768), (512, 3072, 768), (512, 768, 3072)],
 }

@@ -176,6 +176,28 @@ def block_cost(width: int) -> float:
     return BLOCK_COSTS[width]
 
 
+SHARED_BYTES_PER_UNIT = 228 * 1024
+"""Shared memory of one of Hopper's units (H100, H200), of which the driver keeps 1 KiB a
+work-group: how many work-groups of a block size one unit holds at once (`resident_blocks`)."""
+THREADS_PER_UNIT = 2048
+REGISTERS_PER_UNIT = 65536
+REGISTERS_BESIDES_ACCUMULATORS = 64
+"""A thread's registers besides its ``block_n / 2`` accumulators (an estimate, on the high side:
+addresses, descriptors, the copy loop's and the epilogue's values)."""
+
+
+def resident_blocks(block_m: int, block_n: int) -> int:
+    """How many work-groups of `block_m` x `block_n` blocks one unit holds at once: by their
+    `STAGES` stages of shared memory, their threads, and their registers (`block_n / 2`
+    accumulators a thread and `REGISTERS_BESIDES_ACCUMULATORS`). 128 x 64 blocks (96 KiB of
+    stages) two a unit; 128 x 128 (128 KiB) and wider, one."""
+    shared = STAGES * stage_bytes(block_n, block_m) + 1024
+    threads = threads_of(block_m)
+    registers = threads * (block_n // 2 + REGISTERS_BESIDES_ACCUMULATORS)
+    return max(1, min(SHARED_BYTES_PER_UNIT // shared, THREADS_PER_UNIT // threads,
+                      REGISTERS_PER_UNIT // registers))
+
+
 def block_n_for(m: int, n: int, compute_units: int | None) -> int:
     """The block width (`block_widths`) a product of `m` x `n` runs in: the one whose blocks finish
     soonest on `compute_units` units (one work-group a unit: waves of work-groups, each as long
@@ -183,15 +205,23 @@ def block_n_for(m: int, n: int, compute_units: int | None) -> int:
     the number of units is unknown. At 2048 rows a 768-column product is 48 blocks of 256 on
     the H200's 132 units, 96 of 128; at 4096 rows 96 blocks of 256 (a wave 73% full) or 128 of
     192 (97%: the knob `wgmma_192_blocks`); the Llama-style model's 2560-column one 3 waves of
-    256 or 5 of 128 (``5 * 128 * 1.15 < 3 * 256``: 0.079 ms against 0.095 on the H200)."""
+    256 or 5 of 128 (``5 * 128 * 1.15 < 3 * 256``: 0.079 ms against 0.095 on the H200).
+
+    With the knob `wgmma_resident_waves` a product whose blocks all run at once with
+    `resident_blocks` of them a unit takes one wave, not several of one a unit: the Llama-style
+    model's gate and up product at batch 1 (128 x 11264) is 88 blocks of 128 or 176 of 64, two
+    of which a unit holds."""
     widths = [w for w in block_widths() if n % w == 0]
     if not widths:
         raise ValueError(f"{n} columns are not whole blocks of any of {block_widths()}")
     if compute_units is None or compute_units < 1:
         return widths[0]
+    resident = knobs.value("wgmma_resident_waves")
 
     def finish(width: int) -> float:
-        waves = -(-(m // BLOCK_M) * (n // width) // compute_units)
+        blocks = (m // BLOCK_M) * (n // width)
+        at_once = compute_units * (resident_blocks(BLOCK_M, width) if resident else 1)
+        waves = 1 if blocks <= at_once else -(-blocks // compute_units)
         return waves * width * block_cost(width)
 
     return min(widths, key=finish)

@@ -30,6 +30,7 @@ from fusec.codegen.kernels.gemm_wgmma import (
     gemm_wgmma,
     parts_for,
     transpose,
+    resident_blocks,
     why_not,
 )
 from fusec.dtypes import bf16_bits, bf16_to_f32
@@ -935,3 +936,26 @@ def test_float32_products_take_split_tf32_with_the_knob(launch):
     out = launch(kernel, {"lhs": a, "rhs_t": b_t}, {"out": (256, 512)})["out"]
     want = a.astype(np.float64) @ b_t.T.astype(np.float64)
     assert float(np.abs(out - want).max() / np.abs(want).max()) <= 2e-6
+
+
+def test_resident_blocks_count_shared_memory_threads_and_registers():
+    """`resident_blocks` on Hopper: 128 x 64 blocks (96 KiB of stages, 256 threads) two a unit,
+    128 x 128 and wider one, 64 x 64 (64 KiB, 128 threads) three; fewer shared bytes a unit or
+    more registers a thread lower it."""
+    assert [resident_blocks(128, w) for w in (256, 192, 128, 64)] == [1, 1, 1, 2]
+    assert resident_blocks(64, 128) == 2
+    assert resident_blocks(64, 64) == 3
+
+
+def test_with_resident_waves_blocks_that_all_run_at_once_are_one_wave(set_knobs):
+    """With the knob `wgmma_resident_waves` the Llama-style model's batch-1 gate and up product
+    (128 x 11264) takes 64-wide blocks: 176 of them, two a unit, all run at once on 132 units,
+    where 88 blocks of 128 leave 44 idle; off, 176 blocks are two waves and 128 is taken.
+    Products of several waves even counted so (BERT-base's at 4096 rows) keep their widths."""
+    assert block_n_for(128, 11264, 132) == 128
+    assert block_n_for(4096, 3072, 132) == 192
+    set_knobs(wgmma_resident_waves=True)
+    assert block_n_for(128, 11264, 132) == 64
+    assert block_n_for(128, 11264, 80) == 256  # 176 blocks on 80 units: not at once
+    assert block_n_for(4096, 3072, 132) == 192
+    assert block_n_for(4096, 768, 132) == 192

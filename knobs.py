@@ -110,12 +110,20 @@ against 0.0177; through the torch backend, the two in the same turns, GPT-2 smal
 took **0.436 ms a call against 0.541** (reduce-overhead 0.546). The wgmma GPU tests passed
 with it on (201).""",
          "fusec.codegen.kernels.gemm_wgmma"),
-    Knob("wgmma_resident_waves", False, """\
+    Knob("wgmma_resident_waves", True, """\
 `gemm_wgmma.block_n_for` counts a product whose blocks all run at once, several a unit
 (`gemm_wgmma.resident_blocks`: 128 x 64 blocks two a unit on Hopper, by their shared memory),
 as one wave: the Llama-style model's gate and up product at batch 1 (128 x 11264 x 2048) then
 runs as 176 blocks 64 wide where 88 blocks of 128 leave 44 of the H200's 132 units idle. Off,
-each unit counts one block at a time, as before.""",
+each unit counts one block at a time, as before.
+
+On the H200 (2026-12-04, session 25, f16; bench/results/h200-2026-12-04-s25-resident_*) each
+product it moves to 64-wide blocks was faster so (OpenCL's times): 128 x 11264 x 2048 0.0244
+ms against 0.0268, GPT-2 small's 2048 x 768 x 768 at batch 16 0.0127 against 0.0138 and
+2048 x 768 x 3072 0.0284 against 0.0306, BERT-base's 512 x 3072 x 768 at batch 1 0.0127
+against 0.0138. Through the torch backend, the two in the same turns: the Llama-style model at
+batch 1 0.3153 ms of kernels a call against 0.3282 (reduce-overhead's 0.3178), GPT-2 small at
+batch 16 1.3465 against 1.3733 (its call 1.447 ms against 1.520).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and

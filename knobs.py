@@ -125,6 +125,13 @@ against 0.0138. Through the torch backend, the two in the same turns: the Llama-
 batch 1 0.3153 ms of kernels a call against 0.3282 (reduce-overhead's 0.3178), GPT-2 small at
 batch 16 1.3465 against 1.3733 (its call 1.447 ms against 1.520).""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_persistent", False, """\
+A `wgmma` product of more blocks than the device runs at once (BERT-base's and GPT-2's at
+batch 16-32: 2-4 waves) runs in persistent work-groups, as many as run at once
+(`gemm_wgmma.persistent_groups_for`), each taking its blocks in turn and copying its next
+block's first stages of A and B while it stores the one before: a block's first copies no
+longer wait on memory with the tensor cores idle. Off, a work-group a block.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and
 shared by the batch reads it `[N, K]` (K-major: `common.BOUND_B_PANELS`), as PyTorch's

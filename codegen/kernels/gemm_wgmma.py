@@ -121,6 +121,7 @@ RESERVED_NAMES = frozenset({
     "wg", "first_m", "group_m", "bm", "bn", "a_glob", "b_glob", "s", "kt", "nk", "slot", "sa",
     "sb", "da", "db", "lane", "warp", "stg", "lr", "q", "erow", "ecol", "t128", "i", "r",
     "chunk", "val", "at", "acc", "partials", "arrivals", "last_part", "partials4", "sum", "parts_in",
+    "before", "npid", "nbm", "nbn", "na_glob", "nb_glob",
 })
 """Identifiers the kernel body declares, besides the accumulators ``d<i>``: an epilogue
 parameter may not take one."""
@@ -256,6 +257,42 @@ def parts_for(m: int, n: int, k: int, dtype: str, block_m: int, block_n: int,
     return max(fitting, default=1)
 
 
+def staged_row_bytes(block_n: int, out_dtype: str, swiglu: bool) -> int:
+    """Bytes of one row of a warpgroup's staged block of C (`_body`): its columns (half of
+    them with `swiglu`) in C's type, padded so that the lanes' stores fall in distinct banks
+    (16 bytes for 16-bit C, 32 for float32)."""
+    ceb = element_bytes(out_dtype)
+    return (block_n // 2 if swiglu else block_n) * ceb + (32 if ceb == 4 else 16)
+
+
+def persists(block_m: int, block_n: int, out_dtype: str, swiglu: bool, split_k: int = 1,
+             parts: int = 1, split_tf32: bool = False) -> bool:
+    """Whether a product may run in persistent work-groups (`gemm_wgmma`'s
+    `persistent_groups`): a whole product (not split along K, nor summed from parts, nor split
+    TF32) whose warpgroups each stage their 64 rows of C within one stage, so that a
+    work-group's next block's first `STAGES` - 2 stages are copied while it stores. 16-bit C
+    does in every width; float32 C does not."""
+    return (split_k == 1 and parts == 1 and not split_tf32
+            and 64 * staged_row_bytes(block_n, out_dtype, swiglu)
+            <= stage_bytes(block_n, block_m))
+
+
+def persistent_groups_for(m: int, n: int, block_m: int, block_n: int, units: int | None,
+                          out_dtype: str, swiglu: bool, split_k: int = 1, parts: int = 1,
+                          split_tf32: bool = False) -> int:
+    """The persistent work-groups a product runs in (`gemm_wgmma`'s `persistent_groups`), with
+    the knob `wgmma_persistent`: as many as the device's `units` hold at once
+    (`resident_blocks` a unit) where its blocks are more than that and it `persists`; else 0
+    (a work-group a block)."""
+    if not knobs.value("wgmma_persistent") or not units:
+        return 0
+    at_once = units * resident_blocks(block_m, block_n)
+    if (m // block_m) * (n // block_n) <= at_once or not persists(
+            block_m, block_n, out_dtype, swiglu, split_k, parts, split_tf32):
+        return 0
+    return at_once
+
+
 def why_not(device_info: DeviceInfo | None, batch: int, m: int, n: int, k: int,
             rhs_batched: bool, epilogue: Epilogue, dtype: str, allow_tf32: bool,
             out_dtype: str, split_k: int) -> str | None:
@@ -357,17 +394,20 @@ def gemm_plan(name: str, batch: int, m: int, n: int, k: int, rhs_batched: bool,
     parts = parts_for(rows, n, k, dtype, block_m, block_n, units) if split_k == 1 else 1
     # a dependent launch only where the work-groups all run at once (one a unit, at most)
     one_wave = bool(units) and (rows // block_m) * (n // block_n) * split_k * parts <= units
+    persistent = persistent_groups_for(rows, n, block_m, block_n, units, out_dtype, swiglu,
+                                       split_k, parts, split)
     b_rows_split = split and knobs.value("wgmma_split_tf32_b_rows")
     if not b_transposed and (not reads_b_k_major(dtype) or (b_bound and dtype in MN_MAJOR_B)
                              or b_rows_split):
         return None, gemm_wgmma(name, rows, n, k, dtype, b_rows=True, epilogue=epilogue,
                                 swiglu=swiglu, out_dtype=out_dtype, block_n=block_n,
                                 split_k=split_k, block_m=block_m, parts=parts,
-                                prefetch_b=one_wave, split_tf32=split)
+                                prefetch_b=one_wave, split_tf32=split,
+                                persistent_groups=persistent)
     product = gemm_wgmma(name, rows, n, k, dtype, epilogue=epilogue, swiglu=swiglu,
                          out_dtype=out_dtype, block_n=block_n, split_k=split_k,
                          halves=halves if b_transposed else None, block_m=block_m, parts=parts,
-                         prefetch_b=one_wave, split_tf32=split)
+                         prefetch_b=one_wave, split_tf32=split, persistent_groups=persistent)
     return (None if b_transposed else transpose(name, k, n, dtype)), product
 
 
@@ -414,7 +454,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
                block_n: int = BLOCK_N, split_k: int = 1,
                halves: str | None = None, block_m: int = BLOCK_M,
                parts: int = 1, prefetch_b: bool = False,
-               split_tf32: bool = False) -> KernelSource:
+               split_tf32: bool = False, persistent_groups: int = 0) -> KernelSource:
     """``out[M, N] = epilogue(lhs[M, K] @ rhs_t[N, K].T)``, in `dtype` (f16, bf16; f32 as TF32
     with a float32 C); with `b_rows` (16-bit types only) ``out = lhs @ rhs`` with ``rhs[K, N]``
     row-major, copied into the stages as 64-column blocks of 64 rows of 128 bytes (swizzled as
@@ -453,7 +493,13 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     operands and their low parts, ``A B + A B_lo + A_lo B`` (`_split_tf32_step`): float32
     accuracy from the TF32 tensor cores, both operands read K-major (B read ``[K, N]`` as
     stored with `b_rows`). A float32 product without TF32 takes it where the knob
-    `wgmma_split_tf32` is on (`why_not`, `gemm_plan`; on since session 21)."""
+    `wgmma_split_tf32` is on (`why_not`, `gemm_plan`; on since session 21).
+
+    With `persistent_groups` (a whole product: no parts, C staged within one stage a
+    warpgroup, `persists`) the kernel runs that many work-groups, each taking blocks
+    ``group, group + groups, ...`` in turn, and a work-group copies its next block's first
+    stages while it stores the one before (`_body`): a block's first copies wait on memory
+    once a work-group, not once a block."""
     if split_tf32 and (dtype != "f32" or block_n != 128):
         raise ValueError(f"kernel '{name}': split TF32 takes f32 operands in blocks 128 wide, "
                          f"not {dtype} in blocks {block_n} wide")
@@ -487,9 +533,14 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     if out_dtype != dtype and (swiglu or dtype not in SWIGLU_TYPES or out_dtype != "f32"):
         raise ValueError(f"kernel '{name}': a wgmma product of {dtype} stores {dtype}, or f32 of "
                          f"16-bit operands without SwiGLU; not '{out_dtype}'")
+    if persistent_groups and not persists(block_m, block_n, out_dtype, swiglu, split_k, parts,
+                                          split_tf32):
+        raise ValueError(f"kernel '{name}': persistent work-groups take a whole product whose "
+                         "block of C a warpgroup stages within one stage")
     check_epilogue_names(name, epilogue, RESERVED_NAMES, ACCUMULATORS, "the accumulators d<i>")
     storage = half.STORAGE[dtype]
     blocks = (m // block_m) * (n // block_n)
+    persistent_groups = min(persistent_groups, blocks)
     scratch = () if parts == 1 else (
         Scratch("partials", parts * blocks * block_m * block_n * 4),
         Scratch("arrivals", blocks * 4, zeroed=True))
@@ -507,7 +558,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + (f", K in {parts} parts summed in the kernel" if parts > 1 else "")
               + (", SwiGLU of column pairs" if swiglu else "")
               + (f", B in halves ({halves} even)" if halves else "")
-              + (", split TF32 (A B + A B_lo + A_lo B)" if split_tf32 else "") + "\n"
+              + (", split TF32 (A B + A B_lo + A_lo B)" if split_tf32 else "")
+              + (f", {persistent_groups} persistent work-groups" if persistent_groups else "")
+              + "\n"
               + ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if dtype == "f16" else "")
               + (half.HELPERS + half.bf16_vector_helper(2) if dtype == "bf16" else "")
               + ("" if identity else epilogue.guarded_function())
@@ -517,9 +570,9 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
               + _body(name, m, n, k, dtype, b_rows, None if identity else epilogue, swiglu,
                       out_dtype, block_n, split_k, halves is not None, block_m, parts,
                       prefetch_b and knobs.value("cuda_dependent_launch")
-                      and knobs.value("wgmma_prefetch_b"), split_tf32)
+                      and knobs.value("wgmma_prefetch_b"), split_tf32, persistent_groups > 0)
               + "}\n")
-    groups = blocks * split_k * parts
+    groups = persistent_groups or blocks * split_k * parts
     return KernelSource(name, source, args, (groups * threads,), (threads,), scratch=scratch)
 
 
@@ -678,7 +731,13 @@ def _split_tf32_step(stage: int, block_m: int, block_n: int, threads: int, steps
 def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
           epilogue: Epilogue | None, swiglu: bool, out_dtype: str, block_n: int,
           split_k: int, halves: bool = False, block_m: int = BLOCK_M, parts: int = 1,
-          prefetch: bool = False, split_tf32: bool = False) -> str:
+          prefetch: bool = False, split_tf32: bool = False, persistent: bool = False) -> str:
+    """The kernel's body. Step ``kt`` of a block's K is copied into stage ``(before + kt) %
+    STAGES``, ``before`` the steps of the work-group's blocks before it (0 but in persistent
+    work-groups), `STAGES` - 2 steps ahead of the ``wgmma`` that reads it. A persistent
+    work-group (`persistent`), once its block's ``wgmma``s are done, copies its next block's
+    first `STAGES` - 2 steps into the stages after the last step's and stages each
+    warpgroup's C in one of the other two."""
     eb = element_bytes(dtype)
     ceb = element_bytes(out_dtype)  # C's element bytes
     stage = stage_bytes(block_n, block_m)
@@ -709,7 +768,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     # tile of one 2-byte store per pair (4 lanes' 8 bytes a row; at block_n 256 rows 272
     # bytes apart: distinct banks)
     out_n, block_out = (n // 2, block_n // 2) if swiglu else (n, block_n)
-    row_bytes = block_out * ceb + (32 if ceb == 4 else 16)
+    row_bytes = staged_row_bytes(block_n, out_dtype, swiglu)
     per_row = block_out * ceb // 16  # 16-byte chunks of a staged row; 128 threads a pass
     pointer = f"(__local {half.STORAGE[out_dtype]} *)"
     stores = []
@@ -731,10 +790,22 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     dist = STAGES - 2
     # work-group `part` of K in `split_k` (or `parts`) takes K [part * k_part, (part + 1) * k_part)
     k_part, groups = k // max(split_k, parts), (m // block_m) * (n // block_n)
-    b_glob = (f"(ulong)(rhs + (size_t)bn * {block_n} + (size_t)part * {k_part * n})" if b_rows
-              else f"(ulong)(rhs_t + (size_t)bn * {block_n // 2 * k} + part * {k_part})"
-              if halves  # each half's rows of the block: block_n / 2 from bn * block_n / 2 on
-              else f"(ulong)(rhs_t + (size_t)bn * {block_n * k} + part * {k_part})")
+
+    def block_of(pid: str, bm: str, bn: str, a_glob: str, b_glob: str) -> str:
+        """Block ``pid``'s row and column of blocks (blocks visited in groups of 8 block
+        rows) and its A and B tiles' first addresses, declared under the names given."""
+        b_first = (f"(ulong)(rhs + (size_t){bn} * {block_n} + (size_t)part * {k_part * n})"
+                   if b_rows else
+                   f"(ulong)(rhs_t + (size_t){bn} * {block_n // 2 * k} + part * {k_part})"
+                   if halves  # each half's rows of the block: block_n / 2 from bn * block_n / 2 on
+                   else f"(ulong)(rhs_t + (size_t){bn} * {block_n * k} + part * {k_part})")
+        return f"""const int first_m = ({pid} / in_group) * 8;
+    const int group_m = min(num_m - first_m, 8);
+    const int {bm} = first_m + ({pid} % in_group) % group_m;
+    const int {bn} = ({pid} % in_group) / group_m;
+    const ulong {a_glob} = (ulong)(lhs + (size_t){bm} * {block_m * k} + part * {k_part});
+    const ulong {b_glob} = {b_first};"""
+
     out_base = "out" if split_k == 1 else f"(out + (size_t)part * {m * out_n})"
     b_fields = MN_DESCRIPTOR_FIELDS if b_rows and not split_tf32 else DESCRIPTOR_FIELDS
     epilogue_place = "" if epilogue is None else (
@@ -745,21 +816,43 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     # split TF32: and two stages of low parts, in turn (and with b_rows two K-major B tiles)
     buffers = STAGES * stage + (2 * stage + (2 * block_n * ROW_BYTES if b_rows else 0)
                                 if split_tf32 else 0)
+    # persistent: blocks pid, pid + groups, ... of one work-group, the steps before counted
+    before = "before + " if persistent else ""
+    if persistent:
+        head = f"""    const int tid = get_local_id(0), part = 0;
+    int before = 0;
+    #pragma unroll 1
+    for (int pid = get_group_id(0); pid < {groups}; pid += get_num_groups(0)) {{
+    {block_of("pid", "bm", "bn", "a_glob", "b_glob")}
+    if (before == 0)
+"""
+        # the next block's first stages, while this one's C is stored
+        nxt = f"""    before += ktiles;
+    {{
+    const int npid = pid + get_num_groups(0);
+    {block_of("npid", "nbm", "nbn", "na_glob", "nb_glob")}
+    for (int s = 0; s < {dist}; ++s) {{
+        if (npid < {groups} && s < ktiles)
+            {name}_load_stage(na_glob, nb_glob, s, sbase + ((before + s) % {STAGES}) * {stage}, tid);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }}
+    }}
+"""
+        staged = f"smem + ((before + {dist} + wg) % {STAGES}) * {stage}"
+        tail = "    }\n"
+    else:
+        head = f"""    const int tid = get_local_id(0), part = get_group_id(0) / {groups};
+    const int pid = get_group_id(0) % {groups};
+    {block_of("pid", "bm", "bn", "a_glob", "b_glob")}
+"""
+        nxt, staged, tail = "", f"smem + wg * {64 * row_bytes}", ""
     return f"""    __local uint4 smem[{buffers // 16}] __attribute__((aligned(1024)));
 {last}
-    const int tid = get_local_id(0), part = get_group_id(0) / {groups};
-    const int pid = get_group_id(0) % {groups};
     const int num_m = {m // block_m}, in_group = {8 * (n // block_n)};
     const uint sbase = (uint)(size_t)smem;
     const int ktiles = {k_part // block_k(dtype)};
-    const int wg = tid >> 7;
-    const int first_m = (pid / in_group) * 8;
-    const int group_m = min(num_m - first_m, 8);
-    const int bm = first_m + (pid % in_group) % group_m;
-    const int bn = (pid % in_group) / group_m;
-    const ulong a_glob = (ulong)(lhs + (size_t)bm * {block_m * k} + part * {k_part});
-    const ulong b_glob = {b_glob};
-{early}    for (int s = 0; s < {dist}; ++s) {{
+    const int wg = get_local_id(0) >> 7;
+{head}{early}    for (int s = 0; s < {dist}; ++s) {{
         if (s < ktiles) {name}_load_stage(a_glob, b_glob, s, sbase + s * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }}
@@ -771,9 +864,9 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         barrier(CLK_LOCAL_MEM_FENCE);
         const int nk = kt + {dist};
         if (nk < ktiles)
-            {name}_load_stage(a_glob, b_glob, nk, sbase + (nk % {STAGES}) * {stage}, tid);
+            {name}_load_stage(a_glob, b_glob, nk, sbase + (({before}nk) % {STAGES}) * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
-        const int slot = kt % {STAGES};
+        const int slot = ({before}kt) % {STAGES};
         const uint sa = sbase + slot * {stage} + wg * {64 * ROW_BYTES};
         const uint sb = sbase + slot * {stage} + {block_m * ROW_BYTES};
         const ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;
@@ -782,10 +875,10 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     }}
     float {', '.join(accs)};
     asm volatile("// FUSEC_WGMMA_DONE {n_acc} {names}" : {outs} :: "memory");
-{_sum_parts(accs, parts, groups, threads) if parts > 1 else ""}    const int lane = tid & 31, warp = (tid >> 5) & 3;
+{_sum_parts(accs, parts, groups, threads) if parts > 1 else ""}{nxt}    const int lane = tid & 31, warp = (tid >> 5) & 3;
     // both warpgroups' wgmmas have read every stage: C is staged in the stage buffers
     asm volatile("bar.sync 1, {threads};" ::: "memory");
-    __local uchar *stg = (__local uchar *)smem + wg * {64 * row_bytes};
+    __local uchar *stg = (__local uchar *){staged};
     const int lr = warp * 16 + (lane >> 2), q = (lane & 3) * {ceb if swiglu else 2 * ceb};
 {epilogue_place}{store_text}
     asm volatile("bar.sync 1, {threads};" ::: "memory");
@@ -798,7 +891,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
                            + bn * {block_out}) * {ceb};
         *(__global uint4 *)((__global uchar *){out_base} + at + chunk * 16) = val;
     }}
-"""
+{tail}"""
 
 
 def _sum_parts(accs: list[str], parts: int, blocks: int, threads: int) -> str:

@@ -29,6 +29,7 @@ from fusec.codegen.kernels.gemm_wgmma import (
     gemm_plan,
     gemm_wgmma,
     parts_for,
+    persistent_groups_for,
     transpose,
     resident_blocks,
     why_not,
@@ -975,3 +976,75 @@ def test_with_resident_waves_blocks_that_all_run_at_once_are_one_wave(set_knobs)
     assert block_n_for(128, 11264, 80) == 256  # 176 blocks on 80 units: not at once
     assert block_n_for(4096, 3072, 132) == 192
     assert block_n_for(4096, 768, 132) == 192
+
+
+PERSISTENT_CASES = {  # id: dtype, b_rows, block_m, width, K, groups, extra
+    "f16-256-one-step": ("f16", False, 128, 256, 64, 3, ""),
+    "bf16-b-rows-192-two-steps": ("bf16", True, 128, 192, 128, 5, ""),
+    "f16-64-rows-128-five-steps": ("f16", False, 64, 128, 320, 7, ""),
+    "f16-64-wide-epilogue-three-steps": ("f16", False, 128, 64, 192, 4, "epilogue"),
+    "bf16-128-swiglu-six-steps": ("bf16", False, 128, 128, 384, 6, "swiglu"),
+}
+"""Persistent work-groups over 9 block rows (a short group) of a few block columns: each
+work-group takes 2 to 6 blocks, some one more than others; K of 1 to 6 steps, so that a
+block's stages start anywhere in the turn of 4."""
+
+
+@pytest.mark.parametrize("case", list(PERSISTENT_CASES))
+def test_persistent_work_groups_match_numpy(launch, case):
+    """`persistent_groups`: fewer work-groups than blocks, each taking its blocks in turn; the
+    next block's first two steps are copied while C is staged in the two other stages (the
+    emulated copies land at once, so a stage the staging or the next copies overwrite too soon
+    shows as a wrong block). Checked against numpy with K-major and MN-major B, 64-row blocks,
+    an epilogue and the SwiGLU epilogue."""
+    dtype, b_rows, block_m, width, k, groups, extra = PERSISTENT_CASES[case]
+    m, n = 1152, 3 * width if extra != "swiglu" else 4 * width
+    a, b_t, a32, b32 = operands(dtype, m, n, k, seed=31)
+    bias = np.random.default_rng(32).standard_normal(n).astype(np.float32)
+    kernel = gemm_wgmma(f"persistent_{width}", m, n, k, dtype, b_rows=b_rows, block_n=width,
+                        block_m=block_m, epilogue=BIAS if extra == "epilogue" else
+                        IDENTITY_EPILOGUE, swiglu=extra == "swiglu", persistent_groups=groups)
+    assert f"{groups} persistent work-groups" in kernel.source
+    assert kernel.global_size == (groups * 2 * block_m,)
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    inputs = {"lhs": a, **b_in, **({"bias": bias} if extra == "epilogue" else {})}
+    c = a32 @ b32.T + (bias if extra == "epilogue" else 0)
+    if extra == "swiglu":  # column 2 j the gate of j, 2 j + 1 its up
+        gate, up = c[:, 0::2], c[:, 1::2]
+        want = up * gate / (1 + np.exp(-gate))
+    else:
+        want = c
+    out = launch(kernel, inputs, {"out": want.shape})["out"]
+    error = float(np.abs(as_float(out, dtype) - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE[dtype], f"max error {error:.3g} of max |C|"
+
+
+def test_persistent_groups_only_where_blocks_outnumber_the_units(set_knobs):
+    """`persistent_groups_for` with the knob `wgmma_persistent`: BERT-base's 4096 x 3072
+    product in blocks of 128 x 192 (512 blocks) on the H200's 132 units runs in 132 work-groups;
+    128 x 64 blocks two a unit (264); a product of one wave, float32 C (its staged rows do not
+    fit in a stage), parts, split K, split TF32 or an unknown device keep a work-group a block;
+    and so does every product with the knob off."""
+    set_knobs(wgmma_persistent=True)
+    assert persistent_groups_for(4096, 3072, 128, 192, 132, "f16", False) == 132
+    assert persistent_groups_for(4096, 3072, 128, 64, 132, "f16", False) == 264
+    assert persistent_groups_for(4096, 3072, 128, 256, 132, "bf16", True) == 132
+    assert persistent_groups_for(4096, 768, 128, 192, 132, "f16", False) == 0  # 128 blocks
+    assert persistent_groups_for(4096, 3072, 128, 128, 132, "f32", False) == 0
+    assert persistent_groups_for(4096, 3072, 128, 128, 132, "f16", False, parts=2) == 0
+    assert persistent_groups_for(4096, 3072, 128, 128, 132, "f16", False, split_k=2) == 0
+    assert persistent_groups_for(4096, 3072, 128, 128, 132, "f16", False,
+                                 split_tf32=True) == 0
+    assert persistent_groups_for(4096, 3072, 128, 192, None, "f16", False) == 0
+    h200 = replace(NVIDIA_H, compute_units=132)
+    plan = gemm_plan("g", 32, 128, 3072, 768, False, IDENTITY_EPILOGUE, h200, "f16", False,
+                     "f16", 1, b_transposed=True)
+    assert plan is not None and "132 persistent work-groups" in plan[1].source
+    assert plan[1].global_size == (132 * 256,)
+    with pytest.raises(ValueError, match="persistent work-groups take a whole product"):
+        gemm_wgmma("g", 1152, 256, 64, "f16", block_n=128, out_dtype="f32",
+                   persistent_groups=3)
+    set_knobs(wgmma_persistent=False)
+    assert persistent_groups_for(4096, 3072, 128, 192, 132, "f16", False) == 0

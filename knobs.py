@@ -132,6 +132,12 @@ batch 16-32: 2-4 waves) runs in persistent work-groups, as many as run at once
 block's first stages of A and B while it stores the one before: a block's first copies no
 longer wait on memory with the tensor cores idle. Off, a work-group a block.""",
          "fusec.codegen.kernels.gemm_wgmma"),
+    Knob("wgmma_deep_stages", False, """\
+A `wgmma` product's blocks turn through as many stages of K as a unit's shared memory leaves
+them (`gemm_wgmma.stages_for`: 128 x 192 blocks 5, 128 x 128 6, at most 6), not 4: each
+step's copies are issued 3 or 4 steps before its ``wgmma``s, not 2. Blocks 256 wide and blocks
+two or three a unit keep 4.""",
+         "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and
 shared by the batch reads it `[N, K]` (K-major: `common.BOUND_B_PANELS`), as PyTorch's

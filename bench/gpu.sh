@@ -293,30 +293,31 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
             echo "== $model B=$batch f16, wgmma_resident_waves off and on: exit $?"
             grep -v "Warn\|warn" "$out/gpu_resident_${model}_b$batch.log" | grep -v '^{' | tail -4
           done ;;
-  persistent) # persistent wgmma work-groups (session 25; the knob wgmma_persistent, off until
-          # this decides it): the wgmma GPU tests with it on (the real instructions), each
-          # batch-32 BERT-base and Llama-style product with it off and on, then each
-          # MODEL:BATCH (default bert:32) f16 with the knob flipped in the same turns
-          shift; specs="${*:-bert:32}"
-          FUSEC_KNOB_WGMMA_PERSISTENT=1 FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu \
+  wgmma-knob) # a wgmma knob (KNOB, e.g. wgmma_persistent or wgmma_deep_stages; session 25):
+          # the wgmma GPU tests with it on (the real instructions), each product of PRODUCTS
+          # (default bert_b32,llama_b32) with it off and on, then each MODEL:BATCH (default
+          # bert:32) f16 with the knob flipped in the same turns
+          shift; knob=$1; shift; specs="${*:-bert:32}"
+          var=FUSEC_KNOB_$(echo "$knob" | tr a-z A-Z)
+          env "$var=1" FUSEC_TEST_WGMMA=1 FUSEC_TEST_DEVICE=gpu \
             FUSEC_TEST_MMA=ptx timeout 200 python3 -m pytest -q -p no:cacheprovider --tb=line \
             tests/runtime/test_wgmma_gpu.py tests/codegen/test_kernel_gemm_wgmma.py \
-            > "$out/gpu_persistent_tests.log" 2>&1
-          echo "== wgmma tests (wgmma_persistent on): exit $?"
-          grep -E "^E |passed|failed" "$out/gpu_persistent_tests.log" | cut -c1-300 | tail -8
+            > "$out/gpu_${knob}_tests.log" 2>&1
+          echo "== wgmma tests ($knob on): exit $?"
+          grep -E "^E |passed|failed" "$out/gpu_${knob}_tests.log" | cut -c1-300 | tail -8
           for on in 0 1; do
-            FUSEC_KNOB_WGMMA_PERSISTENT=$on timeout 150 python3 -m fusec.bench.wgmma_blocks \
-              --dtype f16 --models ${PRODUCTS:-bert_b32,llama_b32} > "$out/gpu_persistent_sweep_$on.log" 2>&1
-            echo "== products by width, wgmma_persistent=$on: exit $?"; cat "$out/gpu_persistent_sweep_$on.log"
+            env "$var=$on" timeout 150 python3 -m fusec.bench.wgmma_blocks \
+              --dtype f16 --models ${PRODUCTS:-bert_b32,llama_b32} > "$out/gpu_${knob}_sweep_$on.log" 2>&1
+            echo "== products by width, $knob=$on: exit $?"; cat "$out/gpu_${knob}_sweep_$on.log"
           done
           for spec in $specs; do
             model=${spec%%:*}; batch=${spec#*:}
             timeout 170 python3 -m fusec.bench.torch_models --device cuda --models "$model" \
               --batch "$batch" --dtypes f16 --repeat 10 --turns 3 --kernel-time \
-              --flip-knob wgmma_persistent --json-out "$out/gpu_persistent_${model}_b$batch.json" \
-              > "$out/gpu_persistent_${model}_b$batch.log" 2>&1
-            echo "== $model B=$batch f16, wgmma_persistent off and on: exit $?"
-            grep -v "Warn\|warn" "$out/gpu_persistent_${model}_b$batch.log" | grep -v '^{' | tail -4
+              --flip-knob "$knob" --json-out "$out/gpu_${knob}_${model}_b$batch.json" \
+              > "$out/gpu_${knob}_${model}_b$batch.log" 2>&1
+            echo "== $model B=$batch f16, $knob off and on: exit $?"
+            grep -v "Warn\|warn" "$out/gpu_${knob}_${model}_b$batch.log" | grep -v '^{' | tail -4
           done ;;
   rows) # row kernels' warp shuffles (the knob row_warp_shuffles, off until this decides it):
           # their GPU tests with the real shfl.sync, the LayerNorm sweep with the tree and the
@@ -473,6 +474,6 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|blocks64 [MODEL...]|resident [MODEL:BATCH...]|persistent [MODEL:BATCH...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|blocks64 [MODEL...]|resident [MODEL:BATCH...]|wgmma-knob KNOB [MODEL:BATCH...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

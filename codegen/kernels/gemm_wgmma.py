@@ -199,6 +199,24 @@ def resident_blocks(block_m: int, block_n: int) -> int:
                       REGISTERS_PER_UNIT // registers))
 
 
+MAX_STAGES = 6
+MAX_SHARED_BYTES = 227 * 1024
+"""The most shared memory one work-group takes on Hopper."""
+
+
+def stages_for(block_m: int, block_n: int, split_tf32: bool = False) -> int:
+    """The stages of a block's K steps the kernel turns through: `STAGES`, or with the knob
+    `wgmma_deep_stages` as many (at most `MAX_STAGES`) as the shared memory of the
+    `resident_blocks` work-groups a unit holds leaves each (128 x 192 blocks 5, 128 x 128 6;
+    128 x 256 and the blocks two or three a unit keep 4), so that `STAGES` - 2 more steps'
+    copies are in flight. Split TF32 keeps 4 (its low parts take the room)."""
+    if split_tf32 or not knobs.value("wgmma_deep_stages"):
+        return STAGES
+    room = min(MAX_SHARED_BYTES,
+               SHARED_BYTES_PER_UNIT // resident_blocks(block_m, block_n) - 1024)
+    return max(STAGES, min(MAX_STAGES, room // stage_bytes(block_n, block_m)))
+
+
 def block_n_for(m: int, n: int, compute_units: int | None) -> int:
     """The block width (`block_widths`) a product of `m` x `n` runs in: the one whose blocks finish
     soonest on `compute_units` units (one work-group a unit: waves of work-groups, each as long
@@ -553,7 +571,7 @@ def gemm_wgmma(name: str, m: int, n: int, k: int, dtype: str,
     attribute = f"__attribute__((reqd_work_group_size({threads}, 1, 1)))"
     shape = f"[{m}x{k}] @ [{k}x{n}]" if b_rows else f"[{m}x{k}] @ [{n}x{k}].T"
     source = (f"// {name}: {shape} on wgmma, {dtype}, "
-              f"{block_m}x{block_n} blocks, {STAGES} stages"
+              f"{block_m}x{block_n} blocks, {stages_for(block_m, block_n, split_tf32)} stages"
               + (f", K in {split_k} parts" if split_k > 1 else "")
               + (f", K in {parts} parts summed in the kernel" if parts > 1 else "")
               + (", SwiGLU of column pairs" if swiglu else "")
@@ -733,13 +751,14 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
           split_k: int, halves: bool = False, block_m: int = BLOCK_M, parts: int = 1,
           prefetch: bool = False, split_tf32: bool = False, persistent: bool = False) -> str:
     """The kernel's body. Step ``kt`` of a block's K is copied into stage ``(before + kt) %
-    STAGES``, ``before`` the steps of the work-group's blocks before it (0 but in persistent
-    work-groups), `STAGES` - 2 steps ahead of the ``wgmma`` that reads it. A persistent
-    work-group (`persistent`), once its block's ``wgmma``s are done, copies its next block's
-    first `STAGES` - 2 steps into the stages after the last step's and stages each
-    warpgroup's C in one of the other two."""
+    stages`` (`stages_for`), ``before`` the steps of the work-group's blocks before it (0 but
+    in persistent work-groups), ``stages - 2`` steps ahead of the ``wgmma`` that reads it. A
+    persistent work-group (`persistent`), once its block's ``wgmma``s are done, copies its
+    next block's first ``stages - 2`` steps into the stages after the last step's and stages
+    each warpgroup's C in one of the other two."""
     eb = element_bytes(dtype)
     ceb = element_bytes(out_dtype)  # C's element bytes
+    stages = stages_for(block_m, block_n, split_tf32)
     stage = stage_bytes(block_n, block_m)
     threads = threads_of(block_m)
     n_acc = block_n // 2
@@ -787,7 +806,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
             at = f"{pointer}(stg + (lr + {8 * h}) * {row_bytes} + {16 * j * ceb // 2} + q)"
             stores.append(f"    {half.vstore(out_dtype, 2, value, '0', at)};")
     store_text = "\n".join(stores)
-    dist = STAGES - 2
+    dist = stages - 2
     # work-group `part` of K in `split_k` (or `parts`) takes K [part * k_part, (part + 1) * k_part)
     k_part, groups = k // max(split_k, parts), (m // block_m) * (n // block_n)
 
@@ -814,7 +833,7 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     last = "    __local int last_part;\n" if parts > 1 else ""
     early = _prefetch_b(n, k, k_part, eb, b_rows, halves, block_n, threads) if prefetch else ""
     # split TF32: and two stages of low parts, in turn (and with b_rows two K-major B tiles)
-    buffers = STAGES * stage + (2 * stage + (2 * block_n * ROW_BYTES if b_rows else 0)
+    buffers = stages * stage + (2 * stage + (2 * block_n * ROW_BYTES if b_rows else 0)
                                 if split_tf32 else 0)
     # persistent: blocks pid, pid + groups, ... of one work-group, the steps before counted
     before = "before + " if persistent else ""
@@ -833,12 +852,12 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
     {block_of("npid", "nbm", "nbn", "na_glob", "nb_glob")}
     for (int s = 0; s < {dist}; ++s) {{
         if (npid < {groups} && s < ktiles)
-            {name}_load_stage(na_glob, nb_glob, s, sbase + ((before + s) % {STAGES}) * {stage}, tid);
+            {name}_load_stage(na_glob, nb_glob, s, sbase + ((before + s) % {stages}) * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }}
     }}
 """
-        staged = f"smem + ((before + {dist} + wg) % {STAGES}) * {stage}"
+        staged = f"smem + ((before + {dist} + wg) % {stages}) * {stage}"
         tail = "    }\n"
     else:
         head = f"""    const int tid = get_local_id(0), part = get_group_id(0) / {groups};
@@ -864,9 +883,9 @@ def _body(name: str, m: int, n: int, k: int, dtype: str, b_rows: bool,
         barrier(CLK_LOCAL_MEM_FENCE);
         const int nk = kt + {dist};
         if (nk < ktiles)
-            {name}_load_stage(a_glob, b_glob, nk, sbase + (({before}nk) % {STAGES}) * {stage}, tid);
+            {name}_load_stage(a_glob, b_glob, nk, sbase + (({before}nk) % {stages}) * {stage}, tid);
         asm volatile("cp.async.commit_group;" ::: "memory");
-        const int slot = ({before}kt) % {STAGES};
+        const int slot = ({before}kt) % {stages};
         const uint sa = sbase + slot * {stage} + wg * {64 * ROW_BYTES};
         const uint sb = sbase + slot * {stage} + {block_m * ROW_BYTES};
         const ulong da = (((ulong)sa >> 4) & 0x3FFFUL) | {DESCRIPTOR_FIELDS}UL;

@@ -32,6 +32,7 @@ from fusec.codegen.kernels.gemm_wgmma import (
     persistent_groups_for,
     transpose,
     resident_blocks,
+    stages_for,
     why_not,
 )
 from fusec.dtypes import bf16_bits, bf16_to_f32
@@ -1048,3 +1049,40 @@ def test_persistent_groups_only_where_blocks_outnumber_the_units(set_knobs):
                    persistent_groups=3)
     set_knobs(wgmma_persistent=False)
     assert persistent_groups_for(4096, 3072, 128, 192, 132, "f16", False) == 0
+
+
+def test_deep_stages_fill_the_shared_memory_a_unit_leaves(set_knobs):
+    """`stages_for` with the knob `wgmma_deep_stages`: 128 x 192 blocks (40 KiB a stage) 5,
+    128 x 128 (32 KiB) 6, 128 x 256 (48 KiB) 4, 128 x 64 (two a unit) 4, split TF32 4; off,
+    4 for every block."""
+    assert {w: stages_for(128, w) for w in (256, 192, 128, 64)} == dict.fromkeys(
+        (256, 192, 128, 64), 4)
+    set_knobs(wgmma_deep_stages=True)
+    assert {w: stages_for(128, w) for w in (256, 192, 128, 64)} == {256: 4, 192: 5, 128: 6,
+                                                                    64: 4}
+    assert stages_for(128, 128, split_tf32=True) == 4
+    assert "128x192 blocks, 5 stages" in gemm_wgmma("g", 128, 192, 64, "f16", block_n=192).source
+
+
+@pytest.mark.parametrize(("width", "b_rows", "k", "groups"),
+                         [(192, False, 448, 0), (128, True, 512, 0), (192, False, 320, 5),
+                          (128, False, 64 * 9, 4)],
+                         ids=["192-7-steps", "128-b-rows-8-steps", "192-persistent",
+                              "128-persistent-9-steps"])
+def test_deep_stages_match_numpy(launch, set_knobs, width, b_rows, k, groups):
+    """5 and 6 stages (the knob `wgmma_deep_stages`), the copies 3 and 4 steps ahead, K of 5
+    to 9 steps (more than a turn of the stages), in work-groups a block and persistent ones:
+    against numpy (the emulated copies land at once, so a stage refilled too soon shows)."""
+    set_knobs(wgmma_deep_stages=True)
+    m, n = 1152, 2 * width
+    a, b_t, a32, b32 = operands("f16", m, n, k, seed=41)
+    kernel = gemm_wgmma(f"deep_{width}", m, n, k, "f16", b_rows=b_rows, block_n=width,
+                        persistent_groups=groups)
+    assert f"{stages_for(128, width)} stages" in kernel.source
+    if MMA != "ptx":
+        kernel = emulated(kernel)
+    b_in = {"rhs": np.ascontiguousarray(b_t.T)} if b_rows else {"rhs_t": b_t}
+    out = launch(kernel, {"lhs": a, **b_in}, {"out": (m, n)})["out"]
+    want = a32 @ b32.T
+    error = float(np.abs(as_float(out, "f16") - want).max() / np.abs(want).max())
+    assert error <= TOLERANCE["f16"], f"max error {error:.3g} of max |C|"

@@ -312,8 +312,8 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
           done
           for spec in $specs; do
             model=${spec%%:*}; batch=${spec#*:}
-            timeout 170 python3 -m fusec.bench.torch_models --device cuda --models "$model" \
-              --batch "$batch" --dtypes f16 --repeat 10 --turns 3 --kernel-time \
+            timeout "${MODEL_SECONDS:-280}" python3 -m fusec.bench.torch_models --device cuda \
+              --models "$model" --batch "$batch" --dtypes f16 --repeat 10 --turns 3 --kernel-time \
               --flip-knob "$knob" --json-out "$out/gpu_${knob}_${model}_b$batch.json" \
               > "$out/gpu_${knob}_${model}_b$batch.log" 2>&1
             echo "== $model B=$batch f16, $knob off and on: exit $?"

@@ -130,7 +130,14 @@ A `wgmma` product of more blocks than the device runs at once (BERT-base's and G
 batch 16-32: 2-4 waves) runs in persistent work-groups, as many as run at once
 (`gemm_wgmma.persistent_groups_for`), each taking its blocks in turn and copying its next
 block's first stages of A and B while it stores the one before: a block's first copies no
-longer wait on memory with the tensor cores idle. Off, a work-group a block.""",
+longer wait on memory with the tensor cores idle. Off, a work-group a block.
+
+Off: on the H200 (2026-12-04, session 25, f16; bench/results/h200-2026-12-04-s25-persistent_*)
+the batch-32 products ran slower so in blocks 256 and 192 wide (the Llama-style model's
+4096 x 2048 x 5632 0.1728 ms against 0.1304, BERT-base's 4096 x 3072 x 768 in 192 0.0488
+against 0.0436) and at most 4% faster in 128 (0.0418 against 0.0437); the wgmma GPU tests
+passed with it on. Not yet known why the wide blocks lose (the loop around 96-128
+accumulators a thread may spill them: not checked).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_deep_stages", False, """\
 A `wgmma` product's blocks turn through as many stages of K as a unit's shared memory leaves

@@ -199,22 +199,25 @@ def resident_blocks(block_m: int, block_n: int) -> int:
                       REGISTERS_PER_UNIT // registers))
 
 
-MAX_STAGES = 6
-MAX_SHARED_BYTES = 227 * 1024
-"""The most shared memory one work-group takes on Hopper."""
+DEEP_STAGES = {128: 6}
+"""The stages of K steps blocks of a width turn through with the knob `wgmma_deep_stages`
+(`stages_for`), where more than `STAGES` were faster on the H200 (2026-12-04, session 25, f16,
+bench/results/h200-2026-12-04-s25-wgmma_deep_stages_sweep_*.log): 128 x 128 blocks (32 KiB a
+stage, 192 KiB in 6) took 0.1463 ms against 0.1704 for the Llama-style model's 4096 x 2048 x
+5632, 0.0730 against 0.0788 for its 4096 x 2560 x 2048 and 0.0431 against 0.0477 for
+BERT-base's 4096 x 768 x 3072; 128 x 192 blocks in 5 stages were no faster (0.0412 against
+0.0399, 0.0413 against 0.0404) and 256-wide ones have no room for a fifth."""
 
 
 def stages_for(block_m: int, block_n: int, split_tf32: bool = False) -> int:
     """The stages of a block's K steps the kernel turns through: `STAGES`, or with the knob
-    `wgmma_deep_stages` as many (at most `MAX_STAGES`) as the shared memory of the
-    `resident_blocks` work-groups a unit holds leaves each (128 x 192 blocks 5, 128 x 128 6;
-    128 x 256 and the blocks two or three a unit keep 4), so that `STAGES` - 2 more steps'
-    copies are in flight. Split TF32 keeps 4 (its low parts take the room)."""
-    if split_tf32 or not knobs.value("wgmma_deep_stages"):
+    `wgmma_deep_stages` `DEEP_STAGES` for 128 x 128 blocks (a unit's one work-group has the
+    room), so that a step's copies are issued 4 steps before its ``wgmma``s, not 2. Split TF32
+    keeps 4 (its low parts take the room)."""
+    if (split_tf32 or not knobs.value("wgmma_deep_stages") or block_m != BLOCK_M
+            or resident_blocks(block_m, block_n) != 1):
         return STAGES
-    room = min(MAX_SHARED_BYTES,
-               SHARED_BYTES_PER_UNIT // resident_blocks(block_m, block_n) - 1024)
-    return max(STAGES, min(MAX_STAGES, room // stage_bytes(block_n, block_m)))
+    return DEEP_STAGES.get(block_n, STAGES)
 
 
 def block_n_for(m: int, n: int, compute_units: int | None) -> int:

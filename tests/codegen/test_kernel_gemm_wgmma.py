@@ -843,7 +843,7 @@ def test_only_products_whose_work_groups_all_run_at_once_prefetch_b():
     at most the device's units (a batch-1 model's products), not where they run in waves
     (batch 32), whose dependent launches cost more than they hide."""
     h200 = replace(NVIDIA_H, compute_units=132)
-    with knobs.overridden(cuda_dependent_launch=True):
+    with knobs.overridden(cuda_dependent_launch=True, wgmma_persistent=False):
         small = gemm_plan("g", 1, 128, 768, 768, False, IDENTITY_EPILOGUE, h200, "f16", False,
                           "f16", 1, b_transposed=True)
         large = gemm_plan("g", 32, 128, 3072, 768, False, IDENTITY_EPILOGUE, h200, "f16", False,
@@ -1051,28 +1051,33 @@ def test_persistent_groups_only_where_blocks_outnumber_the_units(set_knobs):
     assert persistent_groups_for(4096, 3072, 128, 192, 132, "f16", False) == 0
 
 
-def test_deep_stages_fill_the_shared_memory_a_unit_leaves(set_knobs):
-    """`stages_for` with the knob `wgmma_deep_stages`: 128 x 192 blocks (40 KiB a stage) 5,
-    128 x 128 (32 KiB) 6, 128 x 256 (48 KiB) 4, 128 x 64 (two a unit) 4, split TF32 4; off,
-    4 for every block."""
+def test_deep_stages_only_where_they_were_faster(set_knobs):
+    """`stages_for` with the knob `wgmma_deep_stages`: 128 x 128 blocks 6 stages (faster on
+    the H200), 128 x 192 and 128 x 256 4 (5 were no faster, 256 has no room), 128 x 64 (two a
+    unit) 4, 64-row blocks 4, split TF32 4; off, 4 for every block."""
+    set_knobs(wgmma_deep_stages=False)
     assert {w: stages_for(128, w) for w in (256, 192, 128, 64)} == dict.fromkeys(
         (256, 192, 128, 64), 4)
     set_knobs(wgmma_deep_stages=True)
-    assert {w: stages_for(128, w) for w in (256, 192, 128, 64)} == {256: 4, 192: 5, 128: 6,
+    assert {w: stages_for(128, w) for w in (256, 192, 128, 64)} == {256: 4, 192: 4, 128: 6,
                                                                     64: 4}
+    assert stages_for(64, 128) == 4
     assert stages_for(128, 128, split_tf32=True) == 4
-    assert "128x192 blocks, 5 stages" in gemm_wgmma("g", 128, 192, 64, "f16", block_n=192).source
+    assert "128x128 blocks, 6 stages" in gemm_wgmma("g", 128, 128, 64, "f16", block_n=128).source
+    stage = (128 + 128) * 128
+    assert 6 * stage <= 227 * 1024  # the most shared memory a work-group takes
 
 
 @pytest.mark.parametrize(("width", "b_rows", "k", "groups"),
-                         [(192, False, 448, 0), (128, True, 512, 0), (192, False, 320, 5),
+                         [(128, False, 448, 0), (128, True, 512, 0), (128, False, 320, 5),
                           (128, False, 64 * 9, 4)],
-                         ids=["192-7-steps", "128-b-rows-8-steps", "192-persistent",
+                         ids=["128-7-steps", "128-b-rows-8-steps", "128-persistent",
                               "128-persistent-9-steps"])
 def test_deep_stages_match_numpy(launch, set_knobs, width, b_rows, k, groups):
-    """5 and 6 stages (the knob `wgmma_deep_stages`), the copies 3 and 4 steps ahead, K of 5
-    to 9 steps (more than a turn of the stages), in work-groups a block and persistent ones:
-    against numpy (the emulated copies land at once, so a stage refilled too soon shows)."""
+    """6 stages (the knob `wgmma_deep_stages`), the copies 4 steps ahead, K of 5 to 9 steps
+    (more than a turn of the stages), K-major and MN-major B, in work-groups a block and
+    persistent ones: against numpy (the emulated copies land at once, so a stage refilled too
+    soon or read from the wrong turn shows)."""
     set_knobs(wgmma_deep_stages=True)
     m, n = 1152, 2 * width
     a, b_t, a32, b32 = operands("f16", m, n, k, seed=41)

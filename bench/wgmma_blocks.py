@@ -41,9 +41,11 @@ MATMUL = """func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT> 
 
 
 def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
-                 repeat: int, device: str = "gpu") -> tuple[float, str, float]:
+                 repeat: int, device: str = "gpu", report: bool = False
+                 ) -> tuple[float, str, float]:
     """(median ms of the product's kernels, the block width its source names, max error of
-    max |C|) with `width` forced (None: as `block_n_for` picks under the knobs as set)."""
+    max |C|) with `width` forced (None: as `block_n_for` picks under the knobs as set); with
+    `report`, the kernels' `resources` printed."""
     text = (MATMUL.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
             .replace("T", dtype))
     rng = np.random.default_rng(0)
@@ -64,8 +66,48 @@ def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
         gemm_wgmma.block_n_for = pick
     found = re.search(r"(\d+x\d+) blocks", exe.plan.source)
     named = found.group(1) if found and "FUSEC_WGMMA" in exe.plan.source else "mma.sync"
+    if report:
+        print(f"  {m}x{n}x{k} in {named}: {resources(exe)}", flush=True)
     ms, error = checked_kernel_ms(exe, a, b, repeat)
     return ms, named, error
+
+
+CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE = 3, 4, 12
+CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_NUM_REGS = 3, 4
+
+
+def resources(exe: Executable) -> str:
+    """What ptxas made of `exe`'s product kernel (its program's PTX loaded through the CUDA
+    driver in PyTorch's context, the JIT's log verbose): registers a thread, local (spilled)
+    bytes a thread, and the log's warnings (``C75..``: ``wgmma`` serialized, say)."""
+    import ctypes
+
+    import torch
+
+    from fusec.runtime.cuda_driver import CudaDriver, module_ptx
+
+    torch.zeros(1, device="cuda")  # PyTorch's context, current
+    driver = CudaDriver()
+    ptx = module_ptx(exe.program.binaries[0])
+    log = ctypes.create_string_buffer(1 << 16)
+    options = (ctypes.c_int * 3)(CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                 CU_JIT_LOG_VERBOSE)
+    values = (ctypes.c_void_p * 3)(ctypes.cast(log, ctypes.c_void_p).value, 1 << 16, 1)
+    module = ctypes.c_void_p()
+    driver.check(driver.lib.cuModuleLoadDataEx(ctypes.byref(module), ctypes.c_char_p(ptx), 3,
+                                               options, values), "cuModuleLoadDataEx")
+    names = re.findall(r"^__kernel .*? void (\w+)\(", exe.plan.source, re.M)
+    found = []
+    for name in names:
+        handle = ctypes.c_void_p()
+        if driver.lib.cuModuleGetFunction(ctypes.byref(handle), module, name.encode()):
+            continue
+        found.append(f"{name}: {driver.attribute(handle, CU_FUNC_ATTRIBUTE_NUM_REGS)} registers, "
+                     f"{driver.attribute(handle, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)} local bytes")
+    warnings = sorted({line.strip() for line in log.value.decode(errors="replace").splitlines()
+                       if "warning" in line.lower() or "C75" in line})
+    driver.unload(module)
+    return "; ".join(found + warnings)
 
 
 def checked_kernel_ms(exe: Executable, a: np.ndarray, b: np.ndarray, repeat: int
@@ -93,6 +135,9 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(SHAPES),
                         help=f"comma-separated, of {', '.join(SHAPES)} (default: all)")
     parser.add_argument("--json-out")
+    parser.add_argument("--resources", action="store_true",
+                        help="print each timed kernel's registers, spills and ptxas warnings "
+                             "(CUDA, through PyTorch)")
     args = parser.parse_args()
     unknown = sorted(set(args.models.split(",")) - set(SHAPES))
     if unknown:
@@ -104,7 +149,8 @@ def main() -> None:
     for model in args.models.split(","):
         shapes = SHAPES[model]
         for m, n, k in shapes:
-            timed = {w: time_product(m, n, k, args.dtype, w, args.repeat)
+            timed = {w: time_product(m, n, k, args.dtype, w, args.repeat,
+                                     report=args.resources)
                      for w in (256, 192, 128, 64) if n % w == 0}
             picked, picked_named, picked_error = time_product(m, n, k, args.dtype, None,
                                                               args.repeat)

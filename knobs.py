@@ -140,10 +140,16 @@ passed with it on. Not yet known why the wide blocks lose (the loop around 96-12
 accumulators a thread may spill them: not checked).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_deep_stages", False, """\
-A `wgmma` product's blocks turn through as many stages of K as a unit's shared memory leaves
-them (`gemm_wgmma.stages_for`: 128 x 192 blocks 5, 128 x 128 6, at most 6), not 4: each
-step's copies are issued 3 or 4 steps before its ``wgmma``s, not 2. Blocks 256 wide and blocks
-two or three a unit keep 4.""",
+A `wgmma` product's 128 x 128 blocks turn through 6 stages of K, not 4
+(`gemm_wgmma.stages_for`): each step's copies are issued 4 steps before its ``wgmma``s, not 2.
+Other blocks keep 4.
+
+Off: on the H200 (2026-12-04, session 25, f16; bench/results/h200-2026-12-04-s25-wgmma_deep_*)
+128 x 128 blocks in 6 stages were faster (the Llama-style model's 4096 x 2560 x 2048 product
+0.0730 ms against 0.0788) and 192-wide ones in 5 were not, so only 128 x 128 blocks deepen
+(`gemm_wgmma.DEEP_STAGES`); but the Llama-style model at batch 32, whose QKV products are 128
+wide, took 2.6872 ms of kernels a call against 2.7089 and its calls 2.936 against 2.881 (the
+host's noise): not a gain worth a default yet.""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("ffma_b_k_major", False, """\
 A float32 product on the FFMA kernel (`gemm_ffma_pipelined`, no TF32) whose B is bound and

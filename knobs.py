@@ -136,8 +136,9 @@ Off: on the H200 (2026-12-04, session 25, f16; bench/results/h200-2026-12-04-s25
 the batch-32 products ran slower so in blocks 256 and 192 wide (the Llama-style model's
 4096 x 2048 x 5632 0.1728 ms against 0.1304, BERT-base's 4096 x 3072 x 768 in 192 0.0488
 against 0.0436) and at most 4% faster in 128 (0.0418 against 0.0437); the wgmma GPU tests
-passed with it on. Not yet known why the wide blocks lose (the loop around 96-128
-accumulators a thread may spill them: not checked).""",
+passed with it on. Not yet known why the wide blocks lose: not spills nor serialized
+``wgmma``s (`bench/wgmma_blocks.py --resources`: 198 registers a thread, no local bytes, no
+warning from ptxas).""",
          "fusec.codegen.kernels.gemm_wgmma"),
     Knob("wgmma_deep_stages", False, """\
 A `wgmma` product's 128 x 128 blocks turn through 6 stages of K, not 4

@@ -139,6 +139,14 @@ def main() -> None:
                         help="print each timed kernel's registers, spills and ptxas warnings "
                              "(CUDA, through PyTorch)")
     args = parser.parse_args()
+    if args.resources:
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is None or not torch.cuda.is_available():
+            parser.error("--resources loads the kernels through CUDA: it needs PyTorch with a "
+                         "CUDA device")
     unknown = sorted(set(args.models.split(",")) - set(SHAPES))
     if unknown:
         parser.error(f"unknown models {', '.join(unknown)} (known: {', '.join(SHAPES)})")

@@ -291,8 +291,8 @@ def persists(block_m: int, block_n: int, out_dtype: str, swiglu: bool, split_k: 
     """Whether a product may run in persistent work-groups (`gemm_wgmma`'s
     `persistent_groups`): a whole product (not split along K, nor summed from parts, nor split
     TF32) whose warpgroups each stage their 64 rows of C within one stage, so that a
-    work-group's next block's first `STAGES` - 2 stages are copied while it stores. 16-bit C
-    does in every width; float32 C does not."""
+    work-group's next block's first steps are copied into the other stages while it stores.
+    16-bit C does in every width; float32 C does not."""
     return (split_k == 1 and parts == 1 and not split_tf32
             and 64 * staged_row_bytes(block_n, out_dtype, swiglu)
             <= stage_bytes(block_n, block_m))

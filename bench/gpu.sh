@@ -319,6 +319,16 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
             echo "== $model B=$batch f16, $knob off and on: exit $?"
             grep -v "Warn\|warn" "$out/gpu_${knob}_${model}_b$batch.log" | grep -v '^{' | tail -4
           done ;;
+  phases) # where a wgmma product's work-groups spend their time, by the GPU's clocks
+          # (bench/wgmma_phases.py): batch-32 products in work-groups a block and persistent
+          # ones (session 25: persistent 256- and 192-wide blocks were slower; about 1 minute)
+          for spec in ${*:-4096x2048x5632:256 4096x3072x768:192 4096x2048x2048:256 4096x2560x2048:128}; do
+            shape=${spec%%:*}; width=${spec#*:}
+            for form in "" --persistent; do
+              timeout 60 python3 -m fusec.bench.wgmma_phases --shape "$shape" --width "$width" \
+                $form 2>&1 | grep -v -i "warn\|lambda" | tee -a "$out/gpu_phases.log"
+            done
+          done ;;
   rows) # row kernels' warp shuffles (the knob row_warp_shuffles, off until this decides it):
           # their GPU tests with the real shfl.sync, the LayerNorm sweep with the tree and the
           # shuffles, then GPT-2 small B=1 and BERT-base B=32 (f16) with the knob flipped in the
@@ -474,6 +484,6 @@ print({k: v for k, v in d.items() if k.endswith(('_ms', 'maxdiff', 'model_device
                -w softmax >> "$out/gpu_offload_order.log" 2>&1
              echo "== $m (block $b): exit $?" >> "$out/gpu_offload_order.log"
            done; cat "$out/gpu_offload_order.log" ;;
-  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|blocks64 [MODEL...]|resident [MODEL:BATCH...]|wgmma-knob KNOB [MODEL:BATCH...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
+  *) echo "usage: sh bench/gpu.sh [table|half|b1-host [MODEL...]|blocks64 [MODEL...]|resident [MODEL:BATCH...]|wgmma-knob KNOB [MODEL:BATCH...]|phases [MxNxK:WIDTH...]|rows|numeric|probes|layers|swiglu|swiglu-bench|gram|attention|attention-bench|decode|decode-check [f32|bf16]|decode-one MODEL DTYPE BATCHES SECONDS|models [DTYPES [MODEL...]]|torch-gpu|cuda-check|kernels MODEL:BATCH:DTYPE...|batch1|timeline|cuda-launch|semaphores|external|import-matrix [--only KIND...]|offload [-w NAME...]|offload-order|all]"
      exit 2 ;;
 esac

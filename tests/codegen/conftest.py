@@ -24,7 +24,8 @@ Launch = Callable[..., dict[str, np.ndarray]]
 SCALAR_TYPES = {"int": np.int32, "float": np.float32}
 
 NAN_BITS = {"float": (np.float32, np.nan), "half": (np.float16, np.nan),
-            "ushort": (np.uint16, 0x7FC0), "int": (np.int32, -1), "uint": (np.uint32, 0xFFFFFFFF)}
+            "ushort": (np.uint16, 0x7FC0), "int": (np.int32, -1), "uint": (np.uint32, 0xFFFFFFFF),
+            "ulong": (np.uint64, 0xFFFFFFFFFFFFFFFF)}
 """Buffer element type -> host dtype and its NaN (bf16 buffers hold bit patterns; int
 buffers -1, uint ones all ones)."""
 

@@ -3,10 +3,11 @@ such as "at most 0.8x `torch.compile`".
 
 Reads the rows `fusec.bench.torch_models` writes with ``--kernel-time --kernel-table N`` (JSON
 lines, or its ``--json-out`` list) and sorts each runner's kernels into products (cuBLAS's
-``nvjet``/``cutlass``/``gemm`` kernels and their split-K reductions; fusec's ``gemm``
-kernels), attention (cuDNN's and the flash kernels; fusec's ``attention``) and the rest. For
-Inductor, products and attention come from NVIDIA's libraries (Inductor calls them; it
-generates the rest), so
+``nvjet``/``cutlass``/``gemm`` kernels and their split-K reductions, the products of
+Inductor's Triton templates in ``max-autotune``; fusec's ``gemm`` kernels), attention (cuDNN's
+and the flash kernels; fusec's ``attention``) and the rest. In Inductor's default mode the
+products and attention come from NVIDIA's libraries (Inductor calls them; it generates the
+rest), so
 
     floor = Inductor's products + its attention
 
@@ -35,11 +36,16 @@ ATTENTION = re.compile(r"^main_attention|fmha|flash|sdpa", re.I)
 kernels that build an attention's inputs (``triton_poi_fused__scaled_dot_product_...``) are
 not: they are matched first as generated code (`GENERATED`)."""
 GENERATED = re.compile(r"^triton_")
-"""Inductor's own kernels: never a library's product or attention."""
+"""Inductor's own kernels: a product only where one of its templates (`TEMPLATE_PRODUCT`),
+else never a product or an attention, whatever their names hold."""
+TEMPLATE_PRODUCT = re.compile(r"^triton_tem_fused_\w*mm")
+"""A product of Inductor's Triton templates (``max-autotune``: ``triton_tem_fused_addmm_0``)."""
 
 
 def kind_of(kernel: str) -> str:
     """``product``, ``attention`` or ``other`` (see the module docstring)."""
+    if TEMPLATE_PRODUCT.search(kernel):
+        return "product"
     if GENERATED.search(kernel):
         return "other"
     if ATTENTION.search(kernel):

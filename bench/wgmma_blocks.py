@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 
@@ -41,11 +42,13 @@ MATMUL = """func.func @f(%a: tensor<MxKxT>, %b: tensor<KxNxT>) -> tensor<MxNxT> 
 
 
 def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
-                 repeat: int, device: str = "gpu", report: bool = False
-                 ) -> tuple[float, str, float]:
+                 repeat: int, device: str = "gpu", report: bool = False,
+                 ptx_dir: str | None = None) -> tuple[float, str, float]:
     """(median ms of the product's kernels, the block width its source names, max error of
     max |C|) with `width` forced (None: as `block_n_for` picks under the knobs as set); with
-    `report`, the kernels' `resources` printed."""
+    `report`, the kernels' `resources` printed; with `ptx_dir`, the program's PTX as the
+    driver runs it (patched) written there as ``MxNxK_<blocks>.ptx``, for ``ptxas -v
+    -arch=sm_90a`` elsewhere."""
     text = (MATMUL.replace("M", str(m)).replace("N", str(n)).replace("K", str(k))
             .replace("T", dtype))
     rng = np.random.default_rng(0)
@@ -68,6 +71,12 @@ def time_product(m: int, n: int, k: int, dtype: str, width: int | None,
     named = found.group(1) if found and "FUSEC_WGMMA" in exe.plan.source else "mma.sync"
     if report:
         print(f"  {m}x{n}x{k} in {named}: {resources(exe)}", flush=True)
+    if ptx_dir:
+        from fusec.runtime.cuda_driver import module_ptx
+
+        os.makedirs(ptx_dir, exist_ok=True)
+        with open(os.path.join(ptx_dir, f"{m}x{n}x{k}_{named}.ptx"), "wb") as f:
+            f.write(module_ptx(exe.program.binaries[0]).rstrip(b"\0"))
     ms, error = checked_kernel_ms(exe, a, b, repeat)
     return ms, named, error
 
@@ -135,6 +144,8 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(SHAPES),
                         help=f"comma-separated, of {', '.join(SHAPES)} (default: all)")
     parser.add_argument("--json-out")
+    parser.add_argument("--ptx-dir", default=None,
+                        help="write each timed program's patched PTX into this folder")
     parser.add_argument("--resources", action="store_true",
                         help="print each timed kernel's registers, spills and ptxas warnings "
                              "(CUDA, through PyTorch)")
@@ -158,7 +169,7 @@ def main() -> None:
         shapes = SHAPES[model]
         for m, n, k in shapes:
             timed = {w: time_product(m, n, k, args.dtype, w, args.repeat,
-                                     report=args.resources)
+                                     report=args.resources, ptx_dir=args.ptx_dir)
                      for w in (256, 192, 128, 64) if n % w == 0}
             picked, picked_named, picked_error = time_product(m, n, k, args.dtype, None,
                                                               args.repeat)

@@ -18,7 +18,13 @@ comments that carry their operands instead (the compiler puts the real register 
   tensor cores add into an accumulator rounding toward zero, which over a long K biases a
   float32 product by about ``2^-24`` of it a step; promoted every few steps it is not;
 - ``// FUSEC_WGMMA_DONE <n> %f1, ..., %fn``: ``wgmma.wait_group 0`` and the accumulators (in a
-  promoted entry: the sums, the accumulators added) moved into the C floats;
+  promoted entry: the sums, the accumulators added) moved into the C floats. Where the steps
+  lie in a loop (a conditional branch after the last step back to a label before it), a
+  ``wgmma.wait_group 0`` is also put right after that branch, where the loop is left: the
+  compiler may place other instructions between the loop and the comment (values it computes
+  again there), and with those inside the last ``wgmma``s' pipeline ptxas serialized every
+  ``wgmma`` of the kernel (C7514; the H200's 128 x 256 kernel of the Llama-style model's
+  4096 x 2560 x 2048 product, session 26);
 - ``// FUSEC_FENCE_PROXY_ASYNC``: ``fence.proxy.async.shared::cta`` (``cp.async`` writes seen by
   the ``wgmma`` reads);
 - ``// FUSEC_FENCE_GPU``: ``fence.acq_rel.gpu`` (a work-group's global writes seen by the other
@@ -38,7 +44,7 @@ from __future__ import annotations
 
 import re
 
-PATCH_VERSION = 4
+PATCH_VERSION = 5
 
 MARK = "FUSEC_WGMMA_STEP"
 """A source holding this needs `patch` before it can run."""
@@ -49,6 +55,9 @@ INIT = re.compile(r"^[ \t]*// FUSEC_WGMMA_INIT (\d+)( promoted)?[ \t]*$", re.M)
 PROMOTE = re.compile(r"^[ \t]*// FUSEC_WGMMA_PROMOTE[ \t]*$", re.M)
 STEP = re.compile(r"^[ \t]*// FUSEC_WGMMA_STEP (\S+) (\d+) (\d+) (\d+) ([01]) (\d+) (.*)$", re.M)
 DONE = re.compile(r"^[ \t]*// FUSEC_WGMMA_DONE (\d+) (.*)$", re.M)
+BRANCH = re.compile(r"^[ \t]*@!?%p\d+[ \t]+bra(?:\.uni)?[ \t]+(\$?[\w$]+);[ \t]*$", re.M)
+"""A conditional branch and its label."""
+WAIT_ALL = "\twgmma.wait_group.sync.aligned 0;"
 ENTRY = re.compile(r"^(?:\.visible[ \t]+|\.weak[ \t]+)?\.entry[ \t]", re.M)
 KINDS = ("f32.f16.f16", "f32.bf16.bf16", "f32.tf32.tf32")
 SHAPE = re.compile(r"m64n(\d+)k(8|16)\.(.*)")
@@ -96,6 +105,21 @@ def retarget(ptx: str) -> str:
     return re.sub(r"\.version\s+(\d+)\.(\d+)", version, out, count=1)
 
 
+def _wait_where_the_loop_ends(text: str) -> str:
+    """`text` with `WAIT_ALL` after the loop around its steps (the first conditional branch
+    after the last step, before the done comment, to a label before that step), where there is
+    such a loop (see the module docstring)."""
+    last_step = list(STEP.finditer(text))[-1]
+    done = DONE.search(text)
+    if done is None or done.start() < last_step.end():
+        return text
+    for branch in BRANCH.finditer(text, last_step.end(), done.start()):
+        label = re.search(rf"^{re.escape(branch.group(1))}:", text, re.M)
+        if label is not None and label.start() < last_step.start():
+            return text[:branch.end()] + "\n" + WAIT_ALL + text[branch.end():]
+    return text
+
+
 def _patch_entry(text: str) -> str:
     inits = INIT.findall(text)
     steps, dones = STEP.findall(text), DONE.findall(text)
@@ -110,6 +134,7 @@ def _patch_entry(text: str) -> str:
                             f"{len(inits)}, {len(dones)} and {len(steps)}")
     if promotes and not promoted:
         raise PtxPatchError("FUSEC_WGMMA_PROMOTE in an entry whose init is not promoted")
+    text = _wait_where_the_loop_ends(text)
     accs = [f"%acc{i}" for i in range(n)]
     sums = [f"%accsum{i}" for i in range(n)]
     first_reg = text.find(".reg")

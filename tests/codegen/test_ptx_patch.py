@@ -29,6 +29,8 @@ VARIANTS = {  # `gemm_wgmma`'s step comment: the instruction, the descriptors' o
             [0, 2, 4, 6], [0, 2, 4, 6], ""),
 }
 F16_STEP = VARIANTS["f16"][0]
+LOOP_BRANCH = "\t@%p1 bra \t$L__BB0_1;"
+"""The K loop's branch back to its head in `ptx_inputs.GEMM`."""
 
 
 def step_lines(instruction: str, offsets_a: list[int], offsets_b: list[int], transpose: str,
@@ -60,9 +62,11 @@ def comment_line(source: str, name: str) -> str:
     return line
 
 
-def check_patched(source: str, patched: str, step: list[str], prefix: str = "FUSEC_") -> None:
+def check_patched(source: str, patched: str, step: list[str], prefix: str = "FUSEC_",
+                  loop_wait: bool = True) -> None:
     """`patched` is `source` with exactly the changes `ptx_patch` documents, the step comment
-    replaced by `step`."""
+    replaced by `step` (and, unless not `loop_wait`, a wait for every wgmma after the K loop:
+    the wgmma probe's own patch, older, has none)."""
     lines = source.splitlines()
     first_reg = next(i for i, line in enumerate(lines) if line.lstrip().startswith(".reg"))
     assert lines[first_reg - 1] == "{" and ".entry" in "\n".join(lines[:first_reg])
@@ -78,6 +82,9 @@ def check_patched(source: str, patched: str, step: list[str], prefix: str = "FUS
          ["\tfence.proxy.async.shared::cta;"]),
         (lines.index(comment_line(source, f"{prefix}WGMMA_STEP")),
          [comment_line(source, f"{prefix}WGMMA_STEP")], step),
+        # the loop around the step left: every wgmma done before anything else runs
+        *([(lines.index(LOOP_BRANCH) + 1, [], ["\twgmma.wait_group.sync.aligned 0;"])]
+          if loop_wait else []),
         (lines.index(comment_line(source, f"{prefix}WGMMA_DONE")),
          [comment_line(source, f"{prefix}WGMMA_DONE")],
          ["wgmma.wait_group.sync.aligned 0;",
@@ -243,3 +250,32 @@ def test_the_gpu_fence_assembles_for_sm_90a(tmp_path):
     source = fusec_gemm(F16_STEP)
     proxy = comment_line(source, "FUSEC_FENCE_PROXY_ASYNC")
     assemble(tmp_path, patch(source.replace(proxy, f"{proxy}\n\t// FUSEC_FENCE_GPU", 1)))
+
+
+def test_the_loop_is_left_with_every_wgmma_done():
+    """NVVM may compute values again between the K loop and the done comment (on the H200 it
+    put a `%tid.x` read and address arithmetic there, and ptxas then serialized every wgmma of
+    the kernel, C7514): the patch waits for all wgmmas at the loop's exit, before them."""
+    source = fusec_gemm(F16_STEP)
+    recomputed = "\tmov.u32 \t%r6, %tid.x;\n\tshl.b32 \t%r6, %r6, 3;\n"
+    source = source.replace(LOOP_BRANCH + "\n\n", LOOP_BRANCH + "\n" + recomputed, 1)
+    patched = patch(source).splitlines()
+    at = patched.index(LOOP_BRANCH)
+    assert patched[at + 1:at + 4] == ["\twgmma.wait_group.sync.aligned 0;",
+                                      *recomputed.splitlines()]
+
+
+def test_no_wait_after_a_branch_forward():
+    """A branch after the last step that does not go back around it (here: the loop's branch
+    turned into a jump ahead) is not a loop's exit: nothing is put after it."""
+    source = fusec_gemm(F16_STEP).replace(LOOP_BRANCH, "\t@%p1 bra \t$L__BB0_2;")
+    source = source.replace("\tret;\n", "$L__BB0_2:\n\tret;\n")
+    patched = patch(source)
+    assert patched.count("wgmma.wait_group.sync.aligned 0;") == 1  # the done comment's
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas")
+def test_the_wait_at_the_loop_exit_assembles(tmp_path):
+    source = fusec_gemm(F16_STEP).replace(
+        LOOP_BRANCH + "\n\n", LOOP_BRANCH + "\n\tmov.u32 \t%r6, %tid.x;\n", 1)
+    assemble(tmp_path, patch(source))

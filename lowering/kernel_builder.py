@@ -214,7 +214,9 @@ def choose_vector_width(k: LoopKernel, width: int = 4, half: bool = False) -> in
     The lowering passes `half` for a CPU only: there a 2048 x 2048 f16 multiply-add took
     0.52 ms in vectors against 11.1 scalar (bf16 0.48-0.53 against 5.3-6.0; Intel's CPU
     OpenCL on 2 Zen 4 cores), while on the H200 (session 23) a 4096 x 4096 one took 0.063 ms
-    in vectors of 8 against 0.052 scalar (bf16 0.061-0.065 against 0.053-0.054)."""
+    in vectors of 8 against 0.052 scalar (bf16 0.061-0.065 against 0.053-0.054): NVIDIA's
+    OpenCL splits ``vload_half8`` into 8 two-byte loads (`fusec.bench.probe_half_moves`, session
+    26), where one ``uint4`` load would do, 16-byte aligned."""
     if k.reduced or not k.parallel:
         return 1
     if is_half_kernel(k):

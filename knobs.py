@@ -183,6 +183,14 @@ against 0.238, 4096x768x3072 0.438 against 0.461). In the whole model (GPT-2 sma
 S=128, same turns: `...-s20-f32_gpt2-b16-fill-waves.log`): 9.17 ms a call against 10.72 off,
 Inductor 9.14; its products 8.34 ms of kernels against 9.94.""",
          "fusec.codegen.kernels.gemm_ffma_pipelined"),
+    Knob("gpu_half_vectors", False, """\
+A GPU's 16-bit elementwise kernel whose accesses along its innermost dimension all start at
+16-byte multiples (`lowering.kernel_builder.aligned_by`: that dimension, each buffer's rows
+and each access's offset multiples of 8 elements) runs 8 lanes a work-item, each vector read
+and written as one ``uint4`` and converted in registers (`codegen.kernels.half`'s
+``fusec_load_half8``). Off, a GPU keeps 16-bit kernels scalar (``vload_half8`` compiles into
+8 two-byte loads on NVIDIA's OpenCL: `fusec.bench.probe_half_moves`).""",
+         "fusec.lowering.lower_to_kernels"),
     Knob("wgmma_b_as_held", True, """\
 A weight the torch backend binds as the tensor it is (not folded into another: GPT-2's `Conv1D`
 weights, `[K, N]`) keeps that layout where every product reading it can read it so: a `wgmma`

@@ -48,6 +48,7 @@ from fusec.codegen.kernels.common import float_expression
 from fusec.dialects import kernel
 from fusec.dialects.common import HALF_TYPES, I8
 from fusec.dialects.locations import first_place
+from fusec.lowering.kernel_builder import ALIGNED
 
 
 class EmitError(ValueError):
@@ -279,6 +280,9 @@ class CEmitter:
         """Whether the printed code calls the 16-bit float helpers (`half.HELPERS`)."""
         self.bf16_widths: set[int] = set()
         """The widths of the bf16 vectors stored (each needs `half.bf16_vector_helper`)."""
+        self.uses_aligned = False
+        """Whether the printed code reads or writes 16-bit vectors as ``uint4``s
+        (`half.ALIGNED_HELPERS`)."""
 
     # --- whole functions --------------------------------------------------------------------
 
@@ -342,7 +346,8 @@ class CEmitter:
         """The 16-bit float helpers when the code uses them, else nothing."""
         if not self.uses_half:
             return ""
-        return half.HELPERS + "".join(half.bf16_vector_helper(w) for w in sorted(self.bf16_widths))
+        return (half.HELPERS + (half.ALIGNED_HELPERS if self.uses_aligned else "")
+                + "".join(half.bf16_vector_helper(w) for w in sorted(self.bf16_widths)))
 
     # --- names, types, lines ------------------------------------------------------------------
 
@@ -566,8 +571,12 @@ class CEmitter:
         assert isinstance(op, vector.LoadOp)
         lanes = op.result.type.get_shape()[0]
         at = self.offset(op.base.type, op.indices)
-        self.define(op, half.vload(self.storage(op.base), lanes, "0",
-                                   f"{self.names[op.base]} + {at}"))
+        pointer = f"{self.names[op.base]} + {at}"
+        if ALIGNED in op.attributes and lanes == half.ALIGNED_LANES:
+            self.uses_aligned = True
+            self.define(op, half.aligned_vload(self.storage(op.base), pointer))
+            return
+        self.define(op, half.vload(self.storage(op.base), lanes, "0", pointer))
 
     def vstore(self, op: Operation) -> None:
         assert isinstance(op, vector.StoreOp)
@@ -577,6 +586,10 @@ class CEmitter:
         if storage == "bf16":
             self.bf16_widths.add(lanes)
         pointer = f"{self.names[op.base]} + {at}"
+        if ALIGNED in op.attributes and lanes == half.ALIGNED_LANES:
+            self.uses_aligned = True
+            self.line(f"{half.aligned_vstore(storage, self.ref(op.vector), pointer)};")
+            return
         self.line(f"{half.vstore(storage, lanes, self.ref(op.vector), '0', pointer)};")
 
     def broadcast(self, op: Operation) -> None:

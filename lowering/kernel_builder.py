@@ -62,6 +62,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    UnitAttr,
     VectorType,
     f32,
     i64,
@@ -187,6 +188,9 @@ class LoopKernel:
     extra_stores: tuple[Access, ...] = ()
     """Where the body's further yielded values go, in order (a multi-result
     ``fused.elementwise`` stores its intermediates in the same kernel); no reduction."""
+    aligned: bool = False
+    """Whether its vector loads and stores (16-bit, `ALIGNED_HALF_LANES` lanes) are marked
+    `ALIGNED`: `choose_vector_width` found every one 16-byte aligned (`aligned_by`)."""
     @property
     def work_items(self) -> int:
         return max(1, math.prod(self.parallel) // self.vector_width)
@@ -202,7 +206,34 @@ def _round_up(a: int, b: int) -> int:
     return -(-a // b) * b
 
 
-def choose_vector_width(k: LoopKernel, width: int = 4, half: bool = False) -> int:
+ALIGNED_HALF_LANES = 8
+"""The lanes of a 16-bit kernel's vectors where their accesses are 16-byte aligned
+(`choose_vector_width`'s `aligned_half`): one ``uint4`` an access."""
+ALIGNED = "fusec.aligned"
+"""The attribute of a ``vector.load`` / ``vector.store`` whose address is a multiple of its
+vector's bytes (`LoopKernel.aligned`): the emitter reads and writes it through ``uint4``."""
+
+
+def aligned_by(k: LoopKernel, lanes: int) -> bool:
+    """Whether each run of `lanes` points along `k`'s innermost parallel dimension starts at a
+    multiple of `lanes` elements in every buffer an access reads or writes along it: that
+    dimension's extent, the buffer's last (its rows' stride: buffers are row-major) and the
+    access's constant offset there all multiples of `lanes`. A buffer's first element is
+    aligned at least as OpenCL aligns a buffer (fusec's CUDA launches copy a call input that
+    is not: `fusec.runtime.cuda_launch`)."""
+    if not k.parallel or k.parallel[-1] % lanes:
+        return False
+    inner = len(k.parallel) - 1
+    for access in [*k.loads, k.store, *k.extra_stores]:
+        if not access.uses(inner):
+            continue
+        if k.arg_types[access.arg].get_shape()[-1] % lanes or access.index[-1][1] % lanes:
+            return False
+    return True
+
+
+def choose_vector_width(k: LoopKernel, width: int = 4, half: bool = False,
+                        aligned_half: bool = False) -> int:
     """``width`` (the lanes of a float32 vector; twice as many, at most 16, of a 16-bit type:
     as many bytes an access) halved, not below 4, until it divides the innermost extent, when
     the loop can run that many lanes of its innermost parallel dimension per work-item: no
@@ -216,13 +247,19 @@ def choose_vector_width(k: LoopKernel, width: int = 4, half: bool = False) -> in
     OpenCL on 2 Zen 4 cores), while on the H200 (session 23) a 4096 x 4096 one took 0.063 ms
     in vectors of 8 against 0.052 scalar (bf16 0.061-0.065 against 0.053-0.054): NVIDIA's
     OpenCL splits ``vload_half8`` into 8 two-byte loads (`fusec.bench.probe_half_moves`, session
-    26), where one ``uint4`` load would do, 16-byte aligned."""
+    26), where one ``uint4`` load would do, 16-byte aligned. With `aligned_half` (a GPU's
+    lowering under the knob ``gpu_half_vectors``) a 16-bit kernel whose accesses are so
+    aligned (`aligned_by`) takes `ALIGNED_HALF_LANES`, read and written as ``uint4``s
+    (`LoopKernel.aligned`)."""
     if k.reduced or not k.parallel:
         return 1
     if is_half_kernel(k):
-        if not half:
+        if half:
+            width = min(16, 2 * width)
+        elif aligned_half and aligned_by(k, ALIGNED_HALF_LANES):
+            width = ALIGNED_HALF_LANES
+        else:
             return 1
-        width = min(16, 2 * width)
     while width > 4 and k.parallel[-1] % width:
         width //= 2
     if k.parallel[-1] % width:
@@ -413,11 +450,15 @@ def build_kernel(k: LoopKernel) -> kernel.FuncOp:
         assert not k.extra_stores, "a reduction stores one value"
         values = [_work_item_reduction(b, k, args, point)]
     else:
-        values = clone_body_values(b, k.body, _loads(b, k, args, point, lanes), lanes, point)
+        values = clone_body_values(b, k.body, _loads(b, k, args, point, lanes,
+                                                     aligned=k.aligned), lanes, point)
     for store, value in zip((k.store, *k.extra_stores), values, strict=True):
         store_at = b.subscript(store, point)
         if lanes > 1:
-            b.add(vector.StoreOp(value, args[store.arg], store_at))
+            stored = vector.StoreOp(value, args[store.arg], store_at)
+            if k.aligned:
+                stored.attributes[ALIGNED] = UnitAttr()
+            b.add(stored)
         else:
             out_type = k.arg_types[store.arg]
             assert value.type == out_type.element_type, (value.type, out_type)
@@ -435,9 +476,11 @@ def _loads(
     point: Sequence[SSAValue],
     lanes: int,
     inner: int | None = None,
+    aligned: bool = False,
 ) -> list[SSAValue]:
     """One value per load at ``point``; with ``lanes > 1``, ``lanes`` consecutive points along
-    iteration dimension ``inner`` (default: the innermost parallel one)."""
+    iteration dimension ``inner`` (default: the innermost parallel one), each vector load
+    marked `ALIGNED` with `aligned`."""
     values: list[SSAValue] = []
     if inner is None:
         inner = len(k.parallel) - 1
@@ -446,7 +489,10 @@ def _loads(
         buf = args[access.arg]
         mtype = k.arg_types[access.arg]
         if lanes > 1 and access.uses(inner):
-            values.append(b.add(vector.LoadOp(buf, at, VectorType(mtype.element_type, [lanes]))))
+            load = vector.LoadOp(buf, at, VectorType(mtype.element_type, [lanes]))
+            if aligned:
+                load.attributes[ALIGNED] = UnitAttr()
+            values.append(b.add(load))
             continue
         value = b.add(memref.LoadOp.get(buf, at))
         if lanes > 1:

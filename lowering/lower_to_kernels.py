@@ -79,6 +79,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
+from fusec import knobs
 from fusec.dialects import fused, kernel
 from fusec.dialects.common import I8
 from fusec.dialects.donation import aliased_outputs
@@ -359,8 +360,11 @@ class FunctionLowering:
                         else self.options.local_size),
             extra_stores=extra_stores,
         )
+        aligned = self.options.device == "gpu" and knobs.value("gpu_half_vectors")
         spec.vector_width = choose_vector_width(spec, self.options.vector_width,
-                                                half=self.options.device == "cpu")
+                                                half=self.options.device == "cpu",
+                                                aligned_half=aligned)
+        spec.aligned = aligned and spec.vector_width > 1 and is_half_kernel(spec)
         if self.options.device == "cpu":
             spec.reduce_width = choose_reduce_width(spec, self.options.reduce_vector_width)
         return spec

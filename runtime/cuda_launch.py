@@ -99,6 +99,11 @@ HANDED_BLOCKS = 2
 module docstring): one for the call whose outputs the caller still holds, one for the next."""
 
 
+INPUT_ALIGNMENT = 16
+"""Bytes a call input read in place is aligned to (`CudaLaunches.run`): a PyTorch tensor may
+start anywhere in its storage (a slice), where a kernel may read 16 bytes at a time."""
+
+
 def unsupported_reason(exe: Any) -> str | None:
     """Why `exe`'s kernels cannot be launched through CUDA, or None where they can."""
     if not exe.plan.launches:
@@ -406,6 +411,9 @@ class CudaLaunches:
         import torch
 
         tensors = [t.to(torch.int32) if t.dtype == torch.int64 else t for t in tensors]
+        # read in place: a kernel may read a 16-bit input a uint4 at a time (the knob
+        # gpu_half_vectors), which needs the 16-byte alignment OpenCL gives its buffers
+        tensors = [t if t.data_ptr() % INPUT_ALIGNMENT == 0 else t.clone() for t in tensors]
         outputs = [torch_empty(port.spec, self.device) for port in self.exe.outputs]
         self.point(tensors, outputs)
         self.launch(stream)

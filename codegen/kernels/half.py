@@ -95,6 +95,52 @@ def vstore(dtype: str, width: int, value: str, offset: str, pointer: str) -> str
     return f"vstore{width}({value}, {offset}, {pointer})"
 
 
+ALIGNED_LANES = 8
+"""The lanes of `aligned_vload` and `aligned_vstore`: 16 bytes of a 16-bit type."""
+
+ALIGNED_HELPERS = """#ifndef FUSEC_ALIGNED_HALF_HELPERS
+#define FUSEC_ALIGNED_HALF_HELPERS
+inline float8 fusec_load_half8(__global const half *p) {
+    const uint4 bits = *(__global const uint4 *)p;
+    return vload_half8(0, (__private const half *)&bits);
+}
+inline void fusec_store_half8(const float8 v, __global half *p) {
+    uint4 bits;
+    vstore_half8_rte(v, 0, (__private half *)&bits);
+    *(__global uint4 *)p = bits;
+}
+inline float8 fusec_load_bf16x8(__global const ushort *p) {
+    const uint4 bits = *(__global const uint4 *)p;
+    return as_float8(convert_uint8(as_ushort8(bits)) << 16);
+}
+#endif
+"""
+"""The C functions of `aligned_vload` and `aligned_vstore` (guarded), which a kernel that
+uses them includes after `HELPERS`."""
+
+
+def aligned_vload(dtype: str, pointer: str) -> str:
+    """C expression: the `ALIGNED_LANES` 16-bit elements at `pointer` (a 16-byte-aligned
+    address) as a ``float8``, read as one ``uint4`` and converted in registers (NVIDIA's
+    OpenCL splits ``vload_half8`` into 8 two-byte loads: `fusec.bench.probe_half_moves`)."""
+    if dtype == "f16":
+        return f"fusec_load_half8({pointer})"
+    if dtype == "bf16":
+        return f"fusec_load_bf16x8({pointer})"
+    raise ValueError(f"an aligned vector load of {dtype}: 16-bit types only")
+
+
+def aligned_vstore(dtype: str, value: str, pointer: str) -> str:
+    """C statement (no semicolon): the ``float8`` `value` rounded to nearest even and written
+    at `pointer` (16-byte aligned) as one ``uint4`` (bf16 through `bf16_vector_helper` (8),
+    which the caller includes)."""
+    if dtype == "f16":
+        return f"fusec_store_half8({value}, {pointer})"
+    if dtype == "bf16":
+        return f"*(__global uint4 *)({pointer}) = as_uint4(fusec_float8_to_bf16({value}))"
+    raise ValueError(f"an aligned vector store of {dtype}: 16-bit types only")
+
+
 def bf16_vector_helper(width: int) -> str:
     """C function ``fusec_float<width>_to_bf16``: `HELPERS`' rounding, lane-wise."""
     return (

@@ -14,7 +14,7 @@
 
 // Bad knobs are command-line errors, exit 2, one line.
 // RUN: sh -c "fusec-opt %s --knob nope=1 2>&1; echo exit=\$?" | filecheck %s --check-prefix=UNKNOWN
-// UNKNOWN: {{^}}fusec-opt: error: unknown knob 'nope' (known: attention_cpu_vectors, attention_mma, attention_mma_async_copy, attention_mma_ldmatrix, cuda_dependent_launch, cuda_graph_new_outputs, cuda_graph_own_blocks, ffma_b_k_major, ffma_fill_waves, gram_split_on_gpu, row_groups_fill_units, row_warp_shuffles, skinny_gemm, wgmma_192_blocks, wgmma_64_blocks, wgmma_b_as_held, wgmma_deep_stages, wgmma_layer_gemms, wgmma_narrow_blocks, wgmma_persistent, wgmma_prefetch_b, wgmma_resident_waves, wgmma_short_blocks, wgmma_split_k, wgmma_split_tf32, wgmma_split_tf32_b_rows, wgmma_sum_parts, wgmma_swiglu_epilogue) (see 'fusec-opt --help'){{$}}
+// UNKNOWN: {{^}}fusec-opt: error: unknown knob 'nope' (known: attention_cpu_vectors, attention_mma, attention_mma_async_copy, attention_mma_ldmatrix, cuda_dependent_launch, cuda_graph_new_outputs, cuda_graph_own_blocks, ffma_b_k_major, ffma_fill_waves, gpu_half_vectors, gram_split_on_gpu, row_groups_fill_units, row_warp_shuffles, skinny_gemm, wgmma_192_blocks, wgmma_64_blocks, wgmma_b_as_held, wgmma_deep_stages, wgmma_layer_gemms, wgmma_narrow_blocks, wgmma_persistent, wgmma_prefetch_b, wgmma_resident_waves, wgmma_short_blocks, wgmma_split_k, wgmma_split_tf32, wgmma_split_tf32_b_rows, wgmma_sum_parts, wgmma_swiglu_epilogue) (see 'fusec-opt --help'){{$}}
 // UNKNOWN-NEXT: exit=2
 // RUN: sh -c "fusec-opt %s --knob gram_split_on_gpu=maybe 2>&1; echo exit=\$?" | filecheck %s --check-prefix=VALUE
 // VALUE: {{^}}fusec-opt: error: knob 'gram_split_on_gpu' takes true or false (1/0, on/off), not 'maybe' (see 'fusec-opt --help'){{$}}

@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pytest
 
+from fusec import knobs
 from fusec.codegen.kernels.common import DeviceInfo
 from fusec.compiler.check import compare
 from fusec.compiler.driver import load, lower
@@ -187,3 +188,63 @@ def test_16_bit_reductions_fold_vectors_on_a_cpu(dtype: str) -> None:
     outputs = Executable(plan, select_device(DEVICE))(*args)  # type: ignore[arg-type]
     for result in compare(outputs, run_function(module, args), 2e-2, 2e-2):
         assert result.ok, result.describe(2e-2, 2e-2)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_aligned_16_bit_vectors_on_a_gpu(dtype: str) -> None:
+    """With the knob ``gpu_half_vectors`` a GPU's 16-bit kernel whose accesses are 16-byte
+    aligned takes 8 lanes, each vector read and written as one ``uint4`` (`half.aligned_vload`),
+    and gives the scalar kernel's bits (run here on the CPU device, whose OpenCL takes the
+    same C) on NaN, infinities, the largest values, subnormals and signed zeros."""
+    text = half_chain(7, 64, dtype)
+    module = load(text)
+    rng = np.random.default_rng(3)
+    values = [rng.uniform(-2, 2, shape).astype(np.float32) for shape in ((7, 64), (7, 64), (64,))]
+    values[0].flat[:6] = [np.nan, np.inf, -np.inf, 65504.0 if dtype == "f16" else 3.0e38,
+                          1e-7 if dtype == "f16" else 1e-39, -0.0]
+    args = [v.astype(np.float16) if dtype == "f16" else bf16_bits(v) for v in values]
+    with knobs.overridden(gpu_half_vectors=True):
+        plan = lower(load(text), device_info=LAYOUTS["gpu"]).plan
+    load_call, store_call = (("fusec_load_half8(", "fusec_store_half8(") if dtype == "f16" else
+                             ("fusec_load_bf16x8(", "as_uint4(fusec_float8_to_bf16("))
+    # a, b read along the rows (c too: a row broadcast), both results stored so
+    body = plan.source.split("#endif")[-1]
+    assert body.count(load_call) == 3 and body.count(store_call) == 2, plan.source
+    assert "vload_half" not in body and "vstore_half" not in body, plan.source
+    device = select_device(DEVICE)
+    outputs = Executable(plan, device)(*args)  # type: ignore[arg-type]
+    for result in compare(outputs, run_function(module, args), 1e-2, 1e-2):
+        assert result.ok, result.describe(1e-2, 1e-2)
+    scalar = lower(load(text), device_info=LAYOUTS["gpu"]).plan
+    assert load_call not in scalar.source
+    for got, want in zip(outputs, Executable(scalar, device)(*args), strict=True):  # type: ignore[arg-type]
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint16),
+                                      np.asarray(want).view(np.uint16))
+
+
+@pytest.mark.parametrize("text", [
+    half_chain(7, 12, "f16"),  # rows of 12: not whole runs of 8
+    # a run starting 4 elements into each row of its buffer
+    """func.func @f(%a: tensor<4x72xf16>, %b: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %n = nn.narrow %a {axis = 1 : i64, start = 4 : i64, length = 64 : i64} : tensor<4x72xf16> -> tensor<4x64xf16>
+  %0 = nn.add %n, %b : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
+  func.return %0 : tensor<4x64xf16>
+}""",
+    # rows of 68 read 64 at a time from their start: row 1 starts 136 bytes in
+    """func.func @f(%a: tensor<4x68xf16>, %b: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %n = nn.narrow %a {axis = 1 : i64, start = 0 : i64, length = 64 : i64} : tensor<4x68xf16> -> tensor<4x64xf16>
+  %0 = nn.add %n, %b : tensor<4x64xf16>, tensor<4x64xf16> -> tensor<4x64xf16>
+  func.return %0 : tensor<4x64xf16>
+}""",
+])
+def test_unaligned_16_bit_kernels_stay_scalar(text: str) -> None:
+    """Where a run of 8 lanes may start off a 16-byte boundary the kernel stays scalar (no
+    ``uint4`` access), and its numbers are the reference's."""
+    module = load(text)
+    args = random_inputs(find_function(module), seed=5)
+    with knobs.overridden(gpu_half_vectors=True):
+        plan = lower(load(text), device_info=LAYOUTS["gpu"]).plan
+    assert "fusec_load_half8(" not in plan.source.split("#endif")[-1], plan.source
+    outputs = Executable(plan, select_device(DEVICE))(*args)  # type: ignore[arg-type]
+    for result in compare(outputs, run_function(module, args), 1e-2, 1e-2):
+        assert result.ok, result.describe(1e-2, 1e-2)

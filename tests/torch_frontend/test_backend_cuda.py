@@ -776,3 +776,29 @@ def test_gpt2_conv1d_weights_on_cuda(tmp_path, as_held):
     with torch.inference_mode():
         torch.testing.assert_close(fn(ids), model(ids), atol=1e-2, rtol=1e-2)
     assert launch_bytes(fn, ids) < conv_bytes // 4, (launch_bytes(fn, ids), conv_bytes)
+
+
+class Mover(nn.Module):
+    """A 16-bit elementwise kernel whose accesses are 16-byte aligned in fusec's buffers: the
+    knob ``gpu_half_vectors`` reads and writes it a ``uint4`` at a time."""
+
+    def forward(self, x, y):
+        return torch.tanh(x * y) + y
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16_bit_vectors_read_misaligned_inputs(path, dtype):
+    """With ``gpu_half_vectors`` on, the kernel reads its inputs 16 bytes at a time: inputs
+    that start 2, 6 and 8 bytes into their storage (slices PyTorch hands over as they are,
+    contiguous) give eager's numbers on every launch path, never a misaligned access."""
+    cuda_device()
+    torch.manual_seed(5)
+    fn = compiled(Mover(), path, knobs={"gpu_half_vectors": True})
+    with torch.inference_mode():
+        for start in (1, 3, 4, 0):
+            base = torch.randn(8 * 64 + start, device="cuda", dtype=dtype)
+            x = base[start:].view(8, 64)
+            y = torch.randn(8, 64, device="cuda", dtype=dtype)
+            assert x.is_contiguous() and x.data_ptr() % 16 == (2 * start) % 16
+            torch.testing.assert_close(fn(x, y), Mover()(x, y), atol=3e-2, rtol=3e-2)

@@ -103,7 +103,8 @@ def half_chain(rows: int, cols: int, dtype: str) -> str:
 def test_16_bit_vector_width(dtype: str, layout: str, cols: int, width: int,
                              monkeypatch: pytest.MonkeyPatch) -> None:
     """On a CPU a 16-bit kernel takes twice a float32 vector's lanes (as many bytes an access,
-    at most 16; a GPU keeps 16-bit kernels scalar: `choose_vector_width`), loaded into float vectors (``vload_half<n>``; bf16's bits widened lane-wise) and stored
+    at most 16; a GPU keeps 16-bit kernels scalar with the knob ``gpu_half_vectors`` off, as
+    here: `choose_vector_width`), loaded into float vectors (``vload_half<n>``; bf16's bits widened lane-wise) and stored
     rounded to nearest even (``vstore_half<n>_rte``; bf16 through the lane-wise helper), and
     gives the scalar kernel's bits (and the reference's numbers) on NaN, infinities, the
     largest finite values, subnormals and signed zeros among random values."""
@@ -116,7 +117,8 @@ def test_16_bit_vector_width(dtype: str, layout: str, cols: int, width: int,
                           1e-7 if dtype == "f16" else 1e-39, -0.0]
     values[1].flat[:6] = [1.0, 0.5, 2.0, 1.0, 1.0, 3.0]
     args = [v.astype(np.float16) if dtype == "f16" else bf16_bits(v) for v in values]
-    plan = lower(load(text), device_info=LAYOUTS[layout]).plan
+    with knobs.overridden(gpu_half_vectors=False):
+        plan = lower(load(text), device_info=LAYOUTS[layout]).plan
     assert len(plan.launches) == 1
     if dtype == "f16":
         widths = {int(w) for w in re.findall(r"vload_half(\d+)", plan.source)}
@@ -153,7 +155,11 @@ def test_a_16_bit_kernel_stays_scalar_where_so_it_launches_with_its_neighbour():
             f"  %1 = nn.mul %b, %ct : {t}, {t} -> {t}\n"
             f"  func.return %0, %1 : {t}, {t}\n}}\n")
     assert "vload_half16" in lower(load(alone), device_info=LAYOUTS["avx2"]).plan.source
-    assert "vload_half(" in lower(load(alone), device_info=LAYOUTS["gpu"]).plan.source
+    gpu = lower(load(alone), device_info=LAYOUTS["gpu"]).plan.source.split("#endif")[-1]
+    assert "fusec_load_half8(" in gpu  # aligned: uint4 pieces (the knob gpu_half_vectors)
+    with knobs.overridden(gpu_half_vectors=False):
+        gpu = lower(load(alone), device_info=LAYOUTS["gpu"]).plan.source.split("#endif")[-1]
+    assert "vload_half(" in gpu and "vload_half8" not in gpu
     for text in (alone, both):
         plan = lower(load(text), device_info=LAYOUTS["avx2"], pipeline="none").plan
         assert len(plan.launches) == 1, plan.launches
@@ -215,7 +221,8 @@ def test_aligned_16_bit_vectors_on_a_gpu(dtype: str) -> None:
     outputs = Executable(plan, device)(*args)  # type: ignore[arg-type]
     for result in compare(outputs, run_function(module, args), 1e-2, 1e-2):
         assert result.ok, result.describe(1e-2, 1e-2)
-    scalar = lower(load(text), device_info=LAYOUTS["gpu"]).plan
+    with knobs.overridden(gpu_half_vectors=False):
+        scalar = lower(load(text), device_info=LAYOUTS["gpu"]).plan
     assert load_call not in scalar.source
     for got, want in zip(outputs, Executable(scalar, device)(*args), strict=True):  # type: ignore[arg-type]
         np.testing.assert_array_equal(np.asarray(got).view(np.uint16),

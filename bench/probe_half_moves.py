@@ -10,9 +10,8 @@ compiles ``vload_halfN`` and ``vloadN`` of a 2-byte pointer into N 2-byte loads,
 of halves moves no more bytes an instruction than a scalar (`choose_vector_width` keeps GPU
 16-bit kernels scalar for that); read and written through ``uint4`` pointers and converted in
 registers (no local memory) the move takes the copy's time: 0.0070 ms against 0.0091 scalar and
-0.0069 for ``clEnqueueCopyBuffer``. fusec does not use that yet: such an access needs its
-address 16-byte aligned, which a kernel of the CUDA launch path, reading PyTorch's tensors in
-place, cannot assume.
+0.0069 for ``clEnqueueCopyBuffer``. fusec's GPU lowering has taken that form since (the knob
+``gpu_half_vectors``, `fusec.lowering.kernel_builder.aligned_by`).
 
     python3 -m fusec.bench.probe_half_moves [--device gpu] [--repeat 50] [--batch 16]
 """
@@ -30,55 +29,21 @@ from fusec.runtime.device import select_device
 
 HEADS, DIM, SEQ = 12, 64, 128
 
-CONVERTED = """__kernel void move(__global const half *restrict a0, __global half *restrict a1,
-                   __global half *restrict a2) {
+MOVE = """{helpers}__kernel void move(__global const {t} *restrict a0, __global {t} *restrict a1,
+                   __global {t} *restrict a2) {{
   const int v0 = (int)get_global_id(0);
-  if (v0 < TOTAL) {
-    const int v2 = v0 % 4, v3 = v0 / 4, v4 = v3 % SEQ, v5 = v3 / SEQ, v6 = v5 % HEADS,
-              v7 = v5 / HEADS, v8 = v2 * 16;
-    const float16 k = vload_half16(0, a0 + v7 * ROWS + v4 * WIDTH + (v6 + HEADS) * 64 + v8);
-    vstore_half16_rte(k, 0, a1 + v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8);
-    const float16 v = vload_half16(0, a0 + v7 * ROWS + v4 * WIDTH + (v6 + 2 * HEADS) * 64 + v8);
-    vstore_half16_rte(v, 0, a2 + v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8);
-  }
-}"""
-"""fusec's kernel as it writes it today: each half converted to float and back."""
-
-RAW = """__kernel void move(__global const ushort *restrict a0, __global ushort *restrict a1,
-                   __global ushort *restrict a2) {
-  const int v0 = (int)get_global_id(0);
-  if (v0 < TOTAL) {
-    const int v2 = v0 % 4, v3 = v0 / 4, v4 = v3 % SEQ, v5 = v3 / SEQ, v6 = v5 % HEADS,
-              v7 = v5 / HEADS, v8 = v2 * 16;
-    const ushort16 k = vload16(0, a0 + v7 * ROWS + v4 * WIDTH + (v6 + HEADS) * 64 + v8);
-    vstore16(k, 0, a1 + v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8);
-    const ushort16 v = vload16(0, a0 + v7 * ROWS + v4 * WIDTH + (v6 + 2 * HEADS) * 64 + v8);
-    vstore16(v, 0, a2 + v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8);
-  }
-}"""
-"""The same move as raw 16-bit words (``ushort16``: 32 bytes a load)."""
-
-RAW_UINT4 = """__kernel void move(__global const ushort *restrict a0, __global ushort *restrict a1,
-                   __global ushort *restrict a2) {
-  const int v0 = (int)get_global_id(0);
-  if (v0 < TOTAL) {
-    const int v2 = v0 % 4, v3 = v0 / 4, v4 = v3 % SEQ, v5 = v3 / SEQ, v6 = v5 % HEADS,
-              v7 = v5 / HEADS, v8 = v2 * 16;
-    __global const uint4 *k = (__global const uint4 *)(a0 + v7 * ROWS + v4 * WIDTH
-                                                      + (v6 + HEADS) * 64 + v8);
-    __global uint4 *kout = (__global uint4 *)(a1 + v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8);
-    kout[0] = k[0];
-    kout[1] = k[1];
-    __global const uint4 *v = (__global const uint4 *)(a0 + v7 * ROWS + v4 * WIDTH
-                                                      + (v6 + 2 * HEADS) * 64 + v8);
-    __global uint4 *vout = (__global uint4 *)(a2 + v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8);
-    vout[0] = v[0];
-    vout[1] = v[1];
-  }
-}"""
-"""The same move through ``uint4`` pointers (16-byte pieces, two a 32-byte chunk): the
-offsets are multiples of 8 halves, so the pointers are 16-byte aligned."""
-
+  if (v0 < TOTAL) {{
+    const int v2 = v0 % {chunks}, v3 = v0 / {chunks}, v4 = v3 % SEQ, v5 = v3 / SEQ,
+              v6 = v5 % HEADS, v7 = v5 / HEADS, v8 = v2 * {lanes};
+    const int k = v7 * ROWS + v4 * WIDTH + (v6 + HEADS) * 64 + v8;
+    const int v = k + HEADS * 64, to = v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8;
+    {move_k};
+    {move_v};
+  }}
+}}"""
+"""One work-item moves `lanes` elements of a key row and of a value row (``chunks`` work-items
+a 64-element head row): the source at ``k`` and ``v`` of ``a0``, the destination at ``to`` of
+``a1`` and ``a2``, each move spelled by its variant (`VARIANTS`)."""
 
 WIDE_HELPERS = """inline float8 wide_load(__global const half *p) {
     const uint4 bits = *(__global const uint4 *)p;
@@ -91,35 +56,29 @@ inline void wide_store(const float8 v, __global half *p) {
 }
 """
 
-CONVERTED_WIDE = WIDE_HELPERS + """__kernel void move(__global const half *restrict a0, __global half *restrict a1,
-                   __global half *restrict a2) {
-  const int v0 = (int)get_global_id(0);
-  if (v0 < TOTAL) {
-    const int v2 = v0 % 8, v3 = v0 / 8, v4 = v3 % SEQ, v5 = v3 / SEQ, v6 = v5 % HEADS,
-              v7 = v5 / HEADS, v8 = v2 * 8;
-    const float8 k = wide_load(a0 + v7 * ROWS + v4 * WIDTH + (v6 + HEADS) * 64 + v8);
-    wide_store(k, a1 + v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8);
-    const float8 v = wide_load(a0 + v7 * ROWS + v4 * WIDTH + (v6 + 2 * HEADS) * 64 + v8);
-    wide_store(v, a2 + v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v8);
-  }
-}"""
-"""Converted to float and back as fusec's kernels compute, but each 8 halves read and written
-as one ``uint4`` (16 bytes) and converted in registers: 8 work-items a head's row."""
+VARIANTS = {  # label: (buffer type, lanes, helpers, one move from a0 + {src} to {out} + to)
+    "scalar (fusec's GPU)": (  # one half a work-item, as fusec's GPU lowering wrote it
+        "half", 1, "", "vstore_half_rte(vload_half({src}, a0), to, {out})"),
+    "converted (vload_half16)": (  # 16 halves through float16
+        "half", 16, "", "vstore_half16_rte(vload_half16(0, a0 + {src}), 0, {out} + to)"),
+    "raw ushort16": ("ushort", 16, "", "vstore16(vload16(0, a0 + {src}), 0, {out} + to)"),
+    "raw uint4": (  # the same 32 bytes as two uint4s
+        "ushort", 16, "", "__global const uint4 *p_{src} = (__global const uint4 *)(a0 + {src}); "
+        "((__global uint4 *)({out} + to))[0] = p_{src}[0]; "
+        "((__global uint4 *)({out} + to))[1] = p_{src}[1]"),
+    "converted, uint4 pieces": (  # 8 halves read as one uint4, converted in registers
+        "half", 8, WIDE_HELPERS, "wide_store(wide_load(a0 + {src}), {out} + to)"),
+}
+"""Each way of spelling the move, by its label."""
 
-SCALAR = """__kernel void move(__global const half *restrict a0, __global half *restrict a1,
-                   __global half *restrict a2) {
-  const int v0 = (int)get_global_id(0);
-  if (v0 < TOTAL) {
-    const int v2 = v0 % 64, v3 = v0 / 64, v4 = v3 % SEQ, v5 = v3 / SEQ, v6 = v5 % HEADS,
-              v7 = v5 / HEADS;
-    vstore_half_rte(vload_half(v7 * ROWS + v4 * WIDTH + (v6 + HEADS) * 64 + v2, a0),
-                    v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v2, a1);
-    vstore_half_rte(vload_half(v7 * ROWS + v4 * WIDTH + (v6 + 2 * HEADS) * 64 + v2, a0),
-                    v7 * OUT + v6 * SEQ * 64 + v4 * 64 + v2, a2);
-  }
-}"""
-"""One half a work-item, as fusec's GPU lowering writes the kernel (`choose_vector_width`
-keeps 16-bit kernels scalar on a GPU)."""
+
+def source(label: str) -> tuple[str, int]:
+    """The kernel of `VARIANTS`' `label` (its sizes still named) and its work-items a row."""
+    t, lanes, helpers, move = VARIANTS[label]
+    chunks = 64 // lanes
+    return MOVE.format(helpers=helpers, t=t, chunks=chunks, lanes=lanes,
+                       move_k=move.format(src="k", out="a1"),
+                       move_v=move.format(src="v", out="a2")), chunks
 
 
 def build(ctx: cl.Context, source: str, batch: int, chunks: int) -> cl.Program:
@@ -159,11 +118,9 @@ def main() -> None:
     out_bytes = args.batch * HEADS * SEQ * DIM * 2
     want_k = rows[:, :, HEADS * DIM:2 * HEADS * DIM].reshape(args.batch, SEQ, HEADS, DIM)
     want_k = want_k.transpose(0, 2, 1, 3).copy()
-    for label, source, chunks in (("scalar (fusec's GPU)", SCALAR, 64),
-                                  ("converted (vload_half16)", CONVERTED, 4),
-                                  ("raw ushort16", RAW, 4), ("raw uint4", RAW_UINT4, 4),
-                                  ("converted, uint4 pieces", CONVERTED_WIDE, 8)):
-        program = build(ctx, source, args.batch, chunks)
+    for label in VARIANTS:
+        text, chunks = source(label)
+        program = build(ctx, text, args.batch, chunks)
         kernel = program.move
         a1, a2 = cl.Buffer(ctx, mf.WRITE_ONLY, out_bytes), cl.Buffer(ctx, mf.WRITE_ONLY, out_bytes)
         total = args.batch * HEADS * SEQ * chunks

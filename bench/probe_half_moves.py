@@ -7,8 +7,8 @@ global loads and stores counted (on NVIDIA), and the outputs compared bit for bi
 
 On the H200 (session 26, bench/results/h200-2026-12-04-s26-half_moves.log) NVIDIA's OpenCL
 compiles ``vload_halfN`` and ``vloadN`` of a 2-byte pointer into N 2-byte loads, so a vector
-of halves moves no more bytes an instruction than a scalar (`choose_vector_width` keeps GPU
-16-bit kernels scalar for that); read and written through ``uint4`` pointers and converted in
+of halves moves no more bytes an instruction than a scalar (why `choose_vector_width` kept GPU
+16-bit kernels scalar); read and written through ``uint4`` pointers and converted in
 registers (no local memory) the move takes the copy's time: 0.0070 ms against 0.0091 scalar and
 0.0069 for ``clEnqueueCopyBuffer``. fusec's GPU lowering has taken that form since (the knob
 ``gpu_half_vectors``, `fusec.lowering.kernel_builder.aligned_by`).

@@ -48,7 +48,6 @@ from fusec.codegen.kernels.common import float_expression
 from fusec.dialects import kernel
 from fusec.dialects.common import HALF_TYPES, I8
 from fusec.dialects.locations import first_place
-from fusec.lowering.kernel_builder import ALIGNED
 
 
 class EmitError(ValueError):
@@ -572,7 +571,7 @@ class CEmitter:
         lanes = op.result.type.get_shape()[0]
         at = self.offset(op.base.type, op.indices)
         pointer = f"{self.names[op.base]} + {at}"
-        if ALIGNED in op.attributes and lanes == half.ALIGNED_LANES:
+        if kernel.ALIGNED in op.attributes and lanes == kernel.ALIGNED_LANES:
             self.uses_aligned = True
             self.define(op, half.aligned_vload(self.storage(op.base), pointer))
             return
@@ -586,7 +585,7 @@ class CEmitter:
         if storage == "bf16":
             self.bf16_widths.add(lanes)
         pointer = f"{self.names[op.base]} + {at}"
-        if ALIGNED in op.attributes and lanes == half.ALIGNED_LANES:
+        if kernel.ALIGNED in op.attributes and lanes == kernel.ALIGNED_LANES:
             self.uses_aligned = True
             self.line(f"{half.aligned_vstore(storage, self.ref(op.vector), pointer)};")
             return

@@ -58,6 +58,7 @@ DONE = re.compile(r"^[ \t]*// FUSEC_WGMMA_DONE (\d+) (.*)$", re.M)
 BRANCH = re.compile(r"^[ \t]*@!?%p\d+[ \t]+bra(?:\.uni)?[ \t]+(\$?[\w$]+);[ \t]*$", re.M)
 """A conditional branch and its label."""
 WAIT_ALL = "\twgmma.wait_group.sync.aligned 0;"
+"""The wait for every ``wgmma`` put where the K loop is left (`_wait_where_the_loop_ends`)."""
 ENTRY = re.compile(r"^(?:\.visible[ \t]+|\.weak[ \t]+)?\.entry[ \t]", re.M)
 KINDS = ("f32.f16.f16", "f32.bf16.bf16", "f32.tf32.tf32")
 SHAPE = re.compile(r"m64n(\d+)k(8|16)\.(.*)")

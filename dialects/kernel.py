@@ -219,6 +219,16 @@ class BarrierOp(IRDLOperation):
         super().__init__()
 
 
+ALIGNED_LANES = 8
+"""The lanes of an `ALIGNED` vector: 16 bytes of a 16-bit type."""
+ALIGNED = "kernel.aligned"
+"""A discardable unit attribute of a ``vector.load`` or ``vector.store`` of `ALIGNED_LANES`
+16-bit lanes in a kernel function: its address is a multiple of 16 bytes (``lower-to-kernels``
+proved it on a GPU under the knob ``gpu_half_vectors``: `fusec.lowering.kernel_builder.
+aligned_by`), so the emitter reads or writes it as one ``uint4``
+(`fusec.codegen.kernels.half.aligned_vload`)."""
+
+
 # --- host side -----------------------------------------------------------------------------------
 
 SWIGLU_LAUNCH = "kernel.swiglu"

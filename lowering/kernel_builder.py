@@ -189,8 +189,8 @@ class LoopKernel:
     """Where the body's further yielded values go, in order (a multi-result
     ``fused.elementwise`` stores its intermediates in the same kernel); no reduction."""
     aligned: bool = False
-    """Whether its vector loads and stores (16-bit, `ALIGNED_HALF_LANES` lanes) are marked
-    `ALIGNED`: `choose_vector_width` found every one 16-byte aligned (`aligned_by`)."""
+    """Whether its vector loads and stores (16-bit, `kernel.ALIGNED_LANES` lanes) are marked
+    `kernel.ALIGNED`: `choose_vector_width` found every one 16-byte aligned (`aligned_by`)."""
     @property
     def work_items(self) -> int:
         return max(1, math.prod(self.parallel) // self.vector_width)
@@ -206,12 +206,6 @@ def _round_up(a: int, b: int) -> int:
     return -(-a // b) * b
 
 
-ALIGNED_HALF_LANES = 8
-"""The lanes of a 16-bit kernel's vectors where their accesses are 16-byte aligned
-(`choose_vector_width`'s `aligned_half`): one ``uint4`` an access."""
-ALIGNED = "fusec.aligned"
-"""The attribute of a ``vector.load`` / ``vector.store`` whose address is a multiple of its
-vector's bytes (`LoopKernel.aligned`): the emitter reads and writes it through ``uint4``."""
 
 
 def aligned_by(k: LoopKernel, lanes: int) -> bool:
@@ -249,15 +243,15 @@ def choose_vector_width(k: LoopKernel, width: int = 4, half: bool = False,
     OpenCL splits ``vload_half8`` into 8 two-byte loads (`fusec.bench.probe_half_moves`, session
     26), where one ``uint4`` load would do, 16-byte aligned. With `aligned_half` (a GPU's
     lowering under the knob ``gpu_half_vectors``) a 16-bit kernel whose accesses are so
-    aligned (`aligned_by`) takes `ALIGNED_HALF_LANES`, read and written as ``uint4``s
+    aligned (`aligned_by`) takes `kernel.ALIGNED_LANES`, read and written as ``uint4``s
     (`LoopKernel.aligned`)."""
     if k.reduced or not k.parallel:
         return 1
     if is_half_kernel(k):
         if half:
             width = min(16, 2 * width)
-        elif aligned_half and aligned_by(k, ALIGNED_HALF_LANES):
-            width = ALIGNED_HALF_LANES
+        elif aligned_half and aligned_by(k, kernel.ALIGNED_LANES):
+            width = kernel.ALIGNED_LANES
         else:
             return 1
     while width > 4 and k.parallel[-1] % width:
@@ -457,7 +451,7 @@ def build_kernel(k: LoopKernel) -> kernel.FuncOp:
         if lanes > 1:
             stored = vector.StoreOp(value, args[store.arg], store_at)
             if k.aligned:
-                stored.attributes[ALIGNED] = UnitAttr()
+                stored.attributes[kernel.ALIGNED] = UnitAttr()
             b.add(stored)
         else:
             out_type = k.arg_types[store.arg]
@@ -480,7 +474,7 @@ def _loads(
 ) -> list[SSAValue]:
     """One value per load at ``point``; with ``lanes > 1``, ``lanes`` consecutive points along
     iteration dimension ``inner`` (default: the innermost parallel one), each vector load
-    marked `ALIGNED` with `aligned`."""
+    marked `kernel.ALIGNED` with `aligned`."""
     values: list[SSAValue] = []
     if inner is None:
         inner = len(k.parallel) - 1
@@ -491,7 +485,7 @@ def _loads(
         if lanes > 1 and access.uses(inner):
             load = vector.LoadOp(buf, at, VectorType(mtype.element_type, [lanes]))
             if aligned:
-                load.attributes[ALIGNED] = UnitAttr()
+                load.attributes[kernel.ALIGNED] = UnitAttr()
             values.append(b.add(load))
             continue
         value = b.add(memref.LoadOp.get(buf, at))

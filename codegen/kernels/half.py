@@ -95,9 +95,6 @@ def vstore(dtype: str, width: int, value: str, offset: str, pointer: str) -> str
     return f"vstore{width}({value}, {offset}, {pointer})"
 
 
-ALIGNED_LANES = 8
-"""The lanes of `aligned_vload` and `aligned_vstore`: 16 bytes of a 16-bit type."""
-
 ALIGNED_HELPERS = """#ifndef FUSEC_ALIGNED_HALF_HELPERS
 #define FUSEC_ALIGNED_HALF_HELPERS
 inline float8 fusec_load_half8(__global const half *p) {
@@ -120,9 +117,10 @@ uses them includes after `HELPERS`."""
 
 
 def aligned_vload(dtype: str, pointer: str) -> str:
-    """C expression: the `ALIGNED_LANES` 16-bit elements at `pointer` (a 16-byte-aligned
-    address) as a ``float8``, read as one ``uint4`` and converted in registers (NVIDIA's
-    OpenCL splits ``vload_half8`` into 8 two-byte loads: `fusec.bench.probe_half_moves`)."""
+    """C expression: the 8 16-bit elements (`fusec.dialects.kernel.ALIGNED_LANES`) at
+    `pointer` (a 16-byte-aligned address) as a ``float8``, read as one ``uint4`` and
+    converted in registers (NVIDIA's OpenCL splits ``vload_half8`` into 8 two-byte loads:
+    `fusec.bench.probe_half_moves`)."""
     if dtype == "f16":
         return f"fusec_load_half8({pointer})"
     if dtype == "bf16":

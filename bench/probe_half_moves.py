@@ -26,6 +26,7 @@ import numpy as np
 import pyopencl as cl
 
 from fusec.runtime.device import select_device
+from fusec.runtime.errors import DeviceError
 
 HEADS, DIM, SEQ = 12, 64, 128
 
@@ -108,7 +109,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--batch", type=int, default=16)
     args = parser.parse_args()
-    device = select_device(args.device)
+    try:
+        device = select_device(args.device)
+    except DeviceError as e:
+        parser.exit(1, f"probe_half_moves: {e}\n")
     ctx = device.context
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
     rng = np.random.default_rng(0)

@@ -21,3 +21,19 @@ def test_every_move_lands(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     assert all("others' bits equal True" in line for line in lines[:-1])
     raw = [line for line in lines if line.startswith("raw")]
     assert len(raw) == 2 and all("NaNs changed 0" in line for line in raw)
+
+
+def test_no_such_device_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from fusec.runtime.errors import DeviceError
+
+    def missing(kind: str) -> None:
+        raise DeviceError(f"no working OpenCL device of kind '{kind}'")
+
+    monkeypatch.setattr(probe_half_moves, "select_device", missing)
+    monkeypatch.setattr(sys, "argv", ["probe_half_moves", "--device", "gpu"])
+    with pytest.raises(SystemExit) as exit_:
+        probe_half_moves.main()
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert err == "probe_half_moves: no working OpenCL device of kind 'gpu'\n"
